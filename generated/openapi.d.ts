@@ -281,7 +281,9 @@ export interface components {
         /**
          * @description Only articles received strictly after this time. RFC 3339 date-time with an explicit offset
          *     (`Z` or `±hh:mm`), e.g. `2026-11-21T10:00:00Z`; a time without an offset is a `400`. Older than
-         *     the key's lookback window: silently clamped to the window.
+         *     the key's lookback window: silently clamped to the window. Reserved characters may be sent
+         *     unencoded, as typed in a shell (`?since=2026-11-21T10:00:00+02:00`): a `+` in `since` is always
+         *     the offset sign, never a space.
          *
          * @example 2026-11-21T10:00:00Z
          */
@@ -317,7 +319,9 @@ export interface operations {
                 /**
                  * @description Only articles received strictly after this time. RFC 3339 date-time with an explicit offset
                  *     (`Z` or `±hh:mm`), e.g. `2026-11-21T10:00:00Z`; a time without an offset is a `400`. Older than
-                 *     the key's lookback window: silently clamped to the window.
+                 *     the key's lookback window: silently clamped to the window. Reserved characters may be sent
+                 *     unencoded, as typed in a shell (`?since=2026-11-21T10:00:00+02:00`): a `+` in `since` is always
+                 *     the offset sign, never a space.
                  *
                  * @example 2026-11-21T10:00:00Z
                  */

@@ -1,0 +1,47 @@
+/**
+ * Who is calling: the shared admission path of REST and the stream. Order (DESIGN.md §2): IP guard,
+ * then the key (401 when missing, unknown or not a production key), then its active flag and tier.
+ */
+import type { ProblemKind, Tier } from '../contract/index.js';
+import { effectiveTier, isBlocked } from '../domain/tiers.js';
+import type { AccountStore } from '../store/ports.js';
+import type { IpGuard } from '../state/memory.js';
+import { hashKey } from '../store/ids.js';
+
+export interface Caller {
+  keyId: string;
+  accountId: string;
+  tier: Tier;
+}
+
+export type Admission =
+  | { ok: true; caller: Caller }
+  | { ok: false; problem: Extract<ProblemKind, 'invalidApiKey' | 'inactiveApiKey'>; retryAfterSeconds?: number };
+
+export interface AuthDeps {
+  accounts: AccountStore;
+  ipGuard: IpGuard;
+  /** Prefix of the keys this service accepts, e.g. `fns_live_`. */
+  livePrefix: string;
+}
+
+export async function authenticate(
+  deps: AuthDeps,
+  request: { ip: string; key: string | undefined; now: number; allowBlockedTier: boolean },
+): Promise<Admission> {
+  const key = request.key === '' ? undefined : request.key;
+  const keyHash = key === undefined ? null : hashKey(key);
+  const verdict = await deps.ipGuard.check(request.ip, keyHash, request.now);
+  if (!verdict.allowed) {
+    return { ok: false, problem: 'inactiveApiKey', retryAfterSeconds: Math.max(1, Math.ceil((verdict.blockedUntil - request.now) / 1000)) };
+  }
+  if (key === undefined || keyHash === null || !key.startsWith(deps.livePrefix)) return { ok: false, problem: 'invalidApiKey' };
+  const record = await deps.accounts.findKey(keyHash);
+  if (!record) return { ok: false, problem: 'invalidApiKey' };
+  if (!record.active) return { ok: false, problem: 'inactiveApiKey' };
+  const account = await deps.accounts.getAccount(record.accountId);
+  if (!account) return { ok: false, problem: 'invalidApiKey' };
+  const tier = effectiveTier(account, request.now);
+  if (isBlocked(tier) && !request.allowBlockedTier) return { ok: false, problem: 'inactiveApiKey' };
+  return { ok: true, caller: { keyId: record.keyId, accountId: record.accountId, tier } };
+}

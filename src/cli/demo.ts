@@ -1,0 +1,54 @@
+/**
+ * `fns demo` (`npm run demo`): a fresh instance in DATA_DIR/demo with a realistic sample archive spread
+ * over the last six days, one key per tier printed once, and first requests to copy.
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../config/index.js';
+import { parseNdjson } from '../ingest/parse.js';
+import { databaseFile, livePrefix, startService } from '../server/index.js';
+import { SqliteStore } from '../store/sqlite.js';
+import { cancel, createKey } from './operator.js';
+
+const SAMPLE = fileURLToPath(new URL('../../fixtures/demo-articles.ndjson', import.meta.url));
+
+export async function runDemo(base: Config, opts: { json: boolean; port?: string }): Promise<void> {
+  const config: Config = { ...base, dataDir: join(base.dataDir, 'demo'), ...(opts.port ? { port: Number(opts.port) } : {}) };
+  rmSync(config.dataDir, { recursive: true, force: true });
+  const now = Date.now();
+  const store = new SqliteStore(databaseFile(config));
+  const { articles } = parseNdjson(readFileSync(SAMPLE, 'utf8'));
+  // Oldest first, spread over six days: a starter key (24 h) sees the newest few, pro/max all of them.
+  const span = 6 * 24 * 3600 * 1000;
+  for (let i = 0; i < articles.length; i++) {
+    const age = Math.round((span * (articles.length - 1 - i)) / articles.length) + 60_000;
+    await store.insert([articles[articles.length - 1 - i]!], now - age);
+  }
+  const prefix = livePrefix(config);
+  const keys: Record<string, { key: string; key_id: string; account_id: string }> = {};
+  for (const tier of ['starter', 'pro', 'max', 'free'] as const) keys[tier] = await createKey(store, { tier, livePrefix: prefix, now });
+  keys.expired = await createKey(store, { tier: 'pro', livePrefix: prefix, now });
+  await cancel(store, keys.expired.account_id, now);
+  store.close();
+
+  const svc = await startService(config, { log: (m) => console.error(m) });
+  if (opts.json) {
+    console.log(JSON.stringify({ url: svc.url, articles: articles.length, keys }));
+  } else {
+    console.log(`\nFinancial News Service demo: ${svc.url}  (${articles.length} sample articles over the last 6 days)\n`);
+    console.log('Keys (shown once; this demo archive is recreated on every run):');
+    for (const [tier, k] of Object.entries(keys)) console.log(`  ${tier.padEnd(8)} ${k.key}`);
+    console.log('\nTry:');
+    console.log(`  curl -s -H "X-API-Key: ${keys.max!.key}" "${svc.url}/v1/news?limit=3"`);
+    console.log(`  curl -s -H "X-API-Key: ${keys.max!.key}" "${svc.url}/v1/news/search?q=central+bank+tightening&limit=3"`);
+    console.log(`  curl -s -H "X-API-Key: ${keys.starter!.key}" "${svc.url}/v1/account/usage"`);
+    console.log('\nCtrl+C to stop.');
+  }
+  const stop = async () => {
+    await svc.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

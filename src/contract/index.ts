@@ -1,0 +1,120 @@
+/**
+ * The contract as data: everything the service needs from openapi.yaml and asyncapi.yaml (plans, limits,
+ * problem texts, stream rules, parameter schemas), read from the bundled specs in generated/. Nothing in
+ * src/ writes a limit, enum or error text again by hand.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { components } from '../../generated/openapi.js';
+
+export type Article = components['schemas']['Article'];
+export type TickerSentiment = components['schemas']['TickerSentiment'];
+export type Urgency = components['schemas']['Urgency'];
+export type ArticleSentiment = components['schemas']['ArticleSentiment'];
+export type TickerSentimentLabel = components['schemas']['TickerSentimentLabel'];
+export type Tier = components['schemas']['Tier'];
+export type Usage = components['schemas']['Usage'];
+export type NewsList = components['schemas']['NewsList'];
+export type SearchResults = components['schemas']['SearchResults'];
+export type Problem = components['schemas']['Problem'];
+
+export const openapiPath = fileURLToPath(new URL('../../generated/openapi.json', import.meta.url));
+export const asyncapiPath = fileURLToPath(new URL('../../generated/asyncapi.json', import.meta.url));
+
+/** The bundled OpenAPI document (a fresh copy: validators may annotate what they are given). */
+export function openapiDocument(): any {
+  return JSON.parse(readFileSync(openapiPath, 'utf8'));
+}
+const openapi = openapiDocument();
+const asyncapi = JSON.parse(readFileSync(asyncapiPath, 'utf8'));
+
+export interface Plan {
+  paid: boolean;
+  rateLimit: number;
+  lookbackHours: number;
+  stream: boolean;
+  search: boolean;
+  tickers: boolean;
+  monthlyPriceUsd?: number;
+  annualPriceUsd?: number;
+}
+
+export const tiers: readonly Tier[] = openapi.components.schemas.Tier.enum;
+export const plans: Readonly<Record<Tier, Plan>> = openapi['x-plans'].tiers;
+/** Tiers a key can be given at creation or by set-tier (not `expired`: only cancellation leads there). */
+export const assignableTiers: readonly Tier[] = tiers.filter((t) => plans[t].paid || t === 'free');
+
+const xl = openapi['x-limits'];
+export const limits = {
+  rateWindowMs: xl.rateWindowSeconds * 1000,
+  graceWindowMs: xl.graceWindowDays * 24 * 3600 * 1000,
+  ipGuard: {
+    distinctKeys: xl.ipGuard.distinctKeys as number,
+    windowMs: xl.ipGuard.windowSeconds * 1000,
+    blockMs: xl.ipGuard.blockSeconds * 1000,
+  },
+  keyPrefixes: xl.keyPrefixes as { live: string; test: string },
+} as const;
+
+export const urgencies: readonly Urgency[] = openapi.components.schemas.Urgency.enum;
+export const articleSentiments: readonly ArticleSentiment[] = openapi.components.schemas.ArticleSentiment.enum;
+export const tickerSentiments: readonly TickerSentimentLabel[] = openapi.components.schemas.TickerSentimentLabel.enum;
+
+const articleProps = openapi.components.schemas.Article.properties;
+export const articleRules = {
+  contentMaxLength: articleProps.content.maxLength as number,
+  tickersMaxItems: articleProps.tickers.maxItems as number,
+  tickerPattern: new RegExp(openapi.components.schemas.TickerSentiment.properties.ticker.pattern),
+};
+
+/** The problem bodies of components/examples, by kind. */
+const ex = openapi.components.examples;
+export const problems = {
+  invalidParameter: ex.InvalidParameter.value as Problem,
+  invalidApiKey: ex.InvalidApiKey.value as Problem,
+  inactiveApiKey: ex.InactiveApiKey.value as Problem,
+  maxPlanOnly: ex.MaxPlanOnly.value as Problem,
+  rateLimitExceeded: ex.RateLimitExceeded.value as Problem,
+  embeddingUnavailable: ex.EmbeddingUnavailable.value as Problem,
+} as const;
+export type ProblemKind = keyof typeof problems;
+
+export interface ParameterSpec {
+  name: string;
+  required: boolean;
+  schema: any;
+}
+
+/** The query parameters of an operation, references resolved. */
+export function operationParameters(operationId: string): ParameterSpec[] {
+  for (const item of Object.values<any>(openapi.paths)) {
+    for (const op of Object.values<any>(item)) {
+      if (op.operationId !== operationId) continue;
+      return (op.parameters ?? []).map((p: any) => {
+        const param = p.$ref ? resolve(p.$ref) : p;
+        const schema = param.schema.$ref ? resolve(param.schema.$ref) : param.schema;
+        return { name: param.name, required: !!param.required, schema };
+      });
+    }
+  }
+  throw new Error(`no operation ${operationId} in openapi.yaml`);
+}
+
+function resolve(ref: string): any {
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce((n: any, k) => n[k.replace(/~1/g, '/').replace(/~0/g, '~')], openapi);
+}
+
+export const stream = asyncapi['x-stream'] as {
+  recheckSeconds: number;
+  pingIntervalSeconds: number;
+  maxBufferedBytes: number;
+  connectionsPerAccount: number;
+  closeCodes: Record<
+    'invalidKey' | 'inactiveKey' | 'planRequired' | 'secondConnection' | 'subscriptionExpired' | 'slowConsumer' | 'shuttingDown',
+    { code: number; reason: string }
+  >;
+};
+export const streamAddress: string = asyncapi.channels.stream.address;

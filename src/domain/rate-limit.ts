@@ -1,0 +1,38 @@
+/**
+ * Exact sliding-window rate limit (DESIGN.md §2): a key may have at most `limit` admitted requests in
+ * any window of `windowMs`. The state is the log of admission times inside the window.
+ */
+export interface RateDecision {
+  admitted: boolean;
+  limit: number;
+  /** Requests still admissible right after this decision. */
+  remaining: number;
+  /** Epoch ms when the oldest logged request leaves the window (now, when the log is empty). */
+  resetAt: number;
+  /** Whole seconds until the next request would be admitted (0 when admitted). */
+  retryAfterSeconds: number;
+}
+
+/**
+ * Decides one request. `log` holds earlier admission times (ascending); returns the decision and the
+ * new log (entries older than the window dropped, `now` appended when admitted).
+ */
+export function admit(log: readonly number[], now: number, limit: number, windowMs: number): { decision: RateDecision; log: number[] } {
+  const live = log.filter((t) => t > now - windowMs);
+  const admitted = live.length < limit;
+  if (admitted) live.push(now);
+  const oldest = live[0];
+  const resetAt = oldest === undefined ? now : oldest + windowMs;
+  // When refused, the next admission is when enough old entries have left for one free slot.
+  const freeAt = admitted ? now : (live[live.length - limit] ?? now) + windowMs;
+  return {
+    log: live,
+    decision: {
+      admitted,
+      limit,
+      remaining: Math.max(0, limit - live.length),
+      resetAt,
+      retryAfterSeconds: admitted ? 0 : Math.max(1, Math.ceil((freeAt - now) / 1000)),
+    },
+  };
+}

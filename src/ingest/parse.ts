@@ -1,0 +1,99 @@
+/**
+ * The ingestion input (NDJSON, one article per line; README "Ingesting articles"): each line is checked
+ * against the contract's rules and completed with derived fields. A bad line is reported with its line
+ * number and skipped; the good lines still go in.
+ */
+import { articleRules, articleSentiments, tickerSentiments, urgencies, type TickerSentiment } from '../contract/index.js';
+import type { NewArticle } from '../store/ports.js';
+import { deriveSentiment, deriveTickers, deriveUrgency } from './derive.js';
+
+export type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
+
+const FIELDS = new Set(['content', 'urgency', 'published_at', 'sentiment', 'tickers', 'source', 'url']);
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+export function parseArticle(input: unknown): LineResult {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, error: 'must be a JSON object' };
+  const o = input as Record<string, unknown>;
+  const unknown = Object.keys(o).filter((k) => !FIELDS.has(k));
+  if (unknown.length) return { ok: false, error: `unknown field(s): ${unknown.join(', ')}` };
+  if (typeof o.content !== 'string' || o.content.trim() === '') return { ok: false, error: 'content is required and must be a non-empty string' };
+  const content = o.content.trim();
+  if (content.length > articleRules.contentMaxLength) return { ok: false, error: `content is longer than ${articleRules.contentMaxLength} characters` };
+
+  let urgency = deriveUrgency(content);
+  if (o.urgency !== undefined && o.urgency !== null) {
+    if (!urgencies.includes(o.urgency as never)) return { ok: false, error: `urgency must be one of ${urgencies.join(', ')}` };
+    urgency = o.urgency as typeof urgency;
+  }
+  let sentiment = deriveSentiment(content);
+  if (o.sentiment !== undefined) {
+    if (!articleSentiments.includes(o.sentiment as never)) return { ok: false, error: `sentiment must be one of ${articleSentiments.map(String).join(', ')}` };
+    sentiment = o.sentiment as typeof sentiment;
+  }
+  let published_at: string | null = null;
+  if (o.published_at !== undefined && o.published_at !== null) {
+    if (typeof o.published_at !== 'string' || !RFC3339.test(o.published_at) || Number.isNaN(Date.parse(o.published_at))) {
+      return { ok: false, error: 'published_at must be an RFC 3339 date-time with an offset' };
+    }
+    published_at = o.published_at;
+  }
+  let tickers = deriveTickers(content);
+  if (o.tickers !== undefined) {
+    const parsed = parseTickers(o.tickers);
+    if (typeof parsed === 'string') return { ok: false, error: parsed };
+    tickers = parsed;
+  }
+  for (const f of ['source', 'url'] as const) {
+    if (o[f] !== undefined && o[f] !== null && (typeof o[f] !== 'string' || (o[f] as string).length > 2000)) {
+      return { ok: false, error: `${f} must be a string of at most 2000 characters` };
+    }
+  }
+  return {
+    ok: true,
+    article: { content, urgency, sentiment, published_at, tickers, source: (o.source as string) ?? null, url: (o.url as string) ?? null },
+  };
+}
+
+function parseTickers(value: unknown): TickerSentiment[] | string {
+  if (!Array.isArray(value)) return 'tickers must be an array of symbols or of {ticker, sentiment}';
+  if (value.length > articleRules.tickersMaxItems) return `tickers may hold at most ${articleRules.tickersMaxItems} entries`;
+  const out = new Map<string, TickerSentiment>();
+  for (const t of value) {
+    const entry = typeof t === 'string' ? { ticker: t, sentiment: 'neutral' } : t;
+    if (typeof entry !== 'object' || entry === null || typeof entry.ticker !== 'string') {
+      return 'tickers must be an array of symbols or of {ticker, sentiment}';
+    }
+    const ticker = entry.ticker.trim().toUpperCase();
+    if (!articleRules.tickerPattern.test(ticker)) return `ticker "${entry.ticker}" is not a valid symbol`;
+    if (!tickerSentiments.includes(entry.sentiment)) return `ticker sentiment must be one of ${tickerSentiments.join(', ')}`;
+    out.set(ticker, { ticker, sentiment: entry.sentiment });
+  }
+  return [...out.values()];
+}
+
+export interface NdjsonReport {
+  articles: NewArticle[];
+  errors: { line: number; error: string }[];
+  lines: number;
+}
+
+/** Parses NDJSON text; blank lines are ignored, line numbers are 1-based. */
+export function parseNdjson(text: string): NdjsonReport {
+  const report: NdjsonReport = { articles: [], errors: [], lines: 0 };
+  text.split(/\r?\n/).forEach((raw, i) => {
+    if (raw.trim() === '') return;
+    report.lines++;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (err) {
+      report.errors.push({ line: i + 1, error: `not valid JSON (${(err as Error).message})` });
+      return;
+    }
+    const r = parseArticle(value);
+    if (r.ok) report.articles.push(r.article);
+    else report.errors.push({ line: i + 1, error: r.error });
+  });
+  return report;
+}

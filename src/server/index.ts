@@ -1,0 +1,87 @@
+/**
+ * The composition root: reads the config, wires adapters, starts the HTTP server. Nothing else reads
+ * the environment.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Config } from '../config/index.js';
+import { limits } from '../contract/index.js';
+import { createApp } from '../http/app.js';
+import { EmbeddingWorker, SemanticIndex } from '../indexing/index.js';
+import { createEmbedder, type ClosableEmbedder, type Embedder } from '../search/index.js';
+import { MemoryIpGuard, MemoryRateLimiter } from '../state/memory.js';
+import { SqliteStore } from '../store/sqlite.js';
+
+export interface RunningService {
+  url: string;
+  server: Server;
+  store: SqliteStore;
+  worker: EmbeddingWorker;
+  close(): Promise<void>;
+}
+
+export function databaseFile(config: Pick<Config, 'dataDir'>): string {
+  return join(config.dataDir, 'fns.sqlite');
+}
+
+export function livePrefix(config: Pick<Config, 'brand'>): string {
+  return limits.keyPrefixes.live.replace(/^fns_/, `${config.brand}_`);
+}
+
+export function embedderFor(config: Config): ClosableEmbedder {
+  return createEmbedder({
+    ...(config.embeddingsUrl ? { embeddingsUrl: config.embeddingsUrl } : {}),
+    ...(config.embeddingsModel ? { embeddingsModel: config.embeddingsModel } : {}),
+    ...(config.embeddingsApiKey ? { embeddingsApiKey: config.embeddingsApiKey } : {}),
+    timeoutMs: config.embeddingsTimeoutMs,
+  });
+}
+
+export async function startService(
+  config: Config,
+  options: { log?: (m: string) => void; clock?: () => number; embedder?: Embedder | ClosableEmbedder } = {},
+): Promise<RunningService> {
+  if (config.databaseUrl || config.redisUrl) {
+    throw new Error('DATABASE_URL / REDIS_URL: the PostgreSQL and Redis adapters are not built yet; unset them to use the embedded store');
+  }
+  const log = options.log ?? ((m: string) => console.log(m));
+  const clock = options.clock ?? Date.now;
+  const store = new SqliteStore(databaseFile(config));
+  const embedder = options.embedder ?? embedderFor(config);
+  const index = new SemanticIndex(store, embedder);
+  const worker = new EmbeddingWorker(store, embedder, { log });
+  const app = createApp({
+    accounts: store,
+    articles: store,
+    search: index,
+    rateLimiter: new MemoryRateLimiter(),
+    ipGuard: new MemoryIpGuard(limits.ipGuard),
+    livePrefix: livePrefix(config),
+    clock,
+    trustProxy: config.trustProxy,
+    validateResponses: config.validateResponses,
+  });
+  const server = createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  await worker.start();
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    store,
+    worker,
+    async close() {
+      await worker.stop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      store.close();
+      if ('close' in embedder && typeof embedder.close === 'function') await (embedder as ClosableEmbedder).close();
+    },
+  };
+}

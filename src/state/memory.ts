@@ -1,0 +1,51 @@
+/**
+ * In-process shared state (the embedded default): sliding-window logs per key and the IP guard.
+ * A Redis adapter implements the same ports for several instances behind a load balancer.
+ */
+import { admit, type RateDecision } from '../domain/rate-limit.js';
+import { isIdle, newIpState, presentKey, type IpGuardRules, type IpState, type IpVerdict } from '../domain/ip-guard.js';
+
+export interface RateLimiter {
+  /** Counts one request for `keyId` when there is room; never counts a refused one. */
+  hit(keyId: string, limit: number, windowMs: number, now: number): Promise<RateDecision>;
+}
+
+export interface IpGuard {
+  check(ip: string, keyFingerprint: string | null, now: number): Promise<IpVerdict>;
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly logs = new Map<string, number[]>();
+  private sweeps = 0;
+
+  async hit(keyId: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
+    const { decision, log } = admit(this.logs.get(keyId) ?? [], now, limit, windowMs);
+    this.logs.set(keyId, log);
+    if (++this.sweeps % 10_000 === 0) this.sweep(now, windowMs);
+    return decision;
+  }
+
+  private sweep(now: number, windowMs: number): void {
+    for (const [k, log] of this.logs) if ((log[log.length - 1] ?? 0) <= now - windowMs) this.logs.delete(k);
+  }
+}
+
+export class MemoryIpGuard implements IpGuard {
+  private readonly ips = new Map<string, IpState>();
+  private sweeps = 0;
+
+  constructor(private readonly rules: IpGuardRules) {}
+
+  async check(ip: string, keyFingerprint: string | null, now: number): Promise<IpVerdict> {
+    let state = this.ips.get(ip);
+    if (!state) {
+      state = newIpState();
+      this.ips.set(ip, state);
+    }
+    const verdict = presentKey(state, keyFingerprint, now, this.rules);
+    if (++this.sweeps % 10_000 === 0) {
+      for (const [k, s] of this.ips) if (isIdle(s, now, this.rules)) this.ips.delete(k);
+    }
+    return verdict;
+  }
+}

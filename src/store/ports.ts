@@ -1,0 +1,70 @@
+/** Storage ports: the service depends on these, adapters (SQLite now, PostgreSQL later) implement them. */
+import type { Tier, Urgency, ArticleSentiment, TickerSentiment } from '../contract/index.js';
+import type { AccountRecord } from '../domain/tiers.js';
+import type { StoredArticle } from '../domain/articles.js';
+
+export interface KeyRecord {
+  keyId: string;
+  accountId: string;
+  active: boolean;
+}
+
+export interface AccountStore {
+  createAccount(tier: Tier, now: number, accountId?: string): Promise<AccountRecord>;
+  getAccount(accountId: string): Promise<AccountRecord | undefined>;
+  /** Start, upgrade or downgrade: clears any cancellation; a paid tier gets a new billing period. */
+  setTier(accountId: string, tier: Tier, now: number): Promise<AccountRecord | undefined>;
+  /** Cancellation takes effect now: the account is `expired` for the grace window. */
+  cancel(accountId: string, now: number): Promise<AccountRecord | undefined>;
+  /** Stores a key by its hash only. */
+  createKey(accountId: string, keyHash: string, keyId: string, now: number): Promise<void>;
+  findKey(keyHash: string): Promise<KeyRecord | undefined>;
+  setKeyActive(keyId: string, active: boolean): Promise<KeyRecord | undefined>;
+}
+
+/** An article as it enters the archive; the store assigns `id` and `received_at`. */
+export interface NewArticle {
+  content: string;
+  urgency: Urgency;
+  sentiment: ArticleSentiment;
+  published_at: string | null;
+  tickers: TickerSentiment[];
+  source?: string | null;
+  url?: string | null;
+}
+
+export interface ListQuery {
+  /** Exclusive lower bound on received_at, epoch ms. */
+  afterMs: number;
+  urgency?: Urgency;
+  limit: number;
+}
+
+export interface FeedEntry {
+  seq: number;
+  article: StoredArticle;
+}
+
+export interface ArticleStore {
+  /** Adds articles (received now), queues them for embedding; returns them with id and received_at. */
+  insert(articles: NewArticle[], now: number): Promise<StoredArticle[]>;
+  /** Newest first by received_at. */
+  list(query: ListQuery): Promise<StoredArticle[]>;
+  getMany(ids: string[]): Promise<StoredArticle[]>;
+  count(): Promise<number>;
+  /** The change feed: articles inserted after `seq` (by any process), in insertion order. */
+  feedAfter(seq: number, limit: number): Promise<FeedEntry[]>;
+  latestSeq(): Promise<number>;
+}
+
+export interface VectorStore {
+  /** Queues every article that has no vector of `model` (e.g. after a model change). */
+  enqueueMissing(model: string): Promise<number>;
+  /** The oldest queued articles. */
+  nextBatch(limit: number): Promise<{ id: string; content: string }[]>;
+  /** Stores vectors and removes their articles from the queue, atomically. */
+  storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void>;
+  queueLength(): Promise<number>;
+  /** Every vector of `model` stored after `afterRowid`, for the in-memory index. */
+  vectorsAfter(model: string, afterRowid: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]>;
+}

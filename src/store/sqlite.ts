@@ -1,0 +1,302 @@
+/**
+ * The embedded store: one SQLite file (WAL) under DATA_DIR. Safe for a second process (the CLI) to write
+ * while the service runs: every read goes to the database, and the article feed is ordered by `seq`,
+ * which SQLite assigns in commit order.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { monotonicFactory } from 'ulid';
+import type { Tier } from '../contract/index.js';
+import type { StoredArticle } from '../domain/articles.js';
+import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
+import type { AccountStore, ArticleStore, FeedEntry, KeyRecord, ListQuery, NewArticle, VectorStore } from './ports.js';
+import { randomId } from './ids.js';
+
+const MIGRATIONS: string[] = [
+  `CREATE TABLE accounts (
+     id TEXT PRIMARY KEY,
+     tier TEXT NOT NULL,
+     period_end TEXT,
+     cancelled_at TEXT,
+     created_at TEXT NOT NULL
+   );
+   CREATE TABLE api_keys (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     key_hash TEXT NOT NULL UNIQUE,
+     active INTEGER NOT NULL DEFAULT 1,
+     created_at TEXT NOT NULL
+   );
+   CREATE INDEX api_keys_account ON api_keys(account_id);
+   CREATE TABLE articles (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     id TEXT NOT NULL UNIQUE,
+     content TEXT NOT NULL,
+     urgency TEXT NOT NULL,
+     sentiment TEXT,
+     published_at TEXT,
+     received_at TEXT NOT NULL,
+     tickers TEXT NOT NULL,
+     source TEXT,
+     url TEXT
+   );
+   CREATE INDEX articles_urgency_id ON articles(urgency, id);
+   CREATE TABLE embed_queue (
+     article_id TEXT PRIMARY KEY REFERENCES articles(id),
+     enqueued_at TEXT NOT NULL
+   );
+   CREATE TABLE article_vectors (
+     rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+     article_id TEXT NOT NULL REFERENCES articles(id),
+     model TEXT NOT NULL,
+     vector BLOB NOT NULL,
+     UNIQUE (article_id, model)
+   );
+   CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
+];
+
+function migrate(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  for (let v = version; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}
+
+export function openDatabase(file: string): Database.Database {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return db;
+}
+
+interface ArticleRow {
+  seq: number;
+  id: string;
+  content: string;
+  urgency: string;
+  sentiment: string | null;
+  published_at: string | null;
+  received_at: string;
+  tickers: string;
+}
+
+function toArticle(r: ArticleRow): StoredArticle {
+  return {
+    id: r.id,
+    content: r.content,
+    urgency: r.urgency as StoredArticle['urgency'],
+    sentiment: r.sentiment as StoredArticle['sentiment'],
+    published_at: r.published_at,
+    received_at: r.received_at,
+    tickers: JSON.parse(r.tickers),
+  };
+}
+
+interface AccountRow {
+  id: string;
+  tier: string;
+  period_end: string | null;
+  cancelled_at: string | null;
+}
+const toAccount = (r: AccountRow): AccountRecord => ({
+  id: r.id,
+  tier: r.tier as Tier,
+  periodEnd: r.period_end,
+  cancelledAt: r.cancelled_at,
+});
+
+/** Crockford base32 of epoch ms, 10 chars: the time part of a ULID. */
+const ENCODING = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+export function ulidTimePrefix(ms: number): string {
+  let out = '';
+  let t = ms;
+  for (let i = 0; i < 10; i++) {
+    out = ENCODING[t % 32] + out;
+    t = Math.floor(t / 32);
+  }
+  return out;
+}
+
+export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
+  readonly db: Database.Database;
+  private readonly ulid = monotonicFactory();
+  private readonly stmts;
+
+  constructor(file: string) {
+    this.db = openDatabase(file);
+    const db = this.db;
+    this.stmts = {
+      getAccount: db.prepare<[string], AccountRow>('SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = ?'),
+      insertAccount: db.prepare('INSERT INTO accounts (id, tier, period_end, cancelled_at, created_at) VALUES (?, ?, ?, NULL, ?)'),
+      setTier: db.prepare('UPDATE accounts SET tier = ?, period_end = ?, cancelled_at = NULL WHERE id = ?'),
+      cancel: db.prepare('UPDATE accounts SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL'),
+      insertKey: db.prepare('INSERT INTO api_keys (id, account_id, key_hash, active, created_at) VALUES (?, ?, ?, 1, ?)'),
+      findKey: db.prepare<[string], { id: string; account_id: string; active: number }>(
+        'SELECT id, account_id, active FROM api_keys WHERE key_hash = ?',
+      ),
+      setKeyActive: db.prepare('UPDATE api_keys SET active = ? WHERE id = ?'),
+      getKey: db.prepare<[string], { id: string; account_id: string; active: number }>('SELECT id, account_id, active FROM api_keys WHERE id = ?'),
+      insertArticle: db.prepare(
+        `INSERT INTO articles (id, content, urgency, sentiment, published_at, received_at, tickers, source, url)
+         VALUES (@id, @content, @urgency, @sentiment, @published_at, @received_at, @tickers, @source, @url)`,
+      ),
+      enqueue: db.prepare('INSERT OR IGNORE INTO embed_queue (article_id, enqueued_at) VALUES (?, ?)'),
+      list: db.prepare<[string, number], ArticleRow>('SELECT * FROM articles WHERE id > ? ORDER BY id DESC LIMIT ?'),
+      listUrgency: db.prepare<[string, string, number], ArticleRow>(
+        'SELECT * FROM articles WHERE urgency = ? AND id > ? ORDER BY id DESC LIMIT ?',
+      ),
+      byId: db.prepare<[string], ArticleRow>('SELECT * FROM articles WHERE id = ?'),
+      count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM articles'),
+      feed: db.prepare<[number, number], ArticleRow>('SELECT * FROM articles WHERE seq > ? ORDER BY seq LIMIT ?'),
+      latestSeq: db.prepare<[], { s: number | null }>('SELECT max(seq) AS s FROM articles'),
+      enqueueMissing: db.prepare(
+        `INSERT OR IGNORE INTO embed_queue (article_id, enqueued_at)
+         SELECT a.id, ? FROM articles a
+         WHERE NOT EXISTS (SELECT 1 FROM article_vectors v WHERE v.article_id = a.id AND v.model = ?)`,
+      ),
+      nextBatch: db.prepare<[number], { id: string; content: string }>(
+        `SELECT a.id, a.content FROM embed_queue q JOIN articles a ON a.id = q.article_id
+         ORDER BY q.enqueued_at, q.article_id LIMIT ?`,
+      ),
+      storeVector: db.prepare('INSERT OR REPLACE INTO article_vectors (article_id, model, vector) VALUES (?, ?, ?)'),
+      dequeue: db.prepare('DELETE FROM embed_queue WHERE article_id = ?'),
+      queueLength: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM embed_queue'),
+      vectorsAfter: db.prepare<[string, number], { rowid: number; article_id: string; vector: Buffer }>(
+        'SELECT rowid, article_id, vector FROM article_vectors WHERE model = ? AND rowid > ? ORDER BY rowid',
+      ),
+    };
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  // ---- accounts and keys ----
+
+  async createAccount(tier: Tier, now: number, accountId = randomId('acct')): Promise<AccountRecord> {
+    this.stmts.insertAccount.run(accountId, tier, planOf(tier).paid ? nextPeriodEnd(now) : null, toIso(now));
+    return (await this.getAccount(accountId))!;
+  }
+
+  async getAccount(accountId: string): Promise<AccountRecord | undefined> {
+    const r = this.stmts.getAccount.get(accountId);
+    return r && toAccount(r);
+  }
+
+  async setTier(accountId: string, tier: Tier, now: number): Promise<AccountRecord | undefined> {
+    this.stmts.setTier.run(tier, planOf(tier).paid ? nextPeriodEnd(now) : null, accountId);
+    return this.getAccount(accountId);
+  }
+
+  async cancel(accountId: string, now: number): Promise<AccountRecord | undefined> {
+    this.stmts.cancel.run(toIso(now), accountId);
+    return this.getAccount(accountId);
+  }
+
+  async createKey(accountId: string, keyHash: string, keyId: string, now: number): Promise<void> {
+    this.stmts.insertKey.run(keyId, accountId, keyHash, toIso(now));
+  }
+
+  async findKey(keyHash: string): Promise<KeyRecord | undefined> {
+    const r = this.stmts.findKey.get(keyHash);
+    return r && { keyId: r.id, accountId: r.account_id, active: r.active === 1 };
+  }
+
+  async setKeyActive(keyId: string, active: boolean): Promise<KeyRecord | undefined> {
+    this.stmts.setKeyActive.run(active ? 1 : 0, keyId);
+    const r = this.stmts.getKey.get(keyId);
+    return r && { keyId: r.id, accountId: r.account_id, active: r.active === 1 };
+  }
+
+  // ---- articles ----
+
+  async insert(articles: NewArticle[], now: number): Promise<StoredArticle[]> {
+    const out: StoredArticle[] = [];
+    const receivedAt = new Date(now).toISOString();
+    this.db.transaction(() => {
+      for (const a of articles) {
+        const id = this.ulid(now);
+        const row = {
+          id,
+          content: a.content,
+          urgency: a.urgency,
+          sentiment: a.sentiment,
+          published_at: a.published_at,
+          received_at: receivedAt,
+          tickers: JSON.stringify(a.tickers),
+          source: a.source ?? null,
+          url: a.url ?? null,
+        };
+        this.stmts.insertArticle.run(row);
+        this.stmts.enqueue.run(id, receivedAt);
+        out.push({ id, content: a.content, urgency: a.urgency, sentiment: a.sentiment, published_at: a.published_at, received_at: receivedAt, tickers: a.tickers });
+      }
+    })();
+    return out;
+  }
+
+  async list(q: ListQuery): Promise<StoredArticle[]> {
+    // ULIDs sort by receive time: every id of a later millisecond is greater than this bound.
+    const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
+    const rows = q.urgency ? this.stmts.listUrgency.all(q.urgency, bound, q.limit) : this.stmts.list.all(bound, q.limit);
+    return rows.map(toArticle);
+  }
+
+  async getMany(ids: string[]): Promise<StoredArticle[]> {
+    return ids.flatMap((id) => {
+      const r = this.stmts.byId.get(id);
+      return r ? [toArticle(r)] : [];
+    });
+  }
+
+  async count(): Promise<number> {
+    return this.stmts.count.get()!.n;
+  }
+
+  async feedAfter(seq: number, limit: number): Promise<FeedEntry[]> {
+    return this.stmts.feed.all(seq, limit).map((r) => ({ seq: r.seq, article: toArticle(r) }));
+  }
+
+  async latestSeq(): Promise<number> {
+    return this.stmts.latestSeq.get()!.s ?? 0;
+  }
+
+  // ---- vectors ----
+
+  async enqueueMissing(model: string): Promise<number> {
+    return this.stmts.enqueueMissing.run(new Date().toISOString(), model).changes;
+  }
+
+  async nextBatch(limit: number): Promise<{ id: string; content: string }[]> {
+    return this.stmts.nextBatch.all(limit);
+  }
+
+  async storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const { id, vector } of vectors) {
+        this.stmts.storeVector.run(id, model, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+        this.stmts.dequeue.run(id);
+      }
+    })();
+  }
+
+  async queueLength(): Promise<number> {
+    return this.stmts.queueLength.get()!.n;
+  }
+
+  async vectorsAfter(model: string, afterRowid: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
+    return this.stmts.vectorsAfter.all(model, afterRowid).map((r) => {
+      const copy = new Uint8Array(r.vector.byteLength);
+      copy.set(r.vector);
+      return { rowid: r.rowid, id: r.article_id, vector: new Float32Array(copy.buffer) };
+    });
+  }
+}

@@ -1,0 +1,139 @@
+/** An in-process REST service for tests: in-memory SQLite, a controllable clock, real HTTP on loopback. */
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createApp } from '../../src/http/app.js';
+import { SemanticIndex, EmbeddingWorker } from '../../src/indexing/index.js';
+import { limits } from '../../src/contract/index.js';
+import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import { createKey } from '../../src/cli/operator.js';
+import { EmbeddingUnavailableError, type Embedder } from '../../src/search/index.js';
+import type { NewArticle } from '../../src/store/ports.js';
+
+export const LIVE = 'fns_live_';
+
+export class FakeClock {
+  constructor(public now: number = Date.parse('2026-11-21T12:00:00Z')) {}
+  advance(ms: number): void {
+    this.now += ms;
+  }
+  readonly fn = () => this.now;
+}
+
+/**
+ * A deterministic stand-in for the embedding model (letter-trigram hashing). It is not semantic; the
+ * real model is tested in test/search. `failing` makes every call fail like an unreachable service.
+ */
+export class TrigramEmbedder implements Embedder {
+  readonly modelId = 'test:trigram';
+  failing = false;
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    if (this.failing) throw new EmbeddingUnavailableError('embedder down (test)');
+    return texts.map((t) => {
+      const v = new Float32Array(256);
+      const s = ` ${t.toLowerCase()} `;
+      for (let i = 0; i + 3 <= s.length; i++) {
+        let h = 0;
+        for (const c of s.slice(i, i + 3)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+        v[h % 256]! += 1;
+      }
+      const n = Math.hypot(...v) || 1;
+      return v.map((x) => x / n);
+    });
+  }
+}
+
+export interface TestService {
+  url: string;
+  port: number;
+  store: SqliteStore;
+  clock: FakeClock;
+  embedder: TrigramEmbedder;
+  worker: EmbeddingWorker;
+  key(tier: 'starter' | 'pro' | 'max' | 'free', accountId?: string): Promise<{ key: string; key_id: string; account_id: string }>;
+  ingest(articles: Partial<NewArticle>[], at?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startTestService(opts: { trustProxy?: boolean } = {}): Promise<TestService> {
+  const store = new SqliteStore(':memory:');
+  const clock = new FakeClock();
+  const embedder = new TrigramEmbedder();
+  const app = createApp({
+    accounts: store,
+    articles: store,
+    search: new SemanticIndex(store, embedder),
+    rateLimiter: new MemoryRateLimiter(),
+    ipGuard: new MemoryIpGuard(limits.ipGuard),
+    livePrefix: LIVE,
+    clock: clock.fn,
+    trustProxy: opts.trustProxy ?? false,
+    validateResponses: true,
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const port = (server.address() as AddressInfo).port;
+  const worker = new EmbeddingWorker(store, embedder);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    store,
+    clock,
+    embedder,
+    worker,
+    key: (tier, accountId) => createKey(store, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) }),
+    async ingest(articles, at) {
+      await store.insert(
+        articles.map((a) => ({ content: 'x', urgency: 'regular', sentiment: null, published_at: null, tickers: [], ...a })),
+        at ?? clock.now,
+      );
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      store.close();
+    },
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+}
+
+/** GET with an optional key and a chosen loopback source address (to play distinct client IPs). */
+export function get(port: number, path: string, opts: { key?: string; ip?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'GET',
+        localAddress: opts.ip ?? '127.0.0.1',
+        headers: { ...(opts.key !== undefined ? { 'X-API-Key': opts.key } : {}), ...opts.headers },
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => {
+          let body: any;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, body, text });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
