@@ -291,7 +291,9 @@ export interface components {
         /** @description Only articles of this urgency. No filter when absent. */
         Urgency: components["schemas"]["Urgency"];
         /**
-         * @description Natural-language query, 2 to 500 characters.
+         * @description Natural-language query, 2 to 500 characters, not only spaces. Form encoding works as typed:
+         *     `q=fed+rate+hike` is `fed rate hike`.
+         *
          * @example Fed raises interest rates
          */
         Query: string;
@@ -357,7 +359,9 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description Natural-language query, 2 to 500 characters.
+                 * @description Natural-language query, 2 to 500 characters, not only spaces. Form encoding works as typed:
+                 *     `q=fed+rate+hike` is `fed rate hike`.
+                 *
                  * @example Fed raises interest rates
                  */
                 q: components["parameters"]["Query"];

@@ -74,7 +74,7 @@ export function openapiValidator(options: { validateResponses: boolean }): Reque
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
     validateResponses: options.validateResponses ? { removeAdditional: false } : false,
     validateSecurity: false,
-    validateFormats: 'full',
+    validateFormats: true,
     ignoreUndocumented: true,
   }) as unknown as RequestHandler[];
 }

@@ -234,6 +234,11 @@ describe('search: ranked over the whole archive, query echoed, tickers on every 
     const r = await call('/v1/news/search?q=copper%20mining', (await svc.key('max')).key);
     expect(r.body.articles[0].content).toBe('Old news about copper mining output');
   });
+  it('reads a form-encoded q (+ for space) as typed in curl', async () => {
+    const r = await call('/v1/news/search?q=central+bank+tightening', (await svc.key('max')).key);
+    expect(r.status).toBe(200);
+    expect(r.body.query).toBe('central bank tightening');
+  });
   it('echoes q unchanged, spaces and unicode included', async () => {
     const q = '  Fed + ECB: taux d’intérêt €  ';
     const r = await call(`/v1/news/search?q=${encodeURIComponent(q)}`, (await svc.key('max')).key);

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { parseArticle, parseNdjson } from '../../src/ingest/parse.js';
+import { deriveSentiment, deriveTickers, deriveUrgency } from '../../src/ingest/derive.js';
+
+describe('ingestion input: NDJSON, bad lines reported by number and skipped', () => {
+  it('keeps the good lines and reports each bad one with its 1-based line number', () => {
+    const text = [
+      '{"content":"Fed raises rates","urgency":"breaking"}',
+      'not json',
+      '',
+      '{"urgency":"flash"}',
+      '{"content":"ok","tickers":["aapl",{"ticker":"MSFT","sentiment":"negative"}]}',
+      '{"content":"x","urgency":"soon"}',
+      '{"content":"x","colour":"red"}',
+    ].join('\n');
+    const r = parseNdjson(text);
+    expect(r.lines).toBe(6);
+    expect(r.articles.map((a) => a.content)).toEqual(['Fed raises rates', 'ok']);
+    expect(r.errors.map((e) => e.line)).toEqual([2, 4, 6, 7]);
+    expect(r.errors[1]!.error).toBe('content is required and must be a non-empty string');
+    expect(r.errors[2]!.error).toBe('urgency must be one of breaking, flash, regular');
+    expect(r.articles[1]!.tickers).toEqual([
+      { ticker: 'AAPL', sentiment: 'neutral' },
+      { ticker: 'MSFT', sentiment: 'negative' },
+    ]);
+  });
+  it('rejects a publication time without an offset, a bad ticker and over-long content', () => {
+    expect(parseArticle({ content: 'x', published_at: '2026-11-21T10:00:00' })).toEqual({ ok: false, error: 'published_at must be an RFC 3339 date-time with an offset' });
+    expect(parseArticle({ content: 'x', tickers: ['not a ticker'] }).ok).toBe(false);
+    expect(parseArticle({ content: 'x'.repeat(20001) }).ok).toBe(false);
+  });
+  it('keeps given fields over derived ones, including an explicit null sentiment', () => {
+    const r = parseArticle({ content: 'Apple shares surge', sentiment: null, tickers: [], urgency: 'regular' });
+    expect(r).toMatchObject({ ok: true, article: { sentiment: null, tickers: [], urgency: 'regular' } });
+  });
+});
+
+describe('derivation when a line leaves a field out', () => {
+  it('reads urgency from the headline flag', () => {
+    expect(deriveUrgency('BREAKING: Fed hikes')).toBe('breaking');
+    expect(deriveUrgency('FLASH: oil jumps')).toBe('flash');
+    expect(deriveUrgency('Oil jumps')).toBe('regular');
+  });
+  it('reads sentiment from a finance lexicon, null when nothing matches', () => {
+    expect(deriveSentiment('Fed raises interest rates')).toBe('hawkish');
+    expect(deriveSentiment('ECB cuts rates to support growth')).toBe('dovish');
+    expect(deriveSentiment('Nvidia beats estimates')).toBe('positive');
+    expect(deriveSentiment('Shares plunge after profit warning')).toBe('negative');
+    expect(deriveSentiment('Company holds annual meeting')).toBeNull();
+  });
+  it('finds tickers from cashtags and company names, with a per-ticker label', () => {
+    expect(deriveTickers('Apple and $MSFT rally')).toEqual([
+      { ticker: 'MSFT', sentiment: 'positive' },
+      { ticker: 'AAPL', sentiment: 'positive' },
+    ]);
+    expect(deriveTickers('Quiet day in markets')).toEqual([]);
+  });
+});
