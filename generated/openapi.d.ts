@@ -208,6 +208,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The usage endpoint takes no parameters: any query parameter is answered with this problem. Not
+         *     counted, so no rate-limit headers.
+         *      */
+        UsageBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The API key is missing or invalid (sandbox `fns_test_` keys are invalid here). */
         Unauthorized: {
             headers: {
@@ -223,7 +234,7 @@ export interface components {
          *      */
         Forbidden: {
             headers: {
-                "Retry-After": components["headers"]["Retry-After"];
+                "Retry-After": components["headers"]["Retry-After-Ip-Block"];
                 [name: string]: unknown;
             };
             content: {
@@ -236,7 +247,7 @@ export interface components {
          *      */
         SearchForbidden: {
             headers: {
-                "Retry-After": components["headers"]["Retry-After"];
+                "Retry-After": components["headers"]["Retry-After-Ip-Block"];
                 [name: string]: unknown;
             };
             content: {
@@ -306,8 +317,10 @@ export interface components {
         "X-RateLimit-Remaining": number;
         /** @description Unix time (seconds) at which the oldest counted request leaves the window and one more request is admitted. */
         "X-RateLimit-Reset": number;
-        /** @description Seconds to wait before retrying. */
+        /** @description Seconds until the next request will be admitted. */
         "Retry-After": number;
+        /** @description Sent only when the client IP address is blocked by the IP guard; seconds until the block lifts. */
+        "Retry-After-Ip-Block": number;
     };
     pathItems: never;
 }
@@ -411,7 +424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Usage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["UsageBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
         };

@@ -11,7 +11,7 @@ import { usageOf } from '../domain/tiers.js';
 import type { ArticleStore } from '../store/ports.js';
 import type { RateLimiter } from '../state/memory.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
-import { sendGenericProblem, sendProblem } from './problem.js';
+import { sendGenericProblem, sendJson, sendProblem } from './problem.js';
 import { openapiValidator, parseQuery, rejectRepeated, validationErrorHandler } from './validation.js';
 
 export interface ArchiveSearch {
@@ -101,7 +101,7 @@ export function createApp(deps: AppDeps): express.Express {
     const rows = await deps.articles.list({ afterMs: effectiveSince(caller.tier, now, since), limit, ...(urgency ? { urgency } : {}) });
     const withTickers = plans[caller.tier].tickers;
     const body: NewsList = { count: rows.length, articles: rows.map((a) => presentArticle(a, withTickers)) };
-    res.json(body);
+    sendJson(res, 200, body);
   });
 
   app.get('/v1/news/search', ...route('searchNews'), async (req, res) => {
@@ -115,13 +115,13 @@ export function createApp(deps: AppDeps): express.Express {
       throw err;
     }
     const body: SearchResults = { count: rows.length, query: q, articles: rows.map((a) => presentArticle(a, true) as SearchResults['articles'][number]) };
-    res.json(body);
+    sendJson(res, 200, body);
   });
 
   app.get('/v1/account/usage', ...route('getAccountUsage'), async (_req, res) => {
     const { caller } = res.locals as Locals;
     const account = await deps.accounts.getAccount(caller.accountId);
-    res.json(usageOf(account!, deps.clock()));
+    sendJson(res, 200, usageOf(account!, deps.clock()));
   });
 
   app.use(validationErrorHandler((req) => (req.res?.locals as Partial<Locals> | undefined)?.operationId));

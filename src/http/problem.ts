@@ -2,15 +2,25 @@ import type { Response } from 'express';
 import { problems, type Problem, type ProblemKind } from '../contract/index.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
+export const JSON_TYPE = 'application/json';
+
+/**
+ * Sends a JSON body with the contract's exact media type (no `charset` parameter: JSON is UTF-8 by
+ * definition, RFC 8259, and the contract names the bare media types).
+ */
+export function sendJson(res: Response, status: number, body: unknown, type: string = JSON_TYPE): void {
+  res.status(status).setHeader('Content-Type', type);
+  res.end(JSON.stringify(body));
+}
 
 /** Sends one of the contract's problems; `detail` may be replaced (validation names the parameter). */
 export function sendProblem(res: Response, kind: ProblemKind, detail?: string): void {
   const body: Problem = detail === undefined ? problems[kind] : { ...problems[kind], detail };
-  res.status(body.status).type(PROBLEM_TYPE).send(JSON.stringify(body));
+  sendJson(res, body.status, body, PROBLEM_TYPE);
 }
 
 /** Problems outside the contract's operations (unknown path, wrong method, unexpected fault). */
 export function sendGenericProblem(res: Response, status: number, title: string, detail: string): void {
   const body: Problem = { type: 'about:blank', title, status, detail };
-  res.status(status).type(PROBLEM_TYPE).send(JSON.stringify(body));
+  sendJson(res, status, body, PROBLEM_TYPE);
 }

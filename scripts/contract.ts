@@ -1,0 +1,110 @@
+/**
+ * `npm run contract`: starts the real service on a seeded temporary archive and runs Dredd against
+ * openapi.yaml with hooks that exercise every documented status (test/contract/dredd-hooks.cjs).
+ * Embeddings come from a small OpenAI-compatible server started here (the real HTTP provider talks to
+ * it), which fails on purpose for one query so the 503 path is exercised for real.
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/index.js';
+import { createKey } from '../src/cli/operator.js';
+import { parseNdjson } from '../src/ingest/parse.js';
+import { livePrefix, startService } from '../src/server/index.js';
+import { openapiDocument } from '../src/contract/index.js';
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const OUTAGE = 'embedding outage drill';
+
+/** Letter-trigram vectors: deterministic, dependency-free stand-in embeddings for the contract run. */
+function trigramVector(text: string): number[] {
+  const v = new Array<number>(128).fill(0);
+  const s = ` ${text.toLowerCase()} `;
+  for (let i = 0; i + 3 <= s.length; i++) {
+    let h = 0;
+    for (const c of s.slice(i, i + 3)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+    v[h % 128]! += 1;
+  }
+  return v;
+}
+
+async function main(): Promise<number> {
+  const embeddings = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const input: string[] = JSON.parse(body).input;
+      if (input.some((t) => t.includes(OUTAGE))) {
+        res.writeHead(500).end('{"error":"outage drill"}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ data: input.map((t, index) => ({ index, embedding: trigramVector(t) })) }));
+    });
+  });
+  await new Promise<void>((r) => embeddings.listen(0, '127.0.0.1', r));
+  const embeddingsUrl = `http://127.0.0.1:${(embeddings.address() as AddressInfo).port}/v1/embeddings`;
+
+  const dir = mkdtempSync(join(tmpdir(), 'fns-contract-'));
+  const config = {
+    ...loadConfig({ DATA_DIR: dir, TRUST_PROXY: 'true', EMBEDDINGS_URL: embeddingsUrl, EMBEDDINGS_MODEL: 'trigram-128' }),
+    port: 0,
+    host: '127.0.0.1',
+  };
+  const svc = await startService(config, { log: (m) => console.log(`service: ${m}`) });
+  try {
+    const now = Date.now();
+    const { articles } = parseNdjson(readFileSync(join(root, 'fixtures', 'demo-articles.ndjson'), 'utf8'));
+    await svc.store.insert(articles, now - 60_000);
+    await svc.worker.drain();
+    const prefix = livePrefix(config);
+    const key = async (tier: 'starter' | 'pro' | 'max') => (await createKey(svc.store, { tier, livePrefix: prefix, now })).key;
+    const inactive = await createKey(svc.store, { tier: 'max', livePrefix: prefix, now });
+    await svc.store.setKeyActive(inactive.key_id, false);
+    const keys = {
+      max: await key('max'),
+      pro: await key('pro'),
+      inactive: inactive.key,
+      starterExhausted: await key('starter'),
+      maxExhausted: await key('max'),
+      outageQuery: OUTAGE,
+    };
+    // Use up the limits of the two "exhausted" keys, each from its own client address.
+    const exhaust = async (k: string, limit: number, n: number) => {
+      for (let i = 0; i < limit; i++) {
+        const r = await fetch(`${svc.url}/v1/news?limit=1`, { headers: { 'X-API-Key': k, 'X-Forwarded-For': `203.0.113.${n}` } });
+        if (r.status !== 200) throw new Error(`seeding: expected 200, got ${r.status}`);
+      }
+    };
+    await exhaust(keys.starterExhausted, 1, 1);
+    await exhaust(keys.maxExhausted, 60, 2);
+    console.log(`contract: service at ${svc.url}, ${articles.length} articles, running Dredd against generated/openapi.json`);
+
+    const code = await new Promise<number>((resolveCode) => {
+      const child = spawn(join(root, 'node_modules', '.bin', 'dredd'), [join(root, 'generated', 'openapi.json'), svc.url, '--hookfiles', join(root, 'test', 'contract', 'dredd-hooks.cjs'), '--loglevel', 'error', '--reporter', 'dot'], {
+        stdio: 'inherit',
+        env: { ...process.env, FNS_CONTRACT_KEYS: JSON.stringify(keys), FNS_OPENAPI_JSON: join(root, 'generated', 'openapi.json'), NODE_OPTIONS: '--no-warnings' },
+      });
+      child.on('exit', (c) => resolveCode(c ?? 1));
+    });
+    const documented = Object.values<any>(openapiDocument().paths).reduce((n, item) => n + Object.values<any>(item).reduce((m, op) => m + Object.keys(op.responses).length, 0), 0);
+    console.log(`contract: openapi.yaml documents ${documented} (operation, status) pairs; Dredd exit code ${code}`);
+    return code;
+  } finally {
+    await svc.close();
+    embeddings.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
