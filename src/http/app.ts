@@ -13,6 +13,7 @@ import type { RateLimiter } from '../state/memory.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
 import { sendGenericProblem, sendJson, sendProblem } from './problem.js';
 import { openapiValidator, parseQuery, rejectRepeated, validationErrorHandler } from './validation.js';
+import { createResponseCheck } from './response-check.js';
 
 export interface ArchiveSearch {
   /** Most relevant first. Throws EmbeddingUnavailableError when the embedder fails. */
@@ -59,12 +60,15 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('query parser', parseQuery);
   app.set('etag', false);
 
-  const validator = openapiValidator({ validateResponses: deps.validateResponses });
+  const validator = openapiValidator();
+  const checkResponse = deps.validateResponses ? createResponseCheck() : undefined;
 
   /** Admission: IP guard and key, tier access, then the rate limit (only admitted requests count). */
   const admit = (operationId: OperationId) => async (req: Request, res: Response, next: NextFunction) => {
     const now = deps.clock();
     const access = ACCESS[operationId];
+    res.locals.operationId = operationId;
+    if (checkResponse) res.locals.checkResponse = (status: number, type: string, body: unknown) => checkResponse(operationId, status, type, body);
     const key = req.get('x-api-key');
     const result = await authenticate(deps, { ip: req.ip ?? 'unknown', key, now, allowBlockedTier: access.allowBlockedTier });
     if (!result.ok) {
@@ -73,7 +77,6 @@ export function createApp(deps: AppDeps): express.Express {
     }
     const plan = plans[result.caller.tier];
     if (access.requires === 'search' && !plan.search) return sendProblem(res, 'maxPlanOnly');
-    res.locals.operationId = operationId;
     res.locals.caller = result.caller;
     if (access.counted) {
       const d = await deps.rateLimiter.hit(result.caller.keyId, plan.rateLimit, limits.rateWindowMs, now);
@@ -137,6 +140,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use((err: any, _req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return;
+    res.locals.checkResponse = undefined;
     if (err?.type === 'entity.too.large' || err?.status === 413) return sendGenericProblem(res, 413, 'Content Too Large', 'Requests take no body');
     console.error('unexpected error:', err instanceof Error ? err.stack : err);
     sendGenericProblem(res, 500, 'Internal Server Error', 'Unexpected error; the request can be retried');

@@ -9,6 +9,9 @@ export const JSON_TYPE = 'application/json';
  * definition, RFC 8259, and the contract names the bare media types).
  */
 export function sendJson(res: Response, status: number, body: unknown, type: string = JSON_TYPE): void {
+  // Set by the app when responses are validated (tests): throws on a contract violation.
+  const check = res.locals.checkResponse as ((status: number, type: string, body: unknown) => void) | undefined;
+  check?.(status, type, body);
   const text = JSON.stringify(body);
   res.status(status);
   res.setHeader('Content-Type', type);
