@@ -7,7 +7,7 @@ export interface Config {
   dataDir: string;
   databaseUrl?: string;
   redisUrl?: string;
-  trustProxy: boolean | string;
+  trustProxy: boolean | number | string;
   streamRecheckMs: number;
   embeddingsUrl?: string;
   embeddingsModel?: string;
@@ -43,9 +43,11 @@ function url(env: NodeJS.ProcessEnv, name: string, schemes: string[]): string | 
   return raw;
 }
 
-function trustProxy(raw: string | undefined): boolean | string {
-  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false;
-  if (raw === 'true' || raw === '1') return true;
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  // A hop count: trust that many proxies in front of the service (Express reads a number as hops).
+  if (/^\d+$/.test(raw)) return Number(raw);
   // Express's own syntax: a hop count or a list of trusted addresses/subnets (e.g. "loopback, 10.0.0.0/8").
   if (/^[\w.:/, -]+$/.test(raw)) return raw;
   throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of trusted addresses, got "${raw}"`);

@@ -25,7 +25,7 @@ export interface AppDeps extends AuthDeps {
   search: ArchiveSearch;
   rateLimiter: RateLimiter;
   clock: () => number;
-  trustProxy: boolean | string;
+  trustProxy: boolean | number | string;
   validateResponses: boolean;
 }
 

@@ -12,12 +12,14 @@ import { EmbeddingWorker, SemanticIndex } from '../indexing/index.js';
 import { createEmbedder, type ClosableEmbedder, type Embedder } from '../search/index.js';
 import { MemoryIpGuard, MemoryRateLimiter } from '../state/memory.js';
 import { SqliteStore } from '../store/sqlite.js';
+import { attachStream, MemoryStreamSlots, type StreamHandle } from '../stream/index.js';
 
 export interface RunningService {
   url: string;
   server: Server;
   store: SqliteStore;
   worker: EmbeddingWorker;
+  stream: StreamHandle;
   close(): Promise<void>;
 }
 
@@ -51,12 +53,14 @@ export async function startService(
   const embedder = options.embedder ?? embedderFor(config);
   const index = new SemanticIndex(store, embedder);
   const worker = new EmbeddingWorker(store, embedder, { log });
+  // One IP guard for REST and the stream: a key presented on either counts for the client IP.
+  const ipGuard = new MemoryIpGuard(limits.ipGuard);
   const app = createApp({
     accounts: store,
     articles: store,
     search: index,
     rateLimiter: new MemoryRateLimiter(),
-    ipGuard: new MemoryIpGuard(limits.ipGuard),
+    ipGuard,
     livePrefix: livePrefix(config),
     clock,
     trustProxy: config.trustProxy,
@@ -64,10 +68,22 @@ export async function startService(
   });
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
+  const stream = attachStream(server, {
+    accounts: store,
+    articles: store,
+    ipGuard,
+    livePrefix: livePrefix(config),
+    clock,
+    trustProxy: config.trustProxy,
+    slots: new MemoryStreamSlots(),
+    recheckMs: config.streamRecheckMs,
+    log,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  await stream.ready;
   await worker.start();
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
@@ -76,7 +92,9 @@ export async function startService(
     server,
     store,
     worker,
+    stream,
     async close() {
+      await stream.close();
       await worker.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,0 +1,87 @@
+/**
+ * Stream admission rules (asyncapi.yaml "Who may connect", DESIGN.md §2): pure functions of the upgrade
+ * request, the authentication result, the key and account records and the clock. No I/O here.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import express from 'express';
+import { plans, stream, type Tier } from '../contract/index.js';
+import type { Admission } from '../auth/index.js';
+import { effectiveTier } from '../domain/tiers.js';
+import type { AccountRecord } from '../domain/tiers.js';
+import type { KeyRecord } from '../store/ports.js';
+
+export type CloseSpec = { code: number; reason: string };
+
+export type StreamAdmission =
+  | { ok: true; keyId: string; accountId: string; tier: Tier; withTickers: boolean }
+  | { ok: false; close: CloseSpec };
+
+/** The key of an upgrade request: the `api_key` query parameter, else the `X-API-Key` header. */
+export function keyFromRequest(url: string | undefined, headers: IncomingHttpHeaders): string | undefined {
+  const query = new URL(url ?? '/', 'http://stream.invalid').searchParams.get('api_key');
+  if (query !== null && query !== '') return query;
+  const header = headers['x-api-key'];
+  const value = Array.isArray(header) ? header[0] : header;
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** The path of an upgrade request, without the query string. */
+export function pathOf(url: string | undefined): string {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return q === -1 ? u : u.slice(0, q);
+}
+
+/** May a key of this tier hold a stream open? (`stream` flag of the plan table in openapi.yaml) */
+export function tierMayStream(tier: Tier): boolean {
+  return plans[tier].stream;
+}
+
+/**
+ * The outcome of connecting, from the shared authentication result (IP guard, key, active flag, blocked
+ * tier): invalid → `invalidKey`, inactive/free/blocked IP → `inactiveKey`, a tier without the stream
+ * (starter, expired) → `planRequired`. The one-connection rule is applied after this, by the slots.
+ */
+export function admissionOutcome(auth: Admission): StreamAdmission {
+  if (!auth.ok) {
+    return { ok: false, close: auth.problem === 'invalidApiKey' ? stream.closeCodes.invalidKey : stream.closeCodes.inactiveKey };
+  }
+  const { keyId, accountId, tier } = auth.caller;
+  if (!tierMayStream(tier)) return { ok: false, close: stream.closeCodes.planRequired };
+  return { ok: true, keyId, accountId, tier, withTickers: plans[tier].tickers };
+}
+
+export type RecheckOutcome = { ok: true; tier: Tier; withTickers: boolean } | { ok: false; close: CloseSpec };
+
+/**
+ * The periodic re-check of an open connection, from the key and account as stored now (not through the
+ * IP guard: a re-check is not a new use of the key). Anything short of an active key on a streaming
+ * tier ends the connection with `subscriptionExpired`; an upgrade or downgrade between pro and max
+ * switches the `tickers` variant.
+ */
+export function recheckOutcome(key: KeyRecord | undefined, account: AccountRecord | undefined, now: number): RecheckOutcome {
+  if (!key || !key.active || !account || key.accountId !== account.id) return { ok: false, close: stream.closeCodes.subscriptionExpired };
+  const tier = effectiveTier(account, now);
+  if (!tierMayStream(tier)) return { ok: false, close: stream.closeCodes.subscriptionExpired };
+  return { ok: true, tier, withTickers: plans[tier].tickers };
+}
+
+/**
+ * The client address the IP guard sees, computed exactly as Express computes `req.ip` for the REST
+ * endpoints with the same TRUST_PROXY setting (false: the socket address; true: the left-most
+ * X-Forwarded-For entry; a hop count (a number) or a list of trusted proxies: Express's own rules).
+ * Express itself does the computation, on a view of the upgrade request, so the two cannot drift.
+ */
+export function clientIpResolver(trustProxy: boolean | number | string): (headers: IncomingHttpHeaders, remoteAddress: string | undefined) => string {
+  if (trustProxy === false) return (_headers, remoteAddress) => remoteAddress ?? 'unknown';
+  const app = express();
+  app.set('trust proxy', trustProxy);
+  const proto = app.request;
+  return (headers, remoteAddress) => {
+    const view = Object.create(proto, {
+      headers: { value: headers },
+      socket: { value: { remoteAddress } },
+    }) as { ip: string | undefined };
+    return view.ip ?? remoteAddress ?? 'unknown';
+  };
+}

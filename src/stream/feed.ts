@@ -1,0 +1,73 @@
+/**
+ * The feed poller: follows the store's change feed (ordered by commit, fed by any process: the service,
+ * the `fns articles ingest` command line) and hands every new article to the fan-out, in order.
+ */
+import type { ArticleStore, FeedEntry } from '../store/ports.js';
+
+/** Articles read per feed query; a full page is followed at once by the next one. */
+export const FEED_PAGE = 500;
+
+export interface FeedPollerOptions {
+  articles: Pick<ArticleStore, 'feedAfter' | 'latestSeq'>;
+  intervalMs: number;
+  /** Called once per batch of new articles, in feed order. */
+  deliver: (batch: FeedEntry[]) => void;
+  /** When false nobody is listening: the poller only moves its cursor to the end of the feed. */
+  hasListeners: () => boolean;
+  log: (m: string) => void;
+}
+
+export class FeedPoller {
+  private lastSeq = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = true;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly opts: FeedPollerOptions) {}
+
+  /** Starts from the end of the feed: a stream carries the articles that arrive from now on. */
+  async start(): Promise<void> {
+    this.lastSeq = await this.opts.articles.latestSeq();
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.poll()
+        .catch((e: unknown) => this.opts.log(`stream: feed poll failed: ${e instanceof Error ? e.message : String(e)}`))
+        .finally(() => {
+          this.running = undefined;
+          this.schedule();
+        });
+    }, this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  /** One round: every page that is there now. */
+  async poll(): Promise<void> {
+    if (!this.opts.hasListeners()) {
+      const latest = await this.opts.articles.latestSeq();
+      // A connection admitted meanwhile keeps the older cursor (it filters by its own start point).
+      if (!this.opts.hasListeners()) this.lastSeq = Math.max(this.lastSeq, latest);
+      return;
+    }
+    for (;;) {
+      const page = await this.opts.articles.feedAfter(this.lastSeq, FEED_PAGE);
+      if (page.length === 0 || this.stopped) return;
+      this.lastSeq = page[page.length - 1]!.seq;
+      this.opts.deliver(page);
+      if (page.length < FEED_PAGE) return;
+      // Let pongs, closes and new connections in between two full pages.
+      await new Promise<void>((r) => setImmediate(r));
+    }
+  }
+}

@@ -1,0 +1,336 @@
+/**
+ * The WebSocket firehose of asyncapi.yaml, on the HTTP server of the REST API (same port, path
+ * `streamAddress`). Every rule and text comes from `stream` (the `x-stream` extension of the contract).
+ *
+ * - Admission happens before the WebSocket handshake completes: IP guard and key (the shared
+ *   `authenticate()`), then the plan, then the account's stream slot. A refused client still gets a
+ *   WebSocket, closed at once with `1008` and the contract's reason (the spec's signal for rejection).
+ * - Fan-out: one feed poller follows the store's change feed (any process may insert); each batch is
+ *   serialised and framed once per variant (with / without `tickers`) and the same bytes are written to
+ *   every open connection.
+ * - Re-check, keep-alive and slow-consumer rules each run on one timer for all connections.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import { authenticate } from '../auth/index.js';
+import { stream, streamAddress } from '../contract/index.js';
+import { presentArticle } from '../domain/articles.js';
+import type { IpGuard } from '../state/memory.js';
+import { hashKey } from '../store/ids.js';
+import type { AccountStore, ArticleStore, FeedEntry } from '../store/ports.js';
+import { admissionOutcome, clientIpResolver, keyFromRequest, pathOf, recheckOutcome, type CloseSpec, type StreamAdmission } from './admission.js';
+import { FeedPoller } from './feed.js';
+import { textFrames } from './frames.js';
+import type { StreamSlots } from './slots.js';
+
+export { MemoryStreamSlots, type StreamSlots } from './slots.js';
+export { admissionOutcome, recheckOutcome, keyFromRequest, clientIpResolver, tierMayStream, type CloseSpec } from './admission.js';
+
+export interface StreamDeps {
+  accounts: AccountStore;
+  articles: Pick<ArticleStore, 'feedAfter' | 'latestSeq'>;
+  ipGuard: IpGuard;
+  /** Prefix of the keys this service accepts, e.g. `fns_live_`. */
+  livePrefix: string;
+  clock: () => number;
+  /** As Express's `trust proxy` setting (TRUST_PROXY). */
+  trustProxy: boolean | number | string;
+  slots: StreamSlots;
+  /** Subscription re-check interval (STREAM_RECHECK_MS; the contract's `recheckSeconds` by default). */
+  recheckMs: number;
+  /** Default: the contract's `pingIntervalSeconds`. */
+  pingIntervalMs?: number;
+  /** How often the change feed is read. Default 100 ms (articles reach clients well within 1 s). */
+  feedPollMs?: number;
+  /** Default: the contract's `maxBufferedBytes`. */
+  maxBufferedBytes?: number;
+  log?: (m: string) => void;
+}
+
+export interface StreamHandle {
+  /** Resolves once the feed cursor is at the end of the feed (articles from then on are delivered). */
+  ready: Promise<void>;
+  /** Closes every connection with `1001` `Server shutting down`, stops the timers, detaches. */
+  close(): Promise<void>;
+  /** Open, admitted connections (not counting those being closed). */
+  connections(): number;
+}
+
+export const DEFAULT_FEED_POLL_MS = 100;
+/** Clients send nothing; anything larger than this from a client ends its connection (1009). */
+const INBOUND_MAX_BYTES = 16 * 1024;
+/** How long `close()` waits for clients to answer the closing handshake before cutting them off. */
+const SHUTDOWN_GRACE_MS = 2000;
+/** Status line for an upgrade on any path other than `streamAddress`. */
+const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+const INTERNAL_ERROR: CloseSpec = { code: 1011, reason: '' };
+
+interface Connection {
+  id: string;
+  ws: WebSocket;
+  /** The upgraded TCP socket, which `ws` writes to as well. */
+  socket: Duplex;
+  accountId: string;
+  keyId: string;
+  /** Only the hash of the key is kept, for the re-check. */
+  keyHash: string;
+  withTickers: boolean;
+  /** The end of the feed when it was admitted: only later articles are its own. */
+  fromSeq: number;
+  /** A pong (or the connection itself) since the last ping. */
+  alive: boolean;
+  /** Closed by the server, waiting for the close to flush; seen by one keep-alive tick already. */
+  drainSeen: boolean;
+}
+
+export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
+  const log = deps.log ?? (() => {});
+  const pingIntervalMs = deps.pingIntervalMs ?? stream.pingIntervalSeconds * 1000;
+  const maxBufferedBytes = deps.maxBufferedBytes ?? stream.maxBufferedBytes;
+  const clientIp = clientIpResolver(deps.trustProxy);
+  const wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: INBOUND_MAX_BYTES });
+
+  /** Admitted and open: the fan-out targets. */
+  const live = new Set<Connection>();
+  /** Admitted, closed by the server (re-check, slow consumer), not yet gone. */
+  const draining = new Set<Connection>();
+  /** Every upgraded WebSocket until its close, admitted or not (for shutdown). */
+  const sockets = new Set<WebSocket>();
+  /** Upgrades whose admission is still running. */
+  const admitting = new Set<Promise<void>>();
+  let shuttingDown = false;
+
+  const end = (conn: Connection, spec: CloseSpec, why: string): void => {
+    if (!live.delete(conn)) return;
+    draining.add(conn);
+    log(`stream: closing ${conn.id} account=${conn.accountId} key=${conn.keyId}: ${why} (${spec.code})`);
+    conn.ws.close(spec.code, spec.reason);
+  };
+
+  // ---- fan-out ----
+
+  const encode = (entries: FeedEntry[], withTickers: boolean): Buffer =>
+    textFrames(entries.map((e) => JSON.stringify(presentArticle(e.article, withTickers))));
+
+  const deliver = (batch: FeedEntry[]): void => {
+    const firstSeq = batch[0]!.seq;
+    const lastSeq = batch[batch.length - 1]!.seq;
+    let plain: Buffer | undefined;
+    let full: Buffer | undefined;
+    for (const conn of live) {
+      const ws = conn.ws;
+      if (ws.readyState !== WebSocket.OPEN) {
+        live.delete(conn);
+        continue;
+      }
+      if (ws.bufferedAmount > maxBufferedBytes) {
+        end(conn, stream.closeCodes.slowConsumer, `send buffer ${ws.bufferedAmount} bytes`);
+        continue;
+      }
+      let frames: Buffer;
+      if (conn.fromSeq >= firstSeq) {
+        // Just opened: only what entered the store after its admission (rare; framed for it alone).
+        if (conn.fromSeq >= lastSeq) continue;
+        frames = encode(
+          batch.filter((e) => e.seq > conn.fromSeq),
+          conn.withTickers,
+        );
+      } else {
+        frames = conn.withTickers ? (full ??= encode(batch, true)) : (plain ??= encode(batch, false));
+      }
+      // The upgrade socket itself: whole frames, in order with the pings and closes `ws` writes.
+      conn.socket.write(frames);
+    }
+  };
+
+  const poller = new FeedPoller({
+    articles: deps.articles,
+    intervalMs: deps.feedPollMs ?? DEFAULT_FEED_POLL_MS,
+    deliver,
+    hasListeners: () => live.size > 0,
+    log,
+  });
+  const ready = (async () => {
+    for (;;) {
+      if (shuttingDown) return;
+      try {
+        await poller.start();
+        return;
+      } catch (e) {
+        log(`stream: cannot read the article feed: ${e instanceof Error ? e.message : String(e)}; retrying`);
+        await new Promise((r) => setTimeout(r, deps.feedPollMs ?? DEFAULT_FEED_POLL_MS));
+      }
+    }
+  })();
+
+  // ---- keep-alive: ping every interval; no pong since the previous ping → terminate ----
+
+  const pinger = setInterval(() => {
+    for (const conn of draining) {
+      if (conn.drainSeen) conn.ws.terminate();
+      else conn.drainSeen = true;
+    }
+    for (const conn of live) {
+      if (!conn.alive) {
+        live.delete(conn);
+        log(`stream: no pong from ${conn.id} account=${conn.accountId}; terminating`);
+        conn.ws.terminate();
+        continue;
+      }
+      conn.alive = false;
+      conn.ws.ping();
+    }
+  }, pingIntervalMs);
+  pinger.unref();
+
+  // ---- subscription re-check (store read directly: not a new use of the key for the IP guard) ----
+
+  let rechecking = false;
+  const recheck = async (): Promise<void> => {
+    if (rechecking) return;
+    rechecking = true;
+    try {
+      const now = deps.clock();
+      let n = 0;
+      for (const conn of [...live]) {
+        if (!live.has(conn)) continue;
+        const key = await deps.accounts.findKey(conn.keyHash);
+        const account = key ? await deps.accounts.getAccount(key.accountId) : undefined;
+        const outcome = recheckOutcome(key, account, now);
+        if (!live.has(conn)) continue;
+        if (outcome.ok) conn.withTickers = outcome.withTickers;
+        else end(conn, outcome.close, 'subscription re-check');
+        if (++n % 500 === 0) await new Promise<void>((r) => setImmediate(r));
+      }
+    } catch (e) {
+      log(`stream: re-check failed, connections kept: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      rechecking = false;
+    }
+  };
+  const rechecker = setInterval(() => void recheck(), deps.recheckMs);
+  rechecker.unref();
+
+  // ---- admission ----
+
+  type Outcome = (Extract<StreamAdmission, { ok: true }> & { keyHash: string; fromSeq: number }) | { ok: false; close: CloseSpec };
+
+  const admit = async (req: IncomingMessage, socket: Duplex, connectionId: string): Promise<Outcome> => {
+    const key = keyFromRequest(req.url, req.headers);
+    const ip = clientIp(req.headers, req.socket.remoteAddress);
+    const auth = await authenticate(deps, { ip, key, now: deps.clock(), allowBlockedTier: false });
+    const outcome = admissionOutcome(auth);
+    if (!outcome.ok) return outcome;
+    if (shuttingDown) return { ok: false, close: stream.closeCodes.shuttingDown };
+    if (!(await deps.slots.tryAcquire(outcome.accountId, connectionId))) return { ok: false, close: stream.closeCodes.secondConnection };
+    // The slot belongs to this TCP connection: freed when it goes, whatever happens from here on.
+    const release = (): void => {
+      deps.slots.release(outcome.accountId, connectionId).catch((e: unknown) => log(`stream: slot release failed: ${String(e)}`));
+    };
+    if (socket.destroyed) release();
+    else socket.once('close', release);
+    // Last step before the upgrade (nothing but promise continuations in between with the embedded
+    // store): the connection carries what enters the store after this point, and nothing before it.
+    const fromSeq = await deps.articles.latestSeq();
+    return { ...outcome, keyHash: hashKey(key!), fromSeq };
+  };
+
+  const open = (ws: WebSocket, socket: Duplex, connectionId: string, outcome: Outcome): void => {
+    sockets.add(ws);
+    ws.on('error', (e) => log(`stream: ${connectionId}: ${e.message}`));
+    if (!outcome.ok || shuttingDown) {
+      const close = outcome.ok ? stream.closeCodes.shuttingDown : outcome.close;
+      ws.on('close', () => sockets.delete(ws));
+      ws.close(close.code, close.reason);
+      return;
+    }
+    const conn: Connection = {
+      id: connectionId,
+      ws,
+      socket,
+      accountId: outcome.accountId,
+      keyId: outcome.keyId,
+      keyHash: outcome.keyHash,
+      withTickers: outcome.withTickers,
+      fromSeq: outcome.fromSeq,
+      alive: true,
+      drainSeen: false,
+    };
+    live.add(conn);
+    ws.on('pong', () => {
+      conn.alive = true;
+    });
+    ws.on('close', (code) => {
+      live.delete(conn);
+      draining.delete(conn);
+      sockets.delete(ws);
+      log(`stream: closed ${conn.id} account=${conn.accountId} (${code})`);
+    });
+    log(`stream: open ${conn.id} account=${conn.accountId} key=${conn.keyId}`);
+  };
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    if (pathOf(req.url) !== streamAddress) {
+      socket.on('error', () => socket.destroy());
+      socket.end(NOT_FOUND);
+      return;
+    }
+    const connectionId = randomUUID();
+    // Until ws takes the socket over, an error (client gone) just ends it; the slot goes with it.
+    const earlyError = (): void => {
+      socket.destroy();
+    };
+    socket.on('error', earlyError);
+    const work = (async () => {
+      let outcome: Outcome;
+      try {
+        outcome = await admit(req, socket, connectionId);
+      } catch (e) {
+        log(`stream: admission failed: ${e instanceof Error ? e.message : String(e)}`);
+        outcome = { ok: false, close: INTERNAL_ERROR };
+      }
+      if (socket.destroyed) return;
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        socket.off('error', earlyError);
+        open(ws, socket, connectionId, outcome);
+      });
+    })();
+    admitting.add(work);
+    work
+      .catch((e: unknown) => {
+        log(`stream: upgrade failed: ${e instanceof Error ? e.message : String(e)}`);
+        socket.destroy();
+      })
+      .finally(() => admitting.delete(work));
+  };
+  server.on('upgrade', onUpgrade);
+
+  let closed: Promise<void> | undefined;
+  return {
+    ready,
+    connections: () => live.size,
+    close() {
+      closed ??= (async () => {
+        shuttingDown = true;
+        server.off('upgrade', onUpgrade);
+        clearInterval(pinger);
+        clearInterval(rechecker);
+        await ready;
+        await poller.stop();
+        await Promise.allSettled([...admitting]);
+        const gone = [...sockets].map((ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r()))));
+        for (const conn of live) conn.ws.close(stream.closeCodes.shuttingDown.code, stream.closeCodes.shuttingDown.reason);
+        live.clear();
+        const grace = setTimeout(() => {
+          for (const ws of sockets) ws.terminate();
+        }, SHUTDOWN_GRACE_MS);
+        await Promise.all(gone);
+        clearTimeout(grace);
+        await new Promise<void>((r) => wss.close(() => r()));
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+
+describe('configuration from the environment, validated at start', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ port: 8080, trustProxy: false, streamRecheckMs: 300_000, embeddingsTimeoutMs: 5000, brand: 'fns', validateResponses: false });
+    expect(c.dataDir).toMatch(/data$/);
+  });
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT must be an integer between 0 and 65535, got "eighty"'],
+    [{ STREAM_RECHECK_MS: '-5' }, 'STREAM_RECHECK_MS must be an integer between 10 and 86400000, got "-5"'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must use postgres or postgresql, got "mysql:"'],
+    [{ EMBEDDINGS_URL: 'http://127.0.0.1:9/v1/embeddings' }, 'EMBEDDINGS_MODEL is required when EMBEDDINGS_URL is set'],
+    [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY must be true, false, a hop count or a list of trusted addresses, got "yes please!"'],
+  ])('rejects %o with a message naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(new ConfigError(message));
+  });
+  it('reads TRUST_PROXY as on/off, a hop count or an address list', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe('loopback, 10.0.0.0/8');
+  });
+});
