@@ -1,0 +1,47 @@
+/** `fns serve` as a real process: REST and the stream on one port; SIGTERM closes streams with 1001 and exits. */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { afterAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { repoRoot } from '../support/specs.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'fns-serve-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const bin = join(repoRoot, 'bin', 'fns.mjs');
+const env = { ...process.env, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', EMBEDDINGS_URL: 'http://127.0.0.1:9/v1/embeddings', EMBEDDINGS_MODEL: 'unused' };
+
+describe('fns serve', () => {
+  it('serves REST and the stream on one port, and on SIGTERM closes streams with 1001 and exits 0', async () => {
+    const { key } = JSON.parse(execFileSync(process.execPath, [bin, 'keys', 'create', '--tier', 'pro', '--json'], { env, encoding: 'utf8' }));
+    const child = spawn(process.execPath, [bin, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const url = await new Promise<string>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no start line: ${out}`)), 20_000);
+      child.stdout.on('data', () => {
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m) {
+          clearTimeout(t);
+          resolve(m[1]!);
+        }
+      });
+    });
+    const usage = await fetch(`${url}/v1/account/usage`, { headers: { 'X-API-Key': key } });
+    expect(await usage.json()).toMatchObject({ tier: 'pro', rate_limit: 30 });
+
+    const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream?api_key=${key}`);
+    await once(ws, 'open');
+    const closed = once(ws, 'close');
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const [code, reason] = (await closed) as [number, Buffer];
+    expect(code).toBe(1001);
+    expect(reason.toString()).toBe('Server shutting down');
+    const [exitCode] = (await exited) as [number];
+    expect(exitCode).toBe(0);
+    expect(out).not.toContain(key);
+  }, 60_000);
+});
