@@ -11,7 +11,7 @@ import { usageOf } from '../domain/tiers.js';
 import type { ArticleStore } from '../store/ports.js';
 import type { RateLimiter } from '../state/memory.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
-import { sendGenericProblem, sendJson, sendProblem } from './problem.js';
+import { contractFallbacks, sendJson, sendProblem } from './problem.js';
 import { openapiValidator, parseQuery, rejectRepeated, validationErrorHandler } from './validation.js';
 import { createResponseCheck } from './response-check.js';
 
@@ -129,22 +129,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(validationErrorHandler((req) => (req.res?.locals as Partial<Locals> | undefined)?.operationId));
 
-  const known = new Set(['/v1/news', '/v1/news/search', '/v1/account/usage']);
-  app.use((req, res) => {
-    if (known.has(req.path)) {
-      res.set('Allow', 'GET');
-      return sendGenericProblem(res, 405, 'Method Not Allowed', `${req.method} is not allowed on ${req.path}; use GET`);
-    }
-    sendGenericProblem(res, 404, 'Not Found', `No endpoint at ${req.path}`);
-  });
-
-  app.use((err: any, _req: Request, res: Response, _next: NextFunction) => {
-    if (res.headersSent) return;
-    res.locals.checkResponse = undefined;
-    if (err?.type === 'entity.too.large' || err?.status === 413) return sendGenericProblem(res, 413, 'Content Too Large', 'Requests take no body');
-    console.error('unexpected error:', err instanceof Error ? err.stack : err);
-    sendGenericProblem(res, 500, 'Internal Server Error', 'Unexpected error; the request can be retried');
-  });
+  app.use(...contractFallbacks(['/v1/news', '/v1/news/search', '/v1/account/usage'], ''));
 
   return app;
 }

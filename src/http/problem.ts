@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { problems, type Problem, type ProblemKind } from '../contract/index.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
@@ -30,4 +30,27 @@ export function sendProblem(res: Response, kind: ProblemKind, detail?: string): 
 export function sendGenericProblem(res: Response, status: number, title: string, detail: string): void {
   const body: Problem = { type: 'about:blank', title, status, detail };
   sendJson(res, status, body, PROBLEM_TYPE);
+}
+
+/**
+ * The tail of an app serving the contract (the service and the mock): a validation error of an
+ * operation, a known path with another method (405), an unknown path (404), an unexpected fault (500).
+ */
+export function contractFallbacks(knownPaths: Iterable<string>, logPrefix: string): [RequestHandler, (err: any, req: Request, res: Response, next: NextFunction) => void] {
+  const known = new Set(knownPaths);
+  const notFound: RequestHandler = (req, res) => {
+    if (known.has(req.path)) {
+      res.set('Allow', 'GET');
+      return sendGenericProblem(res, 405, 'Method Not Allowed', `${req.method} is not allowed on ${req.path}; use GET`);
+    }
+    sendGenericProblem(res, 404, 'Not Found', `No endpoint at ${req.path}`);
+  };
+  const onError = (err: any, _req: Request, res: Response, _next: NextFunction): void => {
+    if (res.headersSent) return;
+    res.locals.checkResponse = undefined;
+    if (err?.type === 'entity.too.large' || err?.status === 413) return sendGenericProblem(res, 413, 'Content Too Large', 'Requests take no body');
+    console.error(`${logPrefix}unexpected error:`, err instanceof Error ? err.stack : err);
+    sendGenericProblem(res, 500, 'Internal Server Error', 'Unexpected error; the request can be retried');
+  };
+  return [notFound, onError];
 }

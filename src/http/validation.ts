@@ -69,7 +69,7 @@ export function rejectRepeated(operationId: string): RequestHandler {
 }
 
 /** Request validation only; responses are checked by response-check.ts (see there). */
-export function openapiValidator(_unused?: { validateResponses?: boolean }): RequestHandler[] {
+export function openapiValidator(): RequestHandler[] {
   return OpenApiValidator.middleware({
     apiSpec: openapiDocument(),
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },

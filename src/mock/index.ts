@@ -1,0 +1,100 @@
+/**
+ * The partner mock: one loopback port serving the REST contract (Prism behind a front that plays the
+ * sandbox tiers) and the `/v1/stream` firehose (driven by asyncapi.yaml's examples). Configuration is
+ * passed in; only scripts/mock.ts reads the environment.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { streamExamples } from '../../generated/stream.js';
+import { limits, openapiPath, type Tier } from '../contract/index.js';
+import type { AuthDeps } from '../auth/index.js';
+import { startPrism, type RunningPrism } from './prism.js';
+import { createMockApp } from './rest.js';
+import { AdmitAllRateLimiter, openIpGuard, SandboxAccounts } from './sandbox.js';
+import { attachMockStream, exampleArticles, type MockStream } from './stream.js';
+
+export { sandboxKeys, SandboxAccounts, AdmitAllRateLimiter } from './sandbox.js';
+
+export interface MockOptions {
+  /** Port of the mock (REST and stream); 0 picks a free one. Default 4010. */
+  port?: number;
+  /** Loopback address to listen on. Default 127.0.0.1. */
+  host?: string;
+  /** OpenAPI document served by Prism. Default generated/openapi.json (openapi.yaml bundled). */
+  specPath?: string;
+  /** One stream article every `streamIntervalMs`. Default 2000. */
+  streamIntervalMs?: number;
+  /** Prefix of the sandbox keys. Default `fns_test_` (x-limits.keyPrefixes.test). */
+  testPrefix?: string;
+  /** Base environment for the Prism child (telemetry switches are always added). */
+  prismEnv?: Record<string, string | undefined>;
+  /** Check every REST response against the contract (tests): a violation becomes a 500. Default false. */
+  validateResponses?: boolean;
+  clock?: () => number;
+  log?: (message: string) => void;
+}
+
+export interface RunningMock {
+  url: string;
+  port: number;
+  /** The sandbox key of each tier. */
+  keys: Record<Tier, string>;
+  prism: RunningPrism;
+  stream: MockStream;
+  server: Server;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
+  const host = opts.host ?? '127.0.0.1';
+  if (!LOOPBACK.test(host)) throw new Error(`the mock listens on loopback only, got host "${host}"`);
+  const log = opts.log ?? (() => {});
+  const clock = opts.clock ?? Date.now;
+  const streamIntervalMs = opts.streamIntervalMs ?? 2000;
+  if (!Number.isInteger(streamIntervalMs) || streamIntervalMs < 10) throw new Error(`streamIntervalMs must be an integer ≥ 10, got ${streamIntervalMs}`);
+
+  log(`starting Prism on ${opts.specPath ?? openapiPath} …`);
+  const prism = await startPrism({ specPath: opts.specPath ?? openapiPath, ...(opts.prismEnv ? { env: opts.prismEnv } : {}), log });
+  log(`Prism is serving the REST contract on ${prism.url} (internal)`);
+
+  const accounts = new SandboxAccounts(clock, opts.testPrefix ?? limits.keyPrefixes.test);
+  const auth: AuthDeps = { accounts, ipGuard: openIpGuard, livePrefix: opts.testPrefix ?? limits.keyPrefixes.test };
+  const rest = createMockApp({ prismUrl: prism.url, accounts, auth, rateLimiter: new AdmitAllRateLimiter(), clock, validateResponses: opts.validateResponses ?? false });
+  const server = createServer(rest.app);
+  server.keepAliveTimeout = 65_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 4010, host, () => resolve());
+    });
+  } catch (err) {
+    rest.close();
+    await prism.stop();
+    throw err;
+  }
+  const stream = attachMockStream(server, { auth, examples: exampleArticles(streamExamples), intervalMs: streamIntervalMs, clock, log });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    keys: accounts.keys,
+    prism,
+    stream,
+    server,
+    close() {
+      closing ??= (async () => {
+        await stream.close();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        rest.close();
+        await prism.stop();
+      })();
+      return closing;
+    },
+  };
+}

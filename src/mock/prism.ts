@@ -1,0 +1,137 @@
+/**
+ * Prism (Stoplight) as a child process on a private loopback port: it serves the REST contract's
+ * examples; the mock's front sits before it. Telemetry is off (SCARF_ANALYTICS=false, DO_NOT_TRACK=1),
+ * CORS headers off. Prism runs under a small guard process (prism-guard.mjs) that stops it when the mock
+ * closes it, when this process exits, and when this process dies without cleaning up (SIGKILL).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface PrismOptions {
+  /** The OpenAPI document Prism serves (generated/openapi.json or openapi.yaml). */
+  specPath: string;
+  /** Loopback port for Prism; 0 (default) picks a free one. */
+  port?: number;
+  /** Base environment of the child (e.g. the caller's environment); the telemetry switches are added. */
+  env?: Record<string, string | undefined>;
+  /** Gets Prism's start and error lines (request logs are dropped). */
+  log?: (line: string) => void;
+  startTimeoutMs?: number;
+}
+
+export interface RunningPrism {
+  url: string;
+  port: number;
+  /** The guard process that runs Prism (it stops Prism when it ends). */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export const TELEMETRY_OFF = { SCARF_ANALYTICS: 'false', DO_NOT_TRACK: '1' } as const;
+
+const HOST = '127.0.0.1';
+
+function prismEntry(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('@stoplight/prism-cli/package.json')), 'dist', 'index.js');
+}
+
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, HOST, () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// eslint-disable-next-line no-control-regex
+const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+export async function startPrism(opts: PrismOptions): Promise<RunningPrism> {
+  const port = opts.port || (await freeLoopbackPort());
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
+  Object.assign(env, TELEMETRY_OFF, { NO_COLOR: '1', FORCE_COLOR: '0' });
+
+  const guard = fileURLToPath(new URL('./prism-guard.mjs', import.meta.url));
+  // stdin stays an open pipe: the guard stops Prism when it closes (this process is gone).
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [guard, prismEntry(), 'mock', opts.specPath, '--host', HOST, '--port', String(port), '--cors=false', '--errors=false'],
+    { env, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  child.stdin?.on('error', () => {});
+  // On exit (no time left to wait): the guard stops Prism on SIGTERM, and anyway when its stdin closes.
+  const killOnExit = () => child.kill('SIGTERM');
+  process.once('exit', killOnExit);
+
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  exited.then(() => process.off('exit', killOnExit));
+
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      child.stdin?.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+
+  const output: string[] = [];
+  const ready = new Promise<void>((resolve, reject) => {
+    const timeoutMs = opts.startTimeoutMs ?? 30_000;
+    const timer = setTimeout(() => reject(new Error(`Prism did not start within ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
+    const onLine = (raw: string) => {
+      const line = stripAnsi(raw).trim();
+      if (!line) return;
+      output.push(line);
+      if (output.length > 200) output.shift();
+      if (/Prism is listening on/.test(line)) {
+        clearTimeout(timer);
+        resolve();
+        return;
+      }
+      // Only Prism's own failures; its per-request logs (and its notes on its own example responses) are dropped.
+      if (/\[CLI\]/.test(line) && /\b(error|fatal)\b/.test(line)) opts.log?.(`prism: ${line}`);
+    };
+    for (const stream of [child.stdout, child.stderr]) {
+      let buf = '';
+      stream?.setEncoding('utf8');
+      stream?.on('data', (chunk: string) => {
+        buf += chunk;
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) !== -1) {
+          onLine(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+        }
+      });
+    }
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`Prism exited (${signal ?? `code ${code}`}) before listening:\n${output.join('\n')}`));
+    });
+  });
+
+  try {
+    await ready;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url: `http://${HOST}:${port}`, port, pid: child.pid!, stop };
+}

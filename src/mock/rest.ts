@@ -1,0 +1,200 @@
+/**
+ * The REST front of the mock: what Prism cannot do, done the way src/http/app.ts does it, in the same
+ * order: authentication (sandbox keys through the service's own `authenticate`), tier access, rate-limit
+ * headers, then validation (the shared validator and 400 mapping of src/http/validation.ts). Admitted
+ * requests go to Prism, whose example bodies are then shaped for the tier of the key: `tickers` only for
+ * max, the tier's own usage record, `query` echoed, `limit` / `urgency` / `since` applied to the example
+ * articles. A `Prefer` header is passed to Prism, so `Prefer: code=429` or `Prefer: example=empty`
+ * reach the other documented responses.
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { Agent, request as httpRequest } from 'node:http';
+import { limits, operationParameters, plans, type Article, type NewsList, type SearchResults, type Tier } from '../contract/index.js';
+import { authenticate, type AuthDeps, type Caller } from '../auth/index.js';
+import { presentArticle, type StoredArticle } from '../domain/articles.js';
+import { usageOf } from '../domain/tiers.js';
+import type { RateLimiter } from '../state/memory.js';
+import { contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson, sendProblem } from '../http/problem.js';
+import { createResponseCheck } from '../http/response-check.js';
+import { openapiValidator, parseQuery, rejectRepeated, validationErrorHandler } from '../http/validation.js';
+import type { SandboxAccounts } from './sandbox.js';
+
+export type OperationId = 'listNews' | 'searchNews' | 'getAccountUsage';
+
+interface Access {
+  allowBlockedTier: boolean;
+  counted: boolean;
+  requires?: 'search';
+}
+
+/** The same access rules as the service (spec §4 table): usage is free and answers `free` keys. */
+const ACCESS: Record<OperationId, Access> = {
+  listNews: { allowBlockedTier: false, counted: true },
+  searchNews: { allowBlockedTier: false, counted: true, requires: 'search' },
+  getAccountUsage: { allowBlockedTier: true, counted: false },
+};
+
+const PATHS: Record<OperationId, string> = {
+  listNews: '/v1/news',
+  searchNews: '/v1/news/search',
+  getAccountUsage: '/v1/account/usage',
+};
+
+const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+
+interface Locals {
+  operationId: OperationId;
+  caller: Caller;
+}
+
+export interface MockRestDeps {
+  prismUrl: string;
+  accounts: SandboxAccounts;
+  auth: AuthDeps;
+  rateLimiter: RateLimiter;
+  clock: () => number;
+  /** Check every response against the contract (tests): a violation becomes a 500. */
+  validateResponses?: boolean;
+}
+
+interface Upstream {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+function defaultOf(operationId: OperationId, name: string): number {
+  return operationParameters(operationId).find((p) => p.name === name)!.schema.default;
+}
+
+/** Rebuilds the query string for Prism from the raw one (the validator may have coerced req.query). */
+function upstreamQuery(rawUrl: string): string {
+  const q = rawUrl.indexOf('?');
+  const parsed = parseQuery(q === -1 ? '' : rawUrl.slice(q + 1));
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(parsed)) {
+    for (const value of Array.isArray(v) ? v : [v]) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(value)}`);
+  }
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+/** The articles of a list example, as the real list endpoint would return them for this request. */
+function shapeList(body: NewsList, tier: Tier, query: Request['query']): NewsList {
+  const limit = Number(query.limit ?? defaultOf('listNews', 'limit'));
+  const urgency = typeof query.urgency === 'string' ? query.urgency : undefined;
+  const since = typeof query.since === 'string' ? Date.parse(query.since) : undefined;
+  const withTickers = plans[tier].tickers;
+  const articles = body.articles
+    .filter((a) => urgency === undefined || a.urgency === urgency)
+    .filter((a) => since === undefined || Date.parse(a.received_at) > since)
+    .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .slice(0, limit)
+    .map((a) => presentArticle(asStored(a), withTickers));
+  return { count: articles.length, articles };
+}
+
+function shapeSearch(body: SearchResults, query: Request['query']): SearchResults {
+  const limit = Number(query.limit ?? defaultOf('searchNews', 'limit'));
+  const articles = body.articles.slice(0, limit).map((a) => presentArticle(asStored(a), true) as SearchResults['articles'][number]);
+  return { count: articles.length, query: String(query.q), articles };
+}
+
+/** Max keys always see `tickers`: an example article without it had none detected. */
+function asStored(a: Article): StoredArticle {
+  return { ...a, tickers: a.tickers ?? [] };
+}
+
+export function createMockApp(deps: MockRestDeps): { app: express.Express; close(): void } {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', parseQuery);
+  app.set('etag', false);
+
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const validator = openapiValidator();
+  const checkResponse = deps.validateResponses ? createResponseCheck() : undefined;
+
+  /** Admission as in src/http/app.ts; the mock's rate limiter admits every request. */
+  const admit = (operationId: OperationId) => async (req: Request, res: Response, next: NextFunction) => {
+    const now = deps.clock();
+    const access = ACCESS[operationId];
+    res.locals.operationId = operationId;
+    if (checkResponse) res.locals.checkResponse = (status: number, type: string, body: unknown) => checkResponse(operationId, status, type, body);
+    const result = await authenticate(deps.auth, { ip: req.ip ?? 'unknown', key: req.get('x-api-key'), now, allowBlockedTier: access.allowBlockedTier });
+    if (!result.ok) return sendProblem(res, result.problem);
+    const plan = plans[result.caller.tier];
+    if (access.requires === 'search' && !plan.search) return sendProblem(res, 'maxPlanOnly');
+    res.locals.caller = result.caller;
+    if (access.counted) {
+      const d = await deps.rateLimiter.hit(result.caller.keyId, plan.rateLimit, limits.rateWindowMs, now);
+      res.set({
+        'X-RateLimit-Limit': String(d.limit),
+        'X-RateLimit-Remaining': String(d.remaining),
+        'X-RateLimit-Reset': String(Math.ceil(d.resetAt / 1000)),
+      });
+    }
+    next();
+  };
+
+  const forward = (req: Request, key: string): Promise<Upstream> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string> = { 'X-API-Key': key };
+      const prefer = req.get('prefer');
+      if (prefer !== undefined) headers.Prefer = prefer;
+      const up = httpRequest(`${deps.prismUrl}${req.path}${upstreamQuery(req.originalUrl)}`, { method: 'GET', headers, agent }, (r) => {
+        let body = '';
+        r.setEncoding('utf8');
+        r.on('data', (c: string) => (body += c));
+        r.on('end', () => resolve({ status: r.statusCode ?? 502, contentType: String(r.headers['content-type'] ?? ''), body }));
+        r.on('error', reject);
+      });
+      up.on('error', reject);
+      up.end();
+    });
+
+  const handler = (operationId: OperationId) => async (req: Request, res: Response) => {
+    const { caller } = res.locals as Locals;
+    let up: Upstream;
+    try {
+      up = await forward(req, req.get('x-api-key') ?? '');
+    } catch (err) {
+      res.locals.checkResponse = undefined;
+      return sendGenericProblem(res, 502, 'Bad Gateway', `The mock's Prism process did not answer: ${(err as Error).message}`);
+    }
+    let parsed: any;
+    try {
+      parsed = up.body ? JSON.parse(up.body) : undefined;
+    } catch {
+      res.locals.checkResponse = undefined;
+      return sendGenericProblem(res, 502, 'Bad Gateway', `Prism answered ${up.status} with a body that is not JSON`);
+    }
+    if (up.status === 200) {
+      if (operationId === 'listNews') return sendJson(res, 200, shapeList(parsed, caller.tier, req.query));
+      if (operationId === 'searchNews') return sendJson(res, 200, shapeSearch(parsed, req.query));
+      const account = await deps.accounts.getAccount(caller.accountId);
+      return sendJson(res, 200, usageOf(account!, deps.clock()));
+    }
+    // Another documented response, chosen with `Prefer`: headers as the service would send them.
+    if (up.status === 401 || up.status === 403) for (const h of RATE_HEADERS) res.removeHeader(h);
+    if (up.status === 429) {
+      const limit = plans[caller.tier].rateLimit;
+      res.set({ 'X-RateLimit-Remaining': '0', 'Retry-After': String(Math.max(1, Math.ceil(limits.rateWindowMs / 1000 / Math.max(1, limit)))) });
+    }
+    const type = /problem\+json/.test(up.contentType) ? PROBLEM_TYPE : JSON_TYPE;
+    // Prism's own error for a `Prefer` the contract cannot satisfy (e.g. `code=418`) is passed on as is.
+    if (parsed?.type?.startsWith?.('https://stoplight.io/prism/errors')) res.locals.checkResponse = undefined;
+    if (parsed === undefined) return void res.status(up.status).end();
+    sendJson(res, up.status, parsed, type);
+  };
+
+  for (const operationId of Object.keys(PATHS) as OperationId[]) {
+    app.get(PATHS[operationId], admit(operationId), rejectRepeated(operationId), ...validator, handler(operationId));
+  }
+
+  app.use(validationErrorHandler((req) => (req.res?.locals as Partial<Locals> | undefined)?.operationId));
+
+  // Outside the contract: the same answers as the service.
+  app.use(...contractFallbacks(Object.values(PATHS), 'mock: '));
+
+  return { app, close: () => agent.destroy() };
+}

@@ -1,0 +1,89 @@
+/**
+ * The sandbox accounts of the mock (DESIGN.md §2 "sandbox keys"): one fixed key per tier of the contract,
+ * `<test prefix><tier>` (e.g. `fns_test_max`), each on its own account playing that tier. They sit behind
+ * the same AccountStore port as the real store, so the mock admits callers with the service's own
+ * `authenticate` (missing/unknown key → 401, `free` → 403, …) instead of re-implementing it.
+ */
+import { limits, plans, tiers, type Tier } from '../contract/index.js';
+import type { RateDecision } from '../domain/rate-limit.js';
+import { nextPeriodEnd, toIso, type AccountRecord } from '../domain/tiers.js';
+import type { IpGuard, RateLimiter } from '../state/memory.js';
+import type { IpVerdict } from '../domain/ip-guard.js';
+import { hashKey } from '../store/ids.js';
+import type { AccountStore, KeyRecord } from '../store/ports.js';
+
+/** The sandbox key of every tier of the contract (`starter`, `pro`, `max`, `expired`, `free`). */
+export function sandboxKeys(testPrefix: string = limits.keyPrefixes.test): Record<Tier, string> {
+  return Object.fromEntries(tiers.map((t) => [t, `${testPrefix}${t}`])) as Record<Tier, string>;
+}
+
+const FIXED = 'the sandbox accounts of the mock are fixed: one key per tier, nothing can be created or changed';
+
+/**
+ * Read-only accounts, one per tier. Paid tiers have a billing period ending one month after the mock
+ * started; `expired` was cancelled one day before `now` (inside the grace window, whatever the time);
+ * `free` never subscribed.
+ */
+export class SandboxAccounts implements AccountStore {
+  readonly keys: Record<Tier, string>;
+  private readonly byHash = new Map<string, Tier>();
+  private readonly periodEnd: string;
+
+  constructor(
+    private readonly clock: () => number,
+    testPrefix: string = limits.keyPrefixes.test,
+  ) {
+    this.keys = sandboxKeys(testPrefix);
+    for (const t of tiers) this.byHash.set(hashKey(this.keys[t]), t);
+    this.periodEnd = nextPeriodEnd(clock());
+  }
+
+  async findKey(keyHash: string): Promise<KeyRecord | undefined> {
+    const tier = this.byHash.get(keyHash);
+    return tier && { keyId: `sandbox_${tier}`, accountId: `sandbox_${tier}`, active: true };
+  }
+
+  async getAccount(accountId: string): Promise<AccountRecord | undefined> {
+    const tier = tiers.find((t) => `sandbox_${t}` === accountId);
+    if (tier === undefined) return undefined;
+    if (tier === 'expired') {
+      const lastPaid = tiers.find((t) => plans[t].paid) ?? 'starter';
+      return { id: accountId, tier: lastPaid, periodEnd: null, cancelledAt: toIso(this.clock() - 24 * 3600_000) };
+    }
+    return { id: accountId, tier, periodEnd: plans[tier].paid ? this.periodEnd : null, cancelledAt: null };
+  }
+
+  createAccount(): Promise<AccountRecord> {
+    return Promise.reject(new Error(FIXED));
+  }
+  setTier(): Promise<AccountRecord | undefined> {
+    return Promise.reject(new Error(FIXED));
+  }
+  cancel(): Promise<AccountRecord | undefined> {
+    return Promise.reject(new Error(FIXED));
+  }
+  createKey(): Promise<void> {
+    return Promise.reject(new Error(FIXED));
+  }
+  setKeyActive(): Promise<KeyRecord | undefined> {
+    return Promise.reject(new Error(FIXED));
+  }
+}
+
+/** The mock has no IP guard (documented in docs/mock.md): every address is allowed. */
+export const openIpGuard: IpGuard = {
+  async check(): Promise<IpVerdict> {
+    return { allowed: true };
+  },
+};
+
+/**
+ * A rate limiter that admits every request and reports what a fresh key would see: the plan's limit,
+ * `limit - 1` remaining, reset one window from now. Used by the mock (which does not rate-limit over
+ * time) and by the benchmark (to measure the real service without its limiter refusing requests).
+ */
+export class AdmitAllRateLimiter implements RateLimiter {
+  async hit(_keyId: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
+    return { admitted: true, limit, remaining: Math.max(0, limit - 1), resetAt: now + windowMs, retryAfterSeconds: 0 };
+  }
+}
