@@ -7,45 +7,21 @@
  * articles. A `Prefer` header is passed to Prism, so `Prefer: code=429` or `Prefer: example=empty`
  * reach the other documented responses.
  */
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import { Agent, request as httpRequest } from 'node:http';
-import { limits, operationParameters, plans, type Article, type NewsList, type SearchResults, type Tier } from '../contract/index.js';
-import { authenticate, type AuthDeps, type Caller } from '../auth/index.js';
+import { limits, plans, type Article, type NewsList, type SearchResults, type Tier } from '../contract/index.js';
+import type { AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { usageOf } from '../domain/tiers.js';
 import type { RateLimiter } from '../state/memory.js';
-import { contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson, sendProblem } from '../http/problem.js';
-import { createResponseCheck } from '../http/response-check.js';
-import { openapiValidator, parseQuery, rejectRepeated, validationErrorHandler } from '../http/validation.js';
+import { contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
+import { createOperationChain, defaultOf, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
+import { parseQuery, validationErrorHandler } from '../http/validation.js';
 import type { SandboxAccounts } from './sandbox.js';
-
-export type OperationId = 'listNews' | 'searchNews' | 'getAccountUsage';
-
-interface Access {
-  allowBlockedTier: boolean;
-  counted: boolean;
-  requires?: 'search';
-}
-
-/** The same access rules as the service (spec §4 table): usage is free and answers `free` keys. */
-const ACCESS: Record<OperationId, Access> = {
-  listNews: { allowBlockedTier: false, counted: true },
-  searchNews: { allowBlockedTier: false, counted: true, requires: 'search' },
-  getAccountUsage: { allowBlockedTier: true, counted: false },
-};
-
-const PATHS: Record<OperationId, string> = {
-  listNews: '/v1/news',
-  searchNews: '/v1/news/search',
-  getAccountUsage: '/v1/account/usage',
-};
 
 const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 
-interface Locals {
-  operationId: OperationId;
-  caller: Caller;
-}
+export type { OperationId } from '../http/admission.js';
 
 export interface MockRestDeps {
   prismUrl: string;
@@ -63,9 +39,6 @@ interface Upstream {
   body: string;
 }
 
-function defaultOf(operationId: OperationId, name: string): number {
-  return operationParameters(operationId).find((p) => p.name === name)!.schema.default;
-}
 
 /** Rebuilds the query string for Prism from the raw one (the validator may have coerced req.query). */
 function upstreamQuery(rawUrl: string): string {
@@ -111,30 +84,8 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
   app.set('etag', false);
 
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const validator = openapiValidator();
-  const checkResponse = deps.validateResponses ? createResponseCheck() : undefined;
-
-  /** Admission as in src/http/app.ts; the mock's rate limiter admits every request. */
-  const admit = (operationId: OperationId) => async (req: Request, res: Response, next: NextFunction) => {
-    const now = deps.clock();
-    const access = ACCESS[operationId];
-    res.locals.operationId = operationId;
-    if (checkResponse) res.locals.checkResponse = (status: number, type: string, body: unknown) => checkResponse(operationId, status, type, body);
-    const result = await authenticate(deps.auth, { ip: req.ip ?? 'unknown', key: req.get('x-api-key'), now, allowBlockedTier: access.allowBlockedTier });
-    if (!result.ok) return sendProblem(res, result.problem);
-    const plan = plans[result.caller.tier];
-    if (access.requires === 'search' && !plan.search) return sendProblem(res, 'maxPlanOnly');
-    res.locals.caller = result.caller;
-    if (access.counted) {
-      const d = await deps.rateLimiter.hit(result.caller.keyId, plan.rateLimit, limits.rateWindowMs, now);
-      res.set({
-        'X-RateLimit-Limit': String(d.limit),
-        'X-RateLimit-Remaining': String(d.remaining),
-        'X-RateLimit-Reset': String(Math.ceil(d.resetAt / 1000)),
-      });
-    }
-    next();
-  };
+  // Admission as in the service; the mock's rate limiter admits every request.
+  const route = createOperationChain({ auth: deps.auth, rateLimiter: deps.rateLimiter, clock: deps.clock, validateResponses: deps.validateResponses ?? false });
 
   const forward = (req: Request, key: string): Promise<Upstream> =>
     new Promise((resolve, reject) => {
@@ -187,14 +138,14 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
     sendJson(res, up.status, parsed, type);
   };
 
-  for (const operationId of Object.keys(PATHS) as OperationId[]) {
-    app.get(PATHS[operationId], admit(operationId), rejectRepeated(operationId), ...validator, handler(operationId));
+  for (const operationId of Object.keys(OPERATION_PATHS) as OperationId[]) {
+    app.get(OPERATION_PATHS[operationId], ...route(operationId), handler(operationId));
   }
 
   app.use(validationErrorHandler((req) => (req.res?.locals as Partial<Locals> | undefined)?.operationId));
 
   // Outside the contract: the same answers as the service.
-  app.use(...contractFallbacks(Object.values(PATHS), 'mock: '));
+  app.use(...contractFallbacks(Object.values(OPERATION_PATHS), 'mock: '));
 
   return { app, close: () => agent.destroy() };
 }

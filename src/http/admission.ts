@@ -1,0 +1,88 @@
+/**
+ * The request path shared by the service and the mock: which operations exist, who may call them, and
+ * the middleware chain in front of every handler: admission (IP guard and key, tier access, rate
+ * limit: only admitted requests count), then the repeated-parameter check and schema validation.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { authenticate, type AuthDeps, type Caller } from '../auth/index.js';
+import { limits, operationParameters, plans } from '../contract/index.js';
+import type { RateLimiter } from '../state/memory.js';
+import { sendProblem } from './problem.js';
+import { createResponseCheck } from './response-check.js';
+import { openapiValidator, rejectRepeated } from './validation.js';
+
+export type OperationId = 'listNews' | 'searchNews' | 'getAccountUsage';
+
+export const OPERATION_PATHS: Record<OperationId, string> = {
+  listNews: '/v1/news',
+  searchNews: '/v1/news/search',
+  getAccountUsage: '/v1/account/usage',
+};
+
+interface Access {
+  /** The usage endpoint answers `free` keys too. */
+  allowBlockedTier: boolean;
+  counted: boolean;
+  requires?: 'search';
+}
+
+/** Spec §4: usage is free and answers every tier; search needs the plan's search flag. */
+const ACCESS: Record<OperationId, Access> = {
+  listNews: { allowBlockedTier: false, counted: true },
+  searchNews: { allowBlockedTier: false, counted: true, requires: 'search' },
+  getAccountUsage: { allowBlockedTier: true, counted: false },
+};
+
+/** What admission leaves for the handler in `res.locals`. */
+export interface Locals {
+  operationId: OperationId;
+  caller: Caller;
+}
+
+export function defaultOf(operationId: OperationId, name: string): number {
+  return operationParameters(operationId).find((p) => p.name === name)!.schema.default;
+}
+
+export interface AdmissionDeps {
+  auth: AuthDeps;
+  rateLimiter: RateLimiter;
+  clock: () => number;
+  /** Check every response against the contract (tests): a violation throws, which becomes a 500. */
+  validateResponses: boolean;
+}
+
+/** Builds `chain(operationId)`: the middleware in front of an operation's handler. */
+export function createOperationChain(deps: AdmissionDeps): (operationId: OperationId) => RequestHandler[] {
+  const validator = openapiValidator();
+  const checkResponse = deps.validateResponses ? createResponseCheck() : undefined;
+
+  const admit = (operationId: OperationId) => async (req: Request, res: Response, next: NextFunction) => {
+    const now = deps.clock();
+    const access = ACCESS[operationId];
+    res.locals.operationId = operationId;
+    if (checkResponse) res.locals.checkResponse = (status: number, type: string, body: unknown) => checkResponse(operationId, status, type, body);
+    const result = await authenticate(deps.auth, { ip: req.ip ?? 'unknown', key: req.get('x-api-key'), now, allowBlockedTier: access.allowBlockedTier });
+    if (!result.ok) {
+      if (result.retryAfterSeconds !== undefined) res.set('Retry-After', String(result.retryAfterSeconds));
+      return sendProblem(res, result.problem);
+    }
+    const plan = plans[result.caller.tier];
+    if (access.requires === 'search' && !plan.search) return sendProblem(res, 'maxPlanOnly');
+    res.locals.caller = result.caller;
+    if (access.counted) {
+      const d = await deps.rateLimiter.hit(result.caller.keyId, plan.rateLimit, limits.rateWindowMs, now);
+      res.set({
+        'X-RateLimit-Limit': String(d.limit),
+        'X-RateLimit-Remaining': String(d.remaining),
+        'X-RateLimit-Reset': String(Math.ceil(d.resetAt / 1000)),
+      });
+      if (!d.admitted) {
+        res.set('Retry-After', String(d.retryAfterSeconds));
+        return sendProblem(res, 'rateLimitExceeded');
+      }
+    }
+    next();
+  };
+
+  return (operationId) => [admit(operationId), rejectRepeated(operationId), ...validator];
+}
