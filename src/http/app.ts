@@ -3,7 +3,7 @@
  * tier access, rate limit) and validation happen in middleware; handlers call the stores and map.
  */
 import express from 'express';
-import { plans, type NewsList, type SearchResults, type Urgency } from '../contract/index.js';
+import { plans, type SearchResults, type Urgency } from '../contract/index.js';
 import type { AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { effectiveSince } from '../domain/lookback.js';
@@ -12,7 +12,7 @@ import type { ArticleStore } from '../store/ports.js';
 import type { RateLimiter } from '../state/memory.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
 import { createOperationChain, defaultOf, OPERATION_PATHS, type Locals } from './admission.js';
-import { contractFallbacks, sendJson, sendProblem } from './problem.js';
+import { contractFallbacks, sendJson, sendJsonText, sendProblem } from './problem.js';
 import { parseQuery, validationErrorHandler } from './validation.js';
 
 export interface ArchiveSearch {
@@ -44,10 +44,10 @@ export function createApp(deps: AppDeps): express.Express {
     const limit = Number(req.query.limit ?? defaultOf('listNews', 'limit'));
     const since = typeof req.query.since === 'string' ? Date.parse(req.query.since) : undefined;
     const urgency = req.query.urgency as Urgency | undefined;
-    const rows = await deps.articles.list({ afterMs: effectiveSince(caller.tier, now, since), limit, ...(urgency ? { urgency } : {}) });
-    const withTickers = plans[caller.tier].tickers;
-    const body: NewsList = { count: rows.length, articles: rows.map((a) => presentArticle(a, withTickers)) };
-    sendJson(res, 200, body);
+    const query = { afterMs: effectiveSince(caller.tier, now, since), limit, ...(urgency ? { urgency } : {}) };
+    // Hot path: SQLite serialises each article (NewsList is just `count` and those objects).
+    const articles = await deps.articles.listJson(query, plans[caller.tier].tickers);
+    sendJsonText(res, 200, `{"count":${articles.length},"articles":[${articles.join(',')}]}`);
   });
 
   app.get(OPERATION_PATHS.searchNews, ...route('searchNews'), async (req, res) => {

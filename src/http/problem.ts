@@ -9,10 +9,14 @@ export const JSON_TYPE = 'application/json';
  * definition, RFC 8259, and the contract names the bare media types).
  */
 export function sendJson(res: Response, status: number, body: unknown, type: string = JSON_TYPE): void {
+  sendJsonText(res, status, JSON.stringify(body), type, body);
+}
+
+/** As sendJson, for a body already serialised (`parsed` spares the response check a parse). */
+export function sendJsonText(res: Response, status: number, text: string, type: string = JSON_TYPE, parsed?: unknown): void {
   // Set by the app when responses are validated (tests): throws on a contract violation.
   const check = res.locals.checkResponse as ((status: number, type: string, body: unknown) => void) | undefined;
-  check?.(status, type, body);
-  const text = JSON.stringify(body);
+  check?.(status, type, parsed === undefined ? JSON.parse(text) : parsed);
   res.status(status);
   res.setHeader('Content-Type', type);
   // An explicit length avoids chunked encoding (one write instead of a header + chunk framing).

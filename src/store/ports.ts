@@ -50,6 +50,11 @@ export interface ArticleStore {
   insert(articles: NewArticle[], now: number): Promise<StoredArticle[]>;
   /** Newest first by received_at. */
   list(query: ListQuery): Promise<StoredArticle[]>;
+  /**
+   * The same articles as `list`, each already serialised as the contract's Article JSON (fields in
+   * contract order; `tickers` only when asked for): the hot path of GET /v1/news.
+   */
+  listJson(query: ListQuery, withTickers: boolean): Promise<string[]>;
   getMany(ids: string[]): Promise<StoredArticle[]>;
   count(): Promise<number>;
   /** The change feed: articles inserted after `seq` (by any process), in insertion order. */

@@ -126,6 +126,28 @@ export function ulidTimePrefix(ms: number): string {
   return out;
 }
 
+/** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
+function articleJson(withTickers: boolean): string {
+  const fields = ["'id', id", "'content', content", "'urgency', urgency", "'sentiment', sentiment", "'published_at', published_at", "'received_at', received_at"];
+  if (withTickers) fields.push("'tickers', json(tickers)");
+  return `json_object(${fields.join(', ')})`;
+}
+
+function listJsonStatements(db: Database.Database) {
+  const make = (withTickers: boolean, byUrgency: boolean) =>
+    db
+      .prepare<unknown[], string>(
+        `SELECT ${articleJson(withTickers)} FROM articles WHERE ${byUrgency ? 'urgency = ? AND ' : ''}id > ? ORDER BY id DESC LIMIT ?`,
+      )
+      .pluck();
+  return {
+    listJsonFull: make(true, false),
+    listJsonFullUrgency: make(true, true),
+    listJsonPublic: make(false, false),
+    listJsonPublicUrgency: make(false, true),
+  };
+}
+
 export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
   readonly db: Database.Database;
   private readonly ulid = monotonicFactory();
@@ -154,6 +176,7 @@ export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
       listUrgency: db.prepare<[string, string, number], ArticleRow>(
         'SELECT * FROM articles WHERE urgency = ? AND id > ? ORDER BY id DESC LIMIT ?',
       ),
+      ...listJsonStatements(db),
       byId: db.prepare<[string], ArticleRow>('SELECT * FROM articles WHERE id = ?'),
       count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM articles'),
       feed: db.prepare<[number, number], ArticleRow>('SELECT * FROM articles WHERE seq > ? ORDER BY seq LIMIT ?'),
@@ -249,6 +272,13 @@ export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
     const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
     const rows = q.urgency ? this.stmts.listUrgency.all(q.urgency, bound, q.limit) : this.stmts.list.all(bound, q.limit);
     return rows.map(toArticle);
+  }
+
+  async listJson(q: ListQuery, withTickers: boolean): Promise<string[]> {
+    const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
+    const st = this.stmts;
+    if (q.urgency) return (withTickers ? st.listJsonFullUrgency : st.listJsonPublicUrgency).all(q.urgency, bound, q.limit);
+    return (withTickers ? st.listJsonFull : st.listJsonPublic).all(bound, q.limit);
   }
 
   async getMany(ids: string[]): Promise<StoredArticle[]> {
