@@ -90,6 +90,10 @@ async function main(): Promise<number> {
         env: { ...process.env, FNS_CONTRACT_KEYS: JSON.stringify(keys), FNS_OPENAPI_JSON: join(root, 'generated', 'openapi.json'), NODE_OPTIONS: '--no-warnings' },
       });
       child.on('exit', (c) => resolveCode(c ?? 1));
+      child.on('error', (err) => {
+        console.error(`contract: could not run Dredd: ${err.message}`);
+        resolveCode(1);
+      });
     });
     const documented = Object.values<any>(openapiDocument().paths).reduce((n, item) => n + Object.values<any>(item).reduce((m, op) => m + Object.keys(op.responses).length, 0), 0);
     console.log(`contract: openapi.yaml documents ${documented} (operation, status) pairs; Dredd exit code ${code}`);

@@ -1,5 +1,5 @@
 /** Operator actions behind the `fns` command line, on the store ports (testable without a shell). */
-import { assignableTiers, type Tier } from '../contract/index.js';
+import { assignableTiers, plans, type Tier } from '../contract/index.js';
 import type { AccountRecord } from '../domain/tiers.js';
 import { parseNdjson } from '../ingest/parse.js';
 import { hashKey, newApiKey, randomId } from '../store/ids.js';
@@ -52,9 +52,12 @@ export async function setTier(store: AccountStore, accountId: string | undefined
 
 export async function cancel(store: AccountStore, accountId: string | undefined, now: number) {
   if (!accountId) throw new OperatorError('an account id is required');
-  const acct = await store.cancel(accountId, now);
-  if (!acct) throw new OperatorError(`no account ${accountId}`);
-  return accountJson(acct);
+  const current = await store.getAccount(accountId);
+  if (!current) throw new OperatorError(`no account ${accountId}`);
+  // Spec §3: only a subscription can be cancelled; a `free` account stays free (and blocked).
+  if (current.cancelledAt !== null) throw new OperatorError(`account ${accountId} was already cancelled at ${current.cancelledAt}`);
+  if (!plans[current.tier].paid) throw new OperatorError(`account ${accountId} has no subscription to cancel (tier ${current.tier})`);
+  return accountJson((await store.cancel(accountId, now))!);
 }
 
 function accountJson(a: AccountRecord) {

@@ -1,4 +1,5 @@
 /** The only module that reads the environment. Validates every variable with a clear message. */
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -48,8 +49,17 @@ function trustProxy(raw: string | undefined): boolean | number | string {
   if (raw === 'true') return true;
   // A hop count: trust that many proxies in front of the service (Express reads a number as hops).
   if (/^\d+$/.test(raw)) return Number(raw);
-  // Express's own syntax: a hop count or a list of trusted addresses/subnets (e.g. "loopback, 10.0.0.0/8").
-  if (/^[\w.:/, -]+$/.test(raw)) return raw;
+  // Express's own syntax: a list of trusted addresses/subnets, e.g. "loopback, 10.0.0.0/8".
+  const named = new Set(['loopback', 'linklocal', 'uniquelocal']);
+  const valid = raw.split(',').every((part) => {
+    const entry = part.trim();
+    if (named.has(entry)) return true;
+    const [addr, prefix, extra] = entry.split('/');
+    const family = isIP(addr ?? '');
+    if (family === 0 || extra !== undefined) return false;
+    return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+  });
+  if (valid) return raw;
   throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of trusted addresses, got "${raw}"`);
 }
 

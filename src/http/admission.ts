@@ -9,7 +9,7 @@ import { limits, operationParameters, plans } from '../contract/index.js';
 import type { RateLimiter } from '../state/memory.js';
 import { sendProblem } from './problem.js';
 import { createResponseCheck } from './response-check.js';
-import { openapiValidator, rejectRepeated } from './validation.js';
+import { checkQueryShape, openapiValidator } from './validation.js';
 
 export type OperationId = 'listNews' | 'searchNews' | 'getAccountUsage';
 
@@ -39,9 +39,11 @@ export interface Locals {
   caller: Caller;
 }
 
-export function defaultOf(operationId: OperationId, name: string): number {
-  return operationParameters(operationId).find((p) => p.name === name)!.schema.default;
-}
+/** The `limit` default of each operation that takes one, read once from the contract. */
+export const LIMIT_DEFAULT: Record<'listNews' | 'searchNews', number> = {
+  listNews: operationParameters('listNews').find((p) => p.name === 'limit')!.schema.default,
+  searchNews: operationParameters('searchNews').find((p) => p.name === 'limit')!.schema.default,
+};
 
 export interface AdmissionDeps {
   auth: AuthDeps;
@@ -84,5 +86,5 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
     next();
   };
 
-  return (operationId) => [admit(operationId), rejectRepeated(operationId), ...validator];
+  return (operationId) => [admit(operationId), checkQueryShape(operationId), ...validator];
 }

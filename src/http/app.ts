@@ -11,9 +11,9 @@ import { usageOf } from '../domain/tiers.js';
 import type { ArticleStore } from '../store/ports.js';
 import type { RateLimiter } from '../state/memory.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
-import { createOperationChain, defaultOf, OPERATION_PATHS, type Locals } from './admission.js';
+import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals } from './admission.js';
 import { contractFallbacks, sendJson, sendJsonText, sendProblem } from './problem.js';
-import { parseQuery, validationErrorHandler } from './validation.js';
+import { parseQuery, parseSince, validationErrorHandler } from './validation.js';
 
 export interface ArchiveSearch {
   /** Most relevant first. Throws EmbeddingUnavailableError when the embedder fails. */
@@ -41,8 +41,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.get(OPERATION_PATHS.listNews, ...route('listNews'), async (req, res) => {
     const { caller } = res.locals as Locals;
     const now = deps.clock();
-    const limit = Number(req.query.limit ?? defaultOf('listNews', 'limit'));
-    const since = typeof req.query.since === 'string' ? Date.parse(req.query.since) : undefined;
+    const limit = Number(req.query.limit ?? LIMIT_DEFAULT.listNews);
+    const since = typeof req.query.since === 'string' ? parseSince(req.query.since) : undefined;
     const urgency = req.query.urgency as Urgency | undefined;
     const query = { afterMs: effectiveSince(caller.tier, now, since), limit, ...(urgency ? { urgency } : {}) };
     // Hot path: SQLite serialises each article (NewsList is just `count` and those objects).
@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.get(OPERATION_PATHS.searchNews, ...route('searchNews'), async (req, res) => {
     const q = String(req.query.q);
-    const limit = Number(req.query.limit ?? defaultOf('searchNews', 'limit'));
+    const limit = Number(req.query.limit ?? LIMIT_DEFAULT.searchNews);
     let rows: StoredArticle[];
     try {
       rows = await deps.search.search(q, limit);

@@ -34,6 +34,7 @@ export function unknownParameterDetail(name: string): string {
  * (a hand-typed `since=2026-11-21T10:00:00+02:00` means +02:00, never a space).
  */
 export function parseQuery(qs: string): Record<string, string | string[]> {
+  // Built with defineProperty: a key such as `__proto__` is an own (unknown, so rejected) parameter.
   const out: Record<string, string | string[]> = {};
   if (!qs) return out;
   for (const part of qs.split('&')) {
@@ -43,8 +44,9 @@ export function parseQuery(qs: string): Record<string, string | string[]> {
     const rawValue = eq === -1 ? '' : part.slice(eq + 1);
     const key = safeDecode(rawKey.replace(/\+/g, ' '));
     const value = safeDecode(key === 'since' ? rawValue : rawValue.replace(/\+/g, ' '));
-    const prev = out[key];
-    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    const prev = Object.prototype.hasOwnProperty.call(out, key) ? out[key] : undefined;
+    const next = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    Object.defineProperty(out, key, { value: next, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
@@ -57,16 +59,44 @@ function safeDecode(s: string): string {
   }
 }
 
-/** Rejects a parameter given twice before the schema validator sees an array. */
-export function rejectRepeated(operationId: string): RequestHandler {
+/**
+ * What the schema validator cannot see: a parameter given twice (it would see an array), and an
+ * integer written other than in plain decimal digits (its type coercion reads `0x10` or `1e1` as numbers).
+ */
+export function checkQueryShape(operationId: string): RequestHandler {
   const params = operationParameters(operationId);
   return (req, res, next) => {
     for (const p of params) {
-      if (Array.isArray(req.query[p.name])) return sendProblem(res, 'invalidParameter', parameterProblemDetail(p, 'repeated'));
+      const value = req.query[p.name];
+      if (Array.isArray(value)) return sendProblem(res, 'invalidParameter', parameterProblemDetail(p, 'repeated'));
+      if (p.schema.type === 'integer' && typeof value === 'string' && !/^\d{1,9}$/.test(value)) {
+        return sendProblem(res, 'invalidParameter', parameterProblemDetail(p, 'invalid'));
+      }
+      if (p.schema.format === 'date-time' && typeof value === 'string' && parseSince(value) === undefined) {
+        return sendProblem(res, 'invalidParameter', parameterProblemDetail(p, 'invalid'));
+      }
     }
     next();
   };
 }
+
+/**
+ * A date-time parameter as epoch ms, or undefined when unreadable (then the request is a 400). The
+ * schema's format admits a few RFC 3339 forms that Date cannot read: a leap second `:60` is read as
+ * the next second; anything else unreadable (e.g. an offset of `+24:00`) is refused.
+ */
+export function parseSince(raw: string): number | undefined {
+  const ms = Date.parse(raw);
+  if (!Number.isNaN(ms)) return ms;
+  const leap = /^(.*T\d\d:\d\d):60(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.exec(raw);
+  if (leap) {
+    const base = Date.parse(`${leap[1]}:59${leap[3]}`);
+    if (!Number.isNaN(base)) return base + 1000;
+  }
+  return undefined;
+}
+
+
 
 /** Request validation only; responses are checked by response-check.ts (see there). */
 export function openapiValidator(): RequestHandler[] {

@@ -11,7 +11,10 @@ import type { ArticleStore, VectorStore } from '../store/ports.js';
 export class SemanticIndex {
   private readonly ids: string[] = [];
   private readonly vectors: Float32Array[] = [];
+  /** id → position: a vector stored again for an article replaces the old one. */
+  private readonly positions = new Map<string, number>();
   private lastRowid = 0;
+  private refreshing: Promise<void> | undefined;
 
   constructor(
     private readonly store: ArticleStore & VectorStore,
@@ -22,13 +25,25 @@ export class SemanticIndex {
     return this.ids.length;
   }
 
-  /** Loads vectors stored since the last refresh (by this or any other process). */
-  async refresh(): Promise<void> {
+  /** Loads vectors stored since the last refresh (by this or any other process); one load at a time. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.load().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  private async load(): Promise<void> {
     const fresh = await this.store.vectorsAfter(this.embedder.modelId, this.lastRowid);
     for (const v of fresh) {
+      if (v.rowid <= this.lastRowid) continue;
+      this.lastRowid = v.rowid;
+      const at = this.positions.get(v.id);
+      if (at !== undefined) {
+        this.vectors[at] = v.vector;
+        continue;
+      }
+      this.positions.set(v.id, this.ids.length);
       this.ids.push(v.id);
       this.vectors.push(v.vector);
-      this.lastRowid = v.rowid;
     }
   }
 
@@ -48,6 +63,8 @@ export interface WorkerOptions {
   idleMs?: number;
   /** Backoff after a failed batch. */
   retryMs?: number;
+  /** Attempts before an article the embedder keeps refusing leaves the queue (default 5). */
+  maxAttempts?: number;
   log?: (message: string) => void;
 }
 
@@ -63,16 +80,41 @@ export class EmbeddingWorker {
     private readonly options: WorkerOptions = {},
   ) {}
 
-  /** Embeds one batch; returns how many articles it stored. */
+  /**
+   * Embeds one batch; returns how many articles it stored. When the batch fails, each article is tried
+   * alone: the ones the embedder refuses are deferred (and dropped after `maxAttempts`), the others
+   * stored. When every one fails, the embedder itself is down: the error propagates (back off) and no
+   * article is charged an attempt.
+   */
   async runOnce(): Promise<number> {
     const batch = await this.store.nextBatch(this.options.batchSize ?? 32);
     if (batch.length === 0) return 0;
-    const vectors = await this.embedder.embed(batch.map((b) => b.content));
-    await this.store.storeVectors(
-      this.embedder.modelId,
-      batch.map((b, i) => ({ id: b.id, vector: vectors[i]! })),
-    );
-    return batch.length;
+    let stored: { id: string; vector: Float32Array }[];
+    const refused: string[] = [];
+    try {
+      const vectors = await this.embedder.embed(batch.map((b) => b.content));
+      stored = batch.map((b, i) => ({ id: b.id, vector: vectors[i]! }));
+    } catch (err) {
+      if (batch.length === 1) throw err;
+      stored = [];
+      for (const b of batch) {
+        try {
+          const [vector] = await this.embedder.embed([b.content]);
+          stored.push({ id: b.id, vector: vector! });
+        } catch {
+          refused.push(b.id);
+        }
+      }
+      if (stored.length === 0) throw err;
+    }
+    await this.store.storeVectors(this.embedder.modelId, stored);
+    if (refused.length > 0) {
+      const maxAttempts = this.options.maxAttempts ?? 5;
+      const dropped = await this.store.deferEmbedding(refused, Date.now(), maxAttempts);
+      this.options.log?.(`embedding: ${refused.length} article(s) refused by the embedder, retried later`);
+      for (const id of dropped) this.options.log?.(`embedding: article ${id} dropped after ${maxAttempts} failed attempts; it is listed and streamed but not searchable`);
+    }
+    return stored.length;
   }
 
   /** Runs until the queue is empty. */

@@ -15,8 +15,8 @@ import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { usageOf } from '../domain/tiers.js';
 import type { RateLimiter } from '../state/memory.js';
 import { contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
-import { createOperationChain, defaultOf, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
-import { parseQuery, validationErrorHandler } from '../http/validation.js';
+import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
+import { parseQuery, parseSince, validationErrorHandler } from '../http/validation.js';
 import type { SandboxAccounts } from './sandbox.js';
 
 const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
@@ -53,9 +53,9 @@ function upstreamQuery(rawUrl: string): string {
 
 /** The articles of a list example, as the real list endpoint would return them for this request. */
 function shapeList(body: NewsList, tier: Tier, query: Request['query']): NewsList {
-  const limit = Number(query.limit ?? defaultOf('listNews', 'limit'));
+  const limit = Number(query.limit ?? LIMIT_DEFAULT.listNews);
   const urgency = typeof query.urgency === 'string' ? query.urgency : undefined;
-  const since = typeof query.since === 'string' ? Date.parse(query.since) : undefined;
+  const since = typeof query.since === 'string' ? parseSince(query.since) : undefined;
   const withTickers = plans[tier].tickers;
   const articles = body.articles
     .filter((a) => urgency === undefined || a.urgency === urgency)
@@ -67,7 +67,7 @@ function shapeList(body: NewsList, tier: Tier, query: Request['query']): NewsLis
 }
 
 function shapeSearch(body: SearchResults, query: Request['query']): SearchResults {
-  const limit = Number(query.limit ?? defaultOf('searchNews', 'limit'));
+  const limit = Number(query.limit ?? LIMIT_DEFAULT.searchNews);
   const articles = body.articles.slice(0, limit).map((a) => presentArticle(asStored(a), true) as SearchResults['articles'][number]);
   return { count: articles.length, query: String(query.q), articles };
 }

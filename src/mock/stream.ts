@@ -75,6 +75,8 @@ export function attachMockStream(server: Server, opts: MockStreamOptions): MockS
 
   /** The service's own admission rules (src/stream): key, then plan, then the account's single slot. */
   async function admit(ws: WebSocket, req: IncomingMessage): Promise<void> {
+    // From the first moment: a protocol error of a client (e.g. an oversized frame) only ends that client.
+    ws.on('error', () => ws.terminate());
     const key = keyFromRequest(req.url, req.headers);
     const auth = await authenticate(opts.auth, { ip: req.socket.remoteAddress ?? 'unknown', key, now: opts.clock(), allowBlockedTier: false });
     if (ws.readyState !== ws.OPEN) return; // the client left while it was being admitted

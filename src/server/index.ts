@@ -96,8 +96,12 @@ export async function startService(
     async close() {
       await stream.close();
       await worker.stop();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Let requests in flight finish (up to 5 s), then cut whatever is left.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), 5000);
+      await closed;
+      clearTimeout(grace);
       store.close();
       if ('close' in embedder && typeof embedder.close === 'function') await (embedder as ClosableEmbedder).close();
     },

@@ -70,6 +70,11 @@ export interface VectorStore {
   /** Stores vectors and removes their articles from the queue, atomically. */
   storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void>;
   queueLength(): Promise<number>;
+  /**
+   * Articles whose text the embedder refused: counted and moved to the back of the queue; after
+   * `maxAttempts` they leave the queue (returned), so one bad article never blocks the others.
+   */
+  deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]>;
   /** Every vector of `model` stored after `afterRowid`, for the in-memory index. */
   vectorsAfter(model: string, afterRowid: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]>;
 }

@@ -54,6 +54,7 @@ const MIGRATIONS: string[] = [
      UNIQUE (article_id, model)
    );
    CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
+  `ALTER TABLE embed_queue ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 function migrate(db: Database.Database): void {
@@ -192,6 +193,7 @@ export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
       ),
       storeVector: db.prepare('INSERT OR REPLACE INTO article_vectors (article_id, model, vector) VALUES (?, ?, ?)'),
       dequeue: db.prepare('DELETE FROM embed_queue WHERE article_id = ?'),
+      deferEmbedding: db.prepare('UPDATE embed_queue SET attempts = attempts + 1, enqueued_at = ? WHERE article_id = ? RETURNING attempts'),
       queueLength: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM embed_queue'),
       vectorsAfter: db.prepare<[string, number], { rowid: number; article_id: string; vector: Buffer }>(
         'SELECT rowid, article_id, vector FROM article_vectors WHERE model = ? AND rowid > ? ORDER BY rowid',
@@ -317,6 +319,20 @@ export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
         this.stmts.dequeue.run(id);
       }
     })();
+  }
+
+  async deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]> {
+    const dropped: string[] = [];
+    this.db.transaction(() => {
+      for (const id of ids) {
+        const row = this.stmts.deferEmbedding.get(new Date(now).toISOString(), id) as { attempts: number } | undefined;
+        if (row && row.attempts >= maxAttempts) {
+          this.stmts.dequeue.run(id);
+          dropped.push(id);
+        }
+      }
+    })();
+    return dropped;
   }
 
   async queueLength(): Promise<number> {

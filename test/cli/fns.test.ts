@@ -72,6 +72,16 @@ describe('key and account changes reach the running service within one second', 
     await fns('accounts', 'set-tier', k.account_id, 'starter');
     expect((await usage(k.key)).body).toMatchObject({ tier: 'starter', rate_limit: 1 });
   });
+  it('cancels only a subscription: a free account stays free, and a cancellation is not repeated', async () => {
+    const free = JSON.parse((await fns('keys', 'create', '--tier', 'free', '--json')).stdout);
+    const r = await fns('accounts', 'cancel', free.account_id);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('has no subscription to cancel (tier free)');
+    expect((await usage(free.key)).body.tier).toBe('free');
+    const pro = JSON.parse((await fns('keys', 'create', '--tier', 'pro', '--json')).stdout);
+    expect((await fns('accounts', 'cancel', pro.account_id)).code).toBe(0);
+    expect((await fns('accounts', 'cancel', pro.account_id)).stderr).toContain('was already cancelled');
+  });
   it('reports an unknown key or account', async () => {
     expect((await fns('keys', 'deactivate', 'key_nope')).stderr).toContain('no key key_nope');
     expect((await fns('accounts', 'cancel', 'acct_nope')).code).toBe(2);

@@ -1,5 +1,5 @@
 /** `fns serve` as a real process: REST and the stream on one port; SIGTERM closes streams with 1001 and exits. */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,11 @@ import WebSocket from 'ws';
 import { repoRoot } from '../support/specs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fns-serve-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
 const bin = join(repoRoot, 'bin', 'fns.mjs');
 const env = { ...process.env, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', EMBEDDINGS_URL: 'http://127.0.0.1:9/v1/embeddings', EMBEDDINGS_MODEL: 'unused' };
 
@@ -17,6 +21,7 @@ describe('fns serve', () => {
   it('serves REST and the stream on one port, and on SIGTERM closes streams with 1001 and exits 0', async () => {
     const { key } = JSON.parse(execFileSync(process.execPath, [bin, 'keys', 'create', '--tier', 'pro', '--json'], { env, encoding: 'utf8' }));
     const child = spawn(process.execPath, [bin, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const url = await new Promise<string>((resolve, reject) => {

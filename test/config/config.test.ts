@@ -13,6 +13,8 @@ describe('configuration from the environment, validated at start', () => {
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must use postgres or postgresql, got "mysql:"'],
     [{ EMBEDDINGS_URL: 'http://127.0.0.1:9/v1/embeddings' }, 'EMBEDDINGS_MODEL is required when EMBEDDINGS_URL is set'],
     [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY must be true, false, a hop count or a list of trusted addresses, got "yes please!"'],
+    [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY must be true, false, a hop count or a list of trusted addresses, got "yes"'],
+    [{ TRUST_PROXY: '1.2.3.4/99' }, 'TRUST_PROXY must be true, false, a hop count or a list of trusted addresses, got "1.2.3.4/99"'],
   ])('rejects %o with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(new ConfigError(message));
   });

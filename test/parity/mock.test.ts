@@ -153,6 +153,16 @@ describe('the firehose', () => {
     await first.take(n + 1);
   });
 
+  it('survives a client that sends an oversized frame while being refused', async () => {
+    const WebSocket = (await import('ws')).default;
+    const ws = new WebSocket(`${mock.url.replace('http', 'ws')}/v1/stream?api_key=${mock.keys.free}`);
+    ws.on('error', () => {});
+    await new Promise((r) => ws.once('open', r));
+    ws.send('x'.repeat(70 * 1024));
+    await new Promise((r) => ws.once('close', r));
+    const usage = await clientOf({ baseUrl: mock.url }, mock.keys.max).GET('/v1/account/usage');
+    expect(usage.response.status).toBe(200);
+  });
   it('answers an upgrade on another path with 404', async () => {
     const c = openStream(`${mock.url}/x`, { key: mock.keys.max });
     clients.push(c);

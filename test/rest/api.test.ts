@@ -134,6 +134,12 @@ describe('validation: 400 problem naming the parameter and the rule', () => {
     ['/v1/news/search?q=%20%20%20', 'q must be a string of 2 to 500 characters, not only spaces'],
     ['/v1/news/search?q=fed&limit=500', 'limit must be an integer between 1 and 100'],
     ['/v1/account/usage?verbose=1', 'verbose is not a parameter of this operation'],
+    ['/v1/news?__proto__=1', '__proto__ is not a parameter of this operation'],
+    ['/v1/news?limit=0x10', 'limit must be an integer between 1 and 100'],
+    ['/v1/news?limit=1e1', 'limit must be an integer between 1 and 100'],
+    ['/v1/news?limit=%2B5', 'limit must be an integer between 1 and 100'],
+    ['/v1/news?since=2026-11-21T10:00:00%2B24:00', 'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z'],
+    ['/v1/news?since=2026-11-21T10:00:00%2B02', 'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z'],
   ];
   it.each(cases)('%s → %s', async (path, detail) => {
     const r = await call(path, (await svc.key('max')).key);
@@ -175,6 +181,12 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
     const k = await svc.key('max');
     await svc.store.cancel(k.account_id, svc.clock.now);
     expect((await call('/v1/news', k.key)).body.count).toBe(2);
+  });
+  it('reads a leap second in since as the next second instead of dropping everything', async () => {
+    const k = (await svc.key('max')).key;
+    const r = await call('/v1/news?since=2026-11-20T23:59:60Z', k);
+    expect(r.status).toBe(200);
+    expect(r.body.articles.map((a: any) => a.content)).toEqual(['one hour old', 'two hours old']);
   });
   it('treats since as exclusive and compares it with received_at', async () => {
     const k = (await svc.key('max')).key;

@@ -62,4 +62,51 @@ describe('embedding queue', () => {
     expect(await store.enqueueMissing(oldModel.modelId)).toBe(0);
     store.close();
   });
+
+  it('defers an article the embedder refuses, stores the others, and drops it after 5 attempts', async () => {
+    const store = new SqliteStore(file());
+    const embedder = new TrigramEmbedder();
+    const picky = { modelId: embedder.modelId, embed: async (texts: string[]) => {
+      if (texts.some((t) => t.startsWith('poison'))) throw new Error('input rejected');
+      return embedder.embed(texts);
+    } };
+    const logs: string[] = [];
+    const worker = new EmbeddingWorker(store, picky, { log: (m) => logs.push(m) });
+    await store.insert([article('poison pill'), article('Gold slips'), article('Yen strengthens')], Date.now());
+    expect(await worker.runOnce()).toBe(2); // attempt 1 for the refused article
+    expect(await store.queueLength()).toBe(1);
+    // Alone in a batch, a refusal cannot be told from an outage: back off, no attempt charged.
+    await expect(worker.runOnce()).rejects.toThrow('input rejected');
+    for (let attempt = 2; attempt <= 5; attempt++) {
+      expect(await store.queueLength()).toBe(1);
+      await store.insert([article(`Fresh headline ${attempt}`)], Date.now() + attempt);
+      expect(await worker.runOnce()).toBe(1); // the newer article is never stuck behind it
+    }
+    expect(await store.queueLength()).toBe(0);
+    expect(logs.some((l) => /dropped after 5 failed attempts/.test(l))).toBe(true);
+    store.close();
+  });
+
+  it('charges no attempt when the embedder is down for every article', async () => {
+    const store = new SqliteStore(file());
+    const down = new TrigramEmbedder();
+    down.failing = true;
+    await store.insert([article('a one'), article('b two')], Date.now());
+    const worker = new EmbeddingWorker(store, down);
+    for (let i = 0; i < 7; i++) await expect(worker.runOnce()).rejects.toThrow();
+    down.failing = false;
+    expect(await worker.drain()).toBe(2);
+  });
+
+  it('never returns an article twice when searches refresh the index concurrently', async () => {
+    const store = new SqliteStore(file());
+    const embedder = new TrigramEmbedder();
+    await store.insert([article('alpha news'), article('beta news')], Date.now());
+    await new EmbeddingWorker(store, embedder).drain();
+    const index = new SemanticIndex(store, embedder);
+    const results = await Promise.all([index.search('news', 10), index.search('news', 10), index.search('news', 10)]);
+    for (const r of results) expect(r.map((a) => a.content).sort()).toEqual(['alpha news', 'beta news']);
+    expect(index.size).toBe(2);
+    store.close();
+  });
 });
