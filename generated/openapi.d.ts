@@ -285,16 +285,16 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Maximum number of articles to return, 1 to 100. */
+        /** @description Maximum number of articles to return, 1 to 100, in plain decimal digits. */
         ListLimit: number;
-        /** @description Maximum number of results to return, 1 to 100. */
+        /** @description Maximum number of results to return, 1 to 100, in plain decimal digits. */
         SearchLimit: number;
         /**
          * @description Only articles received strictly after this time. RFC 3339 date-time with an explicit offset
          *     (`Z` or `±hh:mm`), e.g. `2026-11-21T10:00:00Z`; a time without an offset is a `400`. Older than
          *     the key's lookback window: silently clamped to the window. Reserved characters may be sent
          *     unencoded, as typed in a shell (`?since=2026-11-21T10:00:00+02:00`): a `+` in `since` is always
-         *     the offset sign, never a space.
+         *     the offset sign, never a space. A leap second (`…T23:59:60Z`) reads as the next second.
          *
          * @example 2026-11-21T10:00:00Z
          */
@@ -329,14 +329,14 @@ export interface operations {
     listNews: {
         parameters: {
             query?: {
-                /** @description Maximum number of articles to return, 1 to 100. */
+                /** @description Maximum number of articles to return, 1 to 100, in plain decimal digits. */
                 limit?: components["parameters"]["ListLimit"];
                 /**
                  * @description Only articles received strictly after this time. RFC 3339 date-time with an explicit offset
                  *     (`Z` or `±hh:mm`), e.g. `2026-11-21T10:00:00Z`; a time without an offset is a `400`. Older than
                  *     the key's lookback window: silently clamped to the window. Reserved characters may be sent
                  *     unencoded, as typed in a shell (`?since=2026-11-21T10:00:00+02:00`): a `+` in `since` is always
-                 *     the offset sign, never a space.
+                 *     the offset sign, never a space. A leap second (`…T23:59:60Z`) reads as the next second.
                  *
                  * @example 2026-11-21T10:00:00Z
                  */
@@ -378,7 +378,7 @@ export interface operations {
                  * @example Fed raises interest rates
                  */
                 q: components["parameters"]["Query"];
-                /** @description Maximum number of results to return, 1 to 100. */
+                /** @description Maximum number of results to return, 1 to 100, in plain decimal digits. */
                 limit?: components["parameters"]["SearchLimit"];
             };
             header?: never;
