@@ -1,25 +1,18 @@
 /** The connection state table of the spec (§3) and the "Who may connect" table of asyncapi.yaml. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { stream, streamAddress } from '../../src/contract/index.js';
-import { connect, connectAdmitted, dropClients, LIVE, startStream, type StreamHarness } from './support.js';
+import { connect, connectAdmitted, LIVE , useStreamHarness } from './support.js';
 
-let h: StreamHarness;
-beforeEach(async () => {
-  h = await startStream();
-});
-afterEach(async () => {
-  expect(dropClients()).toEqual([]);
-  await h.close();
-});
+const ctx = useStreamHarness();
 
 const codes = stream.closeCodes;
 
 describe('connecting: pro and max keys open and receive articles without sending anything', () => {
   it('opens a pro key and pushes a new article as one JSON message, without tickers', async () => {
-    const { key } = await h.key('pro');
-    const c = await connectAdmitted(h, { key });
-    await h.ingest([{ content: 'ECB raises rates by 25bp', tickers: [{ ticker: 'EUR', sentiment: 'positive' }] }]);
+    const { key } = await ctx.h.key('pro');
+    const c = await connectAdmitted(ctx.h, { key });
+    await ctx.h.ingest([{ content: 'ECB raises rates by 25bp', tickers: [{ ticker: 'EUR', sentiment: 'positive' }] }]);
     const [msg] = await c.received(1);
     expect(msg).toMatchObject({ content: 'ECB raises rates by 25bp', urgency: 'regular', sentiment: null, published_at: null });
     expect(msg).not.toHaveProperty('tickers');
@@ -27,95 +20,95 @@ describe('connecting: pro and max keys open and receive articles without sending
   });
 
   it('opens a max key and pushes articles with tickers (an empty array when none were detected)', async () => {
-    const { key } = await h.key('max');
-    const c = await connectAdmitted(h, { key });
-    await h.ingest([{ content: 'Apple beats estimates', tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] }, { content: 'Markets quiet' }]);
+    const { key } = await ctx.h.key('max');
+    const c = await connectAdmitted(ctx.h, { key });
+    await ctx.h.ingest([{ content: 'Apple beats estimates', tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] }, { content: 'Markets quiet' }]);
     const msgs = await c.received(2);
     expect(msgs.map((m) => m.tickers)).toEqual([[{ ticker: 'AAPL', sentiment: 'positive' }], []]);
   });
 
   it('accepts the key in the X-API-Key header of the upgrade request', async () => {
-    const { key } = await h.key('pro');
-    const c = await connectAdmitted(h, { headerKey: key });
-    await h.ingest([{ content: 'Oil jumps 4%' }]);
+    const { key } = await ctx.h.key('pro');
+    const c = await connectAdmitted(ctx.h, { headerKey: key });
+    await ctx.h.ingest([{ content: 'Oil jumps 4%' }]);
     expect((await c.received(1)).map((m) => m.content)).toEqual(['Oil jumps 4%']);
   });
 
   it('lets the api_key query parameter win over the X-API-Key header', async () => {
-    const { key } = await h.key('pro');
-    const c = connect(h.url, { key: `${LIVE}not-a-real-key`, headerKey: key });
+    const { key } = await ctx.h.key('pro');
+    const c = connect(ctx.h.url, { key: `${LIVE}not-a-real-key`, headerKey: key });
     expect(await c.closed).toEqual(codes.invalidKey);
   });
 });
 
 describe('connecting: keys that may not stream are accepted as WebSockets, then closed with 1008', () => {
   it('closes a starter key with 1008 "Streaming requires the Pro or Max plan"', async () => {
-    const { key } = await h.key('starter');
-    const c = connect(h.url, { key });
+    const { key } = await ctx.h.key('starter');
+    const c = connect(ctx.h.url, { key });
     await c.opened;
     expect(await c.closed).toEqual(codes.planRequired);
     expect(codes.planRequired.code).toBe(1008);
   });
 
   it('closes an expired (cancelled) account with 1008 "Streaming requires the Pro or Max plan"', async () => {
-    const { key, account_id } = await h.key('pro');
-    await h.store.cancel(account_id, h.clock.now);
-    expect(await connect(h.url, { key }).closed).toEqual(codes.planRequired);
+    const { key, account_id } = await ctx.h.key('pro');
+    await ctx.h.store.cancel(account_id, ctx.h.clock.now);
+    expect(await connect(ctx.h.url, { key }).closed).toEqual(codes.planRequired);
   });
 
   it('closes a free account with 1008 "API key is inactive"', async () => {
-    const { key } = await h.key('free');
-    expect(await connect(h.url, { key }).closed).toEqual(codes.inactiveKey);
+    const { key } = await ctx.h.key('free');
+    expect(await connect(ctx.h.url, { key }).closed).toEqual(codes.inactiveKey);
   });
 
   it('closes a deactivated key with 1008 "API key is inactive"', async () => {
-    const { key, key_id } = await h.key('max');
-    await h.store.setKeyActive(key_id, false);
-    expect(await connect(h.url, { key }).closed).toEqual(codes.inactiveKey);
+    const { key, key_id } = await ctx.h.key('max');
+    await ctx.h.store.setKeyActive(key_id, false);
+    expect(await connect(ctx.h.url, { key }).closed).toEqual(codes.inactiveKey);
   });
 
   it('closes an unknown key with 1008 "Invalid API key"', async () => {
-    expect(await connect(h.url, { key: `${LIVE}unknown` }).closed).toEqual(codes.invalidKey);
+    expect(await connect(ctx.h.url, { key: `${LIVE}unknown` }).closed).toEqual(codes.invalidKey);
   });
 
   it('closes a missing key with 1008 "Invalid API key"', async () => {
-    expect(await connect(h.url).closed).toEqual(codes.invalidKey);
+    expect(await connect(ctx.h.url).closed).toEqual(codes.invalidKey);
   });
 
   it('closes a sandbox (test prefix) key with 1008 "Invalid API key"', async () => {
-    expect(await connect(h.url, { key: 'fns_test_abc' }).closed).toEqual(codes.invalidKey);
+    expect(await connect(ctx.h.url, { key: 'fns_test_abc' }).closed).toEqual(codes.invalidKey);
   });
 
   it('counts stream attempts in the IP guard: the third distinct key from one IP is closed "API key is inactive", even a valid one', async () => {
     const ip = '127.0.9.1';
-    const { key } = await h.key('pro');
-    expect(await connect(h.url, { key: `${LIVE}first-wrong`, ip }).closed).toEqual(codes.invalidKey);
-    expect(await connect(h.url, { key: `${LIVE}second-wrong`, ip }).closed).toEqual(codes.invalidKey);
-    expect(await connect(h.url, { key, ip }).closed).toEqual(codes.inactiveKey);
+    const { key } = await ctx.h.key('pro');
+    expect(await connect(ctx.h.url, { key: `${LIVE}first-wrong`, ip }).closed).toEqual(codes.invalidKey);
+    expect(await connect(ctx.h.url, { key: `${LIVE}second-wrong`, ip }).closed).toEqual(codes.invalidKey);
+    expect(await connect(ctx.h.url, { key, ip }).closed).toEqual(codes.inactiveKey);
     // Another address is not affected.
-    const other = await connectAdmitted(h, { key, ip: '127.0.9.2' });
+    const other = await connectAdmitted(ctx.h, { key, ip: '127.0.9.2' });
     expect(other.isOpen).toBe(true);
   });
 
   it('never sends an article to a refused connection', async () => {
-    const { key } = await h.key('starter');
-    const c = connect(h.url, { key });
+    const { key } = await ctx.h.key('starter');
+    const c = connect(ctx.h.url, { key });
     await c.closed;
-    await h.ingest([{ content: 'Late news' }]);
+    await ctx.h.ingest([{ content: 'Late news' }]);
     expect(c.messages).toEqual([]);
   });
 });
 
 describe('connecting: only the stream address upgrades', () => {
   it('answers an upgrade on another path with HTTP 404', async () => {
-    const { key } = await h.key('pro');
-    const c = connect(h.url, { key, path: '/v1/streams' });
+    const { key } = await ctx.h.key('pro');
+    const c = connect(ctx.h.url, { key, path: '/v1/streams' });
     await expect(c.opened).rejects.toThrow('HTTP 404');
   });
 
   it('leaves plain HTTP requests on the stream path to the HTTP handler', async () => {
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: h.port, path: streamAddress, agent: false }, (res) => {
+      const req = request({ host: '127.0.0.1', port: ctx.h.port, path: streamAddress, agent: false }, (res) => {
         res.resume();
         resolve(res.statusCode!);
       });

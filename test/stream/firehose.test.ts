@@ -1,28 +1,21 @@
 /** The firehose: every article that enters the store, from any process, pushed to every open connection. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { FEED_PAGE } from '../../src/stream/feed.js';
-import { connectAdmitted, dropClients, startStream, type StreamHarness } from './support.js';
+import { connectAdmitted , useStreamHarness } from './support.js';
 
-let h: StreamHarness;
-beforeEach(async () => {
-  h = await startStream();
-});
-afterEach(async () => {
-  expect(dropClients()).toEqual([]);
-  await h.close();
-});
+const ctx = useStreamHarness();
 
 describe('firehose: articles inserted by another process reach every open connection within one second', () => {
   it('delivers articles inserted by a second SqliteStore on the same file (like `fns articles ingest`) within 1 s', async () => {
-    const pro = await connectAdmitted(h, { key: (await h.key('pro')).key, ip: '127.0.4.1' });
-    const max = await connectAdmitted(h, { key: (await h.key('max')).key, ip: '127.0.4.2' });
-    const cli = new SqliteStore(h.file);
+    const pro = await connectAdmitted(ctx.h, { key: (await ctx.h.key('pro')).key, ip: '127.0.4.1' });
+    const max = await connectAdmitted(ctx.h, { key: (await ctx.h.key('max')).key, ip: '127.0.4.2' });
+    const cli = new SqliteStore(ctx.h.file);
     try {
       const insertedAt = Date.now();
       const [stored] = await cli.insert(
         [{ content: 'Nvidia beats', urgency: 'flash', sentiment: 'positive', published_at: null, tickers: [{ ticker: 'NVDA', sentiment: 'positive' }] }],
-        h.clock.now,
+        ctx.h.clock.now,
       );
       await pro.received(1, 3000);
       await max.received(1, 3000);
@@ -36,13 +29,13 @@ describe('firehose: articles inserted by another process reach every open connec
   });
 
   it('pushes articles in store order, each once, across more than one feed page', async () => {
-    const c = await connectAdmitted(h, { key: (await h.key('pro')).key });
+    const c = await connectAdmitted(ctx.h, { key: (await ctx.h.key('pro')).key });
     const n = FEED_PAGE * 2 + 17;
-    const cli = new SqliteStore(h.file);
+    const cli = new SqliteStore(ctx.h.file);
     try {
       await cli.insert(
         Array.from({ length: n }, (_, i) => ({ content: `item ${i}`, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })),
-        h.clock.now,
+        ctx.h.clock.now,
       );
     } finally {
       cli.close();
@@ -52,9 +45,9 @@ describe('firehose: articles inserted by another process reach every open connec
   });
 
   it('starts at the end of the feed: articles stored before the connection are not replayed', async () => {
-    await h.ingest([{ content: 'old news' }]);
-    const c = await connectAdmitted(h, { key: (await h.key('pro')).key });
-    await h.ingest([{ content: 'new news' }]);
+    await ctx.h.ingest([{ content: 'old news' }]);
+    const c = await connectAdmitted(ctx.h, { key: (await ctx.h.key('pro')).key });
+    await ctx.h.ingest([{ content: 'new news' }]);
     await c.received(1);
     expect(c.messages.map((m) => m.content)).toEqual(['new news']);
   });
@@ -62,13 +55,13 @@ describe('firehose: articles inserted by another process reach every open connec
 
 describe('firehose: tickers are present for max keys and absent for pro keys on the same article', () => {
   it('sends the same article with tickers to max and without to pro', async () => {
-    const pro = await connectAdmitted(h, { key: (await h.key('pro')).key, ip: '127.0.4.3' });
-    const max = await connectAdmitted(h, { key: (await h.key('max')).key, ip: '127.0.4.4' });
+    const pro = await connectAdmitted(ctx.h, { key: (await ctx.h.key('pro')).key, ip: '127.0.4.3' });
+    const max = await connectAdmitted(ctx.h, { key: (await ctx.h.key('max')).key, ip: '127.0.4.4' });
     const tickers = [
       { ticker: 'NVDA', sentiment: 'positive' as const },
       { ticker: 'AMD', sentiment: 'neutral' as const },
     ];
-    await h.ingest([{ content: 'Chip stocks rally', sentiment: 'positive', tickers }]);
+    await ctx.h.ingest([{ content: 'Chip stocks rally', sentiment: 'positive', tickers }]);
     const [p] = await pro.received(1);
     const [m] = await max.received(1);
     expect(m.tickers).toEqual(tickers);

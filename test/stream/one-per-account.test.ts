@@ -1,55 +1,48 @@
 /** One stream connection per account (DESIGN.md §2): all keys of an account share one slot, race-safe. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stream } from '../../src/contract/index.js';
-import { connect, connectAdmitted, dropClients, startStream, waitFor, type StreamHarness, type TestClient } from './support.js';
+import { connect, connectAdmitted, waitFor, type TestClient , useStreamHarness } from './support.js';
 
-let h: StreamHarness;
-beforeEach(async () => {
-  h = await startStream();
-});
-afterEach(async () => {
-  expect(dropClients()).toEqual([]);
-  await h.close();
-});
+const ctx = useStreamHarness();
 
 const second = stream.closeCodes.secondConnection;
 
 describe('one connection per account: a second one is closed with 1008 while the first stays open', () => {
   it('closes the second connection of the same key and keeps the first one delivering', async () => {
-    const { key } = await h.key('pro');
-    const first = await connectAdmitted(h, { key });
-    const again = connect(h.url, { key });
+    const { key } = await ctx.h.key('pro');
+    const first = await connectAdmitted(ctx.h, { key });
+    const again = connect(ctx.h.url, { key });
     expect(await again.closed).toEqual(second);
     expect(first.isOpen).toBe(true);
-    await h.ingest([{ content: 'Still here' }]);
+    await ctx.h.ingest([{ content: 'Still here' }]);
     expect((await first.received(1)).map((m) => m.content)).toEqual(['Still here']);
   });
 
   it('shares one slot between all keys of an account', async () => {
-    const a = await h.key('max', 'acct_shared');
-    const b = await h.key('max', 'acct_shared');
-    const first = await connectAdmitted(h, { key: a.key });
-    expect(await connect(h.url, { key: b.key }).closed).toEqual(second);
+    const a = await ctx.h.key('max', 'acct_shared');
+    const b = await ctx.h.key('max', 'acct_shared');
+    const first = await connectAdmitted(ctx.h, { key: a.key });
+    expect(await connect(ctx.h.url, { key: b.key }).closed).toEqual(second);
     expect(first.isOpen).toBe(true);
   });
 
   it('does not limit different accounts', async () => {
-    const a = await h.key('pro');
-    const b = await h.key('max');
-    const ca = await connectAdmitted(h, { key: a.key });
-    const cb = await connectAdmitted(h, { key: b.key });
-    await h.ingest([{ content: 'Both see this' }]);
+    const a = await ctx.h.key('pro');
+    const b = await ctx.h.key('max');
+    const ca = await connectAdmitted(ctx.h, { key: a.key });
+    const cb = await connectAdmitted(ctx.h, { key: b.key });
+    await ctx.h.ingest([{ content: 'Both see this' }]);
     expect((await ca.received(1))[0].content).toBe('Both see this');
     expect((await cb.received(1))[0].content).toBe('Both see this');
   });
 
   it('frees the slot when the connection closes: the account can connect again', async () => {
-    const { key } = await h.key('pro');
-    const first = await connectAdmitted(h, { key });
+    const { key } = await ctx.h.key('pro');
+    const first = await connectAdmitted(ctx.h, { key });
     first.ws.close(1000);
     await first.closed;
-    await waitFor(() => h.slots.inUse() === 0, 'slot release');
-    const next = await connectAdmitted(h, { key });
+    await waitFor(() => ctx.h.slots.inUse() === 0, 'slot release');
+    const next = await connectAdmitted(ctx.h, { key });
     expect(next.isOpen).toBe(true);
   });
 });
@@ -57,17 +50,17 @@ describe('one connection per account: a second one is closed with 1008 while the
 describe('one connection per account, race-safe: simultaneous connects for one account', () => {
   it('opens exactly one of 50 simultaneous connects (5 keys of the account, from 5 addresses) and closes 49 with 1008', async () => {
     const keys = [];
-    for (let i = 0; i < 5; i++) keys.push((await h.key('pro', 'acct_race')).key);
+    for (let i = 0; i < 5; i++) keys.push((await ctx.h.key('pro', 'acct_race')).key);
     const clients: TestClient[] = [];
-    for (let i = 0; i < 50; i++) clients.push(connect(h.url, { key: keys[i % 5]!, ip: `127.0.3.${1 + (i % 5)}` }));
+    for (let i = 0; i < 50; i++) clients.push(connect(ctx.h.url, { key: keys[i % 5]!, ip: `127.0.3.${1 + (i % 5)}` }));
     await waitFor(() => clients.filter((c) => c.closeEvent).length >= 49, '49 refusals');
     const refused = clients.filter((c) => c.closeEvent);
     expect(refused.map((c) => c.closeEvent)).toEqual(Array(49).fill(second));
     const open = clients.filter((c) => !c.closeEvent);
     expect(open).toHaveLength(1);
-    expect(h.stream.connections()).toBe(1);
-    expect(h.slots.inUse()).toBe(1);
-    await h.ingest([{ content: 'Only one gets this' }]);
+    expect(ctx.h.stream.connections()).toBe(1);
+    expect(ctx.h.slots.inUse()).toBe(1);
+    await ctx.h.ingest([{ content: 'Only one gets this' }]);
     expect((await open[0]!.received(1)).map((m) => m.content)).toEqual(['Only one gets this']);
     expect(clients.reduce((n, c) => n + c.messages.length, 0)).toBe(1);
   });

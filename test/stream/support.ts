@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Parser, fromFile } from '@asyncapi/parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { afterEach, beforeEach, expect } from 'vitest';
 import { WebSocket } from 'ws';
 import { createKey } from '../../src/cli/operator.js';
 import { limits, streamAddress } from '../../src/contract/index.js';
@@ -242,3 +243,19 @@ export async function connectAdmitted(h: StreamHarness, opts: Parameters<typeof 
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * One harness per test: a fresh stream before each test; after it, every client must have been
+ * dropped, and the stream is closed. Read the harness as `ctx.h` inside tests.
+ */
+export function useStreamHarness(opts: Options = {}): { readonly h: StreamHarness } {
+  const ctx = {} as { h: StreamHarness };
+  beforeEach(async () => {
+    ctx.h = await startStream(opts);
+  });
+  afterEach(async () => {
+    expect(dropClients()).toEqual([]);
+    await ctx.h.close();
+  });
+  return ctx;
+}
