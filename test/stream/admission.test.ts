@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { stream, streamAddress } from '../../src/contract/index.js';
-import { connect, connectAdmitted, LIVE , useStreamHarness } from './support.js';
+import { connect, connectAdmitted, LIVE, useStreamHarness } from './support.js';
 
 const ctx = useStreamHarness();
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { FEED_PAGE } from '../../src/stream/feed.js';
-import { connectAdmitted , useStreamHarness } from './support.js';
+import { connectAdmitted, useStreamHarness } from './support.js';
 
 const ctx = useStreamHarness();
 

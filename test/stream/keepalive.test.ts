@@ -1,6 +1,6 @@
 /** Keep-alive (asyncapi.yaml): protocol pings; a peer that has not answered the previous ping is cut off. */
 import { describe, expect, it } from 'vitest';
-import { connectAdmitted, waitFor , useStreamHarness } from './support.js';
+import { connectAdmitted, waitFor, useStreamHarness } from './support.js';
 
 const PING_MS = 40;
 const ctx = useStreamHarness({ pingIntervalMs: PING_MS });

@@ -1,7 +1,7 @@
 /** The subscription re-check (spec §3: every 5 minutes; here a short interval, STREAM_RECHECK_MS). */
 import { describe, expect, it } from 'vitest';
 import { stream } from '../../src/contract/index.js';
-import { connect, connectAdmitted, LIVE, waitFor , useStreamHarness } from './support.js';
+import { connect, connectAdmitted, LIVE, waitFor, useStreamHarness } from './support.js';
 
 const RECHECK_MS = 50;
 const ctx = useStreamHarness({ recheckMs: RECHECK_MS });

@@ -1,7 +1,7 @@
 /** Graceful shutdown (asyncapi.yaml): every connection is closed with 1001 "Server shutting down". */
 import { describe, expect, it } from 'vitest';
 import { stream } from '../../src/contract/index.js';
-import { connectAdmitted , useStreamHarness } from './support.js';
+import { connectAdmitted, useStreamHarness } from './support.js';
 
 const ctx = useStreamHarness();
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Socket } from 'node:net';
 import { stream } from '../../src/contract/index.js';
-import { connectAdmitted, waitFor , useStreamHarness } from './support.js';
+import { connectAdmitted, waitFor, useStreamHarness } from './support.js';
 
 const BOUND = 64 * 1024;
 const ctx = useStreamHarness({ maxBufferedBytes: BOUND });
