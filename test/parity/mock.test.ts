@@ -3,30 +3,20 @@
  * the extra sandbox tiers (`expired`, `free`), the firehose pace, one stream per sandbox key, and a
  * clean shutdown of the Prism child.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plans, problems, stream as streamRules } from '../../src/contract/index.js';
 import { startMock, type RunningMock } from '../../src/mock/index.js';
 import { loopbackFetch, nextLoopbackAddress } from './loopback-fetch.js';
-import { openStream, opened, type StreamClient } from './stream-client.js';
-import { clientOf, probeStream } from './targets.js';
+import { opened, useStreamClients } from './stream-client.js';
+import { clientOf } from './targets.js';
 
 const INTERVAL_MS = 150;
 let mock: RunningMock;
-const clients: StreamClient[] = [];
-const connect = (opts: Parameters<typeof openStream>[1]) => {
-  const c = openStream(mock.url, opts);
-  clients.push(c);
-  return c;
-};
+const connect = useStreamClients(() => mock.url);
 
 beforeAll(async () => {
   mock = await startMock({ port: 0, streamIntervalMs: INTERVAL_MS, validateResponses: true });
 }, 60_000);
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
 afterAll(async () => {
   await mock?.close();
 }, 30_000);
@@ -164,15 +154,13 @@ describe('the firehose', () => {
     expect(usage.response.status).toBe(200);
   });
   it('answers an upgrade on another path with 404', async () => {
-    const c = openStream(`${mock.url}/x`, { key: mock.keys.max });
-    clients.push(c);
+    const c = connect({ key: mock.keys.max }, `${mock.url}/x`);
     expect((await c.closed).code).toBe(-404);
   });
 
   it('closes open streams with 1001 when the mock stops', async () => {
     const other = await startMock({ port: 0, streamIntervalMs: INTERVAL_MS });
-    const c = openStream(other.url, { key: other.keys.max });
-    clients.push(c);
+    const c = connect({ key: other.keys.max }, other.url);
     await opened(c);
     await other.close();
     expect(await c.closed).toEqual(streamRules.closeCodes.shuttingDown);
@@ -189,12 +177,4 @@ describe('process hygiene', () => {
     await expect(loopbackFetch(nextLoopbackAddress())(`${other.url}/v1/account/usage`)).rejects.toThrow();
     await expect(fetch(`${other.prism.url}/v1/account/usage`)).rejects.toThrow();
   }, 60_000);
-
-  it('the stream probe of the parity suite reports an HTTP 404 upgrade as "not served"', async () => {
-    const plain = createServer((_req, res) => res.writeHead(404).end());
-    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', () => r()));
-    const probe = await probeStream(`http://127.0.0.1:${(plain.address() as AddressInfo).port}`);
-    await new Promise((r) => plain.close(r));
-    expect(probe.available).toBe(false);
-  });
 });

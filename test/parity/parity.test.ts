@@ -3,13 +3,13 @@
  * and a plain `ws` client, run unchanged against the partner mock (sandbox keys) and the real service
  * (live keys). Every behaviour docs/mock.md says the mock reproduces is checked here on both.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openapiDocument, plans, problems, stream as streamRules, type Problem } from '../../src/contract/index.js';
 import { createResponseCheck } from '../../src/http/response-check.js';
 import { openapiAjv } from '../support/specs.js';
 import { loopbackFetch, nextLoopbackAddress } from './loopback-fetch.js';
-import { openStream, opened, type StreamClient } from './stream-client.js';
-import { clientOf, probeRealStream, startMockTarget, startRealTarget, type PaidTier, type ParityTarget, type StreamProbe } from './targets.js';
+import { opened, useStreamClients, type StreamClient } from './stream-client.js';
+import { clientOf, startMockTarget, startRealTarget, type PaidTier, type ParityTarget } from './targets.js';
 
 const contract = createResponseCheck();
 const ajv = openapiAjv(openapiDocument());
@@ -46,15 +46,12 @@ function expectNotCounted(response: Response) {
   for (const h of RATE_HEADERS) expect(response.headers.get(h)).toBeNull();
 }
 
-// Decided at collection time: the real service's stream is still being built.
-const realStream: StreamProbe = await probeRealStream();
-
-const targets: { name: string; start: () => Promise<ParityTarget>; stream: StreamProbe }[] = [
-  { name: 'mock', start: startMockTarget, stream: { available: true } },
-  { name: 'real service', start: startRealTarget, stream: realStream },
+const targets: { name: string; start: () => Promise<ParityTarget> }[] = [
+  { name: 'mock', start: startMockTarget },
+  { name: 'real service', start: startRealTarget },
 ];
 
-describe.each(targets)('$name', ({ start, stream }) => {
+describe.each(targets)('$name', ({ start }) => {
   let t: ParityTarget;
   beforeAll(async () => {
     t = await start();
@@ -210,18 +207,7 @@ describe.each(targets)('$name', ({ start, stream }) => {
   });
 
   describe('WS /v1/stream', () => {
-    const streamIt = stream.available ? it : it.skip;
-    const why = stream.available ? '' : ` [skipped: not served yet (${stream.reason}); remove once src/stream is wired into startService]`;
-    const clients: StreamClient[] = [];
-    const connect = (opts: Parameters<typeof openStream>[1]) => {
-      const c = openStream(t.baseUrl, opts);
-      clients.push(c);
-      return c;
-    };
-    // Each test leaves the stream slot free (the mock's sandbox keys are shared between tests).
-    afterEach(async () => {
-      await Promise.all(clients.splice(0).map((c) => c.close()));
-    });
+    const connect = useStreamClients(() => t.baseUrl);
 
     const receive = async (c: StreamClient, n: number) => {
       await opened(c);
@@ -233,7 +219,7 @@ describe.each(targets)('$name', ({ start, stream }) => {
       return got as Record<string, unknown>[];
     };
 
-    streamIt(`pushes articles to a max key, with tickers and fresh ULID ids${why}`, async () => {
+    it(`pushes articles to a max key, with tickers and fresh ULID ids`, async () => {
       const c = connect({ key: await t.newKey('max') });
       const got = await receive(c, 2);
       for (const a of got) {
@@ -245,26 +231,26 @@ describe.each(targets)('$name', ({ start, stream }) => {
       expect(got[0]!.id).not.toBe(got[1]!.id);
     });
 
-    streamIt(`pushes articles to a pro key, without tickers${why}`, async () => {
+    it(`pushes articles to a pro key, without tickers`, async () => {
       const c = connect({ key: await t.newKey('pro') });
       const [a] = await receive(c, 1);
       expect(validateArticle(a), ajv.errorsText(validateArticle.errors)).toBe(true);
       expect(a).not.toHaveProperty('tickers');
     });
 
-    streamIt(`closes a starter key with 1008 and the contract's reason${why}`, async () => {
+    it(`closes a starter key with 1008 and the contract's reason`, async () => {
       const c = connect({ key: await t.newKey('starter') });
       expect(await c.closed).toEqual(streamRules.closeCodes.planRequired);
       expect(c.messages).toEqual([]);
     });
 
-    streamIt(`closes an unknown key with 1008 and the contract's reason${why}`, async () => {
+    it(`closes an unknown key with 1008 and the contract's reason`, async () => {
       const c = connect({ key: t.unknownKey });
       expect(await c.closed).toEqual(streamRules.closeCodes.invalidKey);
       expect(c.messages).toEqual([]);
     });
 
-    streamIt(`accepts the key in the X-API-Key header of the upgrade${why}`, async () => {
+    it(`accepts the key in the X-API-Key header of the upgrade`, async () => {
       const c = connect({ key: await t.newKey('pro'), header: true });
       const [a] = await receive(c, 1);
       expect(validateArticle(a)).toBe(true);

@@ -1,4 +1,5 @@
 /** A plain `ws` client of `/v1/stream`, recording what a partner's client would see. */
+import { afterEach } from 'vitest';
 import { WebSocket } from 'ws';
 import { streamAddress } from '../../src/contract/index.js';
 import { nextLoopbackAddress } from './loopback-fetch.js';
@@ -85,4 +86,20 @@ export function opened(c: StreamClient, timeoutMs = 5000): Promise<void> {
       reject(new Error(`closed before open: ${code} ${reason}`));
     });
   });
+}
+
+/**
+ * `connect(opts, url?)` for a suite: opens a stream client on the target (or `url`) and closes every client it opened
+ * after each test (a sandbox key's stream slot is shared between tests).
+ */
+export function useStreamClients(baseUrl: () => string): (opts?: Parameters<typeof openStream>[1], url?: string) => StreamClient {
+  const clients: StreamClient[] = [];
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+  });
+  return (opts, url = baseUrl()) => {
+    const c = openStream(url, opts);
+    clients.push(c);
+    return c;
+  };
 }

@@ -7,11 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import createClient, { type Client } from 'openapi-fetch';
-import { WebSocket } from 'ws';
 import type { paths } from '../../generated/openapi.js';
 import { createKey } from '../../src/cli/operator.js';
 import { loadConfig } from '../../src/config/index.js';
-import { streamAddress } from '../../src/contract/index.js';
 import { startMock } from '../../src/mock/index.js';
 import { livePrefix, startService } from '../../src/server/index.js';
 import type { NewArticle } from '../../src/store/ports.js';
@@ -129,35 +127,4 @@ export async function startRealTarget(): Promise<ParityTarget> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-export type StreamProbe = { available: true } | { available: false; reason: string };
-
-/** Does the target serve `/v1/stream`? An upgrade answered with HTTP 404 means not (yet). */
-export function probeStream(baseUrl: string): Promise<StreamProbe> {
-  return new Promise((resolve) => {
-    const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}${streamAddress}`, { localAddress: nextLoopbackAddress() });
-    const done = (p: StreamProbe) => {
-      ws.removeAllListeners();
-      ws.on('error', () => {});
-      ws.terminate();
-      resolve(p);
-    };
-    ws.on('unexpected-response', (_req, res) =>
-      done(res.statusCode === 404 ? { available: false, reason: `the upgrade to ${streamAddress} got HTTP 404` } : { available: true }),
-    );
-    ws.on('open', () => done({ available: true }));
-    ws.on('close', () => done({ available: true }));
-    ws.on('error', (err) => done({ available: false, reason: `the upgrade to ${streamAddress} failed: ${err.message}` }));
-  });
-}
-
-/** Starts a real service just long enough to ask whether it serves the stream. */
-export async function probeRealStream(): Promise<StreamProbe> {
-  const t = await startRealTarget();
-  try {
-    return await probeStream(t.baseUrl);
-  } finally {
-    await t.close();
-  }
 }
