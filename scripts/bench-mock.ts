@@ -5,7 +5,7 @@
  *
  * The real service is built with createApp() as in production (auth, IP guard, validation, SQLite,
  * JSON; 50 articles per response, a max key) except for the rate limiter: a max key is admitted 60
- * times a minute, so the bench uses the mock's AdmitAllRateLimiter (it still sets the rate-limit
+ * times a minute, so the bench uses AdmitAllRateLimiter (it still sets the rate-limit
  * headers). autocannon runs in a child process so it does not share the servers' event loop.
  */
 import { execFile } from 'node:child_process';
@@ -22,7 +22,7 @@ import { limits } from '../src/contract/index.js';
 import { createApp } from '../src/http/app.js';
 import { SemanticIndex } from '../src/indexing/index.js';
 import { startMock, type RunningMock } from '../src/mock/index.js';
-import { AdmitAllRateLimiter } from '../src/mock/sandbox.js';
+import { AdmitAllRateLimiter } from '../src/state/memory.js';
 import { MemoryIpGuard } from '../src/state/memory.js';
 import type { NewArticle } from '../src/store/ports.js';
 import { SqliteStore } from '../src/store/sqlite.js';

@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import { limits } from '../src/contract/index.js';
 import { createApp } from '../src/http/app.js';
 import { createKey } from '../src/cli/operator.js';
-import { MemoryIpGuard, type RateLimiter } from '../src/state/memory.js';
+import { AdmitAllRateLimiter, MemoryIpGuard } from '../src/state/memory.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import type { NewArticle } from '../src/store/ports.js';
 
@@ -27,12 +27,6 @@ const ARCHIVE = Number(process.env.BENCH_ARCHIVE ?? 100_000);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const run = promisify(execFile);
-
-const admitAll: RateLimiter = {
-  async hit(_key, limit, windowMs, now) {
-    return { admitted: true, limit, remaining: limit - 1, resetAt: now + windowMs, retryAfterSeconds: 0 };
-  },
-};
 
 async function listen(server: Server): Promise<number> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -75,7 +69,7 @@ async function main(): Promise<void> {
       accounts: store,
       articles: store,
       search: { search: async () => [] },
-      rateLimiter: admitAll,
+      rateLimiter: new AdmitAllRateLimiter(),
       ipGuard: new MemoryIpGuard(limits.ipGuard),
       livePrefix: limits.keyPrefixes.live,
       clock: Date.now,

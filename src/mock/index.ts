@@ -10,10 +10,11 @@ import { limits, openapiPath, type Tier } from '../contract/index.js';
 import type { AuthDeps } from '../auth/index.js';
 import { startPrism, type RunningPrism } from './prism.js';
 import { createMockApp } from './rest.js';
-import { AdmitAllRateLimiter, openIpGuard, SandboxAccounts } from './sandbox.js';
+import { AdmitAllRateLimiter } from '../state/memory.js';
+import { openIpGuard, SandboxAccounts } from './sandbox.js';
 import { attachMockStream, exampleArticles, type MockStream } from './stream.js';
 
-export { sandboxKeys, SandboxAccounts, AdmitAllRateLimiter } from './sandbox.js';
+export { sandboxKeys, SandboxAccounts } from './sandbox.js';
 
 export interface MockOptions {
   /** Port of the mock (REST and stream); 0 picks a free one. Default 4010. */

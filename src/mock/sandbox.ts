@@ -5,9 +5,8 @@
  * `authenticate` (missing/unknown key → 401, `free` → 403, …) instead of re-implementing it.
  */
 import { limits, plans, tiers, type Tier } from '../contract/index.js';
-import type { RateDecision } from '../domain/rate-limit.js';
 import { nextPeriodEnd, toIso, type AccountRecord } from '../domain/tiers.js';
-import type { IpGuard, RateLimiter } from '../state/memory.js';
+import type { IpGuard } from '../state/memory.js';
 import type { IpVerdict } from '../domain/ip-guard.js';
 import { hashKey } from '../store/ids.js';
 import type { AccountStore, KeyRecord } from '../store/ports.js';
@@ -76,14 +75,3 @@ export const openIpGuard: IpGuard = {
     return { allowed: true };
   },
 };
-
-/**
- * A rate limiter that admits every request and reports what a fresh key would see: the plan's limit,
- * `limit - 1` remaining, reset one window from now. Used by the mock (which does not rate-limit over
- * time) and by the benchmark (to measure the real service without its limiter refusing requests).
- */
-export class AdmitAllRateLimiter implements RateLimiter {
-  async hit(_keyId: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
-    return { admitted: true, limit, remaining: Math.max(0, limit - 1), resetAt: now + windowMs, retryAfterSeconds: 0 };
-  }
-}

@@ -49,3 +49,14 @@ export class MemoryIpGuard implements IpGuard {
     return verdict;
   }
 }
+
+/**
+ * A rate limiter that admits every request and reports what a fresh key would see: the plan's limit,
+ * `limit - 1` remaining, reset one window from now. Used by the mock (which does not rate-limit over
+ * time) and by the benchmark (to measure the real service without its limiter refusing requests).
+ */
+export class AdmitAllRateLimiter implements RateLimiter {
+  async hit(_keyId: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
+    return { admitted: true, limit, remaining: Math.max(0, limit - 1), resetAt: now + windowMs, retryAfterSeconds: 0 };
+  }
+}
