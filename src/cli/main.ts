@@ -104,8 +104,8 @@ export async function main(argv: string[]): Promise<number> {
       const file = rest[0];
       if (!file) throw new OperatorError('a file is required (or - for standard input)');
       const text = readFileSync(file === '-' ? 0 : file, 'utf8');
-      // Received when stored: standard input may arrive long after the command started.
-      const out = await withStore(config, (s) => ingest(s, text, Date.now()));
+      // Received when committed: the store reads the clock inside the write transaction.
+      const out = await withStore(config, (s) => ingest(s, text, Date.now));
       for (const e of out.errors) console.error(`line ${e.line}: ${e.error} (skipped)`);
       print(json, out, `ingested ${out.ingested} of ${out.lines} article(s)${out.errors.length ? `, ${out.errors.length} skipped` : ''}`);
       return out.errors.length > 0 && out.ingested === 0 ? 1 : 0;

@@ -64,8 +64,9 @@ function accountJson(a: AccountRecord) {
   return { account_id: a.id, tier: a.tier, period_end: a.periodEnd, cancelled_at: a.cancelledAt };
 }
 
-export async function ingest(store: ArticleStore, text: string, now: number) {
+/** `clock` is read by the store inside the write transaction: `received_at` is the commit time. */
+export async function ingest(store: ArticleStore, text: string, clock: () => number) {
   const report = parseNdjson(text);
-  const stored = report.articles.length ? await store.insert(report.articles, now) : [];
+  const stored = report.articles.length ? await store.insert(report.articles, clock) : [];
   return { lines: report.lines, ingested: stored.length, ids: stored.map((a) => a.id), errors: report.errors };
 }

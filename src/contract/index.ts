@@ -67,6 +67,10 @@ export const articleRules = {
   tickerPattern: new RegExp(openapi.components.schemas.TickerSentiment.properties.ticker.pattern),
 };
 
+/** The bounds of the `limit` parameter (the same on list and search): the store clamps to them too. */
+const listLimitSchema = operationParameters('listNews').find((p) => p.name === 'limit')!.schema;
+export const limitBounds = { min: listLimitSchema.minimum as number, max: listLimitSchema.maximum as number };
+
 /** The problem bodies of components/examples, by kind. */
 const ex = openapi.components.examples;
 export const problems = {

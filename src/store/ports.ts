@@ -46,8 +46,14 @@ export interface FeedEntry {
 }
 
 export interface ArticleStore {
-  /** Adds articles (received now), queues them for embedding; returns them with id and received_at. */
-  insert(articles: NewArticle[], now: number): Promise<StoredArticle[]>;
+  /**
+   * Adds articles in one write transaction, queues them for embedding; returns them with `id` and
+   * `received_at`. With a clock (production: the CLI, the service), the receive time is read inside the
+   * transaction, once it holds the write lock, and never earlier than the newest stored article: the
+   * order by `id`, by `received_at` and by commit agree across processes. A number is a fixed receive
+   * time used as given (fixtures, the demo's back-dated sample archive).
+   */
+  insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]>;
   /** Newest first by received_at. */
   list(query: ListQuery): Promise<StoredArticle[]>;
   /**

@@ -6,9 +6,9 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { monotonicFactory } from 'ulid';
-import type { Tier } from '../contract/index.js';
-import type { StoredArticle } from '../domain/articles.js';
+import { decodeTime, monotonicFactory } from 'ulid';
+import { limitBounds, type Tier } from '../contract/index.js';
+import { clampLimit, conformArticle, type StoredArticle } from '../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
 import type { AccountStore, ArticleStore, FeedEntry, KeyRecord, ListQuery, NewArticle, VectorStore } from './ports.js';
 import { randomId } from './ids.js';
@@ -127,6 +127,21 @@ export function ulidTimePrefix(ms: number): string {
   return out;
 }
 
+const ULID_ALPHABET = ENCODING;
+/** The next ULID after `id` in the same millisecond (the random part plus one, as a monotonic ULID). */
+export function incrementUlid(id: string): string {
+  const chars = id.split('');
+  for (let i = chars.length - 1; i >= 10; i--) {
+    const v = ULID_ALPHABET.indexOf(chars[i]!);
+    if (v < 31) {
+      chars[i] = ULID_ALPHABET[v + 1]!;
+      return chars.join('');
+    }
+    chars[i] = ULID_ALPHABET[0]!;
+  }
+  throw new Error('ULID random part exhausted within one millisecond');
+}
+
 /** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
 function articleJson(withTickers: boolean): string {
   const fields = ["'id', id", "'content', content", "'urgency', urgency", "'sentiment', sentiment", "'published_at', published_at", "'received_at', received_at"];
@@ -178,6 +193,7 @@ export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
         'SELECT * FROM articles WHERE urgency = ? AND id > ? ORDER BY id DESC LIMIT ?',
       ),
       ...listJsonStatements(db),
+      newestId: db.prepare<[], string>('SELECT id FROM articles ORDER BY id DESC LIMIT 1').pluck(),
       byId: db.prepare<[string], ArticleRow>('SELECT * FROM articles WHERE id = ?'),
       count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM articles'),
       feed: db.prepare<[number, number], ArticleRow>('SELECT * FROM articles WHERE seq > ? ORDER BY seq LIMIT ?'),
@@ -244,43 +260,62 @@ export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
 
   // ---- articles ----
 
-  async insert(articles: NewArticle[], now: number): Promise<StoredArticle[]> {
+  async insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]> {
     const out: StoredArticle[] = [];
-    const receivedAt = new Date(now).toISOString();
-    this.db.transaction(() => {
+    const write = () => {
+      let receivedMs: number;
+      let nextId: (ms: number) => string;
+      if (typeof at === 'number') {
+        receivedMs = at;
+        nextId = (ms) => this.ulid(ms);
+      } else {
+        // Inside the transaction, which holds the write lock: no other process commits in between.
+        const newest = this.stmts.newestId.get();
+        const newestMs = newest === undefined ? 0 : decodeTime(newest);
+        receivedMs = Math.max(at(), newestMs);
+        let prev = newest !== undefined && newestMs === receivedMs ? newest : undefined;
+        nextId = (ms) => (prev = prev === undefined ? this.ulid(ms) : incrementUlid(prev));
+      }
+      const receivedAt = new Date(receivedMs).toISOString();
       for (const a of articles) {
-        const id = this.ulid(now);
+        const article = conformArticle(a);
+        const id = nextId(receivedMs);
         const row = {
           id,
-          content: a.content,
-          urgency: a.urgency,
-          sentiment: a.sentiment,
-          published_at: a.published_at,
+          content: article.content,
+          urgency: article.urgency,
+          sentiment: article.sentiment,
+          published_at: article.published_at,
           received_at: receivedAt,
-          tickers: JSON.stringify(a.tickers),
-          source: a.source ?? null,
-          url: a.url ?? null,
+          tickers: JSON.stringify(article.tickers),
+          source: article.source ?? null,
+          url: article.url ?? null,
         };
         this.stmts.insertArticle.run(row);
         this.stmts.enqueue.run(id, receivedAt);
-        out.push({ id, content: a.content, urgency: a.urgency, sentiment: a.sentiment, published_at: a.published_at, received_at: receivedAt, tickers: a.tickers });
+        out.push({ id, content: article.content, urgency: article.urgency, sentiment: article.sentiment, published_at: article.published_at, received_at: receivedAt, tickers: article.tickers });
       }
-    })();
+    };
+    // IMMEDIATE: take the write lock before reading the clock and the newest id.
+    this.db.transaction(write).immediate();
     return out;
   }
 
   async list(q: ListQuery): Promise<StoredArticle[]> {
     // ULIDs sort by receive time: every id of a later millisecond is greater than this bound.
     const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
-    const rows = q.urgency ? this.stmts.listUrgency.all(q.urgency, bound, q.limit) : this.stmts.list.all(bound, q.limit);
+    const limit = clampLimit(q.limit, limitBounds);
+    const rows = q.urgency ? this.stmts.listUrgency.all(q.urgency, bound, limit) : this.stmts.list.all(bound, limit);
     return rows.map(toArticle);
   }
 
   async listJson(q: ListQuery, withTickers: boolean): Promise<string[]> {
     const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
     const st = this.stmts;
-    if (q.urgency) return (withTickers ? st.listJsonFullUrgency : st.listJsonPublicUrgency).all(q.urgency, bound, q.limit);
-    return (withTickers ? st.listJsonFull : st.listJsonPublic).all(bound, q.limit);
+    // A second line of defence behind request validation: a page is never larger than the contract allows.
+    const limit = clampLimit(q.limit, limitBounds);
+    if (q.urgency) return (withTickers ? st.listJsonFullUrgency : st.listJsonPublicUrgency).all(q.urgency, bound, limit);
+    return (withTickers ? st.listJsonFull : st.listJsonPublic).all(bound, limit);
   }
 
   async getMany(ids: string[]): Promise<StoredArticle[]> {
