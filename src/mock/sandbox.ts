@@ -9,7 +9,7 @@ import { nextPeriodEnd, toIso, type AccountRecord } from '../domain/tiers.js';
 import type { IpGuard } from '../state/memory.js';
 import type { IpVerdict } from '../domain/ip-guard.js';
 import { hashKey } from '../store/ids.js';
-import type { AccountStore, KeyRecord } from '../store/ports.js';
+import type { AccountStore, KeyInfo, KeyRecord } from '../store/ports.js';
 
 /** The sandbox key of every tier of the contract (`starter`, `pro`, `max`, `expired`, `free`). */
 export function sandboxKeys(testPrefix: string = limits.keyPrefixes.test): Record<Tier, string> {
@@ -27,6 +27,7 @@ export class SandboxAccounts implements AccountStore {
   readonly keys: Record<Tier, string>;
   private readonly byHash = new Map<string, Tier>();
   private readonly periodEnd: string;
+  private readonly startedAt: string;
 
   constructor(
     private readonly clock: () => number,
@@ -35,6 +36,7 @@ export class SandboxAccounts implements AccountStore {
     this.keys = sandboxKeys(testPrefix);
     for (const t of tiers) this.byHash.set(hashKey(this.keys[t]), t);
     this.periodEnd = nextPeriodEnd(clock());
+    this.startedAt = toIso(clock());
   }
 
   async findKey(keyHash: string): Promise<KeyRecord | undefined> {
@@ -50,6 +52,13 @@ export class SandboxAccounts implements AccountStore {
       return { id: accountId, tier: lastPaid, periodEnd: null, cancelledAt: toIso(this.clock() - 24 * 3600_000) };
     }
     return { id: accountId, tier, periodEnd: plans[tier].paid ? this.periodEnd : null, cancelledAt: null };
+  }
+
+  /** The sandbox keys, each on its own account, as if created when the mock started. */
+  async listKeys(accountId?: string): Promise<KeyInfo[]> {
+    return tiers
+      .filter((t) => accountId === undefined || `sandbox_${t}` === accountId)
+      .map((t) => ({ keyId: `sandbox_${t}`, accountId: `sandbox_${t}`, active: true, createdAt: this.startedAt }));
   }
 
   createAccount(): Promise<AccountRecord> {

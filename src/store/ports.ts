@@ -9,6 +9,11 @@ export interface KeyRecord {
   active: boolean;
 }
 
+/** A key as the operator sees it (`fns keys list`, `fns accounts show`): never the key or its hash. */
+export interface KeyInfo extends KeyRecord {
+  createdAt: string;
+}
+
 export interface AccountStore {
   createAccount(tier: Tier, now: number, accountId?: string): Promise<AccountRecord>;
   getAccount(accountId: string): Promise<AccountRecord | undefined>;
@@ -20,6 +25,8 @@ export interface AccountStore {
   createKey(accountId: string, keyHash: string, keyId: string, now: number): Promise<void>;
   findKey(keyHash: string): Promise<KeyRecord | undefined>;
   setKeyActive(keyId: string, active: boolean): Promise<KeyRecord | undefined>;
+  /** The keys of one account, or of every account, in creation order. */
+  listKeys(accountId?: string): Promise<KeyInfo[]>;
 }
 
 /** An article as it enters the archive; the store assigns `id` and `received_at`. */

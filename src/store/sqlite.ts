@@ -10,7 +10,7 @@ import { decodeTime, monotonicFactory } from 'ulid';
 import { limitBounds, type Tier } from '../contract/index.js';
 import { clampLimit, conformArticle, type StoredArticle } from '../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
-import type { AccountStore, ArticleStore, FeedEntry, KeyRecord, ListQuery, NewArticle, VectorStore } from './ports.js';
+import type { AccountStore, ArticleStore, FeedEntry, KeyInfo, KeyRecord, ListQuery, NewArticle, VectorStore } from './ports.js';
 import { randomId } from './ids.js';
 
 const MIGRATIONS: string[] = [
@@ -108,6 +108,14 @@ interface AccountRow {
   period_end: string | null;
   cancelled_at: string | null;
 }
+
+interface KeyRow {
+  id: string;
+  account_id: string;
+  active: number;
+  created_at: string;
+}
+
 const toAccount = (r: AccountRow): AccountRecord => ({
   id: r.id,
   tier: r.tier as Tier,
@@ -183,6 +191,8 @@ export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
       ),
       setKeyActive: db.prepare('UPDATE api_keys SET active = ? WHERE id = ?'),
       getKey: db.prepare<[string], { id: string; account_id: string; active: number }>('SELECT id, account_id, active FROM api_keys WHERE id = ?'),
+      listKeys: db.prepare<[], KeyRow>('SELECT id, account_id, active, created_at FROM api_keys ORDER BY rowid'),
+      listKeysOf: db.prepare<[string], KeyRow>('SELECT id, account_id, active, created_at FROM api_keys WHERE account_id = ? ORDER BY rowid'),
       insertArticle: db.prepare(
         `INSERT INTO articles (id, content, urgency, sentiment, published_at, received_at, tickers, source, url)
          VALUES (@id, @content, @urgency, @sentiment, @published_at, @received_at, @tickers, @source, @url)`,
@@ -256,6 +266,11 @@ export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
     this.stmts.setKeyActive.run(active ? 1 : 0, keyId);
     const r = this.stmts.getKey.get(keyId);
     return r && { keyId: r.id, accountId: r.account_id, active: r.active === 1 };
+  }
+
+  async listKeys(accountId?: string): Promise<KeyInfo[]> {
+    const rows = accountId === undefined ? this.stmts.listKeys.all() : this.stmts.listKeysOf.all(accountId);
+    return rows.map((r) => ({ keyId: r.id, accountId: r.account_id, active: r.active === 1, createdAt: r.created_at }));
   }
 
   // ---- articles ----
