@@ -16,13 +16,23 @@ export interface Config {
   embeddingsTimeoutMs: number;
   brand: string;
   validateResponses: boolean;
+  /** Addresses and subnets the IP guard never blocks (IP_GUARD_EXEMPT): `loopback`, IPs, CIDRs. */
+  ipGuardExempt: string[];
+  /** Said once at start (e.g. a risky but valid setting). */
+  warnings: string[];
 }
+
+/** Every variable the service reads. Set but empty is an error, never a silent default. */
+const VARIABLES = [
+  'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'TRUST_PROXY', 'STREAM_RECHECK_MS', 'EMBEDDINGS_URL',
+  'EMBEDDINGS_MODEL', 'EMBEDDINGS_API_KEY', 'EMBEDDINGS_TIMEOUT_MS', 'FNS_BRAND', 'VALIDATE_RESPONSES', 'IP_GUARD_EXEMPT',
+] as const;
 
 export class ConfigError extends Error {}
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max: number): number {
   const raw = env[name];
-  if (raw === undefined || raw === '') return dflt;
+  if (raw === undefined) return dflt;
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   }
@@ -31,7 +41,7 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
 
 function url(env: NodeJS.ProcessEnv, name: string, schemes: string[]): string | undefined {
   const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
+  if (raw === undefined) return undefined;
   let parsed: URL;
   try {
     parsed = new URL(raw);
@@ -44,38 +54,69 @@ function url(env: NodeJS.ProcessEnv, name: string, schemes: string[]): string | 
   return raw;
 }
 
+/** One entry of an address list: `loopback`, an IP address, or a subnet in CIDR notation. */
+export function isAddressOrSubnet(entry: string, named: ReadonlySet<string>): boolean {
+  if (named.has(entry)) return true;
+  const [addr, prefix, extra] = entry.split('/');
+  const family = isIP(addr ?? '');
+  if (family === 0 || extra !== undefined) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
 function trustProxy(raw: string | undefined): boolean | number | string {
-  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
   // A hop count: trust that many proxies in front of the service (Express reads a number as hops).
   if (/^\d+$/.test(raw)) return Number(raw);
   // Express's own syntax: a list of trusted addresses/subnets, e.g. "loopback, 10.0.0.0/8".
   const named = new Set(['loopback', 'linklocal', 'uniquelocal']);
-  const valid = raw.split(',').every((part) => {
-    const entry = part.trim();
-    if (named.has(entry)) return true;
-    const [addr, prefix, extra] = entry.split('/');
-    const family = isIP(addr ?? '');
-    if (family === 0 || extra !== undefined) return false;
-    return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
-  });
-  if (valid) return raw;
+  if (raw.split(',').every((part) => isAddressOrSubnet(part.trim(), named))) return raw;
   throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of trusted addresses, got "${raw}"`);
 }
 
+function ipGuardExempt(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  const entries = raw.split(',').map((e) => e.trim());
+  const bad = entries.find((e) => !isAddressOrSubnet(e, new Set(['loopback'])));
+  if (bad !== undefined) throw new ConfigError(`IP_GUARD_EXEMPT must be a comma-separated list of addresses, CIDR subnets or "loopback", got "${bad}"`);
+  return entries;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function host(raw: string | undefined): string {
+  if (raw === undefined) return '0.0.0.0';
+  if (isIP(raw) !== 0 || /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(raw)) return raw;
+  throw new ConfigError(`HOST must be an IP address or a host name to listen on, got "${raw}"`);
+}
+
+export const TRUST_PROXY_TRUE_WARNING =
+  'TRUST_PROXY=true believes the left-most X-Forwarded-For address, which any client can write: a client that reaches this port directly can dodge the IP guard or get another address blocked. Set the number of proxies in front of the service (e.g. TRUST_PROXY=1) or their addresses instead.';
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  for (const name of VARIABLES) {
+    if (env[name] === '') throw new ConfigError(`${name} is set but empty; unset it to use the default, or give it a value`);
+  }
   const brand = env.FNS_BRAND ?? 'fns';
   if (!/^[a-z][a-z0-9]{1,15}$/.test(brand)) throw new ConfigError(`FNS_BRAND must be 2-16 lower-case letters or digits, got "${brand}"`);
   const cfg: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: env.HOST ?? '0.0.0.0',
+    host: host(env.HOST),
     dataDir: resolve(env.DATA_DIR ?? './data'),
     trustProxy: trustProxy(env.TRUST_PROXY),
     streamRecheckMs: int(env, 'STREAM_RECHECK_MS', 300_000, 10, 86_400_000),
     embeddingsTimeoutMs: int(env, 'EMBEDDINGS_TIMEOUT_MS', 5000, 100, 120_000),
     brand,
-    validateResponses: env.VALIDATE_RESPONSES === 'true',
+    validateResponses: bool(env, 'VALIDATE_RESPONSES'),
+    ipGuardExempt: ipGuardExempt(env.IP_GUARD_EXEMPT),
+    warnings: [],
   };
+  if (cfg.trustProxy === true) cfg.warnings.push(TRUST_PROXY_TRUE_WARNING);
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres', 'postgresql']);
   const redisUrl = url(env, 'REDIS_URL', ['redis', 'rediss']);
   const embeddingsUrl = url(env, 'EMBEDDINGS_URL', ['http', 'https']);

@@ -3,6 +3,8 @@
  * from one client IP within `windowMs`, the request that brings the count there is refused and the IP
  * is blocked for `blockMs`.
  */
+import { BlockList, isIP } from 'node:net';
+
 export interface IpState {
   /** key fingerprint → last time it was presented */
   keys: Map<string, number>;
@@ -15,7 +17,8 @@ export interface IpGuardRules {
   blockMs: number;
 }
 
-export type IpVerdict = { allowed: true } | { allowed: false; blockedUntil: number };
+/** `blockedNow`: this very request started the block (the one moment worth logging). */
+export type IpVerdict = { allowed: true } | { allowed: false; blockedUntil: number; blockedNow?: boolean };
 
 export function newIpState(): IpState {
   return { keys: new Map(), blockedUntil: 0 };
@@ -30,7 +33,7 @@ export function presentKey(state: IpState, keyId: string | null, now: number, ru
   if (state.keys.size >= rules.distinctKeys) {
     state.blockedUntil = now + rules.blockMs;
     state.keys.clear();
-    return { allowed: false, blockedUntil: state.blockedUntil };
+    return { allowed: false, blockedUntil: state.blockedUntil, blockedNow: true };
   }
   return { allowed: true };
 }
@@ -40,4 +43,31 @@ export function isIdle(state: IpState, now: number, rules: IpGuardRules): boolea
   if (now < state.blockedUntil) return false;
   for (const t of state.keys.values()) if (t > now - rules.windowMs) return false;
   return true;
+}
+
+/**
+ * The addresses the guard never blocks (IP_GUARD_EXEMPT): `loopback` (127.0.0.0/8 and ::1), single
+ * addresses and CIDR subnets, IPv4 also when written IPv4-mapped (`::ffff:127.0.0.1`, as a dual-stack
+ * socket reports it).
+ */
+export function exemptionMatcher(entries: readonly string[]): (ip: string) => boolean {
+  if (entries.length === 0) return () => false;
+  const list = new BlockList();
+  for (const entry of entries) {
+    if (entry === 'loopback') {
+      list.addSubnet('127.0.0.0', 8, 'ipv4');
+      list.addAddress('::1', 'ipv6');
+      continue;
+    }
+    const [addr, prefix] = entry.split('/') as [string, string | undefined];
+    const family = isIP(addr) === 6 ? 'ipv6' : 'ipv4';
+    if (prefix === undefined) list.addAddress(addr, family);
+    else list.addSubnet(addr, Number(prefix), family);
+  }
+  return (ip) => {
+    const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)?.[1];
+    const addr = v4 ?? ip;
+    const family = isIP(addr);
+    return family !== 0 && list.check(addr, family === 6 ? 'ipv6' : 'ipv4');
+  };
 }

@@ -7,7 +7,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { authenticate, type AuthDeps, type Caller } from '../auth/index.js';
 import { limits, operationParameters, plans } from '../contract/index.js';
 import type { RateLimiter } from '../state/memory.js';
-import { sendProblem } from './problem.js';
+import { sendGenericProblem, sendProblem } from './problem.js';
+import { echo, pathOnly } from './target.js';
 import { createResponseCheck } from './response-check.js';
 import { checkQueryShape, openapiValidator } from './validation.js';
 
@@ -53,6 +54,19 @@ export interface AdmissionDeps {
   validateResponses: boolean;
 }
 
+/**
+ * Fails closed: a handler only runs on a request the contract validator matched to its operation. Were
+ * routing and validation ever to read a request differently again (as the absolute-form target once
+ * did), the request is refused instead of reaching a handler with unchecked parameters.
+ */
+function validated(operationId: OperationId): RequestHandler {
+  return (req, res, next) => {
+    const matched = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi;
+    if (matched?.schema?.operationId === operationId) return next();
+    sendGenericProblem(res, 404, 'Not Found', `No endpoint at ${echo(pathOnly(req.url))}`);
+  };
+}
+
 /** Builds `chain(operationId)`: the middleware in front of an operation's handler. */
 export function createOperationChain(deps: AdmissionDeps): (operationId: OperationId) => RequestHandler[] {
   const validator = openapiValidator();
@@ -86,5 +100,5 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
     next();
   };
 
-  return (operationId) => [admit(operationId), checkQueryShape(operationId), ...validator];
+  return (operationId) => [admit(operationId), checkQueryShape(operationId), ...validator, validated(operationId)];
 }

@@ -12,7 +12,7 @@ import type { ArticleStore } from '../store/ports.js';
 import type { RateLimiter } from '../state/memory.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals } from './admission.js';
-import { contractFallbacks, sendJson, sendJsonText, sendProblem } from './problem.js';
+import { contractFallbacks, requestTarget, sendJson, sendJsonText, sendProblem } from './problem.js';
 import { parseQuery, parseSince, validationErrorHandler } from './validation.js';
 
 export interface ArchiveSearch {
@@ -29,12 +29,18 @@ export interface AppDeps extends AuthDeps {
   validateResponses: boolean;
 }
 
+const OPERATION_PATHS_LIST = Object.values(OPERATION_PATHS);
+
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', deps.trustProxy);
   app.set('query parser', parseQuery);
   app.set('etag', false);
+  // A path is matched exactly as the contract writes it: `/V1/news` and `/v1/news/` are not `/v1/news`.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.use(requestTarget());
 
   const route = createOperationChain({ auth: deps, rateLimiter: deps.rateLimiter, clock: deps.clock, validateResponses: deps.validateResponses });
 
@@ -72,7 +78,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(validationErrorHandler((req) => (req.res?.locals as Partial<Locals> | undefined)?.operationId));
 
-  app.use(...contractFallbacks(Object.values(OPERATION_PATHS), ''));
+  app.use(...contractFallbacks(OPERATION_PATHS_LIST, ''));
 
   return app;
 }

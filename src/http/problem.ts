@@ -1,5 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { problems, type Problem, type ProblemKind } from '../contract/index.js';
+import { isStoreBusy } from '../store/errors.js';
+import { echo, meantPath, originForm, pathOnly } from './target.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
 export const JSON_TYPE = 'application/json';
@@ -37,22 +39,45 @@ export function sendGenericProblem(res: Response, status: number, title: string,
 }
 
 /**
+ * The head of an app serving the contract (the service and the mock): the request target is reduced to
+ * its origin form before routing and validation see it (both read `url`, Express keeps `originalUrl`),
+ * and every answer depends on the key, so none may be stored by a shared cache.
+ */
+export function requestTarget(): RequestHandler {
+  return (req, res, next) => {
+    res.setHeader('Cache-Control', 'private, no-store');
+    const target = originForm(req.url);
+    if (!target.ok) return sendGenericProblem(res, 400, 'Bad Request', target.detail);
+    req.url = target.url;
+    req.originalUrl = target.url;
+    next();
+  };
+}
+
+/**
  * The tail of an app serving the contract (the service and the mock): a validation error of an
  * operation, a known path with another method (405), an unknown path (404), an unexpected fault (500).
+ * Only the first ECHO_MAX_CHARS characters of a path or method are echoed in a detail.
  */
 export function contractFallbacks(knownPaths: Iterable<string>, logPrefix: string): [RequestHandler, (err: any, req: Request, res: Response, next: NextFunction) => void] {
   const known = new Set(knownPaths);
   const notFound: RequestHandler = (req, res) => {
-    if (known.has(req.path)) {
+    const path = pathOnly(req.url);
+    if (known.has(path)) {
       res.set('Allow', 'GET');
-      return sendGenericProblem(res, 405, 'Method Not Allowed', `${req.method} is not allowed on ${req.path}; use GET`);
+      return sendGenericProblem(res, 405, 'Method Not Allowed', `${echo(req.method)} is not allowed on ${path}; use GET`);
     }
-    sendGenericProblem(res, 404, 'Not Found', `No endpoint at ${req.path}`);
+    const meant = meantPath(path, known);
+    sendGenericProblem(res, 404, 'Not Found', `No endpoint at ${echo(path)}${meant ? `; did you mean ${meant}?` : ''}`);
   };
   const onError = (err: any, _req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
     res.locals.checkResponse = undefined;
     if (err?.type === 'entity.too.large' || err?.status === 413) return sendGenericProblem(res, 413, 'Content Too Large', 'Requests take no body');
+    if (isStoreBusy(err)) {
+      res.set('Retry-After', '1');
+      return sendGenericProblem(res, 503, 'Service Unavailable', 'The service is briefly busy; retry in a second');
+    }
     console.error(`${logPrefix}unexpected error:`, err instanceof Error ? err.stack : err);
     sendGenericProblem(res, 500, 'Internal Server Error', 'Unexpected error; the request can be retried');
   };

@@ -6,7 +6,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { openapiDocument, operationParameters, type ParameterSpec } from '../contract/index.js';
+import { parseRfc3339 } from '../domain/time.js';
 import { sendProblem } from './problem.js';
+import { echo } from './target.js';
 
 /** The rule of a parameter in words, e.g. `an integer between 1 and 100`. */
 export function ruleText(schema: any): string {
@@ -26,7 +28,7 @@ export function parameterProblemDetail(param: ParameterSpec, issue: 'invalid' | 
 }
 
 export function unknownParameterDetail(name: string): string {
-  return `${name} is not a parameter of this operation`;
+  return `${name === '' ? 'A parameter with an empty name' : echo(name)} is not a parameter of this operation`;
 }
 
 /**
@@ -60,12 +62,19 @@ function safeDecode(s: string): string {
 }
 
 /**
- * What the schema validator cannot see: a parameter given twice (it would see an array), and an
- * integer written other than in plain decimal digits (its type coercion reads `0x10` or `1e1` as numbers).
+ * What the schema validator cannot see, or sees differently from us: a query key that is not a parameter
+ * of the operation, as our parser read it (the validator re-parses the query and drops keys such as
+ * `__proto__[x]`), a parameter given twice (it would see an array), an integer written other than in
+ * plain decimal digits (its type coercion reads `0x10` or `1e1` as numbers), and a date-time that is not
+ * a real instant (`2026-02-30T10:00:00Z`).
  */
 export function checkQueryShape(operationId: string): RequestHandler {
   const params = operationParameters(operationId);
+  const names = new Set(params.map((p) => p.name));
   return (req, res, next) => {
+    for (const name of Object.keys(req.query)) {
+      if (!names.has(name)) return sendProblem(res, 'invalidParameter', unknownParameterDetail(name));
+    }
     for (const p of params) {
       const value = req.query[p.name];
       if (Array.isArray(value)) return sendProblem(res, 'invalidParameter', parameterProblemDetail(p, 'repeated'));
@@ -80,23 +89,10 @@ export function checkQueryShape(operationId: string): RequestHandler {
   };
 }
 
-/**
- * A date-time parameter as epoch ms, or undefined when unreadable (then the request is a 400). The
- * schema's format admits a few RFC 3339 forms that Date cannot read: a leap second `:60` is read as
- * the next second; anything else unreadable (e.g. an offset of `+24:00`) is refused.
- */
+/** A date-time parameter as epoch ms, or undefined when it is not a real RFC 3339 instant (a 400). */
 export function parseSince(raw: string): number | undefined {
-  const ms = Date.parse(raw);
-  if (!Number.isNaN(ms)) return ms;
-  const leap = /^(.*T\d\d:\d\d):60(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.exec(raw);
-  if (leap) {
-    const base = Date.parse(`${leap[1]}:59${leap[3]}`);
-    if (!Number.isNaN(base)) return base + 1000;
-  }
-  return undefined;
+  return parseRfc3339(raw);
 }
-
-
 
 /** Request validation only; responses are checked by response-check.ts (see there). */
 export function openapiValidator(): RequestHandler[] {

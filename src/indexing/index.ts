@@ -6,6 +6,7 @@
  */
 import { cosineTopK, type Embedder } from '../search/index.js';
 import type { StoredArticle } from '../domain/articles.js';
+import { isStoreBusy } from '../store/errors.js';
 import type { ArticleStore, VectorStore } from '../store/ports.js';
 
 export class SemanticIndex {
@@ -73,6 +74,9 @@ export class EmbeddingWorker {
   private running = false;
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> | undefined;
+  private unsaved: { stored: { id: string; vector: Float32Array }[]; refused: string[] } | undefined;
+  private busyRetries = 0;
+  private queuedMissing = false;
 
   constructor(
     private readonly store: VectorStore,
@@ -87,6 +91,19 @@ export class EmbeddingWorker {
    * article is charged an attempt.
    */
   async runOnce(): Promise<number> {
+    if (!this.queuedMissing) {
+      // A write: retried like any other when another process holds the lock.
+      const queued = await this.store.enqueueMissing(this.embedder.modelId);
+      this.queuedMissing = true;
+      if (queued > 0) this.options.log?.(`embedding: ${queued} article(s) queued for model ${this.embedder.modelId}`);
+    }
+    // Vectors computed earlier whose write found the store locked by another process: write them first.
+    if (this.unsaved) {
+      await this.save(this.unsaved);
+      const n = this.unsaved.stored.length;
+      this.unsaved = undefined;
+      return n;
+    }
     const batch = await this.store.nextBatch(this.options.batchSize ?? 32);
     if (batch.length === 0) return 0;
     let stored: { id: string; vector: Float32Array }[];
@@ -107,6 +124,17 @@ export class EmbeddingWorker {
       }
       if (stored.length === 0) throw err;
     }
+    const result = { stored, refused };
+    try {
+      await this.save(result);
+    } catch (err) {
+      if (isStoreBusy(err)) this.unsaved = result;
+      throw err;
+    }
+    return stored.length;
+  }
+
+  private async save({ stored, refused }: { stored: { id: string; vector: Float32Array }[]; refused: string[] }): Promise<void> {
     await this.store.storeVectors(this.embedder.modelId, stored);
     if (refused.length > 0) {
       const maxAttempts = this.options.maxAttempts ?? 5;
@@ -114,7 +142,6 @@ export class EmbeddingWorker {
       this.options.log?.(`embedding: ${refused.length} article(s) refused by the embedder, retried later`);
       for (const id of dropped) this.options.log?.(`embedding: article ${id} dropped after ${maxAttempts} failed attempts; it is listed and streamed but not searchable`);
     }
-    return stored.length;
   }
 
   /** Runs until the queue is empty. */
@@ -124,9 +151,8 @@ export class EmbeddingWorker {
     return total;
   }
 
+  /** Starts draining in the background; the first round queues what the current model lacks. */
   async start(): Promise<void> {
-    const queued = await this.store.enqueueMissing(this.embedder.modelId);
-    if (queued > 0) this.options.log?.(`embedding: ${queued} article(s) queued for model ${this.embedder.modelId}`);
     this.running = true;
     this.schedule(0);
   }
@@ -142,8 +168,16 @@ export class EmbeddingWorker {
   private async tick(): Promise<void> {
     try {
       const n = await this.runOnce();
+      this.busyRetries = 0;
       this.schedule(n > 0 ? 0 : (this.options.idleMs ?? 500));
     } catch (err) {
+      if (isStoreBusy(err)) {
+        // Another process holds the write lock (e.g. a long ingest): try again soon, without waiting
+        // on the lock (the service's event loop never does), backing off up to a second.
+        this.busyRetries++;
+        this.schedule(Math.min(1000, 20 * 2 ** Math.min(this.busyRetries, 6)));
+        return;
+      }
       this.options.log?.(`embedding: batch failed (${(err as Error).message}); retrying`);
       this.schedule(this.options.retryMs ?? 5000);
     }

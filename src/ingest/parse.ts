@@ -5,12 +5,13 @@
  */
 import { articleRules, articleSentiments, tickerSentiments, urgencies, type TickerSentiment } from '../contract/index.js';
 import type { NewArticle } from '../store/ports.js';
+import { conformArticle } from '../domain/articles.js';
+import { parseRfc3339 } from '../domain/time.js';
 import { deriveSentiment, deriveTickers, deriveUrgency } from './derive.js';
 
 export type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
 
 const FIELDS = new Set(['content', 'urgency', 'published_at', 'sentiment', 'tickers', 'source', 'url']);
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 export function parseArticle(input: unknown): LineResult {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, error: 'must be a JSON object' };
@@ -33,8 +34,8 @@ export function parseArticle(input: unknown): LineResult {
   }
   let published_at: string | null = null;
   if (o.published_at !== undefined && o.published_at !== null) {
-    if (typeof o.published_at !== 'string' || !RFC3339.test(o.published_at) || Number.isNaN(Date.parse(o.published_at))) {
-      return { ok: false, error: 'published_at must be an RFC 3339 date-time with an offset' };
+    if (typeof o.published_at !== 'string' || parseRfc3339(o.published_at) === undefined) {
+      return { ok: false, error: 'published_at must be a real RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z' };
     }
     published_at = o.published_at;
   }
@@ -51,7 +52,8 @@ export function parseArticle(input: unknown): LineResult {
   }
   return {
     ok: true,
-    article: { content, urgency, sentiment, published_at, tickers, source: (o.source as string) ?? null, url: (o.url as string) ?? null },
+    // Derived tickers obey the contract too (valid, unique, at most tickersMaxItems).
+    article: conformArticle({ content, urgency, sentiment, published_at, tickers, source: (o.source as string) ?? null, url: (o.url as string) ?? null }),
   };
 }
 

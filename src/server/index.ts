@@ -2,12 +2,13 @@
  * The composition root: reads the config, wires adapters, starts the HTTP server. Nothing else reads
  * the environment.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import { limits } from '../contract/index.js';
 import { createApp } from '../http/app.js';
+import { createHttpServer } from '../http/server.js';
 import { EmbeddingWorker, SemanticIndex } from '../indexing/index.js';
 import { createEmbedder, type ClosableEmbedder, type Embedder } from '../search/index.js';
 import { MemoryIpGuard, MemoryRateLimiter } from '../state/memory.js';
@@ -22,6 +23,9 @@ export interface RunningService {
   stream: StreamHandle;
   close(): Promise<void>;
 }
+
+/** How long the service's own writes (the embedding worker) may wait, synchronously, for a lock. */
+export const SERVICE_BUSY_TIMEOUT_MS = 5;
 
 export function databaseFile(config: Pick<Config, 'dataDir'>): string {
   return join(config.dataDir, 'fns.sqlite');
@@ -48,13 +52,19 @@ export async function startService(
     throw new Error('DATABASE_URL / REDIS_URL: the PostgreSQL and Redis adapters are not built yet; unset them to use the embedded store');
   }
   const log = options.log ?? ((m: string) => console.log(m));
+  for (const w of config.warnings) log(`warning: ${w}`);
   const clock = options.clock ?? Date.now;
-  const store = new SqliteStore(databaseFile(config));
+  // The service never waits on another process's write lock for more than a few ms (see OpenOptions).
+  const store = new SqliteStore(databaseFile(config), { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS });
   const embedder = options.embedder ?? embedderFor(config);
   const index = new SemanticIndex(store, embedder);
   const worker = new EmbeddingWorker(store, embedder, { log });
   // One IP guard for REST and the stream: a key presented on either counts for the client IP.
-  const ipGuard = new MemoryIpGuard(limits.ipGuard);
+  const ipGuard = new MemoryIpGuard(limits.ipGuard, {
+    exempt: config.ipGuardExempt,
+    onBlock: (ip, until) =>
+      log(`ip-guard: blocked ${ip} until ${new Date(until).toISOString()} (${limits.ipGuard.distinctKeys} different keys within ${limits.ipGuard.windowMs / 1000} s)`),
+  });
   const app = createApp({
     accounts: store,
     articles: store,
@@ -66,8 +76,7 @@ export async function startService(
     trustProxy: config.trustProxy,
     validateResponses: config.validateResponses,
   });
-  const server = createServer(app);
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpServer(app);
   const stream = attachStream(server, {
     accounts: store,
     articles: store,

@@ -3,7 +3,7 @@
  * A Redis adapter implements the same ports for several instances behind a load balancer.
  */
 import { admit, type RateDecision } from '../domain/rate-limit.js';
-import { isIdle, newIpState, presentKey, type IpGuardRules, type IpState, type IpVerdict } from '../domain/ip-guard.js';
+import { exemptionMatcher, isIdle, newIpState, presentKey, type IpGuardRules, type IpState, type IpVerdict } from '../domain/ip-guard.js';
 
 export interface RateLimiter {
   /** Counts one request for `keyId` when there is room; never counts a refused one. */
@@ -30,19 +30,34 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
+export interface IpGuardOptions {
+  /** IP_GUARD_EXEMPT: addresses never blocked (nor tracked). */
+  exempt?: readonly string[];
+  /** Told once per block, when it starts (to log the address and its end, never a key). */
+  onBlock?: (ip: string, blockedUntil: number) => void;
+}
+
 export class MemoryIpGuard implements IpGuard {
   private readonly ips = new Map<string, IpState>();
   private sweeps = 0;
+  private readonly exempt: (ip: string) => boolean;
 
-  constructor(private readonly rules: IpGuardRules) {}
+  constructor(
+    private readonly rules: IpGuardRules,
+    private readonly options: IpGuardOptions = {},
+  ) {
+    this.exempt = exemptionMatcher(options.exempt ?? []);
+  }
 
   async check(ip: string, keyFingerprint: string | null, now: number): Promise<IpVerdict> {
+    if (this.exempt(ip)) return { allowed: true };
     let state = this.ips.get(ip);
     if (!state) {
       state = newIpState();
       this.ips.set(ip, state);
     }
     const verdict = presentKey(state, keyFingerprint, now, this.rules);
+    if (!verdict.allowed && verdict.blockedNow) this.options.onBlock?.(ip, verdict.blockedUntil);
     if (++this.sweeps % 10_000 === 0) {
       for (const [k, s] of this.ips) if (isIdle(s, now, this.rules)) this.ips.delete(k);
     }

@@ -4,7 +4,7 @@
  * which SQLite assigns in commit order.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { decodeTime, monotonicFactory } from 'ulid';
 import { limitBounds, type Tier } from '../contract/index.js';
@@ -67,16 +67,45 @@ function migrate(db: Database.Database): void {
   }
 }
 
-export function openDatabase(file: string): Database.Database {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+export interface OpenOptions {
+  /**
+   * How long a write waits for another process's write lock, synchronously, before failing with
+   * SQLITE_BUSY. The operator CLI waits its turn (default 5 s); the service passes a few ms, so its
+   * event loop never waits on another process: its background writes retry asynchronously.
+   */
+  busyTimeoutMs?: number;
+}
+
+/** Owner-only: accounts and key hashes are not for other local users. */
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+
+export function openDatabase(file: string, options: OpenOptions = {}): Database.Database {
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true, mode: DIR_MODE });
+    // Created owner-only before SQLite opens it; SQLite gives the -wal and -shm files the same mode.
+    if (!existsSync(file)) closeSync(openSync(file, 'a', FILE_MODE));
+  }
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   // FULL: an article or key the CLI reported as stored survives a power cut, not only a restart.
   db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
   db.pragma('foreign_keys = ON');
   migrate(db);
+  if (file !== ':memory:') tightenModes(file);
   return db;
+}
+
+/** Files of a database created by an older version (0644) become owner-only too. */
+function tightenModes(file: string): void {
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      if ((statSync(f).mode & 0o077) !== 0) chmodSync(f, FILE_MODE);
+    } catch {
+      /* absent, or not ours to change */
+    }
+  }
 }
 
 interface ArticleRow {
@@ -177,8 +206,8 @@ export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
   private readonly ulid = monotonicFactory();
   private readonly stmts;
 
-  constructor(file: string) {
-    this.db = openDatabase(file);
+  constructor(file: string, options: OpenOptions = {}) {
+    this.db = openDatabase(file, options);
     const db = this.db;
     this.stmts = {
       getAccount: db.prepare<[string], AccountRow>('SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = ?'),

@@ -25,13 +25,6 @@ export function keyFromRequest(url: string | undefined, headers: IncomingHttpHea
   return value === undefined || value === '' ? undefined : value;
 }
 
-/** The path of an upgrade request, without the query string. */
-export function pathOf(url: string | undefined): string {
-  const u = url ?? '/';
-  const q = u.indexOf('?');
-  return q === -1 ? u : u.slice(0, q);
-}
-
 /** May a key of this tier hold a stream open? (`stream` flag of the plan table in openapi.yaml) */
 export function tierMayStream(tier: Tier): boolean {
   return plans[tier].stream;

@@ -20,7 +20,9 @@ import { presentArticle } from '../domain/articles.js';
 import type { IpGuard } from '../state/memory.js';
 import { hashKey } from '../store/ids.js';
 import type { AccountStore, ArticleStore, FeedEntry } from '../store/ports.js';
-import { admissionOutcome, clientIpResolver, keyFromRequest, pathOf, recheckOutcome, type CloseSpec, type StreamAdmission } from './admission.js';
+import { refuseUpgrade } from '../http/server.js';
+import { echo, originForm, pathOnly } from '../http/target.js';
+import { admissionOutcome, clientIpResolver, keyFromRequest, recheckOutcome, type CloseSpec, type StreamAdmission } from './admission.js';
 import { FeedPoller } from './feed.js';
 import { textFrames } from './frames.js';
 import type { StreamSlots } from './slots.js';
@@ -63,8 +65,6 @@ export const DEFAULT_FEED_POLL_MS = 100;
 const INBOUND_MAX_BYTES = 16 * 1024;
 /** How long `close()` waits for clients to answer the closing handshake before cutting them off. */
 const SHUTDOWN_GRACE_MS = 2000;
-/** Status line for an upgrade on any path other than `streamAddress`. */
-const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 const INTERNAL_ERROR: CloseSpec = { code: 1011, reason: '' };
 
 interface Connection {
@@ -272,11 +272,11 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   };
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    if (pathOf(req.url) !== streamAddress) {
-      socket.on('error', () => socket.destroy());
-      socket.end(NOT_FOUND);
-      return;
-    }
+    const target = originForm(req.url);
+    if (!target.ok) return refuseUpgrade(socket, 400, target.detail);
+    const path = pathOnly(target.url);
+    if (path !== streamAddress) return refuseUpgrade(socket, 404, `No WebSocket at ${echo(path)}; the stream is at ${streamAddress}`);
+    req.url = target.url;
     const connectionId = randomUUID();
     // Until ws takes the socket over, an error (client gone) just ends it; the slot goes with it.
     const earlyError = (): void => {

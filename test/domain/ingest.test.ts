@@ -25,7 +25,7 @@ describe('ingestion input: NDJSON, bad lines reported by number and skipped', ()
     ]);
   });
   it('rejects a publication time without an offset, a bad ticker and over-long content', () => {
-    expect(parseArticle({ content: 'x', published_at: '2026-11-21T10:00:00' })).toEqual({ ok: false, error: 'published_at must be an RFC 3339 date-time with an offset' });
+    expect(parseArticle({ content: 'x', published_at: '2026-11-21T10:00:00' })).toEqual({ ok: false, error: 'published_at must be a real RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z' });
     expect(parseArticle({ content: 'x', tickers: ['not a ticker'] }).ok).toBe(false);
     expect(parseArticle({ content: 'x'.repeat(20001) }).ok).toBe(false);
   });

@@ -4,7 +4,8 @@ import type { Writable } from 'node:stream';
 import * as wsModule from 'ws';
 import { plans, stream, tiers, type Tier } from '../../src/contract/index.js';
 import type { AccountRecord } from '../../src/domain/tiers.js';
-import { admissionOutcome, clientIpResolver, keyFromRequest, pathOf, recheckOutcome } from '../../src/stream/admission.js';
+import { admissionOutcome, clientIpResolver, keyFromRequest, recheckOutcome } from '../../src/stream/admission.js';
+import { originForm, pathOnly } from '../../src/http/target.js';
 import { textFrames } from '../../src/stream/frames.js';
 import { MemoryStreamSlots } from '../../src/stream/slots.js';
 
@@ -58,10 +59,11 @@ describe('rules: the key comes from api_key, else X-API-Key; the address as Expr
     expect(keyFromRequest('/v1/stream', { 'x-api-key': '' })).toBeUndefined();
   });
 
-  it('compares the path without the query string', () => {
-    expect(pathOf('/v1/stream?api_key=x')).toBe('/v1/stream');
-    expect(pathOf('/v1/stream')).toBe('/v1/stream');
-    expect(pathOf(undefined)).toBe('/');
+  it('compares the path without the query string, the absolute form reduced to its path', () => {
+    expect(pathOnly('/v1/stream?api_key=x')).toBe('/v1/stream');
+    expect(pathOnly('/v1/stream')).toBe('/v1/stream');
+    expect(originForm('http://127.0.0.1:8080/v1/stream?api_key=x')).toEqual({ ok: true, url: '/v1/stream?api_key=x' });
+    expect(originForm(undefined).ok).toBe(false);
   });
 
   it('uses the socket address unless proxies are trusted, then the X-Forwarded-For rules of Express', () => {

@@ -99,7 +99,11 @@ export async function startStream(opts: Options = {}): Promise<StreamHarness> {
     slots,
     stream,
     logs,
-    key: (tier, accountId) => createKey(store, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) }),
+    key: async (tier, accountId) => {
+      // A named account is made on first use (accounts are created explicitly, then given keys).
+      if (accountId && !(await store.getAccount(accountId))) await store.createAccount(tier, clock.now, accountId);
+      return createKey(store, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) });
+    },
     async ingest(articles, via = store) {
       await via.insert(articles.map(newArticle), clock.now);
     },

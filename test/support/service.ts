@@ -83,7 +83,11 @@ export async function startTestService(opts: { trustProxy?: boolean } = {}): Pro
     clock,
     embedder,
     worker,
-    key: (tier, accountId) => createKey(store, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) }),
+    key: async (tier, accountId) => {
+      // A named account is made on first use (accounts are created explicitly, then given keys).
+      if (accountId && !(await store.getAccount(accountId))) await store.createAccount(tier, clock.now, accountId);
+      return createKey(store, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) });
+    },
     async ingest(articles, at) {
       await store.insert(
         articles.map((a) => ({ content: 'x', urgency: 'regular', sentiment: null, published_at: null, tickers: [], ...a })),

@@ -1,0 +1,72 @@
+/**
+ * The HTTP server around an app (the service's and the mock's). Every HTTP error the process emits is
+ * an `application/problem+json` body, including those Node answers before any app code runs: a request
+ * it cannot parse (400), headers or a URL over its size limit (431), a request that takes too long to
+ * arrive (408), an `Expect` it does not meet (417), and an upgrade to a path with no WebSocket (404).
+ */
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { STATUS_CODES } from 'node:http';
+import { PROBLEM_TYPE } from './problem.js';
+
+/** A complete HTTP/1.1 response with a problem body, for writing straight to a socket. */
+export function rawProblemResponse(status: number, detail: string, extraHeaders: Record<string, string> = {}): string {
+  const title = STATUS_CODES[status] ?? 'Error';
+  const body = JSON.stringify({ type: 'about:blank', title, status, detail });
+  const headers = {
+    'Content-Type': PROBLEM_TYPE,
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+    ...extraHeaders,
+  };
+  return `HTTP/1.1 ${status} ${title}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`;
+}
+
+/** What Node's parser refused, as a status and a detail (never echoing the request). */
+export function clientErrorProblem(code: string | undefined): { status: number; detail: string } {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, detail: 'The request line and headers are larger than this server accepts (16 KB)' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, detail: 'The request did not arrive in time' };
+    case 'HPE_INVALID_METHOD':
+      return { status: 400, detail: 'The request method is not a valid HTTP method' };
+    case 'HPE_INVALID_URL':
+      return { status: 400, detail: 'The request target is not a valid URL' };
+    case 'HPE_INVALID_VERSION':
+      return { status: 400, detail: 'The HTTP version is not supported; use HTTP/1.1' };
+    default:
+      return { status: 400, detail: 'The request is not valid HTTP/1.1 (malformed request line, header or framing)' };
+  }
+}
+
+function onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const { status, detail } = clientErrorProblem(err.code);
+  socket.end(rawProblemResponse(status, detail));
+}
+
+function onCheckExpectation(req: IncomingMessage, res: ServerResponse): void {
+  const body = JSON.stringify({ type: 'about:blank', title: 'Expectation Failed', status: 417, detail: 'Only Expect: 100-continue is supported' });
+  res.writeHead(417, { 'Content-Type': PROBLEM_TYPE, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' });
+  res.end(body);
+  req.resume();
+}
+
+/** An upgrade the server has no WebSocket for: a 404 problem, then the connection is closed. */
+export function refuseUpgrade(socket: Duplex, status: number, detail: string): void {
+  socket.on('error', () => socket.destroy());
+  socket.end(rawProblemResponse(status, detail));
+}
+
+export function createHttpServer(listener: RequestListener): Server {
+  const server = createServer(listener);
+  server.keepAliveTimeout = 65_000;
+  server.on('clientError', onClientError);
+  server.on('checkExpectation', onCheckExpectation);
+  return server;
+}

@@ -1,0 +1,67 @@
+/**
+ * The request target, read one way for the whole process (REST routes, the validator, the stream
+ * upgrade): pure functions, no I/O.
+ *
+ * - The absolute form (`GET http://host/v1/news?… HTTP/1.1`, RFC 9112 §3.2.2) is accepted and reduced
+ *   to its origin form (`/v1/news?…`) before anything routes or validates, so it gets exactly the
+ *   validation of the plain path.
+ * - Paths are matched exactly: no case folding, no trailing slash, no `//`, no dot segments, no `%2F`.
+ *   Any other spelling of a known path is a 404 whose detail names the path meant.
+ */
+
+/** How much of a client's input a problem `detail` echoes (a 15 KB path is not sent back). */
+export const ECHO_MAX_CHARS = 100;
+
+/** Client input as echoed in a problem detail: at most ECHO_MAX_CHARS characters, then `…`. */
+export function echo(input: string): string {
+  const chars = Array.from(input);
+  return chars.length <= ECHO_MAX_CHARS ? input : `${chars.slice(0, ECHO_MAX_CHARS).join('')}…`;
+}
+
+export type Target = { ok: true; url: string } | { ok: false; detail: string };
+
+/**
+ * The origin form (`/path?query`) of a request target, or why it cannot be served: the asterisk form
+ * (`OPTIONS *`), the authority form (`CONNECT host:port`) and absolute URLs of other schemes.
+ */
+export function originForm(raw: string | undefined): Target {
+  const target = raw ?? '';
+  if (target.startsWith('/')) return { ok: true, url: target };
+  if (/^https?:\/\//i.test(target)) {
+    if (!URL.canParse(target)) return { ok: false, detail: `The request target ${echo(target)} is not a valid URL` };
+    // The path and query exactly as sent (URL would re-encode them): everything after the authority.
+    const afterScheme = target.slice(target.indexOf('//') + 2);
+    const pathStart = afterScheme.search(/[/?]/);
+    const rest = pathStart === -1 ? '/' : afterScheme.slice(pathStart);
+    return { ok: true, url: rest.startsWith('?') ? `/${rest}` : rest };
+  }
+  return { ok: false, detail: `The request target ${echo(target)} is not supported; send a path such as /v1/news` };
+}
+
+/** The path of an origin-form URL, without the query string. */
+export function pathOnly(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * The known path that `path` is another spelling of (case, trailing or doubled slashes, dot segments,
+ * an encoded slash), or undefined. Only a hint for the 404 detail: such paths are never routed.
+ */
+export function meantPath(path: string, known: Iterable<string>): string | undefined {
+  let decoded = path.replace(/%2f/gi, '/');
+  try {
+    decoded = decodeURIComponent(decoded);
+  } catch {
+    /* keep it as it is */
+  }
+  const segments: string[] = [];
+  for (const s of decoded.split('/')) {
+    if (s === '' || s === '.') continue;
+    if (s === '..') segments.pop();
+    else segments.push(s.toLowerCase());
+  }
+  const canonical = `/${segments.join('/')}`;
+  for (const k of known) if (k.toLowerCase() === canonical && k !== path) return k;
+  return undefined;
+}
