@@ -6,15 +6,28 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/index.js';
+import { limits } from '../contract/index.js';
 import { parseNdjson } from '../ingest/parse.js';
-import { databaseFile, livePrefix, startService } from '../server/index.js';
+import { EmbeddingWorker } from '../indexing/index.js';
+import { databaseFile, embedderFor, livePrefix, startService } from '../server/index.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { cancel, createKey } from './operator.js';
+
+/** What the demo's IP guard never blocks (on top of IP_GUARD_EXEMPT). */
+export const DEMO_EXEMPT = 'loopback';
 
 const SAMPLE = fileURLToPath(new URL('../../fixtures/demo-articles.ndjson', import.meta.url));
 
 export async function runDemo(base: Config, opts: { json: boolean; port?: string }): Promise<void> {
-  const config: Config = { ...base, dataDir: join(base.dataDir, 'demo'), ...(opts.port ? { port: Number(opts.port) } : {}) };
+  const config: Config = {
+    ...base,
+    dataDir: join(base.dataDir, 'demo'),
+    ...(opts.port ? { port: Number(opts.port) } : {}),
+    // Loopback unless HOST says otherwise; and a newcomer trying all five keys from this machine must not
+    // lock themself out: the IP guard exempts loopback here (DEMO_EXEMPT, printed below).
+    host: base.host ?? '127.0.0.1',
+    ipGuardExempt: [...base.ipGuardExempt, DEMO_EXEMPT],
+  };
   rmSync(config.dataDir, { recursive: true, force: true });
   const now = Date.now();
   const store = new SqliteStore(databaseFile(config));
@@ -30,9 +43,18 @@ export async function runDemo(base: Config, opts: { json: boolean; port?: string
   for (const tier of ['starter', 'pro', 'max', 'free'] as const) keys[tier] = await createKey(store, { tier, livePrefix: prefix, now });
   keys.expired = await createKey(store, { tier: 'pro', livePrefix: prefix, now });
   await cancel(store, keys.expired.account_id, now);
+
+  // Ready when it says so: the sample archive is searchable before the "Try:" lines are printed.
+  const embedder = embedderFor(config);
+  console.error(`demo: embedding ${articles.length} sample articles for search…`);
+  try {
+    await new EmbeddingWorker(store, embedder).drain();
+  } catch (err) {
+    console.error(`demo: search is not ready (${(err as Error).message}); list, usage and the stream work`);
+  }
   store.close();
 
-  const svc = await startService(config, { log: (m) => console.error(m) });
+  const svc = await startService(config, { log: (m) => console.error(m), embedder });
   if (opts.json) {
     console.log(JSON.stringify({ url: svc.url, articles: articles.length, keys }));
   } else {
@@ -43,6 +65,9 @@ export async function runDemo(base: Config, opts: { json: boolean; port?: string
     console.log(`  curl -s -H "X-API-Key: ${keys.max!.key}" "${svc.url}/v1/news?limit=3"`);
     console.log(`  curl -s -H "X-API-Key: ${keys.max!.key}" "${svc.url}/v1/news/search?q=central+bank+tightening&limit=3"`);
     console.log(`  curl -s -H "X-API-Key: ${keys.starter!.key}" "${svc.url}/v1/account/usage"`);
+    const g = limits.ipGuard;
+    console.log(`\nThe IP guard (${g.distinctKeys} different keys from one address within ${g.windowMs / 1000} s block it for ${g.blockMs / 60_000} minutes)`);
+    console.log(`exempts ${DEMO_EXEMPT} in this demo (IP_GUARD_EXEMPT), so every key above can be tried from this machine.`);
     console.log('\nCtrl+C to stop.');
   }
   const stop = async () => {

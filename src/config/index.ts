@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 
 export interface Config {
   port: number;
-  host: string;
+  /** HOST; unset = the command's default (`serve`: every interface, `demo`: loopback). */
+  host?: string;
   dataDir: string;
   databaseUrl?: string;
   redisUrl?: string;
@@ -89,8 +90,8 @@ function bool(env: NodeJS.ProcessEnv, name: string): boolean {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
-function host(raw: string | undefined): string {
-  if (raw === undefined) return '0.0.0.0';
+function host(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
   if (isIP(raw) !== 0 || /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(raw)) return raw;
   throw new ConfigError(`HOST must be an IP address or a host name to listen on, got "${raw}"`);
 }
@@ -106,7 +107,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^[a-z][a-z0-9]{1,15}$/.test(brand)) throw new ConfigError(`FNS_BRAND must be 2-16 lower-case letters or digits, got "${brand}"`);
   const cfg: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: host(env.HOST),
     dataDir: resolve(env.DATA_DIR ?? './data'),
     trustProxy: trustProxy(env.TRUST_PROXY),
     streamRecheckMs: int(env, 'STREAM_RECHECK_MS', 300_000, 10, 86_400_000),
@@ -117,6 +117,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     warnings: [],
   };
   if (cfg.trustProxy === true) cfg.warnings.push(TRUST_PROXY_TRUE_WARNING);
+  const listenHost = host(env.HOST);
+  if (listenHost !== undefined) cfg.host = listenHost;
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres', 'postgresql']);
   const redisUrl = url(env, 'REDIS_URL', ['redis', 'rediss']);
   const embeddingsUrl = url(env, 'EMBEDDINGS_URL', ['http', 'https']);

@@ -24,6 +24,9 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** `fns serve` listens on every interface unless HOST says otherwise (the demo: loopback). */
+export const DEFAULT_HOST = '0.0.0.0';
+
 /** How long the service's own writes (the embedding worker) may wait, synchronously, for a lock. */
 export const SERVICE_BUSY_TIMEOUT_MS = 5;
 
@@ -90,12 +93,13 @@ export async function startService(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
+    server.listen(config.port, config.host ?? DEFAULT_HOST, () => resolve());
   });
   await stream.ready;
   await worker.start();
   const { port } = server.address() as AddressInfo;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const bound = config.host ?? DEFAULT_HOST;
+  const host = bound === '0.0.0.0' || bound === '::' ? 'localhost' : bound.includes(':') ? `[${bound}]` : bound;
   return {
     url: `http://${host}:${port}`,
     server,
