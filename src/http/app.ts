@@ -12,8 +12,8 @@ import type { ArticleStore } from '../store/ports.js';
 import type { RateLimiter } from '../state/memory.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals } from './admission.js';
-import { contractFallbacks, requestTarget, sendJson, sendJsonText, sendProblem } from './problem.js';
-import { parseQuery, parseSince, validationErrorHandler } from './validation.js';
+import { contractApp, contractFallbacks, sendJson, sendJsonText, sendProblem } from './problem.js';
+import { parseSince, validationErrorHandler } from './validation.js';
 
 export interface ArchiveSearch {
   /** Most relevant first. Throws EmbeddingUnavailableError when the embedder fails. */
@@ -32,15 +32,8 @@ export interface AppDeps extends AuthDeps {
 const OPERATION_PATHS_LIST = Object.values(OPERATION_PATHS);
 
 export function createApp(deps: AppDeps): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
+  const app = contractApp();
   app.set('trust proxy', deps.trustProxy);
-  app.set('query parser', parseQuery);
-  app.set('etag', false);
-  // A path is matched exactly as the contract writes it: `/V1/news` and `/v1/news/` are not `/v1/news`.
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
-  app.use(requestTarget());
 
   const route = createOperationChain({ auth: deps, rateLimiter: deps.rateLimiter, clock: deps.clock, validateResponses: deps.validateResponses });
 

@@ -1,6 +1,7 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { problems, type Problem, type ProblemKind } from '../contract/index.js';
 import { isStoreBusy } from '../store/errors.js';
+import { parseQuery } from './validation.js';
 import { echo, meantPath, originForm, pathOnly } from './target.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
@@ -36,6 +37,22 @@ export function sendProblem(res: Response, kind: ProblemKind, detail?: string): 
 export function sendGenericProblem(res: Response, status: number, title: string, detail: string): void {
   const body: Problem = { type: 'about:blank', title, status, detail };
   sendJson(res, status, body, PROBLEM_TYPE);
+}
+
+/**
+ * An Express app set up to serve the contract (the service and the mock): our query parser, no ETag,
+ * paths matched exactly as the contract writes them (`/V1/news` and `/v1/news/` are not `/v1/news`),
+ * and requestTarget() in front of everything.
+ */
+export function contractApp(): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', parseQuery);
+  app.set('etag', false);
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.use(requestTarget());
+  return app;
 }
 
 /**

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { PROBLEM_TYPE } from './problem.js';
+import { echo, originForm, pathOnly } from './target.js';
 
 /** A complete HTTP/1.1 response with a problem body, for writing straight to a socket. */
 export function rawProblemResponse(status: number, detail: string, extraHeaders: Record<string, string> = {}): string {
@@ -57,10 +58,30 @@ function onCheckExpectation(req: IncomingMessage, res: ServerResponse): void {
   req.resume();
 }
 
-/** An upgrade the server has no WebSocket for: a 404 problem, then the connection is closed. */
+/** An upgrade the server has no WebSocket for: a problem response, then the connection is closed. */
 export function refuseUpgrade(socket: Duplex, status: number, detail: string): void {
   socket.on('error', () => socket.destroy());
   socket.end(rawProblemResponse(status, detail));
+}
+
+/**
+ * Routes an upgrade request as the REST app routes a request: the target reduced to its origin form
+ * (`req.url` rewritten), the path matched exactly. False (and the socket answered with a 400 or 404
+ * problem) when it is not for `address`.
+ */
+export function acceptUpgradeFor(address: string, req: IncomingMessage, socket: Duplex): boolean {
+  const target = originForm(req.url);
+  if (!target.ok) {
+    refuseUpgrade(socket, 400, target.detail);
+    return false;
+  }
+  const path = pathOnly(target.url);
+  if (path !== address) {
+    refuseUpgrade(socket, 404, `No WebSocket at ${echo(path)}; the stream is at ${address}`);
+    return false;
+  }
+  req.url = target.url;
+  return true;
 }
 
 export function createHttpServer(listener: RequestListener): Server {

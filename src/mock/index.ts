@@ -3,7 +3,8 @@
  * sandbox tiers) and the `/v1/stream` firehose (driven by asyncapi.yaml's examples). Configuration is
  * passed in; only scripts/mock.ts reads the environment.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { createHttpServer } from '../http/server.js';
 import type { AddressInfo } from 'node:net';
 import { streamExamples } from '../../generated/stream.js';
 import { limits, openapiPath, type Tier } from '../contract/index.js';
@@ -63,7 +64,7 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
   const accounts = new SandboxAccounts(clock, opts.testPrefix ?? limits.keyPrefixes.test);
   const auth: AuthDeps = { accounts, ipGuard: openIpGuard, livePrefix: opts.testPrefix ?? limits.keyPrefixes.test };
   const rest = createMockApp({ prismUrl: prism.url, accounts, auth, rateLimiter: new AdmitAllRateLimiter(), clock, validateResponses: opts.validateResponses ?? false });
-  const server = createServer(rest.app);
+  const server = createHttpServer(rest.app);
   server.keepAliveTimeout = 65_000;
   try {
     await new Promise<void>((resolve, reject) => {

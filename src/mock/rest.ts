@@ -5,7 +5,8 @@
  * requests go to Prism, whose example bodies are then shaped for the tier of the key: `tickers` only for
  * max, the tier's own usage record, `query` echoed, `limit` / `urgency` / `since` applied to the example
  * articles. A `Prefer` header is passed to Prism, so `Prefer: code=429` or `Prefer: example=empty`
- * reach the other documented responses.
+ * reach the other documented responses; one the contract cannot satisfy (`code=418`, an unknown example
+ * name) is a `400` naming the documented ones (src/mock/prefer.ts), after admission as any `400`.
  */
 import express, { type Request, type Response } from 'express';
 import { Agent, request as httpRequest } from 'node:http';
@@ -14,10 +15,11 @@ import type { AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { usageOf } from '../domain/tiers.js';
 import type { RateLimiter } from '../state/memory.js';
-import { contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
+import { contractApp, contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
 import { parseQuery, parseSince, validationErrorHandler } from '../http/validation.js';
 import type { SandboxAccounts } from './sandbox.js';
+import { refuseUnservablePrefer } from './prefer.js';
 
 const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 
@@ -78,10 +80,7 @@ function asStored(a: Article): StoredArticle {
 }
 
 export function createMockApp(deps: MockRestDeps): { app: express.Express; close(): void } {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('query parser', parseQuery);
-  app.set('etag', false);
+  const app = contractApp();
 
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   // Admission as in the service; the mock's rate limiter admits every request.
@@ -105,6 +104,7 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
 
   const handler = (operationId: OperationId) => async (req: Request, res: Response) => {
     const { caller } = res.locals as Locals;
+    if (refuseUnservablePrefer(operationId, req, res)) return;
     let up: Upstream;
     try {
       up = await forward(req, req.get('x-api-key') ?? '');
@@ -132,7 +132,7 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
       res.set({ 'X-RateLimit-Remaining': '0', 'Retry-After': String(Math.max(1, Math.ceil(limits.rateWindowMs / 1000 / Math.max(1, limit)))) });
     }
     const type = /problem\+json/.test(up.contentType) ? PROBLEM_TYPE : JSON_TYPE;
-    // Prism's own error for a `Prefer` the contract cannot satisfy (e.g. `code=418`) is passed on as is.
+    // Prism's own error for a preference the check above leaves to it (e.g. `dynamic`) is passed on as is.
     if (parsed?.type?.startsWith?.('https://stoplight.io/prism/errors')) res.locals.checkResponse = undefined;
     if (parsed === undefined) return void res.status(up.status).end();
     sendJson(res, up.status, parsed, type);

@@ -14,6 +14,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { stream as rules, streamAddress, type Article, type Tier } from '../contract/index.js';
 import { authenticate, type AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
+import { acceptUpgradeFor } from '../http/server.js';
 import { admissionOutcome, keyFromRequest } from '../stream/index.js';
 
 export interface MockStreamOptions {
@@ -55,10 +56,6 @@ export function exampleArticles(examples: Record<string, Article>): Article[] {
   return [...byId.values()];
 }
 
-function rejectUpgrade(socket: Duplex, status: number, text: string): void {
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-}
-
 export function attachMockStream(server: Server, opts: MockStreamOptions): MockStream {
   if (opts.examples.length === 0) throw new Error('the stream mock needs at least one example article');
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
@@ -67,8 +64,7 @@ export function attachMockStream(server: Server, opts: MockStreamOptions): MockS
   let next = 0;
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'http://mock');
-    if (url.pathname !== streamAddress) return rejectUpgrade(socket, 404, 'Not Found');
+    if (!acceptUpgradeFor(streamAddress, req, socket)) return;
     wss.handleUpgrade(req, socket, head, (ws) => void admit(ws, req));
   };
   server.on('upgrade', onUpgrade);

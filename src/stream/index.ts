@@ -20,8 +20,7 @@ import { presentArticle } from '../domain/articles.js';
 import type { IpGuard } from '../state/memory.js';
 import { hashKey } from '../store/ids.js';
 import type { AccountStore, ArticleStore, FeedEntry } from '../store/ports.js';
-import { refuseUpgrade } from '../http/server.js';
-import { echo, originForm, pathOnly } from '../http/target.js';
+import { acceptUpgradeFor } from '../http/server.js';
 import { admissionOutcome, clientIpResolver, keyFromRequest, recheckOutcome, type CloseSpec, type StreamAdmission } from './admission.js';
 import { FeedPoller } from './feed.js';
 import { textFrames } from './frames.js';
@@ -272,11 +271,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   };
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    const target = originForm(req.url);
-    if (!target.ok) return refuseUpgrade(socket, 400, target.detail);
-    const path = pathOnly(target.url);
-    if (path !== streamAddress) return refuseUpgrade(socket, 404, `No WebSocket at ${echo(path)}; the stream is at ${streamAddress}`);
-    req.url = target.url;
+    if (!acceptUpgradeFor(streamAddress, req, socket)) return;
     const connectionId = randomUUID();
     // Until ws takes the socket over, an error (client gone) just ends it; the slot goes with it.
     const earlyError = (): void => {

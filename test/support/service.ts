@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from '../../src/http/app.js';
+import { createHttpServer } from '../../src/http/server.js';
 import { SemanticIndex, EmbeddingWorker } from '../../src/indexing/index.js';
 import { limits } from '../../src/contract/index.js';
 import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
@@ -71,9 +72,9 @@ export async function startTestService(opts: { trustProxy?: boolean } = {}): Pro
     trustProxy: opts.trustProxy ?? false,
     validateResponses: true,
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  // The service's own server: Node-level rejections (400, 431, 408) get problem bodies too.
+  const server: Server = createHttpServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   const worker = new EmbeddingWorker(store, embedder);
   return {
