@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { ConfigError, loadConfig, TRUST_PROXY_TRUE_WARNING } from '../../src/config/index.js';
 
 describe('configuration from the environment, validated at start', () => {
   it('has the documented defaults', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ port: 8080, trustProxy: false, streamRecheckMs: 300_000, embeddingsTimeoutMs: 5000, brand: 'fns', validateResponses: false });
+    expect(c).toMatchObject({ port: 8080, trustProxy: false, streamRecheckMs: 300_000, embeddingsTimeoutMs: 5000, brand: 'fns', validateResponses: false, ipGuardExempt: [], warnings: [] });
+    expect(c.host).toBeUndefined(); // each command's own default: serve on every interface, demo on loopback
     expect(c.dataDir).toMatch(/data$/);
   });
   it.each([
@@ -15,6 +16,9 @@ describe('configuration from the environment, validated at start', () => {
     [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY must be true, false, a hop count or a list of trusted addresses, got "yes please!"'],
     [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY must be true, false, a hop count or a list of trusted addresses, got "yes"'],
     [{ TRUST_PROXY: '1.2.3.4/99' }, 'TRUST_PROXY must be true, false, a hop count or a list of trusted addresses, got "1.2.3.4/99"'],
+    [{ IP_GUARD_EXEMPT: 'loopback, 10.0.0.0/33' }, 'IP_GUARD_EXEMPT must be a comma-separated list of addresses, CIDR subnets or "loopback", got "10.0.0.0/33"'],
+    [{ VALIDATE_RESPONSES: 'yes' }, 'VALIDATE_RESPONSES must be true or false, got "yes"'],
+    [{ HOST: 'not a host!' }, 'HOST must be an IP address or a host name to listen on, got "not a host!"'],
   ])('rejects %o with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(new ConfigError(message));
   });
@@ -22,5 +26,15 @@ describe('configuration from the environment, validated at start', () => {
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe('loopback, 10.0.0.0/8');
+  });
+  it.each(['DATA_DIR', 'PORT', 'HOST', 'TRUST_PROXY', 'FNS_BRAND', 'IP_GUARD_EXEMPT', 'EMBEDDINGS_URL'])('refuses %s set but empty instead of silently using a default', (name) => {
+    expect(() => loadConfig({ [name]: '' })).toThrow(new ConfigError(`${name} is set but empty; unset it to use the default, or give it a value`));
+  });
+  it('reads IP_GUARD_EXEMPT as addresses, subnets and loopback', () => {
+    expect(loadConfig({ IP_GUARD_EXEMPT: 'loopback, 10.0.0.0/8,2001:db8::1' }).ipGuardExempt).toEqual(['loopback', '10.0.0.0/8', '2001:db8::1']);
+  });
+  it('warns at start when TRUST_PROXY=true believes a client-written address, not for a hop count', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).warnings).toEqual([TRUST_PROXY_TRUE_WARNING]);
+    expect(loadConfig({ TRUST_PROXY: '1' }).warnings).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { createApp } from '../../src/http/app.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { SemanticIndex, EmbeddingWorker } from '../../src/indexing/index.js';
 import { limits } from '../../src/contract/index.js';
-import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
+import { MemoryIpGuard, MemoryRateLimiter, type IpGuardOptions } from '../../src/state/memory.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { createKey } from '../../src/cli/operator.js';
 import { EmbeddingUnavailableError, type Embedder } from '../../src/search/index.js';
@@ -57,7 +57,7 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startTestService(opts: { trustProxy?: boolean } = {}): Promise<TestService> {
+export async function startTestService(opts: { trustProxy?: boolean; ipGuard?: IpGuardOptions } = {}): Promise<TestService> {
   const store = new SqliteStore(':memory:');
   const clock = new FakeClock();
   const embedder = new TrigramEmbedder();
@@ -66,7 +66,7 @@ export async function startTestService(opts: { trustProxy?: boolean } = {}): Pro
     articles: store,
     search: new SemanticIndex(store, embedder),
     rateLimiter: new MemoryRateLimiter(),
-    ipGuard: new MemoryIpGuard(limits.ipGuard),
+    ipGuard: new MemoryIpGuard(limits.ipGuard, opts.ipGuard),
     livePrefix: LIVE,
     clock: clock.fn,
     trustProxy: opts.trustProxy ?? false,

@@ -1,0 +1,55 @@
+/** The composed service (startService): what an operator sees in its log, and how it binds. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createKey } from '../../src/cli/operator.js';
+import { loadConfig, TRUST_PROXY_TRUE_WARNING } from '../../src/config/index.js';
+import { limits } from '../../src/contract/index.js';
+import { databaseFile, livePrefix, startService, type RunningService } from '../../src/server/index.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import { get, TrigramEmbedder } from '../support/service.js';
+
+const dirs: string[] = [];
+let svc: RunningService | undefined;
+afterEach(async () => {
+  await svc?.close();
+  svc = undefined;
+  dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
+
+async function start(env: Record<string, string>) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fns-svc-'));
+  dirs.push(dataDir);
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env });
+  const store = new SqliteStore(databaseFile(config));
+  const keys = [];
+  for (let i = 0; i <= limits.ipGuard.distinctKeys; i++) keys.push((await createKey(store, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key);
+  store.close();
+  const logs: string[] = [];
+  svc = await startService(config, { log: (m) => logs.push(m), embedder: new TrigramEmbedder() });
+  return { svc, logs, keys, port: Number(new URL(svc.url).port) };
+}
+
+describe('the service log', () => {
+  it('logs an IP block with the address and when it ends, and never a key', async () => {
+    const { logs, keys, port } = await start({});
+    for (const key of keys) await get(port, '/v1/news', { key, ip: '127.70.0.1' });
+    const blocks = logs.filter((l) => l.startsWith('ip-guard: blocked 127.70.0.1 until '));
+    expect(blocks).toHaveLength(1);
+    const until = /until (\S+)/.exec(blocks[0]!)![1]!;
+    expect(Date.parse(until) - Date.now()).toBeGreaterThan(limits.ipGuard.blockMs - 60_000);
+    for (const key of keys) expect(logs.join('\n')).not.toContain(key);
+  });
+
+  it('warns at start when TRUST_PROXY=true', async () => {
+    const { logs } = await start({ TRUST_PROXY: 'true' });
+    expect(logs).toContain(`warning: ${TRUST_PROXY_TRUE_WARNING}`);
+  });
+
+  it('exempts IP_GUARD_EXEMPT addresses from the guard', async () => {
+    const { logs, keys, port } = await start({ IP_GUARD_EXEMPT: '127.71.0.0/16' });
+    for (const key of keys) expect((await get(port, '/v1/account/usage', { key, ip: '127.71.0.1' })).status).toBe(200);
+    expect(logs.filter((l) => l.startsWith('ip-guard:'))).toEqual([]);
+  });
+});
