@@ -1,131 +1,276 @@
 /**
  * `fns`: the operator command line (DESIGN.md §3). Every command that prints data accepts --json.
  * Changes go straight to the store, which a running service reads on every request.
+ *
+ * Exit codes (errors.ts EXIT): 0 done, 1 not done, 2 usage or configuration error, 3 partial ingest.
+ * Output is complete on a pipe: the process exits only once standard output and error are flushed.
  */
-import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import { loadConfig, type Config } from '../config/index.js';
 import { databaseFile, livePrefix, startService } from '../server/index.js';
+import type { ArticleStore } from '../store/ports.js';
 import { SqliteStore } from '../store/sqlite.js';
-import { cancel, createKey, ingest, OperatorError, setKeyActive, setTier } from './operator.js';
+import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
 import { runDemo } from './demo.js';
+import { CliError, EXIT, explain, isBusy, type ErrorContext } from './errors.js';
+import { openInput, readLines } from './input.js';
+import {
+  cancel,
+  createAccount,
+  createKey,
+  ingest,
+  IngestStopped,
+  listKeys,
+  setKeyActive,
+  setTier,
+  showAccount,
+  type IngestReport,
+} from './operator.js';
+import { Progress } from './progress.js';
 
-const USAGE = `fns: operate the Financial News Service
+/** What the current command works on, to name it in an error message. */
+const context: ErrorContext = {};
 
-  fns serve                                       run the service (PORT, default 8080)
-  fns demo [--port N]                             a ready-to-try instance: sample articles, one key per tier
-  fns keys create --tier <starter|pro|max|free> [--account <id>]
-  fns keys deactivate <key_id>
-  fns keys activate <key_id>
-  fns accounts set-tier <account_id> <starter|pro|max|free>
-  fns accounts cancel <account_id>                to \`expired\` (7-day grace), then \`free\`
-  fns articles ingest <file.ndjson | ->           NDJSON, one article per line
-
-Options: --json (machine-readable output). Configuration: environment variables (README).`;
-
+function out(text: string): void {
+  process.stdout.write(`${text}\n`);
+}
+function err(text: string): void {
+  process.stderr.write(`${text}\n`);
+}
 function print(json: boolean, data: unknown, human: string): void {
-  console.log(json ? JSON.stringify(data) : human);
+  out(json ? JSON.stringify(data) : human);
 }
 
-async function withStore<T>(config: Config, fn: (store: SqliteStore) => Promise<T>): Promise<T> {
-  const store = new SqliteStore(databaseFile(config));
+function openStore(config: Config): SqliteStore {
+  if (config.databaseUrl) {
+    throw new CliError('DATABASE_URL is set, but the operator commands work on the embedded store (DATA_DIR) only; unset DATABASE_URL', EXIT.usage);
+  }
+  return new SqliteStore(databaseFile(config));
+}
+
+/**
+ * Runs `fn` on the store. A write runs in one IMMEDIATE transaction: it waits for the write lock first
+ * (up to the store's busy timeout) and then either all of it is stored or nothing is.
+ */
+async function withStore<T>(config: Config, fn: (store: SqliteStore) => Promise<T>, opts: { write: boolean }): Promise<T> {
+  const store = openStore(config);
   try {
-    return await fn(store);
+    if (!opts.write) return await fn(store);
+    store.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = await fn(store);
+      store.db.exec('COMMIT');
+      return result;
+    } catch (e) {
+      if (store.db.inTransaction) store.db.exec('ROLLBACK');
+      throw e;
+    }
   } finally {
     store.close();
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      tier: { type: 'string' },
-      account: { type: 'string' },
-      port: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const [group, action, ...rest] = positionals;
-  if (values.help || !group) {
-    console.log(USAGE);
-    return values.help ? 0 : 2;
-  }
-  const config = loadConfig();
-  const now = Date.now();
-  const json = values.json!;
+/** The listener settings of serve and demo: --port / --host over PORT / HOST. */
+function listenConfig(config: Config, options: Partial<Record<OptionName, string | boolean>>): Config {
+  const cfg = { ...config };
+  if (typeof options.port === 'string') cfg.port = parsePort(options.port);
+  if (typeof options.host === 'string') cfg.host = parseHost(options.host);
+  context.port = cfg.port;
+  context.host = cfg.host;
+  return cfg;
+}
 
-  switch (`${group} ${action ?? ''}`.trim()) {
-    case 'serve': {
-      const svc = await startService(config);
-      console.log(`fns: listening on ${svc.url} (data: ${databaseFile(config)})`);
-      const stop = async () => {
-        await svc.close();
-        process.exit(0);
-      };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
-      return -1;
-    }
-    case 'demo':
-      await runDemo(config, { json, ...(values.port ? { port: values.port } : {}) });
-      return -1;
-    case 'keys create': {
-      const out = await withStore(config, (s) =>
-        createKey(s, {
-          ...(values.tier !== undefined ? { tier: values.tier } : {}),
-          ...(values.account !== undefined ? { accountId: values.account } : {}),
-          livePrefix: livePrefix(config),
-          now,
-        }),
-      );
-      print(json, out, `key:     ${out.key}\nkey_id:  ${out.key_id}\naccount: ${out.account_id}\n(the key is shown only this once; store it now)`);
-      return 0;
-    }
-    case 'keys deactivate':
-    case 'keys activate': {
-      const out = await withStore(config, (s) => setKeyActive(s, rest[0], action === 'activate'));
-      print(json, out, `${out.key_id}: ${out.active ? 'active' : 'inactive'}`);
-      return 0;
-    }
-    case 'accounts set-tier': {
-      const out = await withStore(config, (s) => setTier(s, rest[0], rest[1], now));
-      print(json, out, `${out.account_id}: ${out.tier}, period ends ${out.period_end ?? '-'}`);
-      return 0;
-    }
-    case 'accounts cancel': {
-      const out = await withStore(config, (s) => cancel(s, rest[0], now));
-      print(json, out, `${out.account_id}: cancelled at ${out.cancelled_at} (expired for 7 days, then free)`);
-      return 0;
-    }
-    case 'articles ingest': {
-      const file = rest[0];
-      if (!file) throw new OperatorError('a file is required (or - for standard input)');
-      const text = readFileSync(file === '-' ? 0 : file, 'utf8');
-      // Received when committed: the store reads the clock inside the write transaction.
-      const out = await withStore(config, (s) => ingest(s, text, Date.now));
-      for (const e of out.errors) console.error(`line ${e.line}: ${e.error} (skipped)`);
-      print(json, out, `ingested ${out.ingested} of ${out.lines} article(s)${out.errors.length ? `, ${out.errors.length} skipped` : ''}`);
-      return out.errors.length > 0 && out.ingested === 0 ? 1 : 0;
-    }
-    default:
-      console.error(`fns: unknown command "${positionals.join(' ')}"\n\n${USAGE}`);
-      return 2;
+const BUSY_ATTEMPTS = 6;
+
+/** Each chunk of an ingest waits its turn: on a busy database it tries again (about 30 s in all). */
+function patientInsert(store: ArticleStore, progress: Progress): Pick<ArticleStore, 'insert'> {
+  return {
+    async insert(articles, at) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await store.insert(articles, at);
+        } catch (e) {
+          if (!isBusy(e) || attempt >= BUSY_ATTEMPTS) throw e;
+          progress.note('fns: the database is busy (another process is writing); still waiting');
+        }
+      }
+    },
+  };
+}
+
+function ingestSummary(r: IngestReport): string {
+  return `ingested ${r.ingested} of ${r.lines} article(s)${r.errors.length ? `, ${r.errors.length} skipped` : ''}`;
+}
+
+async function ingestCommand(config: Config, file: string, json: boolean): Promise<number> {
+  const input = await openInput(file);
+  if (file === '-' && process.stdin.isTTY) err('fns: reading NDJSON from standard input; end it with Ctrl+D');
+  const store = openStore(config);
+  const progress = new Progress(process.stderr);
+  const interrupt = new AbortController();
+  const onSigint = () => {
+    interrupt.abort(new CliError('interrupted'));
+    input.destroy();
+  };
+  process.once('SIGINT', onSigint);
+  try {
+    // Received when committed: the store reads the clock inside each write transaction.
+    const report = await ingest(patientInsert(store, progress), readLines(input), Date.now, {
+      onSkip: (e) => progress.note(`line ${e.line}: ${e.error} (skipped)`),
+      onProgress: (r) => progress.update(r),
+      signal: interrupt.signal,
+    });
+    progress.clear();
+    print(json, report, ingestSummary(report));
+    if (report.errors.length === 0) return EXIT.ok;
+    return report.ingested > 0 ? EXIT.partial : EXIT.failed;
+  } catch (e) {
+    progress.clear();
+    if (!(e instanceof IngestStopped)) throw e;
+    const reason = interrupt.signal.aborted ? interrupt.signal.reason : e.reason;
+    // Nothing settled: only the reason matters (e.g. the input is a directory).
+    if (e.doneThroughLine === 0) throw reason;
+    print(json, { ...e.report, stopped_after_line: e.doneThroughLine }, ingestSummary(e.report));
+    const why = explain(reason, context)?.message ?? ((reason as Error)?.stack ?? String(reason));
+    err(`fns: stopped after line ${e.doneThroughLine}: ${why}`);
+    err(`fns: lines 1-${e.doneThroughLine} are done (stored or skipped) and nothing after them was stored: resume from line ${e.doneThroughLine + 1}`);
+    return e.report.ingested > 0 ? EXIT.partial : EXIT.failed;
+  } finally {
+    process.off('SIGINT', onSigint);
+    store.close();
+    input.destroy();
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    if (code >= 0) process.exit(code);
-  },
-  (err) => {
-    if (err instanceof OperatorError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`fns: ${(err as Error).message}`);
-      process.exit(2);
+/** Runs one command line; the exit code, or 'running' for a service that stops on a signal. */
+async function main(argv: string[]): Promise<number | 'running'> {
+  const parsed = parseCommandLine(argv);
+  if (parsed.kind === 'help') {
+    out(parsed.text);
+    return EXIT.ok;
+  }
+  const { command, args, options } = parsed;
+  const json = options.json === true;
+  const str = (name: OptionName) => (typeof options[name] === 'string' ? (options[name] as string) : undefined);
+  const config = loadConfig();
+  context.dataDir = config.dataDir;
+  const now = Date.now();
+  const read = { write: false };
+  const write = { write: true };
+
+  switch (command.name) {
+    case 'serve': {
+      const cfg = listenConfig(config, options);
+      const svc = await startService(cfg);
+      out(`fns: listening on ${svc.url} (data: ${databaseFile(cfg)})`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGTERM', resolve);
+        process.once('SIGINT', resolve);
+      });
+      await svc.close();
+      return EXIT.ok;
     }
-    console.error(err);
-    process.exit(1);
-  },
+    case 'demo':
+      await runDemo(listenConfig(config, options), { json });
+      return 'running';
+    case 'accounts create': {
+      const acct = await withStore(config, (s) => createAccount(s, { tier: str('tier'), now }), write);
+      print(
+        json,
+        acct,
+        `account: ${acct.account_id}\ntier:    ${acct.tier}${acct.period_end ? `, period ends ${acct.period_end}` : ''}\n(add a key: fns keys create --account ${acct.account_id})`,
+      );
+      return EXIT.ok;
+    }
+    case 'accounts show': {
+      const a = await withStore(config, (s) => showAccount(s, args[0]!, now), read);
+      const tier = a.effective_tier === a.tier ? a.tier : `${a.tier} (in force now: ${a.effective_tier})`;
+      const keys = a.keys.map((k) => `  ${k.key_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  created ${k.created_at}`);
+      print(
+        json,
+        a,
+        [
+          `account:   ${a.account_id}`,
+          `tier:      ${tier}`,
+          `period:    ${a.period_end ? `ends ${a.period_end}` : '-'}`,
+          `cancelled: ${a.cancelled_at ?? 'no'}`,
+          `keys:      ${a.keys.length}`,
+          ...keys,
+        ].join('\n'),
+      );
+      return EXIT.ok;
+    }
+    case 'accounts set-tier': {
+      const a = await withStore(config, (s) => setTier(s, args[0]!, args[1], now), write);
+      print(json, a, `${a.account_id}: ${a.tier}, period ends ${a.period_end ?? '-'}`);
+      return EXIT.ok;
+    }
+    case 'accounts cancel': {
+      const a = await withStore(config, (s) => cancel(s, args[0]!, now), write);
+      print(json, a, `${a.account_id}: cancelled at ${a.cancelled_at} (expired for 7 days, then free)`);
+      return EXIT.ok;
+    }
+    case 'keys create': {
+      const k = await withStore(
+        config,
+        (s) => createKey(s, { tier: str('tier'), accountId: str('account'), livePrefix: livePrefix(config), now }),
+        write,
+      );
+      print(json, k, `key:     ${k.key}\nkey_id:  ${k.key_id}\naccount: ${k.account_id}\n(the key is shown only this once; store it now)`);
+      return EXIT.ok;
+    }
+    case 'keys list': {
+      const account = str('account');
+      const list = await withStore(config, (s) => listKeys(s, account), read);
+      const rows = list.keys.map((k) => `${k.key_id}  ${k.account_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  ${k.created_at}`);
+      const none = account ? `account ${account} has no keys (fns keys create --account ${account} adds one)` : 'no keys yet (fns keys create --tier <tier> makes one)';
+      print(json, list, rows.length ? rows.join('\n') : none);
+      return EXIT.ok;
+    }
+    case 'keys deactivate':
+    case 'keys activate': {
+      const k = await withStore(config, (s) => setKeyActive(s, args[0]!, command.name === 'keys activate'), write);
+      print(json, k, `${k.key_id}: ${k.active ? 'active' : 'inactive'}`);
+      return EXIT.ok;
+    }
+    case 'articles ingest':
+      return ingestCommand(config, args[0]!, json);
+    default:
+      throw new Error(`fns ${command.name}: parsed but not implemented`);
+  }
+}
+
+/** One line for an expected failure; the stack only for an unexpected one. */
+function failure(e: unknown): number {
+  const known = explain(e, context);
+  if (known) {
+    err(`fns: ${known.message}`);
+    return known.exitCode;
+  }
+  err(`fns: unexpected error\n${(e as Error)?.stack ?? String(e)}`);
+  return EXIT.failed;
+}
+
+/** Waits until everything written so far has been handed to the OS (a pipe may take it slowly). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write('', () => resolve()));
+}
+
+async function exit(code: number): Promise<never> {
+  process.exitCode = code;
+  await flushed(process.stdout);
+  await flushed(process.stderr);
+  process.exit(code);
+}
+
+// A reader that goes away (`fns keys list | head -1`) is not an error of ours.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok);
+    throw e;
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (code === 'running' ? undefined : exit(code)),
+  (e) => exit(failure(e)),
 );

@@ -1,33 +1,57 @@
 /** Operator actions behind the `fns` command line, on the store ports (testable without a shell). */
 import { assignableTiers, plans, type Tier } from '../contract/index.js';
-import type { AccountRecord } from '../domain/tiers.js';
-import { parseNdjson } from '../ingest/parse.js';
+import { effectiveTier, type AccountRecord } from '../domain/tiers.js';
+import { parseArticle } from '../ingest/parse.js';
 import { hashKey, newApiKey, randomId } from '../store/ids.js';
-import type { AccountStore, ArticleStore } from '../store/ports.js';
+import type { AccountStore, ArticleStore, KeyInfo, NewArticle } from '../store/ports.js';
 
-export class OperatorError extends Error {}
+/**
+ * An operator request that cannot be done. `usage`: the request itself is malformed (exit 2, like a
+ * bad command line); otherwise it was refused for what the store holds (exit 1).
+ */
+export class OperatorError extends Error {
+  readonly usage: boolean;
+  constructor(message: string, opts: { usage?: boolean } = {}) {
+    super(message);
+    this.usage = opts.usage ?? false;
+  }
+}
 
-export function checkTier(tier: string | undefined): Tier {
+export function checkTier(tier: string | undefined, flag = '--tier'): Tier {
   if (!tier || !assignableTiers.includes(tier as Tier)) {
-    throw new OperatorError(`--tier must be one of ${assignableTiers.join(', ')}${tier ? `, got "${tier}"` : ''}`);
+    throw new OperatorError(`${flag} must be one of ${assignableTiers.join(', ')}${tier ? `, got "${tier}"` : ''}`, { usage: true });
   }
   return tier as Tier;
 }
 
+async function existingAccount(store: AccountStore, accountId: string): Promise<AccountRecord> {
+  const account = await store.getAccount(accountId);
+  if (!account) throw new OperatorError(`no account ${accountId} (fns keys list shows the accounts that have keys; fns accounts create makes one)`);
+  return account;
+}
+
+/** A new account with a generated id; `fns keys create --account <id>` then adds keys to it. */
+export async function createAccount(store: AccountStore, opts: { tier: string | undefined; now: number }) {
+  return accountJson(await store.createAccount(checkTier(opts.tier), opts.now));
+}
+
+/**
+ * `--tier` alone: a new account on that tier (generated id) and its first key. `--account`: one more key
+ * on an existing account; an unknown id is refused (accounts are made explicitly, never by a typo).
+ */
 export async function createKey(
   store: AccountStore,
   opts: { tier?: string; accountId?: string; livePrefix: string; now: number },
 ): Promise<{ key: string; key_id: string; account_id: string }> {
-  let account: AccountRecord | undefined = opts.accountId ? await store.getAccount(opts.accountId) : undefined;
-  if (account) {
+  let account: AccountRecord;
+  if (opts.accountId !== undefined) {
+    account = await existingAccount(store, opts.accountId);
     if (opts.tier !== undefined && checkTier(opts.tier) !== account.tier) {
       throw new OperatorError(`account ${account.id} is on ${account.tier}; change it with \`fns accounts set-tier ${account.id} ${opts.tier}\``);
     }
   } else {
-    if (opts.accountId !== undefined && !/^[\w-]{1,64}$/.test(opts.accountId)) {
-      throw new OperatorError('--account must be 1-64 letters, digits, "_" or "-"');
-    }
-    account = await store.createAccount(checkTier(opts.tier), opts.now, opts.accountId);
+    if (opts.tier === undefined) throw new OperatorError('give --tier <tier> for a new account, or --account <account_id> for one more key on an existing one', { usage: true });
+    account = await store.createAccount(checkTier(opts.tier), opts.now);
   }
   const key = newApiKey(opts.livePrefix);
   const keyId = randomId('key');
@@ -35,38 +59,147 @@ export async function createKey(
   return { key, key_id: keyId, account_id: account.id };
 }
 
-export async function setKeyActive(store: AccountStore, keyId: string | undefined, active: boolean) {
-  if (!keyId) throw new OperatorError('a key id is required, e.g. key_Ab3…');
+export async function setKeyActive(store: AccountStore, keyId: string, active: boolean) {
   const rec = await store.setKeyActive(keyId, active);
-  if (!rec) throw new OperatorError(`no key ${keyId}`);
+  if (!rec) throw new OperatorError(`no key ${keyId} (fns keys list shows the key ids)`);
   return { key_id: rec.keyId, account_id: rec.accountId, active: rec.active };
 }
 
-export async function setTier(store: AccountStore, accountId: string | undefined, tier: string | undefined, now: number) {
-  if (!accountId) throw new OperatorError('an account id is required');
-  const t = checkTier(tier);
-  const acct = await store.setTier(accountId, t, now);
-  if (!acct) throw new OperatorError(`no account ${accountId}`);
-  return accountJson(acct);
+export async function setTier(store: AccountStore, accountId: string, tier: string | undefined, now: number) {
+  const t = checkTier(tier, 'the tier');
+  await existingAccount(store, accountId);
+  return accountJson((await store.setTier(accountId, t, now))!);
 }
 
-export async function cancel(store: AccountStore, accountId: string | undefined, now: number) {
-  if (!accountId) throw new OperatorError('an account id is required');
-  const current = await store.getAccount(accountId);
-  if (!current) throw new OperatorError(`no account ${accountId}`);
+export async function cancel(store: AccountStore, accountId: string, now: number) {
+  const current = await existingAccount(store, accountId);
   // Spec §3: only a subscription can be cancelled; a `free` account stays free (and blocked).
   if (current.cancelledAt !== null) throw new OperatorError(`account ${accountId} was already cancelled at ${current.cancelledAt}`);
   if (!plans[current.tier].paid) throw new OperatorError(`account ${accountId} has no subscription to cancel (tier ${current.tier})`);
   return accountJson((await store.cancel(accountId, now))!);
 }
 
+/** `fns accounts show`: the account as stored, the tier in force now, and its keys (ids and state only). */
+export async function showAccount(store: AccountStore, accountId: string, now: number) {
+  const account = await existingAccount(store, accountId);
+  const keys = await store.listKeys(accountId);
+  return { ...accountJson(account), effective_tier: effectiveTier(account, now), keys: keys.map(keyJson) };
+}
+
+/** `fns keys list`: every key, or one account's (an unknown account is refused, not shown as empty). */
+export async function listKeys(store: AccountStore, accountId?: string) {
+  if (accountId !== undefined) await existingAccount(store, accountId);
+  const keys = await store.listKeys(accountId);
+  return { keys: keys.map((k) => ({ ...keyJson(k), account_id: k.accountId })) };
+}
+
 function accountJson(a: AccountRecord) {
   return { account_id: a.id, tier: a.tier, period_end: a.periodEnd, cancelled_at: a.cancelledAt };
 }
 
-/** `clock` is read by the store inside the write transaction: `received_at` is the commit time. */
-export async function ingest(store: ArticleStore, text: string, clock: () => number) {
-  const report = parseNdjson(text);
-  const stored = report.articles.length ? await store.insert(report.articles, clock) : [];
-  return { lines: report.lines, ingested: stored.length, ids: stored.map((a) => a.id), errors: report.errors };
+function keyJson(k: KeyInfo) {
+  return { key_id: k.keyId, active: k.active, created_at: k.createdAt };
+}
+
+// ---- ingestion ----
+
+export interface IngestReport {
+  /** Non-blank lines read. */
+  lines: number;
+  ingested: number;
+  ids: string[];
+  /** Skipped lines, by 1-based line number of the input (blank lines count). */
+  errors: { line: number; error: string }[];
+}
+
+/**
+ * An ingest that stopped early (unreadable input, the store failed). `report` covers lines 1 to
+ * `doneThroughLine` exactly (each stored or skipped); nothing after it was stored: resume from the next line.
+ */
+export class IngestStopped extends Error {
+  constructor(
+    readonly report: IngestReport,
+    readonly reason: unknown,
+    readonly doneThroughLine: number,
+  ) {
+    super(`ingest stopped after line ${doneThroughLine}`);
+  }
+}
+
+/** At most this many articles per write transaction: other writers (a second ingest, the service) interleave. */
+export const INGEST_CHUNK = 1000;
+
+export interface IngestOptions {
+  chunkSize?: number;
+  /** After every line and every commit; cheap, the caller throttles. */
+  onProgress?: (report: IngestReport) => void;
+  /** A skipped line, as it is found. */
+  onSkip?: (error: { line: number; error: string }) => void;
+  /** Stops before the next line (Ctrl+C): the lines not yet committed are not stored. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Reads NDJSON lines, stores the good ones in chunks of at most `chunkSize` articles (one `insert`, one
+ * short write transaction each) and reports bad lines by line number. `clock` is read by the store
+ * inside each write transaction: `received_at` is the commit time of the chunk.
+ */
+export async function ingest(
+  store: Pick<ArticleStore, 'insert'>,
+  lines: AsyncIterable<string> | Iterable<string>,
+  clock: () => number,
+  opts: IngestOptions = {},
+): Promise<IngestReport> {
+  const chunkSize = opts.chunkSize ?? INGEST_CHUNK;
+  const report: IngestReport = { lines: 0, ingested: 0, ids: [], errors: [] };
+  let pending: NewArticle[] = [];
+  let lineNo = 0;
+  // Lines 1..done are settled (stored or skipped); `lines` then counted `linesAtDone` of them.
+  let done = 0;
+  let linesAtDone = 0;
+  const commit = async () => {
+    if (pending.length > 0) {
+      const stored = await store.insert(pending, clock);
+      pending = [];
+      report.ingested += stored.length;
+      for (const a of stored) report.ids.push(a.id);
+    }
+    done = lineNo;
+    linesAtDone = report.lines;
+  };
+  try {
+    for await (const raw of lines) {
+      opts.signal?.throwIfAborted();
+      lineNo++;
+      if (raw.trim() === '') continue;
+      report.lines++;
+      const parsed = parseLine(raw);
+      if (parsed.ok) {
+        pending.push(parsed.article);
+        if (pending.length >= chunkSize) await commit();
+      } else {
+        const e = { line: lineNo, error: parsed.error };
+        report.errors.push(e);
+        opts.onSkip?.(e);
+      }
+      opts.onProgress?.(report);
+    }
+    opts.signal?.throwIfAborted();
+    await commit();
+  } catch (err) {
+    const settled = { ...report, lines: linesAtDone, errors: report.errors.filter((e) => e.line <= done) };
+    throw new IngestStopped(settled, err, done);
+  }
+  opts.onProgress?.(report);
+  return report;
+}
+
+function parseLine(raw: string): { ok: true; article: NewArticle } | { ok: false; error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    return { ok: false, error: `not valid JSON (${(err as Error).message})` };
+  }
+  return parseArticle(value);
 }

@@ -1,0 +1,249 @@
+/**
+ * The commands of `fns`, their arguments and options, the help text, and the parsing of a command line
+ * into one of them. A wrong command line is a UsageError (exit 2): unknown command or option, an option
+ * given twice, a missing or an extra argument.
+ */
+import { isIP } from 'node:net';
+import { parseArgs } from 'node:util';
+import { assignableTiers } from '../contract/index.js';
+import { EXIT, UsageError } from './errors.js';
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  tier: { type: 'string' },
+  account: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+export type OptionName = keyof typeof OPTIONS;
+
+export interface CommandSpec {
+  name: string;
+  /** What follows `fns <name>`; several lines for several forms. */
+  synopsis: string[];
+  summary: string;
+  details: string;
+  args: { name: string; optional?: boolean }[];
+  options: OptionName[];
+}
+
+const TIERS = assignableTiers.join(', ');
+
+export const commands: CommandSpec[] = [
+  {
+    name: 'serve',
+    synopsis: ['[--port N] [--host H]'],
+    summary: 'run the service: REST and the stream on one port',
+    details:
+      'Listens on --port (else PORT, default 8080) and --host (else HOST, default 0.0.0.0); --port 0 picks a free port.\nPrints "listening on <url>" once ready. SIGTERM or Ctrl+C closes open streams (1001) and exits 0.',
+    args: [],
+    options: ['port', 'host'],
+  },
+  {
+    name: 'demo',
+    synopsis: ['[--port N] [--json]'],
+    summary: 'a ready-to-try instance: sample articles, one key per tier',
+    details: 'A fresh archive in DATA_DIR/demo (recreated on every run), one key per tier printed once, and first requests to copy.',
+    args: [],
+    options: ['port', 'json'],
+  },
+  {
+    name: 'accounts create',
+    synopsis: ['--tier <tier> [--json]'],
+    summary: 'a new account (id generated); add keys with keys create --account',
+    details: `Tiers: ${TIERS} (free: an account that never subscribed). A paid tier starts a one-month billing period.`,
+    args: [],
+    options: ['tier', 'json'],
+  },
+  {
+    name: 'accounts show',
+    synopsis: ['<account_id> [--json]'],
+    summary: 'tier, billing period, cancellation, its keys and their state',
+    details:
+      'Shows the tier as set and the tier in force now (a cancelled account is expired for 7 days, then free), the end of the\nbilling period, the cancellation time, and each key: id, active or not, created. Never a key itself.',
+    args: [{ name: 'account_id' }],
+    options: ['json'],
+  },
+  {
+    name: 'accounts set-tier',
+    synopsis: ['<account_id> <tier> [--json]'],
+    summary: 'start, upgrade or downgrade (new billing period)',
+    details: `Tiers: ${TIERS}. Clears a cancellation. Takes effect on a running service at once.`,
+    args: [{ name: 'account_id' }, { name: 'tier' }],
+    options: ['json'],
+  },
+  {
+    name: 'accounts cancel',
+    synopsis: ['<account_id> [--json]'],
+    summary: 'to expired (1 req/min) for 7 days, then free',
+    details: 'Only a subscription (a paid tier) can be cancelled, and only once; fns accounts set-tier starts a new one.',
+    args: [{ name: 'account_id' }],
+    options: ['json'],
+  },
+  {
+    name: 'keys create',
+    synopsis: ['--tier <tier> [--json]', '--account <account_id> [--json]'],
+    summary: 'a new account and its first key, or one more key on an account',
+    details: `--tier <tier>: a new account on that tier (${TIERS}) and its first key.\n--account <account_id>: one more key on an existing account (it shares the plan and the stream slot);\nan unknown account is refused: make one with fns accounts create.\nThe key is printed once and only its SHA-256 is stored.`,
+    args: [],
+    options: ['tier', 'account', 'json'],
+  },
+  {
+    name: 'keys list',
+    synopsis: ['[--account <account_id>] [--json]'],
+    summary: 'key ids, their account and state (never the keys)',
+    details: 'Every key, or the keys of one account, oldest first.',
+    args: [],
+    options: ['account', 'json'],
+  },
+  {
+    name: 'keys deactivate',
+    synopsis: ['<key_id> [--json]'],
+    summary: 'the key is refused (403) from now on',
+    details: 'Takes effect on a running service at once; fns keys activate undoes it.',
+    args: [{ name: 'key_id' }],
+    options: ['json'],
+  },
+  {
+    name: 'keys activate',
+    synopsis: ['<key_id> [--json]'],
+    summary: 'undoes keys deactivate',
+    details: 'Takes effect on a running service at once.',
+    args: [{ name: 'key_id' }],
+    options: ['json'],
+  },
+  {
+    name: 'articles ingest',
+    synopsis: ['<file.ndjson | -> [--json]'],
+    summary: 'NDJSON, one article per line (- reads standard input)',
+    details:
+      'Stores the good lines in transactions of at most 1,000 articles and reports each bad line by number (skipped).\nThe report: lines read, articles stored and their ids (--json), skipped lines. On a terminal, a progress line\non standard error. If it stops early (e.g. the database stays busy), it says up to which line the input is done.\nExit 0: every line stored; 3: some stored, some not; 1: none stored.',
+    args: [{ name: 'file' }],
+    options: ['json'],
+  },
+  {
+    name: 'help',
+    synopsis: ['[command]'],
+    summary: 'this text, or one command in detail (also: fns <command> --help)',
+    details: 'fns help keys create, fns keys create --help and fns keys create -h are the same.',
+    args: [{ name: 'command', optional: true }],
+    options: [],
+  },
+];
+
+const EXIT_TEXT = `Exit codes
+  ${EXIT.ok}  done
+  ${EXIT.failed}  not done: refused (no such account or key, nothing to cancel, ...) or failed (unreadable
+     file, port in use, database busy, no line of an ingest stored, an unexpected error)
+  ${EXIT.usage}  usage or configuration error: unknown command or option, option given twice, missing or
+     extra argument, invalid value (tier, port), invalid environment variable
+  ${EXIT.partial}  partial ingest: some articles stored, others not (bad lines skipped, or stopped early)`;
+
+export function generalHelp(): string {
+  const rows = commands.flatMap((c) => c.synopsis.map((s, i) => [`fns ${c.name} ${s}`, i === 0 ? c.summary : '']));
+  const width = Math.max(...rows.map(([l]) => l!.length)) + 2;
+  return `fns: operate the Financial News Service
+
+Usage: fns <command> [arguments] [options]
+
+${rows.map(([l, r]) => `  ${l!.padEnd(width)}${r}`.trimEnd()).join('\n')}
+
+Tiers: ${TIERS}. Every command that prints data accepts --json (one JSON document on standard output).
+Help on one command: fns help <command> or fns <command> --help.
+Configuration: environment variables (PORT, HOST, DATA_DIR, ...), described in the README.
+
+${EXIT_TEXT}`;
+}
+
+export function commandHelp(c: CommandSpec): string {
+  const usage = c.synopsis.map((s, i) => `${i === 0 ? 'Usage: ' : '       '}fns ${c.name} ${s}`).join('\n');
+  return `${usage}\n\n${c.summary[0]!.toUpperCase()}${c.summary.slice(1)}.\n${c.details}\n\nExit codes: 0 done, 1 not done, 2 usage error${c.name === 'articles ingest' ? ', 3 partial ingest' : ''} (fns help lists them).`;
+}
+
+function usageOf(c: CommandSpec): string {
+  return c.synopsis.map((s) => `usage: fns ${c.name} ${s}`).join('\n');
+}
+
+export type ParsedCommandLine =
+  | { kind: 'help'; text: string }
+  | { kind: 'run'; command: CommandSpec; args: string[]; options: Partial<Record<OptionName, string | boolean>> };
+
+/** Finds the command named by the first one or two words; undefined if there is none. */
+export function findCommand(words: string[]): { command: CommandSpec; rest: string[] } | undefined {
+  const two = commands.find((c) => c.name === `${words[0]} ${words[1]}`);
+  if (two) return { command: two, rest: words.slice(2) };
+  const one = commands.find((c) => c.name === words[0]);
+  return one && { command: one, rest: words.slice(1) };
+}
+
+function unknownCommand(words: string[]): UsageError {
+  const group = commands.filter((c) => c.name.startsWith(`${words[0]} `));
+  if (group.length > 0) {
+    const what = words.length > 1 ? `unknown command "${words.slice(0, 2).join(' ')}"` : `"${words[0]}" needs a command`;
+    return new UsageError(`${what}; one of:\n${group.map((c) => `  fns ${c.name} ${c.synopsis[0]}`).join('\n')}`);
+  }
+  return new UsageError(`unknown command "${words[0]}"\n\n${generalHelp()}`);
+}
+
+/** Parses argv (without node and the script). Throws UsageError for anything it cannot run as given. */
+export function parseCommandLine(argv: string[]): ParsedCommandLine {
+  // strict: unknown options and missing values throw (ERR_PARSE_ARGS_*, exit 2 with the message).
+  const { values, positionals, tokens } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+
+  const seen = new Map<string, string>();
+  for (const t of tokens) {
+    if (t.kind !== 'option') continue;
+    const earlier = seen.get(t.name);
+    if (earlier !== undefined) throw new UsageError(`${earlier === t.rawName ? t.rawName : `${earlier} / ${t.rawName}`} is given more than once`);
+    seen.set(t.name, t.rawName);
+  }
+
+  if (positionals.length === 0) {
+    if (values.help) return { kind: 'help', text: generalHelp() };
+    throw new UsageError(`no command given\n\n${generalHelp()}`);
+  }
+  if (positionals[0] === 'help') {
+    for (const name of seen.keys()) if (name !== 'help') throw new UsageError(`fns help does not take --${name}`);
+    if (positionals.length === 1) return { kind: 'help', text: generalHelp() };
+    const found = findCommand(positionals.slice(1));
+    if (!found) throw unknownCommand(positionals.slice(1));
+    if (found.rest.length > 0) throw new UsageError(`unexpected argument "${found.rest[0]}" after fns help ${found.command.name}`);
+    return { kind: 'help', text: commandHelp(found.command) };
+  }
+
+  const found = findCommand(positionals);
+  if (!found) throw unknownCommand(positionals);
+  const { command, rest } = found;
+  if (values.help) return { kind: 'help', text: commandHelp(command) };
+
+  for (const [name, raw] of seen) {
+    if (!command.options.includes(name as OptionName)) throw new UsageError(`fns ${command.name} does not take ${raw}\n${usageOf(command)}`);
+  }
+  if (rest.length > command.args.length) {
+    throw new UsageError(`unexpected argument "${rest[command.args.length]}"\n${usageOf(command)}`);
+  }
+  const missing = command.args.slice(rest.length).filter((a) => !a.optional);
+  if (missing.length > 0) throw new UsageError(`missing ${missing.map((a) => `<${a.name}>`).join(' ')}\n${usageOf(command)}`);
+
+  if (values.port !== undefined) parsePort(values.port);
+  if (values.host !== undefined) parseHost(values.host);
+
+  const options: Partial<Record<OptionName, string | boolean>> = {};
+  for (const [name, value] of Object.entries(values)) if (value !== undefined) options[name as OptionName] = value;
+  return { kind: 'run', command, args: rest, options };
+}
+
+/** A port as PORT accepts it: an integer from 0 to 65535. */
+export function parsePort(raw: string, flag = '--port'): number {
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) throw new UsageError(`${flag} must be an integer between 0 and 65535, got "${raw}"`);
+  return Number(raw);
+}
+
+/** A host to listen on, as HOST accepts it: an IP address or a host name. */
+export function parseHost(raw: string, flag = '--host'): string {
+  if (isIP(raw) === 0 && !/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(raw)) {
+    throw new UsageError(`${flag} must be an IP address or a host name to listen on, got "${raw}"`);
+  }
+  return raw;
+}

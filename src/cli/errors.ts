@@ -1,0 +1,93 @@
+/**
+ * Exit codes of `fns` and the messages for expected failures: an operator sees one clear line, never a
+ * stack trace, for a wrong command line, a bad setting, a missing file, a port in use or a busy
+ * database. Only an error nobody expected prints its stack.
+ */
+import { ConfigError } from '../config/index.js';
+import { isStoreBusy } from '../store/errors.js';
+import { OperatorError } from './operator.js';
+
+/** Documented in `fns help` and the README ("Operating it"). */
+export const EXIT = {
+  /** Done. */
+  ok: 0,
+  /** Not done: refused (no such account or key, nothing to cancel) or failed (unreadable file, port in use, busy database, no line stored). */
+  failed: 1,
+  /** Usage or configuration: unknown command, bad, missing or repeated option, extra argument, invalid environment variable. */
+  usage: 2,
+  /** Partial ingest: some articles stored, others not (bad lines skipped, or the ingest stopped early); the report says which. */
+  partial: 3,
+} as const;
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failed,
+  ) {
+    super(message);
+  }
+}
+
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT.usage);
+  }
+}
+
+/** SQLite gave up waiting for another process's write lock (after the store's busy timeout, 5 s for the CLI). */
+export const isBusy = isStoreBusy;
+
+/** What the command was working on, to name it in a message. */
+export interface ErrorContext {
+  dataDir?: string;
+  port?: number;
+  host?: string;
+}
+
+interface SystemError {
+  code?: string;
+  syscall?: string;
+  path?: string;
+  port?: number;
+  address?: string;
+  hostname?: string;
+}
+
+/** The message and exit code of an expected failure; undefined for anything else (a bug: print the stack). */
+export function explain(err: unknown, ctx: ErrorContext = {}): { message: string; exitCode: number } | undefined {
+  if (err instanceof CliError) return { message: err.message, exitCode: err.exitCode };
+  if (err instanceof OperatorError) return { message: err.message, exitCode: err.usage ? EXIT.usage : EXIT.failed };
+  if (err instanceof ConfigError) return { message: err.message, exitCode: EXIT.usage };
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as SystemError & { message?: string };
+  const code = e.code ?? '';
+  const failed = (message: string) => ({ message, exitCode: EXIT.failed });
+
+  if (code.startsWith('ERR_PARSE_ARGS')) return { message: `${e.message} (see fns help)`, exitCode: EXIT.usage };
+
+  if (isBusy(err)) {
+    return failed(`the database is busy: another process kept it locked for more than 5 s${where(ctx)}; try again`);
+  }
+  if (code.startsWith('SQLITE_CANTOPEN')) return failed(`cannot open the database${where(ctx)}: check that DATA_DIR is a directory this user can write`);
+  if (code.startsWith('SQLITE_READONLY')) return failed(`the database${where(ctx)} is read-only for this user`);
+  if (code.startsWith('SQLITE_FULL') || code === 'ENOSPC') return failed(`the disk is full${where(ctx)}`);
+
+  if (e.syscall === 'listen' || e.syscall === 'bind') {
+    const port = e.port ?? ctx.port;
+    if (code === 'EADDRINUSE') return failed(`port ${port} is in use; set PORT or --port`);
+    if (code === 'EACCES') return failed(`not allowed to listen on port ${port} (ports below 1024 need privileges); set PORT or --port`);
+    if (code === 'EADDRNOTAVAIL') return failed(`cannot listen on ${e.address ?? ctx.host}: not an address of this machine; set HOST or --host`);
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return failed(`unknown host ${e.hostname ?? ctx.host}; set HOST or --host`);
+
+  if (e.path !== undefined) {
+    if (code === 'ENOENT') return failed(`${e.path}: no such file or directory`);
+    if (code === 'EACCES' || code === 'EPERM') return failed(`${e.path}: permission denied`);
+    if (code === 'EISDIR') return failed(`${e.path}: is a directory`);
+    if (code === 'ENOTDIR' || (code === 'EEXIST' && e.syscall === 'mkdir')) return failed(`${e.path}: not a directory (check DATA_DIR)`);
+    if (code === 'EROFS') return failed(`${e.path}: read-only file system`);
+  }
+  return undefined;
+}
+
+const where = (ctx: ErrorContext) => (ctx.dataDir ? ` (DATA_DIR ${ctx.dataDir})` : '');

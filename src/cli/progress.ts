@@ -1,0 +1,60 @@
+/**
+ * The progress line of a long ingest: on standard error, only when it is a terminal (never in a pipe or
+ * a log file), rewritten in place at most every `everyMs`.
+ */
+export interface ProgressCounts {
+  lines: number;
+  ingested: number;
+  errors: readonly unknown[];
+}
+
+export interface TextOut {
+  isTTY?: boolean;
+  write(text: string): unknown;
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+
+export function progressText(p: ProgressCounts, elapsedMs: number): string {
+  const rate = elapsedMs > 0 ? Math.round((p.lines * 1000) / elapsedMs) : 0;
+  return `${n(p.lines)} lines read, ${n(p.ingested)} stored, ${n(p.errors.length)} skipped (${n(rate)} lines/s)`;
+}
+
+export class Progress {
+  private readonly enabled: boolean;
+  private readonly started: number;
+  private last: number;
+  private shown = false;
+
+  constructor(
+    private readonly out: TextOut,
+    private readonly clock: () => number = Date.now,
+    private readonly everyMs = 250,
+  ) {
+    this.enabled = out.isTTY === true;
+    this.started = clock();
+    this.last = this.started;
+  }
+
+  update(p: ProgressCounts): void {
+    if (!this.enabled) return;
+    const t = this.clock();
+    if (t - this.last < this.everyMs) return;
+    this.last = t;
+    this.out.write(`\r${progressText(p, t - this.started)}\x1b[K`);
+    this.shown = true;
+  }
+
+  /** A whole line (a skipped input line, a warning) without garbling the progress line. */
+  note(line: string): void {
+    this.clear();
+    this.out.write(`${line}\n`);
+  }
+
+  /** Removes the progress line (before the final report). */
+  clear(): void {
+    if (!this.shown) return;
+    this.out.write('\r\x1b[K');
+    this.shown = false;
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Expected conditions give one clear line and an exit code, never a stack trace: a missing or unreadable
+ * input, a port in use, a DATA_DIR that cannot hold the database, a database another process keeps busy.
+ */
+import { createServer, type Server } from 'node:net';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { explain } from '../../src/cli/errors.js';
+import { expectCleanFailure, fnsWith, tempDataDir } from './support.js';
+
+const data = tempDataDir('fns-fail-');
+const { fns } = data;
+const asRoot = process.getuid?.() === 0; // root reads and writes through any permission bits
+
+afterAll(() => {
+  chmodSync(data.dir, 0o700);
+  data.remove();
+});
+
+describe('an unreadable ingest input', () => {
+  it('a missing file: exit 1, the file named', async () => {
+    const missing = join(data.dir, 'missing.ndjson');
+    expectCleanFailure(await fns('articles', 'ingest', missing), 1, `${missing}: no such file or directory`);
+  });
+  it('a directory: exit 1', async () => {
+    expectCleanFailure(await fns('articles', 'ingest', data.dir), 1, `${data.dir}: is a directory`);
+  });
+  it.skipIf(asRoot)('a file without read permission: exit 1', async () => {
+    const locked = join(data.dir, 'locked.ndjson');
+    writeFileSync(locked, '{"content":"x"}\n');
+    chmodSync(locked, 0o000);
+    expectCleanFailure(await fns('articles', 'ingest', locked), 1, `${locked}: permission denied`);
+  });
+  it('permission denied, as the message reads (also checked as a real process when not root)', () => {
+    const e = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES', syscall: 'open', path: '/srv/in.ndjson' });
+    expect(explain(e)).toEqual({ message: '/srv/in.ndjson: permission denied', exitCode: 1 });
+  });
+});
+
+describe('a DATA_DIR that cannot hold the database', () => {
+  it('DATA_DIR is a file: exit 1, the path named', async () => {
+    const file = join(data.dir, 'not-a-dir');
+    writeFileSync(file, '');
+    expectCleanFailure(await fnsWith({ dataDir: file }, 'keys', 'list'), 1, /^fns: .*not-a-dir.*: not a directory/m);
+  });
+  it.skipIf(asRoot)('DATA_DIR in a directory without write permission: exit 1', async () => {
+    const parent = join(data.dir, 'readonly');
+    mkdirSync(parent);
+    chmodSync(parent, 0o500);
+    expectCleanFailure(await fnsWith({ dataDir: join(parent, 'data') }, 'keys', 'list'), 1, 'permission denied');
+  });
+});
+
+describe('a port in use (serve, demo): exit 1, "port N is in use; set PORT or --port"', () => {
+  let blocker: Server;
+  let port: number;
+  beforeAll(async () => {
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    port = (blocker.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+
+  it('fns serve --port', async () => {
+    expectCleanFailure(await fns('serve', '--port', String(port), '--host', '127.0.0.1'), 1, `port ${port} is in use; set PORT or --port`);
+  });
+  it('fns serve with PORT', async () => {
+    const r = await fnsWith({ dataDir: data.dir, env: { PORT: String(port), HOST: '127.0.0.1' } }, 'serve');
+    expectCleanFailure(r, 1, `port ${port} is in use`);
+  });
+  it('fns demo --port', async () => {
+    const r = await fnsWith({ dataDir: data.dir, env: { HOST: '127.0.0.1' } }, 'demo', '--port', String(port));
+    expectCleanFailure(r, 1, `port ${port} is in use; set PORT or --port`);
+  }, 60_000);
+});
+
+describe('a database another process keeps locked', () => {
+  /** Holds the write lock of DATA_DIR's database for `ms` from this process. */
+  async function holdWriteLock(ms: number): Promise<() => void> {
+    const db = new Database(join(data.dir, 'fns.sqlite'));
+    db.exec('BEGIN IMMEDIATE');
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    const timer = setTimeout(release, ms);
+    void done.then(() => {
+      clearTimeout(timer);
+      db.exec('ROLLBACK');
+      db.close();
+    });
+    return release;
+  }
+  beforeAll(async () => {
+    expect((await fns('keys', 'list')).code).toBe(0); // the database exists
+  });
+
+  it('a writer waits its turn: the lock is released within the wait and the command succeeds', async () => {
+    await holdWriteLock(1000);
+    const r = await fns('keys', 'create', '--tier', 'pro', '--json');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+  it('a lock held past the 5 s wait: exit 1, "the database is busy ... try again", and nothing is stored', async () => {
+    const release = await holdWriteLock(30_000);
+    const before = JSON.parse((await fns('keys', 'list', '--json')).stdout).keys.length;
+    const r = await fns('keys', 'create', '--tier', 'pro');
+    release();
+    expectCleanFailure(r, 1, /^fns: the database is busy: another process kept it locked .*; try again$/m);
+    expect(JSON.parse((await fns('keys', 'list', '--json')).stdout).keys.length).toBe(before);
+  }, 30_000);
+});
