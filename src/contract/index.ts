@@ -54,6 +54,8 @@ export const limits = {
     blockMs: xl.ipGuard.blockSeconds * 1000,
   },
   keyPrefixes: xl.keyPrefixes as { live: string; test: string },
+  echoMaxChars: xl.echoMaxChars as number,
+  requestHeadMaxBytes: xl.requestHeadMaxBytes as number,
 } as const;
 
 export const urgencies: readonly Urgency[] = openapi.components.schemas.Urgency.enum;

@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
+import { limits } from '../contract/index.js';
 import { PROBLEM_TYPE } from './problem.js';
 import { echo, originForm, pathOnly } from './target.js';
 
@@ -28,7 +29,7 @@ export function rawProblemResponse(status: number, detail: string, extraHeaders:
 export function clientErrorProblem(code: string | undefined): { status: number; detail: string } {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, detail: 'The request line and headers are larger than this server accepts (16 KB)' };
+      return { status: 431, detail: `The request line and headers are larger than this server accepts (${limits.requestHeadMaxBytes} bytes)` };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, detail: 'The request did not arrive in time' };
     case 'HPE_INVALID_METHOD':
@@ -85,7 +86,7 @@ export function acceptUpgradeFor(address: string, req: IncomingMessage, socket: 
 }
 
 export function createHttpServer(listener: RequestListener): Server {
-  const server = createServer(listener);
+  const server = createServer({ maxHeaderSize: limits.requestHeadMaxBytes }, listener);
   server.keepAliveTimeout = 65_000;
   server.on('clientError', onClientError);
   server.on('checkExpectation', onCheckExpectation);

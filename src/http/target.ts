@@ -9,8 +9,10 @@
  *   Any other spelling of a known path is a 404 whose detail names the path meant.
  */
 
+import { limits } from '../contract/index.js';
+
 /** How much of a client's input a problem `detail` echoes (a 15 KB path is not sent back). */
-export const ECHO_MAX_CHARS = 100;
+export const ECHO_MAX_CHARS = limits.echoMaxChars;
 
 /** Client input as echoed in a problem detail: at most ECHO_MAX_CHARS characters, then `…`. */
 export function echo(input: string): string {
