@@ -5,7 +5,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Config } from '../config/index.js';
+import { ConfigError, type Config } from '../config/index.js';
+import { staleGenerated } from '../contract/freshness.js';
 import { limits } from '../contract/index.js';
 import { createApp } from '../http/app.js';
 import { createHttpServer } from '../http/server.js';
@@ -54,6 +55,10 @@ export async function startService(
   if (config.databaseUrl || config.redisUrl) {
     throw new Error('DATABASE_URL / REDIS_URL: the PostgreSQL and Redis adapters are not built yet; unset them to use the embedded store');
   }
+  // The service reads the contract from generated/: a spec edited without `npm run generate` must not
+  // silently change nothing.
+  const stale = staleGenerated();
+  if (stale) throw new ConfigError(stale);
   const log = options.log ?? ((m: string) => console.log(m));
   for (const w of config.warnings) log(`warning: ${w}`);
   const clock = options.clock ?? Date.now;
