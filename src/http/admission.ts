@@ -63,6 +63,7 @@ function validated(operationId: OperationId): RequestHandler {
   return (req, res, next) => {
     const matched = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi;
     if (matched?.schema?.operationId === operationId) return next();
+    res.locals.checkResponse = undefined;
     sendGenericProblem(res, 404, 'Not Found', `No endpoint at ${echo(pathOnly(req.url))}`);
   };
 }

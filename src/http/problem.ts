@@ -58,13 +58,19 @@ export function contractApp(): express.Express {
 /**
  * The head of an app serving the contract (the service and the mock): the request target is reduced to
  * its origin form before routing and validation see it (both read `url`, Express keeps `originalUrl`),
- * and every answer depends on the key, so none may be stored by a shared cache.
+ * HEAD is read as GET, and every answer depends on the key, so none may be stored by a shared cache.
  */
 export function requestTarget(): RequestHandler {
   return (req, res, next) => {
     res.setHeader('Cache-Control', 'private, no-store');
+    if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 && req.headers.host === undefined) {
+      return sendGenericProblem(res, 400, 'Bad Request', 'An HTTP/1.1 request must carry a Host header');
+    }
     const target = originForm(req.url);
     if (!target.ok) return sendGenericProblem(res, 400, 'Bad Request', target.detail);
+    // HEAD is GET without the body (RFC 9110 §9.3.2): routed, validated and counted as GET; Node
+    // already knows to send no body for this response.
+    if (req.method === 'HEAD') req.method = 'GET';
     req.url = target.url;
     req.originalUrl = target.url;
     next();

@@ -3,6 +3,7 @@
  * an `application/problem+json` body, including those Node answers before any app code runs: a request
  * it cannot parse (400), headers or a URL over its size limit (431), a request that takes too long to
  * arrive (408), an `Expect` it does not meet (417), and an upgrade to a path with no WebSocket (404).
+ * An HTTP/1.1 request without `Host` is refused by requestTarget() with a 400 problem.
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -86,7 +87,8 @@ export function acceptUpgradeFor(address: string, req: IncomingMessage, socket: 
 }
 
 export function createHttpServer(listener: RequestListener): Server {
-  const server = createServer({ maxHeaderSize: limits.requestHeadMaxBytes }, listener);
+  // Node's own missing-Host answer has no body: the app answers it instead (requestTarget()).
+  const server = createServer({ maxHeaderSize: limits.requestHeadMaxBytes, requireHostHeader: false }, listener);
   server.keepAliveTimeout = 65_000;
   server.on('clientError', onClientError);
   server.on('checkExpectation', onCheckExpectation);

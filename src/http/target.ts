@@ -2,6 +2,7 @@
  * The request target, read one way for the whole process (REST routes, the validator, the stream
  * upgrade): pure functions, no I/O.
  *
+ * - A fragment (`#…`) is dropped.
  * - The absolute form (`GET http://host/v1/news?… HTTP/1.1`, RFC 9112 §3.2.2) is accepted and reduced
  *   to its origin form (`/v1/news?…`) before anything routes or validates, so it gets exactly the
  *   validation of the plain path.
@@ -27,7 +28,9 @@ export type Target = { ok: true; url: string } | { ok: false; detail: string };
  * (`OPTIONS *`), the authority form (`CONNECT host:port`) and absolute URLs of other schemes.
  */
 export function originForm(raw: string | undefined): Target {
-  const target = raw ?? '';
+  // A fragment is never part of a request (RFC 9110 §7.1): dropped, as a browser would not send it.
+  const hash = (raw ?? '').indexOf('#');
+  const target = hash === -1 ? (raw ?? '') : (raw ?? '').slice(0, hash);
   if (target.startsWith('/')) return { ok: true, url: target };
   if (/^https?:\/\//i.test(target)) {
     if (!URL.canParse(target)) return { ok: false, detail: `The request target ${echo(target)} is not a valid URL` };

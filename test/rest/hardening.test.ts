@@ -76,6 +76,21 @@ describe('every spelling of a request target gets the validation of the plain pa
     }
   });
 
+  it('drops a fragment: /v1/account/usage#x is /v1/account/usage', async () => {
+    const { key } = await svc.key('max');
+    expect((await send('GET /v1/account/usage#x HTTP/1.1', key)).status).toBe(200);
+  });
+
+  it('reads HEAD as GET without a body: validated and counted the same', async () => {
+    const { key } = await svc.key('max');
+    const ok = await rawRequest({ port: svc.port, localAddress: ip(), requestLine: 'HEAD /v1/news HTTP/1.1', headers: [['Host', 'x'], ['X-API-Key', key], ['Connection', 'close']], head: true });
+    expect(ok.status).toBe(200);
+    expect(ok.text).toBe('');
+    expect(header(ok, 'x-ratelimit-remaining')).toBeDefined();
+    const bad = await rawRequest({ port: svc.port, localAddress: ip(), requestLine: 'HEAD http://x/v1/news?limit=0 HTTP/1.1', headers: [['Host', 'x'], ['X-API-Key', key], ['Connection', 'close']], head: true });
+    expect(bad.status).toBe(400);
+  });
+
   it('refuses a target that is not a path or an http(s) URL with a 400 problem', async () => {
     for (const target of ['*', 'ftp://example.com/v1/news', 'v1/news']) {
       expectProblemBody(await send(`GET ${target} HTTP/1.1`), 400);
@@ -165,6 +180,10 @@ describe('every HTTP error the process emits is a problem body, Node-level rejec
     ['an unknown HTTP version', 'GET /v1/news HTTP/9.1', []],
   ] as [string, string, [string, string][]][])('answers %s with a 400 problem', async (_what, line, headers) => {
     expectProblemBody(await send(line, undefined, headers), 400);
+  });
+  it('answers an HTTP/1.1 request without Host with a 400 problem', async () => {
+    const r = await rawRequest({ port: svc.port, localAddress: ip(), requestLine: 'GET /v1/news HTTP/1.1', headers: [['Connection', 'close']] });
+    expect(expectProblemBody(r, 400).detail).toMatch(/Host/);
   });
   it('answers an unmet Expect with a 417 problem', async () => {
     expectProblemBody(await send('GET /v1/news HTTP/1.1', undefined, [['Expect', 'teapot']]), 417);
