@@ -6,9 +6,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plans, problems, stream as streamRules } from '../../src/contract/index.js';
 import { startMock, type RunningMock } from '../../src/mock/index.js';
+import { parsePrefer, preferProblem } from '../../src/mock/prefer.js';
 import { loopbackFetch, nextLoopbackAddress } from './loopback-fetch.js';
 import { opened, useStreamClients } from './stream-client.js';
 import { clientOf } from './targets.js';
+import { deref, loadYaml } from '../support/specs.js';
+
+/** Every operation of openapi.yaml: a request target, its documented statuses and their named examples. */
+const openapi = loadYaml('openapi.yaml');
+const contractOperations = Object.entries<any>(openapi.paths).flatMap(([path, item]) =>
+  Object.values<any>(item).map((op) => {
+    const statuses = Object.keys(op.responses);
+    const examples = Object.fromEntries(
+      statuses.map((s) => [s, [...new Set(Object.values<any>(deref(openapi, op.responses[s]).content ?? {}).flatMap((m) => Object.keys(m.examples ?? {})))]]),
+    );
+    const required = (op.parameters ?? []).map((p: any) => deref(openapi, p)).filter((p: any) => p.required);
+    const query = required.map((p: any) => `${p.name}=${encodeURIComponent(String(p.example ?? 'fed'))}`).join('&');
+    // Counted operations send rate-limit headers on their 200 (the contract's response headers).
+    const counted = 'X-RateLimit-Limit' in (deref(openapi, op.responses['200']).headers ?? {});
+    return { id: op.operationId as string, target: query ? `${path}?${query}` : path, statuses, examples: examples as Record<string, string[]>, counted };
+  }),
+);
 
 const INTERVAL_MS = 150;
 let mock: RunningMock;
@@ -70,11 +88,62 @@ describe('Prefer reaches the other documented responses', () => {
     expect(search.data).toEqual({ count: 0, query: 'my own query', articles: [] });
   });
 
-  it('a status the contract does not document: Prism says so in a problem', async () => {
-    const { response, error } = await clientOf({ baseUrl: mock.url }, mock.keys.max).GET('/v1/news', { headers: { Prefer: 'code=418' } });
-    expect(response.status).toBe(404);
-    expect(media(response)).toBe('application/problem+json');
-    expect((error as { detail: string }).detail).toMatch(/418/);
+  describe('a Prefer the contract cannot satisfy: a 400 naming what the operation documents', () => {
+    const raw = (path: string, key: string, prefer: string) => fetch(`${mock.url}${path}`, { headers: { 'X-API-Key': key, Prefer: prefer } });
+    const problemOf = async (r: Response) => ({ status: r.status, media: media(r), body: await r.json() });
+
+    it.each(contractOperations.map((o) => [o.id, o] as const))('%s: code=418 (and code=abc) names the documented statuses', async (_id, o) => {
+      for (const prefer of ['code=418', 'code=abc']) {
+        const r = await raw(o.target, mock.keys.max, prefer);
+        const value = prefer.slice('code='.length);
+        expect(await problemOf(r)).toEqual({
+          status: 400,
+          media: 'application/problem+json',
+          body: { ...problems.invalidParameter, detail: `Prefer code=${value} is not documented for ${o.id}; documented: ${o.statuses.join(', ')}` },
+        });
+        // Admitted first, as every 400: counted operations carry the rate-limit headers, usage does not.
+        expect(r.headers.get('x-ratelimit-limit')).toBe(o.counted ? String(plans.max.rateLimit) : null);
+      }
+    });
+
+    it.each(contractOperations.map((o) => [o.id, o] as const))('%s: an unknown example name names the examples of the response', async (_id, o) => {
+      const success = o.statuses.find((s) => s.startsWith('2'))!;
+      const { body, status } = await problemOf(await raw(o.target, mock.keys.max, 'example=noSuchExample'));
+      expect(status).toBe(400);
+      expect(body.detail).toBe(`Prefer example=noSuchExample is not documented for ${o.id} ${success}; documented: ${o.examples[success]!.join(', ')}`);
+    });
+
+    it('an example of another status, with code: the examples of that status', async () => {
+      const list = contractOperations.find((o) => o.id === 'listNews')!;
+      const { body, status } = await problemOf(await raw(list.target, mock.keys.max, 'code=403, example=maxPlanOnly'));
+      expect(status).toBe(400);
+      expect(body.detail).toBe(`Prefer example=maxPlanOnly is not documented for listNews 403; documented: ${list.examples['403']!.join(', ')}`);
+    });
+
+    it("the mock's own checks still come first: a bad key is 401, a bad parameter the usual 400", async () => {
+      expect((await problemOf(await raw('/v1/news', 'fns_test_nobody', 'code=418'))).body).toEqual(problems.invalidApiKey);
+      const bad = await problemOf(await raw('/v1/news?limit=0', mock.keys.max, 'code=418'));
+      expect(bad.body.detail).toMatch(/^limit /);
+    });
+
+    it('reads Prefer as Prism does: case-insensitive tokens, quoted values, the first occurrence wins', () => {
+      const prefs = parsePrefer('Code="418"; q=1, code=200, EXAMPLE=empty, dynamic');
+      expect([...prefs]).toEqual([['code', '418'], ['example', 'empty'], ['dynamic', true]]);
+      expect(preferProblem('listNews', 'Code="418"')).toMatch(/^Prefer code=418 is not documented for listNews/);
+    });
+
+    it('every documented status and example stays reachable (the check refuses nothing the contract has)', async () => {
+      for (const o of contractOperations) {
+        for (const status of o.statuses) {
+          for (const example of [undefined, ...o.examples[status]!]) {
+            const prefer = example === undefined ? `code=${status}` : `code=${status}, example=${example}`;
+            const r = await raw(o.target, mock.keys.max, prefer);
+            expect(r.status, `${o.id} ${prefer}`).toBe(Number(status));
+            await r.arrayBuffer();
+          }
+        }
+      }
+    });
   });
 
   it('without Prefer, the key still decides: a pro key never sees tickers, even from the max example', async () => {
