@@ -77,9 +77,9 @@ export const streamExamples: Record<string, StreamMessage> = {
   },
   "noPublicationTime": {
     "id": "01M7Z36DEAQ4S6T8V0W2X4Y6Z8",
-    "content": "ECB's Lagarde says inflation fight is not over",
+    "content": "ECB's Lagarde says inflation fight is not over, keeps deposit rate unchanged",
     "urgency": "regular",
-    "sentiment": "dovish",
+    "sentiment": "hawkish",
     "published_at": null,
     "received_at": "2026-11-21T13:02:11.402Z"
   }

@@ -8,10 +8,15 @@
  *   asyncapi.json           the stream contract bundled into one file (Article inlined from openapi.yaml)
  *   openapi.d.ts            TypeScript types of the REST contract (openapi-typescript)
  *   stream.ts               TypeScript type of the stream message and the stream rules as constants
- *   docs/rest.html          self-contained REST reference (Redoc, scripts inlined, no CDN)
+ *   docs/rest.html          self-contained REST reference (Redoc, scripts inlined, no CDN; Redoc options
+ *                           in the `openapi` section of redocly.yaml)
  *   docs/stream.html        self-contained stream reference
+ *   sources.json            SHA-256 of openapi.yaml and asyncapi.yaml as generated/ was built from them:
+ *                           src/contract/freshness.ts compares it with the YAML at run time, so an edited
+ *                           spec without `npm run generate` is refused instead of silently ignored
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -73,8 +78,44 @@ function streamModule(out: string): void {
   writeFileSync(out, lines.join('\n'));
 }
 
+/**
+ * Redoc's attribution badge ("API docs by" in the sidebar footer) loads the Redocly logo from
+ * cdn.redoc.ly once the page has started, the only request the page makes to anything but itself (a
+ * privacy leak online, a failed request offline). The inlined bundle gets the same badge as a small
+ * inline SVG instead. If a Redocly upgrade stops loading these URLs, generating fails here, so the patch
+ * is reviewed rather than silently left behind; test/docs/rendered.test.ts fails on any other request.
+ */
+function inlineSvgText(text: string, width: number, height: number): string {
+  const svg =
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
+    `<text x="0" y="${height - 2}" font-family="sans-serif" font-size="${height - 1}" font-weight="600" fill="#227a9b">${text}</text></svg>`;
+  // encodeURIComponent leaves no quote, backtick or `$` that could end the string literal it replaces.
+  return `data:image/svg+xml,${encodeURIComponent(svg)}`;
+}
+
+const CDN_LOGOS: Record<string, string> = {
+  'https://cdn.redoc.ly/redoc/logo-mini-full.svg': inlineSvgText('Redocly', 44, 12),
+  'https://cdn.redoc.ly/redoc/logo-mini.svg': inlineSvgText('R', 9, 14),
+};
+
 function docs(spec: string, title: string, out: string): void {
   run(['build-docs', spec, '--inlineBundle', '--title', title, '-o', out]);
+  let html = readFileSync(out, 'utf8');
+  for (const [url, inline] of Object.entries(CDN_LOGOS)) {
+    if (!html.includes(url)) throw new Error(`${out}: Redoc no longer loads ${url}; review CDN_LOGOS in scripts/generate.ts`);
+    html = html.split(url).join(inline);
+  }
+  writeFileSync(out, html);
+}
+
+/** The specs generated/ is built from (read by src/contract/freshness.ts through sources.json). */
+export const SOURCES = ['openapi.yaml', 'asyncapi.yaml'] as const;
+
+/** SHA-256 of each spec's bytes as checked out (.gitattributes keeps *.yaml LF on every platform). */
+function sources(out: string): void {
+  const sha256 = Object.fromEntries(SOURCES.map((f) => [f, createHash('sha256').update(readFileSync(join(root, f))).digest('hex')]));
+  const doc = { description: 'SHA-256 of the specs generated/ was built from; written by `npm run generate`.', sha256 };
+  writeFileSync(out, JSON.stringify(doc, null, 2) + '\n');
 }
 
 export async function generate(outDir: string): Promise<void> {
@@ -85,6 +126,7 @@ export async function generate(outDir: string): Promise<void> {
   streamModule(join(outDir, 'stream.ts'));
   docs('openapi.yaml', 'Financial News Service REST API', join(outDir, 'docs', 'rest.html'));
   docs('asyncapi.yaml', 'Financial News Service stream', join(outDir, 'docs', 'stream.html'));
+  sources(join(outDir, 'sources.json'));
 }
 
 function listFiles(dir: string): string[] {

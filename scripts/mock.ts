@@ -6,7 +6,16 @@
  *   FNS_BRAND                brand word of the key prefixes (default fns → fns_test_…)
  */
 import { limits, plans, tiers } from '../src/contract/index.js';
+import { staleGenerated } from '../src/contract/freshness.js';
 import { startMock } from '../src/mock/index.js';
+
+// The mock serves generated/ (Prism reads generated/openapi.json): refuse to serve a stale copy of an
+// edited openapi.yaml / asyncapi.yaml.
+const stale = staleGenerated();
+if (stale !== undefined) {
+  console.error(`[mock] ${stale}`);
+  process.exit(1);
+}
 
 function intFromEnv(name: string, dflt: number, min: number, max: number): number {
   const raw = process.env[name];

@@ -63,3 +63,17 @@ describe('the close-code table of asyncapi.yaml matches x-stream', () => {
     for (const c of codes) expect(Buffer.byteLength(c.reason)).toBeLessThanOrEqual(123);
   });
 });
+
+describe('server descriptions are plain text', () => {
+  // Redoc shows a server's description as written, without Markdown: `code`, **bold** or [links](…)
+  // would show their marks. (The REST page's rendered text is checked in test/docs/rendered.test.ts.)
+  const servers = [
+    ...openapi.servers.map((s: any, i: number) => [`openapi.yaml servers[${i}]`, s.description] as const),
+    ...Object.entries<any>(asyncapi.servers).map(([name, s]) => [`asyncapi.yaml servers.${name}`, s.description] as const),
+  ];
+
+  it.each(servers)('%s', (_where, description) => {
+    expect(typeof description).toBe('string');
+    expect(description).not.toMatch(/`|\*\*|\]\(|^#|\n/);
+  });
+});

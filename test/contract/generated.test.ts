@@ -21,7 +21,8 @@ describe('generated/ is exactly what the specs generate', () => {
       appendFileSync(join(edited, 'openapi.d.ts'), '// hand edit\n');
       rmSync(join(edited, 'stream.ts'));
       appendFileSync(join(edited, 'extra.json'), '{}');
-      expect(diffTrees(fresh, edited)).toEqual(['extra.json', 'openapi.d.ts', 'stream.ts']);
+      appendFileSync(join(edited, 'sources.json'), ' ');
+      expect(diffTrees(fresh, edited)).toEqual(['extra.json', 'openapi.d.ts', 'sources.json', 'stream.ts']);
     } finally {
       rmSync(edited, { recursive: true, force: true });
     }
