@@ -5,7 +5,8 @@
  * survives a restart; vectors carry their model id, and a model change re-queues the archive.
  */
 import { cosineTopK, type Embedder } from '../search/index.js';
-import type { StoredArticle } from '../domain/articles.js';
+import { limitBounds } from '../contract/index.js';
+import { clampLimit, type StoredArticle } from '../domain/articles.js';
 import { isStoreBusy } from '../store/errors.js';
 import type { ArticleStore, VectorStore } from '../store/ports.js';
 
@@ -54,7 +55,8 @@ export class SemanticIndex {
     const ids = this.ids;
     const vectors = this.vectors;
     const candidates = { *[Symbol.iterator]() { for (let i = 0; i < ids.length; i++) yield { id: ids[i]!, vector: vectors[i]! }; } };
-    const top = cosineTopK(q!, candidates, limit);
+    // As the list store: never more than the contract allows, whatever limit reaches this point.
+    const top = cosineTopK(q!, candidates, clampLimit(limit, limitBounds));
     return this.store.getMany(top.map((t) => t.id));
   }
 }

@@ -8,6 +8,7 @@ import { limitBounds, operationParameters, problems } from '../../src/contract/i
 import { OPERATION_PATHS } from '../../src/http/admission.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { ECHO_MAX_CHARS } from '../../src/http/target.js';
+import { SemanticIndex } from '../../src/indexing/index.js';
 import { header, rawRequest, type RawResponse } from '../fuzz/raw-http.js';
 import { get, startTestService, type TestService } from '../support/service.js';
 
@@ -114,6 +115,12 @@ describe('no handler trusts a parameter the validator did not check: the store c
     expect(await svc.store.list(query)).toHaveLength(limitBounds.max);
     expect(await svc.store.listJson({ afterMs: 0, limit: -5 }, false)).toHaveLength(limitBounds.min);
     expect(await svc.store.listJson({ afterMs: 0, limit: Number.NaN }, false)).toHaveLength(limitBounds.max);
+  });
+  it('never ranks more than the contract maximum in search either', async () => {
+    await svc.ingest(Array.from({ length: limitBounds.max + 20 }, (_, i) => ({ content: `rates news ${i}` })), svc.clock.now - 1000);
+    await svc.worker.drain();
+    const index = new SemanticIndex(svc.store, svc.embedder);
+    expect(await index.search('rates', 999_999_999)).toHaveLength(limitBounds.max);
   });
 });
 
