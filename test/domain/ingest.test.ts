@@ -29,6 +29,15 @@ describe('ingestion input: NDJSON, bad lines reported by number and skipped', ()
     expect(parseArticle({ content: 'x', tickers: ['not a ticker'] }).ok).toBe(false);
     expect(parseArticle({ content: 'x'.repeat(20001) }).ok).toBe(false);
   });
+  it.each(['2026-02-30T10:00:00Z', '2026-02-29T10:00:00Z', '2026-11-31T10:00:00Z', '2026-11-21T25:00:00Z', '2026-11-21T10:00:00+25:00'])(
+    'rejects an impossible publication time (%s) instead of rolling it over',
+    (published_at) => {
+      expect(parseArticle({ content: 'x', published_at }).ok).toBe(false);
+    },
+  );
+  it('accepts a real publication time, a leap day included', () => {
+    expect(parseArticle({ content: 'x', published_at: '2028-02-29T10:00:00-05:00' })).toMatchObject({ ok: true, article: { published_at: '2028-02-29T10:00:00-05:00' } });
+  });
   it('keeps given fields over derived ones, including an explicit null sentiment', () => {
     const r = parseArticle({ content: 'Apple shares surge', sentiment: null, tickers: [], urgency: 'regular' });
     expect(r).toMatchObject({ ok: true, article: { sentiment: null, tickers: [], urgency: 'regular' } });
