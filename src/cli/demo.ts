@@ -18,11 +18,10 @@ export const DEMO_EXEMPT = 'loopback';
 
 const SAMPLE = fileURLToPath(new URL('../../fixtures/demo-articles.ndjson', import.meta.url));
 
-export async function runDemo(base: Config, opts: { json: boolean; port?: string }): Promise<void> {
+export async function runDemo(base: Config, opts: { json: boolean }): Promise<void> {
   const config: Config = {
     ...base,
     dataDir: join(base.dataDir, 'demo'),
-    ...(opts.port ? { port: Number(opts.port) } : {}),
     // Loopback unless HOST says otherwise; and a newcomer trying all five keys from this machine must not
     // lock themself out: the IP guard exempts loopback here (DEMO_EXEMPT, printed below).
     host: base.host ?? '127.0.0.1',

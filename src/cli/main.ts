@@ -5,7 +5,8 @@
  * Exit codes (errors.ts EXIT): 0 done, 1 not done, 2 usage or configuration error, 3 partial ingest.
  * Output is complete on a pipe: the process exits only once standard output and error are flushed.
  */
-import { loadConfig, type Config } from '../config/index.js';
+import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import { staleGenerated } from '../contract/freshness.js';
 import { databaseFile, livePrefix, startService } from '../server/index.js';
 import type { ArticleStore } from '../store/ports.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -151,6 +152,9 @@ async function main(argv: string[]): Promise<number | 'running'> {
   const { command, args, options } = parsed;
   const json = options.json === true;
   const str = (name: OptionName) => (typeof options[name] === 'string' ? (options[name] as string) : undefined);
+  // Every command reads the contract (tiers, limits) from generated/: refuse a stale one.
+  const stale = staleGenerated();
+  if (stale) throw new ConfigError(stale);
   const config = loadConfig();
   context.dataDir = config.dataDir;
   const now = Date.now();

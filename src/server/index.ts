@@ -53,7 +53,7 @@ export async function startService(
   options: { log?: (m: string) => void; clock?: () => number; embedder?: Embedder | ClosableEmbedder } = {},
 ): Promise<RunningService> {
   if (config.databaseUrl || config.redisUrl) {
-    throw new Error('DATABASE_URL / REDIS_URL: the PostgreSQL and Redis adapters are not built yet; unset them to use the embedded store');
+    throw new ConfigError('DATABASE_URL / REDIS_URL: the PostgreSQL and Redis adapters are not built yet; unset them to use the embedded store');
   }
   // The service reads the contract from generated/: a spec edited without `npm run generate` must not
   // silently change nothing.
