@@ -6,17 +6,21 @@ import { newIpState, presentKey } from '../../src/domain/ip-guard.js';
 import { effectiveSince } from '../../src/domain/lookback.js';
 import { effectiveTier, nextPeriodEnd, usageOf, type AccountRecord } from '../../src/domain/tiers.js';
 import { presentArticle } from '../../src/domain/articles.js';
+import { loadYaml } from '../support/specs.js';
 
 const T = Date.parse('2026-11-21T12:00:00Z');
-const MIN = 60_000;
 const H = 3600_000;
 const DAY = 24 * H;
+// The plan and limit numbers come from the contract (x-plans, x-limits), never written out here.
+const WINDOW = limits.rateWindowMs;
+const GUARD = limits.ipGuard;
+const lookback = (hours: number) => (hours % 24 === 0 && hours > 24 ? `${hours / 24} days` : `${hours} h`);
 
-describe('sliding window: at most N admitted in any 60 s', () => {
+describe(`sliding window: at most N admitted in any ${WINDOW / 1000} s`, () => {
   function run(times: number[], limit: number): boolean[] {
     let log: number[] = [];
     return times.map((t) => {
-      const r = admit(log, t, limit, MIN);
+      const r = admit(log, t, limit, WINDOW);
       log = r.log;
       return r.decision.admitted;
     });
@@ -24,61 +28,56 @@ describe('sliding window: at most N admitted in any 60 s', () => {
   it('refuses the N+1th request inside the window', () => {
     expect(run([T, T + 1, T + 2], 2)).toEqual([true, true, false]);
   });
-  it('admits again exactly when the oldest request is 60 s old, not a millisecond before', () => {
-    expect(run([T, T + MIN - 1, T + MIN], 1)).toEqual([true, false, true]);
+  it(`admits again exactly when the oldest request is ${WINDOW / 1000} s old, not a millisecond before`, () => {
+    expect(run([T, T + WINDOW - 1, T + WINDOW], 1)).toEqual([true, false, true]);
   });
-  it('does not reset on a fixed minute boundary (no bursts of 2N across a boundary)', () => {
-    const times = [T + 59_000, T + 59_500, T + 60_000, T + 60_500];
+  it('does not reset on a fixed window boundary (no bursts of 2N across a boundary)', () => {
+    const boundary = T + WINDOW;
+    const times = [boundary - 1000, boundary - 500, boundary, boundary + 500];
     expect(run(times, 2)).toEqual([true, true, false, false]);
   });
   it('does not log refused requests, so hammering does not extend the wait', () => {
-    expect(run([T, T + 10_000, T + 20_000, T + 30_000, T + MIN], 1)).toEqual([true, false, false, false, true]);
+    expect(run([T, T + 10_000, T + 20_000, T + 30_000, T + WINDOW], 1)).toEqual([true, false, false, false, true]);
   });
   it('reports remaining, reset and Retry-After', () => {
-    const first = admit([], T, 2, MIN);
-    expect(first.decision).toMatchObject({ admitted: true, remaining: 1, resetAt: T + MIN, retryAfterSeconds: 0 });
-    const second = admit(first.log, T + 15_000, 2, MIN);
-    expect(second.decision).toMatchObject({ admitted: true, remaining: 0, resetAt: T + MIN });
-    const refused = admit(second.log, T + 20_000, 2, MIN);
-    expect(refused.decision).toMatchObject({ admitted: false, remaining: 0, retryAfterSeconds: 40 });
+    const first = admit([], T, 2, WINDOW);
+    expect(first.decision).toMatchObject({ admitted: true, remaining: 1, resetAt: T + WINDOW, retryAfterSeconds: 0 });
+    const second = admit(first.log, T + 15_000, 2, WINDOW);
+    expect(second.decision).toMatchObject({ admitted: true, remaining: 0, resetAt: T + WINDOW });
+    const refused = admit(second.log, T + 20_000, 2, WINDOW);
+    expect(refused.decision).toMatchObject({ admitted: false, remaining: 0, retryAfterSeconds: WINDOW / 1000 - 20 });
   });
   it('refuses everything at limit 0', () => {
     expect(run([T], 0)).toEqual([false]);
   });
 });
 
-describe('lookback: 24 h for starter and expired, 7 days for pro and max, older since clamped', () => {
-  it.each([
-    ['starter', 24],
-    ['expired', 24],
-    ['pro', 168],
-    ['max', 168],
-  ] as const)('%s looks back %i hours', (tier, hours) => {
+describe(`lookback: ${lookback(plans.starter.lookbackHours)} for starter, ${lookback(plans.expired.lookbackHours)} for expired, ${lookback(plans.pro.lookbackHours)} for pro, ${lookback(plans.max.lookbackHours)} for max, older since clamped`, () => {
+  it.each((['starter', 'expired', 'pro', 'max'] as const).map((tier) => [tier, plans[tier].lookbackHours] as const))('%s looks back %i hours', (tier, hours) => {
     expect(effectiveSince(tier, T, undefined)).toBe(T - hours * H);
     expect(effectiveSince(tier, T, T - 1000 * DAY)).toBe(T - hours * H);
-    expect(plans[tier].lookbackHours).toBe(hours);
   });
   it('keeps a since inside the window as given', () => {
     expect(effectiveSince('starter', T, T - H)).toBe(T - H);
   });
 });
 
-describe('tier states: cancellation → expired for 7 days → free', () => {
+describe(`tier states: cancellation → expired for ${limits.graceWindowMs / DAY} days → free`, () => {
   const acct = (over: Partial<AccountRecord> = {}): AccountRecord => ({ id: 'a', tier: 'max', periodEnd: '2026-12-21T12:00:00Z', cancelledAt: null, ...over });
   it('is the plan tier while not cancelled', () => {
     expect(effectiveTier(acct(), T)).toBe('max');
-    expect(usageOf(acct(), T)).toEqual({ tier: 'max', rate_limit: 60, period_end: '2026-12-21T12:00:00Z' });
+    expect(usageOf(acct(), T)).toEqual({ tier: 'max', rate_limit: plans.max.rateLimit, period_end: '2026-12-21T12:00:00Z' });
   });
-  it('is expired from the moment of cancellation until 7 days later, at 1 req/min with no period end', () => {
+  it(`is expired from the moment of cancellation until ${limits.graceWindowMs / DAY} days later, at ${plans.expired.rateLimit} req/min with no period end`, () => {
     const a = acct({ cancelledAt: new Date(T).toISOString() });
     expect(effectiveTier(a, T)).toBe('expired');
     expect(effectiveTier(a, T + limits.graceWindowMs - 1)).toBe('expired');
-    expect(usageOf(a, T)).toEqual({ tier: 'expired', rate_limit: 1, period_end: null });
+    expect(usageOf(a, T)).toEqual({ tier: 'expired', rate_limit: plans.expired.rateLimit, period_end: null });
   });
   it('is free once the grace window has ended', () => {
     const a = acct({ cancelledAt: new Date(T).toISOString() });
-    expect(effectiveTier(a, T + 7 * DAY)).toBe('free');
-    expect(usageOf(a, T + 7 * DAY)).toEqual({ tier: 'free', rate_limit: 0, period_end: null });
+    expect(effectiveTier(a, T + limits.graceWindowMs)).toBe('free');
+    expect(usageOf(a, T + limits.graceWindowMs)).toEqual({ tier: 'free', rate_limit: plans.free.rateLimit, period_end: null });
   });
   it('ends a billing period one calendar month later, clamped to the month end', () => {
     expect(nextPeriodEnd(Date.parse('2026-11-21T12:00:00Z'))).toBe('2026-12-21T12:00:00Z');
@@ -86,31 +85,38 @@ describe('tier states: cancellation → expired for 7 days → free', () => {
   });
 });
 
-describe('IP guard: 3 distinct keys within 60 s block the IP for 10 minutes', () => {
+describe(`IP guard: ${GUARD.distinctKeys} distinct keys within ${GUARD.windowMs / 1000} s block the IP for ${GUARD.blockMs / 60_000} minutes`, () => {
   const rules = limits.ipGuard;
-  it('uses the contract numbers', () => {
-    expect(rules).toEqual({ distinctKeys: 3, windowMs: MIN, blockMs: 10 * MIN });
+  /** Key names a, b, c, …: `n` distinct ones. */
+  const distinct = (n: number) => Array.from({ length: n }, (_, i) => String.fromCharCode(97 + i));
+  it('reads the numbers of x-limits, seconds turned into milliseconds', () => {
+    const xl = loadYaml('openapi.yaml')['x-limits'];
+    expect(rules).toEqual({ distinctKeys: xl.ipGuard.distinctKeys, windowMs: xl.ipGuard.windowSeconds * 1000, blockMs: xl.ipGuard.blockSeconds * 1000 });
+    expect(limits.rateWindowMs).toBe(xl.rateWindowSeconds * 1000);
+    expect(limits.graceWindowMs).toBe(xl.graceWindowDays * DAY);
   });
-  it('refuses the third distinct key and blocks until 10 minutes later', () => {
+  it(`refuses distinct key number ${GUARD.distinctKeys} and blocks until ${GUARD.blockMs / 60_000} minutes later`, () => {
     const s = newIpState();
-    expect(presentKey(s, 'a', T, rules)).toEqual({ allowed: true });
-    expect(presentKey(s, 'b', T + 1000, rules)).toEqual({ allowed: true });
-    expect(presentKey(s, 'c', T + 2000, rules)).toEqual({ allowed: false, blockedUntil: T + 2000 + 10 * MIN });
-    expect(presentKey(s, 'a', T + 2000 + 10 * MIN - 1, rules).allowed).toBe(false);
-    expect(presentKey(s, 'a', T + 2000 + 10 * MIN, rules)).toEqual({ allowed: true });
+    const keys = distinct(rules.distinctKeys);
+    const last = T + (keys.length - 1) * 1000;
+    keys.slice(0, -1).forEach((k, i) => expect(presentKey(s, k, T + i * 1000, rules)).toEqual({ allowed: true }));
+    expect(presentKey(s, keys[keys.length - 1]!, last, rules)).toEqual({ allowed: false, blockedUntil: last + rules.blockMs, blockedNow: true });
+    expect(presentKey(s, 'a', last + rules.blockMs - 1, rules).allowed).toBe(false);
+    expect(presentKey(s, 'a', last + rules.blockMs, rules)).toEqual({ allowed: true });
   });
-  it('forgets a key 60 s after it was last presented', () => {
+  it(`forgets a key ${GUARD.windowMs / 1000} s after it was last presented`, () => {
     const s = newIpState();
-    presentKey(s, 'a', T, rules);
-    presentKey(s, 'b', T + MIN, rules);
-    expect(presentKey(s, 'c', T + MIN + 1, rules)).toEqual({ allowed: true });
+    const [first, ...others] = distinct(rules.distinctKeys);
+    presentKey(s, first!, T, rules);
+    for (const k of others.slice(0, -1)) presentKey(s, k, T + rules.windowMs, rules);
+    expect(presentKey(s, others[others.length - 1]!, T + rules.windowMs + 1, rules)).toEqual({ allowed: true });
   });
   it('does not count a request without a key, nor the same key twice', () => {
     const s = newIpState();
+    const keys = distinct(rules.distinctKeys - 1);
     for (let i = 0; i < 5; i++) {
       expect(presentKey(s, null, T + i, rules).allowed).toBe(true);
-      expect(presentKey(s, 'a', T + i, rules).allowed).toBe(true);
-      expect(presentKey(s, 'b', T + i, rules).allowed).toBe(true);
+      for (const k of keys) expect(presentKey(s, k, T + i, rules).allowed).toBe(true);
     }
   });
 });

@@ -1,6 +1,6 @@
 /** The REST API, in-process over real HTTP, one describe per rule of the spec and DESIGN.md. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { problems } from '../../src/contract/index.js';
+import { limitBounds, limits, operationParameters, plans, problems } from '../../src/contract/index.js';
 import { get, startTestService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -8,6 +8,20 @@ let ipSeq = 0;
 /** A fresh client address per use, so the IP guard only sees what a test means it to see. */
 const ip = () => `127.1.${Math.floor(++ipSeq / 250)}.${(ipSeq % 250) + 1}`;
 const H = 3600_000;
+const DAY = 24 * H;
+
+// Every plan and limit number below comes from the contract (openapi.yaml x-plans, x-limits, parameter schemas).
+const WINDOW_MS = limits.rateWindowMs;
+const WINDOW_S = WINDOW_MS / 1000;
+const GUARD = limits.ipGuard;
+const param = (operationId: string, name: string) => operationParameters(operationId).find((p) => p.name === name)!.schema;
+const LIST_LIMIT_DEFAULT: number = param('listNews', 'limit').default;
+const Q = param('searchNews', 'q');
+const LIMIT_RULE = `limit must be an integer between ${limitBounds.min} and ${limitBounds.max}`;
+const Q_RULE = `a string of ${Q.minLength} to ${Q.maxLength} characters, not only spaces`;
+/** A lookback as the docs say it: `24 hours`, `7 days`. */
+const lookback = (hours: number) => (hours % 24 === 0 && hours > 24 ? `${hours / 24} days` : `${hours} hours`);
+const perMinute = (n: number) => `${n} request${n === 1 ? '' : 's'}`;
 
 beforeEach(async () => {
   svc = await startTestService();
@@ -42,10 +56,10 @@ describe('authentication: 401 Invalid API key, 403 API key is inactive', () => {
     expectProblem(await call('/v1/news', k.key), 'inactiveApiKey');
     const usage = await call('/v1/account/usage', k.key);
     expect(usage.status).toBe(200);
-    expect(usage.body).toEqual({ tier: 'free', rate_limit: 0, period_end: null });
+    expect(usage.body).toEqual({ tier: 'free', rate_limit: plans.free.rateLimit, period_end: null });
   });
   it('checks the key before the parameters: a bad key with a bad limit is 401, not 400', async () => {
-    expectProblem(await call('/v1/news?limit=0', 'fns_live_nope'), 'invalidApiKey');
+    expectProblem(await call(`/v1/news?limit=${limitBounds.min - 1}`, 'fns_live_nope'), 'invalidApiKey');
   });
 });
 
@@ -60,84 +74,90 @@ describe('search is for the Max plan only', () => {
   });
 });
 
-describe('rate limit: exact sliding window of 60 s per key', () => {
-  it('admits 1 request a minute for starter, then 429 with Retry-After and rate-limit headers', async () => {
+describe(`rate limit: exact sliding window of ${WINDOW_S} s per key`, () => {
+  const STARTER = plans.starter.rateLimit;
+  const PRO = plans.pro.rateLimit;
+  it(`admits ${perMinute(STARTER)} a minute for starter, then 429 with Retry-After and rate-limit headers`, async () => {
     const k = await svc.key('starter');
     const first = await call('/v1/news', k.key);
     expect(first.status).toBe(200);
-    expect(first.headers['x-ratelimit-limit']).toBe('1');
-    expect(first.headers['x-ratelimit-remaining']).toBe('0');
-    expect(Number(first.headers['x-ratelimit-reset'])).toBe(Math.ceil((svc.clock.now + 60_000) / 1000));
+    expect(first.headers['x-ratelimit-limit']).toBe(String(STARTER));
+    expect(first.headers['x-ratelimit-remaining']).toBe(String(STARTER - 1));
+    expect(Number(first.headers['x-ratelimit-reset'])).toBe(Math.ceil((svc.clock.now + WINDOW_MS) / 1000));
+    for (let i = 1; i < STARTER; i++) expect((await call('/v1/news', k.key)).status).toBe(200);
     svc.clock.advance(20_000);
     const second = await call('/v1/news', k.key);
     expectProblem(second, 'rateLimitExceeded');
-    expect(second.headers['retry-after']).toBe('40');
-    svc.clock.advance(39_999);
+    expect(second.headers['retry-after']).toBe(String(WINDOW_S - 20));
+    svc.clock.advance(WINDOW_MS - 20_000 - 1);
     expect((await call('/v1/news', k.key)).status).toBe(429);
     svc.clock.advance(1);
     expect((await call('/v1/news', k.key)).status).toBe(200);
   });
-  it('never admits more than 30 in any 60 s for pro, even across a minute boundary', async () => {
+  it(`never admits more than ${PRO} in any ${WINDOW_S} s for pro, even across a minute boundary`, async () => {
     const k = await svc.key('pro');
+    const step = Math.min(1000, Math.floor(WINDOW_MS / (PRO + 1))); // all of them inside one window
     const statuses: number[] = [];
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < PRO; i++) {
       statuses.push((await call('/v1/news', k.key)).status);
-      svc.clock.advance(1000);
+      svc.clock.advance(step);
     }
     expect(statuses.every((s) => s === 200)).toBe(true);
     expect((await call('/v1/news', k.key)).status).toBe(429);
-    svc.clock.advance(29_000); // 59 s after the first request
+    svc.clock.advance(WINDOW_MS - 1 - PRO * step); // 1 ms before the first request leaves the window
     expect((await call('/v1/news', k.key)).status).toBe(429);
-    svc.clock.advance(1000); // the first request has left the window: exactly one slot
+    svc.clock.advance(1); // the first request has left the window: exactly one slot
     expect((await call('/v1/news', k.key)).status).toBe(200);
     expect((await call('/v1/news', k.key)).status).toBe(429);
   });
   it('does not count the usage endpoint, nor refused requests', async () => {
     const k = await svc.key('starter');
-    for (let i = 0; i < 5; i++) expect((await call('/v1/account/usage', k.key)).status).toBe(200);
+    for (let i = 0; i < STARTER + 4; i++) expect((await call('/v1/account/usage', k.key)).status).toBe(200);
     expect((await call('/v1/news/search?q=fed', k.key)).status).toBe(403);
-    expect((await call('/v1/news', k.key)).status).toBe(200);
+    for (let i = 0; i < STARTER; i++) expect((await call('/v1/news', k.key)).status).toBe(200);
     expect((await call('/v1/news', k.key)).status).toBe(429);
     expect((await call('/v1/news', k.key)).status).toBe(429);
-    svc.clock.advance(60_000);
+    svc.clock.advance(WINDOW_MS);
     expect((await call('/v1/news', k.key)).status).toBe(200);
   });
   it('counts a request that fails validation (400)', async () => {
     const k = await svc.key('starter');
-    const bad = await call('/v1/news?limit=0', k.key);
+    const bad = await call(`/v1/news?limit=${limitBounds.min - 1}`, k.key);
     expect(bad.status).toBe(400);
-    expect(bad.headers['x-ratelimit-remaining']).toBe('0');
+    expect(bad.headers['x-ratelimit-remaining']).toBe(String(STARTER - 1));
+    for (let i = 1; i < STARTER; i++) expect((await call('/v1/news', k.key)).status).toBe(200);
     expect((await call('/v1/news', k.key)).status).toBe(429);
   });
   it('keeps one limit per key: two keys of one account count separately', async () => {
     const a = await svc.key('starter', 'acct_two_keys');
     const b = await svc.key('starter', 'acct_two_keys');
-    expect((await call('/v1/news', a.key)).status).toBe(200);
+    for (let i = 0; i < STARTER; i++) expect((await call('/v1/news', a.key)).status).toBe(200);
+    expect((await call('/v1/news', a.key)).status).toBe(429);
     expect((await call('/v1/news', b.key)).status).toBe(200);
   });
 });
 
 describe('validation: 400 problem naming the parameter and the rule', () => {
   const cases: [string, string][] = [
-    ['/v1/news?limit=0', 'limit must be an integer between 1 and 100'],
-    ['/v1/news?limit=101', 'limit must be an integer between 1 and 100'],
-    ['/v1/news?limit=ten', 'limit must be an integer between 1 and 100'],
-    ['/v1/news?limit=2.5', 'limit must be an integer between 1 and 100'],
+    [`/v1/news?limit=${limitBounds.min - 1}`, LIMIT_RULE],
+    [`/v1/news?limit=${limitBounds.max + 1}`, LIMIT_RULE],
+    ['/v1/news?limit=ten', LIMIT_RULE],
+    ['/v1/news?limit=2.5', LIMIT_RULE],
     ['/v1/news?limit=1&limit=2', 'limit must be given once'],
     ['/v1/news?urgency=urgent', 'urgency must be one of breaking, flash, regular'],
     ['/v1/news?since=yesterday', 'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z'],
     ['/v1/news?since=2026-11-21T10:00:00', 'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z'],
     ['/v1/news?page=2', 'page is not a parameter of this operation'],
-    ['/v1/news/search', 'q is required and must be a string of 2 to 500 characters, not only spaces'],
-    ['/v1/news/search?q=a', 'q must be a string of 2 to 500 characters, not only spaces'],
-    [`/v1/news/search?q=${'x'.repeat(501)}`, 'q must be a string of 2 to 500 characters, not only spaces'],
-    ['/v1/news/search?q=%20%20%20', 'q must be a string of 2 to 500 characters, not only spaces'],
-    ['/v1/news/search?q=fed&limit=500', 'limit must be an integer between 1 and 100'],
+    ['/v1/news/search', `q is required and must be ${Q_RULE}`],
+    [`/v1/news/search?q=${'a'.repeat(Q.minLength - 1)}`, `q must be ${Q_RULE}`],
+    [`/v1/news/search?q=${'x'.repeat(Q.maxLength + 1)}`, `q must be ${Q_RULE}`],
+    ['/v1/news/search?q=%20%20%20', `q must be ${Q_RULE}`],
+    [`/v1/news/search?q=fed&limit=${limitBounds.max * 5}`, LIMIT_RULE],
     ['/v1/account/usage?verbose=1', 'verbose is not a parameter of this operation'],
     ['/v1/news?__proto__=1', '__proto__ is not a parameter of this operation'],
-    ['/v1/news?limit=0x10', 'limit must be an integer between 1 and 100'],
-    ['/v1/news?limit=1e1', 'limit must be an integer between 1 and 100'],
-    ['/v1/news?limit=%2B5', 'limit must be an integer between 1 and 100'],
+    ['/v1/news?limit=0x10', LIMIT_RULE],
+    ['/v1/news?limit=1e1', LIMIT_RULE],
+    ['/v1/news?limit=%2B5', LIMIT_RULE],
     ['/v1/news?since=2026-11-21T10:00:00%2B24:00', 'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z'],
     ['/v1/news?since=2026-11-21T10:00:00%2B02', 'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z'],
   ];
@@ -157,9 +177,13 @@ describe('validation: 400 problem naming the parameter and the rule', () => {
 
 describe('list: newest first, exclusive since on received_at, lookback clamp by tier', () => {
   const t0 = Date.parse('2026-11-21T12:00:00Z');
+  // A day beyond the pro window, and a day beyond the starter window (inside the pro one).
+  const beyondPro = (plans.pro.lookbackHours + 24) * H;
+  const beyondStarter = (plans.starter.lookbackHours + 24) * H;
   beforeEach(async () => {
-    await svc.ingest([{ content: 'eight days old' }], t0 - 8 * 24 * H);
-    await svc.ingest([{ content: 'two days old', urgency: 'flash' }], t0 - 48 * H);
+    expect(beyondStarter).toBeLessThan(plans.pro.lookbackHours * H);
+    await svc.ingest([{ content: 'older than the pro window' }], t0 - beyondPro);
+    await svc.ingest([{ content: 'older than the starter window', urgency: 'flash' }], t0 - beyondStarter);
     await svc.ingest([{ content: 'two hours old', urgency: 'breaking', tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] }], t0 - 2 * H);
     await svc.ingest([{ content: 'one hour old' }], t0 - H);
   });
@@ -167,17 +191,17 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
   it('returns the newest first with count', async () => {
     const r = await call('/v1/news', (await svc.key('pro')).key);
     expect(r.status).toBe(200);
-    expect(r.body.articles.map((a: any) => a.content)).toEqual(['one hour old', 'two hours old', 'two days old']);
+    expect(r.body.articles.map((a: any) => a.content)).toEqual(['one hour old', 'two hours old', 'older than the starter window']);
     expect(r.body.count).toBe(3);
   });
-  it('clamps starter to 24 hours and pro to 7 days, silently', async () => {
+  it(`clamps starter to ${lookback(plans.starter.lookbackHours)} and pro to ${lookback(plans.pro.lookbackHours)}, silently`, async () => {
     const starter = await call('/v1/news?since=2026-01-01T00:00:00Z', (await svc.key('starter')).key);
     expect(starter.status).toBe(200);
     expect(starter.body.articles.map((a: any) => a.content)).toEqual(['one hour old', 'two hours old']);
     const pro = await call('/v1/news?since=2026-01-01T00:00:00Z', (await svc.key('pro')).key);
     expect(pro.body.count).toBe(3);
   });
-  it('clamps an expired key to 24 hours', async () => {
+  it(`clamps an expired key to ${lookback(plans.expired.lookbackHours)}`, async () => {
     const k = await svc.key('max');
     await svc.store.cancel(k.account_id, svc.clock.now);
     expect((await call('/v1/news', k.key)).body.count).toBe(2);
@@ -217,17 +241,17 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
     expect(a).toHaveProperty('sentiment', null);
     expect(a).toHaveProperty('published_at', null);
   });
-  it('returns 50 articles by default and at most 100', async () => {
-    await svc.ingest(Array.from({ length: 120 }, (_, i) => ({ content: `bulk ${i}` })), t0 - 30 * 60_000);
+  it(`returns ${LIST_LIMIT_DEFAULT} articles by default and at most ${limitBounds.max}`, async () => {
+    await svc.ingest(Array.from({ length: limitBounds.max + 20 }, (_, i) => ({ content: `bulk ${i}` })), t0 - 30 * 60_000);
     const k = (await svc.key('max')).key;
-    expect((await call('/v1/news', k)).body.count).toBe(50);
-    expect((await call('/v1/news?limit=100', k)).body.count).toBe(100);
+    expect((await call('/v1/news', k)).body.count).toBe(LIST_LIMIT_DEFAULT);
+    expect((await call(`/v1/news?limit=${limitBounds.max}`, k)).body.count).toBe(limitBounds.max);
   });
 });
 
 describe('search: ranked over the whole archive, query echoed, tickers on every article', () => {
   beforeEach(async () => {
-    await svc.ingest([{ content: 'Old news about copper mining output' }], svc.clock.now - 30 * 24 * H);
+    await svc.ingest([{ content: 'Old news about copper mining output' }], svc.clock.now - plans.max.lookbackHours * H - 23 * DAY);
     await svc.ingest([{ content: 'Fed raises interest rates again', tickers: [{ ticker: 'SPY', sentiment: 'neutral' }] }, { content: 'Apple unveils a new phone' }]);
   });
 
@@ -260,62 +284,66 @@ describe('search: ranked over the whole archive, query echoed, tickers on every 
     svc.embedder.failing = true;
     const r = await call('/v1/news/search?q=fed', (await svc.key('max')).key);
     expectProblem(r, 'embeddingUnavailable');
-    expect(r.headers['x-ratelimit-remaining']).toBe('59');
+    expect(r.headers['x-ratelimit-remaining']).toBe(String(plans.max.rateLimit - 1));
   });
 });
 
 describe('usage: tier, rate limit and period end, free of charge', () => {
   it('reports an active plan with its period end', async () => {
     const r = await call('/v1/account/usage', (await svc.key('pro')).key);
-    expect(r.body).toEqual({ tier: 'pro', rate_limit: 30, period_end: '2026-12-21T12:00:00Z' });
+    expect(r.body).toEqual({ tier: 'pro', rate_limit: plans.pro.rateLimit, period_end: '2026-12-21T12:00:00Z' });
     expect(r.headers['x-ratelimit-limit']).toBeUndefined();
   });
-  it('reports expired for 7 days after cancellation, then free', async () => {
+  it(`reports expired for ${limits.graceWindowMs / DAY} days after cancellation, then free`, async () => {
     const k = await svc.key('max');
     await svc.store.cancel(k.account_id, svc.clock.now);
-    expect((await call('/v1/account/usage', k.key)).body).toEqual({ tier: 'expired', rate_limit: 1, period_end: null });
-    expect((await call('/v1/news', k.key)).headers['x-ratelimit-limit']).toBe('1');
-    svc.clock.advance(7 * 24 * H - 1);
+    expect((await call('/v1/account/usage', k.key)).body).toEqual({ tier: 'expired', rate_limit: plans.expired.rateLimit, period_end: null });
+    expect((await call('/v1/news', k.key)).headers['x-ratelimit-limit']).toBe(String(plans.expired.rateLimit));
+    svc.clock.advance(limits.graceWindowMs - 1);
     expect((await call('/v1/account/usage', k.key)).body.tier).toBe('expired');
     svc.clock.advance(1);
-    expect((await call('/v1/account/usage', k.key)).body).toEqual({ tier: 'free', rate_limit: 0, period_end: null });
+    expect((await call('/v1/account/usage', k.key)).body).toEqual({ tier: 'free', rate_limit: plans.free.rateLimit, period_end: null });
     expectProblem(await call('/v1/news', k.key), 'inactiveApiKey');
   });
 });
 
-describe('IP guard: 3 different keys from one IP within 60 s block it for 10 minutes', () => {
-  it('refuses the request that brings the count to 3, then everything from that IP', async () => {
+describe(`IP guard: ${GUARD.distinctKeys} different keys from one IP within ${GUARD.windowMs / 1000} s block it for ${GUARD.blockMs / 60_000} minutes`, () => {
+  it(`refuses the request that brings the count to ${GUARD.distinctKeys}, then everything from that IP`, async () => {
     const from = ip();
-    const [a, b, c] = [await svc.key('max'), await svc.key('max'), await svc.key('max')];
-    expect((await call('/v1/news', a.key, from)).status).toBe(200);
-    expect((await call('/v1/news', b.key, from)).status).toBe(200);
-    const third = await call('/v1/news', c.key, from);
-    expectProblem(third, 'inactiveApiKey');
-    expect(third.headers['retry-after']).toBe('600');
+    const keys = [];
+    for (let i = 0; i < GUARD.distinctKeys; i++) keys.push(await svc.key('max'));
+    const a = keys[0]!;
+    const last = keys[keys.length - 1]!;
+    for (const k of keys.slice(0, -1)) expect((await call('/v1/news', k.key, from)).status).toBe(200);
+    const refused = await call('/v1/news', last.key, from);
+    expectProblem(refused, 'inactiveApiKey');
+    expect(refused.headers['retry-after']).toBe(String(GUARD.blockMs / 1000));
     svc.clock.advance(60_000);
     const later = await call('/v1/account/usage', a.key, from);
     expectProblem(later, 'inactiveApiKey');
-    expect(later.headers['retry-after']).toBe('540');
-    expect((await call('/v1/news', c.key, ip())).status).toBe(200);
-    svc.clock.advance(540_000);
+    expect(later.headers['retry-after']).toBe(String(GUARD.blockMs / 1000 - 60));
+    expect((await call('/v1/news', last.key, ip())).status).toBe(200);
+    svc.clock.advance(GUARD.blockMs - 60_000 - 1);
+    expectProblem(await call('/v1/account/usage', a.key, from), 'inactiveApiKey');
+    svc.clock.advance(1);
     expect((await call('/v1/account/usage', a.key, from)).status).toBe(200);
   });
-  it('counts invalid keys too, and forgets keys older than 60 s', async () => {
+  it(`counts invalid keys too, and forgets keys older than ${GUARD.windowMs / 1000} s`, async () => {
     const from = ip();
     const a = await svc.key('pro');
     expect((await call('/v1/news', 'fns_live_guess1', from)).status).toBe(401);
-    svc.clock.advance(61_000);
-    expect((await call('/v1/news', 'fns_live_guess2', from)).status).toBe(401);
+    svc.clock.advance(GUARD.windowMs + 1000);
+    // guess1 is forgotten: distinctKeys - 1 more keys (invalid ones and a valid one) are still let through.
+    for (let i = 2; i < GUARD.distinctKeys; i++) expect((await call('/v1/news', `fns_live_guess${i}`, from)).status).toBe(401);
     expect((await call('/v1/news', a.key, from)).status).toBe(200);
-    expectProblem(await call('/v1/news', 'fns_live_guess3', from), 'inactiveApiKey');
+    expectProblem(await call('/v1/news', `fns_live_guess${GUARD.distinctKeys}`, from), 'inactiveApiKey');
   });
   it('does not count the same key twice', async () => {
     const from = ip();
-    const a = await svc.key('pro');
-    const b = await svc.key('pro');
-    for (let i = 0; i < 3; i++) {
-      expect((await call('/v1/account/usage', a.key, from)).status).toBe(200);
-      expect((await call('/v1/account/usage', b.key, from)).status).toBe(200);
+    const keys = [];
+    for (let i = 1; i < GUARD.distinctKeys; i++) keys.push(await svc.key('pro'));
+    for (let i = 0; i < GUARD.distinctKeys; i++) {
+      for (const k of keys) expect((await call('/v1/account/usage', k.key, from)).status).toBe(200);
     }
   });
 });

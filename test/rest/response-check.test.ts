@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { ContractViolation, createResponseCheck } from '../../src/http/response-check.js';
-import { problems } from '../../src/contract/index.js';
+import { plans, problems } from '../../src/contract/index.js';
 
 describe('response validation used by every test run', () => {
   const check = createResponseCheck();
   it('accepts a response that matches the contract', () => {
-    expect(() => check('getAccountUsage', 200, 'application/json', { tier: 'max', rate_limit: 60, period_end: null })).not.toThrow();
+    expect(() => check('getAccountUsage', 200, 'application/json', { tier: 'max', rate_limit: plans.max.rateLimit, period_end: null })).not.toThrow();
     expect(() => check('searchNews', 503, 'application/problem+json', problems.embeddingUnavailable)).not.toThrow();
   });
   it('rejects a body, a status or a media type the contract does not document', () => {
-    expect(() => check('getAccountUsage', 200, 'application/json', { tier: 'gold', rate_limit: 60, period_end: null })).toThrow(ContractViolation);
+    expect(() => check('getAccountUsage', 200, 'application/json', { tier: 'gold', rate_limit: plans.max.rateLimit, period_end: null })).toThrow(ContractViolation);
     expect(() => check('getAccountUsage', 429, 'application/problem+json', problems.rateLimitExceeded)).toThrow(ContractViolation);
     expect(() => check('listNews', 200, 'text/plain', {})).toThrow(ContractViolation);
   });

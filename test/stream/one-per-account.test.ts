@@ -6,11 +6,14 @@ import { connect, connectAdmitted, waitFor, type TestClient, useStreamHarness } 
 const ctx = useStreamHarness();
 
 const second = stream.closeCodes.secondConnection;
+/** Connections an account may hold (x-stream `connectionsPerAccount`). */
+const PER_ACCOUNT = stream.connectionsPerAccount;
 
-describe('one connection per account: a second one is closed with 1008 while the first stays open', () => {
-  it('closes the second connection of the same key and keeps the first one delivering', async () => {
+describe(`${PER_ACCOUNT} connection(s) per account: one more is closed with 1008 while the first stays open`, () => {
+  it('closes a connection of the same key past the per-account number and keeps the first one delivering', async () => {
     const { key } = await ctx.h.key('pro');
     const first = await connectAdmitted(ctx.h, { key });
+    for (let i = 1; i < PER_ACCOUNT; i++) await connectAdmitted(ctx.h, { key });
     const again = connect(ctx.h.url, { key });
     expect(await again.closed).toEqual(second);
     expect(first.isOpen).toBe(true);
@@ -18,10 +21,11 @@ describe('one connection per account: a second one is closed with 1008 while the
     expect((await first.received(1)).map((m) => m.content)).toEqual(['Still here']);
   });
 
-  it('shares one slot between all keys of an account', async () => {
+  it(`shares the ${PER_ACCOUNT} slot(s) between all keys of an account`, async () => {
     const a = await ctx.h.key('max', 'acct_shared');
     const b = await ctx.h.key('max', 'acct_shared');
     const first = await connectAdmitted(ctx.h, { key: a.key });
+    for (let i = 1; i < PER_ACCOUNT; i++) await connectAdmitted(ctx.h, { key: a.key });
     expect(await connect(ctx.h.url, { key: b.key }).closed).toEqual(second);
     expect(first.isOpen).toBe(true);
   });
@@ -47,21 +51,21 @@ describe('one connection per account: a second one is closed with 1008 while the
   });
 });
 
-describe('one connection per account, race-safe: simultaneous connects for one account', () => {
-  it('opens exactly one of 50 simultaneous connects (5 keys of the account, from 5 addresses) and closes 49 with 1008', async () => {
+describe(`${PER_ACCOUNT} connection(s) per account, race-safe: simultaneous connects for one account`, () => {
+  it(`opens exactly ${PER_ACCOUNT} of 50 simultaneous connects (5 keys of the account, from 5 addresses) and closes ${50 - PER_ACCOUNT} with 1008`, async () => {
     const keys = [];
     for (let i = 0; i < 5; i++) keys.push((await ctx.h.key('pro', 'acct_race')).key);
     const clients: TestClient[] = [];
     for (let i = 0; i < 50; i++) clients.push(connect(ctx.h.url, { key: keys[i % 5]!, ip: `127.0.3.${1 + (i % 5)}` }));
-    await waitFor(() => clients.filter((c) => c.closeEvent).length >= 49, '49 refusals');
+    await waitFor(() => clients.filter((c) => c.closeEvent).length >= 50 - PER_ACCOUNT, `${50 - PER_ACCOUNT} refusals`);
     const refused = clients.filter((c) => c.closeEvent);
-    expect(refused.map((c) => c.closeEvent)).toEqual(Array(49).fill(second));
+    expect(refused.map((c) => c.closeEvent)).toEqual(Array(50 - PER_ACCOUNT).fill(second));
     const open = clients.filter((c) => !c.closeEvent);
-    expect(open).toHaveLength(1);
-    expect(ctx.h.stream.connections()).toBe(1);
-    expect(ctx.h.slots.inUse()).toBe(1);
-    await ctx.h.ingest([{ content: 'Only one gets this' }]);
-    expect((await open[0]!.received(1)).map((m) => m.content)).toEqual(['Only one gets this']);
-    expect(clients.reduce((n, c) => n + c.messages.length, 0)).toBe(1);
+    expect(open).toHaveLength(PER_ACCOUNT);
+    expect(ctx.h.stream.connections()).toBe(PER_ACCOUNT);
+    expect(ctx.h.slots.inUse()).toBe(PER_ACCOUNT);
+    await ctx.h.ingest([{ content: 'Only the open ones get this' }]);
+    for (const c of open) expect((await c.received(1)).map((m) => m.content)).toEqual(['Only the open ones get this']);
+    expect(clients.reduce((n, c) => n + c.messages.length, 0)).toBe(PER_ACCOUNT);
   });
 });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Writable } from 'node:stream';
 import * as wsModule from 'ws';
-import { plans, stream, tiers, type Tier } from '../../src/contract/index.js';
+import { limits, plans, stream, tiers, type Tier } from '../../src/contract/index.js';
 import type { AccountRecord } from '../../src/domain/tiers.js';
 import { admissionOutcome, clientIpResolver, keyFromRequest, recheckOutcome } from '../../src/stream/admission.js';
 import { originForm, pathOnly } from '../../src/http/target.js';
@@ -27,7 +27,7 @@ describe('rules: admission decision from the authentication result and the plan 
   it('maps an invalid key to "Invalid API key" and an inactive key, free tier or blocked IP to "API key is inactive"', () => {
     expect(admissionOutcome({ ok: false, problem: 'invalidApiKey' })).toEqual({ ok: false, close: stream.closeCodes.invalidKey });
     expect(admissionOutcome({ ok: false, problem: 'inactiveApiKey' })).toEqual({ ok: false, close: stream.closeCodes.inactiveKey });
-    expect(admissionOutcome({ ok: false, problem: 'inactiveApiKey', retryAfterSeconds: 600 })).toEqual({ ok: false, close: stream.closeCodes.inactiveKey });
+    expect(admissionOutcome({ ok: false, problem: 'inactiveApiKey', retryAfterSeconds: limits.ipGuard.blockMs / 1000 })).toEqual({ ok: false, close: stream.closeCodes.inactiveKey });
   });
 });
 
@@ -79,23 +79,23 @@ describe('rules: the key comes from api_key, else X-API-Key; the address as Expr
 });
 
 describe('rules: slots give each account the contract number of connections', () => {
-  it('grants one slot per account, independent of other accounts, and gives it back on release', async () => {
-    expect(stream.connectionsPerAccount).toBe(1);
+  const perAccount = stream.connectionsPerAccount;
+  it(`grants ${perAccount} slot(s) per account, independent of other accounts, and gives them back on release`, async () => {
     const slots = new MemoryStreamSlots();
-    expect(await slots.tryAcquire('a', 'c1')).toBe(true);
+    for (let i = 1; i <= perAccount; i++) expect(await slots.tryAcquire('a', `held${i}`)).toBe(true);
     expect(await slots.tryAcquire('a', 'c2')).toBe(false);
     expect(await slots.tryAcquire('b', 'c3')).toBe(true);
     await slots.release('a', 'c2'); // not the holder: nothing changes
     expect(await slots.tryAcquire('a', 'c4')).toBe(false);
-    await slots.release('a', 'c1');
+    await slots.release('a', 'held1');
     expect(await slots.tryAcquire('a', 'c4')).toBe(true);
-    expect(slots.inUse()).toBe(2);
+    expect(slots.inUse()).toBe(perAccount + 1);
   });
 
-  it('lets exactly one of many simultaneous attempts win', async () => {
+  it(`lets exactly ${perAccount} of many simultaneous attempts win`, async () => {
     const slots = new MemoryStreamSlots();
     const wins = await Promise.all(Array.from({ length: 100 }, (_, i) => slots.tryAcquire('a', `c${i}`)));
-    expect(wins.filter(Boolean)).toHaveLength(1);
+    expect(wins.filter(Boolean)).toHaveLength(perAccount);
   });
 });
 

@@ -13,7 +13,7 @@ import addFormats from 'ajv-formats';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { WebSocket } from 'ws';
 import { createKey } from '../../src/cli/operator.js';
-import { limits, streamAddress } from '../../src/contract/index.js';
+import { limits, stream as streamRules, streamAddress } from '../../src/contract/index.js';
 import { MemoryIpGuard } from '../../src/state/memory.js';
 import type { NewArticle } from '../../src/store/ports.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
@@ -83,7 +83,7 @@ export async function startStream(opts: Options = {}): Promise<StreamHarness> {
     clock: clock.fn,
     trustProxy: opts.trustProxy ?? false,
     slots,
-    recheckMs: opts.recheckMs ?? 300_000,
+    recheckMs: opts.recheckMs ?? streamRules.recheckSeconds * 1000,
     ...(opts.pingIntervalMs !== undefined ? { pingIntervalMs: opts.pingIntervalMs } : {}),
     ...(opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: opts.maxBufferedBytes } : {}),
     ...(opts.feedPollMs !== undefined ? { feedPollMs: opts.feedPollMs } : {}),
