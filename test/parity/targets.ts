@@ -118,7 +118,7 @@ export async function startRealTarget(): Promise<ParityTarget> {
     foreignKey: 'fns_test_max',
     async arrive() {
       await svc.store.insert(
-        [{ content: `ECB's Lagarde says inflation fight is not over (${++arrivals})`, urgency: 'regular', sentiment: 'dovish', published_at: null, tickers: [] }],
+        [{ content: `ECB's Lagarde says inflation fight is not over (${++arrivals})`, urgency: 'regular', sentiment: 'hawkish', published_at: null, tickers: [] }],
         Date.now(),
       );
     },
