@@ -404,7 +404,7 @@ export class FuzzHarness {
     }
 
     const res = await this.send(r, key, ip, false, where, malformed);
-    this.count(op && !malformed && isGet ? op.operationId : r.target.kind === 'unknownPath' ? 'unknown path' : malformed ? 'malformed request' : `${r.method} on a known path`, res.status);
+    this.count(op && !malformed && isGet ? `${op.operationId}${plain ? '' : ' (other spelling)'}` : r.target.kind === 'unknownPath' ? 'unknown path' : malformed ? 'malformed request' : `${r.method} on a known path`, res.status);
     if (this.isIpBlock(res)) this.stats.ipBlocks++;
     await this.checkResponse(ctx, r, op, query, key, res, { head, plain, malformed, isGet, twin, where });
   }
