@@ -1,6 +1,7 @@
 /** The connection state table of the spec (§3) and the "Who may connect" table of asyncapi.yaml. */
 import { describe, expect, it } from 'vitest';
 import { request } from 'node:http';
+import { connect as netConnect } from 'node:net';
 import { limits, stream, streamAddress } from '../../src/contract/index.js';
 import { connect, connectAdmitted, LIVE, useStreamHarness } from './support.js';
 
@@ -103,6 +104,41 @@ describe('connecting: only the stream address upgrades', () => {
     const { key } = await ctx.h.key('pro');
     const c = connect(ctx.h.url, { key, path: '/v1/streams' });
     await expect(c.opened).rejects.toThrow('HTTP 404');
+  });
+
+  /** The first bytes the server answers to an upgrade request with this target. */
+  const rawUpgrade = (target: string, key: string) =>
+    new Promise<string>((resolve, reject) => {
+      let out = '';
+      const socket = netConnect(ctx.h.port, '127.0.0.1', () =>
+        socket.write(
+          `GET ${target}?api_key=${key} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+            'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+        ),
+      );
+      socket.on('data', (d) => {
+        out += d;
+        if (out.startsWith('HTTP/1.1 101 ')) socket.destroy();
+      });
+      socket.on('close', () => resolve(out));
+      socket.on('error', reject);
+    });
+
+  it.each([
+    ['another path', '/v1/streams', 404],
+    ['another spelling of the path', '/V1/stream', 404],
+    ['a trailing slash', `${streamAddress}/`, 404],
+    ['a target that is not a path', '*', 400],
+  ])('answers an upgrade on %s with a problem body', async (_what, target, status) => {
+    const reply = await rawUpgrade(target as string, (await ctx.h.key('pro')).key);
+    expect(reply.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
+    expect(reply).toContain('Content-Type: application/problem+json');
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4))).toMatchObject({ status, detail: expect.any(String) });
+  });
+
+  it('admits the absolute form of the stream address, as the plain path', async () => {
+    const reply = await rawUpgrade(`http://127.0.0.1:${ctx.h.port}${streamAddress}`, (await ctx.h.key('pro')).key);
+    expect(reply.startsWith('HTTP/1.1 101 ')).toBe(true);
   });
 
   it('leaves plain HTTP requests on the stream path to the HTTP handler', async () => {
