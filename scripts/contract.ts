@@ -51,7 +51,7 @@ async function main(): Promise<number> {
 
   const dir = mkdtempSync(join(tmpdir(), 'fns-contract-'));
   const config = {
-    ...loadConfig({ DATA_DIR: dir, TRUST_PROXY: 'true', EMBEDDINGS_URL: embeddingsUrl, EMBEDDINGS_MODEL: 'trigram-128' }),
+    ...loadConfig({ DATA_DIR: dir, TRUST_PROXY: '1', EMBEDDINGS_URL: embeddingsUrl, EMBEDDINGS_MODEL: 'trigram-128' }),
     port: 0,
     host: '127.0.0.1',
   };

@@ -3,7 +3,7 @@
  * skips non-2xx by default), and every body is checked against the real schema of openapi.yaml with
  * Ajv, since Dredd's OpenAPI 3 support only compares bodies with examples.
  * Keys come from the runner in FNS_CONTRACT_KEYS; each transaction gets its own client address
- * (X-Forwarded-For; the service runs with TRUST_PROXY) so the IP guard sees one key per client.
+ * (X-Forwarded-For; the service trusts one proxy hop, TRUST_PROXY=1) so the IP guard sees one key per client.
  */
 const hooks = require('hooks');
 const { readFileSync } = require('node:fs');
