@@ -1,0 +1,122 @@
+/**
+ * Keeps REST serving while the shared state (Redis) is down: the rate limiter and the IP guard decide
+ * with an in-process fallback when the primary fails, and go back to the primary by themselves once it
+ * answers again (no restart).
+ *
+ * Over-admission bound while Redis is down: each instance applies the plan on its own, so one key may be
+ * admitted up to N × the plan's limit per window with N instances behind the load balancer (and a key's
+ * usage recorded in Redis before the outage is not seen by the fallback, nor the fallback's after it:
+ * at most one extra plan's worth per instance across each switch). The IP guard likewise counts distinct
+ * keys per instance: a client spreading its keys over N instances may present up to
+ * N × (distinctKeys − 1) before one of them blocks it. Stream slots have no fallback (see errors.ts).
+ *
+ * While the primary is failing, it is probed at most once per `probeIntervalMs` (the first request after
+ * that interval tries it); the others go straight to the fallback, so a hung Redis costs one command
+ * timeout per interval, not one per request.
+ */
+import type { RateDecision } from '../domain/rate-limit.js';
+import type { IpVerdict } from '../domain/ip-guard.js';
+import type { IpGuard, MemoryIpGuard, MemoryRateLimiter, RateLimiter } from './memory.js';
+
+export type FallbackPort = 'rateLimiter' | 'ipGuard';
+
+export interface FallbackHooks {
+  /** The primary failed and the fallback took over: once per outage (a log line). */
+  onFallback?: (port: FallbackPort, error: unknown) => void;
+  /** A decision was made by the fallback: every time (a metric counter). */
+  onFallbackDecision?: (port: FallbackPort) => void;
+  /** The primary answered again after an outage: once per recovery (a log line). */
+  onRecover?: (port: FallbackPort) => void;
+  /** How long to skip the failing primary before trying it again (default 1000 ms). */
+  probeIntervalMs?: number;
+}
+
+export const DEFAULT_PROBE_INTERVAL_MS = 1000;
+
+/** The switch shared by both wrappers: primary first, fallback while it fails, probes to recover. */
+class Switch {
+  private down = false;
+  private nextProbe = 0;
+  private readonly probeIntervalMs: number;
+
+  constructor(
+    private readonly port: FallbackPort,
+    private readonly hooks: FallbackHooks,
+  ) {
+    this.probeIntervalMs = hooks.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
+  }
+
+  async run<T>(primary: () => Promise<T>, fallback: () => Promise<T>): Promise<T> {
+    if (!this.down || Date.now() >= this.nextProbe) {
+      // While down, this request is the probe; the next ones wait for the interval.
+      if (this.down) this.nextProbe = Date.now() + this.probeIntervalMs;
+      try {
+        const result = await primary();
+        if (this.down) {
+          this.down = false;
+          this.hooks.onRecover?.(this.port);
+        }
+        return result;
+      } catch (e) {
+        if (!this.down) {
+          this.down = true;
+          this.nextProbe = Date.now() + this.probeIntervalMs;
+          this.hooks.onFallback?.(this.port, e);
+        }
+      }
+    }
+    this.hooks.onFallbackDecision?.(this.port);
+    return fallback();
+  }
+
+  /** True while the fallback decides (for /readyz or a gauge). */
+  get degraded(): boolean {
+    return this.down;
+  }
+}
+
+export class FallbackRateLimiter implements RateLimiter {
+  private readonly switch: Switch;
+
+  constructor(
+    private readonly primary: RateLimiter,
+    private readonly fallback: MemoryRateLimiter,
+    hooks: FallbackHooks = {},
+  ) {
+    this.switch = new Switch('rateLimiter', hooks);
+  }
+
+  hit(keyId: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
+    return this.switch.run(
+      () => this.primary.hit(keyId, limit, windowMs, now),
+      () => this.fallback.hit(keyId, limit, windowMs, now),
+    );
+  }
+
+  get degraded(): boolean {
+    return this.switch.degraded;
+  }
+}
+
+export class FallbackIpGuard implements IpGuard {
+  private readonly switch: Switch;
+
+  constructor(
+    private readonly primary: IpGuard,
+    private readonly fallback: MemoryIpGuard,
+    hooks: FallbackHooks = {},
+  ) {
+    this.switch = new Switch('ipGuard', hooks);
+  }
+
+  check(ip: string, keyFingerprint: string | null, now: number): Promise<IpVerdict> {
+    return this.switch.run(
+      () => this.primary.check(ip, keyFingerprint, now),
+      () => this.fallback.check(ip, keyFingerprint, now),
+    );
+  }
+
+  get degraded(): boolean {
+    return this.switch.degraded;
+  }
+}

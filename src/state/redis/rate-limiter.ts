@@ -1,0 +1,69 @@
+/**
+ * The exact sliding-window rate limit of src/domain/rate-limit.ts across instances: one sorted set per
+ * key (member: a unique request id, score: its admission time), decided by one Lua script in one atomic
+ * round trip (EVALSHA, EVAL on NOSCRIPT). Refused requests are never written.
+ *
+ * Clock: the caller's `now` (the port passes it; tests use a fake clock). Redis `TIME` would give one
+ * clock to all instances, but the decision's resetAt/Retry-After must agree with the `now` the caller
+ * puts in its headers, and the in-memory fallback decides with that clock too. The price is that the
+ * instances' clocks must be synchronised (NTP): an entry written by an instance whose clock is behind
+ * by δ leaves the window δ early on the others, so with a skew of at most δ between instances there are
+ * never more than `limit` admissions in any `windowMs − δ` of real time (exact when δ = 0; with NTP δ is
+ * a few milliseconds against a window of a minute).
+ */
+import type { Redis } from 'ioredis';
+import type { RateDecision } from '../../domain/rate-limit.js';
+import type { RateLimiter } from '../memory.js';
+import { lua, runScript, slotKey } from './script.js';
+
+/**
+ * KEYS[1] the key's log; ARGV: now, limit, windowMs, member. Mirrors admit(): live entries are those
+ * with t > now − windowMs; admitted when fewer than `limit` are live; resetAt = oldest live + window
+ * (now when none); when refused, the next admission is at live[#live − limit] + window.
+ * Returns {admitted 0|1, remaining, resetAt, retryAfterSeconds}.
+ */
+const HIT = lua(`
+local key = KEYS[1]
+local now = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.0f', now - window))
+local n = redis.call('ZCARD', key)
+local admitted = 0
+if n < limit then
+  redis.call('ZADD', key, ARGV[1], ARGV[4])
+  n = n + 1
+  admitted = 1
+end
+if n > 0 then redis.call('PEXPIRE', key, window) end
+local resetAt = now
+local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+if oldest[2] then resetAt = tonumber(oldest[2]) + window end
+local retryAfter = 0
+if admitted == 0 then
+  local freeAt = now
+  local nth = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
+  if nth[2] then freeAt = tonumber(nth[2]) + window end
+  retryAfter = math.max(1, math.ceil((freeAt - now) / 1000))
+end
+local remaining = limit - n
+if remaining < 0 then remaining = 0 end
+return {admitted, remaining, string.format('%.0f', resetAt), retryAfter}
+`);
+
+export class RedisRateLimiter implements RateLimiter {
+  private seq = 0;
+  private readonly instance = Math.random().toString(36).slice(2, 10);
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+  ) {}
+
+  async hit(keyId: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
+    // The member only has to be unique: two requests at the same millisecond are two entries.
+    const member = `${now}:${this.instance}:${(this.seq = (this.seq + 1) % Number.MAX_SAFE_INTEGER)}`;
+    const r = (await runScript(this.redis, HIT, [slotKey(this.keyPrefix, 'rl', keyId)], [now, limit, windowMs, member])) as [number, number, string, number];
+    return { admitted: r[0] === 1, limit, remaining: Number(r[1]), resetAt: Number(r[2]), retryAfterSeconds: Number(r[3]) };
+  }
+}

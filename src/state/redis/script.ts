@@ -1,0 +1,35 @@
+/**
+ * Runs a Lua script in one round trip: EVALSHA, and EVAL when the server does not know the script yet
+ * (a fresh or restarted Redis answers NOSCRIPT; EVAL also caches it for the next EVALSHA).
+ */
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+export interface LuaScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+export function lua(source: string): LuaScript {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+export async function runScript(redis: Redis, script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  try {
+    return await redis.evalsha(script.sha, keys.length, ...keys, ...args);
+  } catch (e) {
+    if (!(e instanceof Error) || !e.message.startsWith('NOSCRIPT')) throw e;
+    return await redis.eval(script.source, keys.length, ...keys, ...args);
+  }
+}
+
+/**
+ * A key of one port for one subject: `<prefix>{<port>:<subject>}<suffix>`. The braces are a Redis
+ * Cluster hash tag: every key a script touches shares it, so each script runs on one slot. The prefix
+ * stays outside the tag (and must not contain `{`), so a prefix per test run or per deployment does not
+ * pile every key onto one slot.
+ */
+export function slotKey(prefix: string, port: string, subject: string, suffix = ''): string {
+  // A `}` inside the subject would end the hash tag early; subjects are ids, IPs and fingerprints.
+  return `${prefix}{${port}:${subject.replaceAll('}', '%7D')}}${suffix}`;
+}

@@ -1,0 +1,151 @@
+/**
+ * Stream slots across instances: per account, a sorted set of the connections holding a slot, scored by
+ * the end of their lease. Taking a slot is one Lua script (drop expired leases, then admit when fewer
+ * than `perAccount` remain), so simultaneous connects on any number of instances race safely. Each
+ * instance renews the leases of the connections it holds every `renewMs`; when an instance dies without
+ * releasing (kill -9), its leases run out within `leaseMs` and the account can connect again.
+ *
+ * Clock: lease times come from Redis `TIME` inside the scripts (one clock for every instance; nothing
+ * here depends on the callers' clocks being in sync).
+ *
+ * No fallback: when Redis does not answer, `tryAcquire` throws SharedStateUnavailableError (an
+ * in-process decision would let an account hold one stream per instance). `release` errors propagate to
+ * the caller, who logs them; the lease expiry frees the slot anyway.
+ */
+import type { Redis } from 'ioredis';
+import { stream } from '../../contract/index.js';
+import type { StreamSlots } from '../../stream/slots.js';
+import { SharedStateUnavailableError } from '../errors.js';
+import { lua, runScript, slotKey } from './script.js';
+
+/** A dead instance's slot is free again within this (the issue's bound is 30 s). */
+export const DEFAULT_LEASE_MS = 20_000;
+/** Live instances renew their leases this often (a quarter of the lease: three renewals may fail). */
+export const DEFAULT_RENEW_MS = 5_000;
+
+const NOW_MS = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/** KEYS[1] the account's leases; ARGV: connectionId, perAccount, leaseMs. Returns 1 when held. */
+const ACQUIRE = lua(`${NOW_MS}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local lease = tonumber(ARGV[3])
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], lease)
+return 1
+`);
+
+/**
+ * KEYS[1] the account's leases; ARGV: connectionId, leaseMs. Extends a lease that is still held (never
+ * brings back one that ran out: another connection may hold the slot now). Returns 1 when renewed.
+ */
+const RENEW = lua(`${NOW_MS}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+local lease = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], lease)
+return 1
+`);
+
+export interface RedisStreamSlotsOptions {
+  /** Slots per account (default: `connectionsPerAccount` of asyncapi.yaml). */
+  perAccount?: number;
+  /** Lease length in ms (default DEFAULT_LEASE_MS). */
+  leaseMs?: number;
+  /** Renewal period in ms (default DEFAULT_RENEW_MS, or a quarter of `leaseMs` when that is shorter). */
+  renewMs?: number;
+  /**
+   * A held lease could not be renewed because it had already run out (this instance was cut off from
+   * Redis for longer than the lease): the slot may be someone else's now; the caller should close the
+   * connection. Not called for a failed renewal round (Redis unreachable): those are retried.
+   */
+  onLeaseLost?: (accountId: string, connectionId: string) => void;
+  /** A renewal round failed (Redis unreachable): for a log line. */
+  onRenewError?: (error: unknown) => void;
+}
+
+export class RedisStreamSlots implements StreamSlots {
+  /** connectionId → accountId of the slots this instance holds (renewed by the heartbeat). */
+  private readonly held = new Map<string, string>();
+  private readonly perAccount: number;
+  readonly leaseMs: number;
+  readonly renewMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private renewing = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+    private readonly options: RedisStreamSlotsOptions = {},
+  ) {
+    this.perAccount = options.perAccount ?? stream.connectionsPerAccount;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.renewMs = options.renewMs ?? Math.min(DEFAULT_RENEW_MS, Math.max(1, Math.floor(this.leaseMs / 4)));
+    this.timer = setInterval(() => void this.renew(), this.renewMs);
+    this.timer.unref();
+  }
+
+  private key(accountId: string): string {
+    return slotKey(this.keyPrefix, 'slot', accountId);
+  }
+
+  async tryAcquire(accountId: string, connectionId: string): Promise<boolean> {
+    let r: unknown;
+    try {
+      r = await runScript(this.redis, ACQUIRE, [this.key(accountId)], [connectionId, this.perAccount, this.leaseMs]);
+    } catch (e) {
+      throw new SharedStateUnavailableError(`stream slots: Redis unavailable (${e instanceof Error ? e.message : String(e)})`, { cause: e });
+    }
+    if (r !== 1) return false;
+    this.held.set(connectionId, accountId);
+    return true;
+  }
+
+  async release(accountId: string, connectionId: string): Promise<void> {
+    this.held.delete(connectionId);
+    await this.redis.zrem(this.key(accountId), connectionId);
+  }
+
+  /** One heartbeat round: renews every lease this instance holds (one pipelined round trip). */
+  async renew(): Promise<void> {
+    if (this.renewing || this.held.size === 0) return;
+    this.renewing = true;
+    try {
+      const entries = [...this.held];
+      // Make sure the script is cached (EVALSHA in a pipeline cannot fall back to EVAL per command).
+      await runScript(this.redis, RENEW, [this.key(entries[0]![1])], [entries[0]![0], this.leaseMs]).then((r) => this.renewed(entries[0]!, r));
+      const rest = entries.slice(1);
+      if (rest.length === 0) return;
+      const pipeline = this.redis.pipeline();
+      for (const [connectionId, accountId] of rest) pipeline.evalsha(RENEW.sha, 1, this.key(accountId), connectionId, this.leaseMs);
+      const results = (await pipeline.exec()) ?? [];
+      results.forEach(([err, r], i) => {
+        if (err) this.options.onRenewError?.(err);
+        else this.renewed(rest[i]!, r);
+      });
+    } catch (e) {
+      this.options.onRenewError?.(e);
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  private renewed([connectionId, accountId]: [string, string], result: unknown): void {
+    if (result === 1 || !this.held.has(connectionId)) return;
+    this.held.delete(connectionId);
+    this.options.onLeaseLost?.(accountId, connectionId);
+  }
+
+  /** Slots this instance holds (for tests and diagnostics). */
+  inUse(): number {
+    return this.held.size;
+  }
+
+  /** Stops the heartbeat (the leases then run out within `leaseMs` unless released). */
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
