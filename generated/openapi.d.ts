@@ -49,8 +49,9 @@ export interface paths {
          *     - Every article carries `tickers` (an empty array when no tickers were detected).
          *     - An article becomes searchable shortly after it is received, once its embedding is stored; it
          *       is listed and streamed at once.
-         *     - `503` means the embedding service is temporarily unavailable: retry with backoff. The request
-         *       still counted against the rate limit.
+         *     - `503` means the embedding service is temporarily unavailable (the request still counted
+         *       against the rate limit) or the database is unreachable for a moment: retry after
+         *       `Retry-After`, with backoff.
          *
          */
         get: operations["searchNews"];
@@ -269,14 +270,33 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The embedding service is temporarily unavailable. Retry with exponential backoff. The request
-         *     counted against the rate limit.
+        /** @description Search cannot be answered right now: the embedding service is unavailable (the request counted
+         *     against the rate limit and carries the rate-limit headers), or the service's database is
+         *     unreachable for a moment (see `ServiceUnavailable`). Retry after `Retry-After` seconds, with
+         *     exponential backoff if it fails again.
          *      */
-        EmbeddingUnavailable: {
+        SearchUnavailable: {
             headers: {
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After-Unavailable"];
+                /** @description Present when the request was counted (an embedding outage). */
+                "X-RateLimit-Limit"?: number;
+                /** @description Present when the request was counted (an embedding outage). */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Present when the request was counted (an embedding outage). */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The service's database (or, for the stream slot, its shared state) is unreachable for a moment:
+         *     nothing was answered and the request did not count. Retry after `Retry-After` seconds, with
+         *     exponential backoff if it fails again. Never a `500`, and never a wait beyond a few seconds.
+         *      */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After-Unavailable"];
                 [name: string]: unknown;
             };
             content: {
@@ -319,6 +339,8 @@ export interface components {
         "X-RateLimit-Reset": number;
         /** @description Seconds until the next request will be admitted. */
         "Retry-After": number;
+        /** @description Seconds after which to retry (with backoff if it fails again). */
+        "Retry-After-Unavailable": number;
         /** @description Sent only when the client IP address is blocked by the IP guard; seconds until the block lifts. */
         "Retry-After-Ip-Block": number;
     };
@@ -366,6 +388,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     searchNews: {
@@ -403,7 +426,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["SearchForbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["EmbeddingUnavailable"];
+            503: components["responses"]["SearchUnavailable"];
         };
     };
     getAccountUsage: {
@@ -427,6 +450,7 @@ export interface operations {
             400: components["responses"]["UsageBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -40,6 +40,10 @@ export const streamRules = {
       "code": 1013,
       "reason": "Slow consumer"
     },
+    "unavailable": {
+      "code": 1013,
+      "reason": "Service temporarily unavailable; retry shortly"
+    },
     "shuttingDown": {
       "code": 1001,
       "reason": "Server shutting down"

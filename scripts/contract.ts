@@ -15,7 +15,8 @@ import { loadConfig } from '../src/config/index.js';
 import { createKey } from '../src/cli/operator.js';
 import { parseNdjson } from '../src/ingest/parse.js';
 import { livePrefix, startService } from '../src/server/index.js';
-import { openapiDocument } from '../src/contract/index.js';
+import { openapiDocument, plans } from '../src/contract/index.js';
+import { hashKey } from '../src/store/ids.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const OUTAGE = 'embedding outage drill';
@@ -65,7 +66,17 @@ async function main(): Promise<number> {
     const key = async (tier: 'starter' | 'pro' | 'max') => (await createKey(svc.store, { tier, livePrefix: prefix, now })).key;
     const inactive = await createKey(svc.store, { tier: 'max', livePrefix: prefix, now });
     await svc.store.setKeyActive(inactive.key_id, false);
+    // A database outage drill: lookups of this one key fail as an unreachable database would, so the
+    // documented 503 of every operation is exercised for real through the service's error path.
+    const outage = await key('max');
+    const outageHash = hashKey(outage);
+    const findKey = svc.store.findKey.bind(svc.store);
+    svc.store.findKey = async (keyHash: string) => {
+      if (keyHash === outageHash) throw Object.assign(new Error('database outage drill'), { unavailable: true });
+      return findKey(keyHash);
+    };
     const keys = {
+      outage,
       max: await key('max'),
       pro: await key('pro'),
       inactive: inactive.key,
@@ -80,8 +91,8 @@ async function main(): Promise<number> {
         if (r.status !== 200) throw new Error(`seeding: expected 200, got ${r.status}`);
       }
     };
-    await exhaust(keys.starterExhausted, 1, 1);
-    await exhaust(keys.maxExhausted, 60, 2);
+    await exhaust(keys.starterExhausted, plans.starter.rateLimit, 1);
+    await exhaust(keys.maxExhausted, plans.max.rateLimit, 2);
     console.log(`contract: service at ${svc.url}, ${articles.length} articles, running Dredd against generated/openapi.json`);
 
     const code = await new Promise<number>((resolveCode) => {

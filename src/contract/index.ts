@@ -56,6 +56,7 @@ export const limits = {
   keyPrefixes: xl.keyPrefixes as { live: string; test: string },
   echoMaxChars: xl.echoMaxChars as number,
   requestHeadMaxBytes: xl.requestHeadMaxBytes as number,
+  unavailableRetryAfterSeconds: xl.unavailableRetryAfterSeconds as number,
 } as const;
 
 export const urgencies: readonly Urgency[] = openapi.components.schemas.Urgency.enum;
@@ -82,6 +83,7 @@ export const problems = {
   maxPlanOnly: ex.MaxPlanOnly.value as Problem,
   rateLimitExceeded: ex.RateLimitExceeded.value as Problem,
   embeddingUnavailable: ex.EmbeddingUnavailable.value as Problem,
+  serviceUnavailable: ex.ServiceUnavailable.value as Problem,
 } as const;
 export type ProblemKind = keyof typeof problems;
 
@@ -119,7 +121,7 @@ export const stream = asyncapi['x-stream'] as {
   maxBufferedBytes: number;
   connectionsPerAccount: number;
   closeCodes: Record<
-    'invalidKey' | 'inactiveKey' | 'planRequired' | 'secondConnection' | 'subscriptionExpired' | 'slowConsumer' | 'shuttingDown',
+    'invalidKey' | 'inactiveKey' | 'planRequired' | 'secondConnection' | 'subscriptionExpired' | 'slowConsumer' | 'unavailable' | 'shuttingDown',
     { code: number; reason: string }
   >;
 };

@@ -3,7 +3,7 @@
  * tier access, rate limit) and validation happen in middleware; handlers call the stores and map.
  */
 import express from 'express';
-import { plans, type SearchResults, type Urgency } from '../contract/index.js';
+import { limits, plans, type SearchResults, type Urgency } from '../contract/index.js';
 import type { AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { effectiveSince } from '../domain/lookback.js';
@@ -56,7 +56,10 @@ export function createApp(deps: AppDeps): express.Express {
     try {
       rows = await deps.search.search(q, limit);
     } catch (err) {
-      if (err instanceof EmbeddingUnavailableError) return sendProblem(res, 'embeddingUnavailable');
+      if (err instanceof EmbeddingUnavailableError) {
+        res.set('Retry-After', String(limits.unavailableRetryAfterSeconds));
+        return sendProblem(res, 'embeddingUnavailable');
+      }
       throw err;
     }
     const body: SearchResults = { count: rows.length, query: q, articles: rows.map((a) => presentArticle(a, true) as SearchResults['articles'][number]) };

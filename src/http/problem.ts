@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { problems, type Problem, type ProblemKind } from '../contract/index.js';
-import { isStoreBusy } from '../store/errors.js';
+import { limits, problems, type Problem, type ProblemKind } from '../contract/index.js';
+import { isDependencyUnavailable } from './unavailable.js';
 import { parseQuery } from './validation.js';
 import { echo, meantPath, originForm, pathOnly } from './target.js';
 
@@ -97,9 +97,9 @@ export function contractFallbacks(knownPaths: Iterable<string>, logPrefix: strin
     if (res.headersSent) return;
     res.locals.checkResponse = undefined;
     if (err?.type === 'entity.too.large' || err?.status === 413) return sendGenericProblem(res, 413, 'Content Too Large', 'Requests take no body');
-    if (isStoreBusy(err)) {
-      res.set('Retry-After', '1');
-      return sendGenericProblem(res, 503, 'Service Unavailable', 'The service is briefly busy; retry in a second');
+    if (isDependencyUnavailable(err)) {
+      res.set('Retry-After', String(limits.unavailableRetryAfterSeconds));
+      return sendProblem(res, 'serviceUnavailable');
     }
     console.error(`${logPrefix}unexpected error:`, err instanceof Error ? err.stack : err);
     sendGenericProblem(res, 500, 'Internal Server Error', 'Unexpected error; the request can be retried');

@@ -21,6 +21,7 @@ import type { IpGuard } from '../state/memory.js';
 import { hashKey } from '../store/ids.js';
 import type { AccountStore, ArticleStore, FeedEntry } from '../store/ports.js';
 import { acceptUpgradeFor } from '../http/server.js';
+import { isDependencyUnavailable } from '../http/unavailable.js';
 import { admissionOutcome, clientIpResolver, keyFromRequest, recheckOutcome, type CloseSpec, type StreamAdmission } from './admission.js';
 import { FeedPoller } from './feed.js';
 import { textFrames } from './frames.js';
@@ -284,7 +285,8 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
         outcome = await admit(req, socket, connectionId);
       } catch (e) {
         log(`stream: admission failed: ${e instanceof Error ? e.message : String(e)}`);
-        outcome = { ok: false, close: INTERNAL_ERROR };
+        // The database or the shared state (stream slots) cannot answer now: "retry later", not 1011.
+        outcome = { ok: false, close: isDependencyUnavailable(e) ? stream.closeCodes.unavailable : INTERNAL_ERROR };
       }
       if (socket.destroyed) return;
       wss.handleUpgrade(req, socket, head, (ws) => {

@@ -37,6 +37,8 @@ const PLAN = {
   'getAccountUsage 400': { key: keys.pro, path: '/v1/account/usage?verbose=true', detail: 'verbose is not a parameter of this operation' },
   'getAccountUsage 401': { key: 'fns_test_max', path: '/v1/account/usage', detail: 'Invalid API key' },
   'getAccountUsage 403': { key: keys.inactive, path: '/v1/account/usage', detail: 'API key is inactive' },
+  'listNews 503': { key: keys.outage, path: '/v1/news', detail: 'The service is temporarily unavailable; please retry shortly.' },
+  'getAccountUsage 503': { key: keys.outage, path: '/v1/account/usage', detail: 'The service is temporarily unavailable; please retry shortly.' },
 };
 
 const covered = [];
