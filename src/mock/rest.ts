@@ -10,7 +10,7 @@
  */
 import express, { type Request, type Response } from 'express';
 import { Agent, request as httpRequest } from 'node:http';
-import { limits, plans, type Article, type NewsList, type SearchResults, type Tier } from '../contract/index.js';
+import { limits, plans, problems, type Article, type NewsList, type SearchResults, type Tier } from '../contract/index.js';
 import type { AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { usageOf } from '../domain/tiers.js';
@@ -127,6 +127,12 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
     }
     // Another documented response, chosen with `Prefer`: headers as the service would send them.
     if (up.status === 401 || up.status === 403) for (const h of RATE_HEADERS) res.removeHeader(h);
+    if (up.status === 503) {
+      res.set('Retry-After', String(limits.unavailableRetryAfterSeconds));
+      // Only search's embedding outage is counted; a database outage is answered before counting.
+      const counted = operationId === 'searchNews' && parsed?.type === problems.embeddingUnavailable.type;
+      if (!counted) for (const h of RATE_HEADERS) res.removeHeader(h);
+    }
     if (up.status === 429) {
       const limit = plans[caller.tier].rateLimit;
       res.set({ 'X-RateLimit-Remaining': '0', 'Retry-After': String(Math.max(1, Math.ceil(limits.rateWindowMs / 1000 / Math.max(1, limit)))) });

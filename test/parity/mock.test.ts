@@ -4,7 +4,7 @@
  * clean shutdown of the Prism child.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plans, problems, stream as streamRules } from '../../src/contract/index.js';
+import { limits, plans, problems, stream as streamRules } from '../../src/contract/index.js';
 import { startMock, type RunningMock } from '../../src/mock/index.js';
 import { parsePrefer, preferProblem } from '../../src/mock/prefer.js';
 import { loopbackFetch, nextLoopbackAddress } from './loopback-fetch.js';
@@ -61,6 +61,15 @@ describe('Prefer reaches the other documented responses', () => {
     expect(response.status).toBe(503);
     expect(error).toEqual(problems.embeddingUnavailable);
     expect(response.headers.get('x-ratelimit-limit')).toBe(String(plans.max.rateLimit));
+    expect(response.headers.get('retry-after')).toBe(String(limits.unavailableRetryAfterSeconds));
+  });
+
+  it.each(['/v1/news', '/v1/account/usage'] as const)('code=503 on %s: the database-outage problem with Retry-After, not counted', async (path) => {
+    const { error, response } = await clientOf({ baseUrl: mock.url }, mock.keys.max).GET(path, { headers: { Prefer: 'code=503' } });
+    expect(response.status).toBe(503);
+    expect(error).toEqual(problems.serviceUnavailable);
+    expect(response.headers.get('retry-after')).toBe(String(limits.unavailableRetryAfterSeconds));
+    expect(response.headers.get('x-ratelimit-limit')).toBeNull();
   });
 
   it('code=401: the key problem, without rate-limit headers (refusals do not count)', async () => {
