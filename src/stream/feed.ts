@@ -22,8 +22,14 @@ export class FeedPoller {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private running: Promise<void> | undefined;
+  private again = false;
 
   constructor(private readonly opts: FeedPollerOptions) {}
+
+  /** The last `seq` handed to `deliver` (or skipped while nobody listened). */
+  get cursor(): number {
+    return this.lastSeq;
+  }
 
   /** Starts from the end of the feed: a stream carries the articles that arrive from now on. */
   async start(): Promise<void> {
@@ -39,16 +45,32 @@ export class FeedPoller {
     await this.running;
   }
 
-  private schedule(): void {
+  /**
+   * Reads the feed now instead of at the next tick: a notification bus (PostgreSQL LISTEN/NOTIFY) calls
+   * this when a commit announces new articles, and after it reconnected (to fill what it may have
+   * missed). Coalesced: a wake during a poll runs one more poll right after it.
+   */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
+  private schedule(delayMs: number = this.opts.intervalMs): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
+      this.again = false;
       this.running = this.poll()
         .catch((e: unknown) => this.opts.log(`stream: feed poll failed: ${e instanceof Error ? e.message : String(e)}`))
         .finally(() => {
           this.running = undefined;
-          this.schedule();
+          this.schedule(this.again ? 0 : this.opts.intervalMs);
         });
-    }, this.opts.intervalMs);
+    }, delayMs);
     this.timer.unref();
   }
 

@@ -44,11 +44,30 @@ export interface StreamDeps {
   recheckMs: number;
   /** Default: the contract's `pingIntervalSeconds`. */
   pingIntervalMs?: number;
-  /** How often the change feed is read. Default 100 ms (articles reach clients well within 1 s). */
+  /**
+   * How often the change feed is read. Default 100 ms (articles reach clients well within 1 s); with a
+   * notification bus (`feedWake`) this is only the safety net.
+   */
   feedPollMs?: number;
+  /**
+   * A notification bus: `subscribe(wake)` calls `wake` when a commit announces new articles (and after
+   * a reconnect); returns an unsubscribe function. The poller then reads the feed at once.
+   */
+  feedWake?: (wake: () => void) => () => void;
   /** Default: the contract's `maxBufferedBytes`. */
   maxBufferedBytes?: number;
   log?: (m: string) => void;
+  /** Connection events and deliveries, for the structured log and the metrics (src/ops). With it, open and close are told here instead of `log`. */
+  events?: StreamEvents;
+}
+
+/** What the stream tells the operations side. Never a key: the key id and the account. */
+export interface StreamEvents {
+  opened(e: { connectionId: string; accountId: string; keyId: string }): void;
+  closed(e: { connectionId: string; accountId: string; keyId: string; code: number; durationMs: number }): void;
+  refused(e: { connectionId: string; code: number; reason: string }): void;
+  /** A batch was written to the clients at `now` (the stream's clock). */
+  delivered(batch: readonly FeedEntry[], now: number): void;
 }
 
 export interface StreamHandle {
@@ -58,6 +77,8 @@ export interface StreamHandle {
   close(): Promise<void>;
   /** Open, admitted connections (not counting those being closed). */
   connections(): number;
+  /** The change-feed `seq` up to which every article has been handed to the clients (or skipped: nobody listening). */
+  feedCursor(): number;
 }
 
 export const DEFAULT_FEED_POLL_MS = 100;
@@ -143,6 +164,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
       // The upgrade socket itself: whole frames, in order with the pings and closes `ws` writes.
       conn.socket.write(frames);
     }
+    deps.events?.delivered(batch, deps.clock());
   };
 
   const poller = new FeedPoller({
@@ -152,6 +174,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     hasListeners: () => live.size > 0,
     log,
   });
+  const unsubscribeWake = deps.feedWake?.(() => poller.wake());
   const ready = (async () => {
     for (;;) {
       if (shuttingDown) return;
@@ -242,6 +265,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     ws.on('error', (e) => log(`stream: ${connectionId}: ${e.message}`));
     if (!outcome.ok || shuttingDown) {
       const close = outcome.ok ? stream.closeCodes.shuttingDown : outcome.close;
+      deps.events?.refused({ connectionId, code: close.code, reason: close.reason });
       ws.on('close', () => sockets.delete(ws));
       ws.close(close.code, close.reason);
       return;
@@ -259,6 +283,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
       drainSeen: false,
     };
     live.add(conn);
+    const openedAt = Date.now();
     ws.on('pong', () => {
       conn.alive = true;
     });
@@ -266,9 +291,11 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
       live.delete(conn);
       draining.delete(conn);
       sockets.delete(ws);
-      log(`stream: closed ${conn.id} account=${conn.accountId} (${code})`);
+      if (deps.events) deps.events.closed({ connectionId: conn.id, accountId: conn.accountId, keyId: conn.keyId, code, durationMs: Date.now() - openedAt });
+      else log(`stream: closed ${conn.id} account=${conn.accountId} (${code})`);
     });
-    log(`stream: open ${conn.id} account=${conn.accountId} key=${conn.keyId}`);
+    if (deps.events) deps.events.opened({ connectionId: conn.id, accountId: conn.accountId, keyId: conn.keyId });
+    else log(`stream: open ${conn.id} account=${conn.accountId} key=${conn.keyId}`);
   };
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -308,6 +335,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   return {
     ready,
     connections: () => live.size,
+    feedCursor: () => poller.cursor,
     close() {
       closed ??= (async () => {
         shuttingDown = true;
@@ -315,6 +343,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
         clearInterval(pinger);
         clearInterval(rechecker);
         await ready;
+        unsubscribeWake?.();
         await poller.stop();
         await Promise.allSettled([...admitting]);
         const gone = [...sockets].map((ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r()))));

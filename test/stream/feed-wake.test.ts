@@ -1,0 +1,66 @@
+/** The feed poller reads the feed when woken by a notification bus, not only on its timer. */
+import { describe, expect, it } from 'vitest';
+import { FeedPoller } from '../../src/stream/feed.js';
+import type { FeedEntry } from '../../src/store/ports.js';
+
+function feed() {
+  const entries: FeedEntry[] = [];
+  return {
+    entries,
+    add(n: number) {
+      for (let i = 0; i < n; i++) {
+        const seq = entries.length + 1;
+        entries.push({ seq, article: { id: String(seq), content: 'x', urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', tickers: [] } });
+      }
+    },
+    articles: {
+      feedAfter: async (seq: number, limit: number) => entries.filter((e) => e.seq > seq).slice(0, limit),
+      latestSeq: async () => entries.length,
+    },
+  };
+}
+
+describe('FeedPoller.wake: a commit notification delivers at once', () => {
+  it('delivers on wake although the timer is an hour away, in order, nothing twice', async () => {
+    const f = feed();
+    const delivered: number[] = [];
+    const poller = new FeedPoller({ articles: f.articles, intervalMs: 3_600_000, deliver: (b) => delivered.push(...b.map((e) => e.seq)), hasListeners: () => true, log: () => {} });
+    await poller.start();
+    f.add(3);
+    poller.wake();
+    poller.wake(); // coalesced with the first
+    for (let i = 0; i < 100 && delivered.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(delivered).toEqual([1, 2, 3]);
+    f.add(2);
+    poller.wake();
+    for (let i = 0; i < 100 && delivered.length < 5; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(delivered).toEqual([1, 2, 3, 4, 5]);
+    await poller.stop();
+  });
+
+  it('runs one more poll when woken during a poll', async () => {
+    const f = feed();
+    const delivered: number[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const articles = {
+      latestSeq: f.articles.latestSeq,
+      feedAfter: async (seq: number, limit: number) => {
+        const page = f.articles.feedAfter(seq, limit); // what is committed when the poll reads
+        await gate;
+        return page;
+      },
+    };
+    const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: (b) => delivered.push(...b.map((e) => e.seq)), hasListeners: () => true, log: () => {} });
+    await poller.start();
+    f.add(1);
+    poller.wake();
+    await new Promise((r) => setTimeout(r, 10)); // the first poll is waiting on the gate
+    f.add(1);
+    poller.wake(); // arrives during the poll
+    release();
+    for (let i = 0; i < 100 && delivered.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(delivered).toEqual([1, 2]);
+    await poller.stop();
+  });
+});
