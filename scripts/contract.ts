@@ -5,8 +5,6 @@
  * it), which fails on purpose for one query so the 503 path is exercised for real.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,42 +15,18 @@ import { parseNdjson } from '../src/ingest/parse.js';
 import { livePrefix, startService } from '../src/server/index.js';
 import { openapiDocument, plans } from '../src/contract/index.js';
 import { hashKey } from '../src/store/ids.js';
+import { startTrigramEmbeddings, TRIGRAM_MODEL } from './lib/trigram-embeddings.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const OUTAGE = 'embedding outage drill';
 
-/** Letter-trigram vectors: deterministic, dependency-free stand-in embeddings for the contract run. */
-function trigramVector(text: string): number[] {
-  const v = new Array<number>(128).fill(0);
-  const s = ` ${text.toLowerCase()} `;
-  for (let i = 0; i + 3 <= s.length; i++) {
-    let h = 0;
-    for (const c of s.slice(i, i + 3)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-    v[h % 128]! += 1;
-  }
-  return v;
-}
-
 async function main(): Promise<number> {
-  const embeddings = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const input: string[] = JSON.parse(body).input;
-      if (input.some((t) => t.includes(OUTAGE))) {
-        res.writeHead(500).end('{"error":"outage drill"}');
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ data: input.map((t, index) => ({ index, embedding: trigramVector(t) })) }));
-    });
-  });
-  await new Promise<void>((r) => embeddings.listen(0, '127.0.0.1', r));
-  const embeddingsUrl = `http://127.0.0.1:${(embeddings.address() as AddressInfo).port}/v1/embeddings`;
+  const embeddings = await startTrigramEmbeddings({ failOn: OUTAGE });
+  const embeddingsUrl = embeddings.url;
 
   const dir = mkdtempSync(join(tmpdir(), 'fns-contract-'));
   const config = {
-    ...loadConfig({ DATA_DIR: dir, TRUST_PROXY: '1', EMBEDDINGS_URL: embeddingsUrl, EMBEDDINGS_MODEL: 'trigram-128' }),
+    ...loadConfig({ DATA_DIR: dir, TRUST_PROXY: '1', EMBEDDINGS_URL: embeddingsUrl, EMBEDDINGS_MODEL: TRIGRAM_MODEL }),
     port: 0,
     host: '127.0.0.1',
   };
