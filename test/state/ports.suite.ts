@@ -67,10 +67,10 @@ function rng(seed: number): () => number {
 }
 
 /**
- * Registers the suite under `name`; skipped (every test) when `skip` is true. Returns how many tests it
- * registered, for the loud skip line.
+ * Registers the suite under `name`; skipped (every test) when `skip` is true. Returns a counter of the
+ * tests it registered (read it from a later describe body, once they are collected), for the skip line.
  */
-export function portSuite(name: string, env: () => PortEnv, options: { skip?: boolean } = {}): number {
+export function portSuite(name: string, env: () => PortEnv, options: { skip?: boolean } = {}): () => number {
   let count = 0;
   const test = (title: string, fn: () => Promise<void>) => {
     count++;
@@ -258,5 +258,5 @@ export function portSuite(name: string, env: () => PortEnv, options: { skip?: bo
       });
     });
   });
-  return count;
+  return () => count;
 }

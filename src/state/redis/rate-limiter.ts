@@ -19,7 +19,7 @@ import { lua, runScript, slotKey } from './script.js';
 /**
  * KEYS[1] the key's log; ARGV: now, limit, windowMs, member. Mirrors admit(): live entries are those
  * with t > now − windowMs; admitted when fewer than `limit` are live; resetAt = oldest live + window
- * (now when none); when refused, the next admission is at live[#live − limit] + window.
+ * (now when none); when refused, the next admission is at (live[#live − limit] or now) + window.
  * Returns {admitted 0|1, remaining, resetAt, retryAfterSeconds}.
  */
 const HIT = lua(`
@@ -41,7 +41,7 @@ local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
 if oldest[2] then resetAt = tonumber(oldest[2]) + window end
 local retryAfter = 0
 if admitted == 0 then
-  local freeAt = now
+  local freeAt = now + window
   local nth = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
   if nth[2] then freeAt = tonumber(nth[2]) + window end
   retryAfter = math.max(1, math.ceil((freeAt - now) / 1000))
