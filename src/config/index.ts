@@ -8,7 +8,11 @@ export interface Config {
   host?: string;
   dataDir: string;
   databaseUrl?: string;
+  /** DATABASE_SCHEMA: the PostgreSQL schema of this deployment (default `public`). */
+  databaseSchema: string;
   redisUrl?: string;
+  /** REDIS_PREFIX: the prefix of every Redis key of this deployment (default `fns`). */
+  redisPrefix: string;
   trustProxy: boolean | number | string;
   streamRecheckMs: number;
   embeddingsUrl?: string;
@@ -19,6 +23,10 @@ export interface Config {
   validateResponses: boolean;
   /** Addresses and subnets the IP guard never blocks (IP_GUARD_EXEMPT): `loopback`, IPs, CIDRs. */
   ipGuardExempt: string[];
+  /** ADMIN_PORT: the admin listener (/healthz, /readyz, /metrics); unset = none. */
+  adminPort?: number;
+  /** ADMIN_HOST: where the admin listener binds; default 127.0.0.1 (loopback). */
+  adminHost: string;
   /** Said once at start (e.g. a risky but valid setting). */
   warnings: string[];
 }
@@ -27,6 +35,7 @@ export interface Config {
 const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'TRUST_PROXY', 'STREAM_RECHECK_MS', 'EMBEDDINGS_URL',
   'EMBEDDINGS_MODEL', 'EMBEDDINGS_API_KEY', 'EMBEDDINGS_TIMEOUT_MS', 'FNS_BRAND', 'VALIDATE_RESPONSES', 'IP_GUARD_EXEMPT',
+  'ADMIN_PORT', 'ADMIN_HOST', 'DATABASE_SCHEMA', 'REDIS_PREFIX',
 ] as const;
 
 export class ConfigError extends Error {}
@@ -90,10 +99,18 @@ function bool(env: NodeJS.ProcessEnv, name: string): boolean {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
-function host(raw: string | undefined): string | undefined {
+function host(raw: string | undefined, name = 'HOST'): string | undefined {
   if (raw === undefined) return undefined;
   if (isIP(raw) !== 0 || /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(raw)) return raw;
-  throw new ConfigError(`HOST must be an IP address or a host name to listen on, got "${raw}"`);
+  throw new ConfigError(`${name} must be an IP address or a host name to listen on, got "${raw}"`);
+}
+
+/** A PostgreSQL schema name or a Redis key prefix: letters, digits and `_`, starting with a letter. */
+function identifier(env: NodeJS.ProcessEnv, name: string, dflt: string): string {
+  const raw = env[name];
+  if (raw === undefined) return dflt;
+  if (/^[a-z][a-z0-9_]{0,62}$/i.test(raw)) return raw;
+  throw new ConfigError(`${name} must be 1-63 letters, digits or "_", starting with a letter, got "${raw}"`);
 }
 
 export const TRUST_PROXY_TRUE_WARNING =
@@ -114,8 +131,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     brand,
     validateResponses: bool(env, 'VALIDATE_RESPONSES'),
     ipGuardExempt: ipGuardExempt(env.IP_GUARD_EXEMPT),
+    databaseSchema: identifier(env, 'DATABASE_SCHEMA', 'public'),
+    redisPrefix: identifier(env, 'REDIS_PREFIX', 'fns'),
+    adminHost: host(env.ADMIN_HOST, 'ADMIN_HOST') ?? '127.0.0.1',
     warnings: [],
   };
+  if (env.ADMIN_PORT !== undefined) cfg.adminPort = int(env, 'ADMIN_PORT', 0, 0, 65535);
   if (cfg.trustProxy === true) cfg.warnings.push(TRUST_PROXY_TRUE_WARNING);
   const listenHost = host(env.HOST);
   if (listenHost !== undefined) cfg.host = listenHost;

@@ -52,6 +52,8 @@ export interface AdmissionDeps {
   clock: () => number;
   /** Check every response against the contract (tests): a violation throws, which becomes a 500. */
   validateResponses: boolean;
+  /** Told of every request refused by the rate limit (metrics). */
+  onRateLimited?: (operationId: OperationId) => void;
 }
 
 /**
@@ -95,6 +97,7 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
       });
       if (!d.admitted) {
         res.set('Retry-After', String(d.retryAfterSeconds));
+        deps.onRateLimited?.(operationId);
         return sendProblem(res, 'rateLimitExceeded');
       }
     }

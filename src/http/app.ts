@@ -11,7 +11,7 @@ import { usageOf } from '../domain/tiers.js';
 import type { ArticleStore } from '../store/ports.js';
 import type { RateLimiter } from '../state/memory.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
-import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals } from './admission.js';
+import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from './admission.js';
 import { contractApp, contractFallbacks, sendJson, sendJsonText, sendProblem } from './problem.js';
 import { parseSince, validationErrorHandler } from './validation.js';
 
@@ -27,6 +27,8 @@ export interface AppDeps extends AuthDeps {
   clock: () => number;
   trustProxy: boolean | number | string;
   validateResponses: boolean;
+  /** Operations (src/ops): a middleware mounted first (request id, request log line, metrics; it reads `res.locals.operationId` / `caller` when the response ends) and the rate-limit refusal count. */
+  observe?: { middleware: express.RequestHandler; rateLimited(operationId: OperationId): void };
 }
 
 const OPERATION_PATHS_LIST = Object.values(OPERATION_PATHS);
@@ -34,8 +36,9 @@ const OPERATION_PATHS_LIST = Object.values(OPERATION_PATHS);
 export function createApp(deps: AppDeps): express.Express {
   const app = contractApp();
   app.set('trust proxy', deps.trustProxy);
+  if (deps.observe) app.use(deps.observe.middleware);
 
-  const route = createOperationChain({ auth: deps, rateLimiter: deps.rateLimiter, clock: deps.clock, validateResponses: deps.validateResponses });
+  const route = createOperationChain({ auth: deps, rateLimiter: deps.rateLimiter, clock: deps.clock, validateResponses: deps.validateResponses, ...(deps.observe ? { onRateLimited: deps.observe.rateLimited } : {}) });
 
   app.get(OPERATION_PATHS.listNews, ...route('listNews'), async (req, res) => {
     const { caller } = res.locals as Locals;

@@ -15,6 +15,10 @@ import { createEmbedder, type ClosableEmbedder, type Embedder } from '../search/
 import { MemoryIpGuard, MemoryRateLimiter } from '../state/memory.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { attachStream, MemoryStreamSlots, type StreamHandle } from '../stream/index.js';
+import { startAdminServer, type AdminServer, type ReadinessCheck } from '../ops/admin.js';
+import { createLogger, type OpsLogger } from '../ops/logger.js';
+import { createMetrics, type Metrics } from '../ops/metrics.js';
+import { countEmbedderErrors, createRequestObserver, createStreamObserver } from '../ops/observe.js';
 
 export interface RunningService {
   url: string;
@@ -22,7 +26,27 @@ export interface RunningService {
   store: SqliteStore;
   worker: EmbeddingWorker;
   stream: StreamHandle;
+  metrics: Metrics;
+  logger: OpsLogger;
+  /** The admin listener (/healthz, /readyz, /metrics) when ADMIN_PORT is set. */
+  adminUrl?: string;
   close(): Promise<void>;
+}
+
+/** Readiness checks that call out (the embedder) reuse a result this long. */
+export const READINESS_CACHE_MS = 30_000;
+
+/** A check that runs `probe` at most once per `ttlMs` and answers from the last result in between. */
+function cachedCheck(name: string, ttlMs: number, probe: () => Promise<void>): ReadinessCheck {
+  let last: { at: number; result: Promise<void> } | undefined;
+  return {
+    name,
+    check() {
+      const now = Date.now();
+      if (!last || now - last.at >= ttlMs) last = { at: now, result: probe() };
+      return last.result;
+    },
+  };
 }
 
 /** `fns serve` listens on every interface unless HOST says otherwise (the demo: loopback). */
@@ -50,7 +74,14 @@ export function embedderFor(config: Config): ClosableEmbedder {
 
 export async function startService(
   config: Config,
-  options: { log?: (m: string) => void; clock?: () => number; embedder?: Embedder | ClosableEmbedder } = {},
+  options: {
+    log?: (m: string) => void;
+    clock?: () => number;
+    embedder?: Embedder | ClosableEmbedder;
+    /** Structured logs; default: JSON on stdout (readable lines on a terminal), or one line per call to `log` when given. */
+    logger?: OpsLogger;
+    metrics?: Metrics;
+  } = {},
 ): Promise<RunningService> {
   if (config.databaseUrl || config.redisUrl) {
     throw new ConfigError('DATABASE_URL / REDIS_URL: the PostgreSQL and Redis adapters are not built yet; unset them to use the embedded store');
@@ -59,19 +90,24 @@ export async function startService(
   // silently change nothing.
   const stale = staleGenerated();
   if (stale) throw new ConfigError(stale);
-  const log = options.log ?? ((m: string) => console.log(m));
+  const sink = options.log;
+  const logger = options.logger ?? createLogger(sink ? { destination: { write: (line) => sink(line.endsWith('\n') ? line.slice(0, -1) : line) } } : {});
+  const log = options.log ?? ((m: string) => logger.log(m));
+  const metrics = options.metrics ?? createMetrics();
   for (const w of config.warnings) log(`warning: ${w}`);
   const clock = options.clock ?? Date.now;
   // The service never waits on another process's write lock for more than a few ms (see OpenOptions).
   const store = new SqliteStore(databaseFile(config), { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS });
-  const embedder = options.embedder ?? embedderFor(config);
+  const embedder = countEmbedderErrors(options.embedder ?? embedderFor(config), metrics);
   const index = new SemanticIndex(store, embedder);
   const worker = new EmbeddingWorker(store, embedder, { log });
   // One IP guard for REST and the stream: a key presented on either counts for the client IP.
   const ipGuard = new MemoryIpGuard(limits.ipGuard, {
     exempt: config.ipGuardExempt,
-    onBlock: (ip, until) =>
-      log(`ip-guard: blocked ${ip} until ${new Date(until).toISOString()} (${limits.ipGuard.distinctKeys} different keys within ${limits.ipGuard.windowMs / 1000} s)`),
+    onBlock: (ip, until) => {
+      metrics.ipBlocks.inc();
+      log(`ip-guard: blocked ${ip} until ${new Date(until).toISOString()} (${limits.ipGuard.distinctKeys} different keys within ${limits.ipGuard.windowMs / 1000} s)`);
+    },
   });
   const app = createApp({
     accounts: store,
@@ -83,6 +119,7 @@ export async function startService(
     clock,
     trustProxy: config.trustProxy,
     validateResponses: config.validateResponses,
+    observe: createRequestObserver({ logger, metrics }),
   });
   const server = createHttpServer(app);
   const stream = attachStream(server, {
@@ -95,6 +132,13 @@ export async function startService(
     slots: new MemoryStreamSlots(),
     recheckMs: config.streamRecheckMs,
     log,
+    events: createStreamObserver({ logger, metrics }),
+  });
+  metrics.collectFrom({
+    openStreams: () => stream.connections(),
+    feedCursor: () => stream.feedCursor(),
+    latestSeq: () => store.latestSeq(),
+    embeddingQueueLength: () => store.queueLength(),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -102,6 +146,14 @@ export async function startService(
   });
   await stream.ready;
   await worker.start();
+  let admin: AdminServer | undefined;
+  if (config.adminPort !== undefined) {
+    const checks: ReadinessCheck[] = [
+      { name: 'database', check: async () => void (await store.latestSeq()) },
+      cachedCheck('embedder', READINESS_CACHE_MS, async () => void (await embedder.embed(['readiness']))),
+    ];
+    admin = await startAdminServer({ port: config.adminPort, host: config.adminHost, checks, metrics, log });
+  }
   const { port } = server.address() as AddressInfo;
   const bound = config.host ?? DEFAULT_HOST;
   const host = bound === '0.0.0.0' || bound === '::' ? 'localhost' : bound.includes(':') ? `[${bound}]` : bound;
@@ -111,7 +163,11 @@ export async function startService(
     store,
     worker,
     stream,
+    metrics,
+    logger,
+    ...(admin ? { adminUrl: admin.url } : {}),
     async close() {
+      await admin?.close();
       await stream.close();
       await worker.stop();
       // Let requests in flight finish (up to 5 s), then cut whatever is left.

@@ -1,0 +1,186 @@
+/**
+ * Prometheus metrics of one service instance (prom-client), on a Registry of its own (not the global
+ * one) so that tests and several services in one process each have theirs. Served by the admin
+ * listener's `/metrics` (src/ops/admin.ts); nothing here is part of the partner contract.
+ *
+ * Labels are bounded: `operation` is an OperationId or `none` (a request no route matched), `status`
+ * an HTTP status, `dependency` and `port` come from the fixed unions below. No key, key id, account or
+ * address ever becomes a label.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type Dependency = 'database' | 'redis' | 'embedder';
+/** The shared-state ports that fall back to the instance's memory when Redis is unreachable. */
+export type SharedStatePort = 'rate_limiter' | 'ip_guard' | 'stream_slots';
+
+export interface MetricsOptions {
+  /** Process metrics (CPU, memory, event-loop lag, GC, handles) under their standard names. Default true. */
+  defaultMetrics?: boolean;
+}
+
+/** Sources read when `/metrics` is scraped (bound once the service has built them). */
+export interface MetricSources {
+  /** Open, admitted stream connections. */
+  openStreams?: () => number;
+  /** Articles waiting for their embedding. */
+  embeddingQueueLength?: () => Promise<number>;
+  /** Newest `seq` in the store's change feed. */
+  latestSeq?: () => Promise<number>;
+  /** The stream's position in the change feed: every article up to it has been handed to the clients. */
+  feedCursor?: () => number;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** Prometheus text exposition format. */
+  readonly contentType: string;
+  /** Label `operation` (OperationId or `none`), `status` (HTTP status). */
+  requests: { inc(labels: { operation: string; status: number }): void };
+  /** Seconds from the first byte of the request to the end of the response, by operation. */
+  requestDuration: { observe(labels: { operation: string }, seconds: number): void };
+  rateLimitRefusals: { inc(labels: { operation: string }): void };
+  ipBlocks: { inc(): void };
+  streamRefusals: { inc(labels: { code: number }): void };
+  /** Seconds from an article's `received_at` to the moment it is written to the clients. */
+  deliveryLag: { observe(seconds: number): void };
+  dependencyErrors: { inc(labels: { dependency: Dependency }): void };
+  sharedStateFallbacks: { inc(labels: { port: SharedStatePort }): void };
+  /** Sets (or replaces) the callbacks read on scrape. */
+  collectFrom(sources: MetricSources): void;
+  /** The exposition text (what `/metrics` answers). */
+  render(): Promise<string>;
+}
+
+export const PREFIX = 'fns_';
+
+/** Latency buckets (seconds): sub-millisecond REST reads up to slow searches. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+/** Delivery lag buckets (seconds): the goal is well under 1 s from receipt to the client. */
+const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createMetrics(opts: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  let sources: MetricSources = {};
+
+  const requests = new Counter({
+    name: `${PREFIX}http_requests_total`,
+    help: 'REST requests answered, by operation (none: no route matched) and HTTP status.',
+    labelNames: ['operation', 'status'] as const,
+    registers: [registry],
+  });
+  const requestDuration = new Histogram({
+    name: `${PREFIX}http_request_duration_seconds`,
+    help: 'REST request latency in seconds, by operation.',
+    labelNames: ['operation'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const rateLimitRefusals = new Counter({
+    name: `${PREFIX}rate_limit_refusals_total`,
+    help: 'Requests refused with 429 by the per-key rate limit, by operation.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
+  const ipBlocks = new Counter({
+    name: `${PREFIX}ip_blocks_total`,
+    help: 'Client addresses blocked by the IP guard (too many different keys).',
+    registers: [registry],
+  });
+  const streamRefusals = new Counter({
+    name: `${PREFIX}stream_refusals_total`,
+    help: 'Stream connections refused at admission, by WebSocket close code.',
+    labelNames: ['code'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: `${PREFIX}stream_open_connections`,
+    help: 'Open, admitted stream connections on this instance.',
+    registers: [registry],
+    collect() {
+      if (sources.openStreams) this.set(sources.openStreams());
+    },
+  });
+  const deliveryLag = new Histogram({
+    name: `${PREFIX}stream_delivery_lag_seconds`,
+    help: "Seconds from an article's received_at to its write to the stream clients.",
+    buckets: LAG_BUCKETS,
+    registers: [registry],
+  });
+  new Gauge({
+    name: `${PREFIX}stream_feed_lag_articles`,
+    help: 'Articles in the change feed not yet handed to the stream clients (newest seq minus the stream cursor).',
+    registers: [registry],
+    async collect() {
+      const { latestSeq, feedCursor } = sources;
+      if (!latestSeq || !feedCursor) return;
+      try {
+        this.set(Math.max(0, (await latestSeq()) - feedCursor()));
+      } catch {
+        dependencyErrors.inc({ dependency: 'database' });
+      }
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}embedding_queue_length`,
+    help: 'Articles waiting for their embedding.',
+    registers: [registry],
+    async collect() {
+      if (!sources.embeddingQueueLength) return;
+      try {
+        this.set(await sources.embeddingQueueLength());
+      } catch {
+        dependencyErrors.inc({ dependency: 'database' });
+      }
+    },
+  });
+  const dependencyErrors = new Counter({
+    name: `${PREFIX}dependency_errors_total`,
+    help: 'Failed calls to a dependency (database, redis, embedder).',
+    labelNames: ['dependency'] as const,
+    registers: [registry],
+  });
+  const sharedStateFallbacks = new Counter({
+    name: `${PREFIX}shared_state_fallbacks_total`,
+    help: "Decisions taken by the instance's in-memory state because the shared state (Redis) was unreachable, by port.",
+    labelNames: ['port'] as const,
+    registers: [registry],
+  });
+  // Every dependency and port shows up (at 0) from the first scrape, so alerts on rate() work at once.
+  for (const dependency of ['database', 'redis', 'embedder'] as const) dependencyErrors.inc({ dependency }, 0);
+  for (const port of ['rate_limiter', 'ip_guard', 'stream_slots'] as const) sharedStateFallbacks.inc({ port }, 0);
+
+  // Children per label pair, so the request path does not build a label key per request.
+  const requestChildren = new Map<string, Counter.Internal>();
+  const durationChildren = new Map<string, Histogram.Internal<'operation'>>();
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    requests: {
+      inc({ operation, status }) {
+        const k = `${operation} ${status}`;
+        let child = requestChildren.get(k);
+        if (!child) requestChildren.set(k, (child = requests.labels(operation, String(status))));
+        child.inc();
+      },
+    },
+    requestDuration: {
+      observe({ operation }, seconds) {
+        let child = durationChildren.get(operation);
+        if (!child) durationChildren.set(operation, (child = requestDuration.labels(operation)));
+        child.observe(seconds);
+      },
+    },
+    rateLimitRefusals: { inc: ({ operation }) => rateLimitRefusals.inc({ operation }) },
+    ipBlocks: { inc: () => ipBlocks.inc() },
+    streamRefusals: { inc: ({ code }) => streamRefusals.inc({ code: String(code) }) },
+    deliveryLag: { observe: (seconds) => deliveryLag.observe(seconds) },
+    dependencyErrors: { inc: ({ dependency }) => dependencyErrors.inc({ dependency }) },
+    sharedStateFallbacks: { inc: ({ port }) => sharedStateFallbacks.inc({ port }) },
+    collectFrom(s) {
+      sources = { ...sources, ...s };
+    },
+    render: () => registry.metrics(),
+  };
+}
