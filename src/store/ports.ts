@@ -78,8 +78,13 @@ export interface ArticleStore {
 export interface VectorStore {
   /** Queues every article that has no vector of `model` (e.g. after a model change). */
   enqueueMissing(model: string): Promise<number>;
-  /** The oldest queued articles. */
-  nextBatch(limit: number): Promise<{ id: string; content: string }[]>;
+  /**
+   * The oldest queued articles, leased for `leaseMs` (default: the adapter's, e.g. 2 minutes): another
+   * process's worker skips leased rows, so with several instances each article is embedded once; a
+   * lease that expires (its worker died) is taken again. `storeVectors` / `deferEmbedding` end the
+   * lease. The embedded store (one service process) may ignore leases.
+   */
+  nextBatch(limit: number, leaseMs?: number): Promise<{ id: string; content: string }[]>;
   /** Stores vectors and removes their articles from the queue, atomically. */
   storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void>;
   queueLength(): Promise<number>;
@@ -90,4 +95,22 @@ export interface VectorStore {
   deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]>;
   /** Every vector of `model` stored after `afterRowid`, for the in-memory index. */
   vectorsAfter(model: string, afterRowid: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]>;
+}
+
+/**
+ * The whole store as the composition root and the CLI see it: every port, on one engine (the embedded
+ * SQLite file, or PostgreSQL when DATABASE_URL is set).
+ */
+export interface Store extends AccountStore, ArticleStore, VectorStore {
+  readonly engine: 'sqlite' | 'postgres';
+  /**
+   * Runs `fn` in one write transaction: every store call made through `tx` is committed together or
+   * rolled back when `fn` throws. SQLite: BEGIN IMMEDIATE (waits for the write lock first, up to the
+   * busy timeout); PostgreSQL: one pooled connection in BEGIN … COMMIT. A transaction inside `tx` runs
+   * in the same transaction.
+   */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /** Resolves when the engine answers (readiness); rejects like any store call otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
 }

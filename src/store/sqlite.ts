@@ -10,7 +10,7 @@ import { decodeTime, monotonicFactory } from 'ulid';
 import { limitBounds, type Tier } from '../contract/index.js';
 import { clampLimit, conformArticle, type StoredArticle } from '../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
-import type { AccountStore, ArticleStore, FeedEntry, KeyInfo, KeyRecord, ListQuery, NewArticle, VectorStore } from './ports.js';
+import type { FeedEntry, KeyInfo, KeyRecord, ListQuery, NewArticle, Store } from './ports.js';
 import { randomId } from './ids.js';
 
 const MIGRATIONS: string[] = [
@@ -201,7 +201,8 @@ function listJsonStatements(db: Database.Database) {
   };
 }
 
-export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
+export class SqliteStore implements Store {
+  readonly engine = 'sqlite' as const;
   readonly db: Database.Database;
   private readonly ulid = monotonicFactory();
   private readonly stmts;
@@ -256,8 +257,30 @@ export class SqliteStore implements AccountStore, ArticleStore, VectorStore {
     };
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.db.close();
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  /**
+   * One IMMEDIATE write transaction around `fn` (waits for the write lock first, up to the busy
+   * timeout). The connection is this store's: calls made meanwhile by others on the same store join it,
+   * so the CLI (one command per process) is its user. Inside a transaction, `fn` runs in it.
+   */
+  async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
+    if (this.db.inTransaction) return fn(this);
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = await fn(this);
+      this.db.exec('COMMIT');
+      return result;
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw e;
+    }
   }
 
   // ---- accounts and keys ----

@@ -1,0 +1,166 @@
+/**
+ * ArticleStore on PostgreSQL. Inserts are serialised by a transaction-scoped advisory lock, taken
+ * before the clock and the newest id are read and before `seq` is assigned (max(seq) + n, not a
+ * sequence: a sequence is drawn at insert, not at commit). So seq order = id order = received_at order
+ * = commit order across every process, and a feed reader at seq N never skips a lower seq committed
+ * later. The insert's transaction notifies the schema's feed channel with its newest seq (bus.ts).
+ */
+import { decodeTime, monotonicFactory } from 'ulid';
+import { limitBounds } from '../../contract/index.js';
+import { clampLimit, conformArticle, type StoredArticle } from '../../domain/articles.js';
+import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports.js';
+import { incrementUlid, ulidTimePrefix } from '../sqlite.js';
+import { feedChannel, LOCK, type Db } from './db.js';
+
+interface ArticleRow {
+  seq: string;
+  id: string;
+  content: string;
+  urgency: string;
+  sentiment: string | null;
+  published_at: string | null;
+  received_at: string;
+  tickers: string;
+}
+
+const COLUMNS = 'seq, id, content, urgency, sentiment, published_at, received_at, tickers';
+
+function toArticle(r: ArticleRow): StoredArticle {
+  return {
+    id: r.id,
+    content: r.content,
+    urgency: r.urgency as StoredArticle['urgency'],
+    sentiment: r.sentiment as StoredArticle['sentiment'],
+    published_at: r.published_at,
+    received_at: r.received_at,
+    tickers: JSON.parse(r.tickers),
+  };
+}
+
+/**
+ * The contract's Article JSON, built by the database, byte-identical to the SQLite store's
+ * json_object(): PostgreSQL's json_build_object writes `"key" : value` (spaced), so the object is
+ * assembled from to_json() of each value (the same string escaping) in the contract's field order.
+ */
+function articleJson(withTickers: boolean): string {
+  const str = (col: string) => `to_json(${col})::text`;
+  const nullable = (col: string) => `coalesce(to_json(${col})::text, 'null')`;
+  const parts = [
+    `'{"id":' || ${str('id')}`,
+    `',"content":' || ${str('content')}`,
+    `',"urgency":' || ${str('urgency')}`,
+    `',"sentiment":' || ${nullable('sentiment')}`,
+    `',"published_at":' || ${nullable('published_at')}`,
+    `',"received_at":' || ${str('received_at')}`,
+  ];
+  if (withTickers) parts.push(`',"tickers":' || tickers`);
+  return `${parts.join(' || ')} || '}'`;
+}
+
+export class PgArticles implements ArticleStore {
+  private readonly ulid = monotonicFactory();
+
+  constructor(private readonly db: Db) {}
+
+  async insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]> {
+    if (articles.length === 0) return [];
+    const conformed = articles.map((a) => conformArticle(a));
+    return this.db.tx(async (db) => {
+      // Held until commit: one article writer at a time per schema (waits up to lock_timeout, then "busy").
+      await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.articles, db.schema]);
+      let receivedMs: number;
+      let nextId: (ms: number) => string;
+      if (typeof at === 'number') {
+        receivedMs = at;
+        nextId = (ms) => this.ulid(ms);
+      } else {
+        const newest = (await db.query<{ id: string }>('SELECT id FROM articles ORDER BY id DESC LIMIT 1'))[0]?.id;
+        const newestMs = newest === undefined ? 0 : decodeTime(newest);
+        receivedMs = Math.max(at(), newestMs);
+        let prev = newest !== undefined && newestMs === receivedMs ? newest : undefined;
+        nextId = (ms) => (prev = prev === undefined ? this.ulid(ms) : incrementUlid(prev));
+      }
+      const receivedAt = new Date(receivedMs).toISOString();
+      const out: StoredArticle[] = conformed.map((a) => ({
+        id: nextId(receivedMs),
+        content: a.content,
+        urgency: a.urgency,
+        sentiment: a.sentiment,
+        published_at: a.published_at,
+        received_at: receivedAt,
+        tickers: a.tickers,
+      }));
+      const rows = await db.query<{ seq: string }>(
+        `INSERT INTO articles (seq, id, content, urgency, sentiment, published_at, received_at, tickers, source, url)
+         SELECT base.s + t.n, t.id, t.content, t.urgency, t.sentiment, t.published_at, $9, t.tickers, t.source, t.url
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+                WITH ORDINALITY AS t(id, content, urgency, sentiment, published_at, tickers, source, url, n),
+              (SELECT coalesce(max(seq), 0) AS s FROM articles) AS base
+         RETURNING seq`,
+        [
+          out.map((a) => a.id),
+          out.map((a) => a.content),
+          out.map((a) => a.urgency),
+          out.map((a) => a.sentiment),
+          out.map((a) => a.published_at),
+          out.map((a) => JSON.stringify(a.tickers)),
+          conformed.map((a) => a.source ?? null),
+          conformed.map((a) => a.url ?? null),
+          receivedAt,
+        ],
+      );
+      await db.query('INSERT INTO embed_queue (article_id, enqueued_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING', [out.map((a) => a.id), receivedAt]);
+      const newestSeq = rows.reduce((m, r) => Math.max(m, Number(r.seq)), 0);
+      // Delivered at commit, in commit order, to every instance LISTENing on the schema's channel.
+      await db.query('SELECT pg_notify($1, $2)', [feedChannel(db.schema), String(newestSeq)]);
+      return out;
+    });
+  }
+
+  async list(q: ListQuery): Promise<StoredArticle[]> {
+    const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
+    const limit = clampLimit(q.limit, limitBounds);
+    const rows = q.urgency
+      ? await this.db.query<ArticleRow>(`SELECT ${COLUMNS} FROM articles WHERE urgency = $3 AND id > $1 ORDER BY id DESC LIMIT $2`, [bound, limit, q.urgency], 'fns_list_u')
+      : await this.db.query<ArticleRow>(`SELECT ${COLUMNS} FROM articles WHERE id > $1 ORDER BY id DESC LIMIT $2`, [bound, limit], 'fns_list');
+    return rows.map(toArticle);
+  }
+
+  async listJson(q: ListQuery, withTickers: boolean): Promise<string[]> {
+    const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
+    const limit = clampLimit(q.limit, limitBounds);
+    const name = `fns_list_json_${withTickers ? 'full' : 'public'}${q.urgency ? '_u' : ''}`;
+    const where = q.urgency ? 'urgency = $3 AND id > $1' : 'id > $1';
+    const rows = await this.db.query<{ j: string }>(
+      `SELECT ${articleJson(withTickers)} AS j FROM articles WHERE ${where} ORDER BY id DESC LIMIT $2`,
+      q.urgency ? [bound, limit, q.urgency] : [bound, limit],
+      name,
+    );
+    return rows.map((r) => r.j);
+  }
+
+  async getMany(ids: string[]): Promise<StoredArticle[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<ArticleRow>(`SELECT ${COLUMNS} FROM articles WHERE id = ANY($1::text[])`, [ids]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.flatMap((id) => {
+      const r = byId.get(id);
+      return r ? [toArticle(r)] : [];
+    });
+  }
+
+  async count(): Promise<number> {
+    const rows = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM articles');
+    return Number(rows[0]!.n);
+  }
+
+  async feedAfter(seq: number, limit: number): Promise<FeedEntry[]> {
+    const rows = await this.db.query<ArticleRow>(`SELECT ${COLUMNS} FROM articles WHERE seq > $1 ORDER BY seq LIMIT $2`, [seq, limit], 'fns_feed_after');
+    return rows.map((r) => ({ seq: Number(r.seq), article: toArticle(r) }));
+  }
+
+  async latestSeq(): Promise<number> {
+    const rows = await this.db.query<{ s: string | null }>('SELECT max(seq) AS s FROM articles', [], 'fns_latest_seq');
+    return Number(rows[0]?.s ?? 0);
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Versioned migrations of the PostgreSQL store, recorded in `schema_migrations`. Applied at start and
+ * by `fns migrate`, under a session advisory lock: instances starting together apply each version once.
+ *
+ * Text columns mirror the SQLite store (timestamps as the same ISO text, tickers as the same JSON
+ * text), so both engines return byte-identical Article JSON. Ids are compared in the "C" collation:
+ * ULIDs sort by byte, whatever the database's locale.
+ */
+import pg from 'pg';
+import { checkSchema, connectionString, DEFAULTS, LOCK } from './db.js';
+
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE accounts (
+     id text COLLATE "C" PRIMARY KEY,
+     tier text NOT NULL,
+     period_end text,
+     cancelled_at text,
+     created_at text NOT NULL
+   );
+   CREATE TABLE api_keys (
+     n bigserial UNIQUE,
+     id text COLLATE "C" PRIMARY KEY,
+     account_id text COLLATE "C" NOT NULL REFERENCES accounts(id),
+     key_hash text NOT NULL UNIQUE,
+     active boolean NOT NULL DEFAULT true,
+     created_at text NOT NULL
+   );
+   CREATE INDEX api_keys_account ON api_keys(account_id, n);
+   -- seq is assigned by the insert itself, under an advisory lock: seq order is commit order.
+   CREATE TABLE articles (
+     seq bigint PRIMARY KEY,
+     id text COLLATE "C" NOT NULL UNIQUE,
+     content text NOT NULL,
+     urgency text NOT NULL,
+     sentiment text,
+     published_at text,
+     received_at text NOT NULL,
+     tickers text NOT NULL,
+     source text,
+     url text
+   );
+   CREATE INDEX articles_urgency_id ON articles(urgency, id);
+   CREATE TABLE embed_queue (
+     article_id text COLLATE "C" PRIMARY KEY REFERENCES articles(id),
+     enqueued_at text NOT NULL,
+     attempts integer NOT NULL DEFAULT 0,
+     leased_until timestamptz
+   );
+   CREATE INDEX embed_queue_order ON embed_queue(enqueued_at, article_id);
+   CREATE TABLE article_vectors (
+     rowid bigserial PRIMARY KEY,
+     article_id text COLLATE "C" NOT NULL REFERENCES articles(id),
+     model text NOT NULL,
+     vector bytea NOT NULL,
+     UNIQUE (article_id, model)
+   );
+   CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
+];
+
+export const LATEST_VERSION = MIGRATIONS.length;
+
+/** Highest applied version (0: none), read through any connection whose search_path is the schema. */
+export async function appliedVersion(q: { query: (text: string) => Promise<{ rows: { v: number | null }[] }> }): Promise<number> {
+  const r = await q.query(`SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE (SELECT coalesce(max(version), 0) FROM schema_migrations) END AS v`);
+  return r.rows[0]?.v ?? 0;
+}
+
+/**
+ * Creates the schema if needed and applies every migration it lacks, each in its own transaction.
+ * Returns the versions applied now (empty when the schema was current).
+ */
+export async function migrate(url: string, schema: string = DEFAULTS.schema, options: { connectTimeoutMs?: number } = {}): Promise<number[]> {
+  checkSchema(schema);
+  const client = new pg.Client({
+    connectionString: connectionString(url),
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+    application_name: 'fns migrate',
+  });
+  client.on('error', () => {});
+  await client.connect();
+  const applied: number[] = [];
+  try {
+    // No statement timeout: an index build on a large archive may take a while; another instance
+    // starting meanwhile waits on the lock, then finds the schema current.
+    await client.query('SET statement_timeout = 0');
+    await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [LOCK.migrations, schema]);
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(`SET search_path = ${schema}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const current = await appliedVersion(client as never);
+      for (let v = current; v < MIGRATIONS.length; v++) {
+        await client.query('BEGIN');
+        try {
+          await client.query(MIGRATIONS[v]!);
+          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [v + 1]);
+          await client.query('COMMIT');
+        } catch (e) {
+          await client.query('ROLLBACK');
+          throw e;
+        }
+        applied.push(v + 1);
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK.migrations, schema]);
+    }
+  } finally {
+    await client.end();
+  }
+  return applied;
+}

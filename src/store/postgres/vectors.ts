@@ -1,0 +1,100 @@
+/**
+ * VectorStore on PostgreSQL: the embedding queue with leases (several instances, each article
+ * embedded once) and the vectors, stored as bytea (raw little-endian float32, as the SQLite blob):
+ * measured by scripts/bench-pg-driver.ts, reading 5,000 384-dim vectors takes ~60 ms as bytea vs
+ * ~1,200 ms as real[], writing ~5x faster, same size on disk.
+ */
+import type { VectorStore } from '../ports.js';
+import { LOCK, type Db } from './db.js';
+
+/** How long a batch handed to one worker stays invisible to the others (default of nextBatch). */
+export const DEFAULT_LEASE_MS = 120_000;
+
+export class PgVectors implements VectorStore {
+  constructor(private readonly db: Db) {}
+
+  async enqueueMissing(model: string): Promise<number> {
+    const rows = await this.db.query(
+      `INSERT INTO embed_queue (article_id, enqueued_at)
+       SELECT a.id, $1 FROM articles a
+       WHERE NOT EXISTS (SELECT 1 FROM article_vectors v WHERE v.article_id = a.id AND v.model = $2)
+       ON CONFLICT DO NOTHING RETURNING article_id`,
+      [new Date().toISOString(), model],
+    );
+    return rows.length;
+  }
+
+  /** Leases the oldest unleased (or lease-expired) rows; SKIP LOCKED: concurrent workers never wait on each other. */
+  async nextBatch(limit: number, leaseMs: number = DEFAULT_LEASE_MS): Promise<{ id: string; content: string }[]> {
+    return this.db.query<{ id: string; content: string }>(
+      `WITH picked AS (
+         SELECT article_id FROM embed_queue
+         WHERE leased_until IS NULL OR leased_until <= clock_timestamp()
+         ORDER BY enqueued_at, article_id LIMIT $1
+         FOR UPDATE SKIP LOCKED
+       ), leased AS (
+         UPDATE embed_queue q SET leased_until = clock_timestamp() + $2 * interval '1 millisecond'
+         FROM picked WHERE q.article_id = picked.article_id
+         RETURNING q.article_id, q.enqueued_at
+       )
+       SELECT a.id, a.content FROM leased JOIN articles a ON a.id = leased.article_id
+       ORDER BY leased.enqueued_at, leased.article_id`,
+      [limit, Math.max(0, Math.trunc(leaseMs))],
+    );
+  }
+
+  /**
+   * Stores vectors (a vector stored again replaces the old one under a new rowid, as SQLite's INSERT OR
+   * REPLACE) and dequeues their articles, in one transaction. Writers are serialised (advisory lock) so
+   * rowids commit in order and `vectorsAfter` readers never skip one.
+   */
+  async storeVectors(model: string, stored: { id: string; vector: Float32Array }[]): Promise<void> {
+    if (stored.length === 0) return;
+    // One row per article (the last one wins, as consecutive INSERT OR REPLACEs would).
+    const vectors = [...new Map(stored.map((v) => [v.id, v])).values()];
+    await this.db.tx(async (db) => {
+      await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.vectors, db.schema]);
+      const ids = vectors.map((v) => v.id);
+      await db.query(
+        `INSERT INTO article_vectors (article_id, model, vector)
+         SELECT t.id, $2, t.v FROM unnest($1::text[], $3::bytea[]) WITH ORDINALITY AS t(id, v, n) ORDER BY t.n
+         ON CONFLICT (article_id, model) DO UPDATE SET vector = EXCLUDED.vector, rowid = EXCLUDED.rowid`,
+        [ids, model, vectors.map((v) => Buffer.from(v.vector.buffer, v.vector.byteOffset, v.vector.byteLength))],
+      );
+      await db.query('DELETE FROM embed_queue WHERE article_id = ANY($1::text[])', [ids]);
+    });
+  }
+
+  async queueLength(): Promise<number> {
+    const rows = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM embed_queue');
+    return Number(rows[0]!.n);
+  }
+
+  /** Counts an attempt, ends the lease and moves the article to the back; drops it after maxAttempts. */
+  async deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return this.db.tx(async (db) => {
+      const rows = await db.query<{ article_id: string; attempts: number }>(
+        `UPDATE embed_queue SET attempts = attempts + 1, enqueued_at = $1, leased_until = NULL
+         WHERE article_id = ANY($2::text[]) RETURNING article_id, attempts`,
+        [new Date(now).toISOString(), ids],
+      );
+      const dropped = new Set(rows.filter((r) => r.attempts >= maxAttempts).map((r) => r.article_id));
+      if (dropped.size > 0) await db.query('DELETE FROM embed_queue WHERE article_id = ANY($1::text[])', [[...dropped]]);
+      // In the caller's order, as the SQLite store.
+      return ids.filter((id) => dropped.has(id));
+    });
+  }
+
+  async vectorsAfter(model: string, afterRowid: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
+    const rows = await this.db.query<{ rowid: string; article_id: string; vector: Buffer }>(
+      'SELECT rowid, article_id, vector FROM article_vectors WHERE model = $1 AND rowid > $2 ORDER BY rowid',
+      [model, afterRowid],
+    );
+    return rows.map((r) => {
+      const copy = new Uint8Array(r.vector.byteLength);
+      copy.set(r.vector);
+      return { rowid: Number(r.rowid), id: r.article_id, vector: new Float32Array(copy.buffer) };
+    });
+  }
+}
