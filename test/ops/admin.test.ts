@@ -1,0 +1,105 @@
+/** The admin listener on its own: health, readiness with failing and hanging checks, metrics, 404/405. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startAdminServer, type AdminServer, type ReadinessCheck } from '../../src/ops/admin.js';
+import { createMetrics } from '../../src/ops/metrics.js';
+
+let admin: AdminServer | undefined;
+afterEach(async () => {
+  await admin?.close();
+  admin = undefined;
+});
+
+async function start(checks: ReadinessCheck[], checkTimeoutMs = 200) {
+  const logs: string[] = [];
+  const metrics = createMetrics({ defaultMetrics: false });
+  admin = await startAdminServer({ port: 0, checks, metrics, log: (m) => logs.push(m), checkTimeoutMs });
+  return { url: admin.url, metrics, logs };
+}
+
+describe('admin listener', () => {
+  it('binds to loopback by default', async () => {
+    const { url } = await start([]);
+    expect(new URL(url).hostname).toBe('127.0.0.1');
+  });
+
+  it('answers /healthz with 200 {"status":"ok"}', async () => {
+    const { url } = await start([{ name: 'broken', check: async () => Promise.reject(new Error('down')) }]);
+    const res = await fetch(`${url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('answers /readyz with 200 when every check passes', async () => {
+    const { url } = await start([
+      { name: 'database', check: async () => {} },
+      { name: 'redis', check: async () => {} },
+    ]);
+    const res = await fetch(`${url}/readyz`);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.status).toBe('ready');
+    expect(Object.keys(body.checks).sort()).toEqual(['database', 'redis']);
+  });
+
+  it('answers /readyz with 503 naming the failing and the hanging checks, in parallel and bounded', async () => {
+    const { url } = await start(
+      [
+        { name: 'database', check: async () => {} },
+        { name: 'redis', check: async () => Promise.reject(new Error('ECONNREFUSED 127.0.0.1:6379')) },
+        { name: 'embedder', check: () => new Promise<void>(() => {}) },
+        { name: 'migrations', check: () => new Promise<void>(() => {}) },
+      ],
+      300,
+    );
+    const started = Date.now();
+    const res = await fetch(`${url}/readyz`);
+    const elapsed = Date.now() - started;
+    expect(res.status).toBe(503);
+    const body = await res.json();
+    expect(body.status).toBe('not_ready');
+    expect(body.failed.sort()).toEqual(['embedder', 'migrations', 'redis']);
+    expect(body.checks.database.ok).toBe(true);
+    expect(body.checks.redis.error).toContain('ECONNREFUSED');
+    expect(body.checks.embedder.error).toContain('300 ms');
+    // Two hanging checks of 300 ms each: in parallel, not one after the other.
+    expect(elapsed).toBeLessThan(590);
+  });
+
+  it('counts a check that throws synchronously as failed', async () => {
+    const { url } = await start([
+      {
+        name: 'sync',
+        check: () => {
+          throw new Error('boom');
+        },
+      },
+    ]);
+    const res = await fetch(`${url}/readyz`);
+    expect(res.status).toBe(503);
+    expect((await res.json()).failed).toEqual(['sync']);
+  });
+
+  it('serves /metrics in the Prometheus text format', async () => {
+    const { url, metrics } = await start([]);
+    metrics.ipBlocks.inc();
+    const res = await fetch(`${url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const text = await res.text();
+    expect(text).toContain('# TYPE fns_ip_blocks_total counter');
+    expect(text).toMatch(/^fns_ip_blocks_total 1$/m);
+  });
+
+  it('answers anything else with a problem', async () => {
+    const { url } = await start([]);
+    const nf = await fetch(`${url}/v1/news`);
+    expect(nf.status).toBe(404);
+    expect(nf.headers.get('content-type')).toBe('application/problem+json');
+    expect((await nf.json()).status).toBe(404);
+    const post = await fetch(`${url}/metrics`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    expect((await post.json()).title).toBe('Method Not Allowed');
+  });
+});
