@@ -150,22 +150,28 @@ describe.skipIf(skip)('redis: stream slot leases', () => {
     expect(await two.slots.tryAcquire(acct, 'other')).toBe(true);
     await two.slots.release(acct, 'other');
   });
-  test('reports a lease that ran out before its renewal (never takes it back) and stops renewing it', async () => {
+  test('takes back a lease that ran out while the slot is still free (Redis restarted empty), and reports one that another connection took', async () => {
     const lost: string[] = [];
     const s = open({ slots: { leaseMs: 60_000, onLeaseLost: (a, c) => lost.push(`${a}/${c}`) } });
     await s.ready();
-    const [acct, kept] = [fresh('acct'), fresh('acct')];
-    expect(await s.slots.tryAcquire(acct, 'c1')).toBe(true);
-    expect(await s.slots.tryAcquire(kept, 'c2')).toBe(true);
-    await admin.del(`${prefix}{slot:${acct}}`); // as when the lease expired during a long cut
-    expect(await two.slots.tryAcquire(acct, 'taker')).toBe(true);
+    const [taken, free, kept] = [fresh('acct'), fresh('acct'), fresh('acct')];
+    expect(await s.slots.tryAcquire(taken, 'c1')).toBe(true);
+    expect(await s.slots.tryAcquire(free, 'c2')).toBe(true);
+    expect(await s.slots.tryAcquire(kept, 'c3')).toBe(true);
+    // As when the leases are gone (expired during a long cut, or an empty Redis after a restart):
+    await admin.del(`${prefix}{slot:${taken}}`, `${prefix}{slot:${free}}`);
+    expect(await two.slots.tryAcquire(taken, 'taker')).toBe(true);
     await s.slots.renew();
-    expect(lost).toEqual([`${acct}/c1`]);
-    expect(s.slots.inUse()).toBe(1);
-    expect(await admin.zrange(`${prefix}{slot:${acct}}`, '0', '-1')).toEqual(['taker']);
-    expect(await admin.zrange(`${prefix}{slot:${kept}}`, '0', '-1')).toEqual(['c2']);
-    await two.slots.release(acct, 'taker');
-    await s.slots.release(kept, 'c2');
+    expect(lost).toEqual([`${taken}/c1`]);
+    expect(s.slots.inUse()).toBe(2);
+    expect(await admin.zrange(`${prefix}{slot:${taken}}`, '0', '-1')).toEqual(['taker']);
+    expect(await admin.zrange(`${prefix}{slot:${free}}`, '0', '-1')).toEqual(['c2']);
+    expect(await admin.zrange(`${prefix}{slot:${kept}}`, '0', '-1')).toEqual(['c3']);
+    expect(await two.slots.tryAcquire(free, 'other')).toBe(false);
+    await two.slots.release(taken, 'taker');
+    await s.slots.release(free, 'c2');
+    await s.slots.release(kept, 'c3');
+    expect(await admin.exists(`${prefix}{slot:${free}}`, `${prefix}{slot:${kept}}`)).toBe(0);
   });
 });
 
@@ -267,6 +273,33 @@ describe.skipIf(skip)('redis down', () => {
       expect(await admin.exists(`${prefix}{rl:${keyId}}`)).toBe(1);
       admin.disconnect();
     });
+
+    test('hung (SIGSTOP): a request gets its answer from memory after the command timeout instead of waiting; slots refuse; answered again after SIGCONT', async () => {
+      const state = open({}, `redis://127.0.0.1:${port}`);
+      await state.ready();
+      const log = hooksLog();
+      const rl = new FallbackRateLimiter(state.rateLimiter, new MemoryRateLimiter(), log.hooks);
+      const limit = plans.pro.rateLimit;
+      expect((await rl.hit('hung', limit, WINDOW, Date.now())).admitted).toBe(true);
+      server!.kill('SIGSTOP');
+      try {
+        const started = Date.now();
+        expect((await rl.hit('hung', limit, WINDOW, Date.now())).admitted).toBe(true);
+        // Bounded by the command timeout (a few hundred ms), far below a client's patience.
+        expect(Date.now() - started).toBeLessThan(5000);
+        expect(log.events).toEqual(['fallback:rateLimiter:error']);
+        await expect(state.slots.tryAcquire('acct-hung', 'c')).rejects.toBeInstanceOf(SharedStateUnavailableError);
+      } finally {
+        server!.kill('SIGCONT');
+      }
+      const deadline = Date.now() + 10_000;
+      while (rl.degraded && Date.now() < deadline) {
+        await sleep(60);
+        await rl.hit('hung', limit, WINDOW, Date.now());
+      }
+      expect(rl.degraded).toBe(false);
+      expect(log.events).toEqual(['fallback:rateLimiter:error', 'recover:rateLimiter']);
+    }, 30_000);
 
     test('serves from memory while it is down (hooks once per outage), refuses stream slots, and uses Redis again once it is back', async () => {
       const state = open({}, `redis://127.0.0.1:${port}`);

@@ -6,7 +6,8 @@
  * releasing (kill -9), its leases run out within `leaseMs` and the account can connect again.
  *
  * Clock: lease times come from Redis `TIME` inside the scripts (one clock for every instance; nothing
- * here depends on the callers' clocks being in sync).
+ * here depends on the callers' clocks being in sync). A renewal takes a lease that ran out back when
+ * the slot is still free, so open streams keep their slots through a Redis restart.
  *
  * No fallback: when Redis does not answer, `tryAcquire` throws SharedStateUnavailableError (an
  * in-process decision would let an account hold one stream per instance). `release` errors propagate to
@@ -26,7 +27,12 @@ export const DEFAULT_RENEW_MS = 5_000;
 const NOW_MS = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-/** KEYS[1] the account's leases; ARGV: connectionId, perAccount, leaseMs. Returns 1 when held. */
+/**
+ * KEYS[1] the account's leases; ARGV: connectionId, perAccount, leaseMs. Returns 1 when held. Also the
+ * renewal: a held lease is extended, and one that ran out (Redis restarted empty, or cut off for longer
+ * than the lease) is taken back when the slot is still free, so open streams keep their slot through an
+ * outage; when another connection took it meanwhile, 0 (the lease is lost).
+ */
 const ACQUIRE = lua(`${NOW_MS}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local lease = tonumber(ARGV[3])
@@ -36,18 +42,6 @@ redis.call('PEXPIRE', KEYS[1], lease)
 return 1
 `);
 
-/**
- * KEYS[1] the account's leases; ARGV: connectionId, leaseMs. Extends a lease that is still held (never
- * brings back one that ran out: another connection may hold the slot now). Returns 1 when renewed.
- */
-const RENEW = lua(`${NOW_MS}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-local lease = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], lease)
-return 1
-`);
 
 export interface RedisStreamSlotsOptions {
   /** Slots per account (default: `connectionsPerAccount` of asyncapi.yaml). */
@@ -57,9 +51,10 @@ export interface RedisStreamSlotsOptions {
   /** Renewal period in ms (default DEFAULT_RENEW_MS, or a quarter of `leaseMs` when that is shorter). */
   renewMs?: number;
   /**
-   * A held lease could not be renewed because it had already run out (this instance was cut off from
-   * Redis for longer than the lease): the slot may be someone else's now; the caller should close the
-   * connection. Not called for a failed renewal round (Redis unreachable): those are retried.
+   * A held lease could not be renewed: it had run out (Redis restarted empty, or this instance was cut
+   * off for longer than the lease) and another connection of the account holds the slot now. The caller
+   * should close this connection. Not called for a failed renewal round (Redis unreachable): those are
+   * retried at the next heartbeat.
    */
   onLeaseLost?: (accountId: string, connectionId: string) => void;
   /** A renewal round failed (Redis unreachable): for a log line. */
@@ -113,13 +108,14 @@ export class RedisStreamSlots implements StreamSlots {
     if (this.renewing || this.held.size === 0) return;
     this.renewing = true;
     try {
-      const entries = [...this.held];
-      // Make sure the script is cached (EVALSHA in a pipeline cannot fall back to EVAL per command).
-      await runScript(this.redis, RENEW, [this.key(entries[0]![1])], [entries[0]![0], this.leaseMs]).then((r) => this.renewed(entries[0]!, r));
-      const rest = entries.slice(1);
+      const [first] = this.held;
+      // The first through runScript, so the script is cached (EVALSHA in a pipeline cannot fall back to EVAL).
+      this.renewed(first!, await this.renewScript(first!));
+      // The others read after that await: a connection released meanwhile is not renewed.
+      const rest = [...this.held].filter(([c]) => c !== first![0]);
       if (rest.length === 0) return;
       const pipeline = this.redis.pipeline();
-      for (const [connectionId, accountId] of rest) pipeline.evalsha(RENEW.sha, 1, this.key(accountId), connectionId, this.leaseMs);
+      for (const [connectionId, accountId] of rest) pipeline.evalsha(ACQUIRE.sha, 1, this.key(accountId), connectionId, this.perAccount, this.leaseMs);
       const results = (await pipeline.exec()) ?? [];
       results.forEach(([err, r], i) => {
         if (err) this.options.onRenewError?.(err);
@@ -132,8 +128,17 @@ export class RedisStreamSlots implements StreamSlots {
     }
   }
 
+  private renewScript([connectionId, accountId]: [string, string]): Promise<unknown> {
+    return runScript(this.redis, ACQUIRE, [this.key(accountId)], [connectionId, this.perAccount, this.leaseMs]);
+  }
+
   private renewed([connectionId, accountId]: [string, string], result: unknown): void {
-    if (result === 1 || !this.held.has(connectionId)) return;
+    if (!this.held.has(connectionId)) {
+      // Released while its renewal was under way: the renewal may have landed after the release.
+      if (result === 1) this.redis.zrem(this.key(accountId), connectionId).catch(() => {});
+      return;
+    }
+    if (result === 1) return;
     this.held.delete(connectionId);
     this.options.onLeaseLost?.(accountId, connectionId);
   }
