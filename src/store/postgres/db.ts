@@ -99,6 +99,11 @@ export class PoolDb implements Db {
       throw unavailable(e);
     }
     let broken: unknown;
+    // The connection may die while checked out (server restart, pg_terminate_backend): without a
+    // listener its 'error' event would crash the process. The pending query fails too, and the
+    // connection is then closed instead of being returned to the pool.
+    const onError = (e: Error) => (broken = e);
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await fn(new ClientDb(this.schema, client));
@@ -110,6 +115,7 @@ export class PoolDb implements Db {
       throw unavailable(e);
     } finally {
       // A connection that failed mid-transaction is closed, never handed to the next caller.
+      client.removeListener('error', onError);
       client.release(broken instanceof Error ? broken : broken === undefined ? undefined : true);
     }
   }

@@ -61,9 +61,9 @@ export class PostgresStore implements Store {
 
   /** Applied and latest migration versions (for /readyz: current when equal). */
   async migrationStatus(): Promise<{ applied: number; latest: number }> {
-    const rows = await this.db.query<{ v: number | null }>(
-      `SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE (SELECT coalesce(max(version), 0) FROM schema_migrations) END AS v`,
-    );
+    const exists = await this.db.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
+    if (!exists[0]?.t) return { applied: 0, latest: LATEST_VERSION };
+    const rows = await this.db.query<{ v: number }>('SELECT coalesce(max(version), 0) AS v FROM schema_migrations');
     return { applied: rows[0]?.v ?? 0, latest: LATEST_VERSION };
   }
 

@@ -59,9 +59,11 @@ export const MIGRATIONS: readonly string[] = [
 
 export const LATEST_VERSION = MIGRATIONS.length;
 
-/** Highest applied version (0: none), read through any connection whose search_path is the schema. */
-export async function appliedVersion(q: { query: (text: string) => Promise<{ rows: { v: number | null }[] }> }): Promise<number> {
-  const r = await q.query(`SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE (SELECT coalesce(max(version), 0) FROM schema_migrations) END AS v`);
+/** Highest applied version (0: none), on a connection whose search_path is the schema. */
+async function appliedVersion(client: pg.Client): Promise<number> {
+  const exists = await client.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
+  if (!exists.rows[0]?.t) return 0;
+  const r = await client.query<{ v: number }>('SELECT coalesce(max(version), 0) AS v FROM schema_migrations');
   return r.rows[0]?.v ?? 0;
 }
 
@@ -88,7 +90,7 @@ export async function migrate(url: string, schema: string = DEFAULTS.schema, opt
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await client.query(`SET search_path = ${schema}`);
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-      const current = await appliedVersion(client as never);
+      const current = await appliedVersion(client);
       for (let v = current; v < MIGRATIONS.length; v++) {
         await client.query('BEGIN');
         try {
