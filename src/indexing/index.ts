@@ -68,6 +68,12 @@ export interface WorkerOptions {
   retryMs?: number;
   /** Attempts before an article the embedder keeps refusing leaves the queue (default 5). */
   maxAttempts?: number;
+  /**
+   * How long a batch stays leased to this worker (other instances' workers skip it; after this it is
+   * handed out again, e.g. when this process died mid-batch). Default: the store's (2 minutes on
+   * PostgreSQL); keep it above the embedder's timeout times the batch size.
+   */
+  leaseMs?: number;
   log?: (message: string) => void;
 }
 
@@ -106,7 +112,7 @@ export class EmbeddingWorker {
       this.unsaved = undefined;
       return n;
     }
-    const batch = await this.store.nextBatch(this.options.batchSize ?? 32);
+    const batch = await this.store.nextBatch(this.options.batchSize ?? 32, this.options.leaseMs);
     if (batch.length === 0) return 0;
     let stored: { id: string; vector: Float32Array }[];
     const refused: string[] = [];

@@ -8,11 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { EmbeddingWorker, SemanticIndex } from '../../src/indexing/index.js';
 import { isStoreBusy, isStoreUnavailable } from '../../src/store/errors.js';
 import { LOCK } from '../../src/store/postgres/db.js';
 import { LATEST_VERSION, listenFeed, migrate, openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { adminClient, dropSchemas, freshSchema, PG_TEST_URL, pgReachable, reportUnreachable, sql } from '../support/postgres.js';
+import { TrigramEmbedder } from '../support/service.js';
 import { article } from './ports.suite.js';
 
 const reachable = await pgReachable();
@@ -227,6 +229,29 @@ describe('postgres store engine', () => {
     const vectors = await b.vectorsAfter('m', 0);
     expect(vectors.map((v) => v.rowid)).toEqual([...vectors.map((v) => v.rowid)].sort((x, y) => x - y));
     expect(new Set(vectors.map((v) => v.id)).size).toBe(40);
+  });
+
+  test('two instances\' embedding workers embed each article once; every instance\'s index finds them', async () => {
+    const schema = newSchema();
+    const a = await open(schema);
+    const b = await open(schema);
+    await a.insert([...Array.from({ length: 30 }, (_, i) => article(`filler story ${i}`)), article('Crude oil prices jump on supply cut')], Date.now());
+    const embedded: string[] = [];
+    const counting = () => {
+      const e = new TrigramEmbedder();
+      const embed = e.embed.bind(e);
+      e.embed = async (texts) => {
+        embedded.push(...texts);
+        return embed(texts);
+      };
+      return e;
+    };
+    const [na, nb] = await Promise.all([new EmbeddingWorker(a, counting(), { batchSize: 4, leaseMs: 30_000 }).drain(), new EmbeddingWorker(b, counting(), { batchSize: 4 }).drain()]);
+    expect(na + nb).toBe(31);
+    expect(embedded).toHaveLength(31);
+    expect(new Set(embedded).size).toBe(31);
+    const hits = await new SemanticIndex(b, new TrigramEmbedder()).search('oil prices', 1);
+    expect(hits.map((h) => h.content)).toEqual(['Crude oil prices jump on supply cut']);
   });
 });
 
