@@ -41,6 +41,15 @@ export const commands: CommandSpec[] = [
     options: ['port', 'host'],
   },
   {
+    name: 'migrate',
+    synopsis: ['[--json]'],
+    summary: 'apply the database migrations (PostgreSQL with DATABASE_URL, else the SQLite file)',
+    details:
+      'Applies every missing migration of DATABASE_URL / DATABASE_SCHEMA (or of the SQLite file in DATA_DIR), under a lock, and\nsays which. The service applies them at start as well; run this first when several instances start together.',
+    args: [],
+    options: ['json'],
+  },
+  {
     name: 'demo',
     synopsis: ['[--port N] [--json]'],
     summary: 'a ready-to-try instance: sample articles, one key per tier',

@@ -19,8 +19,11 @@ export const DEMO_EXEMPT = 'loopback';
 const SAMPLE = fileURLToPath(new URL('../../fixtures/demo-articles.ndjson', import.meta.url));
 
 export async function runDemo(base: Config, opts: { json: boolean }): Promise<void> {
+  // The demo is the embedded default, whatever DATABASE_URL / REDIS_URL say (it deletes its data on start).
+  const { databaseUrl, redisUrl, ...embedded } = base;
+  if (databaseUrl || redisUrl) console.error('demo: ignoring DATABASE_URL / REDIS_URL: the demo runs on its own SQLite file in DATA_DIR/demo');
   const config: Config = {
-    ...base,
+    ...embedded,
     dataDir: join(base.dataDir, 'demo'),
     // Loopback unless HOST says otherwise; and a newcomer trying all five keys from this machine must not
     // lock themself out: the IP guard exempts loopback here (DEMO_EXEMPT, printed below).

@@ -7,9 +7,10 @@
  */
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
-import { databaseFile, livePrefix, startService } from '../server/index.js';
-import type { ArticleStore } from '../store/ports.js';
-import { SqliteStore } from '../store/sqlite.js';
+import { livePrefix, startService } from '../server/index.js';
+import { openStore, sqliteFile } from '../store/index.js';
+import type { ArticleStore, Store } from '../store/ports.js';
+import { LATEST_VERSION, migrate } from '../store/postgres/index.js';
 import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
 import { runDemo } from './demo.js';
 import { CliError, EXIT, explain, isBusy, type ErrorContext } from './errors.js';
@@ -41,32 +42,26 @@ function print(json: boolean, data: unknown, human: string): void {
   out(json ? JSON.stringify(data) : human);
 }
 
-function openStore(config: Config): SqliteStore {
-  if (config.databaseUrl) {
-    throw new CliError('DATABASE_URL is set, but the operator commands work on the embedded store (DATA_DIR) only; unset DATABASE_URL', EXIT.usage);
-  }
-  return new SqliteStore(databaseFile(config));
+/** The store of this deployment: the SQLite file under DATA_DIR, or PostgreSQL when DATABASE_URL is set. */
+function cliStore(config: Config): Promise<Store> {
+  return openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } });
+}
+
+/** Where the data lives, for messages. */
+export function whereData(config: Config): string {
+  return config.databaseUrl ? `PostgreSQL schema ${config.databaseSchema}` : sqliteFile(config);
 }
 
 /**
- * Runs `fn` on the store. A write runs in one IMMEDIATE transaction: it waits for the write lock first
- * (up to the store's busy timeout) and then either all of it is stored or nothing is.
+ * Runs `fn` on the store. A write runs in one transaction (SQLite: IMMEDIATE, so it waits for the write
+ * lock first, up to the store's busy timeout): either all of it is stored or nothing is.
  */
-async function withStore<T>(config: Config, fn: (store: SqliteStore) => Promise<T>, opts: { write: boolean }): Promise<T> {
-  const store = openStore(config);
+async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, opts: { write: boolean }): Promise<T> {
+  const store = await cliStore(config);
   try {
-    if (!opts.write) return await fn(store);
-    store.db.exec('BEGIN IMMEDIATE');
-    try {
-      const result = await fn(store);
-      store.db.exec('COMMIT');
-      return result;
-    } catch (e) {
-      if (store.db.inTransaction) store.db.exec('ROLLBACK');
-      throw e;
-    }
+    return opts.write ? await store.transaction(fn) : await fn(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -105,7 +100,7 @@ function ingestSummary(r: IngestReport): string {
 async function ingestCommand(config: Config, file: string, json: boolean): Promise<number> {
   const input = await openInput(file);
   if (file === '-' && process.stdin.isTTY) err('fns: reading NDJSON from standard input; end it with Ctrl+D');
-  const store = openStore(config);
+  const store = await cliStore(config);
   const progress = new Progress(process.stderr);
   const interrupt = new AbortController();
   const onSigint = () => {
@@ -137,7 +132,7 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
     return e.report.ingested > 0 ? EXIT.partial : EXIT.failed;
   } finally {
     process.off('SIGINT', onSigint);
-    store.close();
+    await store.close();
     input.destroy();
   }
 }
@@ -165,7 +160,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
     case 'serve': {
       const cfg = listenConfig(config, options);
       const svc = await startService(cfg);
-      out(`fns: listening on ${svc.url} (data: ${databaseFile(cfg)})`);
+      out(`fns: listening on ${svc.url} (data: ${whereData(cfg)})`);
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);
         process.once('SIGINT', resolve);
@@ -238,6 +233,18 @@ async function main(argv: string[]): Promise<number | 'running'> {
     }
     case 'articles ingest':
       return ingestCommand(config, args[0]!, json);
+    case 'migrate': {
+      // PostgreSQL: apply what is missing, under a lock (instances starting at the same time wait).
+      // SQLite: opening the file applies them.
+      if (config.databaseUrl) {
+        const applied = await migrate(config.databaseUrl, config.databaseSchema);
+        print(json, { engine: 'postgres', schema: config.databaseSchema, applied, version: LATEST_VERSION }, applied.length ? `applied migration(s) ${applied.join(', ')}; schema ${config.databaseSchema} is at version ${LATEST_VERSION}` : `schema ${config.databaseSchema} is up to date (version ${LATEST_VERSION})`);
+      } else {
+        await (await cliStore(config)).close();
+        print(json, { engine: 'sqlite', file: sqliteFile(config) }, `${sqliteFile(config)} is up to date`);
+      }
+      return EXIT.ok;
+    }
     default:
       throw new Error(`fns ${command.name}: parsed but not implemented`);
   }

@@ -4,7 +4,6 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { ConfigError, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
 import { limits } from '../contract/index.js';
@@ -13,7 +12,11 @@ import { createHttpServer } from '../http/server.js';
 import { EmbeddingWorker, SemanticIndex } from '../indexing/index.js';
 import { createEmbedder, type ClosableEmbedder, type Embedder } from '../search/index.js';
 import { MemoryIpGuard, MemoryRateLimiter } from '../state/memory.js';
-import { SqliteStore } from '../store/sqlite.js';
+import { FallbackIpGuard, FallbackRateLimiter, type FallbackHooks } from '../state/fallback.js';
+import { createRedisState } from '../state/redis/index.js';
+import { openStore } from '../store/index.js';
+import type { Store } from '../store/ports.js';
+import { listenFeed } from '../store/postgres/index.js';
 import { attachStream, MemoryStreamSlots, type StreamHandle } from '../stream/index.js';
 import { startAdminServer, type AdminServer, type ReadinessCheck } from '../ops/admin.js';
 import { createLogger, type OpsLogger } from '../ops/logger.js';
@@ -23,7 +26,7 @@ import { countEmbedderErrors, createRequestObserver, createStreamObserver } from
 export interface RunningService {
   url: string;
   server: Server;
-  store: SqliteStore;
+  store: Store;
   worker: EmbeddingWorker;
   stream: StreamHandle;
   metrics: Metrics;
@@ -52,12 +55,7 @@ function cachedCheck(name: string, ttlMs: number, probe: () => Promise<void>): R
 /** `fns serve` listens on every interface unless HOST says otherwise (the demo: loopback). */
 export const DEFAULT_HOST = '0.0.0.0';
 
-/** How long the service's own writes (the embedding worker) may wait, synchronously, for a lock. */
-export const SERVICE_BUSY_TIMEOUT_MS = 5;
-
-export function databaseFile(config: Pick<Config, 'dataDir'>): string {
-  return join(config.dataDir, 'fns.sqlite');
-}
+export { SERVICE_BUSY_TIMEOUT_MS, sqliteFile as databaseFile } from '../store/index.js';
 
 export function livePrefix(config: Pick<Config, 'brand'>): string {
   return limits.keyPrefixes.live.replace(/^fns_/, `${config.brand}_`);
@@ -83,9 +81,6 @@ export async function startService(
     metrics?: Metrics;
   } = {},
 ): Promise<RunningService> {
-  if (config.databaseUrl || config.redisUrl) {
-    throw new ConfigError('DATABASE_URL / REDIS_URL: the PostgreSQL and Redis adapters are not built yet; unset them to use the embedded store');
-  }
   // The service reads the contract from generated/: a spec edited without `npm run generate` must not
   // silently change nothing.
   const stale = staleGenerated();
@@ -96,24 +91,82 @@ export async function startService(
   const metrics = options.metrics ?? createMetrics();
   for (const w of config.warnings) log(`warning: ${w}`);
   const clock = options.clock ?? Date.now;
-  // The service never waits on another process's write lock for more than a few ms (see OpenOptions).
-  const store = new SqliteStore(databaseFile(config), { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS });
+  // SQLite: the service never waits on another process's write lock for more than a few ms.
+  // PostgreSQL (DATABASE_URL): migrations applied at start, under a lock.
+  const store = await openStore(config, { role: 'service', postgres: { schema: config.databaseSchema } });
+  const ipGuardOptions = {
+    exempt: config.ipGuardExempt,
+    onBlock: (ip: string, until: number) => {
+      metrics.ipBlocks.inc();
+      log(`ip-guard: blocked ${ip} until ${new Date(until).toISOString()} (${limits.ipGuard.distinctKeys} different keys within ${limits.ipGuard.windowMs / 1000} s)`);
+    },
+  };
+  const shared = config.redisUrl
+    ? {
+        state: createRedisState(config.redisUrl, {
+          keyPrefix: `${config.redisPrefix}:`,
+          ipGuardRules: limits.ipGuard,
+          ipGuard: ipGuardOptions,
+          onError: (e) => {
+            metrics.dependencyErrors.inc({ dependency: 'redis' });
+            log(`redis: connection lost (${e.message}); reconnecting`);
+          },
+          onReady: () => log('redis: connected'),
+          slots: {
+            // Another connection holds the account's slot now (this instance lost Redis for longer than
+            // the lease): this one goes, so one connection per account holds across instances.
+            onLeaseLost: (_accountId, connectionId) => lostLeases.forEach((f) => f(connectionId)),
+          },
+        }),
+      }
+    : undefined;
+  const lostLeases = new Set<(connectionId: string) => void>();
+  // No offline queue: until Redis is ready, REST decides in memory and new streams are refused (1013).
+  await shared?.state.ready(5000).catch((e: Error) => log(`redis: ${e.message}; serving without it until it is reachable`));
+  // A notification bus: PostgreSQL LISTEN/NOTIFY wakes the feed reader on every commit, by any process.
+  let stopListening: (() => Promise<void>) | undefined;
+  const wakers = new Set<() => void>();
+  if (config.databaseUrl) {
+    stopListening = await listenFeed(config.databaseUrl, config.databaseSchema, {
+      onSeq: () => wakers.forEach((w) => w()),
+      onReconnect: () => {
+        log('database: feed notifications reconnected; reading what was committed meanwhile');
+        wakers.forEach((w) => w());
+      },
+      log: (m) => {
+        metrics.dependencyErrors.inc({ dependency: 'database' });
+        log(`database: ${m}`);
+      },
+    });
+  }
+  const feedWake = stopListening
+    ? (wake: () => void) => {
+        wakers.add(wake);
+        return () => wakers.delete(wake);
+      }
+    : undefined;
   const embedder = countEmbedderErrors(options.embedder ?? embedderFor(config), metrics);
   const index = new SemanticIndex(store, embedder);
   const worker = new EmbeddingWorker(store, embedder, { log });
   // One IP guard for REST and the stream: a key presented on either counts for the client IP.
-  const ipGuard = new MemoryIpGuard(limits.ipGuard, {
-    exempt: config.ipGuardExempt,
-    onBlock: (ip, until) => {
-      metrics.ipBlocks.inc();
-      log(`ip-guard: blocked ${ip} until ${new Date(until).toISOString()} (${limits.ipGuard.distinctKeys} different keys within ${limits.ipGuard.windowMs / 1000} s)`);
+  const memoryIpGuard = new MemoryIpGuard(limits.ipGuard, ipGuardOptions);
+  const memoryRateLimiter = new MemoryRateLimiter();
+  // With Redis: shared by every instance; while Redis is down, each instance decides alone (logged, counted).
+  const fallbackHooks: FallbackHooks = {
+    onFallback: (port, e) => {
+      metrics.dependencyErrors.inc({ dependency: 'redis' });
+      log(`redis: ${port} unreachable (${e instanceof Error ? e.message : String(e)}); deciding in this instance until it is back`);
     },
-  });
+    onFallbackDecision: (port) => metrics.sharedStateFallbacks.inc({ port: port === 'rateLimiter' ? 'rate_limiter' : 'ip_guard' }),
+    onRecover: (port) => log(`redis: ${port} reachable again; shared decisions resumed`),
+  };
+  const ipGuard = shared ? new FallbackIpGuard(shared.state.ipGuard, memoryIpGuard, fallbackHooks) : memoryIpGuard;
+  const rateLimiter = shared ? new FallbackRateLimiter(shared.state.rateLimiter, memoryRateLimiter, fallbackHooks) : memoryRateLimiter;
   const app = createApp({
     accounts: store,
     articles: store,
     search: index,
-    rateLimiter: new MemoryRateLimiter(),
+    rateLimiter,
     ipGuard,
     livePrefix: livePrefix(config),
     clock,
@@ -129,11 +182,13 @@ export async function startService(
     livePrefix: livePrefix(config),
     clock,
     trustProxy: config.trustProxy,
-    slots: new MemoryStreamSlots(),
+    slots: shared ? shared.state.slots : new MemoryStreamSlots(),
+    ...(feedWake ? { feedWake } : {}),
     recheckMs: config.streamRecheckMs,
     log,
     events: createStreamObserver({ logger, metrics }),
   });
+  lostLeases.add((connectionId) => stream.drop(connectionId, 'stream slot lease lost'));
   metrics.collectFrom({
     openStreams: () => stream.connections(),
     feedCursor: () => stream.feedCursor(),
@@ -149,7 +204,8 @@ export async function startService(
   let admin: AdminServer | undefined;
   if (config.adminPort !== undefined) {
     const checks: ReadinessCheck[] = [
-      { name: 'database', check: async () => void (await store.latestSeq()) },
+      { name: 'database', check: () => store.ping() },
+      ...(shared ? [{ name: 'redis', check: () => shared.state.ping() }] : []),
       cachedCheck('embedder', READINESS_CACHE_MS, async () => void (await embedder.embed(['readiness']))),
     ];
     admin = await startAdminServer({ port: config.adminPort, host: config.adminHost, checks, metrics, log });
@@ -176,7 +232,9 @@ export async function startService(
       const grace = setTimeout(() => server.closeAllConnections(), 5000);
       await closed;
       clearTimeout(grace);
-      store.close();
+      await stopListening?.();
+      await shared?.state.close();
+      await store.close();
       if ('close' in embedder && typeof embedder.close === 'function') await (embedder as ClosableEmbedder).close();
     },
   };

@@ -77,6 +77,11 @@ export interface StreamHandle {
   close(): Promise<void>;
   /** Open, admitted connections (not counting those being closed). */
   connections(): number;
+  /**
+   * Closes the connection with this id (e.g. its shared slot lease was lost to another connection while
+   * this instance could not reach Redis): `unavailable`, so the client retries and the slot rule decides.
+   */
+  drop(connectionId: string, why: string): void;
   /** The change-feed `seq` up to which every article has been handed to the clients (or skipped: nobody listening). */
   feedCursor(): number;
 }
@@ -335,6 +340,9 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   return {
     ready,
     connections: () => live.size,
+    drop(connectionId, why) {
+      for (const conn of live) if (conn.id === connectionId) end(conn, stream.closeCodes.unavailable, why);
+    },
     feedCursor: () => poller.cursor,
     close() {
       closed ??= (async () => {

@@ -1,0 +1,107 @@
+/**
+ * Real `fns` processes on the machine's PostgreSQL and Redis, in a fresh schema and key prefix per run.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTrigramEmbeddings, TRIGRAM_MODEL } from '../../scripts/lib/trigram-embeddings.js';
+import { repoRoot } from '../support/specs.js';
+import { PG_URL, REDIS_URL, runId } from './engines.js';
+
+const BIN = join(repoRoot, 'bin', 'fns.mjs');
+
+export interface Deployment {
+  env: NodeJS.ProcessEnv;
+  schema: string;
+  /** Runs one `fns` command to completion. */
+  fns(args: string[], input?: string): { status: number | null; stdout: string; stderr: string };
+  /** Starts `fns serve` on a free port; resolves with its URL once it listens. */
+  serve(extraEnv?: NodeJS.ProcessEnv): Promise<Instance>;
+  close(): Promise<void>;
+}
+
+export interface Instance {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function deployment(opts: { redisUrl?: string } = {}): Promise<Deployment> {
+  const schema = runId('fns_test');
+  const dataDir = mkdtempSync(join(tmpdir(), 'fns-scale-'));
+  const embeddings = await startTrigramEmbeddings();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    DATABASE_URL: PG_URL,
+    DATABASE_SCHEMA: schema,
+    REDIS_URL: opts.redisUrl ?? REDIS_URL,
+    REDIS_PREFIX: schema,
+    EMBEDDINGS_URL: embeddings.url,
+    EMBEDDINGS_MODEL: TRIGRAM_MODEL,
+    HOST: '127.0.0.1',
+  };
+  const instances: Instance[] = [];
+  const d: Deployment = {
+    env,
+    schema,
+    fns(args, input) {
+      const r = spawnSync(process.execPath, [BIN, ...args], { env, input, encoding: 'utf8', timeout: 60_000 });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    },
+    async serve(extraEnv = {}) {
+      const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: '0', ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (c) => (out += c));
+      child.stderr!.on('data', (c) => (out += c));
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`fns serve did not start:\n${out}`)), 30_000);
+        const check = () => {
+          const m = /listening on (http:\/\/\S+)/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        };
+        child.stdout!.on('data', check);
+        child.stderr!.on('data', check);
+        child.on('exit', (code) => reject(new Error(`fns serve exited with ${code}:\n${out}`)));
+      });
+      const exited = new Promise<void>((r) => child.on('exit', () => r()));
+      const instance: Instance = {
+        url,
+        port: Number(new URL(url).port),
+        child,
+        output: () => out,
+        async stop(signal = 'SIGTERM') {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          await exited;
+        },
+      };
+      instances.push(instance);
+      return instance;
+    },
+    async close() {
+      await Promise.all(instances.map((i) => i.stop('SIGKILL')));
+      embeddings.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      // The run's schema and keys go with it.
+      spawnSync('psql', [PG_URL, '-q', '-c', `DROP SCHEMA IF EXISTS "${schema}" CASCADE`], { encoding: 'utf8' });
+      spawnSync('redis-cli', ['-u', env.REDIS_URL!, '--scan', '--pattern', `${schema}*`], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter(Boolean)
+        .forEach((k) => spawnSync('redis-cli', ['-u', env.REDIS_URL!, 'DEL', k]));
+    },
+  };
+  return d;
+}
+
+/** `fns keys create --tier <tier> --json` on the deployment. */
+export function createKey(d: Deployment, tier: string): { key: string; key_id: string; account_id: string } {
+  const r = d.fns(['keys', 'create', '--tier', tier, '--json']);
+  if (r.status !== 0) throw new Error(`keys create: ${r.status} ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
