@@ -20,6 +20,10 @@ export function parseArticle(input: unknown): LineResult {
   if (unknown.length) return { ok: false, error: `unknown field(s): ${unknown.join(', ')}` };
   if (typeof o.content !== 'string' || o.content.trim() === '') return { ok: false, error: 'content is required and must be a non-empty string' };
   const content = o.content.trim();
+  // A NUL character is not text (and PostgreSQL cannot store it): the line is refused, on every store.
+  for (const f of ['content', 'source', 'url'] as const) {
+    if (typeof o[f] === 'string' && (o[f] as string).includes('\u0000')) return { ok: false, error: `${f} must not contain a NUL character` };
+  }
   if (content.length > articleRules.contentMaxLength) return { ok: false, error: `content is longer than ${articleRules.contentMaxLength} characters` };
 
   let urgency = deriveUrgency(content);

@@ -16,7 +16,7 @@ import { FallbackIpGuard, FallbackRateLimiter, type FallbackHooks } from '../sta
 import { createRedisState } from '../state/redis/index.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/ports.js';
-import { listenFeed } from '../store/postgres/index.js';
+import { listenFeed, PostgresStore } from '../store/postgres/index.js';
 import { attachStream, MemoryStreamSlots, type StreamHandle } from '../stream/index.js';
 import { startAdminServer, type AdminServer, type ReadinessCheck } from '../ops/admin.js';
 import { createLogger, type OpsLogger } from '../ops/logger.js';
@@ -206,6 +206,17 @@ export async function startService(
     const checks: ReadinessCheck[] = [
       { name: 'database', check: () => store.ping() },
       ...(shared ? [{ name: 'redis', check: () => shared.state.ping() }] : []),
+      ...(store instanceof PostgresStore
+        ? [
+            {
+              name: 'migrations',
+              check: async () => {
+                const { applied, latest } = await store.migrationStatus();
+                if (applied !== latest) throw new Error(`schema at migration ${applied} of ${latest}: run fns migrate`);
+              },
+            },
+          ]
+        : []),
       cachedCheck('embedder', READINESS_CACHE_MS, async () => void (await embedder.embed(['readiness']))),
     ];
     admin = await startAdminServer({ port: config.adminPort, host: config.adminHost, checks, metrics, log });
