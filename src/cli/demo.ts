@@ -9,6 +9,7 @@ import type { Config } from '../config/index.js';
 import { limits } from '../contract/index.js';
 import { parseNdjson } from '../ingest/parse.js';
 import { EmbeddingWorker } from '../indexing/index.js';
+import { createLogger } from '../ops/logger.js';
 import { databaseFile, embedderFor, livePrefix, startService } from '../server/index.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { cancel, createKey } from './operator.js';
@@ -56,7 +57,9 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   }
   store.close();
 
-  const svc = await startService(config, { log: (m) => console.error(m), embedder });
+  // The service's log on standard error (readable lines on a terminal), the keys and first requests on standard output.
+  const logger = createLogger({ destination: process.stderr, pretty: process.stderr.isTTY === true });
+  const svc = await startService(config, { logger, embedder });
   if (opts.json) {
     console.log(JSON.stringify({ url: svc.url, articles: articles.length, keys }));
   } else {

@@ -34,9 +34,8 @@ export interface AppDeps extends AuthDeps {
 const OPERATION_PATHS_LIST = Object.values(OPERATION_PATHS);
 
 export function createApp(deps: AppDeps): express.Express {
-  const app = contractApp();
+  const app = contractApp(deps.observe?.middleware);
   app.set('trust proxy', deps.trustProxy);
-  if (deps.observe) app.use(deps.observe.middleware);
 
   const route = createOperationChain({ auth: deps, rateLimiter: deps.rateLimiter, clock: deps.clock, validateResponses: deps.validateResponses, ...(deps.observe ? { onRateLimited: deps.observe.rateLimited } : {}) });
 

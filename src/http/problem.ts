@@ -44,8 +44,10 @@ export function sendGenericProblem(res: Response, status: number, title: string,
  * paths matched exactly as the contract writes them (`/V1/news` and `/v1/news/` are not `/v1/news`),
  * and requestTarget() in front of everything.
  */
-export function contractApp(): express.Express {
+export function contractApp(first?: RequestHandler): express.Express {
   const app = express();
+  // Observability first, so that requests refused by requestTarget() are logged and counted too.
+  if (first) app.use(first);
   app.disable('x-powered-by');
   app.set('query parser', parseQuery);
   app.set('etag', false);
