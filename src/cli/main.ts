@@ -161,6 +161,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
       const cfg = listenConfig(config, options);
       const svc = await startService(cfg);
       out(`fns: listening on ${svc.url} (data: ${whereData(cfg)})`);
+      if (svc.adminUrl) out(`fns: admin listener on ${svc.adminUrl}`);
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);
         process.once('SIGINT', resolve);

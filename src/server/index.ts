@@ -93,7 +93,7 @@ export async function startService(
   const clock = options.clock ?? Date.now;
   // SQLite: the service never waits on another process's write lock for more than a few ms.
   // PostgreSQL (DATABASE_URL): migrations applied at start, under a lock.
-  const store = await openStore(config, { role: 'service', postgres: { schema: config.databaseSchema } });
+  const store = await openStore(config, { role: 'service', postgres: { schema: config.databaseSchema, log: (m) => void (metrics.dependencyErrors.inc({ dependency: 'database' }), log(`database: ${m}`)) } });
   const ipGuardOptions = {
     exempt: config.ipGuardExempt,
     onBlock: (ip: string, until: number) => {

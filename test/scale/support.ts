@@ -25,7 +25,11 @@ export interface Instance {
   url: string;
   port: number;
   child: ChildProcess;
+  /** The admin listener's URL when the instance was started with ADMIN_PORT. */
+  adminUrl?: string;
   output(): string;
+  /** Resolves when the instance's output matches `re` (rejects after `timeoutMs`). */
+  waitOutput(re: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -71,11 +75,24 @@ export async function deployment(opts: { redisUrl?: string } = {}): Promise<Depl
         child.on('exit', (code) => reject(new Error(`fns serve exited with ${code}:\n${out}`)));
       });
       const exited = new Promise<void>((r) => child.on('exit', () => r()));
+      const waitOutput = async (re: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> => {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const m = re.exec(out);
+          if (m) return m;
+          if (Date.now() > deadline) throw new Error(`no ${re} in the output of fns serve within ${timeoutMs} ms:\n${out}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      // The admin line follows the listening line (src/cli/main.ts).
+      const adminUrl = extraEnv.ADMIN_PORT !== undefined ? (await waitOutput(/admin listener on (http:\/\/\S+)/))[1]! : undefined;
       const instance: Instance = {
         url,
         port: Number(new URL(url).port),
         child,
+        ...(adminUrl ? { adminUrl } : {}),
         output: () => out,
+        waitOutput,
         async stop(signal = 'SIGTERM') {
           if (child.exitCode === null && child.signalCode === null) child.kill(signal);
           await exited;
