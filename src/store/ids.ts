@@ -14,3 +14,30 @@ export function newApiKey(prefix: string): string {
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
+
+/** Crockford base32 of epoch ms, 10 chars: the time part of a ULID. */
+const ENCODING = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+export function ulidTimePrefix(ms: number): string {
+  let out = '';
+  let t = ms;
+  for (let i = 0; i < 10; i++) {
+    out = ENCODING[t % 32] + out;
+    t = Math.floor(t / 32);
+  }
+  return out;
+}
+
+/** The next ULID after `id` in the same millisecond (the random part plus one, as a monotonic ULID). */
+export function incrementUlid(id: string): string {
+  const chars = id.split('');
+  for (let i = chars.length - 1; i >= 10; i--) {
+    const v = ENCODING.indexOf(chars[i]!);
+    if (v < 31) {
+      chars[i] = ENCODING[v + 1]!;
+      return chars.join('');
+    }
+    chars[i] = ENCODING[0]!;
+  }
+  throw new Error('ULID random part exhausted within one millisecond');
+}
+

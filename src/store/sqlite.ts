@@ -11,7 +11,8 @@ import { limitBounds, type Tier } from '../contract/index.js';
 import { clampLimit, conformArticle, type StoredArticle } from '../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
 import type { FeedEntry, KeyInfo, KeyRecord, ListQuery, NewArticle, Store } from './ports.js';
-import { randomId } from './ids.js';
+import { incrementUlid, randomId, ulidTimePrefix } from './ids.js';
+import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE accounts (
@@ -108,36 +109,6 @@ function tightenModes(file: string): void {
   }
 }
 
-interface ArticleRow {
-  seq: number;
-  id: string;
-  content: string;
-  urgency: string;
-  sentiment: string | null;
-  published_at: string | null;
-  received_at: string;
-  tickers: string;
-}
-
-function toArticle(r: ArticleRow): StoredArticle {
-  return {
-    id: r.id,
-    content: r.content,
-    urgency: r.urgency as StoredArticle['urgency'],
-    sentiment: r.sentiment as StoredArticle['sentiment'],
-    published_at: r.published_at,
-    received_at: r.received_at,
-    tickers: JSON.parse(r.tickers),
-  };
-}
-
-interface AccountRow {
-  id: string;
-  tier: string;
-  period_end: string | null;
-  cancelled_at: string | null;
-}
-
 interface KeyRow {
   id: string;
   account_id: string;
@@ -145,39 +116,6 @@ interface KeyRow {
   created_at: string;
 }
 
-const toAccount = (r: AccountRow): AccountRecord => ({
-  id: r.id,
-  tier: r.tier as Tier,
-  periodEnd: r.period_end,
-  cancelledAt: r.cancelled_at,
-});
-
-/** Crockford base32 of epoch ms, 10 chars: the time part of a ULID. */
-const ENCODING = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-export function ulidTimePrefix(ms: number): string {
-  let out = '';
-  let t = ms;
-  for (let i = 0; i < 10; i++) {
-    out = ENCODING[t % 32] + out;
-    t = Math.floor(t / 32);
-  }
-  return out;
-}
-
-const ULID_ALPHABET = ENCODING;
-/** The next ULID after `id` in the same millisecond (the random part plus one, as a monotonic ULID). */
-export function incrementUlid(id: string): string {
-  const chars = id.split('');
-  for (let i = chars.length - 1; i >= 10; i--) {
-    const v = ULID_ALPHABET.indexOf(chars[i]!);
-    if (v < 31) {
-      chars[i] = ULID_ALPHABET[v + 1]!;
-      return chars.join('');
-    }
-    chars[i] = ULID_ALPHABET[0]!;
-  }
-  throw new Error('ULID random part exhausted within one millisecond');
-}
 
 /** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
 function articleJson(withTickers: boolean): string {
@@ -397,7 +335,7 @@ export class SqliteStore implements Store {
   }
 
   async feedAfter(seq: number, limit: number): Promise<FeedEntry[]> {
-    return this.stmts.feed.all(seq, limit).map((r) => ({ seq: r.seq, article: toArticle(r) }));
+    return this.stmts.feed.all(seq, limit).map((r) => ({ seq: Number(r.seq), article: toArticle(r) }));
   }
 
   async latestSeq(): Promise<number> {

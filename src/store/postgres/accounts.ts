@@ -4,13 +4,7 @@ import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../../domain/t
 import { randomId } from '../ids.js';
 import type { AccountStore, KeyInfo, KeyRecord } from '../ports.js';
 import type { Db } from './db.js';
-
-interface AccountRow {
-  id: string;
-  tier: string;
-  period_end: string | null;
-  cancelled_at: string | null;
-}
+import { toAccount, type AccountRow } from '../rows.js';
 
 interface KeyRow {
   id: string;
@@ -19,7 +13,6 @@ interface KeyRow {
   created_at: string;
 }
 
-const toAccount = (r: AccountRow): AccountRecord => ({ id: r.id, tier: r.tier as Tier, periodEnd: r.period_end, cancelledAt: r.cancelled_at });
 const toKey = (r: Omit<KeyRow, 'created_at'>): KeyRecord => ({ keyId: r.id, accountId: r.account_id, active: r.active });
 
 export class PgAccounts implements AccountStore {

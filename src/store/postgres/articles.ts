@@ -9,33 +9,12 @@ import { decodeTime, monotonicFactory } from 'ulid';
 import { limitBounds } from '../../contract/index.js';
 import { clampLimit, conformArticle, type StoredArticle } from '../../domain/articles.js';
 import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports.js';
-import { incrementUlid, ulidTimePrefix } from '../sqlite.js';
+import { incrementUlid, ulidTimePrefix } from '../ids.js';
 import { feedChannel, LOCK, type Db } from './db.js';
-
-interface ArticleRow {
-  seq: string;
-  id: string;
-  content: string;
-  urgency: string;
-  sentiment: string | null;
-  published_at: string | null;
-  received_at: string;
-  tickers: string;
-}
+import { toArticle, type ArticleRow } from '../rows.js';
 
 const COLUMNS = 'seq, id, content, urgency, sentiment, published_at, received_at, tickers';
 
-function toArticle(r: ArticleRow): StoredArticle {
-  return {
-    id: r.id,
-    content: r.content,
-    urgency: r.urgency as StoredArticle['urgency'],
-    sentiment: r.sentiment as StoredArticle['sentiment'],
-    published_at: r.published_at,
-    received_at: r.received_at,
-    tickers: JSON.parse(r.tickers),
-  };
-}
 
 /**
  * The contract's Article JSON, built by the database, byte-identical to the SQLite store's

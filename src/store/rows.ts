@@ -1,0 +1,38 @@
+/** The row shapes both SQL adapters read, and their mapping to the domain records. */
+import type { Tier } from '../contract/index.js';
+import type { StoredArticle } from '../domain/articles.js';
+import type { AccountRecord } from '../domain/tiers.js';
+
+export interface ArticleRow {
+  /** A number from SQLite, a string from PostgreSQL's bigint. */
+  seq: number | string;
+  id: string;
+  content: string;
+  urgency: string;
+  sentiment: string | null;
+  published_at: string | null;
+  received_at: string;
+  /** JSON text of the TickerSentiment array. */
+  tickers: string;
+}
+
+export function toArticle(r: ArticleRow): StoredArticle {
+  return {
+    id: r.id,
+    content: r.content,
+    urgency: r.urgency as StoredArticle['urgency'],
+    sentiment: r.sentiment as StoredArticle['sentiment'],
+    published_at: r.published_at,
+    received_at: r.received_at,
+    tickers: JSON.parse(r.tickers),
+  };
+}
+
+export interface AccountRow {
+  id: string;
+  tier: string;
+  period_end: string | null;
+  cancelled_at: string | null;
+}
+
+export const toAccount = (r: AccountRow): AccountRecord => ({ id: r.id, tier: r.tier as Tier, periodEnd: r.period_end, cancelledAt: r.cancelled_at });
