@@ -12,10 +12,8 @@
  *   200 again within a bound, and an article ingested afterwards reaches an open stream client (the
  *   LISTEN connection came back).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { Redis } from 'ioredis';
+import { freePort, PrivateRedis } from '../support/private-redis.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { limits, plans, problems, stream, streamAddress } from '../../src/contract/index.js';
@@ -59,53 +57,6 @@ function counter(metrics: string, name: string): number {
 async function outcome(c: TestClient, ms = 1000): Promise<'open' | Closed> {
   await c.opened.catch(() => {});
   return Promise.race([c.closed, sleep(ms).then(() => 'open' as const)]);
-}
-
-/** A free TCP port (nothing listens on it once this resolves). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** A redis-server of this file on `port` (never the machine's shared one). */
-class PrivateRedis {
-  private server: ChildProcess | undefined;
-  constructor(readonly port: number) {}
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-  async start(): Promise<void> {
-    this.server = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const probe = new Redis({ port: this.port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-    probe.on('error', () => {});
-    try {
-      for (let i = 0; i < 100; i++) {
-        try {
-          await probe.connect();
-          if ((await probe.ping()) === 'PONG') return;
-        } catch {
-          await sleep(50);
-        }
-      }
-      throw new Error(`redis-server did not start on ${this.port}`);
-    } finally {
-      probe.disconnect();
-    }
-  }
-  async kill(): Promise<void> {
-    const s = this.server;
-    if (!s || s.exitCode !== null || s.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      s.once('exit', () => resolve());
-      s.kill('SIGKILL');
-    });
-  }
 }
 
 /**

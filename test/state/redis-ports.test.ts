@@ -6,8 +6,7 @@
  * REDIS_TEST_URL (default redis://127.0.0.1:6379) must be reachable; when it is not, the suite is
  * skipped with a loud line, or fails when FNS_REQUIRE_ENGINES=1 (CI).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort, hasRedisServer, PrivateRedis } from '../support/private-redis.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { limits, plans } from '../../src/contract/index.js';
@@ -175,19 +174,7 @@ describe.skipIf(skip)('redis: stream slot leases', () => {
   });
 });
 
-/** A free TCP port (nothing listens on it once this resolves). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
-const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
 function hooksLog() {
   const events: string[] = [];
@@ -228,35 +215,13 @@ describe.skipIf(skip)('redis down', () => {
   });
 
   describe.skipIf(!hasRedisServer)('a redis-server of this file, killed and restarted', () => {
+    let redis: PrivateRedis;
     let port = 0;
-    let server: ChildProcess | undefined;
-    async function start(): Promise<void> {
-      server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-      probe.on('error', () => {});
-      for (let i = 0; i < 100; i++) {
-        try {
-          await probe.connect();
-          await probe.ping();
-          probe.disconnect();
-          return;
-        } catch {
-          await sleep(50);
-        }
-      }
-      probe.disconnect();
-      throw new Error(`redis-server did not start on ${port}`);
-    }
-    async function kill(): Promise<void> {
-      const s = server;
-      if (!s || s.exitCode !== null) return;
-      await new Promise<void>((resolve) => {
-        s.once('exit', () => resolve());
-        s.kill('SIGKILL');
-      });
-    }
+    const start = () => redis.start();
+    const kill = () => redis.kill();
     beforeAll(async () => {
-      port = await freePort();
+      redis = await PrivateRedis.onFreePort();
+      port = redis.port;
       await start();
     });
     afterAll(kill);
@@ -281,7 +246,7 @@ describe.skipIf(skip)('redis down', () => {
       const rl = new FallbackRateLimiter(state.rateLimiter, new MemoryRateLimiter(), log.hooks);
       const limit = plans.pro.rateLimit;
       expect((await rl.hit('hung', limit, WINDOW, Date.now())).admitted).toBe(true);
-      server!.kill('SIGSTOP');
+      redis.signal('SIGSTOP');
       try {
         const started = Date.now();
         expect((await rl.hit('hung', limit, WINDOW, Date.now())).admitted).toBe(true);
@@ -290,7 +255,7 @@ describe.skipIf(skip)('redis down', () => {
         expect(log.events).toEqual(['fallback:rateLimiter:error']);
         await expect(state.slots.tryAcquire('acct-hung', 'c')).rejects.toBeInstanceOf(SharedStateUnavailableError);
       } finally {
-        server!.kill('SIGCONT');
+        redis.signal('SIGCONT');
       }
       const deadline = Date.now() + 10_000;
       while (rl.degraded && Date.now() < deadline) {
