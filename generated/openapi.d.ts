@@ -290,9 +290,11 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The service's database (or, for the stream slot, its shared state) is unreachable for a moment:
-         *     nothing was answered and the request did not count. Retry after `Retry-After` seconds, with
-         *     exponential backoff if it fails again. Never a `500`, and never a wait beyond a few seconds.
+        /** @description The service's database is unreachable for a moment. When that stopped the request before
+         *     admission (the usual case: the key could not be looked up) it did not count and carries no
+         *     rate-limit headers; one admitted before the failure counted and carries them. Retry after
+         *     `Retry-After` seconds, with exponential backoff if it fails again. Never a `500`, and never a
+         *     wait beyond a few seconds.
          *      */
         ServiceUnavailable: {
             headers: {
