@@ -7,12 +7,10 @@
  */
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
-import { livePrefix, startService } from '../server/index.js';
+import { livePrefix } from '../auth/prefix.js';
 import { openStore, sqliteFile } from '../store/index.js';
 import type { ArticleStore, Store } from '../store/ports.js';
-import { LATEST_VERSION, migrate } from '../store/postgres/index.js';
 import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
-import { runDemo } from './demo.js';
 import { CliError, EXIT, explain, isBusy, type ErrorContext } from './errors.js';
 import { openInput, readLines } from './input.js';
 import {
@@ -159,6 +157,8 @@ async function main(argv: string[]): Promise<number | 'running'> {
   switch (command.name) {
     case 'serve': {
       const cfg = listenConfig(config, options);
+      // Loaded only by the commands that run the service: the data commands start without it.
+      const { startService } = await import('../server/index.js');
       const svc = await startService(cfg);
       out(`fns: listening on ${svc.url} (data: ${whereData(cfg)})`);
       if (svc.adminUrl) out(`fns: admin listener on ${svc.adminUrl}`);
@@ -170,7 +170,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
       return EXIT.ok;
     }
     case 'demo':
-      await runDemo(listenConfig(config, options), { json });
+      await (await import('./demo.js')).runDemo(listenConfig(config, options), { json });
       return 'running';
     case 'accounts create': {
       const acct = await withStore(config, (s) => createAccount(s, { tier: str('tier'), now }), write);
@@ -238,6 +238,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
       // PostgreSQL: apply what is missing, under a lock (instances starting at the same time wait).
       // SQLite: opening the file applies them.
       if (config.databaseUrl) {
+        const { LATEST_VERSION, migrate } = await import('../store/postgres/index.js');
         const applied = await migrate(config.databaseUrl, config.databaseSchema);
         print(json, { engine: 'postgres', schema: config.databaseSchema, applied, version: LATEST_VERSION }, applied.length ? `applied migration(s) ${applied.join(', ')}; schema ${config.databaseSchema} is at version ${LATEST_VERSION}` : `schema ${config.databaseSchema} is up to date (version ${LATEST_VERSION})`);
       } else {

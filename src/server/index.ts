@@ -4,6 +4,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { livePrefix } from '../auth/prefix.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
 import { limits } from '../contract/index.js';
@@ -57,9 +58,7 @@ export const DEFAULT_HOST = '0.0.0.0';
 
 export { SERVICE_BUSY_TIMEOUT_MS, sqliteFile as databaseFile } from '../store/index.js';
 
-export function livePrefix(config: Pick<Config, 'brand'>): string {
-  return limits.keyPrefixes.live.replace(/^fns_/, `${config.brand}_`);
-}
+export { livePrefix } from '../auth/prefix.js';
 
 export function embedderFor(config: Config): ClosableEmbedder {
   return createEmbedder({

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Store } from './ports.js';
-import { openPostgresStore, type OpenPostgresOptions } from './postgres/index.js';
+import type { OpenPostgresOptions } from './postgres/index.js';
 import { SqliteStore } from './sqlite.js';
 
 /** How long the service's own SQLite writes may wait, synchronously, for another process's lock. */
@@ -27,6 +27,8 @@ export interface OpenStoreOptions {
 
 export async function openStore(config: Pick<Config, 'dataDir' | 'databaseUrl'>, options: OpenStoreOptions): Promise<Store> {
   if (config.databaseUrl) {
+    // Loaded only with DATABASE_URL: the embedded default never loads the PostgreSQL driver.
+    const { openPostgresStore } = await import('./postgres/index.js');
     return openPostgresStore(config.databaseUrl, {
       // The CLI runs one command at a time: two connections are plenty.
       poolSize: options.role === 'cli' ? 2 : 10,
