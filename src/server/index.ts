@@ -2,7 +2,9 @@
  * The composition root: reads the config, wires adapters, starts the HTTP server. Nothing else reads
  * the environment.
  */
+import { watch, type FSWatcher } from 'node:fs';
 import type { Server } from 'node:http';
+import { basename, dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { livePrefix } from '../auth/prefix.js';
 import { ConfigError, type Config } from '../config/index.js';
@@ -15,10 +17,10 @@ import { createEmbedder, type ClosableEmbedder, type Embedder } from '../search/
 import { MemoryIpGuard, MemoryRateLimiter } from '../state/memory.js';
 import { FallbackIpGuard, FallbackRateLimiter, type FallbackHooks } from '../state/fallback.js';
 import { createRedisState } from '../state/redis/index.js';
-import { openStore } from '../store/index.js';
+import { openStore, sqliteFile } from '../store/index.js';
 import type { Store } from '../store/ports.js';
 import { listenFeed, PostgresStore } from '../store/postgres/index.js';
-import { attachStream, MemoryStreamSlots, type StreamHandle } from '../stream/index.js';
+import { attachStream, DEFAULT_FEED_POLL_MS, MemoryStreamSlots, type StreamHandle } from '../stream/index.js';
 import { startAdminServer, type AdminServer, type ReadinessCheck } from '../ops/admin.js';
 import { createLogger, type OpsLogger } from '../ops/logger.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
@@ -53,6 +55,9 @@ function cachedCheck(name: string, ttlMs: number, probe: () => Promise<void>): R
   };
 }
 
+/** The feed reader's safety-net timer when commits wake it (a directory watch, LISTEN/NOTIFY). */
+export const WOKEN_FEED_POLL_MS = 500;
+
 /** `fns serve` listens on every interface unless HOST says otherwise (the demo: loopback). */
 export const DEFAULT_HOST = '0.0.0.0';
 
@@ -78,6 +83,8 @@ export async function startService(
     /** Structured logs; default: JSON on stdout (readable lines on a terminal), or one line per call to `log` when given. */
     logger?: OpsLogger;
     metrics?: Metrics;
+    /** The feed reader's timer (default: DEFAULT_FEED_POLL_MS, or WOKEN_FEED_POLL_MS with a wake-up). */
+    feedPollMs?: number;
   } = {},
 ): Promise<RunningService> {
   // The service reads the contract from generated/: a spec edited without `npm run generate` must not
@@ -138,7 +145,23 @@ export async function startService(
       },
     });
   }
-  const feedWake = stopListening
+  // SQLite: another local process (the CLI) commits to the WAL file beside the database; a watch on the
+  // data directory wakes the feed reader on every such write (coalesced), instead of waiting for a tick.
+  let watcher: FSWatcher | undefined;
+  if (store.engine === 'sqlite') {
+    try {
+      const file = sqliteFile(config);
+      const prefix = basename(file);
+      watcher = watch(dirname(file), { persistent: false }, (_event, name) => {
+        if (typeof name === 'string' && name.startsWith(prefix)) wakers.forEach((w) => w());
+      });
+      watcher.on('error', (e) => log(`stream: data directory watch failed (${e.message}); the feed is read every ${options.feedPollMs ?? DEFAULT_FEED_POLL_MS} ms`));
+    } catch (e) {
+      log(`stream: cannot watch the data directory (${(e as Error).message}); the feed is read on a timer only`);
+    }
+  }
+  const woken = stopListening !== undefined || watcher !== undefined;
+  const feedWake = woken
     ? (wake: () => void) => {
         wakers.add(wake);
         return () => wakers.delete(wake);
@@ -183,6 +206,8 @@ export async function startService(
     trustProxy: config.trustProxy,
     slots: shared ? shared.state.slots : new MemoryStreamSlots(),
     ...(feedWake ? { feedWake } : {}),
+    // With a wake-up (LISTEN/NOTIFY, the directory watch) the timer is only the safety net.
+    feedPollMs: options.feedPollMs ?? (feedWake ? WOKEN_FEED_POLL_MS : DEFAULT_FEED_POLL_MS),
     recheckMs: config.streamRecheckMs,
     log,
     events: createStreamObserver({ logger, metrics }),
@@ -242,6 +267,7 @@ export async function startService(
       const grace = setTimeout(() => server.closeAllConnections(), 5000);
       await closed;
       clearTimeout(grace);
+      watcher?.close();
       await stopListening?.();
       await shared?.state.close();
       await store.close();

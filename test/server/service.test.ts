@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/cli/operator.js';
 import { loadConfig, TRUST_PROXY_TRUE_WARNING } from '../../src/config/index.js';
-import { limits } from '../../src/contract/index.js';
+import { limits, streamAddress } from '../../src/contract/index.js';
 import { databaseFile, livePrefix, startService, type RunningService } from '../../src/server/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { get, TrigramEmbedder } from '../support/service.js';
+import { connect } from '../stream/support.js';
 
 const dirs: string[] = [];
 let svc: RunningService | undefined;
@@ -18,7 +19,7 @@ afterEach(async () => {
   dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
 
-async function start(env: Record<string, string>) {
+async function start(env: Record<string, string>, feedPollMs?: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'fns-svc-'));
   dirs.push(dataDir);
   const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env });
@@ -27,8 +28,8 @@ async function start(env: Record<string, string>) {
   for (let i = 0; i <= limits.ipGuard.distinctKeys; i++) keys.push((await createKey(store, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key);
   store.close();
   const logs: string[] = [];
-  svc = await startService(config, { log: (m) => logs.push(m), embedder: new TrigramEmbedder() });
-  return { svc, logs, keys, port: Number(new URL(svc.url).port) };
+  svc = await startService(config, { log: (m) => logs.push(m), embedder: new TrigramEmbedder(), ...(feedPollMs ? { feedPollMs } : {}) });
+  return { svc, logs, keys, port: Number(new URL(svc.url).port), dataDir: config.dataDir };
 }
 
 describe('the service log', () => {
@@ -51,5 +52,20 @@ describe('the service log', () => {
     const { logs, keys, port } = await start({ IP_GUARD_EXEMPT: '127.71.0.0/16' });
     for (const key of keys) expect((await get(port, '/v1/account/usage', { key, ip: '127.71.0.1' })).status).toBe(200);
     expect(logs.filter((l) => l.startsWith('ip-guard:'))).toEqual([]);
+  });
+});
+
+describe('delivery wakes on writes by another local process (SQLite)', () => {
+  it('delivers an article committed by another connection although the feed timer is an hour away', async () => {
+    const { keys, dataDir } = await start({}, 3_600_000);
+    const client = connect(`${svc!.url.replace(/^http/, 'ws')}${streamAddress}`, { key: keys[0]!, ip: '127.72.0.1' });
+    await client.opened;
+    await new Promise((r) => setTimeout(r, 200)); // admitted: the connection is past its start point
+    const cli = new SqliteStore(databaseFile({ dataDir }));
+    const [stored] = await cli.insert([{ content: 'FLASH: woken by the commit', urgency: 'flash', sentiment: null, published_at: null, tickers: [] }], Date.now);
+    cli.close();
+    const got = await client.received(1, 10_000);
+    expect(got.map((m) => m.id)).toEqual([stored!.id]);
+    client.ws.close();
   });
 });
