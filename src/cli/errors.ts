@@ -66,7 +66,7 @@ export function explain(err: unknown, ctx: ErrorContext = {}): { message: string
   if (code.startsWith('ERR_PARSE_ARGS')) return { message: `${e.message} (see fns help)`, exitCode: EXIT.usage };
 
   if (isBusy(err)) {
-    return failed(`the database is busy: another process kept it locked for more than 5 s${where(ctx)}; try again`);
+    return failed(`the database is busy: another process kept it locked longer than this command waits (SQLite 5 s, PostgreSQL 3 s)${where(ctx)}; try again`);
   }
   if (code.startsWith('SQLITE_CANTOPEN')) return failed(`cannot open the database${where(ctx)}: check that DATA_DIR is a directory this user can write`);
   if (code.startsWith('SQLITE_READONLY')) return failed(`the database${where(ctx)} is read-only for this user`);

@@ -89,7 +89,8 @@ export function contractFallbacks(knownPaths: Iterable<string>, logPrefix: strin
   const notFound: RequestHandler = (req, res) => {
     const path = pathOnly(req.url);
     if (known.has(path)) {
-      res.set('Allow', 'GET');
+      // HEAD is served as GET (requestTarget), so both are allowed.
+      res.set('Allow', 'GET, HEAD');
       return sendGenericProblem(res, 405, 'Method Not Allowed', `${echo(req.method)} is not allowed on ${path}; use GET`);
     }
     const meant = meantPath(path, known);

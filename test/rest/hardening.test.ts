@@ -101,7 +101,7 @@ describe('every spelling of a request target gets the validation of the plain pa
   it('keeps methods consistent: POST on a path is 405 with Allow, POST on another spelling is 404', async () => {
     const r405 = await send('POST /v1/news HTTP/1.1', undefined, [['Content-Length', '0']]);
     expectProblemBody(r405, 405);
-    expect(header(r405, 'allow')).toBe('GET');
+    expect(header(r405, 'allow')).toBe('GET, HEAD');
     expectProblemBody(await send('POST /v1/news/ HTTP/1.1', undefined, [['Content-Length', '0']]), 404);
     expectProblemBody(await send('GET /v1/news/ HTTP/1.1'), 404);
   });
