@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { decodeTime } from 'ulid';
 
 /** A random identifier with a readable prefix, e.g. `acct_3kq…`. */
 export function randomId(prefix: string): string {
@@ -41,3 +42,21 @@ export function incrementUlid(id: string): string {
   throw new Error('ULID random part exhausted within one millisecond');
 }
 
+
+/**
+ * The receive time and id source of one insert (both adapters, inside the write transaction). A number
+ * is a fixed receive time used as given (fixtures, the demo's back-dated archive). A clock is read now,
+ * never earlier than the newest stored article (`newestId`), and the ids continue after that article's
+ * within its millisecond, so the order by id, by received_at and by commit agree across processes.
+ */
+export function receiveStamp(
+  at: number | (() => number),
+  newestId: string | undefined,
+  ulid: (ms: number) => string,
+): { receivedMs: number; nextId: () => string } {
+  if (typeof at === 'number') return { receivedMs: at, nextId: () => ulid(at) };
+  const newestMs = newestId === undefined ? 0 : decodeTime(newestId);
+  const receivedMs = Math.max(at(), newestMs);
+  let prev = newestId !== undefined && newestMs === receivedMs ? newestId : undefined;
+  return { receivedMs, nextId: () => (prev = prev === undefined ? ulid(receivedMs) : incrementUlid(prev)) };
+}

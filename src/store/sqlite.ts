@@ -6,12 +6,12 @@
 import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { decodeTime, monotonicFactory } from 'ulid';
+import { monotonicFactory } from 'ulid';
 import { limitBounds, type Tier } from '../contract/index.js';
 import { clampLimit, conformArticle, type StoredArticle } from '../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
 import type { FeedEntry, KeyInfo, KeyRecord, ListQuery, NewArticle, Store } from './ports.js';
-import { incrementUlid, randomId, ulidTimePrefix } from './ids.js';
+import { randomId, receiveStamp, ulidTimePrefix } from './ids.js';
 import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
 
 const MIGRATIONS: string[] = [
@@ -268,23 +268,12 @@ export class SqliteStore implements Store {
   async insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]> {
     const out: StoredArticle[] = [];
     const write = () => {
-      let receivedMs: number;
-      let nextId: (ms: number) => string;
-      if (typeof at === 'number') {
-        receivedMs = at;
-        nextId = (ms) => this.ulid(ms);
-      } else {
-        // Inside the transaction, which holds the write lock: no other process commits in between.
-        const newest = this.stmts.newestId.get();
-        const newestMs = newest === undefined ? 0 : decodeTime(newest);
-        receivedMs = Math.max(at(), newestMs);
-        let prev = newest !== undefined && newestMs === receivedMs ? newest : undefined;
-        nextId = (ms) => (prev = prev === undefined ? this.ulid(ms) : incrementUlid(prev));
-      }
+      // Inside the transaction, which holds the write lock: no other process commits in between.
+      const { receivedMs, nextId } = receiveStamp(at, typeof at === 'number' ? undefined : this.stmts.newestId.get(), this.ulid);
       const receivedAt = new Date(receivedMs).toISOString();
       for (const a of articles) {
         const article = conformArticle(a);
-        const id = nextId(receivedMs);
+        const id = nextId();
         const row = {
           id,
           content: article.content,

@@ -5,11 +5,11 @@
  * = commit order across every process, and a feed reader at seq N never skips a lower seq committed
  * later. The insert's transaction notifies the schema's feed channel with its newest seq (bus.ts).
  */
-import { decodeTime, monotonicFactory } from 'ulid';
+import { monotonicFactory } from 'ulid';
 import { limitBounds } from '../../contract/index.js';
 import { clampLimit, conformArticle, type StoredArticle } from '../../domain/articles.js';
 import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports.js';
-import { incrementUlid, ulidTimePrefix } from '../ids.js';
+import { receiveStamp, ulidTimePrefix } from '../ids.js';
 import { feedChannel, LOCK, type Db } from './db.js';
 import { toArticle, type ArticleRow } from '../rows.js';
 
@@ -47,21 +47,11 @@ export class PgArticles implements ArticleStore {
     return this.db.tx(async (db) => {
       // Held until commit: one article writer at a time per schema (waits up to lock_timeout, then "busy").
       await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.articles, db.schema]);
-      let receivedMs: number;
-      let nextId: (ms: number) => string;
-      if (typeof at === 'number') {
-        receivedMs = at;
-        nextId = (ms) => this.ulid(ms);
-      } else {
-        const newest = (await db.query<{ id: string }>('SELECT id FROM articles ORDER BY id DESC LIMIT 1'))[0]?.id;
-        const newestMs = newest === undefined ? 0 : decodeTime(newest);
-        receivedMs = Math.max(at(), newestMs);
-        let prev = newest !== undefined && newestMs === receivedMs ? newest : undefined;
-        nextId = (ms) => (prev = prev === undefined ? this.ulid(ms) : incrementUlid(prev));
-      }
+      const newest = typeof at === 'number' ? undefined : (await db.query<{ id: string }>('SELECT id FROM articles ORDER BY id DESC LIMIT 1'))[0]?.id;
+      const { receivedMs, nextId } = receiveStamp(at, newest, this.ulid);
       const receivedAt = new Date(receivedMs).toISOString();
       const out: StoredArticle[] = conformed.map((a) => ({
-        id: nextId(receivedMs),
+        id: nextId(),
         content: a.content,
         urgency: a.urgency,
         sentiment: a.sentiment,
