@@ -17,10 +17,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { limits } from '../src/contract/index.js';
 import { createApp } from '../src/http/app.js';
+import { seedArchive } from './lib/archive.js';
 import { createKey } from '../src/cli/operator.js';
 import { AdmitAllRateLimiter, MemoryIpGuard } from '../src/state/memory.js';
 import { SqliteStore } from '../src/store/sqlite.js';
-import type { NewArticle } from '../src/store/ports.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const ARCHIVE = Number(process.env.BENCH_ARCHIVE ?? 100_000);
@@ -46,22 +46,8 @@ async function main(): Promise<void> {
   const store = new SqliteStore(join(dir, 'fns.sqlite'));
   try {
     const now = Date.now();
-    const urgencies = ['regular', 'regular', 'regular', 'flash', 'breaking'] as const;
     process.stdout.write(`bench:rest: seeding ${ARCHIVE.toLocaleString()} articles `);
-    const batch = 10_000;
-    for (let start = 0; start < ARCHIVE; start += batch) {
-      const n = Math.min(batch, ARCHIVE - start);
-      const articles: NewArticle[] = Array.from({ length: n }, (_, i) => ({
-        content: `Headline ${start + i}: markets move on central bank remarks and earnings`,
-        urgency: urgencies[(start + i) % urgencies.length]!,
-        sentiment: (start + i) % 3 === 0 ? 'positive' : null,
-        published_at: null,
-        tickers: [{ ticker: 'SPY', sentiment: 'neutral' }],
-      }));
-      // Spread over the last 6 days, oldest first.
-      await store.insert(articles, now - Math.round(((ARCHIVE - start) / ARCHIVE) * 6 * 24 * 3600_000));
-      process.stdout.write('.');
-    }
+    await seedArchive(store, ARCHIVE, { now, batch: 10_000, onBatch: () => process.stdout.write('.') });
     console.log(` ${await store.count()} stored`);
     const key = (await createKey(store, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
 

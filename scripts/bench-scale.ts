@@ -32,6 +32,7 @@ import { WebSocket } from 'ws';
 import { availableParallelism } from 'node:os';
 import { limits, plans, streamAddress } from '../src/contract/index.js';
 import { createKey } from '../src/cli/operator.js';
+import { seedArchive } from './lib/archive.js';
 import { createRedisState, DEFAULT_LEASE_MS, DEFAULT_RENEW_MS } from '../src/state/redis/index.js';
 import { openPostgresStore, type PostgresStore } from '../src/store/postgres/index.js';
 import type { NewArticle } from '../src/store/ports.js';
@@ -188,18 +189,7 @@ async function main(): Promise<void> {
     // ---- data ----
     progress(`seeding ${ARCHIVE} articles over the last 6 days`);
     const now = Date.now();
-    const urgencies = ['regular', 'regular', 'regular', 'flash', 'breaking'] as const;
-    for (let start = 0; start < ARCHIVE; start += 1000) {
-      const n = Math.min(1000, ARCHIVE - start);
-      const articles: NewArticle[] = Array.from({ length: n }, (_, i) => ({
-        content: `Headline ${start + i}: markets move on central bank remarks and earnings`,
-        urgency: urgencies[(start + i) % urgencies.length]!,
-        sentiment: (start + i) % 3 === 0 ? 'positive' : null,
-        published_at: null,
-        tickers: [{ ticker: 'SPY', sentiment: 'neutral' }],
-      }));
-      await store.insert(articles, now - Math.round(((ARCHIVE - start) / ARCHIVE) * 6 * 24 * 3600_000));
-    }
+    await seedArchive(store, ARCHIVE, { now, batch: 1000 });
     progress(`creating 4 × ${KEYS} max keys (warm-up, memory, redis, two instances) and ${CLIENTS} pro accounts`);
     const warmKeys = await makeKeys(store, 'max', KEYS);
     const memKeys = await makeKeys(store, 'max', KEYS);
