@@ -10,7 +10,8 @@ import { limits } from '../contract/index.js';
 import { parseNdjson } from '../ingest/parse.js';
 import { EmbeddingWorker } from '../indexing/index.js';
 import { createLogger } from '../ops/logger.js';
-import { databaseFile, embedderFor, livePrefix, startService } from '../server/index.js';
+import { embedderFor, livePrefix, startService } from '../server/index.js';
+import { sqliteFile } from '../store/index.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { cancel, createKey } from './operator.js';
 
@@ -33,7 +34,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   };
   rmSync(config.dataDir, { recursive: true, force: true });
   const now = Date.now();
-  const store = new SqliteStore(databaseFile(config));
+  const store = new SqliteStore(sqliteFile(config));
   const { articles } = parseNdjson(readFileSync(SAMPLE, 'utf8'));
   // Oldest first, spread over six days: a starter key (24 h) sees the newest few, pro/max all of them.
   const span = 6 * 24 * 3600 * 1000;

@@ -61,7 +61,6 @@ export const WOKEN_FEED_POLL_MS = 500;
 /** `fns serve` listens on every interface unless HOST says otherwise (the demo: loopback). */
 export const DEFAULT_HOST = '0.0.0.0';
 
-export { SERVICE_BUSY_TIMEOUT_MS, sqliteFile as databaseFile } from '../store/index.js';
 
 export { livePrefix } from '../auth/prefix.js';
 

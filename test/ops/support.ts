@@ -7,7 +7,8 @@ import { createKey } from '../../src/cli/operator.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/ops/logger.js';
 import { createMetrics } from '../../src/ops/metrics.js';
-import { databaseFile, livePrefix, startService, type RunningService } from '../../src/server/index.js';
+import { livePrefix, startService, type RunningService } from '../../src/server/index.js';
+import { sqliteFile } from '../../src/store/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { TrigramEmbedder } from '../support/service.js';
 
@@ -30,7 +31,7 @@ export interface OpsService {
 export async function startOps(opts: { keys?: Partial<Record<Tier, number>>; admin?: boolean } = {}): Promise<OpsService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fns-ops-'));
   const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...(opts.admin === false ? {} : { ADMIN_PORT: '0' }) });
-  const store = new SqliteStore(databaseFile(config));
+  const store = new SqliteStore(sqliteFile(config));
   const keys: OpsService['keys'] = {};
   for (const [tier, n] of Object.entries(opts.keys ?? {})) {
     keys[tier] = [];

@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/cli/operator.js';
 import { loadConfig, TRUST_PROXY_TRUE_WARNING } from '../../src/config/index.js';
 import { limits, streamAddress } from '../../src/contract/index.js';
-import { databaseFile, livePrefix, startService, type RunningService } from '../../src/server/index.js';
+import { livePrefix, startService, type RunningService } from '../../src/server/index.js';
+import { sqliteFile } from '../../src/store/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { get, TrigramEmbedder } from '../support/service.js';
 import { connect } from '../stream/support.js';
@@ -23,7 +24,7 @@ async function start(env: Record<string, string>, feedPollMs?: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'fns-svc-'));
   dirs.push(dataDir);
   const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env });
-  const store = new SqliteStore(databaseFile(config));
+  const store = new SqliteStore(sqliteFile(config));
   const keys = [];
   for (let i = 0; i <= limits.ipGuard.distinctKeys; i++) keys.push((await createKey(store, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key);
   store.close();
@@ -61,7 +62,7 @@ describe('delivery wakes on writes by another local process (SQLite)', () => {
     const client = connect(`${svc!.url.replace(/^http/, 'ws')}${streamAddress}`, { key: keys[0]!, ip: '127.72.0.1' });
     await client.opened;
     await new Promise((r) => setTimeout(r, 200)); // admitted: the connection is past its start point
-    const cli = new SqliteStore(databaseFile({ dataDir }));
+    const cli = new SqliteStore(sqliteFile({ dataDir }));
     const [stored] = await cli.insert([{ content: 'FLASH: woken by the commit', urgency: 'flash', sentiment: null, published_at: null, tickers: [] }], Date.now);
     cli.close();
     const got = await client.received(1, 10_000);
