@@ -48,6 +48,16 @@ function unavailable(err: unknown): unknown {
   return new StoreUnavailableError(`PostgreSQL unavailable: ${(err as Error).message}`, { cause: err });
 }
 
+/** One statement on the pool or a connection (a `name` makes it a prepared statement); its rows. */
+async function rows<R extends object>(on: pg.Pool | pg.PoolClient, text: string, values: unknown[], name?: string): Promise<R[]> {
+  try {
+    const r = await on.query<R>(name ? { name, text, values } : { text, values });
+    return r.rows;
+  } catch (e) {
+    throw unavailable(e);
+  }
+}
+
 /** Where the port implementations send their SQL: the pool, or one connection inside a transaction. */
 export interface Db {
   readonly schema: string;
@@ -62,13 +72,8 @@ class ClientDb implements Db {
     private readonly client: pg.PoolClient,
   ) {}
 
-  async query<R extends object>(text: string, values: unknown[] = [], name?: string): Promise<R[]> {
-    try {
-      const r = await this.client.query<R>(name ? { name, text, values } : { text, values });
-      return r.rows;
-    } catch (e) {
-      throw unavailable(e);
-    }
+  query<R extends object>(text: string, values: unknown[] = [], name?: string): Promise<R[]> {
+    return rows<R>(this.client, text, values, name);
   }
 
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
@@ -82,13 +87,8 @@ export class PoolDb implements Db {
     readonly pool: pg.Pool,
   ) {}
 
-  async query<R extends object>(text: string, values: unknown[] = [], name?: string): Promise<R[]> {
-    try {
-      const r = await this.pool.query<R>(name ? { name, text, values } : { text, values });
-      return r.rows;
-    } catch (e) {
-      throw unavailable(e);
-    }
+  query<R extends object>(text: string, values: unknown[] = [], name?: string): Promise<R[]> {
+    return rows<R>(this.pool, text, values, name);
   }
 
   async tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
