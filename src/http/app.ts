@@ -2,6 +2,7 @@
  * The REST app, built by a function so tests run it in-process. Handlers are thin: admission (auth,
  * tier access, rate limit) and validation happen in middleware; handlers call the stores and map.
  */
+import { parseRfc3339 } from '../domain/time.js';
 import express from 'express';
 import { limits, plans, type SearchResults, type Urgency } from '../contract/index.js';
 import type { AuthDeps } from '../auth/index.js';
@@ -13,7 +14,7 @@ import type { RateLimiter } from '../state/memory.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from './admission.js';
 import { contractApp, contractFallbacks, sendJson, sendJsonText, sendProblem } from './problem.js';
-import { parseSince, validationErrorHandler } from './validation.js';
+import { validationErrorHandler } from './validation.js';
 
 export interface ArchiveSearch {
   /** Most relevant first. Throws EmbeddingUnavailableError when the embedder fails. */
@@ -43,7 +44,7 @@ export function createApp(deps: AppDeps): express.Express {
     const { caller } = res.locals as Locals;
     const now = deps.clock();
     const limit = Number(req.query.limit ?? LIMIT_DEFAULT.listNews);
-    const since = typeof req.query.since === 'string' ? parseSince(req.query.since) : undefined;
+    const since = typeof req.query.since === 'string' ? parseRfc3339(req.query.since) : undefined;
     const urgency = req.query.urgency as Urgency | undefined;
     const query = { afterMs: effectiveSince(caller.tier, now, since), limit, ...(urgency ? { urgency } : {}) };
     // Hot path: SQLite serialises each article (NewsList is just `count` and those objects).

@@ -81,17 +81,12 @@ export function checkQueryShape(operationId: string): RequestHandler {
       if (p.schema.type === 'integer' && typeof value === 'string' && !/^\d{1,9}$/.test(value)) {
         return sendProblem(res, 'invalidParameter', parameterProblemDetail(p, 'invalid'));
       }
-      if (p.schema.format === 'date-time' && typeof value === 'string' && parseSince(value) === undefined) {
+      if (p.schema.format === 'date-time' && typeof value === 'string' && parseRfc3339(value) === undefined) {
         return sendProblem(res, 'invalidParameter', parameterProblemDetail(p, 'invalid'));
       }
     }
     next();
   };
-}
-
-/** A date-time parameter as epoch ms, or undefined when it is not a real RFC 3339 instant (a 400). */
-export function parseSince(raw: string): number | undefined {
-  return parseRfc3339(raw);
 }
 
 /** Request validation only; responses are checked by response-check.ts (see there). */

@@ -8,6 +8,7 @@
  * reach the other documented responses; one the contract cannot satisfy (`code=418`, an unknown example
  * name) is a `400` naming the documented ones (src/mock/prefer.ts), after admission as any `400`.
  */
+import { parseRfc3339 } from '../domain/time.js';
 import express, { type Request, type Response } from 'express';
 import { Agent, request as httpRequest } from 'node:http';
 import { limits, plans, problems, type Article, type NewsList, type SearchResults, type Tier } from '../contract/index.js';
@@ -17,7 +18,7 @@ import { usageOf } from '../domain/tiers.js';
 import type { RateLimiter } from '../state/memory.js';
 import { contractApp, contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
-import { parseQuery, parseSince, validationErrorHandler } from '../http/validation.js';
+import { parseQuery, validationErrorHandler } from '../http/validation.js';
 import type { SandboxAccounts } from './sandbox.js';
 import { refuseUnservablePrefer } from './prefer.js';
 
@@ -57,7 +58,7 @@ function upstreamQuery(rawUrl: string): string {
 function shapeList(body: NewsList, tier: Tier, query: Request['query']): NewsList {
   const limit = Number(query.limit ?? LIMIT_DEFAULT.listNews);
   const urgency = typeof query.urgency === 'string' ? query.urgency : undefined;
-  const since = typeof query.since === 'string' ? parseSince(query.since) : undefined;
+  const since = typeof query.since === 'string' ? parseRfc3339(query.since) : undefined;
   const withTickers = plans[tier].tickers;
   const articles = body.articles
     .filter((a) => urgency === undefined || a.urgency === urgency)
