@@ -34,9 +34,6 @@ export class UsageError extends CliError {
   }
 }
 
-/** SQLite gave up waiting for another process's write lock (after the store's busy timeout, 5 s for the CLI). */
-export const isBusy = isStoreBusy;
-
 /** What the command was working on, to name it in a message. */
 export interface ErrorContext {
   dataDir?: string;
@@ -65,7 +62,7 @@ export function explain(err: unknown, ctx: ErrorContext = {}): { message: string
 
   if (code.startsWith('ERR_PARSE_ARGS')) return { message: `${e.message} (see fns help)`, exitCode: EXIT.usage };
 
-  if (isBusy(err)) {
+  if (isStoreBusy(err)) {
     return failed(`the database is busy: another process kept it locked longer than this command waits (SQLite 5 s, PostgreSQL 3 s)${where(ctx)}; try again`);
   }
   if (code.startsWith('SQLITE_CANTOPEN')) return failed(`cannot open the database${where(ctx)}: check that DATA_DIR is a directory this user can write`);

@@ -11,7 +11,8 @@ import { livePrefix } from '../auth/prefix.js';
 import { openStore, sqliteFile } from '../store/index.js';
 import type { ArticleStore, Store } from '../store/ports.js';
 import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
-import { CliError, EXIT, explain, isBusy, type ErrorContext } from './errors.js';
+import { isStoreBusy } from '../store/errors.js';
+import { CliError, EXIT, explain, type ErrorContext } from './errors.js';
 import { openInput, readLines } from './input.js';
 import {
   cancel,
@@ -83,7 +84,7 @@ function patientInsert(store: ArticleStore, progress: Progress): Pick<ArticleSto
         try {
           return await store.insert(articles, at);
         } catch (e) {
-          if (!isBusy(e) || attempt >= BUSY_ATTEMPTS) throw e;
+          if (!isStoreBusy(e) || attempt >= BUSY_ATTEMPTS) throw e;
           progress.note('fns: the database is busy (another process is writing); still waiting');
         }
       }
