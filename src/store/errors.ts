@@ -38,3 +38,11 @@ export function isStoreUnavailable(err: unknown): boolean {
   const message = (err as { message?: unknown }).message;
   return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
 }
+
+/** `addSource` with a name already registered (the CLI says so and exits with its usage code). */
+export class SourceExistsError extends Error {
+  override readonly name = 'SourceExistsError';
+  constructor(readonly sourceName: string) {
+    super(`a source named "${sourceName}" already exists`);
+  }
+}

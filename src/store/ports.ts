@@ -93,15 +93,106 @@ export interface VectorStore {
    * `maxAttempts` they leave the queue (returned), so one bad article never blocks the others.
    */
   deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]>;
-  /** Every vector of `model` stored after `afterRowid`, for the in-memory index. */
-  vectorsAfter(model: string, afterRowid: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]>;
+  /**
+   * The vectors of `model` stored after `afterRowid`, by increasing rowid, for the in-memory index:
+   * every one, or the first `limit` (a positive integer) when given, so a large archive loads in pages.
+   */
+  vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]>;
+}
+
+/** A source's urgency: fixed, or `auto` (derived from the text by src/enrich). */
+export type UrgencySetting = 'auto' | Urgency;
+
+/** A registered source as the operator and the poller see it. Times are ISO 8601 UTC text. */
+export interface SourceRecord {
+  name: string;
+  url: string;
+  everyMs: number;
+  urgency: UrgencySetting;
+  paused: boolean;
+  createdAt: string;
+  etag: string | null;
+  lastModified: string | null;
+  lastPollAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  nextPollAt: string | null;
+  failures: number;
+  minIntervalMs: number | null;
+  itemsSeen: number;
+  itemsIngested: number;
+  itemsDeduplicated: number;
+}
+
+/** What one poll of a source found (times are epoch ms); counters are added to the source's totals. */
+export interface PollOutcome {
+  at: number;
+  status: number | null;
+  error: string | null;
+  etag: string | null;
+  lastModified: string | null;
+  nextPollAt: number;
+  failures: number;
+  minIntervalMs: number | null;
+  seen: number;
+  ingested: number;
+  deduplicated: number;
+}
+
+/** One item to store from a source (poll or push). */
+export interface SourcedItem {
+  source: string;
+  /** Stable per-source id: the guid, else the canonical URL, else a hash of title+date (src/sources/pipeline.ts). */
+  externalId: string;
+  canonicalUrl: string | null;
+  /** Already enriched: content, urgency, sentiment, tickers, published_at, source, url. */
+  article: NewArticle;
+  /** Near-duplicate keys of the content (src/dedup/near.ts). */
+  nearKeys: string[];
+}
+
+export type ItemOutcome =
+  | { status: 'stored'; id: string; received_at: string }
+  | { status: 'duplicate'; reason: 'same-item' | 'same-url' | 'near-duplicate'; id: string };
+
+/** Decides whether two contents are the same story (src/dedup/near.ts isNearDuplicate) and the window it applies in. */
+export interface NearDuplicateRule {
+  windowMs: number;
+  isNearDuplicate(a: string, b: string): boolean;
+}
+
+export interface SourceStore {
+  /** A duplicate name throws SourceExistsError (src/store/errors.ts). */
+  addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord>;
+  /** In creation order. */
+  listSources(): Promise<SourceRecord[]>;
+  getSource(name: string): Promise<SourceRecord | undefined>;
+  setSourcePaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined>;
+  removeSource(name: string): Promise<boolean>;
+  /** Leases up to `limit` due sources (unpaused, nextPollAt <= now or null, no live lease) to `owner` for `leaseMs`. Exactly one owner holds a source at a time, across processes. */
+  claimDueSources(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]>;
+  /** Records a poll's outcome (counters are added), sets the next poll time, releases the lease if `owner` still holds it. */
+  recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void>;
+  /** A number that changes whenever the registry changes (add/pause/resume/remove/edit): the poller checks it cheaply. */
+  registryVersion(): Promise<number>;
+  /**
+   * Exact dedup (same (source, externalId) or same canonical URL within 30 days), near dedup (a stored article
+   * sharing a near key within NEAR_DUPLICATE_WINDOW_MS whose content isNearDuplicate: the new source is recorded
+   * as a carrier of that article), then insert of the rest: all in one write transaction, race-free across
+   * processes. Returns one outcome per item, in order. Items are never stored twice across restarts.
+   */
+  ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;
+  /** The sources that carried an article (the first one first). */
+  carriersOf(articleId: string): Promise<{ source: string; url: string | null; at: string }[]>;
+  /** Drops exact-dedup records not seen for `olderThanMs` (30-day retention; returns how many) and near keys older than the near window. */
+  pruneSeenItems(olderThanMs: number, now: number): Promise<number>;
 }
 
 /**
  * The whole store as the composition root and the CLI see it: every port, on one engine (the embedded
  * SQLite file, or PostgreSQL when DATABASE_URL is set).
  */
-export interface Store extends AccountStore, ArticleStore, VectorStore {
+export interface Store extends AccountStore, ArticleStore, VectorStore, SourceStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * Runs `fn` in one write transaction: every store call made through `tx` is committed together or

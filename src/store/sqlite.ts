@@ -10,7 +10,9 @@ import { monotonicFactory } from 'ulid';
 import { limitBounds, type Tier } from '../contract/index.js';
 import { clampLimit, conformArticle, type StoredArticle } from '../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
-import type { FeedEntry, KeyInfo, KeyRecord, ListQuery, NewArticle, Store } from './ports.js';
+import type { FeedEntry, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from './ports.js';
+import { defaultNearRule } from './near-rule.js';
+import { SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
 import { randomId, receiveStamp, ulidTimePrefix } from './ids.js';
 import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
 
@@ -56,6 +58,7 @@ const MIGRATIONS: string[] = [
    );
    CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
   `ALTER TABLE embed_queue ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
+  SOURCES_MIGRATION,
 ];
 
 function migrate(db: Database.Database): void {
@@ -75,6 +78,8 @@ export interface OpenOptions {
    * event loop never waits on another process: its background writes retry asynchronously.
    */
   busyTimeoutMs?: number;
+  /** The near-duplicate rule of ingestItems (default: src/dedup/near.ts). */
+  nearRule?: NearDuplicateRule;
 }
 
 /** Owner-only: accounts and key hashes are not for other local users. */
@@ -144,10 +149,12 @@ export class SqliteStore implements Store {
   readonly db: Database.Database;
   private readonly ulid = monotonicFactory();
   private readonly stmts;
+  private readonly sources: SqliteSources;
 
   constructor(file: string, options: OpenOptions = {}) {
     this.db = openDatabase(file, options);
     const db = this.db;
+    this.sources = new SqliteSources(db, (articles, at) => this.insertNow(articles, at), options.nearRule ?? defaultNearRule);
     this.stmts = {
       getAccount: db.prepare<[string], AccountRow>('SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = ?'),
       insertAccount: db.prepare('INSERT INTO accounts (id, tier, period_end, cancelled_at, created_at) VALUES (?, ?, ?, NULL, ?)'),
@@ -189,8 +196,9 @@ export class SqliteStore implements Store {
       dequeue: db.prepare('DELETE FROM embed_queue WHERE article_id = ?'),
       deferEmbedding: db.prepare('UPDATE embed_queue SET attempts = attempts + 1, enqueued_at = ? WHERE article_id = ? RETURNING attempts'),
       queueLength: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM embed_queue'),
-      vectorsAfter: db.prepare<[string, number], { rowid: number; article_id: string; vector: Buffer }>(
-        'SELECT rowid, article_id, vector FROM article_vectors WHERE model = ? AND rowid > ? ORDER BY rowid',
+      // LIMIT -1: no limit (SQLite), for a call without one.
+      vectorsAfter: db.prepare<[string, number, number], { rowid: number; article_id: string; vector: Buffer }>(
+        'SELECT rowid, article_id, vector FROM article_vectors WHERE model = ? AND rowid > ? ORDER BY rowid LIMIT ?',
       ),
     };
   }
@@ -266,6 +274,11 @@ export class SqliteStore implements Store {
   // ---- articles ----
 
   async insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]> {
+    return this.insertNow(articles, at);
+  }
+
+  /** `insert`, synchronously: inside another write transaction (the source ingest), it joins it. */
+  insertNow(articles: NewArticle[], at: number | (() => number)): StoredArticle[] {
     const out: StoredArticle[] = [];
     const write = () => {
       // Inside the transaction, which holds the write lock: no other process commits in between.
@@ -368,8 +381,44 @@ export class SqliteStore implements Store {
     return this.stmts.queueLength.get()!.n;
   }
 
-  async vectorsAfter(model: string, afterRowid: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
-    return this.stmts.vectorsAfter.all(model, afterRowid).map((r) => {
+  // ---- sources (sqlite/sources.ts) ----
+
+  addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
+    return this.sources.addSource(s, now);
+  }
+  listSources(): Promise<SourceRecord[]> {
+    return this.sources.listSources();
+  }
+  getSource(name: string): Promise<SourceRecord | undefined> {
+    return this.sources.getSource(name);
+  }
+  setSourcePaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
+    return this.sources.setSourcePaused(name, paused, now);
+  }
+  removeSource(name: string): Promise<boolean> {
+    return this.sources.removeSource(name);
+  }
+  claimDueSources(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
+    return this.sources.claimDueSources(owner, now, leaseMs, limit);
+  }
+  recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
+    return this.sources.recordPoll(name, owner, outcome);
+  }
+  registryVersion(): Promise<number> {
+    return this.sources.registryVersion();
+  }
+  ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
+    return this.sources.ingestItems(items, at);
+  }
+  carriersOf(articleId: string): Promise<{ source: string; url: string | null; at: string }[]> {
+    return this.sources.carriersOf(articleId);
+  }
+  pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
+    return this.sources.pruneSeenItems(olderThanMs, now);
+  }
+
+  async vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
+    return this.stmts.vectorsAfter.all(model, afterRowid, limit ?? -1).map((r) => {
       const copy = new Uint8Array(r.vector.byteLength);
       copy.set(r.vector);
       return { rowid: r.rowid, id: r.article_id, vector: new Float32Array(copy.buffer) };

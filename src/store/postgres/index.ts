@@ -16,7 +16,9 @@ import type { Tier } from '../../contract/index.js';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { AccountRecord } from '../../domain/tiers.js';
 import { isStoreUnavailable, StoreUnavailableError } from '../errors.js';
-import type { FeedEntry, KeyInfo, KeyRecord, ListQuery, NewArticle, Store } from '../ports.js';
+import type { FeedEntry, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from '../ports.js';
+import { defaultNearRule } from '../near-rule.js';
+import { PgSources } from './sources.js';
 import { PgAccounts } from './accounts.js';
 import { PgArticles } from './articles.js';
 import { checkSchema, createPool, DEFAULTS, PoolDb, type Db, type PgOptions } from './db.js';
@@ -30,6 +32,8 @@ export type { PgOptions } from './db.js';
 export interface OpenPostgresOptions extends PgOptions {
   /** Apply missing migrations before opening (default true); false: fail unless the schema is current. */
   migrate?: boolean;
+  /** The near-duplicate rule of ingestItems (default: src/dedup/near.ts). */
+  nearRule?: NearDuplicateRule;
 }
 
 export class PostgresStore implements Store {
@@ -37,11 +41,14 @@ export class PostgresStore implements Store {
   private readonly accounts: PgAccounts;
   private readonly articles: PgArticles;
   private readonly vectors: PgVectors;
+  private readonly sources: PgSources;
 
   constructor(
     private readonly db: Db,
     private readonly pool: pg.Pool | undefined,
+    private readonly nearRule: NearDuplicateRule = defaultNearRule,
   ) {
+    this.sources = new PgSources(db, nearRule);
     this.accounts = new PgAccounts(db);
     this.articles = new PgArticles(db);
     this.vectors = new PgVectors(db);
@@ -52,7 +59,7 @@ export class PostgresStore implements Store {
   }
 
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
-    return this.db.tx((db) => fn(db === this.db ? this : new PostgresStore(db, undefined)));
+    return this.db.tx((db) => fn(db === this.db ? this : new PostgresStore(db, undefined, this.nearRule)));
   }
 
   async ping(): Promise<void> {
@@ -125,6 +132,41 @@ export class PostgresStore implements Store {
     return this.articles.latestSeq();
   }
 
+  // ---- SourceStore (sources.ts) ----
+  addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
+    return this.sources.addSource(s, now);
+  }
+  listSources(): Promise<SourceRecord[]> {
+    return this.sources.listSources();
+  }
+  getSource(name: string): Promise<SourceRecord | undefined> {
+    return this.sources.getSource(name);
+  }
+  setSourcePaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
+    return this.sources.setSourcePaused(name, paused, now);
+  }
+  removeSource(name: string): Promise<boolean> {
+    return this.sources.removeSource(name);
+  }
+  claimDueSources(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
+    return this.sources.claimDueSources(owner, now, leaseMs, limit);
+  }
+  recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
+    return this.sources.recordPoll(name, owner, outcome);
+  }
+  registryVersion(): Promise<number> {
+    return this.sources.registryVersion();
+  }
+  ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
+    return this.sources.ingestItems(items, at);
+  }
+  carriersOf(articleId: string): Promise<{ source: string; url: string | null; at: string }[]> {
+    return this.sources.carriersOf(articleId);
+  }
+  pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
+    return this.sources.pruneSeenItems(olderThanMs, now);
+  }
+
   // ---- VectorStore ----
   enqueueMissing(model: string): Promise<number> {
     return this.vectors.enqueueMissing(model);
@@ -141,8 +183,8 @@ export class PostgresStore implements Store {
   deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]> {
     return this.vectors.deferEmbedding(ids, now, maxAttempts);
   }
-  vectorsAfter(model: string, afterRowid: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
-    return this.vectors.vectorsAfter(model, afterRowid);
+  vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
+    return this.vectors.vectorsAfter(model, afterRowid, limit);
   }
 }
 
@@ -163,7 +205,7 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
     }
   }
   const pool = createPool(url, { ...options, schema });
-  const store = new PostgresStore(new PoolDb(schema, pool), pool);
+  const store = new PostgresStore(new PoolDb(schema, pool), pool, options.nearRule);
   try {
     const { applied, latest } = await store.migrationStatus();
     if (applied !== latest) throw new Error(`PostgreSQL schema "${schema}" is at migration ${applied} of ${latest}: run \`fns migrate\``);

@@ -8,6 +8,7 @@
  */
 import pg from 'pg';
 import { checkSchema, connectionString, DEFAULTS, LOCK } from './db.js';
+import { SOURCES_MIGRATION } from './sources.js';
 
 export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE accounts (
@@ -55,6 +56,8 @@ export const MIGRATIONS: readonly string[] = [
      UNIQUE (article_id, model)
    );
    CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
+  // 2: the source registry, exact-dedup records, near-dup keys, carriers (issue 11).
+  SOURCES_MIGRATION,
 ];
 
 export const LATEST_VERSION = MIGRATIONS.length;

@@ -1,0 +1,253 @@
+/**
+ * SourceStore on PostgreSQL: the source registry (poll leases by FOR UPDATE SKIP LOCKED: one owner per
+ * source across instances), the exact-dedup records, the near-dup keys and the carriers. `ingestItems`
+ * takes the article writers' advisory lock first, so two processes' check-then-insert never interleave,
+ * then inserts through PgArticles (ids, received_at, seq and the feed notification as every insert).
+ */
+import type { ItemOutcome, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
+import { SourceExistsError } from '../errors.js';
+import { planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
+import { PgArticles } from './articles.js';
+import { LOCK, type Db } from './db.js';
+
+/** Migration 2: the registry and dedup tables (times as epoch ms, bigint). */
+export const SOURCES_MIGRATION = `
+  CREATE TABLE sources (
+    n bigserial UNIQUE,
+    name text COLLATE "C" PRIMARY KEY,
+    url text NOT NULL,
+    every_ms bigint NOT NULL,
+    urgency text NOT NULL,
+    paused boolean NOT NULL DEFAULT false,
+    created_at bigint NOT NULL,
+    etag text,
+    last_modified text,
+    last_poll_at bigint,
+    last_status integer,
+    last_error text,
+    next_poll_at bigint,
+    failures integer NOT NULL DEFAULT 0,
+    min_interval_ms bigint,
+    items_seen bigint NOT NULL DEFAULT 0,
+    items_ingested bigint NOT NULL DEFAULT 0,
+    items_deduplicated bigint NOT NULL DEFAULT 0,
+    lease_owner text,
+    lease_until bigint
+  );
+  CREATE TABLE source_registry (id integer PRIMARY KEY CHECK (id = 1), version bigint NOT NULL);
+  INSERT INTO source_registry (id, version) VALUES (1, 0);
+  CREATE TABLE seen_items (
+    source text COLLATE "C" NOT NULL,
+    external_id text COLLATE "C" NOT NULL,
+    canonical_url text COLLATE "C",
+    article_id text COLLATE "C" NOT NULL,
+    seen_at bigint NOT NULL,
+    PRIMARY KEY (source, external_id)
+  );
+  CREATE INDEX seen_items_url ON seen_items(canonical_url) WHERE canonical_url IS NOT NULL;
+  CREATE INDEX seen_items_time ON seen_items(seen_at);
+  CREATE TABLE near_keys (
+    key text COLLATE "C" NOT NULL,
+    article_id text COLLATE "C" NOT NULL,
+    at bigint NOT NULL
+  );
+  CREATE INDEX near_keys_key ON near_keys(key, at);
+  CREATE INDEX near_keys_time ON near_keys(at);
+  CREATE TABLE article_carriers (
+    n bigserial PRIMARY KEY,
+    article_id text COLLATE "C" NOT NULL,
+    source text COLLATE "C" NOT NULL,
+    url text,
+    at bigint NOT NULL,
+    UNIQUE (article_id, source)
+  );`;
+
+export class PgSources implements SourceStore {
+  constructor(
+    private readonly db: Db,
+    private readonly rule: NearDuplicateRule,
+  ) {}
+
+  async addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
+    return this.db.tx(async (db) => {
+      const rows = await db.query<SourceRow>(
+        `INSERT INTO sources (name, url, every_ms, urgency, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (name) DO NOTHING RETURNING ${SOURCE_COLUMNS}`,
+        [s.name, s.url, Math.trunc(s.everyMs), s.urgency, now],
+      );
+      if (rows.length === 0) throw new SourceExistsError(s.name);
+      await bump(db);
+      return toSource(rows[0]!);
+    });
+  }
+
+  async listSources(): Promise<SourceRecord[]> {
+    return (await this.db.query<SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM sources ORDER BY n`)).map(toSource);
+  }
+
+  async getSource(name: string): Promise<SourceRecord | undefined> {
+    const rows = await this.db.query<SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM sources WHERE name = $1`, [name]);
+    return rows[0] && toSource(rows[0]);
+  }
+
+  async setSourcePaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
+    return this.db.tx(async (db) => {
+      const rows = paused
+        ? await db.query<SourceRow>(`UPDATE sources SET paused = true WHERE name = $1 RETURNING ${SOURCE_COLUMNS}`, [name])
+        : // Resumed: polled at once (its next poll time is now).
+          await db.query<SourceRow>(`UPDATE sources SET paused = false, next_poll_at = $2 WHERE name = $1 RETURNING ${SOURCE_COLUMNS}`, [name, now]);
+      if (rows.length === 0) return undefined;
+      await bump(db);
+      return toSource(rows[0]!);
+    });
+  }
+
+  async removeSource(name: string): Promise<boolean> {
+    return this.db.tx(async (db) => {
+      const rows = await db.query('DELETE FROM sources WHERE name = $1 RETURNING name', [name]);
+      if (rows.length === 0) return false;
+      await bump(db);
+      return true;
+    });
+  }
+
+  /** SKIP LOCKED: concurrent claimers never wait on each other; FOR UPDATE re-checks the lease on the row it locks. */
+  async claimDueSources(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
+    const rows = await this.db.query<SourceRow & { n: string }>(
+      `WITH due AS (
+         SELECT name FROM sources
+         WHERE NOT paused AND (next_poll_at IS NULL OR next_poll_at <= $1) AND (lease_until IS NULL OR lease_until <= $1)
+         ORDER BY coalesce(next_poll_at, 0), n LIMIT $3
+         FOR UPDATE SKIP LOCKED
+       )
+       UPDATE sources s SET lease_owner = $2, lease_until = $1::bigint + $4::bigint FROM due WHERE s.name = due.name
+       RETURNING s.n, ${SOURCE_COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')}`,
+      [now, owner, Math.max(0, Math.trunc(limit)), Math.trunc(leaseMs)],
+    );
+    rows.sort((a, b) => Number(a.next_poll_at ?? 0) - Number(b.next_poll_at ?? 0) || Number(a.n) - Number(b.n));
+    return rows.map(toSource);
+  }
+
+  async recordPoll(name: string, owner: string, o: PollOutcome): Promise<void> {
+    await this.db.query(
+      `UPDATE sources SET
+         last_poll_at = $3, last_status = $4, last_error = $5, etag = $6, last_modified = $7,
+         next_poll_at = $8, failures = $9, min_interval_ms = $10,
+         items_seen = items_seen + $11, items_ingested = items_ingested + $12, items_deduplicated = items_deduplicated + $13,
+         lease_owner = CASE WHEN lease_owner = $2 THEN NULL ELSE lease_owner END,
+         lease_until = CASE WHEN lease_owner = $2 THEN NULL ELSE lease_until END
+       WHERE name = $1`,
+      [name, owner, o.at, o.status, o.error, o.etag, o.lastModified, o.nextPollAt, o.failures, o.minIntervalMs, o.seen, o.ingested, o.deduplicated],
+    );
+  }
+
+  async registryVersion(): Promise<number> {
+    const rows = await this.db.query<{ version: string }>('SELECT version FROM source_registry WHERE id = 1', [], 'fns_registry_version');
+    return Number(rows[0]?.version ?? 0);
+  }
+
+  async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
+    if (items.length === 0) return [];
+    return this.db.tx(async (db) => {
+      // The lock every article insert takes (articles.ts): no other process checks or inserts until commit.
+      await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.articles, db.schema]);
+      const now = typeof at === 'number' ? at : at();
+      const plan = planIngest(items, await this.lookup(db, items, now), this.rule);
+      const stored = plan.store.length > 0 ? await new PgArticles(db).insert(plan.store.map((i) => items[i]!.article), at) : [];
+      const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
+      if (plan.seen.length > 0) {
+        await db.query(
+          `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at)
+           SELECT s, e, u, a, $5 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(s, e, u, a)
+           ON CONFLICT (source, external_id) DO UPDATE SET seen_at = EXCLUDED.seen_at`,
+          [plan.seen.map((s) => s.source), plan.seen.map((s) => s.externalId), plan.seen.map((s) => s.canonicalUrl), plan.seen.map((s) => idOf(s.ref)), now],
+        );
+      }
+      const keys: [string, string, number][] = plan.store.flatMap((i, n) =>
+        [...new Set(items[i]!.nearKeys)].map((k): [string, string, number] => [k, stored[n]!.id, Date.parse(stored[n]!.received_at)]),
+      );
+      if (keys.length > 0) {
+        await db.query('INSERT INTO near_keys (key, article_id, at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])', [
+          keys.map((k) => k[0]),
+          keys.map((k) => k[1]),
+          keys.map((k) => k[2]),
+        ]);
+      }
+      if (plan.carriers.length > 0) {
+        await db.query(
+          `INSERT INTO article_carriers (article_id, source, url, at)
+           SELECT a, s, u, $4 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(a, s, u, n) ORDER BY t.n
+           ON CONFLICT DO NOTHING`,
+          [plan.carriers.map((c) => idOf(c.ref)), plan.carriers.map((c) => c.source), plan.carriers.map((c) => c.url), now],
+        );
+      }
+      return plan.outcomes.map((o): ItemOutcome => {
+        if (o.status === 'stored') return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
+        return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
+      });
+    });
+  }
+
+  private async lookup(db: Db, items: SourcedItem[], now: number): Promise<SeenLookup> {
+    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), byNearKey: new Map(), candidates: new Map() };
+    const seen = await db.query<{ source: string; external_id: string; article_id: string }>(
+      `SELECT s.source, s.external_id, s.article_id FROM seen_items s
+       JOIN unnest($1::text[], $2::text[]) AS t(source, external_id) ON s.source = t.source AND s.external_id = t.external_id`,
+      [items.map((i) => i.source), items.map((i) => i.externalId)],
+    );
+    for (const r of seen) found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
+    const urls = [...new Set(items.flatMap((i) => (i.canonicalUrl === null ? [] : [i.canonicalUrl])))];
+    if (urls.length > 0) {
+      const rows = await db.query<{ canonical_url: string; article_id: string }>(
+        `SELECT DISTINCT ON (canonical_url) canonical_url, article_id FROM seen_items
+         WHERE canonical_url = ANY($1::text[]) ORDER BY canonical_url, seen_at`,
+        [urls],
+      );
+      for (const r of rows) found.byUrl.set(r.canonical_url, r.article_id);
+    }
+    const keys = [...new Set(items.flatMap((i) => i.nearKeys))];
+    if (keys.length > 0) {
+      const rows = await db.query<{ key: string; article_id: string }>('SELECT key, article_id FROM near_keys WHERE key = ANY($1::text[]) AND at >= $2', [
+        keys,
+        now - this.rule.windowMs,
+      ]);
+      for (const r of rows) {
+        const list = found.byNearKey.get(r.key);
+        if (list) list.push(r.article_id);
+        else found.byNearKey.set(r.key, [r.article_id]);
+      }
+      const ids = [...new Set(rows.map((r) => r.article_id))];
+      if (ids.length > 0) {
+        const cands = await db.query<{ id: string; content: string; sources: string[] }>(
+          `SELECT a.id, a.content, array(SELECT c.source FROM article_carriers c WHERE c.article_id = a.id) AS sources
+           FROM articles a WHERE a.id = ANY($1::text[])`,
+          [ids],
+        );
+        for (const c of cands) found.candidates.set(c.id, { content: c.content, sources: new Set(c.sources) });
+      }
+    }
+    return found;
+  }
+
+  async carriersOf(articleId: string): Promise<{ source: string; url: string | null; at: string }[]> {
+    const rows = await this.db.query<{ source: string; url: string | null; at: string }>(
+      'SELECT source, url, at FROM article_carriers WHERE article_id = $1 ORDER BY n',
+      [articleId],
+    );
+    return rows.map((r) => ({ source: r.source, url: r.url, at: new Date(Number(r.at)).toISOString() }));
+  }
+
+  async pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
+    return this.db.tx(async (db) => {
+      const seen = await db.query('DELETE FROM seen_items WHERE seen_at < $1 RETURNING 1', [now - olderThanMs]);
+      // Near keys matter within the near-duplicate window only.
+      await db.query('DELETE FROM near_keys WHERE at < $1', [now - Math.min(olderThanMs, this.rule.windowMs)]);
+      return seen.length;
+    });
+  }
+}
+
+async function bump(db: Db): Promise<void> {
+  await db.query('UPDATE source_registry SET version = version + 1 WHERE id = 1');
+}

@@ -1,0 +1,249 @@
+/**
+ * SourceStore on SQLite: the source registry (with poll leases), the exact-dedup records, the near-dup
+ * keys and the carriers. Every write is one IMMEDIATE transaction (the write lock is taken first), so
+ * check-then-insert cannot race another process on the same file. Articles are inserted through the
+ * store's own insert (ids, received_at and commit order as every other insert).
+ */
+import type Database from 'better-sqlite3';
+import type { StoredArticle } from '../../domain/articles.js';
+import type { ItemOutcome, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
+import { SourceExistsError } from '../errors.js';
+import { planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
+
+/** The migration adding the registry and dedup tables (appended to the SQLite migration list). */
+export const SOURCES_MIGRATION = `
+  CREATE TABLE sources (
+    name TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    every_ms INTEGER NOT NULL,
+    urgency TEXT NOT NULL,
+    paused INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    etag TEXT,
+    last_modified TEXT,
+    last_poll_at INTEGER,
+    last_status INTEGER,
+    last_error TEXT,
+    next_poll_at INTEGER,
+    failures INTEGER NOT NULL DEFAULT 0,
+    min_interval_ms INTEGER,
+    items_seen INTEGER NOT NULL DEFAULT 0,
+    items_ingested INTEGER NOT NULL DEFAULT 0,
+    items_deduplicated INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    lease_until INTEGER
+  );
+  CREATE TABLE source_registry (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+  INSERT INTO source_registry (id, version) VALUES (1, 0);
+  CREATE TABLE seen_items (
+    source TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    canonical_url TEXT,
+    article_id TEXT NOT NULL,
+    seen_at INTEGER NOT NULL,
+    PRIMARY KEY (source, external_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX seen_items_url ON seen_items(canonical_url) WHERE canonical_url IS NOT NULL;
+  CREATE INDEX seen_items_time ON seen_items(seen_at);
+  CREATE TABLE near_keys (
+    key TEXT NOT NULL,
+    article_id TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX near_keys_key ON near_keys(key, at);
+  CREATE INDEX near_keys_time ON near_keys(at);
+  CREATE TABLE article_carriers (
+    n INTEGER PRIMARY KEY AUTOINCREMENT,
+    article_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    url TEXT,
+    at INTEGER NOT NULL,
+    UNIQUE (article_id, source)
+  );`;
+
+export class SqliteSources implements SourceStore {
+  private readonly st;
+
+  constructor(
+    private readonly db: Database.Database,
+    /** The store's insert, synchronous, joining the caller's transaction. */
+    private readonly insertNow: (articles: NewArticle[], at: number | (() => number)) => StoredArticle[],
+    private readonly rule: NearDuplicateRule,
+  ) {
+    this.st = {
+      insert: db.prepare(
+        `INSERT INTO sources (name, url, every_ms, urgency, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+      ),
+      get: db.prepare<[string], SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM sources WHERE name = ?`),
+      list: db.prepare<[], SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM sources ORDER BY rowid`),
+      pause: db.prepare('UPDATE sources SET paused = 1 WHERE name = ?'),
+      // Resumed: polled at once (its next poll time is now).
+      resume: db.prepare('UPDATE sources SET paused = 0, next_poll_at = ? WHERE name = ?'),
+      remove: db.prepare('DELETE FROM sources WHERE name = ?'),
+      bump: db.prepare('UPDATE source_registry SET version = version + 1 WHERE id = 1'),
+      version: db.prepare<[], number>('SELECT version FROM source_registry WHERE id = 1').pluck(),
+      due: db.prepare<[number, number, number], { name: string }>(
+        `SELECT name FROM sources
+         WHERE paused = 0 AND (next_poll_at IS NULL OR next_poll_at <= ?) AND (lease_until IS NULL OR lease_until <= ?)
+         ORDER BY coalesce(next_poll_at, 0), rowid LIMIT ?`,
+      ),
+      lease: db.prepare('UPDATE sources SET lease_owner = ?, lease_until = ? WHERE name = ?'),
+      record: db.prepare(
+        `UPDATE sources SET
+           last_poll_at = @at, last_status = @status, last_error = @error, etag = @etag, last_modified = @lastModified,
+           next_poll_at = @nextPollAt, failures = @failures, min_interval_ms = @minIntervalMs,
+           items_seen = items_seen + @seen, items_ingested = items_ingested + @ingested,
+           items_deduplicated = items_deduplicated + @deduplicated,
+           lease_owner = CASE WHEN lease_owner = @owner THEN NULL ELSE lease_owner END,
+           lease_until = CASE WHEN lease_owner = @owner THEN NULL ELSE lease_until END
+         WHERE name = @name`,
+      ),
+      seenByItem: db.prepare<[string, string], string>('SELECT article_id FROM seen_items WHERE source = ? AND external_id = ?').pluck(),
+      seenByUrl: db.prepare<[string], string>('SELECT article_id FROM seen_items WHERE canonical_url = ? ORDER BY seen_at LIMIT 1').pluck(),
+      nearKey: db.prepare<[string, number], string>('SELECT article_id FROM near_keys WHERE key = ? AND at >= ?').pluck(),
+      content: db.prepare<[string], string>('SELECT content FROM articles WHERE id = ?').pluck(),
+      carrierSources: db.prepare<[string], string>('SELECT source FROM article_carriers WHERE article_id = ?').pluck(),
+      upsertSeen: db.prepare(
+        `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (source, external_id) DO UPDATE SET seen_at = excluded.seen_at`,
+      ),
+      insertKey: db.prepare('INSERT INTO near_keys (key, article_id, at) VALUES (?, ?, ?)'),
+      insertCarrier: db.prepare('INSERT OR IGNORE INTO article_carriers (article_id, source, url, at) VALUES (?, ?, ?, ?)'),
+      carriers: db.prepare<[string], { source: string; url: string | null; at: number }>(
+        'SELECT source, url, at FROM article_carriers WHERE article_id = ? ORDER BY n',
+      ),
+      pruneSeen: db.prepare('DELETE FROM seen_items WHERE seen_at < ?'),
+      pruneKeys: db.prepare('DELETE FROM near_keys WHERE at < ?'),
+    };
+  }
+
+  private write<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  async addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
+    return this.write(() => {
+      if (this.st.insert.run(s.name, s.url, Math.trunc(s.everyMs), s.urgency, now).changes === 0) throw new SourceExistsError(s.name);
+      this.st.bump.run();
+      return toSource(this.st.get.get(s.name)!);
+    });
+  }
+
+  async listSources(): Promise<SourceRecord[]> {
+    return this.st.list.all().map(toSource);
+  }
+
+  async getSource(name: string): Promise<SourceRecord | undefined> {
+    const r = this.st.get.get(name);
+    return r && toSource(r);
+  }
+
+  async setSourcePaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
+    return this.write(() => {
+      const changed = paused ? this.st.pause.run(name).changes : this.st.resume.run(now, name).changes;
+      if (changed === 0) return undefined;
+      this.st.bump.run();
+      return toSource(this.st.get.get(name)!);
+    });
+  }
+
+  async removeSource(name: string): Promise<boolean> {
+    return this.write(() => {
+      if (this.st.remove.run(name).changes === 0) return false;
+      this.st.bump.run();
+      return true;
+    });
+  }
+
+  async claimDueSources(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
+    return this.write(() =>
+      this.st.due.all(now, now, Math.max(0, Math.trunc(limit))).map(({ name }) => {
+        this.st.lease.run(owner, now + leaseMs, name);
+        return toSource(this.st.get.get(name)!);
+      }),
+    );
+  }
+
+  async recordPoll(name: string, owner: string, o: PollOutcome): Promise<void> {
+    this.write(() =>
+      this.st.record.run({
+        name,
+        owner,
+        at: o.at,
+        status: o.status,
+        error: o.error,
+        etag: o.etag,
+        lastModified: o.lastModified,
+        nextPollAt: o.nextPollAt,
+        failures: o.failures,
+        minIntervalMs: o.minIntervalMs,
+        seen: o.seen,
+        ingested: o.ingested,
+        deduplicated: o.deduplicated,
+      }),
+    );
+  }
+
+  async registryVersion(): Promise<number> {
+    return this.st.version.get() ?? 0;
+  }
+
+  async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
+    if (items.length === 0) return [];
+    return this.write(() => {
+      // Read inside the transaction, which holds the write lock.
+      const now = typeof at === 'number' ? at : at();
+      const plan = planIngest(items, this.lookup(items, now), this.rule);
+      const stored = plan.store.length > 0 ? this.insertNow(plan.store.map((i) => items[i]!.article), at) : [];
+      const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
+      for (const s of plan.seen) this.st.upsertSeen.run(s.source, s.externalId, s.canonicalUrl, idOf(s.ref), now);
+      for (const [n, i] of plan.store.entries()) {
+        const keyTime = Date.parse(stored[n]!.received_at);
+        for (const k of new Set(items[i]!.nearKeys)) this.st.insertKey.run(k, stored[n]!.id, keyTime);
+      }
+      for (const c of plan.carriers) this.st.insertCarrier.run(idOf(c.ref), c.source, c.url, now);
+      return plan.outcomes.map((o): ItemOutcome => {
+        if (o.status === 'stored') return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
+        return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
+      });
+    });
+  }
+
+  private lookup(items: SourcedItem[], now: number): SeenLookup {
+    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), byNearKey: new Map(), candidates: new Map() };
+    const since = now - this.rule.windowMs;
+    for (const item of items) {
+      const id = this.st.seenByItem.get(item.source, item.externalId);
+      if (id !== undefined) found.bySourceItem.set(seenKey(item.source, item.externalId), id);
+      if (item.canonicalUrl !== null && !found.byUrl.has(item.canonicalUrl)) {
+        const byUrl = this.st.seenByUrl.get(item.canonicalUrl);
+        if (byUrl !== undefined) found.byUrl.set(item.canonicalUrl, byUrl);
+      }
+      for (const k of item.nearKeys) {
+        if (found.byNearKey.has(k)) continue;
+        const ids = this.st.nearKey.all(k, since);
+        found.byNearKey.set(k, ids);
+        for (const aid of ids) {
+          if (found.candidates.has(aid)) continue;
+          const content = this.st.content.get(aid);
+          if (content !== undefined) found.candidates.set(aid, { content, sources: new Set(this.st.carrierSources.all(aid)) });
+        }
+      }
+    }
+    return found;
+  }
+
+  async carriersOf(articleId: string): Promise<{ source: string; url: string | null; at: string }[]> {
+    return this.st.carriers.all(articleId).map((r) => ({ source: r.source, url: r.url, at: new Date(r.at).toISOString() }));
+  }
+
+  async pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
+    return this.write(() => {
+      const seen = this.st.pruneSeen.run(now - olderThanMs).changes;
+      // Near keys matter within the near-duplicate window only.
+      this.st.pruneKeys.run(now - Math.min(olderThanMs, this.rule.windowMs));
+      return seen;
+    });
+  }
+}
