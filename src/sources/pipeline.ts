@@ -1,0 +1,131 @@
+/**
+ * From a source's item to what the store ingests (SourcedItem): the mapping of issue 11, enrichment
+ * (tickers, sentiment, urgency), near-duplicate keys, the canonical URL and the stable external id.
+ * Pure and synchronous; `store.ingestItems` then deduplicates and stores, in one transaction.
+ *
+ * Mapping: `content` = the headline (plain text; the summary when there is no title); `published_at` =
+ * the item's date, or null (never invented); `url`; `source` = the source's name.
+ *
+ * External id (exact dedup per source): the feed's guid/id; else the canonical URL; else a hash of the
+ * text and the date. Ids longer than EXTERNAL_ID_MAX_LENGTH are stored as their SHA-256, so a record
+ * stays small and indexable whatever the feed puts in its guid.
+ *
+ * Length: a feed headline longer than the contract's content maxLength (in practice a whole article in
+ * a title-less item's summary) is cut at a word boundary, with "…", to fit: the feed is not ours to fix,
+ * and losing the story is worse than a shortened headline whose url leads to the full text. A push
+ * line is an operator's own input and is refused instead (src/ops/push.ts), as `fns articles ingest` does.
+ */
+import { createHash } from 'node:crypto';
+import { articleRules, type ArticleSentiment, type TickerSentiment } from '../contract/index.js';
+import { deriveSentiment, deriveTickers, deriveUrgency } from '../ingest/derive.js';
+import type { SourcedItem, UrgencySetting } from '../store/ports.js';
+import { canonicalUrl, type FeedItem } from './feed/index.js';
+
+/** External ids longer than this are stored as `sha256:<hex>` of the id. */
+export const EXTERNAL_ID_MAX_LENGTH = 256;
+
+/** Enrichment of one text (the src/enrich contract); the derivation rules of src/ingest until it lands. */
+function enrich(content: string, opts: { urgency: UrgencySetting }) {
+  return {
+    urgency: opts.urgency === 'auto' ? deriveUrgency(content) : opts.urgency,
+    sentiment: deriveSentiment(content),
+    tickers: deriveTickers(content),
+  };
+}
+
+/** Near-duplicate keys of a text (the src/dedup/near.ts contract); none until it lands: exact dedup only. */
+function nearDuplicateKeys(_text: string): string[] {
+  return [];
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** The headline of a feed item: its title, else its summary; null when it has no text. */
+export function headlineOf(item: Pick<FeedItem, 'title' | 'summary'>): string | null {
+  const t = item.title?.trim();
+  if (t) return t;
+  const s = item.summary?.trim();
+  return s ? s : null;
+}
+
+/** `text` cut to at most `max` characters at a word boundary, ending with "…" when cut. */
+export function fitHeadline(text: string, max: number = articleRules.contentMaxLength): string {
+  if (text.length <= max) return text;
+  let cut = text.slice(0, max - 1);
+  // Never split a surrogate pair.
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  const space = cut.lastIndexOf(' ');
+  if (space >= max / 2) cut = cut.slice(0, space);
+  return `${cut.trimEnd()}…`;
+}
+
+/** A bounded id: as given, or its SHA-256 when longer than EXTERNAL_ID_MAX_LENGTH. */
+export function boundedId(id: string): string {
+  return id.length <= EXTERNAL_ID_MAX_LENGTH ? id : `sha256:${sha256(id)}`;
+}
+
+/** The stable per-source id of a feed item: guid, else canonical URL, else a hash of text and date. */
+export function externalIdOf(item: FeedItem, canonical: string | null, content: string): string {
+  const guid = item.guid?.trim();
+  if (guid) return boundedId(guid);
+  if (canonical !== null) return boundedId(canonical);
+  return `sha256:${sha256(`${content}\n${item.publishedAt ?? ''}`)}`;
+}
+
+export interface ItemFields {
+  source: string;
+  externalId: string;
+  /** Plain text, within the contract's maxLength. */
+  content: string;
+  url: string | null;
+  publishedAt: string | null;
+  urgency: UrgencySetting;
+  /** Given by the source (push): used as given instead of derived. */
+  tickers?: TickerSentiment[];
+  sentiment?: ArticleSentiment;
+}
+
+/** One item, enriched where the source said nothing, with its dedup keys. */
+export function toSourcedItem(f: ItemFields): SourcedItem {
+  const derived = enrich(f.content, { urgency: f.urgency });
+  return {
+    source: f.source,
+    externalId: f.externalId,
+    canonicalUrl: f.url === null ? null : canonicalUrl(f.url),
+    article: {
+      content: f.content,
+      urgency: derived.urgency,
+      sentiment: f.sentiment !== undefined ? f.sentiment : derived.sentiment,
+      tickers: f.tickers ?? derived.tickers,
+      published_at: f.publishedAt,
+      source: f.source,
+      url: f.url,
+    },
+    nearKeys: nearDuplicateKeys(f.content),
+  };
+}
+
+/**
+ * A polled feed's items as the store ingests them, in feed order. Items with no text (neither title nor
+ * summary) are left out: the caller counts them as `items.length - result.length`.
+ */
+export function toSourcedItems(source: { name: string; urgency: UrgencySetting }, items: readonly FeedItem[]): SourcedItem[] {
+  const out: SourcedItem[] = [];
+  for (const item of items) {
+    const text = headlineOf(item);
+    if (text === null) continue;
+    const content = fitHeadline(text);
+    const canonical = item.url === null ? null : canonicalUrl(item.url);
+    out.push(
+      toSourcedItem({
+        source: source.name,
+        externalId: externalIdOf(item, canonical, content),
+        content,
+        url: item.url,
+        publishedAt: item.publishedAt,
+        urgency: source.urgency,
+      }),
+    );
+  }
+  return out;
+}
