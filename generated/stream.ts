@@ -8,6 +8,16 @@ export type StreamMessage = components['schemas']['Article'];
 /** The channel address. */
 export const streamAddress = "/v1/stream";
 
+/** The query parameters of a stream connection (the channel's `ws` binding), by name. */
+export const streamQuery = {
+  "api_key": {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 200,
+    "description": "The API key. Required unless the `X-API-Key` header is sent."
+  }
+} as const;
+
 /** The `x-stream` rules of asyncapi.yaml (close codes and reasons, intervals, bounds). */
 export const streamRules = {
   "description": "Stream rules in machine-readable form, read by the service and the mock.",

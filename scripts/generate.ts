@@ -68,6 +68,9 @@ function streamModule(out: string): void {
     '/** The channel address. */',
     `export const streamAddress = ${JSON.stringify(doc.channels.stream.address)};`,
     '',
+    '/** The query parameters of a stream connection (the channel\'s `ws` binding), by name. */',
+    `export const streamQuery = ${JSON.stringify(doc.channels.stream.bindings?.ws?.query?.properties ?? {}, null, 2)} as const;`,
+    '',
     '/** The `x-stream` rules of asyncapi.yaml (close codes and reasons, intervals, bounds). */',
     `export const streamRules = ${JSON.stringify(doc['x-stream'], null, 2)} as const;`,
     '',
@@ -118,6 +121,18 @@ function sources(out: string): void {
   writeFileSync(out, JSON.stringify(doc, null, 2) + '\n');
 }
 
+/**
+ * The typed client (clients/typescript) carries its own copy of the contract's types, so the package
+ * stands alone once packed: the same files, as `.ts` (tsc emits declarations for them into dist/).
+ */
+export const SDK_GENERATED = join(root, 'clients', 'typescript', 'src', 'generated');
+const SDK_FILES: Record<string, string> = { 'openapi.d.ts': 'openapi.ts', 'stream.ts': 'stream.ts' };
+
+function sdkCopy(generatedDir: string, outDir: string): void {
+  mkdirSync(outDir, { recursive: true });
+  for (const [from, to] of Object.entries(SDK_FILES)) writeFileSync(join(outDir, to), readFileSync(join(generatedDir, from)));
+}
+
 export async function generate(outDir: string): Promise<void> {
   mkdirSync(join(outDir, 'docs'), { recursive: true });
   bundle('openapi.yaml', join(outDir, 'openapi.json'));
@@ -156,7 +171,11 @@ async function main(): Promise<void> {
     const tmp = mkdtempSync(join(tmpdir(), 'fns-generate-'));
     try {
       await generate(tmp);
-      const drift = diffTrees(tmp, target);
+      const sdkTmp = mkdtempSync(join(tmpdir(), 'fns-generate-sdk-'));
+      sdkCopy(tmp, sdkTmp);
+      const sdkDrift = diffTrees(sdkTmp, SDK_GENERATED).map((f) => `clients/typescript/src/generated/${f}`);
+      rmSync(sdkTmp, { recursive: true, force: true });
+      const drift = [...diffTrees(tmp, target), ...sdkDrift];
       if (drift.length > 0) {
         console.error(`generated/ has drifted from the specs (${drift.length} file(s)): ${drift.join(', ')}`);
         console.error('Run `npm run generate` and commit the result; never edit generated/ by hand.');
@@ -170,7 +189,9 @@ async function main(): Promise<void> {
   }
   rmSync(target, { recursive: true, force: true });
   await generate(target);
-  console.log(`generated/: ${listFiles(target).join(', ')}`);
+  rmSync(SDK_GENERATED, { recursive: true, force: true });
+  sdkCopy(target, SDK_GENERATED);
+  console.log(`generated/: ${listFiles(target).join(', ')}; clients/typescript/src/generated/: ${listFiles(SDK_GENERATED).join(', ')}`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
