@@ -15,6 +15,8 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  every: { type: 'string' },
+  urgency: { type: 'string' },
 } as const;
 export type OptionName = keyof typeof OPTIONS;
 
@@ -131,6 +133,57 @@ export const commands: CommandSpec[] = [
     args: [{ name: 'file' }],
     options: ['json'],
   },
+  // fns sources …: src/cli/sources.ts (validation, output, the poller process).
+  {
+    name: 'sources add',
+    synopsis: ['<name> <url> [--every 60s] [--urgency <u>] [--json]'],
+    summary: 'register a feed (RSS, RDF, Atom, JSON Feed) to poll',
+    details:
+      '<name> (1-64 letters, digits, ".", "_", "-") becomes each article\'s source; <url> is http:// or https://.\n--every: the poll interval, 1s to 24h (default 60s; the feed\'s ttl / sy:updatePeriod is a floor).\n--urgency: auto (the default: derived from the headline, e.g. "BREAKING:"), breaking, flash or regular.\nA running fns serve or fns sources run starts polling it within a second. A name already taken is refused (exit 1).',
+    args: [{ name: 'name' }, { name: 'url' }],
+    options: ['every', 'urgency', 'json'],
+  },
+  {
+    name: 'sources list',
+    synopsis: ['[--json]'],
+    summary: 'every source: last poll, HTTP status, items seen / ingested / deduplicated, last error, next poll',
+    details: 'Oldest first. Seen: new items the feed offered; deduplicated: new items that were another source\'s story (same URL or near-duplicate).',
+    args: [],
+    options: ['json'],
+  },
+  {
+    name: 'sources pause',
+    synopsis: ['<name> [--json]'],
+    summary: 'stop polling a source (within a second); its articles stay',
+    details: 'fns sources resume undoes it.',
+    args: [{ name: 'name' }],
+    options: ['json'],
+  },
+  {
+    name: 'sources resume',
+    synopsis: ['<name> [--json]'],
+    summary: 'poll a paused source again',
+    details: 'It is polled within a second.',
+    args: [{ name: 'name' }],
+    options: ['json'],
+  },
+  {
+    name: 'sources remove',
+    synopsis: ['<name> [--json]'],
+    summary: 'forget a source (its articles stay in the archive)',
+    details: 'Polling stops within a second.',
+    args: [{ name: 'name' }],
+    options: ['json'],
+  },
+  {
+    name: 'sources run',
+    synopsis: [''],
+    summary: 'the poller alone, in its own process (fns serve polls too)',
+    details:
+      'Polls every active source on its schedule and prints a line per poll that found new items or failed. With several\npollers (fns serve instances, fns sources run) each source is polled by exactly one at a time (a lease). Stops on\nSIGTERM or Ctrl+C, giving back the sources it holds.',
+    args: [],
+    options: [],
+  },
   {
     name: 'help',
     synopsis: ['[command]'],
@@ -143,7 +196,7 @@ export const commands: CommandSpec[] = [
 
 const EXIT_TEXT = `Exit codes
   ${EXIT.ok}  done
-  ${EXIT.failed}  not done: refused (no such account or key, nothing to cancel, ...) or failed (unreadable
+  ${EXIT.failed}  not done: refused (no such account, key or source, nothing to cancel, ...) or failed (unreadable
      file, port in use, database busy, no line of an ingest stored, an unexpected error)
   ${EXIT.usage}  usage or configuration error: unknown command or option, option given twice, missing or
      extra argument, invalid value (tier, port), invalid environment variable

@@ -1,6 +1,8 @@
 /**
  * `fns demo` (`npm run demo`): a fresh instance in DATA_DIR/demo with a realistic sample archive spread
- * over the last six days, one key per tier printed once, and first requests to copy.
+ * over the last six days, one key per tier printed once, and first requests to copy. Two live sample
+ * sources (an RSS and an Atom wire on a loopback feed server, src/sources/demo-feeds.ts) are registered
+ * and polled, so the stream shows new, deduplicated headlines every few seconds without typing anything.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,9 +13,13 @@ import { parseNdjson } from '../ingest/parse.js';
 import { EmbeddingWorker } from '../indexing/index.js';
 import { createLogger } from '../ops/logger.js';
 import { embedderFor, livePrefix, startService } from '../server/index.js';
+import { startDemoFeeds } from '../sources/demo-feeds.js';
 import { sqliteFile } from '../store/index.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { cancel, createKey } from './operator.js';
+
+/** How often the demo polls its two sample sources (each publishes a new headline every few seconds). */
+export const DEMO_POLL_MS = 2000;
 
 /** What the demo's IP guard never blocks (on top of IP_GUARD_EXEMPT). */
 export const DEMO_EXEMPT = 'loopback';
@@ -48,6 +54,14 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   keys.expired = await createKey(store, { tier: 'pro', livePrefix: prefix, now });
   await cancel(store, keys.expired.account_id, now);
 
+  // Live sources: two sample wires on loopback, registered like `fns sources add` does.
+  const feeds = await startDemoFeeds();
+  const sources = [
+    { name: 'harbor-wire', format: 'RSS', url: feeds.rssUrl },
+    { name: 'summit-wire', format: 'Atom', url: feeds.atomUrl },
+  ];
+  for (const src of sources) await store.addSource({ name: src.name, url: src.url, everyMs: DEMO_POLL_MS, urgency: 'auto' }, now);
+
   // Ready when it says so: the sample archive is searchable before the "Try:" lines are printed.
   const embedder = embedderFor(config);
   console.error(`demo: embedding ${articles.length} sample articles for search…`);
@@ -62,7 +76,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   const logger = createLogger({ destination: process.stderr, pretty: process.stderr.isTTY === true });
   const svc = await startService(config, { logger, embedder });
   if (opts.json) {
-    console.log(JSON.stringify({ url: svc.url, articles: articles.length, keys }));
+    console.log(JSON.stringify({ url: svc.url, articles: articles.length, keys, sources: sources.map((x) => ({ name: x.name, url: x.url, every_ms: DEMO_POLL_MS })) }));
   } else {
     console.log(`\nFinancial News Service demo: ${svc.url}  (${articles.length} sample articles over the last 6 days)\n`);
     console.log('Keys (shown once; this demo archive is recreated on every run):');
@@ -74,10 +88,18 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
     const g = limits.ipGuard;
     console.log(`\nThe IP guard (${g.distinctKeys} different keys from one address within ${g.windowMs / 1000} s block it for ${g.blockMs / 60_000} minutes)`);
     console.log(`exempts ${DEMO_EXEMPT} in this demo (IP_GUARD_EXEMPT), so every key above can be tried from this machine.`);
+    console.log(`\nLive sources, polled every ${DEMO_POLL_MS / 1000} s (a new headline every few seconds; one story in four is carried by both`);
+    console.log('wires, reworded, and reaches the stream once):');
+    for (const x of sources) console.log(`  ${x.name.padEnd(12)} ${x.format.padEnd(5)} ${x.url}`);
+    const ws = svc.url.replace(/^http/, 'ws');
+    console.log('Watch them arrive on the stream (from this directory):');
+    console.log(`  node -e "new (require('ws'))('${ws}/v1/stream?api_key=${keys.pro!.key}').on('message', (m) => console.log(JSON.parse(m).content))"`);
+    console.log(`and what each source did: DATA_DIR=${config.dataDir} npx fns sources list`);
     console.log('\nCtrl+C to stop.');
   }
   const stop = async () => {
     await svc.close();
+    await feeds.close();
     process.exit(0);
   };
   process.once('SIGINT', stop);

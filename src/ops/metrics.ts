@@ -45,6 +45,10 @@ export interface Metrics {
   deliveryLag: { observe(seconds: number): void };
   dependencyErrors: { inc(labels: { dependency: Dependency }): void };
   sharedStateFallbacks: { inc(labels: { port: SharedStatePort }): void };
+  /** Source polls by outcome (`ok`, `not_modified`, an error kind, `store`, `aborted`): src/sources/poller.ts. */
+  sourcePolls: { inc(labels: { outcome: string }): void };
+  /** Items read from sources by outcome (`stored`, `same_item`, `same_url`, `near_duplicate`, `unusable`). */
+  sourceItems: { inc(labels: { outcome: string }, n: number): void };
   /** Sets (or replaces) the callbacks read on scrape. */
   collectFrom(sources: MetricSources): void;
   /** The exposition text (what `/metrics` answers). */
@@ -146,6 +150,18 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     labelNames: ['port'] as const,
     registers: [registry],
   });
+  const sourcePolls = new Counter({
+    name: `${PREFIX}source_polls_total`,
+    help: 'Source polls by outcome: ok, not_modified (304), an error kind (http, timeout, network, parse, charset, too_large, redirects), store (our side failed), aborted.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const sourceItems = new Counter({
+    name: `${PREFIX}source_items_total`,
+    help: 'Items read from sources by outcome: stored, same_item (already stored from that source), same_url, near_duplicate, unusable (no text).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   // Every dependency and port shows up (at 0) from the first scrape, so alerts on rate() work at once.
   for (const dependency of ['database', 'redis', 'embedder'] as const) dependencyErrors.inc({ dependency }, 0);
   for (const port of ['rate_limiter', 'ip_guard', 'stream_slots'] as const) sharedStateFallbacks.inc({ port }, 0);
@@ -178,6 +194,8 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     deliveryLag: { observe: (seconds) => deliveryLag.observe(seconds) },
     dependencyErrors: { inc: ({ dependency }) => dependencyErrors.inc({ dependency }) },
     sharedStateFallbacks: { inc: ({ port }) => sharedStateFallbacks.inc({ port }) },
+    sourcePolls: { inc: ({ outcome }) => sourcePolls.inc({ outcome }) },
+    sourceItems: { inc: ({ outcome }, n) => sourceItems.inc({ outcome }, n) },
     collectFrom(s) {
       sources = { ...sources, ...s };
     },

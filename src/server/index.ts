@@ -25,6 +25,7 @@ import { startAdminServer, type AdminServer, type ReadinessCheck } from '../ops/
 import { createLogger, type OpsLogger } from '../ops/logger.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
 import { countEmbedderErrors, createRequestObserver, createStreamObserver } from '../ops/observe.js';
+import { pollerUserAgent, SourcePoller } from '../sources/poller.js';
 
 export interface RunningService {
   url: string;
@@ -34,6 +35,8 @@ export interface RunningService {
   stream: StreamHandle;
   metrics: Metrics;
   logger: OpsLogger;
+  /** The source poller (src/sources), unless started with `pollSources: false`. */
+  poller?: SourcePoller;
   /** The admin listener (/healthz, /readyz, /metrics) when ADMIN_PORT is set. */
   adminUrl?: string;
   close(): Promise<void>;
@@ -84,6 +87,8 @@ export async function startService(
     metrics?: Metrics;
     /** The feed reader's timer (default: DEFAULT_FEED_POLL_MS, or WOKEN_FEED_POLL_MS with a wake-up). */
     feedPollMs?: number;
+    /** Run the source poller in this process (default true; leases keep one poller per source across instances). */
+    pollSources?: boolean;
   } = {},
 ): Promise<RunningService> {
   // The service reads the contract from generated/: a spec edited without `npm run generate` must not
@@ -224,6 +229,12 @@ export async function startService(
   });
   await stream.ready;
   await worker.start();
+  // Sources: polled here too (and by any `fns sources run`); after a poll stored articles, the stream reads at once.
+  const poller =
+    options.pollSources === false
+      ? undefined
+      : new SourcePoller({ store, userAgent: pollerUserAgent(config.brand), clock, log, metrics, onStored: () => wakers.forEach((w) => w()) });
+  await poller?.start();
   let admin: AdminServer | undefined;
   if (config.adminPort !== undefined) {
     const checks: ReadinessCheck[] = [
@@ -256,7 +267,9 @@ export async function startService(
     metrics,
     logger,
     ...(admin ? { adminUrl: admin.url } : {}),
+    ...(poller ? { poller } : {}),
     async close() {
+      await poller?.stop();
       await admin?.close();
       await stream.close();
       await worker.stop();

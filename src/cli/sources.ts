@@ -1,0 +1,228 @@
+/**
+ * `fns sources …`: the source registry (add, list, pause, resume, remove) and `fns sources run`, the
+ * poller alone in its own process. Registered in commands.ts (help, options) and main.ts (dispatch).
+ *
+ * Refusals exit 1 (a name taken, no such source); a bad name, URL, duration or urgency is a usage error
+ * (exit 2), like a bad tier.
+ */
+import type { Config } from '../config/index.js';
+import { urgencies } from '../contract/index.js';
+import type { SourceRecord, Store, UrgencySetting } from '../store/ports.js';
+import { SourceExistsError } from '../store/errors.js';
+import { CliError, EXIT, UsageError } from './errors.js';
+
+/** `--every`: the default, and the bounds an operator may choose within. */
+export const SOURCE_EVERY = { defaultMs: 60_000, minMs: 1_000, maxMs: 24 * 3600_000 } as const;
+
+export const SOURCE_URGENCIES: readonly UrgencySetting[] = ['auto', ...urgencies];
+
+/** A source name becomes each article's `source`: 1-64 letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const URL_MAX = 2048;
+
+export function checkSourceName(raw: string): string {
+  if (!NAME.test(raw)) {
+    throw new UsageError(`a source name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${raw}"`);
+  }
+  return raw;
+}
+
+export function checkSourceUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new UsageError(`<url> must be an absolute http:// or https:// URL, got "${raw}"`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`<url> must use http or https, got "${u.protocol.replace(/:$/, '')}"`);
+  if (u.username || u.password) throw new UsageError('<url> must not carry a user name or password (it would show in fns sources list and the logs)');
+  if (raw.length > URL_MAX) throw new UsageError(`<url> is longer than ${URL_MAX} characters`);
+  return u.href;
+}
+
+export function checkUrgency(raw: string | undefined): UrgencySetting {
+  if (raw === undefined) return 'auto';
+  if (!SOURCE_URGENCIES.includes(raw as UrgencySetting)) throw new UsageError(`--urgency must be one of ${SOURCE_URGENCIES.join(', ')}, got "${raw}"`);
+  return raw as UrgencySetting;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3600_000 };
+
+/** A duration such as `30s`, `5m`, `1h`, `1m30s`, `1500ms`, within SOURCE_EVERY's bounds. */
+export function parseDuration(raw: string, flag = '--every'): number {
+  const parts = [...raw.matchAll(/(\d+)(ms|h|m|s)/g)];
+  const bounds = `between ${formatDuration(SOURCE_EVERY.minMs)} and ${formatDuration(SOURCE_EVERY.maxMs)}`;
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== raw) {
+    throw new UsageError(`${flag} must be a duration such as 30s, 5m or 1h (units ms, s, m, h) ${bounds}, got "${raw}"`);
+  }
+  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2]!]!, 0);
+  if (ms < SOURCE_EVERY.minMs || ms > SOURCE_EVERY.maxMs) throw new UsageError(`${flag} must be ${bounds}, got "${raw}"`);
+  return ms;
+}
+
+/** 90000 -> `1m30s`, 1500 -> `1500ms`. */
+export function formatDuration(ms: number): string {
+  if (ms % 1000 !== 0) return `${ms}ms`;
+  let s = ms / 1000;
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  s %= 60;
+  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s || (!h && !m) ? `${s}s` : ''}`;
+}
+
+/** A time relative to now, for the table: `12s ago`, `in 3m`, `-`. */
+export function relative(iso: string | null, now: number): string {
+  if (iso === null) return '-';
+  const d = Date.parse(iso) - now;
+  const abs = Math.abs(d);
+  const text = abs < 1000 ? `${abs}ms` : abs < 120_000 ? `${Math.round(abs / 1000)}s` : abs < 7_200_000 ? `${Math.round(abs / 60_000)}m` : `${Math.round(abs / 3_600_000)}h`;
+  return d < 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** The JSON form of a source (`fns sources list --json`, `add`, `pause`, `resume`). */
+export function sourceJson(s: SourceRecord) {
+  return {
+    name: s.name,
+    url: s.url,
+    every_ms: s.everyMs,
+    urgency: s.urgency,
+    paused: s.paused,
+    created_at: s.createdAt,
+    last_poll_at: s.lastPollAt,
+    last_status: s.lastStatus,
+    last_error: s.lastError,
+    next_poll_at: s.nextPollAt,
+    failures: s.failures,
+    min_interval_ms: s.minIntervalMs,
+    items_seen: s.itemsSeen,
+    items_ingested: s.itemsIngested,
+    items_deduplicated: s.itemsDeduplicated,
+  };
+}
+
+/** The human table of `fns sources list`; the last error in full on a line of its own under its source. */
+export function sourcesTable(list: SourceRecord[], now: number): string {
+  if (list.length === 0) return 'no sources yet (fns sources add <name> <url> adds one)';
+  const head = ['NAME', 'STATE', 'EVERY', 'LAST POLL', 'HTTP', 'SEEN', 'INGESTED', 'DEDUP', 'NEXT POLL'];
+  const rows = list.map((s) => [
+    s.name,
+    s.paused ? 'paused' : s.failures > 0 ? `failing(${s.failures})` : 'active',
+    formatDuration(s.everyMs),
+    relative(s.lastPollAt, now),
+    s.lastStatus === null ? '-' : String(s.lastStatus),
+    String(s.itemsSeen),
+    String(s.itemsIngested),
+    String(s.itemsDeduplicated),
+    s.paused ? '-' : s.nextPollAt === null ? 'now' : relative(s.nextPollAt, now),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const out = [line(head)];
+  list.forEach((s, i) => {
+    out.push(line(rows[i]!));
+    out.push(`  ${s.url}${s.urgency === 'auto' ? '' : `  (urgency ${s.urgency})`}`);
+    if (s.lastError) out.push(`  last error: ${s.lastError}`);
+  });
+  return out.join('\n');
+}
+
+export interface SourcesIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** Opens the store of this deployment (CLI role for the registry commands, service role for `run`). */
+  openStore(role: 'cli' | 'service'): Promise<Store>;
+  now(): number;
+}
+
+function noSource(name: string): CliError {
+  return new CliError(`no source named "${name}" (fns sources list shows them)`);
+}
+
+/** Runs `fns sources <sub>`; the exit code. */
+export async function runSourcesCommand(
+  sub: 'add' | 'list' | 'pause' | 'resume' | 'remove' | 'run',
+  args: string[],
+  options: { json: boolean; every?: string; urgency?: string },
+  config: Config,
+  io: SourcesIo,
+): Promise<number> {
+  const print = (data: unknown, human: string) => io.out(options.json ? JSON.stringify(data) : human);
+  if (sub === 'run') return runPoller(config, io);
+  // Validate everything before touching the store.
+  const name = sub === 'list' ? '' : checkSourceName(args[0]!);
+  const add =
+    sub === 'add'
+      ? {
+          name,
+          url: checkSourceUrl(args[1]!),
+          everyMs: options.every === undefined ? SOURCE_EVERY.defaultMs : parseDuration(options.every),
+          urgency: checkUrgency(options.urgency),
+        }
+      : undefined;
+  const store = await io.openStore('cli');
+  try {
+    switch (sub) {
+      case 'add': {
+        let s: SourceRecord;
+        try {
+          s = await store.addSource(add!, io.now());
+        } catch (e) {
+          if (e instanceof SourceExistsError) throw new CliError(`a source named "${name}" already exists (fns sources remove ${name} first to replace it)`);
+          throw e;
+        }
+        print(
+          sourceJson(s),
+          `added ${s.name}: ${s.url}, every ${formatDuration(s.everyMs)}, urgency ${s.urgency}\n(a running fns serve or fns sources run polls it within a second)`,
+        );
+        return EXIT.ok;
+      }
+      case 'list': {
+        const list = await store.listSources();
+        print({ sources: list.map(sourceJson) }, sourcesTable(list, io.now()));
+        return EXIT.ok;
+      }
+      case 'pause':
+      case 'resume': {
+        const s = await store.setSourcePaused(name, sub === 'pause', io.now());
+        if (!s) throw noSource(name);
+        print(sourceJson(s), `${s.name}: ${s.paused ? 'paused (no more polls until fns sources resume)' : 'active (polled within a second)'}`);
+        return EXIT.ok;
+      }
+      case 'remove': {
+        if (!(await store.removeSource(name))) throw noSource(name);
+        print({ name, removed: true }, `${name}: removed (its articles stay in the archive)`);
+        return EXIT.ok;
+      }
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** `fns sources run`: the poller alone, until SIGINT or SIGTERM. */
+async function runPoller(config: Config, io: SourcesIo): Promise<number> {
+  const { SourcePoller, pollerUserAgent } = await import('../sources/poller.js');
+  const store = await io.openStore('service');
+  const poller = new SourcePoller({
+    store,
+    userAgent: pollerUserAgent(config.brand),
+    log: (m) => io.err(`fns: ${m}`),
+    onPoll: (r) => {
+      if (r.outcome === 'error') io.out(`${r.source}: ${r.error}${r.status === null ? '' : ` (HTTP ${r.status})`}; next try ${new Date(r.nextPollAt).toISOString()}`);
+      else if (r.seen > 0) io.out(`${r.source}: ${r.seen} new item(s): ${r.ingested} stored, ${r.deduplicated} duplicate(s) of other articles${r.seen - r.ingested - r.deduplicated > 0 ? `, ${r.seen - r.ingested - r.deduplicated} without text (skipped)` : ''}`);
+    },
+  });
+  const sources = await store.listSources();
+  const active = sources.filter((s) => !s.paused).length;
+  await poller.start();
+  io.out(`fns: polling ${active} active source(s) of ${sources.length} (lease owner ${poller.owner}); registry changes are picked up within a second. Ctrl+C to stop.`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  io.out('fns: stopping: abandoning the polls in flight');
+  await poller.stop();
+  await store.close();
+  io.out('fns: stopped');
+  return EXIT.ok;
+}
