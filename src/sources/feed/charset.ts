@@ -1,0 +1,105 @@
+import iconv from 'iconv-lite';
+import { FeedError } from './errors.js';
+
+/**
+ * Bytes of a feed to text. Which encoding: a byte order mark wins; then the Content-Type `charset`; then
+ * the XML declaration's `encoding`; then UTF-8. Real feeds lie about it, so:
+ * - a declared single- or double-byte legacy charset over bytes that are valid UTF-8 with non-ASCII
+ *   sequences in them is read as UTF-8 (such bytes are very unlikely to be meant as Latin-1 or GBK text);
+ * - declared (or defaulted) UTF-8 over bytes that are not valid UTF-8 is read with the other declaration
+ *   when there is one, else as Windows-1252 (the usual truth behind such feeds);
+ * - a charset nobody can decode (an unknown label and bytes that are not UTF-8) is a FeedError('charset').
+ * Labels follow the WHATWG reading: ISO-8859-1/Latin-1/ASCII are Windows-1252, GB2312 is GBK.
+ */
+
+const SUPERSETS: Record<string, string> = {
+  'iso-8859-1': 'windows-1252', 'iso8859-1': 'windows-1252', 'iso_8859-1': 'windows-1252', latin1: 'windows-1252',
+  'l1': 'windows-1252', 'us-ascii': 'windows-1252', ascii: 'windows-1252', 'ansi_x3.4-1968': 'windows-1252',
+  cp1252: 'windows-1252', 'x-cp1252': 'windows-1252',
+  gb2312: 'gbk', 'x-gbk': 'gbk', 'csgb2312': 'gbk', 'gb_2312-80': 'gbk', 'euc-cn': 'gbk',
+};
+
+function normalizeLabel(label: string): string {
+  const l = label.trim().replace(/^["']|["']$/g, '').toLowerCase();
+  return SUPERSETS[l] ?? l;
+}
+
+function isUtf8(label: string): boolean {
+  return label === 'utf-8' || label === 'utf8' || label === 'unicode-1-1-utf-8';
+}
+
+/** The `charset` parameter of a Content-Type header, or null. */
+export function charsetFromContentType(contentType: string | null | undefined): string | null {
+  if (!contentType) return null;
+  const m = /;\s*charset\s*=\s*("?)([^";\s]+)\1/i.exec(contentType);
+  return m ? m[2]! : null;
+}
+
+/** The `encoding` of an XML declaration at the start of the bytes (ASCII-compatible encodings only), or null. */
+export function encodingFromXmlDeclaration(bytes: Uint8Array): string | null {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 512)).toString('latin1');
+  const m = /^\s*<\?xml\s[^?>]*?encoding\s*=\s*(["'])([A-Za-z0-9._:-]+)\1/.exec(head);
+  return m ? m[2]! : null;
+}
+
+function bomEncoding(bytes: Uint8Array): { encoding: string; length: number } | null {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return { encoding: 'utf-8', length: 3 };
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return { encoding: 'utf-16le', length: 2 };
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return { encoding: 'utf-16be', length: 2 };
+  // UTF-16 without a BOM, recognisable by "<?" with zero bytes in between (XML 1.0 Appendix F).
+  if (bytes[0] === 0x3c && bytes[1] === 0x00 && bytes[2] === 0x3f && bytes[3] === 0x00) return { encoding: 'utf-16le', length: 0 };
+  if (bytes[0] === 0x00 && bytes[1] === 0x3c && bytes[2] === 0x00 && bytes[3] === 0x3f) return { encoding: 'utf-16be', length: 0 };
+  return null;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function tryUtf8(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+function hasNonAscii(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i]! >= 0x80) return true;
+  return false;
+}
+
+export interface Decoded {
+  text: string;
+  /** The encoding actually used (normalized label). */
+  encoding: string;
+  /** The encoding the response or document declared, when it differs from the one used. */
+  declared: string | null;
+}
+
+export function decodeFeedBytes(bytes: Uint8Array, contentType?: string | null): Decoded {
+  const bom = bomEncoding(bytes);
+  if (bom) {
+    const body = bytes.subarray(bom.length);
+    const text = bom.encoding === 'utf-8' ? (tryUtf8(body) ?? iconv.decode(body, 'windows-1252')) : iconv.decode(body, bom.encoding, { stripBOM: true });
+    return { text, encoding: bom.encoding, declared: null };
+  }
+  const fromHeader = charsetFromContentType(contentType);
+  const fromXml = encodingFromXmlDeclaration(bytes);
+  const labels = [fromHeader, fromXml].filter((l): l is string => l !== null).map(normalizeLabel);
+  const declared = labels[0] ?? 'utf-8';
+  // Multi-byte UTF-16/32 labels over ASCII-compatible bytes are wrong by construction (a BOM or zero bytes would show).
+  const usable = labels.filter((l) => !/^(utf-?16|utf-?32|ucs-?2)/.test(l));
+  const first = usable[0] ?? 'utf-8';
+
+  const utf8 = tryUtf8(bytes);
+  if (isUtf8(first)) {
+    if (utf8 !== null) return { text: utf8, encoding: 'utf-8', declared: declared === 'utf-8' ? null : declared };
+    const other = usable.find((l) => !isUtf8(l) && iconv.encodingExists(l)) ?? 'windows-1252';
+    return { text: iconv.decode(bytes, other), encoding: other, declared };
+  }
+  if (utf8 !== null && (hasNonAscii(bytes) || !iconv.encodingExists(first))) {
+    return { text: utf8, encoding: 'utf-8', declared };
+  }
+  const known = usable.find((l) => iconv.encodingExists(l));
+  if (known === undefined) throw new FeedError('charset', `unsupported charset "${first}"`);
+  return { text: iconv.decode(bytes, known), encoding: known, declared: known === declared ? null : declared };
+}

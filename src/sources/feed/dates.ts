@@ -1,0 +1,94 @@
+import { parseRfc3339 } from '../../domain/time.js';
+
+/**
+ * Feed dates: RFC 822/1123/2822 (`pubDate`) and RFC 3339/W3CDTF (`dc:date`, Atom, JSON Feed), read into
+ * epoch milliseconds, or undefined when the text does not say which instant it means. Nothing is guessed:
+ * a date without a time of day or without a zone is unreadable, and so is an impossible calendar date.
+ */
+
+const MONTHS: Record<string, number> = {
+  jan: 1, feb: 2, mar: 3, apr: 4, may: 5, jun: 6, jul: 7, aug: 8, sep: 9, oct: 10, nov: 11, dec: 12,
+};
+
+/** RFC 822 §5 zone names, in minutes east of UTC. */
+const ZONES: Record<string, number> = {
+  UT: 0, UTC: 0, GMT: 0, Z: 0,
+  EST: -300, EDT: -240, CST: -360, CDT: -300, MST: -420, MDT: -360, PST: -480, PDT: -420,
+};
+
+/**
+ * The single-letter military zones (A–I, K–Y) were given with inverted signs in RFC 822; RFC 2822 §4.3
+ * and RFC 5322 say to read them as UTC (-0000) unless out-of-band information says otherwise. We do that.
+ */
+function zoneOffsetMinutes(zone: string): number | undefined {
+  const z = zone.toUpperCase();
+  const named = ZONES[z];
+  if (named !== undefined) return named;
+  if (/^[A-IK-Y]$/.test(z)) return 0;
+  const m = /^([+-])(\d{2}):?(\d{2})$/.exec(zone);
+  if (!m) return undefined;
+  const h = Number(m[2]);
+  const min = Number(m[3]);
+  if (h > 23 || min > 59) return undefined;
+  return (m[1] === '-' ? -1 : 1) * (h * 60 + min);
+}
+
+function daysInMonth(year: number, month: number): number {
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+}
+
+// [day-name ","] day month year hour ":" minute [":" second] zone; lenient about spacing, full day/month
+// names, a missing comma, a fractional second and a parenthesised comment after the zone.
+const RFC822 =
+  /^(?:[A-Za-z]{3,9},?\s*)?(\d{1,2})[\s-]+([A-Za-z]{3,9})\.?[\s-]+(\d{2}|\d{4})\s+(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*([A-Za-z]{1,5}|[+-]\d{2}:?\d{2})?(?:\s*\([^)]*\))?$/;
+
+/** Epoch milliseconds of an RFC 822 date-time, or undefined. Two-digit years follow RFC 2822 (00–49 → 20xx). */
+export function parseRfc822(raw: string): number | undefined {
+  const m = RFC822.exec(raw.trim());
+  if (!m) return undefined;
+  const month = MONTHS[m[2]!.slice(0, 3).toLowerCase()];
+  if (month === undefined) return undefined;
+  if (m[2]!.length > 3 && !/^(january|february|march|april|may|june|july|august|september|october|november|december|sept)$/i.test(m[2]!)) {
+    return undefined;
+  }
+  let year = Number(m[3]);
+  if (m[3]!.length === 2) year += year < 50 ? 2000 : 1900;
+  if (year < 1000) return undefined;
+  const day = Number(m[1]);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  if (day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 60) return undefined;
+  if (m[7] === undefined) return undefined; // no zone: the instant is unknown
+  const offset = zoneOffsetMinutes(m[7]);
+  if (offset === undefined) return undefined;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) + (second === 60 ? 1000 : 0);
+  return ms - offset * 60_000;
+}
+
+/**
+ * Epoch milliseconds of an RFC 3339 / W3CDTF date-time: the strict reader of src/domain/time.ts, after
+ * the common spellings RFC 3339 allows or W3CDTF uses are brought to its form (a space for `T`, no seconds).
+ */
+export function parseIsoDate(raw: string): number | undefined {
+  const s = raw.trim();
+  const direct = parseRfc3339(s);
+  if (direct !== undefined) return direct;
+  const m = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?\s*([Zz]|[+-]\d{2}:?\d{2})$/.exec(s);
+  if (!m) return undefined;
+  const zone = m[4]!.length === 5 ? `${m[4]!.slice(0, 3)}:${m[4]!.slice(3)}` : m[4]!;
+  return parseRfc3339(`${m[1]}T${m[2]}${m[3] ?? ':00'}${zone}`);
+}
+
+/** A feed date in either family, as RFC 3339 UTC with milliseconds, or null when unreadable. */
+export function feedDate(raw: string | null | undefined): string | null {
+  if (raw == null) return null;
+  const s = raw.trim();
+  if (s === '') return null;
+  const ms = /^\d{4}-/.test(s) ? parseIsoDate(s) : parseRfc822(s);
+  if (ms === undefined || !Number.isFinite(ms)) return null;
+  const d = new Date(ms);
+  if (Number.isNaN(d.getTime()) || d.getUTCFullYear() < 1 || d.getUTCFullYear() > 9999) return null;
+  return d.toISOString();
+}

@@ -1,0 +1,238 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { pipeline, Transform, type Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import { parseRfc822 } from './dates.js';
+import { FeedError, type FeedErrorKind } from './errors.js';
+
+export interface FetchOptions {
+  /** Sent as User-Agent; names the service (and ideally a contact URL). */
+  userAgent: string;
+  /** DNS + TCP (+ TLS) of each new connection. */
+  connectTimeoutMs: number;
+  /** The whole fetch, redirects and body included. */
+  timeoutMs: number;
+  /** Cap on the body, compressed and decompressed; enforced while streaming. */
+  maxBytes: number;
+  /** Redirects followed at most (a loop fails at once). */
+  maxRedirects: number;
+  signal?: AbortSignal;
+  /** Clock for Retry-After dates (epoch ms); Date.now by default. */
+  now?: () => number;
+}
+
+export interface Validators { etag: string | null; lastModified: string | null }
+
+export type FetchResult =
+  | { kind: 'ok'; status: number; body: Uint8Array; contentType: string | null; validators: Validators; finalUrl: string }
+  | { kind: 'not-modified'; status: 304; validators: Validators }
+  | { kind: 'error'; status: number | null; message: string; retryAfterMs: number | null; error: FeedErrorKind };
+
+const ACCEPT =
+  'application/rss+xml, application/atom+xml, application/rdf+xml, application/feed+json, ' +
+  'application/xml;q=0.9, text/xml;q=0.9, application/json;q=0.8, */*;q=0.5';
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+function header(res: IncomingMessage, name: string): string | null {
+  const v = res.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s.trim() === '' ? null : s.trim();
+}
+
+/**
+ * Retry-After (RFC 9110 §10.2.3): delay-seconds or an HTTP-date, as milliseconds from `now`; null when
+ * absent or unreadable; never negative.
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number): number | null {
+  if (value == null) return null;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Math.min(Number(v), 2 ** 31) * 1000;
+  const at = parseRfc822(v) ?? (/^[A-Za-z]{3,9},? /.test(v) ? Date.parse(v) : Number.NaN);
+  if (at === undefined || !Number.isFinite(at)) return null;
+  return Math.max(0, at - now);
+}
+
+function fail(kind: FeedErrorKind, message: string, status: number | null = null, retryAfterMs: number | null = null): FetchResult {
+  return { kind: 'error', status, message, retryAfterMs, error: kind };
+}
+
+interface Hop {
+  res: IncomingMessage;
+}
+
+function requestOnce(target: URL, headers: Record<string, string>, signal: AbortSignal, connectTimeoutMs: number): Promise<Hop> {
+  return new Promise((resolve, reject) => {
+    const secure = target.protocol === 'https:';
+    const mod = secure ? https : http;
+    let connectTimer: NodeJS.Timeout | undefined;
+    const req = mod.request(target, { method: 'GET', headers, signal }, (res) => {
+      clearTimeout(connectTimer);
+      resolve({ res });
+    });
+    req.on('socket', (socket) => {
+      if (!socket.connecting) return; // a kept-alive connection, already up
+      connectTimer = setTimeout(() => {
+        req.destroy(new FeedError('timeout', `connect timed out after ${connectTimeoutMs} ms`));
+      }, connectTimeoutMs);
+      socket.once(secure ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
+    });
+    req.on('error', (err) => {
+      clearTimeout(connectTimer);
+      reject(err);
+    });
+    req.on('close', () => clearTimeout(connectTimer));
+    req.end();
+  });
+}
+
+async function readBody(res: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
+  const encoding = (header(res, 'content-encoding') ?? 'identity').toLowerCase();
+  const length = Number(header(res, 'content-length'));
+  if (Number.isFinite(length) && length > maxBytes) {
+    res.destroy();
+    throw new FeedError('too-large', `body of ${length} bytes is over the ${maxBytes}-byte cap`);
+  }
+  let decoder: zlib.Unzip | zlib.BrotliDecompress | null = null;
+  if (encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate') decoder = zlib.createUnzip();
+  else if (encoding === 'br') decoder = zlib.createBrotliDecompress();
+  else if (encoding !== 'identity') {
+    res.destroy();
+    throw new FeedError('http', `unsupported Content-Encoding "${encoding}"`);
+  }
+  // The bytes on the wire count against the cap too (a compressed body is checked before decoding).
+  let raw = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      raw += chunk.length;
+      if (raw > maxBytes) callback(new FeedError('too-large', `body is over the ${maxBytes}-byte cap`));
+      else callback(null, chunk);
+    },
+  });
+  const noop = (): void => {};
+  const source: Readable = decoder ? pipeline(res, counter, decoder, noop) : pipeline(res, counter, noop);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > maxBytes) throw new FeedError('too-large', `body is over the ${maxBytes}-byte cap (decoded)`);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    res.destroy();
+    if (err instanceof FeedError) throw err;
+    if (decoder && (err as NodeJS.ErrnoException).code?.startsWith('Z_')) {
+      throw new FeedError('network', `could not decode the ${encoding} body: ${(err as Error).message}`);
+    }
+    throw err;
+  } finally {
+    res.destroy();
+  }
+  const body = Buffer.concat(chunks, total);
+  return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+}
+
+function networkMessage(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const text = e?.message ?? String(err);
+  return (e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text).slice(0, 300);
+}
+
+/**
+ * GET a feed politely: conditional (If-None-Match / If-Modified-Since, a 304 reads nothing), compressed
+ * (gzip, deflate, br), with a connect and a total timeout, a body cap checked while the bytes arrive,
+ * redirects followed by hand up to a cap (loops fail at once), and Retry-After read on 429/503.
+ * Never throws for HTTP or network failures: they come back as `kind: 'error'`.
+ */
+export async function fetchFeed(url: string, validators: Validators, opts: FetchOptions): Promise<FetchResult> {
+  const now = opts.now ?? Date.now;
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return fail('network', `invalid URL: ${url}`.slice(0, 300));
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return fail('network', `unsupported URL scheme ${target.protocol}`);
+
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, opts.timeoutMs);
+  const onCallerAbort = (): void => controller.abort();
+  if (opts.signal?.aborted) controller.abort();
+  opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+
+  const headers: Record<string, string> = {
+    'user-agent': opts.userAgent,
+    accept: ACCEPT,
+    'accept-encoding': 'gzip, deflate, br',
+  };
+  if (validators.etag) headers['if-none-match'] = validators.etag;
+  if (validators.lastModified) headers['if-modified-since'] = validators.lastModified;
+
+  const seen = new Set<string>([target.href]);
+  let redirects = 0;
+  let lastStatus: number | null = null;
+  try {
+    for (;;) {
+      const { res } = await requestOnce(target, headers, controller.signal, opts.connectTimeoutMs);
+      const status = res.statusCode ?? 0;
+      lastStatus = status;
+      const location = header(res, 'location');
+      if (REDIRECTS.has(status) && location !== null) {
+        res.destroy();
+        let next: URL;
+        try {
+          next = new URL(location, target);
+        } catch {
+          return fail('redirects', `redirect to an invalid URL: ${location}`.slice(0, 300), status);
+        }
+        if (next.protocol !== 'http:' && next.protocol !== 'https:') return fail('redirects', `redirect to ${next.protocol} refused`, status);
+        next.hash = '';
+        if (seen.has(next.href)) return fail('redirects', `redirect loop at ${next.href}`.slice(0, 300), status);
+        if (redirects >= opts.maxRedirects) return fail('redirects', `more than ${opts.maxRedirects} redirects`, status);
+        redirects++;
+        seen.add(next.href);
+        target = next;
+        continue;
+      }
+      if (status === 304) {
+        res.destroy();
+        return {
+          kind: 'not-modified',
+          status: 304,
+          validators: {
+            etag: header(res, 'etag') ?? validators.etag,
+            lastModified: header(res, 'last-modified') ?? validators.lastModified,
+          },
+        };
+      }
+      if (status < 200 || status > 299) {
+        res.destroy();
+        const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(header(res, 'retry-after'), now()) : null;
+        return fail('http', `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`, status, retryAfterMs);
+      }
+      const body = await readBody(res, opts.maxBytes);
+      return {
+        kind: 'ok',
+        status,
+        body,
+        contentType: header(res, 'content-type'),
+        validators: { etag: header(res, 'etag'), lastModified: header(res, 'last-modified') },
+        finalUrl: target.href,
+      };
+    }
+  } catch (err) {
+    if (timedOut) return fail('timeout', `no complete answer within ${opts.timeoutMs} ms`, lastStatus);
+    if (err instanceof FeedError) return fail(err.kind, err.message, lastStatus);
+    if (opts.signal?.aborted) return fail('network', 'aborted', lastStatus);
+    return fail('network', networkMessage(err), lastStatus);
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onCallerAbort);
+  }
+}

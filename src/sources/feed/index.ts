@@ -1,0 +1,9 @@
+/**
+ * Feeds: fetch (HTTP like a good citizen) and parse (RSS 0.9x/2.0, RSS 1.0/RDF, Atom 1.0, JSON Feed 1.x)
+ * into plain items. Pure: no store, no configuration; the poller (src/sources) decides what to do with them.
+ */
+export { FeedError, type FeedErrorKind } from './errors.js';
+export { parseFeed, type FeedItem, type ParsedFeed } from './parse.js';
+export { canonicalUrl } from './url.js';
+export { backoffMs } from './backoff.js';
+export { fetchFeed, parseRetryAfter, type FetchOptions, type FetchResult, type Validators } from './fetch.js';
