@@ -8,7 +8,6 @@
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
 import { livePrefix } from '../auth/prefix.js';
-import { openStore, sqliteFile } from '../store/index.js';
 import type { ArticleStore, Store } from '../store/ports.js';
 import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
 import { isStoreBusy } from '../store/errors.js';
@@ -41,14 +40,17 @@ function print(json: boolean, data: unknown, human: string): void {
   out(json ? JSON.stringify(data) : human);
 }
 
+/** The store factory, and with it the SQLite driver: loaded by the commands that open a store, not by `fns --help`. */
+const storeFactory = () => import('../store/index.js');
+
 /** The store of this deployment: the SQLite file under DATA_DIR, or PostgreSQL when DATABASE_URL is set. */
-function cliStore(config: Config): Promise<Store> {
-  return openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } });
+async function cliStore(config: Config): Promise<Store> {
+  return (await storeFactory()).openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } });
 }
 
 /** Where the data lives, for messages. */
-export function whereData(config: Config): string {
-  return config.databaseUrl ? `PostgreSQL schema ${config.databaseSchema}` : sqliteFile(config);
+export async function whereData(config: Config): Promise<string> {
+  return config.databaseUrl ? `PostgreSQL schema ${config.databaseSchema}` : (await storeFactory()).sqliteFile(config);
 }
 
 /**
@@ -161,7 +163,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
       // Loaded only by the commands that run the service: the data commands start without it.
       const { startService } = await import('../server/index.js');
       const svc = await startService(cfg);
-      out(`fns: listening on ${svc.url} (data: ${whereData(cfg)})`);
+      out(`fns: listening on ${svc.url} (data: ${await whereData(cfg)})`);
       if (svc.adminUrl) out(`fns: admin listener on ${svc.adminUrl}`);
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);
@@ -244,9 +246,25 @@ async function main(argv: string[]): Promise<number | 'running'> {
         print(json, { engine: 'postgres', schema: config.databaseSchema, applied, version: LATEST_VERSION }, applied.length ? `applied migration(s) ${applied.join(', ')}; schema ${config.databaseSchema} is at version ${LATEST_VERSION}` : `schema ${config.databaseSchema} is up to date (version ${LATEST_VERSION})`);
       } else {
         await (await cliStore(config)).close();
-        print(json, { engine: 'sqlite', file: sqliteFile(config) }, `${sqliteFile(config)} is up to date`);
+        const file = (await storeFactory()).sqliteFile(config);
+        print(json, { engine: 'sqlite', file }, `${file} is up to date`);
       }
       return EXIT.ok;
+    }
+    case 'sources add':
+    case 'sources list':
+    case 'sources pause':
+    case 'sources resume':
+    case 'sources remove':
+    case 'sources run': {
+      const { runSourcesCommand } = await import('./sources.js');
+      const { openStore } = await import('../store/index.js');
+      return runSourcesCommand(command.name.slice('sources '.length) as 'add', args, { json, every: str('every'), urgency: str('urgency') }, config, {
+        out,
+        err,
+        now: Date.now,
+        openStore: (role) => openStore(config, { role, postgres: { schema: config.databaseSchema } }),
+      });
     }
     default:
       throw new Error(`fns ${command.name}: parsed but not implemented`);

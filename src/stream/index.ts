@@ -7,12 +7,15 @@
  *   WebSocket, closed at once with `1008` and the contract's reason (the spec's signal for rejection).
  * - Fan-out: one feed poller follows the store's change feed (any process may insert); each batch is
  *   serialised and framed once per variant (with / without `tickers`) and the same bytes are written to
- *   every open connection.
+ *   every open connection, in time slices (fanout.ts): the event loop is never held for long, and each
+ *   connection still gets the feed whole and in order. `wake()` reads the feed at once (a writer in
+ *   this process); other processes wake it through `feedWake` (LISTEN/NOTIFY, the data directory watch).
  * - Re-check, keep-alive and slow-consumer rules each run on one timer for all connections.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { performance } from 'node:perf_hooks';
 import { WebSocket, WebSocketServer } from 'ws';
 import { authenticate } from '../auth/index.js';
 import { stream, streamAddress } from '../contract/index.js';
@@ -23,6 +26,7 @@ import type { AccountStore, ArticleStore, FeedEntry } from '../store/ports.js';
 import { acceptUpgradeFor } from '../http/server.js';
 import { isDependencyUnavailable } from '../http/unavailable.js';
 import { admissionOutcome, clientIpResolver, keyFromRequest, recheckOutcome, type CloseSpec, type StreamAdmission } from './admission.js';
+import { FanOut } from './fanout.js';
 import { FeedPoller } from './feed.js';
 import { textFrames } from './frames.js';
 import type { StreamSlots } from './slots.js';
@@ -56,6 +60,8 @@ export interface StreamDeps {
   feedWake?: (wake: () => void) => () => void;
   /** Default: the contract's `maxBufferedBytes`. */
   maxBufferedBytes?: number;
+  /** Longest slice of fan-out writes before yielding to the event loop. Default FAN_OUT_SLICE_MS. */
+  fanOutSliceMs?: number;
   log?: (m: string) => void;
   /** Connection events and deliveries, for the structured log and the metrics (src/ops). With it, open and close are told here instead of `log`. */
   events?: StreamEvents;
@@ -84,9 +90,17 @@ export interface StreamHandle {
   drop(connectionId: string, why: string): void;
   /** The change-feed `seq` up to which every article has been handed to the clients (or skipped: nobody listening). */
   feedCursor(): number;
+  /**
+   * Reads the change feed now instead of at the next tick. For a writer in this process (e.g. an
+   * operator endpoint that stores articles): call it after the insert has committed, and the new
+   * articles go out at once. Cheap and coalesced: a wake during a read runs one more read right after.
+   */
+  wake(): void;
 }
 
 export const DEFAULT_FEED_POLL_MS = 100;
+/** Longest run of socket writes before the fan-out yields to the event loop (goal: never blocked > 10 ms). */
+export const FAN_OUT_SLICE_MS = 3;
 /** Clients send nothing; anything larger than this from a client ends its connection (1009). */
 const INBOUND_MAX_BYTES = 16 * 1024;
 /** How long `close()` waits for clients to answer the closing handshake before cutting them off. */
@@ -103,8 +117,8 @@ interface Connection {
   /** Only the hash of the key is kept, for the re-check. */
   keyHash: string;
   withTickers: boolean;
-  /** The end of the feed when it was admitted: only later articles are its own. */
-  fromSeq: number;
+  /** The feed `seq` it has been served up to; at first the end of the feed when it was admitted (only later articles are its own). */
+  sentSeq: number;
   /** A pong (or the connection itself) since the last ping. */
   alive: boolean;
   /** Closed by the server, waiting for the close to flush; seen by one keep-alive tick already. */
@@ -137,45 +151,43 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
 
   // ---- fan-out ----
 
-  const encode = (entries: FeedEntry[], withTickers: boolean): Buffer =>
+  const encode = (entries: readonly FeedEntry[], withTickers: boolean): Buffer =>
     textFrames(entries.map((e) => JSON.stringify(presentArticle(e.article, withTickers))));
 
-  const deliver = (batch: FeedEntry[]): void => {
-    const firstSeq = batch[0]!.seq;
-    const lastSeq = batch[batch.length - 1]!.seq;
-    let plain: Buffer | undefined;
-    let full: Buffer | undefined;
-    for (const conn of live) {
+  const fanOut = new FanOut<Connection>({
+    targets: live,
+    encode,
+    send(conn, frames) {
       const ws = conn.ws;
       if (ws.readyState !== WebSocket.OPEN) {
         live.delete(conn);
-        continue;
+        return false;
       }
       if (ws.bufferedAmount > maxBufferedBytes) {
         end(conn, stream.closeCodes.slowConsumer, `send buffer ${ws.bufferedAmount} bytes`);
-        continue;
-      }
-      let frames: Buffer;
-      if (conn.fromSeq >= firstSeq) {
-        // Just opened: only what entered the store after its admission (rare; framed for it alone).
-        if (conn.fromSeq >= lastSeq) continue;
-        frames = encode(
-          batch.filter((e) => e.seq > conn.fromSeq),
-          conn.withTickers,
-        );
-      } else {
-        frames = conn.withTickers ? (full ??= encode(batch, true)) : (plain ??= encode(batch, false));
+        return false;
       }
       // The upgrade socket itself: whole frames, in order with the pings and closes `ws` writes.
-      conn.socket.write(frames);
-    }
-    deps.events?.delivered(batch, deps.clock());
-  };
+      const socket = conn.socket;
+      if (frames.length === 1) {
+        socket.write(frames[0]!);
+        return true;
+      }
+      socket.cork();
+      for (const f of frames) socket.write(f);
+      socket.uncork();
+      return true;
+    },
+    delivered: (batch) => deps.events?.delivered(batch, deps.clock()),
+    sliceMs: deps.fanOutSliceMs ?? FAN_OUT_SLICE_MS,
+    now: () => performance.now(),
+    defer: (fn) => setImmediate(fn),
+  });
 
   const poller = new FeedPoller({
     articles: deps.articles,
     intervalMs: deps.feedPollMs ?? DEFAULT_FEED_POLL_MS,
-    deliver,
+    deliver: (batch) => fanOut.push(batch),
     hasListeners: () => live.size > 0,
     log,
   });
@@ -283,7 +295,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
       keyId: outcome.keyId,
       keyHash: outcome.keyHash,
       withTickers: outcome.withTickers,
-      fromSeq: outcome.fromSeq,
+      sentSeq: outcome.fromSeq,
       alive: true,
       drainSeen: false,
     };
@@ -344,6 +356,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
       for (const conn of live) if (conn.id === connectionId) end(conn, stream.closeCodes.unavailable, why);
     },
     feedCursor: () => poller.cursor,
+    wake: () => poller.wake(),
     close() {
       closed ??= (async () => {
         shuttingDown = true;
@@ -353,6 +366,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
         await ready;
         unsubscribeWake?.();
         await poller.stop();
+        fanOut.clear();
         await Promise.allSettled([...admitting]);
         const gone = [...sockets].map((ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r()))));
         for (const conn of live) conn.ws.close(stream.closeCodes.shuttingDown.code, stream.closeCodes.shuttingDown.reason);

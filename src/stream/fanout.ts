@@ -1,0 +1,161 @@
+/**
+ * Fan-out of feed batches to every open connection, in time slices: the event loop is never held for
+ * more than about `sliceMs` (pongs, closes, new connections, REST requests run in between), and every
+ * connection still gets every batch once, whole and in feed order.
+ *
+ * - A batch is serialised and framed once per variant (with / without `tickers`), on first need; the
+ *   same bytes go to every connection of that variant.
+ * - One pass walks the live set (a JavaScript `Set` iterator: connections added during the pass are
+ *   visited too, removed ones are skipped). Each connection is handed, in one call, every pending
+ *   batch past its own cursor, so batches that arrive while a pass is running are written right after
+ *   the earlier ones to the connections not yet visited, and a further pass brings the visited ones up
+ *   to date. Order per connection therefore follows the feed.
+ * - The first slice runs at once (synchronously in `push`), so a small audience pays no extra tick.
+ */
+import type { FeedEntry } from '../store/ports.js';
+
+export interface FanOutTarget {
+  /** The feed `seq` up to which this connection has been served (its admission point at first). */
+  sentSeq: number;
+  withTickers: boolean;
+}
+
+export interface FanOutOptions<C extends FanOutTarget> {
+  /** The connections to serve, walked live (a `Set`: additions during a pass are visited). */
+  targets: Iterable<C>;
+  /** Serialises and frames entries for one variant (called once per batch and variant, or for one connection's tail). */
+  encode: (entries: readonly FeedEntry[], withTickers: boolean) => Buffer;
+  /**
+   * Writes these frames, in order, to the connection, or refuses (closed, or ended as a slow consumer):
+   * true when written. A connection that refuses keeps its cursor.
+   */
+  send: (target: C, frames: Buffer[]) => boolean;
+  /** Every connection has been handed this batch (or has gone). */
+  delivered?: (batch: readonly FeedEntry[]) => void;
+  /** Longest slice before yielding to the event loop. */
+  sliceMs: number;
+  /** Monotonic milliseconds (performance.now); injected for tests. */
+  now: () => number;
+  /** Runs `fn` after pending I/O (setImmediate); injected for tests. */
+  defer: (fn: () => void) => void;
+}
+
+interface Pending {
+  entries: readonly FeedEntry[];
+  firstSeq: number;
+  lastSeq: number;
+  plain?: Buffer;
+  full?: Buffer;
+}
+
+/** How many connections are served between two looks at the clock. */
+const CLOCK_EVERY = 16;
+
+export class FanOut<C extends FanOutTarget> {
+  private pending: Pending[] = [];
+  /** The last seq of the newest pending batch. */
+  private latest = 0;
+  private running = false;
+  /** Bumped by `clear`: a slice scheduled before it does nothing. */
+  private generation = 0;
+  /** A batch arrived while a pass was running: the connections visited before it need one more pass. */
+  private pushedDuringPass = false;
+  private slices = 0;
+  private longestSliceMs = 0;
+
+  constructor(private readonly opts: FanOutOptions<C>) {}
+
+  /** True while a pass is writing (a batch is not yet with every connection). */
+  get busy(): boolean {
+    return this.running;
+  }
+
+  /** Slices run so far and the longest one (ms), for benchmarks and diagnostics. */
+  stats(): { slices: number; longestSliceMs: number } {
+    return { slices: this.slices, longestSliceMs: this.longestSliceMs };
+  }
+
+  /** Hands a batch (in feed order, after every earlier one) to every connection. */
+  push(batch: readonly FeedEntry[]): void {
+    if (batch.length === 0) return;
+    this.pending.push({ entries: batch, firstSeq: batch[0]!.seq, lastSeq: batch[batch.length - 1]!.seq });
+    this.latest = batch[batch.length - 1]!.seq;
+    if (this.running) {
+      this.pushedDuringPass = true;
+      return;
+    }
+    this.running = true;
+    this.pass();
+  }
+
+  /** Drops pending work (shutdown): nothing more is written. */
+  clear(): void {
+    this.pending = [];
+    this.running = false;
+    this.generation++;
+  }
+
+  private pass(): void {
+    this.pushedDuringPass = false;
+    const covered = this.pending.length;
+    const it = this.opts.targets[Symbol.iterator]();
+    const generation = this.generation;
+    const step = (): void => {
+      if (generation !== this.generation) return; // cleared meanwhile
+      const start = this.opts.now();
+      let n = 0;
+      for (let r = it.next(); !r.done; r = it.next()) {
+        this.serve(r.value);
+        if (++n % CLOCK_EVERY === 0 && this.opts.now() - start >= this.opts.sliceMs) {
+          this.sliceDone(start);
+          this.opts.defer(step);
+          return;
+        }
+      }
+      this.sliceDone(start);
+      this.passDone(covered);
+    };
+    step();
+  }
+
+  private sliceDone(start: number): void {
+    this.slices++;
+    this.longestSliceMs = Math.max(this.longestSliceMs, this.opts.now() - start);
+  }
+
+  private passDone(covered: number): void {
+    // Every connection has the batches that were pending when the pass began.
+    const done = this.pending.splice(0, covered);
+    for (const b of done) this.opts.delivered?.(b.entries);
+    if (this.pending.length > 0 && this.pushedDuringPass) {
+      const generation = this.generation;
+      this.opts.defer(() => {
+        if (generation === this.generation) this.pass();
+      });
+      return;
+    }
+    this.pending = [];
+    this.running = false;
+  }
+
+  private serve(c: C): void {
+    const from = c.sentSeq;
+    if (from >= this.latest) return;
+    const frames: Buffer[] = [];
+    for (const b of this.pending) {
+      if (b.lastSeq <= from) continue;
+      if (b.firstSeq > from) {
+        frames.push(c.withTickers ? (b.full ??= this.opts.encode(b.entries, true)) : (b.plain ??= this.opts.encode(b.entries, false)));
+      } else {
+        // Admitted in the middle of this batch (rare): only what entered the store after it, framed for it alone.
+        frames.push(
+          this.opts.encode(
+            b.entries.filter((e) => e.seq > from),
+            c.withTickers,
+          ),
+        );
+      }
+    }
+    if (frames.length > 0 && this.opts.send(c, frames)) c.sentSeq = this.latest;
+  }
+}
