@@ -27,6 +27,8 @@ export interface Config {
   adminPort?: number;
   /** ADMIN_HOST: where the admin listener binds; default 127.0.0.1 (loopback). */
   adminHost: string;
+  /** ADMIN_TOKEN: the operator token of POST /admin/v1/articles (push); unset = push is off. Never logged. */
+  adminToken?: string;
   /** Said once at start (e.g. a risky but valid setting). */
   warnings: string[];
 }
@@ -35,7 +37,7 @@ export interface Config {
 const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'TRUST_PROXY', 'STREAM_RECHECK_MS', 'EMBEDDINGS_URL',
   'EMBEDDINGS_MODEL', 'EMBEDDINGS_API_KEY', 'EMBEDDINGS_TIMEOUT_MS', 'FNS_BRAND', 'VALIDATE_RESPONSES', 'IP_GUARD_EXEMPT',
-  'ADMIN_PORT', 'ADMIN_HOST', 'DATABASE_SCHEMA', 'REDIS_PREFIX',
+  'ADMIN_PORT', 'ADMIN_HOST', 'DATABASE_SCHEMA', 'REDIS_PREFIX', 'ADMIN_TOKEN',
 ] as const;
 
 export class ConfigError extends Error {}
@@ -113,6 +115,13 @@ function identifier(env: NodeJS.ProcessEnv, name: string, dflt: string): string 
   throw new ConfigError(`${name} must be 1-63 letters, digits or "_", starting with a letter, got "${raw}"`);
 }
 
+/** At least 16 visible ASCII characters (a bearer token in a header); the message never repeats it. */
+export const ADMIN_TOKEN_MIN_LENGTH = 16;
+function adminToken(raw: string): string {
+  if (raw.length >= ADMIN_TOKEN_MIN_LENGTH && /^[\x21-\x7e]+$/.test(raw)) return raw;
+  throw new ConfigError(`ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_LENGTH} visible ASCII characters without spaces (e.g. openssl rand -hex 32); the value given is not repeated here`);
+}
+
 export const TRUST_PROXY_TRUE_WARNING =
   'TRUST_PROXY=true believes the left-most X-Forwarded-For address, which any client can write: a client that reaches this port directly can dodge the IP guard or get another address blocked. Set the number of proxies in front of the service (e.g. TRUST_PROXY=1) or their addresses instead.';
 
@@ -137,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     warnings: [],
   };
   if (env.ADMIN_PORT !== undefined) cfg.adminPort = int(env, 'ADMIN_PORT', 0, 0, 65535);
+  if (env.ADMIN_TOKEN !== undefined) cfg.adminToken = adminToken(env.ADMIN_TOKEN);
   if (cfg.trustProxy === true) cfg.warnings.push(TRUST_PROXY_TRUE_WARNING);
   const listenHost = host(env.HOST);
   if (listenHost !== undefined) cfg.host = listenHost;

@@ -6,11 +6,17 @@
  * - `GET /readyz`: every check in parallel, each bounded by `checkTimeoutMs`; 200 when all pass, else
  *   503 naming the ones that failed (and why).
  * - `GET /metrics`: the Prometheus text exposition of the instance's registry.
+ * - `POST /admin/v1/articles`: push (push.ts, docs/sources.md), with the operator token (ADMIN_TOKEN) as
+ *   `Authorization: Bearer …`; off (404) when no token is configured.
  * - anything else: a problem JSON (404, or 405 for another method on a known path).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { limits } from '../contract/index.js';
+import { isDependencyUnavailable } from '../http/unavailable.js';
+import type { SourceStore } from '../store/ports.js';
 import type { Metrics } from './metrics.js';
+import { bearerToken, PUSH_MAX_BYTES, PushBodyError, pushArticles, readPushBody, tokenMatches, type PushFormat } from './push.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -27,6 +33,10 @@ export interface AdminOptions {
   log: (m: string) => void;
   /** Bound on each readiness check. Default 2000 ms. */
   checkTimeoutMs?: number;
+  /** POST /admin/v1/articles; without a `token` (ADMIN_TOKEN unset) the endpoint is off (404). */
+  push?: { token?: string; store: Pick<SourceStore, 'ingestItems'>; clock: () => number; maxBytes?: number };
+  /** After a push stored articles: wake the stream's feed reader at once. */
+  onArticlesStored?: (ids: string[]) => void;
 }
 
 export interface AdminServer {
@@ -39,6 +49,48 @@ export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 export const DEFAULT_CHECK_TIMEOUT_MS = 2000;
 
 const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+export const PUSH_PATH = '/admin/v1/articles';
+
+const PUSH_TYPES: Record<string, PushFormat> = { 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson', 'application/json': 'json' };
+
+/** The push format of a Content-Type (UTF-8 only), or undefined. */
+export function pushFormat(contentType: string | undefined): PushFormat | undefined {
+  const [type, ...params] = (contentType ?? '').split(';').map((p) => p.trim().toLowerCase());
+  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return undefined;
+  return PUSH_TYPES[type ?? ''];
+}
+
+/** The body as UTF-8 text, or 'too-large' once more than `max` bytes arrived (reading stops there). */
+function readBody(req: IncomingMessage, max: number): Promise<string | 'too-large' | 'not-utf8'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > max) {
+        req.off('data', onData);
+        req.pause();
+        return resolve('too-large');
+      }
+      chunks.push(c);
+    };
+    req.on('data', onData);
+    req.once('error', reject);
+    req.once('end', () => {
+      try {
+        resolve(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
+      } catch {
+        resolve('not-utf8');
+      }
+    });
+  });
+}
+
+/** A refused request's body is not read: the connection closes after the answer. */
+function closeAfter(res: ServerResponse): void {
+  res.setHeader('Connection', 'close');
+}
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
@@ -86,6 +138,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
+    if (path === PUSH_PATH) return push(req, res);
     if (!PATHS.has(path)) return problem(res, 404, 'Not Found', 'The admin listener serves GET /healthz, /readyz and /metrics');
     if (req.method !== 'GET' && req.method !== 'HEAD') return problem(res, 405, 'Method Not Allowed', `${path} answers GET`, { Allow: 'GET, HEAD' });
     if (path === '/healthz') return send(res, 200, 'application/json', '{"status":"ok"}');
@@ -95,6 +148,52 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     }
     const text = await opts.metrics.render();
     return send(res, 200, opts.metrics.contentType, text);
+  };
+  const push = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const cfg = opts.push;
+    if (!cfg?.token) return problem(res, 404, 'Not Found', 'Push is off on this instance: set ADMIN_TOKEN to accept POST /admin/v1/articles');
+    if (req.method !== 'POST') return problem(res, 405, 'Method Not Allowed', `${PUSH_PATH} answers POST`, { Allow: 'POST' });
+    const presented = bearerToken(req.headers.authorization);
+    if (presented === undefined || !tokenMatches(presented, cfg.token)) {
+      closeAfter(res);
+      return problem(res, 401, 'Unauthorized', 'Send the operator token (ADMIN_TOKEN) as Authorization: Bearer <token>', { 'WWW-Authenticate': 'Bearer' });
+    }
+    const format = pushFormat(req.headers['content-type']);
+    if (format === undefined) {
+      closeAfter(res);
+      return problem(res, 415, 'Unsupported Media Type', 'Send application/x-ndjson (one article per line) or application/json (an array of articles), in UTF-8');
+    }
+    const max = cfg.maxBytes ?? PUSH_MAX_BYTES;
+    const tooLarge = () => {
+      closeAfter(res);
+      problem(res, 413, 'Content Too Large', `A push body is at most ${max} bytes; split it into several pushes`);
+    };
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (declared > max) return tooLarge();
+    const body = await readBody(req, max);
+    if (body === 'too-large') return tooLarge();
+    if (body === 'not-utf8') return problem(res, 400, 'Bad Request', 'The body is not valid UTF-8');
+    let lines;
+    try {
+      lines = readPushBody(body, format);
+    } catch (e) {
+      if (e instanceof PushBodyError) return problem(res, 400, 'Bad Request', e.message);
+      throw e;
+    }
+    let answer;
+    try {
+      answer = await pushArticles(lines, cfg.store, cfg.clock);
+    } catch (e) {
+      if (!isDependencyUnavailable(e)) throw e;
+      opts.log(`admin: push not stored, the database is busy or unavailable (${e instanceof Error ? e.message : String(e)})`);
+      return problem(res, 503, 'Service Unavailable', 'The database cannot take the push right now; nothing was stored, send it again', {
+        'Retry-After': String(limits.unavailableRetryAfterSeconds),
+      });
+    }
+    const ids = answer.results.flatMap((r) => (r.status === 'stored' ? [r.id] : []));
+    if (ids.length > 0) opts.onArticlesStored?.(ids);
+    opts.log(`admin: push: ${answer.stored} stored, ${answer.duplicates} duplicate(s), ${answer.invalid} invalid`);
+    return send(res, 200, 'application/json', JSON.stringify(answer));
   };
   const server = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {

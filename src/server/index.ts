@@ -253,7 +253,16 @@ export async function startService(
         : []),
       cachedCheck('embedder', READINESS_CACHE_MS, async () => void (await embedder.embed(['readiness']))),
     ];
-    admin = await startAdminServer({ port: config.adminPort, host: config.adminHost, checks, metrics, log });
+    admin = await startAdminServer({
+      port: config.adminPort,
+      host: config.adminHost,
+      checks,
+      metrics,
+      log,
+      // POST /admin/v1/articles (off without ADMIN_TOKEN); what it stores reaches the stream at once.
+      push: { ...(config.adminToken ? { token: config.adminToken } : {}), store, clock },
+      onArticlesStored: () => stream.wake(),
+    });
   }
   const { port } = server.address() as AddressInfo;
   const bound = config.host ?? DEFAULT_HOST;

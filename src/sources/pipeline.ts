@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import { articleRules, type ArticleSentiment, type TickerSentiment } from '../contract/index.js';
 import { deriveSentiment, deriveTickers, deriveUrgency } from '../ingest/derive.js';
-import type { SourcedItem, UrgencySetting } from '../store/ports.js';
+import type { NewArticle, SourcedItem, UrgencySetting } from '../store/ports.js';
 import { canonicalUrl, type FeedItem } from './feed/index.js';
 
 /** External ids longer than this are stored as `sha256:<hex>` of the id. */
@@ -102,6 +102,21 @@ export function toSourcedItem(f: ItemFields): SourcedItem {
       url: f.url,
     },
     nearKeys: nearDuplicateKeys(f.content),
+  };
+}
+
+/** A source name (registry and push; it becomes each article's `source`): 1-64 letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
+export const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** An article already complete (a push line checked by src/ingest/parse.ts) as the store ingests it. */
+export function sourcedArticle(source: string, externalId: string, article: NewArticle): SourcedItem {
+  const url = article.url ?? null;
+  return {
+    source,
+    externalId,
+    canonicalUrl: url === null ? null : canonicalUrl(url),
+    article: { ...article, source, url },
+    nearKeys: nearDuplicateKeys(article.content),
   };
 }
 
