@@ -1,0 +1,49 @@
+/**
+ * @fns/client: the typed client of the Financial News Service.
+ *
+ * ```ts
+ * import { FnsClient } from '@fns/client';
+ * const fns = new FnsClient({ baseUrl: 'http://127.0.0.1:4010', apiKey: 'fns_test_max' });
+ * const { articles } = await fns.listNews({ limit: 10 });
+ * for await (const article of fns.stream()) console.log(article.content);
+ * ```
+ *
+ * Types come from the contract (`src/generated/`, written by the service repository's
+ * `npm run generate`); the code here is only where behaviour lives.
+ */
+import { getJson, type ListNewsParams, type NewsList, type RestOptions, type SearchNewsParams, type SearchResults, type Usage } from './rest.js';
+import { stream, type StreamMessage, type StreamOptions } from './stream.js';
+
+export { FnsProblem, FnsStreamClosed, retryAfterSeconds, type ProblemBody } from './errors.js';
+export type { Article, ListNewsParams, NewsList, RateLimit, RestOptions, SearchNewsParams, SearchResults, Usage } from './rest.js';
+export { reconnectDelayMs, type StreamEvent, type StreamMessage, type StreamOptions } from './stream.js';
+export type { components, operations, paths } from './generated/openapi.js';
+
+export type ClientOptions = RestOptions;
+
+export class FnsClient {
+  constructor(private readonly options: ClientOptions) {
+    if (!options.baseUrl) throw new TypeError('baseUrl is required');
+    if (!options.apiKey) throw new TypeError('apiKey is required');
+  }
+
+  /** `GET /v1/news`: the newest articles within the key's lookback window, newest first. */
+  listNews(params: ListNewsParams = {}): Promise<NewsList> {
+    return getJson<NewsList>(this.options, '/v1/news', params);
+  }
+
+  /** `GET /v1/news/search`: articles ranked by semantic relevance to `q` (pro and max). */
+  searchNews(params: SearchNewsParams): Promise<SearchResults> {
+    return getJson<SearchResults>(this.options, '/v1/news/search', params);
+  }
+
+  /** `GET /v1/account/usage`: the key's tier, rate limit and billing period end. */
+  getAccountUsage(): Promise<Usage> {
+    return getJson<Usage>(this.options, '/v1/account/usage');
+  }
+
+  /** The live stream as an async iterable (pro and max); see `StreamOptions`. */
+  stream(options: Omit<StreamOptions, 'baseUrl' | 'apiKey'> = {}): AsyncGenerator<StreamMessage, void, undefined> {
+    return stream({ ...options, baseUrl: this.options.baseUrl, apiKey: this.options.apiKey });
+  }
+}
