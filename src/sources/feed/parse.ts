@@ -71,7 +71,8 @@ function mapRss(feed: RssFeed.Feed<string>, baseUrl: string): ParsedFeed {
       title: toPlainText(item.title ?? item.dc?.titles?.[0]),
       summary: toPlainText(item.description ?? item.content?.encoded ?? item.dc?.descriptions?.[0]),
       url: resolveHttpUrl(item.link ?? item.atom?.links?.find((l) => !l.rel || l.rel === 'alternate')?.href, base) ??
-        (permalink !== null ? resolveHttpUrl(permalink, base) : null),
+        // A guid is a permalink only when it really is an absolute URL (many feeds omit isPermaLink="false").
+        (permalink !== null ? resolveHttpUrl(permalink, null) : null),
       publishedAt: firstDate(item.pubDate, ...(item.dc?.dates ?? []), ...(item.dcterms?.issued ?? []), ...(item.dcterms?.created ?? []), item.atom?.published, item.atom?.updated),
     };
   });
