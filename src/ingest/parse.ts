@@ -7,7 +7,7 @@ import { articleRules, articleSentiments, tickerSentiments, urgencies, type Tick
 import type { NewArticle } from '../store/ports.js';
 import { conformArticle } from '../domain/articles.js';
 import { parseRfc3339 } from '../domain/time.js';
-import { deriveSentiment, deriveTickers, deriveUrgency } from './derive.js';
+import { deriveAll } from './derive.js';
 
 export type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
 
@@ -26,12 +26,13 @@ export function parseArticle(input: unknown): LineResult {
   }
   if (content.length > articleRules.contentMaxLength) return { ok: false, error: `content is longer than ${articleRules.contentMaxLength} characters` };
 
-  let urgency = deriveUrgency(content);
+  const derived = deriveAll(content);
+  let urgency = derived.urgency;
   if (o.urgency !== undefined && o.urgency !== null) {
     if (!urgencies.includes(o.urgency as never)) return { ok: false, error: `urgency must be one of ${urgencies.join(', ')}` };
     urgency = o.urgency as typeof urgency;
   }
-  let sentiment = deriveSentiment(content);
+  let sentiment = derived.sentiment;
   if (o.sentiment !== undefined) {
     if (!articleSentiments.includes(o.sentiment as never)) return { ok: false, error: `sentiment must be one of ${articleSentiments.map(String).join(', ')}` };
     sentiment = o.sentiment as typeof sentiment;
@@ -43,7 +44,7 @@ export function parseArticle(input: unknown): LineResult {
     }
     published_at = o.published_at;
   }
-  let tickers = deriveTickers(content);
+  let tickers = derived.tickers;
   if (o.tickers !== undefined) {
     const parsed = parseTickers(o.tickers);
     if (typeof parsed === 'string') return { ok: false, error: parsed };

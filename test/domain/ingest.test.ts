@@ -54,17 +54,17 @@ describe('derivation when a line leaves a field out', () => {
     expect(deriveUrgency('FLASH: oil jumps')).toBe('flash');
     expect(deriveUrgency('Oil jumps')).toBe('regular');
   });
-  it('reads sentiment from a finance lexicon, null when nothing matches', () => {
+  it('reads sentiment from a finance lexicon (src/enrich), neutral when nothing leans either way', () => {
     expect(deriveSentiment('Fed raises interest rates')).toBe('hawkish');
     expect(deriveSentiment('ECB cuts rates to support growth')).toBe('dovish');
     expect(deriveSentiment('Nvidia beats estimates')).toBe('positive');
     expect(deriveSentiment('Shares plunge after profit warning')).toBe('negative');
-    expect(deriveSentiment('Company holds annual meeting')).toBeNull();
+    expect(deriveSentiment('Company holds annual meeting')).toBe('neutral');
   });
-  it('finds tickers from cashtags and company names, with a per-ticker label', () => {
+  it('finds tickers from cashtags and company names in order of mention, with a per-ticker label', () => {
     expect(deriveTickers('Apple and $MSFT rally')).toEqual([
-      { ticker: 'MSFT', sentiment: 'positive' },
       { ticker: 'AAPL', sentiment: 'positive' },
+      { ticker: 'MSFT', sentiment: 'positive' },
     ]);
     expect(deriveTickers('Quiet day in markets')).toEqual([]);
   });

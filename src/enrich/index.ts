@@ -1,0 +1,33 @@
+/**
+ * Enrichment of one item, pure, synchronous and deterministic (used by `fns articles ingest`, the poller
+ * and push): tickers (tickers.ts: cashtags, exchange-prefixed symbols, dictionary company names, precision
+ * first, at most the contract's maxItems, in order of first mention), per-ticker sentiment and the article
+ * label (sentiment.ts: finance lexicon with negation, contrast and per-ticker clause scoping), urgency
+ * (urgency.ts: the source's setting, or the `auto` rules documented there).
+ */
+import { articleRules, type ArticleSentiment, type TickerSentiment, type Urgency } from '../contract/index.js';
+import { analyse } from './sentiment.js';
+import { findMentions } from './tickers.js';
+import { urgencyFor, type UrgencySetting } from './urgency.js';
+
+export type { UrgencySetting } from './urgency.js';
+export { autoUrgency } from './urgency.js';
+export { findMentions, findTickers, type Mention } from './tickers.js';
+
+export interface Enrichment {
+  tickers: TickerSentiment[];
+  sentiment: ArticleSentiment;
+  urgency: Urgency;
+}
+
+export function enrich(content: string, opts: { urgency?: UrgencySetting } = {}): Enrichment {
+  const mentions = findMentions(content).filter((m) => articleRules.tickerPattern.test(m.ticker));
+  const { article, tickers: labels } = analyse(content, mentions);
+  const tickers: TickerSentiment[] = [];
+  for (const m of mentions) {
+    if (tickers.length === articleRules.tickersMaxItems) break;
+    if (tickers.some((t) => t.ticker === m.ticker)) continue;
+    tickers.push({ ticker: m.ticker, sentiment: labels.get(m.ticker) ?? 'neutral' });
+  }
+  return { tickers, sentiment: article, urgency: urgencyFor(content, opts.urgency) };
+}

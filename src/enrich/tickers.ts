@@ -1,0 +1,234 @@
+/**
+ * Ticker mentions in a headline, precision first. Three kinds of evidence:
+ *  - cashtags: `$AAPL`, `$BRK.B` (capitals only; a currency code such as `$US` is not a ticker);
+ *  - exchange-prefixed symbols: `NASDAQ:AAPL`, `(NYSE: IBM)`, `LON:VOD`, `ETR:SAP`, `EPA:MC` — US
+ *    exchanges give the bare symbol, others the home-market suffix used by the dictionary (`VOD.L`,
+ *    `SAP.DE`, `MC.PA`; a class letter is written with `-`: `LON:BT.A` -> `BT-A.L`);
+ *  - company names from data/companies.json (S&P 500, Nasdaq-100, FTSE 100, DAX 40, CAC 40, Euro Stoxx 50
+ *    and a few other large listings, with aliases such as Google -> GOOGL, Facebook -> META).
+ * A name counts only when written as a name: each capitalised word of the alias capitalised in the text,
+ * an all-capitals alias (`AMD`, `SAP`) in capitals, not glued to a lower-case compound (`Meta-analysis`;
+ * `Microsoft-backed` is fine), not vetoed by the word after or before it (`Apple pie`, `Big Apple`,
+ * `Amazon rainforest`). A common-word name (`?Target` in the data: Target, Visa, Ford, Shell, Oracle...)
+ * also needs corporate context: a possessive (`Target's`), a corporate or market word right after it
+ * (`Ford shares`, `Shell profit`, `Target cuts`, `Visa Inc`), a sector noun right before it
+ * (`retailer Target`, `oil major Shell`) or the same symbol given as a cashtag/exchange symbol; and it must
+ * not follow a capitalised word inside the sentence (`Harrison Ford`). In an all-capitals headline the
+ * short all-capitals aliases (`BP`, `GM`) need that context too.
+ */
+import data from './data/companies.json' with { type: 'json' };
+
+export interface Mention {
+  ticker: string;
+  /** UTF-16 offsets of the mention in the text. */
+  start: number;
+  end: number;
+}
+
+interface Alias {
+  ticker: string;
+  tokens: string[];
+  /** Per token: must start with a capital / must be all capitals in the text. */
+  capital: boolean[];
+  allCaps: boolean[];
+  common: boolean;
+  short: boolean;
+  key: string;
+}
+
+interface Token {
+  norm: string;
+  raw: string;
+  start: number;
+  end: number;
+}
+
+const TOKEN = /[\p{L}\p{N}]+(?:[&.][\p{L}\p{N}]+|'(?!s(?![\p{L}\p{N}]))[\p{L}\p{N}]+)*|&/gu;
+
+export function fold(s: string): string {
+  return s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+}
+
+function tokenize(text: string): Token[] {
+  const t = text.replace(/[’‘`]/g, "'");
+  const out: Token[] = [];
+  for (const m of t.matchAll(TOKEN)) {
+    // The possessive `'s` is not a word of its own (`McDonald's` is the name `McDonald`).
+    if ((m[0] === 's' || m[0] === 'S') && t[m.index - 1] === "'") continue;
+    out.push({ norm: fold(m[0]), raw: m[0], start: m.index, end: m.index + m[0].length });
+  }
+  return out;
+}
+
+const isUpper = (c: string) => c !== c.toLowerCase() && c === c.toUpperCase();
+const startsUpper = (s: string) => isUpper(s[0]!) || /\p{N}/u.test(s[0]!);
+const allCapitals = (s: string) => !/\p{Ll}/u.test(s);
+
+const byFirst = new Map<string, Alias[]>();
+for (const [ticker, names] of Object.entries(data.companies as Record<string, string>)) {
+  for (const raw of names.split('|')) {
+    const common = raw.startsWith('?');
+    const name = common ? raw.slice(1) : raw;
+    const toks = tokenize(name);
+    if (toks.length === 0) continue;
+    const alias: Alias = {
+      ticker,
+      tokens: toks.map((t) => t.norm),
+      capital: toks.map((t) => startsUpper(t.raw)),
+      allCaps: toks.map((t) => t.raw.length >= 2 && /\p{L}/u.test(t.raw) && allCapitals(t.raw)),
+      common,
+      short: toks.length === 1 && toks[0]!.raw.length <= 3,
+      key: toks.map((t) => t.norm).join(' '),
+    };
+    const list = byFirst.get(alias.tokens[0]!) ?? [];
+    list.push(alias);
+    byFirst.set(alias.tokens[0]!, list);
+  }
+}
+for (const list of byFirst.values()) list.sort((a, b) => b.tokens.length - a.tokens.length);
+
+const notFollowedBy = new Map(Object.entries(data.notFollowedBy as Record<string, string[]>).map(([k, v]) => [k, new Set(v)]));
+const notPrecededBy = new Map(Object.entries(data.notPrecededBy as Record<string, string[]>).map(([k, v]) => [k, new Set(v)]));
+
+/** Words right after a common-word name that show it is the company (`Ford shares`, `Target cuts`). */
+const CORPORATE_AFTER = new Set(
+  `inc corp corporation co company plc ltd ag sa se nv group holdings shares share stock stocks ceo cfo chief chairman
+  executive executives boss earnings profit profits revenue revenues sales results quarterly outlook guidance forecast
+  forecasts dividend buyback stake shareholders investors bonds workers employees staff stores store said says to will
+  plans plan beats beat misses missed tops topped raises raised cuts cut lowers lowered reports reported posts posted
+  announces announced recalls recalled sues sued hires names appoints agrees agreed acquires acquired buys bought sells
+  sold rallies rallied jumps jumped falls fell slides slid tumbles tumbled soars soared surges surged drops dropped rises
+  rose gains gained sinks sank slumps slumped warns warned expects sees lifts lifted trims trimmed slashes slashed
+  boosts boosted launches launched unveils unveiled shutters closes closed opens layoffs jobs deal merger ipo rating
+  upgrade upgraded downgrade downgraded q1 q2 q3 q4 fy quarter first second third fourth full-year annual margin margins
+  card cards network payments bank motor motors energy oil lng refinery refining retail retailer chain cruise cruises
+  stockholders board executive union strike strikers is has had was`.split(/\s+/),
+);
+/** Nouns right before a common-word name that show it is the company (`retailer Target`). */
+const CORPORATE_BEFORE = new Set(
+  `retailer retailers carmaker automaker automakers giant major rival rivals firm company group lender bank insurer
+  network processor maker producer supplier shares stock chain operator investors owner peer peers brand`.split(/\s+/),
+);
+/** Second word of a hyphenated compound that keeps the name (`Microsoft-backed`, `Tesla-owned`). */
+const COMPOUND_OK = new Set(['backed', 'owned', 'led', 'made', 'based', 'linked', 'related', 'branded', 'built', 'funded', 'controlled', 'listed']);
+
+export const CURRENCIES = new Set(['US', 'USD', 'AUD', 'CAD', 'NZD', 'HKD', 'SGD', 'EUR', 'GBP', 'JPY', 'CHF', 'CNY', 'A', 'C', 'NZ', 'HK', 'S', 'M', 'B', 'K', 'T']);
+const CASHTAG = /(?<![\p{L}\p{N}$])\$([A-Z]{1,6}(?:[.\-][A-Z]{1,3})?)(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
+const CRYPTO_CASHTAGS: Record<string, string> = { BTC: 'BTC-USD', ETH: 'ETH-USD' };
+
+/** Exchange prefix -> suffix of the symbol ('' for US venues). Google Finance style prefixes. */
+const EXCHANGES: Record<string, string> = {
+  NASDAQ: '', NYSE: '', NYSEARCA: '', NYSEAMERICAN: '', AMEX: '', ARCA: '', BATS: '', CBOE: '', OTC: '', OTCMKTS: '',
+  LON: '.L', LSE: '.L', ETR: '.DE', XETRA: '.DE', FRA: '.DE', EPA: '.PA', AMS: '.AS', EBR: '.BR', ELI: '.LS',
+  BIT: '.MI', BME: '.MC', SWX: '.SW', SIX: '.SW', VTX: '.SW', STO: '.ST', HEL: '.HE', CPH: '.CO', OSL: '.OL',
+  VIE: '.VI', ISE: '.IR', WSE: '.WA', TSX: '.TO', TSE: '.TO', TSXV: '.V', CVE: '.V', ASX: '.AX', NSE: '.NS', BOM: '.BO',
+  HKG: '.HK', HKEX: '.HK', SEHK: '.HK', TYO: '.T', KRX: '.KS', SGX: '.SI', SHA: '.SS', SHE: '.SZ',
+};
+const EXCHANGE = /(?<![\p{L}\p{N}])([A-Za-z]{3,12})\s?:\s?([A-Z0-9]{1,6}(?:\.[A-Z0-9]{1,3})?)(?![\p{L}\p{N}]|\.[A-Za-z0-9])/gu;
+
+function exchangeSymbol(exchange: string, symbol: string): string | undefined {
+  const suffix = EXCHANGES[exchange.toUpperCase()];
+  if (suffix === undefined) return undefined;
+  if (!/[A-Z]/.test(symbol) && !['.HK', '.T', '.KS', '.SS', '.SZ', '.SI'].includes(suffix)) return undefined;
+  if (suffix === '') return symbol;
+  const local = suffix === '.HK' && /^\d+$/.test(symbol) ? symbol.padStart(4, '0') : symbol.replace(/\./g, '-');
+  return `${local}${suffix}`;
+}
+
+/** Whether the text is shouted (no lower-case letters): then case says little about names. */
+function isShouting(text: string): boolean {
+  const letters = text.replace(/[^\p{L}]/gu, '');
+  if (letters.length < 8) return false;
+  const lower = letters.replace(/[^\p{Ll}]/gu, '').length;
+  return lower / letters.length < 0.1;
+}
+
+/** Whether most words of four or more letters are capitalised (`Ford Shares Fall After Recall`). */
+function isTitleCase(tokens: Token[]): boolean {
+  const words = tokens.filter((t) => t.raw.length >= 4 && /^\p{L}/u.test(t.raw));
+  return words.length >= 3 && words.filter((t) => startsUpper(t.raw)).length / words.length >= 0.8;
+}
+
+function separatorOk(text: string, from: number, to: number): boolean {
+  return /^[\s\-]+$/.test(text.slice(from, to));
+}
+
+/** All mentions, in text order (a symbol may appear more than once). */
+export function findMentions(text: string): Mention[] {
+  const mentions: Mention[] = [];
+  const explicit = new Set<string>();
+  for (const m of text.matchAll(CASHTAG)) {
+    const sym = m[1]!;
+    if (CURRENCIES.has(sym)) continue;
+    const ticker = CRYPTO_CASHTAGS[sym] ?? sym;
+    mentions.push({ ticker, start: m.index, end: m.index + m[0].length });
+    explicit.add(ticker);
+  }
+  for (const m of text.matchAll(EXCHANGE)) {
+    const ticker = exchangeSymbol(m[1]!, m[2]!);
+    if (ticker === undefined) continue;
+    mentions.push({ ticker, start: m.index, end: m.index + m[0].length });
+    explicit.add(ticker);
+  }
+  const shouting = isShouting(text);
+  const tokens = tokenize(text);
+  const titleCase = isTitleCase(tokens);
+  const norm = text.replace(/[’‘`]/g, "'");
+  for (let i = 0; i < tokens.length; i++) {
+    const candidates = byFirst.get(tokens[i]!.norm);
+    if (!candidates) continue;
+    for (const alias of candidates) {
+      const n = alias.tokens.length;
+      if (i + n > tokens.length) continue;
+      let ok = true;
+      for (let k = 0; k < n && ok; k++) {
+        const tok = tokens[i + k]!;
+        if (tok.norm !== alias.tokens[k]) ok = false;
+        else if (k > 0 && !separatorOk(norm, tokens[i + k - 1]!.end, tok.start)) ok = false;
+        else if (!shouting && alias.capital[k] && !startsUpper(tok.raw)) ok = false;
+        else if (!shouting && alias.allCaps[k] && !allCapitals(tok.raw)) ok = false;
+      }
+      if (!ok) continue;
+      const first = tokens[i]!;
+      const last = tokens[i + n - 1]!;
+      if (!accepted(alias, tokens, i, n, norm, shouting, titleCase, explicit)) continue;
+      mentions.push({ ticker: alias.ticker, start: first.start, end: last.end });
+      i += n - 1;
+      break;
+    }
+  }
+  return mentions.sort((a, b) => a.start - b.start);
+}
+
+function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: string, shouting: boolean, titleCase: boolean, explicit: Set<string>): boolean {
+  const first = tokens[i]!;
+  const last = tokens[i + n - 1]!;
+  const next = tokens[i + n];
+  const prev = tokens[i - 1];
+  const after = text.slice(last.end);
+  const before = text.slice(0, first.start);
+  // Glued into a compound: `Meta-analysis` (but `Microsoft-backed` keeps the name).
+  const compound = /^-(\p{Ll}[\p{L}]*)/u.exec(after);
+  if (compound && !COMPOUND_OK.has(compound[1]!)) return false;
+  if (/\p{L}-$/u.test(before)) return false;
+  const nextAdjacent = next && /^[\s\-]*$/.test(text.slice(last.end, next.start)) ? next : undefined;
+  const prevAdjacent = prev && /^[\s\-]*$/.test(text.slice(prev.end, first.start)) ? prev : undefined;
+  const possessive = /^'s(?![\p{L}\p{N}])/u.test(after);
+  if (!possessive && nextAdjacent && notFollowedBy.get(alias.key)?.has(nextAdjacent.norm)) return false;
+  if (prevAdjacent && notPrecededBy.get(alias.key)?.has(prevAdjacent.norm)) return false;
+  if (!alias.common && !(shouting && alias.short)) return true;
+  if (explicit.has(alias.ticker)) return true;
+  // A capitalised word before it inside the sentence makes it part of another name (`Harrison Ford`).
+  if (!shouting && !titleCase && prevAdjacent && startsUpper(prevAdjacent.raw) && !CORPORATE_BEFORE.has(prevAdjacent.norm)) {
+    return false;
+  }
+  if (possessive) return true;
+  if (nextAdjacent && CORPORATE_AFTER.has(nextAdjacent.norm)) return true;
+  if (prevAdjacent && CORPORATE_BEFORE.has(prevAdjacent.norm)) return true;
+  return false;
+}
+
+/** Unique symbols in order of first mention. */
+export function findTickers(text: string): string[] {
+  return [...new Set(findMentions(text).map((m) => m.ticker))];
+}
