@@ -1,0 +1,335 @@
+/**
+ * The SourceStore behaviour (registry, poll leases, ingest with exact and near dedup, carriers, prune),
+ * run against every engine (sources-sqlite.test.ts, sources-postgres.test.ts). `open` gives a fresh,
+ * empty store with the given near-duplicate rule; `peer` a second, independent connection to the same
+ * data (another process's view); `reopen` closes nothing and opens the same data anew (a restart).
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { SourceExistsError } from '../../src/store/errors.js';
+import type { NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, Store } from '../../src/store/ports.js';
+
+export interface SourcesHarness {
+  open(rule: NearDuplicateRule): Promise<Store>;
+  /** Another connection (process) on the same data, with the same rule. */
+  peer(store: Store): Promise<Store>;
+  cleanup(): Promise<void>;
+  skip?: boolean;
+}
+
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+const T0 = Date.parse('2026-11-21T12:00:00.000Z');
+
+/**
+ * A test rule standing in for src/dedup/near.ts: the same words (case and punctuation aside) are the
+ * same story; the key is the first word. The window is the interface's 24 h.
+ */
+const words = (s: string) => s.toLowerCase().replace(/[^a-z0-9 ]/g, ' ').split(/\s+/).filter(Boolean);
+export const testRule: NearDuplicateRule = {
+  windowMs: DAY,
+  isNearDuplicate: (a, b) => words(a).sort().join(' ') === words(b).sort().join(' '),
+};
+const keysOf = (content: string) => [`w:${words(content)[0] ?? ''}`];
+
+const article = (content: string, over: Partial<NewArticle> = {}): NewArticle => ({
+  content,
+  urgency: 'regular',
+  sentiment: null,
+  published_at: null,
+  tickers: [],
+  ...over,
+});
+
+export const item = (source: string, externalId: string, content: string, url: string | null = null): SourcedItem => ({
+  source,
+  externalId,
+  canonicalUrl: url,
+  article: article(content, { source, url }),
+  nearKeys: keysOf(content),
+});
+
+const poll = (over: Partial<PollOutcome> = {}): PollOutcome => ({
+  at: T0,
+  status: 200,
+  error: null,
+  etag: null,
+  lastModified: null,
+  nextPollAt: T0 + 60_000,
+  failures: 0,
+  minIntervalMs: null,
+  seen: 0,
+  ingested: 0,
+  deduplicated: 0,
+  ...over,
+});
+
+const src = (name: string, everyMs = 30_000) => ({ name, url: `http://127.0.0.1:1/${name}.xml`, everyMs, urgency: 'auto' as const });
+
+export function describeSourceStore(name: string, h: SourcesHarness): number {
+  const groups = new Map<string, [string, () => Promise<void>][]>();
+  let count = 0;
+  const test = (group: string, title: string, fn: () => Promise<void>) => {
+    if (!groups.has(group)) groups.set(group, []);
+    groups.get(group)!.push([title, fn]);
+    count++;
+  };
+  const closers: Store[] = [];
+  const open = async () => {
+    const s = await h.open(testRule);
+    closers.push(s);
+    return s;
+  };
+  const peer = async (s: Store) => {
+    const p = await h.peer(s);
+    closers.push(p);
+    return p;
+  };
+
+  // ---- registry ----
+
+  test('registry', 'add, get, list in creation order, pause, resume, remove; the version changes each time', async () => {
+    const s = await open();
+    const v0 = await s.registryVersion();
+    const a = await s.addSource(src('wire-a', 30_000), T0);
+    expect(a).toEqual({
+      name: 'wire-a', url: 'http://127.0.0.1:1/wire-a.xml', everyMs: 30_000, urgency: 'auto', paused: false,
+      createdAt: new Date(T0).toISOString(), etag: null, lastModified: null, lastPollAt: null, lastStatus: null,
+      lastError: null, nextPollAt: null, failures: 0, minIntervalMs: null, itemsSeen: 0, itemsIngested: 0, itemsDeduplicated: 0,
+    });
+    const v1 = await s.registryVersion();
+    expect(v1).not.toBe(v0);
+    await s.addSource({ ...src('b-wire'), urgency: 'breaking' }, T0 + 1);
+    expect((await s.listSources()).map((r) => r.name)).toEqual(['wire-a', 'b-wire']);
+    expect(await s.getSource('b-wire')).toMatchObject({ urgency: 'breaking' });
+    expect(await s.getSource('missing')).toBeUndefined();
+
+    const paused = await s.setSourcePaused('wire-a', true, T0 + 2);
+    expect(paused?.paused).toBe(true);
+    const v2 = await s.registryVersion();
+    expect(v2).not.toBe(v1);
+    const resumed = await s.setSourcePaused('wire-a', false, T0 + 3);
+    expect(resumed).toMatchObject({ paused: false, nextPollAt: new Date(T0 + 3).toISOString() });
+    const v3 = await s.registryVersion();
+    expect(v3).not.toBe(v2);
+    expect(await s.setSourcePaused('missing', true, T0)).toBeUndefined();
+    expect(await s.registryVersion()).toBe(v3);
+
+    expect(await s.removeSource('wire-a')).toBe(true);
+    expect(await s.removeSource('wire-a')).toBe(false);
+    expect(await s.registryVersion()).not.toBe(v3);
+    expect((await s.listSources()).map((r) => r.name)).toEqual(['b-wire']);
+  });
+
+  test('registry', 'a name taken throws SourceExistsError and changes nothing', async () => {
+    const s = await open();
+    await s.addSource(src('wire'), T0);
+    const v = await s.registryVersion();
+    const err = await s.addSource({ ...src('wire'), url: 'http://127.0.0.1:1/other.xml' }, T0 + 1).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SourceExistsError);
+    expect(await s.registryVersion()).toBe(v);
+    expect((await s.getSource('wire'))?.url).toBe('http://127.0.0.1:1/wire.xml');
+  });
+
+  test('registry', "another process's change is seen (list and version)", async () => {
+    const s = await open();
+    const p = await peer(s);
+    const v = await s.registryVersion();
+    await p.addSource(src('from-peer'), T0);
+    expect(await s.registryVersion()).not.toBe(v);
+    expect((await s.listSources()).map((r) => r.name)).toEqual(['from-peer']);
+  });
+
+  // ---- leases ----
+
+  test('poll leases', 'a due source is leased to one owner at a time, across two connections', async () => {
+    const s = await open();
+    const p = await peer(s);
+    for (const n of ['a', 'b', 'c']) await s.addSource(src(n), T0);
+    const [mine, theirs] = await Promise.all([s.claimDueSources('one', T0, 10_000, 10), p.claimDueSources('two', T0, 10_000, 10)]);
+    const names = [...mine, ...theirs].map((r) => r.name).sort();
+    expect(names).toEqual(['a', 'b', 'c']);
+    // Nothing left to claim while the leases live.
+    expect(await s.claimDueSources('three', T0 + 9_999, 10_000, 10)).toEqual([]);
+    expect(await p.claimDueSources('two', T0 + 5_000, 10_000, 10)).toEqual([]);
+  });
+
+  test('poll leases', 'limit, paused and not yet due sources are respected', async () => {
+    const s = await open();
+    for (const n of ['a', 'b', 'c', 'd']) await s.addSource(src(n), T0);
+    await s.setSourcePaused('c', true, T0);
+    const first = await s.claimDueSources('one', T0, 10_000, 1);
+    expect(first.map((r) => r.name)).toEqual(['a']);
+    await s.recordPoll('a', 'one', poll({ nextPollAt: T0 + 60_000 }));
+    const rest = await s.claimDueSources('one', T0 + 1, 10_000, 10);
+    expect(rest.map((r) => r.name)).toEqual(['b', 'd']);
+    for (const n of ['b', 'd']) await s.recordPoll(n, 'one', poll({ nextPollAt: T0 + 120_000 }));
+    // a is due again at its next poll time (b and d later).
+    expect((await s.claimDueSources('two', T0 + 59_999, 10_000, 10)).map((r) => r.name)).toEqual([]);
+    expect((await s.claimDueSources('two', T0 + 60_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+  });
+
+  test('poll leases', 'an expired lease (its owner died) is taken by another owner', async () => {
+    const s = await open();
+    const p = await peer(s);
+    await s.addSource(src('a'), T0);
+    expect((await s.claimDueSources('dead', T0, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    expect(await p.claimDueSources('alive', T0 + 9_999, 10_000, 10)).toEqual([]);
+    expect((await p.claimDueSources('alive', T0 + 10_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    // The dead owner's late record adds its counters but leaves the new owner's lease alone.
+    await s.recordPoll('a', 'dead', poll({ at: T0 + 10_001, seen: 1, nextPollAt: T0 }));
+    expect(await s.claimDueSources('third', T0 + 10_002, 10_000, 10)).toEqual([]);
+  });
+
+  // ---- poll records ----
+
+  test('poll records', 'recordPoll adds the counters, stores status, error, validators and the next poll, and releases the lease', async () => {
+    const s = await open();
+    await s.addSource(src('a'), T0);
+    await s.claimDueSources('me', T0, 10_000, 10);
+    await s.recordPoll('a', 'me', poll({ at: T0 + 1000, status: 200, etag: '"v1"', lastModified: 'Sat, 21 Nov 2026 12:00:00 GMT', seen: 5, ingested: 3, deduplicated: 2, nextPollAt: T0 + 31_000, minIntervalMs: 60_000 }));
+    expect(await s.getSource('a')).toMatchObject({
+      lastPollAt: new Date(T0 + 1000).toISOString(), lastStatus: 200, lastError: null, etag: '"v1"',
+      lastModified: 'Sat, 21 Nov 2026 12:00:00 GMT', nextPollAt: new Date(T0 + 31_000).toISOString(), failures: 0,
+      minIntervalMs: 60_000, itemsSeen: 5, itemsIngested: 3, itemsDeduplicated: 2,
+    });
+    // Released: claimable as soon as it is due, by anyone.
+    expect((await s.claimDueSources('other', T0 + 31_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    await s.recordPoll('a', 'other', poll({ at: T0 + 32_000, status: 503, error: 'http: 503 Service Unavailable', failures: 1, seen: 0, nextPollAt: T0 + 40_000, etag: '"v1"' }));
+    expect(await s.getSource('a')).toMatchObject({ lastStatus: 503, lastError: 'http: 503 Service Unavailable', failures: 1, itemsSeen: 5, itemsIngested: 3, itemsDeduplicated: 2 });
+    await s.recordPoll('a', 'other', poll({ at: T0 + 40_000, seen: 2, ingested: 1, deduplicated: 1, nextPollAt: T0 + 70_000 }));
+    expect(await s.getSource('a')).toMatchObject({ lastStatus: 200, lastError: null, failures: 0, itemsSeen: 7, itemsIngested: 4, itemsDeduplicated: 3 });
+  });
+
+  // ---- ingest: exact dedup ----
+
+  test('exact dedup', 'the same (source, external id) is stored once, across calls, connections and a restart', async () => {
+    const s = await open();
+    const first = await s.ingestItems([item('wire', 'g-1', 'Acme beats estimates', 'https://ex.com/a')], T0);
+    expect(first).toEqual([{ status: 'stored', id: expect.any(String), received_at: new Date(T0).toISOString() }]);
+    const id = (first[0] as { id: string }).id;
+    // Same guid, other text and URL (a feed that edits its item): still the same item.
+    expect(await s.ingestItems([item('wire', 'g-1', 'Acme beats estimates, shares up', 'https://ex.com/a2')], T0 + 1000)).toEqual([
+      { status: 'duplicate', reason: 'same-item', id },
+    ]);
+    // The same external id from another source is another item.
+    expect((await s.ingestItems([item('other', 'g-1', 'Zeta files for bankruptcy')], T0 + 2000))[0]!.status).toBe('stored');
+    const restarted = await peer(s);
+    await s.close();
+    closers.splice(closers.indexOf(s), 1);
+    expect(await restarted.ingestItems([item('wire', 'g-1', 'Acme beats estimates')], T0 + 3000)).toEqual([{ status: 'duplicate', reason: 'same-item', id }]);
+    expect(await restarted.count()).toBe(2);
+  });
+
+  test('exact dedup', 'the same canonical URL from another item or source is a duplicate, and the source is recorded as a carrier', async () => {
+    const s = await open();
+    const [a] = await s.ingestItems([item('wire-a', 'a-1', 'Acme beats estimates', 'https://ex.com/story')], T0);
+    const id = (a as { id: string }).id;
+    expect(await s.ingestItems([item('wire-b', 'b-9', 'Totally different words here', 'https://ex.com/story')], T0 + 1000)).toEqual([
+      { status: 'duplicate', reason: 'same-url', id },
+    ]);
+    expect((await s.carriersOf(id)).map((c) => c.source)).toEqual(['wire-a', 'wire-b']);
+    // wire-b's item is now known by its own id too.
+    expect(await s.ingestItems([item('wire-b', 'b-9', 'Totally different words here', null)], T0 + 2000)).toEqual([{ status: 'duplicate', reason: 'same-item', id }]);
+    expect(await s.count()).toBe(1);
+  });
+
+  test('exact dedup', 'one batch: each item once, in order, duplicates inside the batch point to the stored one', async () => {
+    const s = await open();
+    const out = await s.ingestItems(
+      [item('w', '1', 'One story'), item('w', '1', 'One story again'), item('w', '2', 'Two story', 'https://ex.com/2'), item('x', '7', 'Seven', 'https://ex.com/2')],
+      () => T0,
+    );
+    expect(out.map((o) => o.status)).toEqual(['stored', 'duplicate', 'stored', 'duplicate']);
+    expect(out[1]).toEqual({ status: 'duplicate', reason: 'same-item', id: (out[0] as { id: string }).id });
+    expect(out[3]).toEqual({ status: 'duplicate', reason: 'same-url', id: (out[2] as { id: string }).id });
+    const ids = out.filter((o) => o.status === 'stored').map((o) => o.id);
+    // Through the ordinary insert: in the change feed, in order, ids ascending.
+    const feed = await s.feedAfter(0, 10);
+    expect(feed.map((e) => e.article.id)).toEqual(ids);
+    expect(feed.map((e) => e.article.content)).toEqual(['One story', 'Two story']);
+  });
+
+  test('exact dedup', 'two connections ingesting the same items at once store each one once', async () => {
+    const s = await open();
+    const p = await peer(s);
+    const batch = Array.from({ length: 20 }, (_, i) => item('wire', `g-${i}`, `Story number ${i} about something`));
+    const [x, y] = await Promise.all([s.ingestItems(batch, Date.now), p.ingestItems(batch, Date.now)]);
+    expect(await s.count()).toBe(20);
+    const stored = [...x, ...y].filter((o) => o.status === 'stored').length;
+    expect(stored).toBe(20);
+    for (let i = 0; i < 20; i++) expect(x[i]!.id).toBe(y[i]!.id);
+  });
+
+  // ---- ingest: near dedup ----
+
+  test('near dedup', 'the same story from another source within the window is merged; the source becomes a carrier', async () => {
+    const s = await open();
+    const [a] = await s.ingestItems([item('wire-a', 'a-1', 'Fed raises rates by 25 bp', 'https://a.example/1')], T0);
+    const id = (a as { id: string }).id;
+    const [b] = await s.ingestItems([item('wire-b', 'b-1', 'FED RAISES RATES BY 25 BP!', 'https://b.example/9')], T0 + 23 * HOUR);
+    expect(b).toEqual({ status: 'duplicate', reason: 'near-duplicate', id });
+    const carriers = await s.carriersOf(id);
+    expect(carriers).toEqual([
+      { source: 'wire-a', url: 'https://a.example/1', at: new Date(T0).toISOString() },
+      { source: 'wire-b', url: 'https://b.example/9', at: new Date(T0 + 23 * HOUR).toISOString() },
+    ]);
+    expect(await s.count()).toBe(1);
+    // Merged once: wire-b's item is known by its id from now on.
+    expect((await s.ingestItems([item('wire-b', 'b-1', 'FED RAISES RATES BY 25 BP!')], T0 + 23 * HOUR + 1))[0]).toEqual({ status: 'duplicate', reason: 'same-item', id });
+  });
+
+  test('near dedup', 'not beyond the window, not a different story sharing a key, not the same source', async () => {
+    const s = await open();
+    await s.ingestItems([item('wire-a', 'a-1', 'Fed raises rates by 25 bp')], T0);
+    // Shares the key ("fed") but is another story.
+    expect((await s.ingestItems([item('wire-c', 'c-1', 'Fed holds rates steady')], T0 + HOUR))[0]!.status).toBe('stored');
+    // The same source repeating a story under a new id is its own business (an update): stored.
+    expect((await s.ingestItems([item('wire-a', 'a-2', 'fed raises rates by 25 bp')], T0 + 2 * HOUR))[0]!.status).toBe('stored');
+    // More than 24 h after the last copy: a new article.
+    expect((await s.ingestItems([item('wire-b', 'b-1', 'Fed raises rates by 25 bp')], T0 + 2 * HOUR + DAY + 1))[0]!.status).toBe('stored');
+    expect(await s.count()).toBe(4);
+  });
+
+  test('near dedup', 'within one batch, the second source of a story is merged into the first', async () => {
+    const s = await open();
+    const out = await s.ingestItems([item('wire-a', 'a-1', 'Oil jumps 5% on supply cut'), item('wire-b', 'b-1', 'oil jumps 5% on supply cut')], T0);
+    expect(out[0]!.status).toBe('stored');
+    expect(out[1]).toEqual({ status: 'duplicate', reason: 'near-duplicate', id: out[0]!.id });
+    expect((await s.carriersOf(out[0]!.id)).map((c) => c.source)).toEqual(['wire-a', 'wire-b']);
+  });
+
+  // ---- prune ----
+
+  test('prune', 'dedup records not seen for the retention are dropped (counted); newer ones stay', async () => {
+    const s = await open();
+    await s.ingestItems([item('w', 'old', 'Old story', 'https://ex.com/old')], T0);
+    await s.ingestItems([item('w', 'new', 'New story', 'https://ex.com/new')], T0 + 20 * DAY);
+    expect(await s.pruneSeenItems(30 * DAY, T0 + 30 * DAY - 1)).toBe(0);
+    expect(await s.pruneSeenItems(30 * DAY, T0 + 31 * DAY)).toBe(1);
+    // The pruned one is new again (by id and URL); the kept one is still a duplicate.
+    expect((await s.ingestItems([item('w', 'old', 'Old story', 'https://ex.com/old')], T0 + 31 * DAY))[0]!.status).toBe('stored');
+    expect((await s.ingestItems([item('w', 'new', 'New story', 'https://ex.com/new')], T0 + 31 * DAY))[0]).toMatchObject({ status: 'duplicate', reason: 'same-item' });
+  });
+
+  test('prune', 'seeing an item again keeps its record: retention counts from the last sighting', async () => {
+    const s = await open();
+    await s.ingestItems([item('w', 'kept', 'Kept story')], T0);
+    await s.ingestItems([item('w', 'kept', 'Kept story')], T0 + 25 * DAY);
+    expect(await s.pruneSeenItems(30 * DAY, T0 + 40 * DAY)).toBe(0);
+    expect((await s.ingestItems([item('w', 'kept', 'Kept story')], T0 + 40 * DAY))[0]!.status).toBe('duplicate');
+  });
+
+  for (const [group, tests] of groups) {
+    describe(`sources (${name}): ${group}`, () => {
+      afterEach(async () => {
+        for (const s of closers.splice(0).reverse()) await s.close();
+        if (!h.skip) await h.cleanup();
+      });
+      afterAll(async () => {
+        if (!h.skip) await h.cleanup();
+      });
+      for (const [title, fn] of tests) (h.skip ? it.skip : it)(title, fn);
+    });
+  }
+  return count;
+}
