@@ -233,7 +233,7 @@ export async function startService(
   const poller =
     options.pollSources === false
       ? undefined
-      : new SourcePoller({ store, userAgent: pollerUserAgent(config.brand), clock, log, metrics, onStored: () => wakers.forEach((w) => w()) });
+      : new SourcePoller({ store, userAgent: pollerUserAgent(config.brand), clock, log, metrics, onStored: () => stream.wake() });
   await poller?.start();
   let admin: AdminServer | undefined;
   if (config.adminPort !== undefined) {
