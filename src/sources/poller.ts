@@ -135,7 +135,7 @@ export interface PollerOptions {
   leaseMs?: number;
   tickMs?: number;
   registryCheckMs?: number;
-  http?: Partial<typeof POLL_HTTP>;
+  http?: Partial<Pick<FetchOptions, 'connectTimeoutMs' | 'timeoutMs' | 'maxBytes' | 'maxRedirects'>>;
   /** Called after a poll stored at least one article (the service wakes its stream with it). */
   onStored?: (ids: string[]) => void;
   /** Called after every poll. */
