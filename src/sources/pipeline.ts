@@ -17,26 +17,13 @@
  */
 import { createHash } from 'node:crypto';
 import { articleRules, type ArticleSentiment, type TickerSentiment } from '../contract/index.js';
-import { deriveSentiment, deriveTickers, deriveUrgency } from '../ingest/derive.js';
+import { nearDuplicateKeys } from '../dedup/near.js';
+import { enrich } from '../enrich/index.js';
 import type { NewArticle, SourcedItem, UrgencySetting } from '../store/ports.js';
 import { canonicalUrl, type FeedItem } from './feed/index.js';
 
 /** External ids longer than this are stored as `sha256:<hex>` of the id. */
 export const EXTERNAL_ID_MAX_LENGTH = 256;
-
-/** Enrichment of one text (the src/enrich contract); the derivation rules of src/ingest until it lands. */
-function enrich(content: string, opts: { urgency: UrgencySetting }) {
-  return {
-    urgency: opts.urgency === 'auto' ? deriveUrgency(content) : opts.urgency,
-    sentiment: deriveSentiment(content),
-    tickers: deriveTickers(content),
-  };
-}
-
-/** Near-duplicate keys of a text (the src/dedup/near.ts contract); none until it lands: exact dedup only. */
-function nearDuplicateKeys(_text: string): string[] {
-  return [];
-}
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 

@@ -101,7 +101,8 @@ export interface VectorStore {
 }
 
 /** A source's urgency: fixed, or `auto` (derived from the text by src/enrich). */
-export type UrgencySetting = 'auto' | Urgency;
+export type { UrgencySetting } from '../enrich/index.js';
+import type { UrgencySetting } from '../enrich/index.js';
 
 /** A registered source as the operator and the poller see it. Times are ISO 8601 UTC text. */
 export interface SourceRecord {

@@ -1,0 +1,107 @@
+/** The sources pipeline: feed items to what the store ingests (mapping, external ids, length, enrichment, keys). */
+import { describe, expect, it } from 'vitest';
+import { articleRules } from '../../src/contract/index.js';
+import { nearDuplicateKeys } from '../../src/dedup/near.js';
+import type { FeedItem } from '../../src/sources/feed/index.js';
+import { EXTERNAL_ID_MAX_LENGTH, externalIdOf, fitHeadline, toSourcedItems } from '../../src/sources/pipeline.js';
+
+const feedItem = (over: Partial<FeedItem> = {}): FeedItem => ({
+  guid: 'g-1',
+  title: 'Acme beats estimates',
+  summary: 'Acme Corp reported earnings above expectations.',
+  url: 'https://news.example/acme?utm_source=rss',
+  publishedAt: '2026-11-22T05:55:44.000Z',
+  ...over,
+});
+const wire = { name: 'wire', urgency: 'auto' as const };
+
+describe('mapping: content is the headline, else the summary; published_at, url and source as given', () => {
+  it('maps a full item', () => {
+    const [s] = toSourcedItems(wire, [feedItem()]);
+    expect(s).toMatchObject({
+      source: 'wire',
+      externalId: 'g-1',
+      canonicalUrl: 'https://news.example/acme',
+      article: { content: 'Acme beats estimates', published_at: '2026-11-22T05:55:44.000Z', url: 'https://news.example/acme?utm_source=rss', source: 'wire' },
+    });
+  });
+
+  it('uses the summary when there is no title, and never invents a date', () => {
+    const [s] = toSourcedItems(wire, [feedItem({ title: null, publishedAt: null })]);
+    expect(s!.article.content).toBe('Acme Corp reported earnings above expectations.');
+    expect(s!.article.published_at).toBeNull();
+  });
+
+  it('leaves out items with no text (the caller counts them), keeping the order of the others', () => {
+    const out = toSourcedItems(wire, [feedItem({ guid: 'a' }), feedItem({ guid: 'b', title: '  ', summary: null }), feedItem({ guid: 'c', title: null, summary: null })]);
+    expect(out.map((s) => s.externalId)).toEqual(['a']);
+  });
+});
+
+describe('external id: the guid, else the canonical URL, else a hash of the text and the date', () => {
+  it('prefers the guid', () => {
+    expect(toSourcedItems(wire, [feedItem({ guid: '  urn:x:1 ' })])[0]!.externalId).toBe('urn:x:1');
+  });
+
+  it('falls back to the canonical URL: tracking variants of one link are the same item', () => {
+    const a = toSourcedItems(wire, [feedItem({ guid: null, url: 'https://News.example/acme?utm_source=rss#top' })])[0]!;
+    const b = toSourcedItems(wire, [feedItem({ guid: null, url: 'https://news.example/acme?utm_medium=email' })])[0]!;
+    expect(a.externalId).toBe('https://news.example/acme');
+    expect(b.externalId).toBe(a.externalId);
+  });
+
+  it('falls back to a stable hash of text and date when there is neither', () => {
+    const one = feedItem({ guid: null, url: null });
+    const id = toSourcedItems(wire, [one])[0]!.externalId;
+    expect(id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(toSourcedItems(wire, [{ ...one }])[0]!.externalId).toBe(id);
+    expect(toSourcedItems(wire, [{ ...one, publishedAt: '2026-11-23T00:00:00.000Z' }])[0]!.externalId).not.toBe(id);
+  });
+
+  it('stores an over-long id as its hash', () => {
+    const long = 'x'.repeat(EXTERNAL_ID_MAX_LENGTH + 1);
+    expect(externalIdOf(feedItem({ guid: long }), null, 'text')).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(externalIdOf(feedItem({ guid: 'x'.repeat(EXTERNAL_ID_MAX_LENGTH) }), null, 'text')).toHaveLength(EXTERNAL_ID_MAX_LENGTH);
+  });
+});
+
+describe("length: a headline longer than the contract's maxLength is cut at a word boundary, with an ellipsis", () => {
+  const max = articleRules.contentMaxLength;
+
+  it('keeps a headline of exactly maxLength', () => {
+    const text = 'a'.repeat(max);
+    expect(fitHeadline(text)).toBe(text);
+  });
+
+  it('cuts a longer one to at most maxLength, after a whole word', () => {
+    const text = 'word '.repeat(Math.ceil(max / 5) + 10).trim();
+    const fitted = fitHeadline(text);
+    expect(fitted.length).toBeLessThanOrEqual(max);
+    expect(fitted.endsWith('word…')).toBe(true);
+    const [s] = toSourcedItems(wire, [feedItem({ title: text })]);
+    expect(s!.article.content).toBe(fitted);
+  });
+
+  it('never splits a surrogate pair', () => {
+    const fitted = fitHeadline('📈'.repeat(10), 6);
+    expect(fitted).toBe('📈📈…');
+  });
+});
+
+describe('enrichment: the source urgency setting, or auto rules; tickers and keys from the text', () => {
+  it('uses a fixed urgency as set', () => {
+    expect(toSourcedItems({ name: 'w', urgency: 'flash' }, [feedItem()])[0]!.article.urgency).toBe('flash');
+  });
+
+  it('derives urgency under auto', () => {
+    expect(toSourcedItems(wire, [feedItem({ title: 'BREAKING: Fed cuts rates' })])[0]!.article.urgency).toBe('breaking');
+    expect(toSourcedItems(wire, [feedItem({ title: 'Fed minutes released' })])[0]!.article.urgency).toBe('regular');
+  });
+
+  it('finds cashtag tickers and carries the near-duplicate keys of the content', () => {
+    const [s] = toSourcedItems(wire, [feedItem({ title: '$AAPL jumps after results' })]);
+    expect(s!.article.tickers.map((t) => t.ticker)).toContain('AAPL');
+    expect(s!.nearKeys).toEqual(nearDuplicateKeys('$AAPL jumps after results'));
+    expect(s!.nearKeys.length).toBeGreaterThan(0);
+  });
+});
