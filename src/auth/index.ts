@@ -7,6 +7,9 @@ import { effectiveTier, isBlocked } from '../domain/tiers.js';
 import type { AccountStore } from '../store/ports.js';
 import type { IpGuard } from '../state/memory.js';
 import { hashKey } from '../store/ids.js';
+import { storeLookup, type KeyLookup } from './cache.js';
+
+export { cachedLookup, storeLookup, type KeyAndAccount, type KeyLookup } from './cache.js';
 
 export interface Caller {
   keyId: string;
@@ -23,6 +26,8 @@ export interface AuthDeps {
   ipGuard: IpGuard;
   /** Prefix of the keys this service accepts, e.g. `fns_live_`. */
   livePrefix: string;
+  /** How the key and its account are read (default: from `accounts`, two reads; the REST app passes a cache). */
+  keyLookup?: KeyLookup;
 }
 
 export async function authenticate(
@@ -36,10 +41,12 @@ export async function authenticate(
     return { ok: false, problem: 'inactiveApiKey', retryAfterSeconds: Math.max(1, Math.ceil((verdict.blockedUntil - request.now) / 1000)) };
   }
   if (key === undefined || keyHash === null || !key.startsWith(deps.livePrefix)) return { ok: false, problem: 'invalidApiKey' };
-  const record = await deps.accounts.findKey(keyHash);
-  if (!record) return { ok: false, problem: 'invalidApiKey' };
+  const lookup = (deps.keyLookup ?? storeLookup(deps.accounts)).lookup(keyHash);
+  // A fresh cache entry is answered synchronously: no extra turn of the event loop.
+  const found = lookup instanceof Promise ? await lookup : lookup;
+  if (!found) return { ok: false, problem: 'invalidApiKey' };
+  const { key: record, account } = found;
   if (!record.active) return { ok: false, problem: 'inactiveApiKey' };
-  const account = await deps.accounts.getAccount(record.accountId);
   if (!account) return { ok: false, problem: 'invalidApiKey' };
   const tier = effectiveTier(account, request.now);
   if (isBlocked(tier) && !request.allowBlockedTier) return { ok: false, problem: 'inactiveApiKey' };
