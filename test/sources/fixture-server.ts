@@ -286,7 +286,8 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     }
     m = /^\/redirect-relative(\/.*)$/.exec(p);
     if (m) {
-      res.writeHead(307, { location: `..${m[1]}${url.search}` });
+      // A path relative to this one that leads to /<path>: one "../" per directory level.
+      res.writeHead(307, { location: `${'../'.repeat(p.split('/').length - 2)}${m[1]!.slice(1)}${url.search}` });
       res.end();
       return true;
     }

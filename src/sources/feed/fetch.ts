@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
+import type { LookupFunction } from 'node:net';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { parseRfc822 } from './dates.js';
@@ -20,6 +21,8 @@ export interface FetchOptions {
   signal?: AbortSignal;
   /** Clock for Retry-After dates (epoch ms); Date.now by default. */
   now?: () => number;
+  /** DNS lookup for the connection (node:dns lookup by default); for pinning resolution, and for tests. */
+  lookup?: LookupFunction;
 }
 
 export interface Validators { etag: string | null; lastModified: string | null }
@@ -62,12 +65,12 @@ interface Hop {
   res: IncomingMessage;
 }
 
-function requestOnce(target: URL, headers: Record<string, string>, signal: AbortSignal, connectTimeoutMs: number): Promise<Hop> {
+function requestOnce(target: URL, headers: Record<string, string>, signal: AbortSignal, connectTimeoutMs: number, lookup?: LookupFunction): Promise<Hop> {
   return new Promise((resolve, reject) => {
     const secure = target.protocol === 'https:';
     const mod = secure ? https : http;
     let connectTimer: NodeJS.Timeout | undefined;
-    const req = mod.request(target, { method: 'GET', headers, signal }, (res) => {
+    const req = mod.request(target, { method: 'GET', headers, signal, ...(lookup ? { lookup } : {}) }, (res) => {
       clearTimeout(connectTimer);
       resolve({ res });
     });
@@ -179,7 +182,7 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
   let lastStatus: number | null = null;
   try {
     for (;;) {
-      const { res } = await requestOnce(target, headers, controller.signal, opts.connectTimeoutMs);
+      const { res } = await requestOnce(target, headers, controller.signal, opts.connectTimeoutMs, opts.lookup);
       const status = res.statusCode ?? 0;
       lastStatus = status;
       const location = header(res, 'location');
