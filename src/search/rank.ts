@@ -1,5 +1,6 @@
 /**
- * Exact (brute-force) vector ranking and the byte format of stored vectors. Pure functions.
+ * Exact (brute-force) vector ranking and the byte format of stored vectors: `cosineTopK` over any
+ * iterable, `rankMatrix` over a contiguous matrix in slices that yield to the event loop.
  */
 
 export interface Scored {
@@ -76,6 +77,162 @@ function siftDown(heap: Scored[], i: number): void {
     heap[worst] = tmp;
     i = worst;
   }
+}
+
+/**
+ * The best `k` rows seen so far by score (higher first; equal scores: the greater id first, as
+ * {@link cosineTopK}). A bounded min-heap over parallel typed arrays: O(k) memory, no object per row.
+ */
+export class TopRows {
+  private readonly rows: Int32Array;
+  private readonly scores: Float64Array;
+  private n = 0;
+
+  constructor(
+    readonly k: number,
+    private readonly idOf: (row: number) => string,
+  ) {
+    if (!Number.isInteger(k) || k < 0) throw new RangeError(`k must be a non-negative integer, got ${k}`);
+    this.rows = new Int32Array(k);
+    this.scores = new Float64Array(k);
+  }
+
+  /** The worst score kept once full (-Infinity before): a row scoring below it cannot enter. */
+  get floor(): number {
+    return this.n < this.k ? -Infinity : (this.scores[0] as number);
+  }
+
+  offer(row: number, rawScore: number): void {
+    if (this.k === 0) return;
+    // A corrupt vector (NaN) ranks last instead of breaking the ordering.
+    const score = Number.isNaN(rawScore) ? -Infinity : rawScore;
+    if (this.n < this.k) {
+      this.rows[this.n] = row;
+      this.scores[this.n] = score;
+      this.up(this.n++);
+    } else if (this.before(score, row, 0)) {
+      this.rows[0] = row;
+      this.scores[0] = score;
+      this.down(0);
+    }
+  }
+
+  /** Best first. */
+  result(): { row: number; score: number }[] {
+    const out: { row: number; score: number }[] = [];
+    for (let i = 0; i < this.n; i++) out.push({ row: this.rows[i] as number, score: this.scores[i] as number });
+    return out.sort((a, b) => (a.score !== b.score ? b.score - a.score : this.idOf(b.row) > this.idOf(a.row) ? 1 : this.idOf(b.row) < this.idOf(a.row) ? -1 : 0));
+  }
+
+  /** Does (score, row) rank before the entry at heap slot `i`? */
+  private before(score: number, row: number, i: number): boolean {
+    const other = this.scores[i] as number;
+    return score > other || (score === other && this.idOf(row) > this.idOf(this.rows[i] as number));
+  }
+
+  private swap(i: number, j: number): void {
+    const r = this.rows[i] as number;
+    const s = this.scores[i] as number;
+    this.rows[i] = this.rows[j] as number;
+    this.scores[i] = this.scores[j] as number;
+    this.rows[j] = r;
+    this.scores[j] = s;
+  }
+
+  private up(i: number): void {
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      // Min-heap: the parent must be the worse one.
+      if (!this.before(this.scores[parent] as number, this.rows[parent] as number, i)) return;
+      this.swap(i, parent);
+      i = parent;
+    }
+  }
+
+  private down(i: number): void {
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let worst = i;
+      if (left < this.n && this.before(this.scores[worst] as number, this.rows[worst] as number, left)) worst = left;
+      if (right < this.n && this.before(this.scores[worst] as number, this.rows[worst] as number, right)) worst = right;
+      if (worst === i) return;
+      this.swap(i, worst);
+      i = worst;
+    }
+  }
+}
+
+/**
+ * Scores rows `from … to-1` of a row-major matrix (`dim` floats per row) against `query` into `top`.
+ * Synchronous: the caller bounds the range (see {@link rankMatrix}).
+ */
+export function scoreRows(data: Float32Array, dim: number, query: Float32Array, from: number, to: number, top: TopRows): void {
+  for (let r = from; r < to; r++) {
+    const o = r * dim;
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    let d = 0;
+    let i = 0;
+    for (; i + 3 < dim; i += 4) {
+      a += (query[i] as number) * (data[o + i] as number);
+      b += (query[i + 1] as number) * (data[o + i + 1] as number);
+      c += (query[i + 2] as number) * (data[o + i + 2] as number);
+      d += (query[i + 3] as number) * (data[o + i + 3] as number);
+    }
+    for (; i < dim; i++) a += (query[i] as number) * (data[o + i] as number);
+    const score = a + b + c + d;
+    if (score >= top.floor || Number.isNaN(score)) top.offer(r, score);
+  }
+}
+
+export interface SliceOptions {
+  /** Longest run of work between two yields to the event loop, in ms (default {@link DEFAULT_SLICE_MS}). */
+  sliceMs?: number;
+  /** Rows scored between two looks at the clock (default 256). */
+  checkEvery?: number;
+  /** The clock (default performance.now). */
+  now?: () => number;
+  /** How to yield (default: setImmediate, so timers and I/O callbacks run in between). */
+  pause?: () => Promise<void>;
+}
+
+/** Ranking and index building hand the event loop back at least this often (ms). */
+export const DEFAULT_SLICE_MS = 3;
+
+export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Exact top-`k` over the first `rows` rows of a row-major matrix, best first (as {@link cosineTopK}),
+ * in slices of at most about `sliceMs` between which the event loop runs: a large ranking never holds
+ * the loop for long. `data` is read as it is when each slice runs; rows past `rows` are not ranked.
+ */
+export async function rankMatrix(
+  data: Float32Array,
+  dim: number,
+  rows: number,
+  query: Float32Array,
+  k: number,
+  idOf: (row: number) => string,
+  options: SliceOptions = {},
+): Promise<{ row: number; score: number }[]> {
+  if (query.length !== dim) throw new RangeError(`query has dimension ${query.length}, the matrix ${dim}`);
+  const top = new TopRows(k, idOf);
+  if (k === 0) return [];
+  const now = options.now ?? (() => performance.now());
+  const sliceMs = options.sliceMs ?? DEFAULT_SLICE_MS;
+  const step = Math.max(1, options.checkEvery ?? 256);
+  const pause = options.pause ?? yieldToEventLoop;
+  let start = now();
+  for (let from = 0; from < rows; from += step) {
+    scoreRows(data, dim, query, from, Math.min(rows, from + step), top);
+    if (from + step < rows && now() - start >= sliceMs) {
+      await pause();
+      start = now();
+    }
+  }
+  return top.result();
 }
 
 // Float32Array uses the host's byte order; on little-endian hosts (x86, ARM as run by Node) the

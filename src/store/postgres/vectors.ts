@@ -86,10 +86,11 @@ export class PgVectors implements VectorStore {
     });
   }
 
-  async vectorsAfter(model: string, afterRowid: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
+  async vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
+    // LIMIT NULL: no limit, for a call without one.
     const rows = await this.db.query<{ rowid: string; article_id: string; vector: Buffer }>(
-      'SELECT rowid, article_id, vector FROM article_vectors WHERE model = $1 AND rowid > $2 ORDER BY rowid',
-      [model, afterRowid],
+      'SELECT rowid, article_id, vector FROM article_vectors WHERE model = $1 AND rowid > $2 ORDER BY rowid LIMIT $3',
+      [model, afterRowid, limit ?? null],
     );
     return rows.map((r) => {
       const copy = new Uint8Array(r.vector.byteLength);
