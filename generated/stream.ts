@@ -15,6 +15,20 @@ export const streamQuery = {
     "minLength": 1,
     "maxLength": 200,
     "description": "The API key. Required unless the `X-API-Key` header is sent."
+  },
+  "after": {
+    "type": "string",
+    "pattern": "^[0-7][0-9A-HJKMNP-TV-Z]{25}$",
+    "minLength": 26,
+    "maxLength": 26,
+    "description": "Resume: first replay every article received after the article with this id (within the\nkey's lookback window), in order, then continue live.\n"
+  },
+  "tickers": {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 170,
+    "pattern": "^[A-Z0-9][A-Z0-9.\\-/:]{0,15}(,[A-Z0-9][A-Z0-9.\\-/:]{0,15}){0,9}$",
+    "description": "Only articles about at least one of these 1 to 10 comma-separated symbols. Max keys only."
   }
 } as const;
 
@@ -23,6 +37,8 @@ export const streamRules = {
   "description": "Stream rules in machine-readable form, read by the service and the mock.",
   "recheckSeconds": 300,
   "pingIntervalSeconds": 30,
+  "deadAfterSeconds": 75,
+  "tickersMaxItems": 10,
   "maxBufferedBytes": 4194304,
   "connectionsPerAccount": 1,
   "closeCodes": {
@@ -45,6 +61,14 @@ export const streamRules = {
     "subscriptionExpired": {
       "code": 1008,
       "reason": "Subscription expired"
+    },
+    "tickersRequireMax": {
+      "code": 1008,
+      "reason": "Ticker filtering requires the Max plan"
+    },
+    "invalidParameter": {
+      "code": 1008,
+      "reason": "Invalid stream parameter"
     },
     "slowConsumer": {
       "code": 1013,

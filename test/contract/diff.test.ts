@@ -231,18 +231,23 @@ describe('the gate over a repository', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fns-contract-diff-'));
     try {
       for (const p of ['contract', 'generated']) cpSync(join(root, p), join(dir, p), { recursive: true });
+      // As if the current contract had just been released (`--release`).
+      for (const f of ['openapi.json', 'asyncapi.json']) cpSync(join(dir, 'generated', f), join(dir, 'contract', 'released', f));
       // Without the YAML sources, generated/ is the contract (nothing to compare for freshness).
       const bundle = join(dir, 'generated', 'openapi.json');
       const doc = JSON.parse(readFileSync(bundle, 'utf8'));
-      doc.paths['/v1/news'].get.parameters.push({ name: 'after', in: 'query', schema: { type: 'string' } });
+      const [major, minor] = String(doc.info.version).split('.').map(Number) as [number, number];
+      const bumped = `${major}.${minor + 1}.0`;
+      expect(checkContract(dir).problems).toEqual([]);
+      doc.paths['/v1/news'].get.parameters.push({ name: 'region', in: 'query', schema: { type: 'string' } });
       writeFileSync(bundle, JSON.stringify(doc));
       expect(checkContract(dir).problems).toEqual([
-        expect.stringMatching(/^openapi\.yaml: 1 additive change\(s\) need a minor version above 1\.0\.0/),
+        expect.stringMatching(new RegExp(`^openapi\\.yaml: 1 additive change\\(s\\) need a minor version above ${doc.info.version.replace(/\./g, '\\.')}`)),
       ]);
-      doc.info.version = '1.1.0';
+      doc.info.version = bumped;
       writeFileSync(bundle, JSON.stringify(doc));
-      expect(checkContract(dir).problems).toEqual(['openapi.yaml: contract/CHANGELOG.md has no "## openapi.yaml 1.1.0" section listing the changes']);
-      writeFileSync(join(dir, 'contract', 'CHANGELOG.md'), `${readFileSync(join(dir, 'contract', 'CHANGELOG.md'), 'utf8')}\n## openapi.yaml 1.1.0\n\nAdded \`after\`.\n`);
+      expect(checkContract(dir).problems).toEqual([`openapi.yaml: contract/CHANGELOG.md has no "## openapi.yaml ${bumped}" section listing the changes`]);
+      writeFileSync(join(dir, 'contract', 'CHANGELOG.md'), `${readFileSync(join(dir, 'contract', 'CHANGELOG.md'), 'utf8')}\n## openapi.yaml ${bumped}\n\nAdded \`region\`.\n`);
       expect(checkContract(dir).problems).toEqual([]);
       delete doc.paths['/v1/account/usage'];
       writeFileSync(bundle, JSON.stringify(doc));

@@ -45,9 +45,11 @@ function openapiExamples(): { examples: NamedExample[]; responsesWithoutExamples
 }
 
 function validateAgainst(schema: any, value: unknown): string {
+  // An inline schema (a parameter's) may itself $ref the components: point those at the loaded document.
+  const inline = JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, '"$ref":"openapi#/'));
   const validate = schema.$ref
     ? ajv.getSchema(`openapi${schema.$ref}`)!
-    : ajv.compile({ ...schema, $id: undefined });
+    : ajv.compile({ ...inline, $id: undefined });
   return validate(value) ? '' : ajv.errorsText(validate.errors);
 }
 

@@ -17,9 +17,20 @@ export interface paths {
          *     - The lookback window is 24 hours for `starter` and `expired` keys and 7 days for `pro` and `max`
          *       keys. A `since` older than the window is silently clamped to the window; no error is raised.
          *       Without `since`, the window itself is the lower bound.
-         *     - At most `limit` articles are returned. To page backwards, there is no cursor: narrow with
-         *       `since` and `urgency`.
-         *     - `tickers` is present on every article for `max` keys and absent for `starter` and `pro` keys.
+         *     - At most `limit` articles are returned.
+         *     - **Cursors.** With `after`, the articles received after that article, **oldest first**: the
+         *       gap-free way to follow the archive (see "Following the archive without gaps"). With `before`,
+         *       the articles received before that article, newest first: pages backwards through the window.
+         *       `after` and `before` cannot be combined. `since`, `urgency` and `tickers` filter every page.
+         *     - **`next`** is the path and query of the next page (the same parameters with the cursor
+         *       moved), also sent as `Link: <…>; rel="next"`. With `after` it is always present: it is the page
+         *       to poll for what arrives next. Otherwise it is present when this page is full (`count` equals
+         *       `limit`) and `null` at the end of the window.
+         *     - `tickers` (the filter) keeps the articles about at least one of the listed instruments. It is
+         *       available to `max` keys only, the plan that has ticker data: other keys get `403` with
+         *       `Ticker filtering is available on the Max plan only.` (not counted).
+         *     - `tickers` (the field) is present on every article for `max` keys and absent for `starter` and
+         *       `pro` keys.
          *
          */
         get: operations["listNews"];
@@ -52,6 +63,11 @@ export interface paths {
          *     - `503` means the embedding service is temporarily unavailable (the request still counted
          *       against the rate limit) or the database is unreachable for a moment: retry after
          *       `Retry-After`, with backoff.
+         *     - **Paging.** The ranking is `limit`-bounded: `offset` skips that many of the ranked results,
+         *       and `offset + limit` may be at most 100. `next` is the path and query of the next page (the
+         *       same query with `offset` moved on), also sent as `Link: <…>; rel="next"`, or `null` when this
+         *       page is not full or the next one would go past 100.
+         *     - `tickers` keeps the results about at least one of the listed instruments.
          *
          */
         get: operations["searchNews"];
@@ -112,18 +128,20 @@ export interface components {
          * @enum {string}
          */
         Tier: "starter" | "pro" | "max" | "expired" | "free";
+        /** @description Instrument symbol, upper case, e.g. `AAPL`, `BRK.B`, `BTC-USD`. */
+        Ticker: string;
+        /** @description An article `id`, a ULID; ids sort by the time the service received the article. */
+        ArticleId: string;
         /** @description Sentiment of the article towards one instrument. */
         TickerSentiment: {
-            /** @description Instrument symbol, upper case, e.g. `AAPL`, `BRK.B`, `BTC-USD`. */
-            ticker: string;
+            ticker: components["schemas"]["Ticker"];
             sentiment: components["schemas"]["TickerSentimentLabel"];
         };
         /** @description One news article. The same object is returned by the list and search endpoints and pushed over
          *     the stream.
          *      */
         Article: {
-            /** @description ULID; sorts by the time the article was received. */
-            id: string;
+            id: components["schemas"]["ArticleId"];
             /** @description Article text, a headline or full content (at most 20,000 characters). */
             content: string;
             urgency: components["schemas"]["Urgency"];
@@ -149,8 +167,9 @@ export interface components {
              * @description Number of articles returned.
              */
             count: number;
-            /** @description Articles, newest first by `received_at`. */
+            /** @description Articles, newest first by `received_at` (oldest first with `after`). */
             articles: components["schemas"]["Article"][];
+            next?: components["schemas"]["NextPage"];
         };
         SearchResults: {
             /**
@@ -162,7 +181,12 @@ export interface components {
             query: string;
             /** @description Articles ranked by semantic relevance, most relevant first; each carries `tickers`. */
             articles: (components["schemas"]["Article"] & unknown)[];
+            next?: components["schemas"]["NextPage"];
         };
+        /** @description Path and query of the next page (this request's parameters with the cursor moved), to send
+         *     with the same key; `null` when there is none. Also sent as a `Link` header.
+         *      */
+        NextPage: string | null;
         Usage: {
             tier: components["schemas"]["Tier"];
             /**
@@ -209,6 +233,21 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A query parameter is malformed, out of range, missing or not part of this operation, or both
+         *     cursors (`after` and `before`) were given. The `detail` names the parameter and the rule. Counts
+         *     against the rate limit.
+         *      */
+        ListBadRequest: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The usage endpoint takes no parameters: any query parameter is answered with this problem. Not
          *     counted, so no rate-limit headers.
          *      */
@@ -234,6 +273,19 @@ export interface components {
          *     IP block also carries `Retry-After`: the seconds until it lifts.
          *      */
         Forbidden: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After-Ip-Block"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The key is inactive, its account is on the `free` tier, or the client IP address is blocked by
+         *     the IP guard (`API key is inactive`; an IP block also carries `Retry-After`: the seconds until it
+         *     lifts); or the `tickers` filter was asked for by a key not on the `max` plan. Not counted.
+         *      */
+        ListForbidden: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After-Ip-Block"];
                 [name: string]: unknown;
@@ -321,6 +373,28 @@ export interface components {
          * @example 2026-11-21T10:00:00Z
          */
         Since: string;
+        /** @description Only articles received after the article with this `id` (exclusive), **oldest first**. The
+         *     article need not still exist. An id older than the key's lookback window reads as the start of
+         *     the window, like `since`. Cannot be combined with `before`.
+         *      */
+        After: components["schemas"]["ArticleId"];
+        /** @description Only articles received before the article with this `id` (exclusive), newest first: the next
+         *     page backwards. Cannot be combined with `after`.
+         *      */
+        Before: components["schemas"]["ArticleId"];
+        /**
+         * @description Only articles about at least one of these instruments: 1 to 10 symbols separated by commas,
+         *     e.g. `AAPL,MSFT`, matched exactly (upper case). `max` keys only: other keys get `403`
+         *     `Ticker filtering is available on the Max plan only.`
+         *
+         * @example [
+         *       "AAPL",
+         *       "MSFT"
+         *     ]
+         */
+        Tickers: components["schemas"]["Ticker"][];
+        /** @description Ranked results to skip, 0 to 99, in plain decimal digits; `offset + limit` may be at most 100. */
+        SearchOffset: number;
         /** @description Only articles of this urgency. No filter when absent. */
         Urgency: components["schemas"]["Urgency"];
         /**
@@ -339,6 +413,11 @@ export interface components {
         "X-RateLimit-Remaining": number;
         /** @description Unix time (seconds) at which the oldest counted request leaves the window and one more request is admitted. */
         "X-RateLimit-Reset": number;
+        /**
+         * @description `<next>; rel="next"`, the same link as the body's `next`, when it is not null.
+         * @example </v1/news?after=01M7Z87BJ3K8W3Q2ZP7R9T4V6X>; rel="next"
+         */
+        Link: string;
         /** @description Seconds until the next request will be admitted. */
         "Retry-After": number;
         /** @description Seconds after which to retry (with backoff if it fails again). */
@@ -367,6 +446,26 @@ export interface operations {
                 since?: components["parameters"]["Since"];
                 /** @description Only articles of this urgency. No filter when absent. */
                 urgency?: components["parameters"]["Urgency"];
+                /** @description Only articles received after the article with this `id` (exclusive), **oldest first**. The
+                 *     article need not still exist. An id older than the key's lookback window reads as the start of
+                 *     the window, like `since`. Cannot be combined with `before`.
+                 *      */
+                after?: components["parameters"]["After"];
+                /** @description Only articles received before the article with this `id` (exclusive), newest first: the next
+                 *     page backwards. Cannot be combined with `after`.
+                 *      */
+                before?: components["parameters"]["Before"];
+                /**
+                 * @description Only articles about at least one of these instruments: 1 to 10 symbols separated by commas,
+                 *     e.g. `AAPL,MSFT`, matched exactly (upper case). `max` keys only: other keys get `403`
+                 *     `Ticker filtering is available on the Max plan only.`
+                 *
+                 * @example [
+                 *       "AAPL",
+                 *       "MSFT"
+                 *     ]
+                 */
+                tickers?: components["parameters"]["Tickers"];
             };
             header?: never;
             path?: never;
@@ -374,21 +473,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The articles, newest first. */
+            /** @description The articles, newest first (oldest first with `after`). */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NewsList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["ListBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ListForbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -405,6 +505,19 @@ export interface operations {
                 q: components["parameters"]["Query"];
                 /** @description Maximum number of results to return, 1 to 100, in plain decimal digits. */
                 limit?: components["parameters"]["SearchLimit"];
+                /** @description Ranked results to skip, 0 to 99, in plain decimal digits; `offset + limit` may be at most 100. */
+                offset?: components["parameters"]["SearchOffset"];
+                /**
+                 * @description Only articles about at least one of these instruments: 1 to 10 symbols separated by commas,
+                 *     e.g. `AAPL,MSFT`, matched exactly (upper case). `max` keys only: other keys get `403`
+                 *     `Ticker filtering is available on the Max plan only.`
+                 *
+                 * @example [
+                 *       "AAPL",
+                 *       "MSFT"
+                 *     ]
+                 */
+                tickers?: components["parameters"]["Tickers"];
             };
             header?: never;
             path?: never;
@@ -418,6 +531,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
