@@ -106,6 +106,7 @@ export function stripTags(s: string): string {
   if (!s.includes('<')) return s;
   let out = '';
   let i = 0;
+  let lower: string | null = null; // computed once, only when a script/style element needs its end found
   while (i < s.length) {
     const lt = s.indexOf('<', i);
     if (lt === -1) {
@@ -143,7 +144,8 @@ export function stripTags(s: string): string {
     const name = s.slice(nameStart, nameEnd).toLowerCase().replace(/^.*:/, '');
     i = end;
     if (!closing && SKIP_CONTENT.has(name) && !s.slice(lt, end).endsWith('/>')) {
-      const close = s.toLowerCase().indexOf(`</${name}`, end);
+      lower ??= s.toLowerCase();
+      const close = lower.indexOf(`</${name}`, end);
       const closeEnd = close === -1 ? -1 : tagEnd(s, close);
       i = closeEnd === -1 ? s.length : closeEnd;
       out += ' ';
