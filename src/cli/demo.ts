@@ -75,6 +75,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   // The service's log on standard error (readable lines on a terminal), the keys and first requests on standard output.
   const logger = createLogger({ destination: process.stderr, pretty: process.stderr.isTTY === true });
   const svc = await startService(config, { logger, embedder });
+  await svc.searchReady.catch(() => {});
   if (opts.json) {
     console.log(JSON.stringify({ url: svc.url, articles: articles.length, keys, sources: sources.map((x) => ({ name: x.name, url: x.url, every_ms: DEMO_POLL_MS })) }));
   } else {

@@ -32,6 +32,8 @@ export interface RunningService {
   server: Server;
   store: Store;
   worker: EmbeddingWorker;
+  /** Resolves when the search index has loaded the archive (it loads in the background; until then search answers 503). */
+  searchReady: Promise<void>;
   stream: StreamHandle;
   metrics: Metrics;
   logger: OpsLogger;
@@ -172,7 +174,7 @@ export async function startService(
       }
     : undefined;
   const embedder = countEmbedderErrors(options.embedder ?? embedderFor(config), metrics);
-  const index = new SemanticIndex(store, embedder);
+  const index = new SemanticIndex(store, embedder, { log });
   const worker = new EmbeddingWorker(store, embedder, { log });
   // One IP guard for REST and the stream: a key presented on either counts for the client IP.
   const memoryIpGuard = new MemoryIpGuard(limits.ipGuard, ipGuardOptions);
@@ -229,6 +231,9 @@ export async function startService(
   });
   await stream.ready;
   await worker.start();
+  // The archive's vectors load in the background: the service answers at once, search once the index is ready.
+  const searchReady = index.start();
+  searchReady.catch(() => {});
   // Sources: polled here too (and by any `fns sources run`); after a poll stored articles, the stream reads at once.
   const poller =
     options.pollSources === false
@@ -252,6 +257,13 @@ export async function startService(
           ]
         : []),
       cachedCheck('embedder', READINESS_CACHE_MS, async () => void (await embedder.embed(['readiness']))),
+      {
+        name: 'search',
+        check: async () => {
+          const st = index.status();
+          if (st.state !== 'ready') throw new Error(`index loading: ${st.vectors} vectors so far${st.error ? ` (last attempt: ${st.error})` : ''}`);
+        },
+      },
     ];
     admin = await startAdminServer({
       port: config.adminPort,
@@ -272,6 +284,7 @@ export async function startService(
     server,
     store,
     worker,
+    searchReady,
     stream,
     metrics,
     logger,
@@ -282,6 +295,7 @@ export async function startService(
       await admin?.close();
       await stream.close();
       await worker.stop();
+      index.close();
       // Let requests in flight finish (up to 5 s), then cut whatever is left.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
