@@ -13,6 +13,8 @@ export interface Normalized {
   /** Numbers with their unit (`25bp`, `6%`, `7.5b`, `n200000`). */
   numbers: Set<string>;
   tickers: Set<string>;
+  /** Capitalised words inside the sentence that are not known companies (`Binance`, `Witty`, `Blackwell`), lower case; empty for capitals-only or title-case headlines. */
+  entities: Set<string>;
 }
 
 const STOP = new Set(
@@ -20,6 +22,22 @@ const STOP = new Set(
   than more says said say report reports reported says: new its their his her he she they we you after while per
   about has have had will would could may might can just also out amid vs versus via year years week day days today
   s u.s us`.split(/\s+/),
+);
+
+/** Capitalised words that name no particular company or product. */
+const GENERIC_CAPS = new Set(
+  `us u.s uk eu ai ceo cfo ipo etf q1 q2 q3 q4 h1 h2 gdp cpi ppi fed ecb boe boj snb rba pboc opec opec+ wall street
+  january february march april may june july august september october november december monday tuesday wednesday
+  thursday friday saturday sunday europe european asia asian america american china chinese japan japanese germany
+  german france french britain british india indian`.split(/\s+/),
+);
+
+/** Ordinary words that often open a headline. */
+const COMMON_FIRST = new Set(
+  `stocks markets oil gold silver copper crude bonds treasury treasuries yields dollar euro yen sterling pound bitcoin
+  crypto global world investors traders analysts shares stock retail home housing jobless initial consumer producer
+  factory inflation wheat corn natural gas tech banks bank central court judge regulators regulator officials
+  lawmakers government exclusive update analysis insight explainer why how what who when where top big new`.split(/\s+/),
 );
 
 const SYNONYMS: Record<string, string> = {};
@@ -34,8 +52,23 @@ syn('raise', 'raise raises raised hike hikes hiked lift lifts lifted boost boost
 syn('cut', 'cut cuts lower lowers lowered reduce reduces reduced slash slashes slashed trim trims trimmed');
 syn('profit', 'profit profits earnings income eps');
 syn('revenue', 'revenue revenues sales turnover');
-syn('estimate', 'estimate estimates expectations forecasts consensus views');
-syn('outlook', 'outlook guidance');
+syn('estimate', 'estimate estimates expectations consensus');
+syn('outlook', 'outlook guidance forecast forecasts target targets goal goals projection view');
+syn('annual', 'annual full-year yearly');
+syn('halt', 'halt halts halted suspend suspends suspended pull pulls pulled withdraw withdraws withdrew');
+syn('split', 'split splits spin spins separate separates breakup');
+syn('unit', 'unit division business arm');
+syn('cyber', 'cyberattack cyber-attack hack hacked hackers cyber');
+syn('win', 'win wins won');
+syn('lose', 'lose loses lost');
+syn('ceo', 'ceo chief executive boss');
+syn('resign', 'resign resigns resigned quits quit ousted departs');
+syn('name', 'name names named appoint appoints appointed taps tapped');
+syn('unveil', 'unveil unveils unveiled launch launches launched introduce introduces');
+syn('fall', 'weaken weakens weakened');
+syn('rise', 'strengthen strengthens firms');
+syn('job', 'payrolls');
+syn('unemployment', 'unemployment jobless');
 syn('acquire', 'acquire acquires acquired acquisition buy buys bought purchase purchases takeover deal');
 syn('share', 'share shares stock stocks');
 syn('job', 'job jobs staff workforce workers employees layoffs layoff');
@@ -59,8 +92,24 @@ const PHRASES: [RegExp, string][] = [
   [/\bbetter[- ]than[- ]expected\b/g, 'beat estimate'],
   [/\bworse[- ]than[- ]expected\b/g, 'miss estimate'],
   [/\binterest rates?\b/g, 'rate'],
+  [/\bfull[- ]year\b/g, 'annual'],
+  [/\ball[- ]time high\b/g, 'record high'],
+  [/\b(tops?|topped|beats?|beating|miss(?:es|ed)?|exceeds?|exceeded|above|below|short of|surpass(?:es|ed)?)\s+(?:analysts'?\s+|wall street\s+|market\s+)?(?:forecasts?|expectations|estimates|views)\b/g, '$1 estimate'],
+  [/\bhalf(?: a)?(?: percentage)?[- ]point\b/g, '50bp'],
+  [/\bquarter(?: of a)?(?: percentage)?[- ]point\b/g, '25bp'],
+  [/\bto zero\b/g, 'to 0%'],
+  [/\bswiss national bank\b/g, 'snb'],
+  [/\blay(?:s|ing)? off\b/g, 'cut jobs'],
+  [/\bspin(?:s|ning)? off\b/g, 'split'],
+  [/\bbreak(?:s|ing)? up\b/g, 'split'],
+  [/\bsteps? down\b/g, 'resign'],
+  [/\bstepping down\b/g, 'resign'],
+  [/\bfirst half\b|\bh1\b/g, 'h1'],
+  [/\b(policy|key|benchmark|cash|bank|deposit|repo) rate\b/g, '$1 rate'],
   [/\bbenchmark rates?\b/g, 'rate'],
 ];
+
+const WORD_NUMBERS: Record<string, string> = { one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12' };
 
 const NUMBER = /(?<![\p{L}\d])[$€£¥]?\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|tn|k|thousand)?(?![\p{L}\d])/giu;
 
@@ -100,8 +149,36 @@ export function normalizeHeadline(text: string): Normalized {
     t = `${t.slice(0, m.start)} ~${m.ticker.toLowerCase()} ${t.slice(m.end)}`;
     tickers.add(m.ticker);
   }
+  const entities = new Set<string>();
+  const capsOnly = !/\p{Ll}/u.test(t);
+  const words = [...t.matchAll(/[\p{L}][\p{L}\p{N}'\-]*/gu)].filter((m) => !t.slice(0, m.index).endsWith('~'));
+  const long = words.filter((m) => m[0].length >= 4);
+  const titleCase = long.length >= 3 && long.filter((m) => /^\p{Lu}/u.test(m[0])).length / long.length >= 0.8;
+  if (!capsOnly && !titleCase) {
+    let run: string[] = [];
+    const flush = () => {
+      // A run of two or more capitalised words also goes in as its initials (`Ernst & Young` = `EY`).
+      if (run.length >= 2) entities.add(run.map((w) => w[0]).join(''));
+      run = [];
+    };
+    words.forEach((m, i) => {
+      const w = m[0].replace(/'s$/, '');
+      const between = i > 0 ? t.slice(words[i - 1]!.index + words[i - 1]![0].length, m.index) : '';
+      if (!/^\s*(?:&\s*)?$/.test(between)) flush();
+      // The first word counts when it is no known word (`Samsung profit jumps`, not `Shares jump`).
+      const known = i === 0 && (STOP.has(w.toLowerCase()) || SYNONYMS[stem(w.toLowerCase())] !== undefined || COMMON_FIRST.has(w.toLowerCase()));
+      if (known || !/^\p{Lu}/u.test(w) || GENERIC_CAPS.has(w.toLowerCase())) {
+        flush();
+        return;
+      }
+      entities.add(stem(w.toLowerCase()));
+      run.push(w.toLowerCase());
+    });
+    flush();
+  }
   t = t.toLowerCase();
   for (const [re, to] of PHRASES) t = t.replace(re, to);
+  t = t.replace(/\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/g, (w) => WORD_NUMBERS[w]!);
   const numbers = new Set<string>();
   t = t.replace(NUMBER, (_all, value: string, unit: string | undefined) => {
     const tok = `#${numberToken(value, unit)}`;
@@ -120,5 +197,5 @@ export function normalizeHeadline(text: string): Normalized {
     const s = stem(w);
     tokens.add(SYNONYMS[s] ?? SYNONYMS[w] ?? s);
   }
-  return { tokens, numbers, tickers };
+  return { tokens, numbers, tickers, entities };
 }

@@ -81,18 +81,15 @@ function score(toks: Tok[], cl: Clause): void {
   let negateUntil = -1;
   for (let i = cl.from; i < cl.to; i++) {
     const t = toks[i]!;
-    if (NEGATORS.has(t.word) || NEGATORS.has(t.stem)) {
-      negateUntil = i + 3;
-      continue;
-    }
     const sign = i <= negateUntil ? -1 : 1;
-    // Longest phrase first (three, then two words), then verb + object, then the word.
+    // Longest phrase first (three, then two words), then a negator, then verb + object, then the word.
     let matched = 0;
     for (const len of [3, 2]) {
       if (i + len > cl.to) continue;
       const key = toks.slice(i, i + len).map((x) => x.stem).join(' ');
       const p = PHRASES.get(key);
       if (p) {
+        if (p.negates) negateUntil = i + len - 1 + 4;
         cl.general += sign * (p.general ?? 0);
         cl.hawk += sign > 0 ? (p.hawk ?? 0) : (p.dove ?? 0);
         cl.dove += sign > 0 ? (p.dove ?? 0) : (p.hawk ?? 0);
@@ -102,6 +99,10 @@ function score(toks: Tok[], cl: Clause): void {
     }
     if (matched) {
       i += matched - 1;
+      continue;
+    }
+    if (NEGATORS.has(t.word) || NEGATORS.has(t.stem)) {
+      negateUntil = i + 3;
       continue;
     }
     const rules = OBJECT_RULES.get(t.stem);

@@ -1,0 +1,244 @@
+/**
+ * Scoring of the labelled sets in eval/ (scripts/eval-enrich.ts prints it, test/enrich/eval.test.ts holds
+ * the goals). Each line carries `split`: `dev` (rules and thresholds are tuned on it) or `test` (held out,
+ * reported). Pure: the caller reads the files.
+ */
+import type { ArticleSentiment, TickerSentimentLabel } from '../contract/index.js';
+import { normalizeHeadline, type Normalized } from '../dedup/normalize.js';
+import { isNearDuplicate, minhashKeys } from '../dedup/near.js';
+import { guarded, jaccard, numbersConflict, overlap, tickersConflict, weightedJaccard } from '../dedup/similarity.js';
+import { enrich } from './index.js';
+
+export type Split = 'dev' | 'test';
+export interface TickerCase { split: Split; text: string; tickers: Record<string, TickerSentimentLabel> }
+export interface SentimentCase { split: Split; text: string; label: Exclude<ArticleSentiment, null> }
+export interface PairCase { split: Split; a: string; b: string; duplicate: boolean }
+
+export function parseJsonl<T>(text: string): T[] {
+  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
+}
+
+const majority = <T>(xs: T[]): T => {
+  const counts = new Map<T, number>();
+  for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+};
+
+export interface TickerScore {
+  precision: number;
+  recall: number;
+  found: number;
+  expected: number;
+  correct: number;
+  /** Per-ticker sentiment accuracy over the correctly found tickers, and the majority-class baseline (class from dev). */
+  sentimentAccuracy: number;
+  sentimentBaseline: number;
+  errors: string[];
+}
+
+export function scoreTickers(cases: TickerCase[], split: Split): TickerScore {
+  const dev = cases.filter((c) => c.split === 'dev').flatMap((c) => Object.values(c.tickers));
+  const base = majority(dev);
+  let found = 0;
+  let expected = 0;
+  let correct = 0;
+  let sentRight = 0;
+  let baseRight = 0;
+  const errors: string[] = [];
+  for (const c of cases.filter((x) => x.split === split)) {
+    const got = enrich(c.text).tickers;
+    const want = c.tickers;
+    found += got.length;
+    expected += Object.keys(want).length;
+    for (const t of got) {
+      const w = want[t.ticker];
+      if (w === undefined) {
+        errors.push(`extra ${t.ticker}: ${c.text}`);
+        continue;
+      }
+      correct++;
+      if (w === t.sentiment) sentRight++;
+      else errors.push(`sentiment ${t.ticker} ${t.sentiment} (want ${w}): ${c.text}`);
+      if (w === base) baseRight++;
+    }
+    for (const w of Object.keys(want)) if (!got.some((t) => t.ticker === w)) errors.push(`missed ${w}: ${c.text}`);
+  }
+  return {
+    precision: found ? correct / found : 1,
+    recall: expected ? correct / expected : 1,
+    found,
+    expected,
+    correct,
+    sentimentAccuracy: correct ? sentRight / correct : 0,
+    sentimentBaseline: correct ? baseRight / correct : 0,
+    errors,
+  };
+}
+
+export interface LabelScore {
+  accuracy: number;
+  baseline: number;
+  baselineLabel: string;
+  n: number;
+  errors: string[];
+}
+
+export function scoreLabels(cases: SentimentCase[], split: Split): LabelScore {
+  const base = majority(cases.filter((c) => c.split === 'dev').map((c) => c.label));
+  const mine = cases.filter((c) => c.split === split);
+  let right = 0;
+  let baseRight = 0;
+  const errors: string[] = [];
+  for (const c of mine) {
+    const got = enrich(c.text).sentiment;
+    if (got === c.label) right++;
+    else errors.push(`${String(got)} (want ${c.label}): ${c.text}`);
+    if (c.label === base) baseRight++;
+  }
+  return { accuracy: right / mine.length, baseline: baseRight / mine.length, baselineLabel: base, n: mine.length, errors };
+}
+
+export interface PairScore {
+  precision: number;
+  recall: number;
+  tp: number;
+  fp: number;
+  fn: number;
+  errors: string[];
+}
+
+export function scorePairs(cases: PairCase[], split: Split, same: (a: string, b: string) => boolean): PairScore {
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  const errors: string[] = [];
+  for (const c of cases.filter((x) => x.split === split)) {
+    const got = same(c.a, c.b);
+    if (got && c.duplicate) tp++;
+    else if (got) {
+      fp++;
+      errors.push(`false duplicate: ${c.a} | ${c.b}`);
+    } else if (c.duplicate) {
+      fn++;
+      errors.push(`missed duplicate: ${c.a} | ${c.b}`);
+    }
+  }
+  return { precision: tp + fp ? tp / (tp + fp) : 1, recall: tp + fn ? tp / (tp + fn) : 1, tp, fp, fn, errors };
+}
+
+/** Share of true duplicate pairs that share at least one LSH key (the store finds them as candidates), and of other pairs. */
+export function keyRecall(cases: PairCase[], split: Split): { duplicates: number; others: number; keysPerHeadline: number } {
+  let dup = 0;
+  let dupHit = 0;
+  let other = 0;
+  let otherHit = 0;
+  let keys = 0;
+  let n = 0;
+  for (const c of cases.filter((x) => x.split === split)) {
+    const ka = minhashKeys(normalizeHeadline(c.a).tokens);
+    const kb = new Set(minhashKeys(normalizeHeadline(c.b).tokens));
+    keys += ka.length + kb.size;
+    n += 2;
+    const hit = ka.some((k) => kb.has(k));
+    if (c.duplicate) {
+      dup++;
+      if (hit) dupHit++;
+    } else {
+      other++;
+      if (hit) otherHit++;
+    }
+  }
+  return { duplicates: dup ? dupHit / dup : 1, others: other ? otherHit / other : 0, keysPerHeadline: n ? keys / n : 0 };
+}
+
+/** 64-bit SimHash over tokens (two 32-bit halves), Hamming distance. */
+function simhash(tokens: Set<string>): [number, number] {
+  const v = new Array<number>(64).fill(0);
+  for (const t of tokens) {
+    let h1 = 0x811c9dc5;
+    let h2 = 0x1505;
+    for (let i = 0; i < t.length; i++) {
+      h1 = Math.imul(h1 ^ t.charCodeAt(i), 0x01000193);
+      h2 = Math.imul(h2, 33) ^ t.charCodeAt(i);
+    }
+    for (let b = 0; b < 32; b++) {
+      v[b]! += (h1 >>> b) & 1 ? 1 : -1;
+      v[32 + b]! += (h2 >>> b) & 1 ? 1 : -1;
+    }
+  }
+  let lo = 0;
+  let hi = 0;
+  for (let b = 0; b < 32; b++) {
+    if (v[b]! > 0) lo |= 1 << b;
+    if (v[32 + b]! > 0) hi |= 1 << b;
+  }
+  return [lo >>> 0, hi >>> 0];
+}
+const popcount = (x: number) => {
+  let c = 0;
+  for (let y = x >>> 0; y; y &= y - 1) c++;
+  return c;
+};
+export function simhashDistance(a: Set<string>, b: Set<string>): number {
+  const [a1, a2] = simhash(a);
+  const [b1, b2] = simhash(b);
+  return popcount(a1 ^ b1) + popcount(a2 ^ b2);
+}
+
+/** Word-shingle MinHash estimate of Jaccard on raw lower-case words (no normalisation): the plain baseline. */
+function rawWords(s: string): Set<string> {
+  return new Set(s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+}
+
+export interface Method {
+  name: string;
+  /** Score: higher means more similar. */
+  score: (a: Normalized, b: Normalized, ra: string, rb: string) => number;
+  guards: 'none' | 'tickers+numbers' | 'all';
+  thresholds: number[];
+}
+
+const range = (from: number, to: number, step: number) => Array.from({ length: Math.round((to - from) / step) + 1 }, (_, i) => Number((from + i * step).toFixed(3)));
+
+export const METHODS: Method[] = [
+  { name: 'raw word Jaccard', score: (_a, _b, ra, rb) => jaccard(rawWords(ra), rawWords(rb)), guards: 'none', thresholds: range(0.1, 0.9, 0.05) },
+  { name: 'normalised Jaccard', score: (a, b) => jaccard(a.tokens, b.tokens), guards: 'none', thresholds: range(0.1, 0.9, 0.05) },
+  { name: 'SimHash 64 bit (similar bits)', score: (a, b) => 64 - simhashDistance(a.tokens, b.tokens), guards: 'none', thresholds: range(36, 64, 1) },
+  { name: 'normalised Jaccard, ticker+number guards', score: (a, b) => jaccard(a.tokens, b.tokens), guards: 'tickers+numbers', thresholds: range(0.1, 0.9, 0.05) },
+  { name: 'normalised Jaccard, all guards', score: (a, b) => jaccard(a.tokens, b.tokens), guards: 'all', thresholds: range(0.1, 0.9, 0.05) },
+  { name: 'overlap coefficient, all guards', score: (a, b) => overlap(a.tokens, b.tokens), guards: 'all', thresholds: range(0.2, 1, 0.05) },
+  { name: 'SimHash 64 bit, all guards', score: (a, b) => 64 - simhashDistance(a.tokens, b.tokens), guards: 'all', thresholds: range(36, 64, 1) },
+  { name: 'weighted Jaccard, all guards', score: (a, b) => weightedJaccard(a.tokens, b.tokens), guards: 'all', thresholds: range(0.1, 0.9, 0.05) },
+];
+
+export function methodJudge(m: Method, threshold: number): (a: string, b: string) => boolean {
+  return (a, b) => {
+    const na = normalizeHeadline(a);
+    const nb = normalizeHeadline(b);
+    if (m.guards === 'tickers+numbers' && (tickersConflict(na.tickers, nb.tickers) || numbersConflict(na.numbers, nb.numbers))) return false;
+    if (m.guards === 'all' && guarded(na, nb)) return false;
+    return m.score(na, nb, a, b) >= threshold;
+  };
+}
+
+/** The threshold chosen on dev: the highest recall with precision >= goal, else the best F1. */
+export function tuneOnDev(cases: PairCase[], m: Method, precisionGoal: number): number {
+  let best: { t: number; r: number; p: number; f: number } | undefined;
+  let bestF: { t: number; f: number } | undefined;
+  for (const t of m.thresholds) {
+    const s = scorePairs(cases, 'dev', methodJudge(m, t));
+    const f = s.precision + s.recall ? (2 * s.precision * s.recall) / (s.precision + s.recall) : 0;
+    if (s.precision >= precisionGoal && (!best || s.recall > best.r)) best = { t, r: s.recall, p: s.precision, f };
+    if (!bestF || f > bestF.f) bestF = { t, f };
+  }
+  return (best ?? bestF)!.t;
+}
+
+export const chosenJudge = isNearDuplicate;
+
+export const GOALS = {
+  tickerPrecision: 0.95,
+  tickerRecall: 0.85,
+  dedupPrecision: 0.98,
+  dedupRecall: 0.9,
+};

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { articleRules } from '../../src/contract/index.js';
+import { enrich, findTickers } from '../../src/enrich/index.js';
+
+describe('cashtags', () => {
+  it('reads capital cashtags, class shares included, in order of mention', () => {
+    expect(findTickers('$TSLA and $BRK.B rise; $AAPL flat')).toEqual(['TSLA', 'BRK.B', 'AAPL']);
+  });
+  it('ignores dollar amounts, currency codes and lower-case tags', () => {
+    expect(findTickers('Deal worth $7.5 billion, or US$5bn and $US5bn; $aapl')).toEqual([]);
+  });
+  it('maps crypto cashtags to the pair symbol', () => {
+    expect(findTickers('$BTC tops 100k')).toEqual(['BTC-USD']);
+  });
+});
+
+describe('exchange-prefixed symbols', () => {
+  it('gives US venues the bare symbol', () => {
+    expect(findTickers('Shares of (NYSE: IBM) and NASDAQ:AAPL rose')).toEqual(['IBM', 'AAPL']);
+  });
+  it('gives other venues the home-market suffix, class letters with a dash', () => {
+    expect(findTickers('LON:VOD, ETR:SAP, EPA:MC, LON:BT.A and HKG:700')).toEqual(['VOD.L', 'SAP.DE', 'MC.PA', 'BT-A.L', '0700.HK']);
+  });
+  it('ignores an unknown prefix and a non-symbol after a known one', () => {
+    expect(findTickers('Note: AAPL and NYSE: Stocks')).toEqual([]);
+  });
+});
+
+describe('company names from the dictionary', () => {
+  it('finds names and aliases (Google -> GOOGL, Facebook -> META)', () => {
+    expect(findTickers('Google and Facebook face EU probe; Alphabet responds')).toEqual(['GOOGL', 'META']);
+  });
+  it('keeps multi-word names and names with & or accents', () => {
+    expect(findTickers("Johnson & Johnson, AT&T, Mercedes-Benz, L'Oréal and Nestlé")).toEqual(['JNJ', 'T', 'MBG.DE', 'OR.PA', 'NESN.SW']);
+  });
+  it('prefers the longest name (Siemens Energy is not Siemens)', () => {
+    expect(findTickers('Siemens Energy shares jump')).toEqual(['ENR.DE']);
+  });
+  it.each([
+    ['Apple pie sales soar at diners'],
+    ['Big Apple rents rise'],
+    ['Meta-analysis finds coffee is safe'],
+    ['Deforestation in the Amazon rainforest falls'],
+    ['an apple a day'],
+  ])('is not fooled by a name used as a word: %s', (text) => {
+    expect(findTickers(text)).toEqual([]);
+  });
+  it('keeps a name glued to a business compound (Microsoft-backed)', () => {
+    expect(findTickers('Microsoft-backed OpenAI raises funds')).toEqual(['MSFT']);
+  });
+});
+
+describe('common-word names need corporate context', () => {
+  it.each([
+    ['Target cuts annual forecast', 'TGT'],
+    ["Target's quarterly sales drop", 'TGT'],
+    ['Retailer Target to close stores', 'TGT'],
+    ['Ford shares fall after recall', 'F'],
+    ['Shell profit beats forecasts', 'SHEL.L'],
+    ['Visa Inc revenue rises', 'V'],
+  ])('accepts %s', (text, ticker) => {
+    expect(findTickers(text)).toEqual([ticker]);
+  });
+  it.each([
+    ['ECB keeps target rate unchanged'],
+    ['Target rate unchanged'],
+    ['Harrison Ford to star in new film'],
+    ['UK tightens visa rules'],
+    ['Visa rules for students tightened'],
+    ['Gap between rich and poor widens'],
+    ['Buffett, the Oracle of Omaha, speaks'],
+  ])('refuses %s', (text) => {
+    expect(findTickers(text)).toEqual([]);
+  });
+});
+
+describe('at most the contract maxItems tickers, each matching the contract pattern', () => {
+  it('caps the list', () => {
+    const many = Array.from({ length: articleRules.tickersMaxItems + 20 }, (_, i) => `$Z${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}`).join(' ');
+    const { tickers } = enrich(`Movers: ${many}`);
+    expect(tickers).toHaveLength(articleRules.tickersMaxItems);
+    for (const t of tickers) expect(t.ticker).toMatch(articleRules.tickerPattern);
+  });
+  it('lists a symbol once however often it is named', () => {
+    expect(enrich('Apple, $AAPL and NASDAQ:AAPL').tickers.map((t) => t.ticker)).toEqual(['AAPL']);
+  });
+});
