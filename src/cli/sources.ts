@@ -216,10 +216,13 @@ async function runPoller(config: Config, io: SourcesIo): Promise<number> {
   const active = sources.filter((s) => !s.paused).length;
   await poller.start();
   io.out(`fns: polling ${active} active source(s) of ${sources.length} (lease owner ${poller.owner}); registry changes are picked up within a second. Ctrl+C to stop.`);
+  // The poller's timers do not hold the process open (they must not in fns serve); this does, until a signal.
+  const keepAlive = setInterval(() => {}, 3600_000);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
   });
+  clearInterval(keepAlive);
   io.out('fns: stopping: abandoning the polls in flight');
   await poller.stop();
   await store.close();

@@ -477,7 +477,7 @@ export class SourcePoller {
     if (now !== before) {
       const next = new Date(outcome.nextPollAt).toISOString();
       if (now === 'ok') this.log(`sources: ${rec.name}: polled fine again (HTTP ${outcome.status}) after ${rec.failures} failure(s)`);
-      else this.log(`sources: ${rec.name}: ${outcome.error}${outcome.status === null ? '' : ` (HTTP ${outcome.status})`}; failure ${outcome.failures}, next try ${next}`);
+      else this.log(`sources: ${rec.name}: ${outcome.error}; failure ${outcome.failures}, next try ${next}`);
       this.states.set(rec.name, now);
     }
     this.opts.onPoll?.({
