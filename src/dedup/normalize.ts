@@ -5,7 +5,7 @@
  * `tops`/`beats` -> `beat`, `Federal Reserve` -> `fed`), stop words removed, words stemmed.
  */
 import { findMentions } from '../enrich/tickers.js';
-import { stem } from '../enrich/data/lexicon.js';
+import { stem } from '../enrich/resources/lexicon.js';
 
 export interface Normalized {
   /** Content tokens (symbols, numbers with unit, stemmed words), unique. */

@@ -1,5 +1,5 @@
 /**
- * Sentiment of a headline from a finance lexicon (data/lexicon.ts), synchronous and deterministic:
+ * Sentiment of a headline from a finance lexicon (resources/lexicon.ts), synchronous and deterministic:
  *  - words and two/three-word phrases carry a polarity weight (`beats estimates` +2, `profit warning` -2);
  *    verb + object rules read what is raised or cut (`cuts guidance` -, `raises dividend` +, `cuts jobs` -);
  *  - a negator (`not`, `no`, `fails to`, `without`, `n't`) up to three words before a cue flips it;
@@ -12,7 +12,7 @@
  *    `positive` / `negative`, and `neutral` when the cues cancel or there are none.
  */
 import type { ArticleSentiment, TickerSentimentLabel } from '../contract/index.js';
-import { CONTRAST, CONCESSIVE, HAWKISH, DOVISH, NEGATORS, OBJECT_RULES, PHRASES, POLICY_ACTORS, POLICY_TERMS, WORDS, stem } from './data/lexicon.js';
+import { CONTRAST, CONCESSIVE, HAWKISH, DOVISH, NEGATORS, OBJECT_RULES, PHRASES, POLICY_ACTORS, POLICY_TERMS, WORDS, stem } from './resources/lexicon.js';
 import type { Mention } from './tickers.js';
 
 interface Tok {

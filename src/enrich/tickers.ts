@@ -4,19 +4,19 @@
  *  - exchange-prefixed symbols: `NASDAQ:AAPL`, `(NYSE: IBM)`, `LON:VOD`, `ETR:SAP`, `EPA:MC` — US
  *    exchanges give the bare symbol, others the home-market suffix used by the dictionary (`VOD.L`,
  *    `SAP.DE`, `MC.PA`; a class letter is written with `-`: `LON:BT.A` -> `BT-A.L`);
- *  - company names from data/companies.json (S&P 500, Nasdaq-100, FTSE 100, DAX 40, CAC 40, Euro Stoxx 50
+ *  - company names from resources/companies.json (S&P 500, Nasdaq-100, FTSE 100, DAX 40, CAC 40, Euro Stoxx 50
  *    and a few other large listings, with aliases such as Google -> GOOGL, Facebook -> META).
  * A name counts only when written as a name: each capitalised word of the alias capitalised in the text,
  * an all-capitals alias (`AMD`, `SAP`) in capitals, not glued to a lower-case compound (`Meta-analysis`;
  * `Microsoft-backed` is fine), not vetoed by the word after or before it (`Apple pie`, `Big Apple`,
- * `Amazon rainforest`). A common-word name (`?Target` in the data: Target, Visa, Ford, Shell, Oracle...)
+ * `Amazon rainforest`). A common-word name (`?Target` in resources/companies.json: Target, Visa, Ford, Shell, Oracle...)
  * also needs corporate context: a possessive (`Target's`), a corporate or market word right after it
  * (`Ford shares`, `Shell profit`, `Target cuts`, `Visa Inc`), a sector noun right before it
  * (`retailer Target`, `oil major Shell`) or the same symbol given as a cashtag/exchange symbol; and it must
  * not follow a capitalised word inside the sentence (`Harrison Ford`). In an all-capitals headline the
  * short all-capitals aliases (`BP`, `GM`) need that context too.
  */
-import data from './data/companies.json' with { type: 'json' };
+import data from './resources/companies.json' with { type: 'json' };
 
 export interface Mention {
   ticker: string;
