@@ -63,11 +63,17 @@ export const urgencies: readonly Urgency[] = openapi.components.schemas.Urgency.
 export const articleSentiments: readonly ArticleSentiment[] = openapi.components.schemas.ArticleSentiment.enum;
 export const tickerSentiments: readonly TickerSentimentLabel[] = openapi.components.schemas.TickerSentimentLabel.enum;
 
+/** A rule read from the contract; a rule that moved or vanished fails at start, never reads as "anything goes". */
+function rule<T>(value: T | undefined, where: string): T {
+  if (value === undefined || value === null) throw new Error(`openapi.yaml: ${where} is missing`);
+  return value;
+}
+
 const articleProps = openapi.components.schemas.Article.properties;
 export const articleRules = {
-  contentMaxLength: articleProps.content.maxLength as number,
-  tickersMaxItems: articleProps.tickers.maxItems as number,
-  tickerPattern: new RegExp(openapi.components.schemas.TickerSentiment.properties.ticker.pattern),
+  contentMaxLength: rule<number>(articleProps.content.maxLength, 'Article.content.maxLength'),
+  tickersMaxItems: rule<number>(articleProps.tickers.maxItems, 'Article.tickers.maxItems'),
+  tickerPattern: new RegExp(rule<string>(openapi.components.schemas.Ticker?.pattern, 'components.schemas.Ticker.pattern')),
 };
 
 /** The bounds of the `limit` parameter (the same on list and search): the store clamps to them too. */
