@@ -14,34 +14,46 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Bump when the build options below change: every cached bundle is then rebuilt. */
 const BUILD_FORMAT = 1;
-const root = fileURLToPath(new URL('..', import.meta.url));
-const entry = 'src/cli/main.ts';
-const cacheDir = join(root, 'node_modules', '.cache', 'fns-cli');
-const manifestPath = join(cacheDir, 'manifest.json');
-/** Files that are not modules of the bundle but change what esbuild makes of them. */
-const alsoWatched = ['tsconfig.json', 'bin/cli-bundle.mjs'];
-/** Older builds are removed once this old (a running `fns serve` may still load a lazy chunk of its own). */
-const KEEP_OLD_MS = 24 * 3600_000;
+const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+/**
+ * Older builds are removed once this old. A process loads its chunks while it starts (the dynamic imports
+ * of main.ts and the store factory run before a command does its work), so a running `fns serve` never
+ * needs its build directory again after its first seconds.
+ */
+const KEEP_OLD_MS = 10 * 60_000;
 
 /**
  * The file URL of the up-to-date bundle entry, building it when needed; undefined when there is none
- * (the caller falls back to tsx).
+ * (the caller falls back to tsx). The options are for tests and benchmarks; `fns` uses the defaults.
+ *
+ * @param {{ root?: string, entry?: string, cacheDir?: string, alsoWatched?: string[] }} [options]
+ * @returns {Promise<string | undefined>}
  */
-export async function cliBundle() {
+export async function cliBundle(options = {}) {
+  const root = options.root ?? projectRoot;
+  const cacheDir = options.cacheDir ?? join(root, 'node_modules', '.cache', 'fns-cli');
+  const at = {
+    root,
+    entry: options.entry ?? 'src/cli/main.ts',
+    cacheDir,
+    manifestPath: join(cacheDir, 'manifest.json'),
+    // Not modules of the bundle, but they change what esbuild makes of them.
+    alsoWatched: options.alsoWatched ?? ['tsconfig.json', 'bin/cli-bundle.mjs'],
+  };
   try {
-    return fresh() ?? (await build());
+    return fresh(at) ?? (await build(at));
   } catch {
     return undefined;
   }
 }
 
 /** The size and mtime of a file, as recorded in the manifest; null when it is gone. */
-function stamp(rel) {
+function stamp(root, rel) {
   const s = statSync(join(root, rel), { throwIfNoEntry: false });
   return s ? [s.size, s.mtimeMs] : null;
 }
 
-function fresh() {
+function fresh({ root, cacheDir, manifestPath }) {
   let manifest;
   try {
     manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
@@ -50,7 +62,7 @@ function fresh() {
   }
   if (manifest.format !== BUILD_FORMAT || manifest.root !== root || typeof manifest.entry !== 'string') return undefined;
   for (const [rel, recorded] of Object.entries(manifest.files)) {
-    const now = stamp(rel);
+    const now = stamp(root, rel);
     if (!now || now[0] !== recorded[0] || now[1] !== recorded[1]) return undefined;
   }
   return pathToFileURL(join(cacheDir, manifest.entry)).href;
@@ -93,7 +105,7 @@ function ownImportMeta(outdir) {
   };
 }
 
-async function build() {
+async function build({ root, entry, cacheDir, manifestPath, alsoWatched }) {
   const esbuild = await loadEsbuild();
   if (!esbuild) return undefined;
   mkdirSync(cacheDir, { recursive: true });
@@ -119,18 +131,18 @@ async function build() {
   });
   const files = {};
   for (const rel of [...Object.keys(result.metafile.inputs), ...alsoWatched]) {
-    const s = stamp(rel);
+    const s = stamp(root, rel);
     if (s) files[rel] = s;
   }
   // Written whole, then renamed: a concurrent `fns` reads the previous manifest or this one.
   const tmp = `${manifestPath}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify({ format: BUILD_FORMAT, root, entry: `${name}/main.mjs`, files }));
   renameSync(tmp, manifestPath);
-  prune(name);
+  prune(cacheDir, name);
   return pathToFileURL(join(outdir, 'main.mjs')).href;
 }
 
-function prune(keep) {
+function prune(cacheDir, keep) {
   const now = Date.now();
   for (const d of readdirSync(cacheDir)) {
     if (d === keep || !d.startsWith('b-')) continue;

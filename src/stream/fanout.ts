@@ -30,6 +30,8 @@ export interface FanOutOptions<C extends FanOutTarget> {
    * true when written. A connection that refuses keeps its cursor.
    */
   send: (target: C, frames: Buffer[]) => boolean;
+  /** Told the length (ms) of every slice. */
+  onSlice?: (ms: number) => void;
   /** Every connection has been handed this batch (or has gone). */
   delivered?: (batch: readonly FeedEntry[]) => void;
   /** Longest slice before yielding to the event loop. */
@@ -60,19 +62,12 @@ export class FanOut<C extends FanOutTarget> {
   private generation = 0;
   /** A batch arrived while a pass was running: the connections visited before it need one more pass. */
   private pushedDuringPass = false;
-  private slices = 0;
-  private longestSliceMs = 0;
 
   constructor(private readonly opts: FanOutOptions<C>) {}
 
   /** True while a pass is writing (a batch is not yet with every connection). */
   get busy(): boolean {
     return this.running;
-  }
-
-  /** Slices run so far and the longest one (ms), for benchmarks and diagnostics. */
-  stats(): { slices: number; longestSliceMs: number } {
-    return { slices: this.slices, longestSliceMs: this.longestSliceMs };
   }
 
   /** Hands a batch (in feed order, after every earlier one) to every connection. */
@@ -119,8 +114,7 @@ export class FanOut<C extends FanOutTarget> {
   }
 
   private sliceDone(start: number): void {
-    this.slices++;
-    this.longestSliceMs = Math.max(this.longestSliceMs, this.opts.now() - start);
+    this.opts.onSlice?.(this.opts.now() - start);
   }
 
   private passDone(covered: number): void {

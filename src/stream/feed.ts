@@ -6,6 +6,12 @@ import type { ArticleStore, FeedEntry } from '../store/ports.js';
 
 /** Articles read per feed query; a full page is followed at once by the next one. */
 export const FEED_PAGE = 500;
+/**
+ * After a wake whose read found nothing new, read again after these delays (ms). A wake-up can come
+ * before the commit is visible (the directory watch fires on the first write to the WAL, before SQLite
+ * has published the commit to readers): without these, such an article would wait for the timer.
+ */
+export const WAKE_RETRY_MS: readonly number[] = [1, 3, 8, 20, 50];
 
 export interface FeedPollerOptions {
   articles: Pick<ArticleStore, 'feedAfter' | 'latestSeq'>;
@@ -23,6 +29,8 @@ export class FeedPoller {
   private stopped = true;
   private running: Promise<void> | undefined;
   private again = false;
+  /** Index into WAKE_RETRY_MS while following up a wake; -1 when not woken. */
+  private retry = -1;
 
   constructor(private readonly opts: FeedPollerOptions) {}
 
@@ -52,6 +60,7 @@ export class FeedPoller {
    */
   wake(): void {
     if (this.stopped) return;
+    this.retry = 0;
     if (this.running) {
       this.again = true;
       return;
@@ -64,14 +73,24 @@ export class FeedPoller {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.again = false;
+      const before = this.lastSeq;
       this.running = this.poll()
         .catch((e: unknown) => this.opts.log(`stream: feed poll failed: ${e instanceof Error ? e.message : String(e)}`))
         .finally(() => {
           this.running = undefined;
-          this.schedule(this.again ? 0 : this.opts.intervalMs);
+          this.schedule(this.again ? 0 : this.nextDelay(this.lastSeq !== before));
         });
     }, delayMs);
     this.timer.unref();
+  }
+
+  /** After a woken read: found something, or out of retries → the timer; else the next retry. */
+  private nextDelay(found: boolean): number {
+    if (this.retry < 0 || found || this.retry >= WAKE_RETRY_MS.length) {
+      this.retry = -1;
+      return this.opts.intervalMs;
+    }
+    return WAKE_RETRY_MS[this.retry++]!;
   }
 
   /** One round: every page that is there now. */
@@ -80,6 +99,7 @@ export class FeedPoller {
       const latest = await this.opts.articles.latestSeq();
       // A connection admitted meanwhile keeps the older cursor (it filters by its own start point).
       if (!this.opts.hasListeners()) this.lastSeq = Math.max(this.lastSeq, latest);
+      this.retry = -1;
       return;
     }
     for (;;) {

@@ -62,6 +62,8 @@ export interface StreamDeps {
   maxBufferedBytes?: number;
   /** Longest slice of fan-out writes before yielding to the event loop. Default FAN_OUT_SLICE_MS. */
   fanOutSliceMs?: number;
+  /** Told the length (ms) of every fan-out slice: how long delivery held the event loop (metrics, benchmarks). */
+  onFanOutSlice?: (ms: number) => void;
   log?: (m: string) => void;
   /** Connection events and deliveries, for the structured log and the metrics (src/ops). With it, open and close are told here instead of `log`. */
   events?: StreamEvents;
@@ -180,6 +182,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     },
     delivered: (batch) => deps.events?.delivered(batch, deps.clock()),
     sliceMs: deps.fanOutSliceMs ?? FAN_OUT_SLICE_MS,
+    ...(deps.onFanOutSlice ? { onSlice: deps.onFanOutSlice } : {}),
     now: () => performance.now(),
     defer: (fn) => setImmediate(fn),
   });

@@ -1,6 +1,6 @@
 /** The feed poller reads the feed when woken by a notification bus, not only on its timer. */
 import { describe, expect, it } from 'vitest';
-import { FeedPoller } from '../../src/stream/feed.js';
+import { FeedPoller, WAKE_RETRY_MS } from '../../src/stream/feed.js';
 import type { FeedEntry } from '../../src/store/ports.js';
 
 function feed() {
@@ -61,6 +61,46 @@ describe('FeedPoller.wake: a commit notification delivers at once', () => {
     release();
     for (let i = 0; i < 100 && delivered.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
     expect(delivered).toEqual([1, 2]);
+    await poller.stop();
+  });
+});
+
+describe('FeedPoller.wake: a wake that comes before the commit is visible still delivers at once', () => {
+  it('reads again shortly after a woken read that found nothing, long before the timer', async () => {
+    const f = feed();
+    const delivered: number[] = [];
+    let reads = 0;
+    const articles = {
+      latestSeq: f.articles.latestSeq,
+      // The commit becomes visible to readers only on the third read after the wake-up.
+      feedAfter: async (seq: number, limit: number) => (++reads >= 3 ? f.articles.feedAfter(seq, limit) : []),
+    };
+    const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: (b) => delivered.push(...b.map((e) => e.seq)), hasListeners: () => true, log: () => {} });
+    await poller.start();
+    f.add(1);
+    poller.wake();
+    for (let i = 0; i < 200 && delivered.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(delivered).toEqual([1]);
+    expect(reads).toBe(3);
+    await poller.stop();
+  });
+
+  it('stops reading again after the retries when nothing comes (a write that was not an article)', async () => {
+    const f = feed();
+    let reads = 0;
+    const articles = {
+      latestSeq: f.articles.latestSeq,
+      feedAfter: async (seq: number, limit: number) => {
+        reads++;
+        return f.articles.feedAfter(seq, limit);
+      },
+    };
+    const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: () => {}, hasListeners: () => true, log: () => {} });
+    await poller.start();
+    poller.wake();
+    const allRetries = WAKE_RETRY_MS.reduce((a, b) => a + b, 0);
+    await new Promise((r) => setTimeout(r, allRetries + 300));
+    expect(reads).toBe(1 + WAKE_RETRY_MS.length);
     await poller.stop();
   });
 });

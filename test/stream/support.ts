@@ -56,7 +56,7 @@ export interface StreamHarness {
   close(): Promise<void>;
 }
 
-type Options = Partial<Pick<StreamDeps, 'recheckMs' | 'pingIntervalMs' | 'maxBufferedBytes' | 'trustProxy' | 'feedPollMs'>>;
+type Options = Partial<Pick<StreamDeps, 'recheckMs' | 'pingIntervalMs' | 'maxBufferedBytes' | 'trustProxy' | 'feedPollMs' | 'fanOutSliceMs'>>;
 
 export function newArticle(a: Partial<NewArticle> = {}): NewArticle {
   return { content: 'Fed holds rates steady', urgency: 'regular', sentiment: null, published_at: null, tickers: [], ...a };
@@ -87,6 +87,7 @@ export async function startStream(opts: Options = {}): Promise<StreamHarness> {
     ...(opts.pingIntervalMs !== undefined ? { pingIntervalMs: opts.pingIntervalMs } : {}),
     ...(opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: opts.maxBufferedBytes } : {}),
     ...(opts.feedPollMs !== undefined ? { feedPollMs: opts.feedPollMs } : {}),
+    ...(opts.fanOutSliceMs !== undefined ? { fanOutSliceMs: opts.fanOutSliceMs } : {}),
     log: (m) => logs.push(m),
   });
   await stream.ready;
