@@ -34,6 +34,8 @@ export interface SemanticIndexOptions {
   /** Past this many vectors, the approximate index answers (default {@link DEFAULT_ANN_THRESHOLD}). */
   annThreshold?: number;
   hnsw?: HnswOptions;
+  /** Threads inserting into the HNSW graph, each batch (default 1: the other core stays free). */
+  buildThreads?: number;
   /** Vectors per store page while loading (default {@link DEFAULT_LOAD_PAGE}). */
   pageSize?: number;
   /** How ranking and index building share the event loop (slice length, clock). */
@@ -197,7 +199,7 @@ export class SemanticIndex {
     if (this.hnsw && fresh.length > 0) {
       const block = new Float32Array(fresh.length * this.dim!);
       fresh.forEach((v, i) => block.set(v, i * this.dim!));
-      await this.hnsw.addRows(firstFresh, block, this.options.slice);
+      await this.hnsw.addRows(firstFresh, block, { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
     }
     if (!this.hnsw && !this.annUnavailable && this.matrix && this.matrix.rows > (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD)) {
       await this.toApproximate(this.matrix);
@@ -213,7 +215,7 @@ export class SemanticIndex {
       this.options.log?.(`search: the approximate index cannot load here (${hnsw.message}); ranking exactly at ${matrix.rows} vectors`);
       return;
     }
-    await hnsw.addRows(0, matrix.data.subarray(0, matrix.rows * matrix.dim), this.options.slice);
+    await hnsw.addRows(0, matrix.data.subarray(0, matrix.rows * matrix.dim), { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
     this.hnsw = hnsw;
     this.matrix = undefined;
     this.options.log?.(`search: ${matrix.rows} vectors, switched to the approximate index (HNSW) in ${Math.round(performance.now() - started)} ms`);

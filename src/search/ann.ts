@@ -69,26 +69,29 @@ export class HnswIndex {
   }
 
   /**
-   * Adds rows `first … first+count-1` whose vectors are `vectors` (row-major, `count * dim` floats), a
-   * few at a time, yielding to the event loop whenever a slice has run `sliceMs`. The rows must be new
-   * (see {@link set} to replace one).
+   * Adds rows `first … first+count-1` whose vectors are `vectors` (row-major, `count * dim` floats) in
+   * batches sized so one call lasts about `sliceMs`, yielding to the event loop between them. Each batch
+   * is inserted by `threads` threads (the calling thread waits for them). The rows must be new (see
+   * {@link set} to replace one).
    */
-  async addRows(first: number, vectors: Float32Array, options: SliceOptions = {}): Promise<void> {
+  async addRows(first: number, vectors: Float32Array, options: SliceOptions & { threads?: number } = {}): Promise<void> {
     const count = vectors.length / this.dim;
     const now = options.now ?? (() => performance.now());
     const sliceMs = options.sliceMs ?? DEFAULT_SLICE_MS;
     const pause = options.pause ?? yieldToEventLoop;
-    let start = now();
-    // One insertion takes ~0.2–1 ms at 10^4–10^6 vectors: a batch of 2 keeps a slice near sliceMs.
-    for (let i = 0; i < count; i += 2) {
-      const n = Math.min(2, count - i);
+    const threads = Math.max(1, options.threads ?? 1);
+    let batch = threads;
+    for (let i = 0; i < count; ) {
+      const n = Math.min(batch, count - i);
       const keys = new BigUint64Array(n);
       for (let j = 0; j < n; j++) keys[j] = BigInt(first + i + j);
-      this.index.add(keys, vectors.subarray(i * this.dim, (i + n) * this.dim), 1);
-      if (i + n < count && now() - start >= sliceMs) {
-        await pause();
-        start = now();
-      }
+      const t0 = now();
+      this.index.add(keys, vectors.subarray(i * this.dim, (i + n) * this.dim), threads);
+      const took = now() - t0;
+      i += n;
+      // Next batch: as many insertions as fit in a slice at the rate just seen (at least one per thread).
+      batch = Math.max(threads, Math.min(1024, Math.floor((n * sliceMs) / Math.max(took, 0.01))));
+      if (i < count) await pause();
     }
   }
 
