@@ -19,10 +19,34 @@ export interface SeenLookup {
   bySourceItem: Map<string, string>;
   /** Canonical URL -> article id. */
   byUrl: Map<string, string>;
-  /** Near key -> ids of articles stored within the window that have it. */
-  byNearKey: Map<string, string[]>;
-  /** Content and carrier sources of every candidate article in byNearKey. */
+  /**
+   * Item index -> stored articles of the window sharing a near key with it, not carried by its source,
+   * most shared keys first, at most NEAR_CANDIDATES_MAX (only for items that are not exact duplicates).
+   */
+  nearCandidates: Map<number, string[]>;
+  /** Content and carrier sources of every article in nearCandidates. */
   candidates: Map<string, { content: string; sources: Set<string> }>;
+}
+
+/** Candidates per item given to the precise near-duplicate decision: a true duplicate shares most keys. */
+export const NEAR_CANDIDATES_MAX = 20;
+/**
+ * Per near key, only the most recent articles having it are counted: a key common to many headlines
+ * (a template, a generic phrase) costs a bounded amount of work per item instead of the whole window.
+ */
+export const NEAR_KEY_FANOUT = 50;
+
+/** Candidate ids ranked by shared keys (most first, then the newest id), from per-key hit lists. */
+export function rankCandidates(hitsPerKey: Iterable<readonly string[]>): string[] {
+  const counts = new Map<string, number>();
+  for (const hits of hitsPerKey) for (const id of new Set(hits)) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0)).map(([id]) => id);
+}
+
+/** The items whose near candidates matter: those that are not exact duplicates of stored items. */
+export function needsNearLookup(item: SourcedItem, found: Pick<SeenLookup, 'bySourceItem' | 'byUrl'>): boolean {
+  if (item.nearKeys.length === 0 || found.bySourceItem.has(seenKey(item.source, item.externalId))) return false;
+  return item.canonicalUrl === null || !found.byUrl.has(item.canonicalUrl);
 }
 
 export type PlannedOutcome =
@@ -89,7 +113,7 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
         continue;
       }
     }
-    const near = nearMatch(item, found, batchKeys, items, plan.store, sourcesOf, rule);
+    const near = nearMatch(i, item, found, batchKeys, items, plan.store, sourcesOf, rule);
     if (near !== undefined) {
       duplicate(item, 'near-duplicate', near);
       continue;
@@ -112,6 +136,7 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
 
 /** The first candidate (stored before, then earlier in the batch) that is the same story from another source. */
 function nearMatch(
+  index: number,
   item: SourcedItem,
   found: SeenLookup,
   batchKeys: Map<string, number[]>,
@@ -121,15 +146,10 @@ function nearMatch(
   rule: NearDuplicateRule,
 ): ArticleRef | undefined {
   if (item.nearKeys.length === 0) return undefined;
-  const tried = new Set<string>();
-  for (const k of item.nearKeys) {
-    for (const id of found.byNearKey.get(k) ?? []) {
-      if (tried.has(id)) continue;
-      tried.add(id);
-      const c = found.candidates.get(id);
-      const ref = { id };
-      if (c && !sourcesOf(ref).has(item.source) && rule.isNearDuplicate(item.article.content, c.content)) return ref;
-    }
+  for (const id of found.nearCandidates.get(index) ?? []) {
+    const c = found.candidates.get(id);
+    const ref = { id };
+    if (c && !sourcesOf(ref).has(item.source) && rule.isNearDuplicate(item.article.content, c.content)) return ref;
   }
   const triedPending = new Set<number>();
   for (const k of item.nearKeys) {

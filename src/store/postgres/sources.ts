@@ -6,7 +6,7 @@
  */
 import type { ItemOutcome, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
 import { SourceExistsError } from '../errors.js';
-import { planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
@@ -50,6 +50,7 @@ export const SOURCES_MIGRATION = `
   CREATE TABLE near_keys (
     key text COLLATE "C" NOT NULL,
     article_id text COLLATE "C" NOT NULL,
+    source text COLLATE "C" NOT NULL,
     at bigint NOT NULL
   );
   CREATE INDEX near_keys_key ON near_keys(key, at);
@@ -164,14 +165,15 @@ export class PgSources implements SourceStore {
           [plan.seen.map((s) => s.source), plan.seen.map((s) => s.externalId), plan.seen.map((s) => s.canonicalUrl), plan.seen.map((s) => idOf(s.ref)), now],
         );
       }
-      const keys: [string, string, number][] = plan.store.flatMap((i, n) =>
-        [...new Set(items[i]!.nearKeys)].map((k): [string, string, number] => [k, stored[n]!.id, Date.parse(stored[n]!.received_at)]),
+      const keys: [string, string, string, number][] = plan.store.flatMap((i, n) =>
+        [...new Set(items[i]!.nearKeys)].map((k): [string, string, string, number] => [k, stored[n]!.id, items[i]!.source, Date.parse(stored[n]!.received_at)]),
       );
       if (keys.length > 0) {
-        await db.query('INSERT INTO near_keys (key, article_id, at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])', [
+        await db.query('INSERT INTO near_keys (key, article_id, source, at) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])', [
           keys.map((k) => k[0]),
           keys.map((k) => k[1]),
           keys.map((k) => k[2]),
+          keys.map((k) => k[3]),
         ]);
       }
       if (plan.carriers.length > 0) {
@@ -190,7 +192,7 @@ export class PgSources implements SourceStore {
   }
 
   private async lookup(db: Db, items: SourcedItem[], now: number): Promise<SeenLookup> {
-    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), byNearKey: new Map(), candidates: new Map() };
+    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map() };
     const seen = await db.query<{ source: string; external_id: string; article_id: string }>(
       `SELECT s.source, s.external_id, s.article_id FROM seen_items s
        JOIN unnest($1::text[], $2::text[]) AS t(source, external_id) ON s.source = t.source AND s.external_id = t.external_id`,
@@ -206,16 +208,34 @@ export class PgSources implements SourceStore {
       );
       for (const r of rows) found.byUrl.set(r.canonical_url, r.article_id);
     }
-    const keys = [...new Set(items.flatMap((i) => i.nearKeys))];
-    if (keys.length > 0) {
-      const rows = await db.query<{ key: string; article_id: string }>('SELECT key, article_id FROM near_keys WHERE key = ANY($1::text[]) AND at >= $2', [
-        keys,
-        now - this.rule.windowMs,
-      ]);
+    const near = [...items.entries()].filter(([, item]) => needsNearLookup(item, found));
+    if (near.length > 0) {
+      const pairs = near.flatMap(([i, item]) => [...new Set(item.nearKeys)].map((k) => [i, k] as const));
+      // Per item: the window's articles sharing its keys, not carried by its source, most shared keys first.
+      const rows = await db.query<{ i: number; article_id: string }>(
+        `WITH k AS (SELECT * FROM unnest($1::int[], $2::text[]) AS k(i, key)),
+              s AS (SELECT * FROM unnest($3::int[], $4::text[]) AS s(i, source)),
+              hits AS (
+                SELECT k.i, nk.article_id, count(*) AS n
+                FROM k JOIN s ON s.i = k.i CROSS JOIN LATERAL (
+                  SELECT article_id, source FROM near_keys WHERE key = k.key AND at >= $5 ORDER BY at DESC LIMIT $7
+                ) nk
+                -- First stored by another source (a source's own story again is an update).
+                WHERE nk.source <> s.source
+                GROUP BY k.i, nk.article_id
+              ),
+              ranked AS (
+                SELECT h.i, h.article_id, row_number() OVER (PARTITION BY h.i ORDER BY h.n DESC, h.article_id DESC) AS r
+                FROM hits h JOIN s ON s.i = h.i
+                WHERE NOT EXISTS (SELECT 1 FROM article_carriers c WHERE c.article_id = h.article_id AND c.source = s.source)
+              )
+         SELECT i, article_id FROM ranked WHERE r <= $6 ORDER BY i, r`,
+        [pairs.map((p) => p[0]), pairs.map((p) => p[1]), near.map(([i]) => i), near.map(([, item]) => item.source), now - this.rule.windowMs, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT],
+      );
       for (const r of rows) {
-        const list = found.byNearKey.get(r.key);
+        const list = found.nearCandidates.get(r.i);
         if (list) list.push(r.article_id);
-        else found.byNearKey.set(r.key, [r.article_id]);
+        else found.nearCandidates.set(r.i, [r.article_id]);
       }
       const ids = [...new Set(rows.map((r) => r.article_id))];
       if (ids.length > 0) {

@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { ItemOutcome, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
 import { SourceExistsError } from '../errors.js';
-import { planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, needsNearLookup, planIngest, rankCandidates, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
 
 /** The migration adding the registry and dedup tables (appended to the SQLite migration list). */
@@ -49,6 +49,7 @@ export const SOURCES_MIGRATION = `
   CREATE TABLE near_keys (
     key TEXT NOT NULL,
     article_id TEXT NOT NULL,
+    source TEXT NOT NULL,
     at INTEGER NOT NULL
   );
   CREATE INDEX near_keys_key ON near_keys(key, at);
@@ -101,14 +102,16 @@ export class SqliteSources implements SourceStore {
       ),
       seenByItem: db.prepare<[string, string], string>('SELECT article_id FROM seen_items WHERE source = ? AND external_id = ?').pluck(),
       seenByUrl: db.prepare<[string], string>('SELECT article_id FROM seen_items WHERE canonical_url = ? ORDER BY seen_at LIMIT 1').pluck(),
-      nearKey: db.prepare<[string, number], string>('SELECT article_id FROM near_keys WHERE key = ? AND at >= ?').pluck(),
+      nearKey: db.prepare<[string, number, number], { article_id: string; source: string }>(
+        'SELECT article_id, source FROM near_keys WHERE key = ? AND at >= ? ORDER BY at DESC LIMIT ?',
+      ),
       content: db.prepare<[string], string>('SELECT content FROM articles WHERE id = ?').pluck(),
       carrierSources: db.prepare<[string], string>('SELECT source FROM article_carriers WHERE article_id = ?').pluck(),
       upsertSeen: db.prepare(
         `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (source, external_id) DO UPDATE SET seen_at = excluded.seen_at`,
       ),
-      insertKey: db.prepare('INSERT INTO near_keys (key, article_id, at) VALUES (?, ?, ?)'),
+      insertKey: db.prepare('INSERT INTO near_keys (key, article_id, source, at) VALUES (?, ?, ?, ?)'),
       insertCarrier: db.prepare('INSERT OR IGNORE INTO article_carriers (article_id, source, url, at) VALUES (?, ?, ?, ?)'),
       carriers: db.prepare<[string], { source: string; url: string | null; at: number }>(
         'SELECT source, url, at FROM article_carriers WHERE article_id = ? ORDER BY n',
@@ -200,7 +203,7 @@ export class SqliteSources implements SourceStore {
       for (const s of plan.seen) this.st.upsertSeen.run(s.source, s.externalId, s.canonicalUrl, idOf(s.ref), now);
       for (const [n, i] of plan.store.entries()) {
         const keyTime = Date.parse(stored[n]!.received_at);
-        for (const k of new Set(items[i]!.nearKeys)) this.st.insertKey.run(k, stored[n]!.id, keyTime);
+        for (const k of new Set(items[i]!.nearKeys)) this.st.insertKey.run(k, stored[n]!.id, items[i]!.source, keyTime);
       }
       for (const c of plan.carriers) this.st.insertCarrier.run(idOf(c.ref), c.source, c.url, now);
       return plan.outcomes.map((o): ItemOutcome => {
@@ -211,7 +214,7 @@ export class SqliteSources implements SourceStore {
   }
 
   private lookup(items: SourcedItem[], now: number): SeenLookup {
-    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), byNearKey: new Map(), candidates: new Map() };
+    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map() };
     const since = now - this.rule.windowMs;
     for (const item of items) {
       const id = this.st.seenByItem.get(item.source, item.externalId);
@@ -220,15 +223,31 @@ export class SqliteSources implements SourceStore {
         const byUrl = this.st.seenByUrl.get(item.canonicalUrl);
         if (byUrl !== undefined) found.byUrl.set(item.canonicalUrl, byUrl);
       }
-      for (const k of item.nearKeys) {
-        if (found.byNearKey.has(k)) continue;
-        const ids = this.st.nearKey.all(k, since);
-        found.byNearKey.set(k, ids);
-        for (const aid of ids) {
-          if (found.candidates.has(aid)) continue;
-          const content = this.st.content.get(aid);
-          if (content !== undefined) found.candidates.set(aid, { content, sources: new Set(this.st.carrierSources.all(aid)) });
-        }
+    }
+    const sourcesOf = new Map<string, Set<string>>();
+    const carriers = (id: string) => {
+      let s = sourcesOf.get(id);
+      if (!s) sourcesOf.set(id, (s = new Set(this.st.carrierSources.all(id))));
+      return s;
+    };
+    for (const [i, item] of items.entries()) {
+      if (!needsNearLookup(item, found)) continue;
+      // The key's most recent articles first stored by another source (a source's own story again is an update).
+      const hits = [...new Set(item.nearKeys)].map((k) =>
+        this.st.nearKey.all(k, since, NEAR_KEY_FANOUT).flatMap((r) => (r.source === item.source ? [] : [r.article_id])),
+      );
+      const ranked = rankCandidates(hits);
+      // Nor is an article this source carried later.
+      const ids: string[] = [];
+      for (const id of ranked) {
+        if (ids.length === NEAR_CANDIDATES_MAX) break;
+        if (!carriers(id).has(item.source)) ids.push(id);
+      }
+      found.nearCandidates.set(i, ids);
+      for (const id of ids) {
+        if (found.candidates.has(id)) continue;
+        const content = this.st.content.get(id);
+        if (content !== undefined) found.candidates.set(id, { content, sources: carriers(id) });
       }
     }
     return found;
