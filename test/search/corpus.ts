@@ -53,11 +53,15 @@ export function randomUnitVectors(n: number, dim: number, seed: number): Float32
   return normalizeRows(m, dim);
 }
 
-/** `n` unit vectors around `topics` random centres (noise `spread` per component relative to the centre's). */
-export function clusteredUnitVectors(n: number, dim: number, seed: number, topics = 200, spread = 0.6): Float32Array {
+/**
+ * `n` unit vectors around `topics` random centres (noise `spread` per component relative to the
+ * centre's). The centres come from `centreSeed` (default `seed`): two calls with the same centreSeed
+ * draw from the same topics (a corpus and fresh queries).
+ */
+export function clusteredUnitVectors(n: number, dim: number, seed: number, topics = 200, spread = 0.6, centreSeed = seed): Float32Array {
   const rand = prng(seed);
   const g = gaussian(rand);
-  const centres = randomUnitVectors(topics, dim, seed ^ 0x9e3779b9);
+  const centres = randomUnitVectors(topics, dim, centreSeed ^ 0x9e3779b9);
   const scale = spread / Math.sqrt(dim);
   const m = new Float32Array(n * dim);
   for (let r = 0; r < n; r++) {

@@ -246,6 +246,23 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     expect(await s.vectorsAfter('nope', 0)).toEqual([]);
   });
 
+  test('vectorsAfter with a limit: pages in rowid order that together give every vector once', async () => {
+    const s = await open();
+    const arts = await s.insert(['a', 'b', 'c', 'd', 'e'].map((x) => article(x)), T0);
+    await s.storeVectors('m', arts.map((a, i) => ({ id: a.id, vector: Float32Array.from([i, i]) })));
+    const pages: { rowid: number; id: string }[][] = [];
+    for (let after = 0; ; ) {
+      const page = await s.vectorsAfter('m', after, 2);
+      pages.push(page);
+      if (page.length < 2) break;
+      after = page[page.length - 1]!.rowid;
+    }
+    expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+    expect(pages.flat().map((v) => v.id)).toEqual(arts.map((a) => a.id));
+    expect(pages.flat().map((v) => v.rowid)).toEqual([...pages.flat().map((v) => v.rowid)].sort((x, y) => x - y));
+    expect(await s.vectorsAfter('m', 0, 100)).toHaveLength(5);
+  });
+
   test('transaction: all or nothing; a transaction inside one joins it; ping answers', async () => {
     const s = await open();
     await s.ping();
