@@ -11,7 +11,7 @@
  * Types come from the contract (`src/generated/`, written by the service repository's
  * `npm run generate`); the code here is only where behaviour lives.
  */
-import { getJson, type ListNewsParams, type NewsList, type RestOptions, type SearchNewsParams, type SearchResults, type Usage } from './rest.js';
+import { getJson, getUrl, type ListNewsParams, type NewsList, type RestOptions, type SearchNewsParams, type SearchResults, type Usage } from './rest.js';
 import { stream, type StreamMessage, type StreamOptions } from './stream.js';
 
 export { FnsProblem, FnsStreamClosed, retryAfterSeconds, type ProblemBody } from './errors.js';
@@ -32,7 +32,32 @@ export class FnsClient {
     return getJson<NewsList>(this.options, '/v1/news', params);
   }
 
-  /** `GET /v1/news/search`: articles ranked by semantic relevance to `q` (pro and max). */
+  /**
+   * Every page of `GET /v1/news`, following `next`. Without `after`: newest first, back to the start of
+   * the key's lookback window. With `after`: oldest first, every article after that id, ending once it
+   * has caught up (a page shorter than `limit`); call again with the newest id to poll for more.
+   * Each page is one request against the rate limit (set `waitOnRateLimit` to pace long walks).
+   */
+  async *pages(params: ListNewsParams = {}): AsyncGenerator<NewsList, void, undefined> {
+    let page = await this.listNews(params);
+    const limit = params.limit ?? 50;
+    for (;;) {
+      yield page;
+      const caughtUp = params.after !== undefined && page.count < limit;
+      if (!page.next || caughtUp || page.count === 0) return;
+      page = await getUrl<NewsList>(this.options, page.next);
+    }
+  }
+
+  /**
+   * Every article after `after`, oldest first, across as many pages as it takes: the gap-free way to
+   * catch up. Remember the last id you processed and pass it next time.
+   */
+  async *articlesAfter(after: string, params: Omit<ListNewsParams, 'after' | 'before'> = {}): AsyncGenerator<NewsList['articles'][number], void, undefined> {
+    for await (const page of this.pages({ ...params, after })) yield* page.articles;
+  }
+
+  /** `GET /v1/news/search`: articles ranked by semantic relevance to `q` (max keys). */
   searchNews(params: SearchNewsParams): Promise<SearchResults> {
     return getJson<SearchResults>(this.options, '/v1/news/search', params);
   }

@@ -38,7 +38,11 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 
 function query(params: Record<string, unknown> | undefined): string {
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params ?? {})) if (v !== undefined && v !== null) q.set(k, String(v));
+  for (const [k, v] of Object.entries(params ?? {})) {
+    if (v === undefined || v === null) continue;
+    // Arrays (tickers) travel as the contract's comma-separated form.
+    q.set(k, Array.isArray(v) ? v.join(',') : String(v));
+  }
   const s = q.toString();
   return s ? `?${s}` : '';
 }
@@ -53,12 +57,17 @@ function rateLimitOf(headers: Headers): RateLimit | undefined {
 
 /** GET a JSON resource of the API, turning problems into `FnsProblem` and waiting on 429 when asked. */
 export async function getJson<T>(opts: RestOptions, path: string, params?: Record<string, unknown>): Promise<T> {
+  return getUrl<T>(opts, `${path}${query(params)}`);
+}
+
+/** GET a path and query as the API gave it (a `next` link). */
+export async function getUrl<T>(opts: RestOptions, pathAndQuery: string): Promise<T> {
   const doFetch = opts.fetch ?? fetch;
   const sleep = opts.sleep ?? defaultSleep;
   const wait = opts.waitOnRateLimit === true ? {} : opts.waitOnRateLimit || undefined;
   const maxWaitMs = wait?.maxWaitMs ?? 60_000;
   const maxRetries = wait?.maxRetries ?? 3;
-  const url = `${opts.baseUrl.replace(/\/+$/, '')}${path}${query(params)}`;
+  const url = `${opts.baseUrl.replace(/\/+$/, '')}${pathAndQuery}`;
   for (let attempt = 0; ; attempt++) {
     const res = await doFetch(url, { headers: { 'X-API-Key': opts.apiKey, Accept: 'application/json' } });
     const limits = rateLimitOf(res.headers);
