@@ -1,55 +1,106 @@
 /**
- * Headline normal form for near-duplicate detection: urgency flags and wire credits dropped, company
- * names replaced by their symbol (src/enrich), numbers written one way (`25 basis points` = `25bp`,
- * `6 percent` = `6%`, `$7.5 billion` = `7.5b`), synonyms folded (`climbs`/`rises`/`gains` -> `rise`,
- * `tops`/`beats` -> `beat`, `Federal Reserve` -> `fed`), stop words removed, words stemmed.
+ * Headline normal form for near-duplicate detection (`prepare`, computed once per headline and reused by
+ * the keys and by every pairwise decision): urgency flags and wire credits dropped, company names replaced
+ * by their symbol (src/enrich), numbers written one way (`25 basis points` = `25bp`, `6 percent` = `6%`,
+ * `$7.5 billion` = `$1.2B` = `7.5b`, years apart), quarters one way (`Q3` = `third-quarter` = `3Q`),
+ * synonyms folded (`climbs`/`rises`/`gains` -> `rise`, `tops`/`beats` -> `beat`, `Federal Reserve` -> `fed`),
+ * stop words removed, words stemmed; plus the features the guards read (similarity.ts): event kinds,
+ * up/down lean, exclusive qualifiers (months, quarters, consumer/producer, ...), polarity (accept/reject).
  */
+import data from '../enrich/resources/companies.json' with { type: 'json' };
 import { findMentions } from '../enrich/tickers.js';
 import { stem } from '../enrich/resources/lexicon.js';
 
-export interface Normalized {
-  /** Content tokens (symbols, numbers with unit, stemmed words), unique. */
+export type NumberKind = '%' | 'bp' | 'b' | 'n' | 'small' | 'year';
+export interface NumberValue {
+  value: number;
+  kind: NumberKind;
+  /** Decimals as written (`2.25` -> 2, `10` -> 0): a rounder figure may stand for a precise one. */
+  decimals: number;
+}
+
+export interface Prepared {
+  /** The headline as given (for the cache and for debugging). */
+  readonly text: string;
+  /** Content tokens (`~symbol`, `#number`, stemmed and folded words), unique. */
   tokens: Set<string>;
-  /** Numbers with their unit (`25bp`, `6%`, `7.5b`, `n200000`). */
+  /** Numbers with their unit as tokens (`25bp`, `6%`, `7.5b`, `200000n`, `y2024`). */
   numbers: Set<string>;
+  numberValues: NumberValue[];
   tickers: Set<string>;
-  /** Capitalised words inside the sentence that are not known companies (`Binance`, `Witty`, `Blackwell`), lower case; empty for capitals-only or title-case headlines. */
+  /** Capitalised words inside the sentence that are not known companies (`Binance`, `Witty`, `Blackwell`), lower case, stemmed; empty for capitals-only or title-case headlines. */
   entities: Set<string>;
+  /** Words written in capitals (`NVDA`, `UNH`), lower case: a bare symbol the other headline may name. */
+  caps: Set<string>;
+  /** Event kinds (results, deal, legal, ...), see similarity.ts. */
+  events: Set<string>;
+  /** +1 up (rises, beats, above), -1 down (falls, misses, below): the first such word; 0 none. */
+  lean: number;
+  /** Members of exclusive groups present (`g:month:march`, `g:quarter:q3`, `g:price:consumer`, `p:begin:+`). */
+  flags: Map<string, Set<string>>;
+  /** Tokens of the main clause (before the first `,`, `;`, `as`, `after`, `on`, ...): the headline's own direction is read there. */
+  main: string[];
+  /** Sum of token weights (similarity.ts `weight`). */
+  weight: number;
+  /** LSH keys, computed on first use (near.ts). */
+  keys?: string[];
 }
 
 const STOP = new Set(
   `a an the and or of to in on at for by with from as its it is are be was were this that after amid over into up
   than more says said say report reports reported says: new its their his her he she they we you after while per
-  about has have had will would could may might can just also out amid vs versus via year years week day days today
-  s u.s us`.split(/\s+/),
+  about has have had will would could may might can just also out amid vs versus via year years week weeks day days
+  today s u.s us y/y yoy year-on-year year-over-year on-year annualized annualised pace some nearly almost around roughly
+  approximately`.split(/\s+/),
 );
 
 /** Capitalised words that name no particular company or product. */
 const GENERIC_CAPS = new Set(
-  `us u.s uk eu ai ceo cfo ipo etf q1 q2 q3 q4 h1 h2 gdp cpi ppi fed ecb boe boj snb rba pboc opec opec+ wall street
-  january february march april may june july august september october november december monday tuesday wednesday
-  thursday friday saturday sunday europe european asia asian america american china chinese japan japanese germany
-  german france french britain british india indian`.split(/\s+/),
+  `us u.s uk eu ai ceo cfo ipo etf etfs q1 q2 q3 q4 h1 h2 gdp cpi ppi pce pmi ism fed ecb boe boj snb rba rbi pboc opec opec+ wall
+  street january february march april may june july august september october november december monday tuesday
+  wednesday thursday friday saturday sunday europe european asia asian america american benchmark exclusive update
+  breaking analysis sources source`.split(/\s+/),
 );
+
+/** Adjectives of place folded to the place (`Chilean` = `Chile`, `Turkish` = `Turkey`). */
+const DEMONYMS: Record<string, string> = {
+  chilean: 'chile', turkish: 'turkey', japanese: 'japan', chinese: 'china', german: 'germany', french: 'france',
+  british: 'britain', uk: 'britain', indian: 'india', brazilian: 'brazil', mexican: 'mexico', canadian: 'canada',
+  australian: 'australia', swiss: 'switzerland', swedish: 'sweden', norwegian: 'norway', danish: 'denmark',
+  dutch: 'netherlands', italian: 'italy', spanish: 'spain', korean: 'korea', taiwanese: 'taiwan', russian: 'russia',
+  saudi: 'saudi', israeli: 'israel', polish: 'poland', argentine: 'argentina', indonesian: 'indonesia',
+  european: 'europe', eurozone: 'euro', american: 'america', irish: 'ireland', belgian: 'belgium',
+  austrian: 'austria', finnish: 'finland', greek: 'greece', portuguese: 'portugal', turkiye: 'turkey',
+  ukrainian: 'ukraine', egyptian: 'egypt', nigerian: 'nigeria', vietnamese: 'vietnam', thai: 'thailand',
+  philippine: 'philippines', malaysian: 'malaysia', singaporean: 'singapore', colombian: 'colombia', peruvian: 'peru',
+  norwegians: 'norway', britons: 'britain', hungarian: 'hungary', czech: 'czechia', romanian: 'romania',
+};
+
+for (const [k, v] of Object.entries(DEMONYMS)) DEMONYMS[k] = stem(v);
+/** Places (countries, regions) as entity tokens: they locate a story but do not tell two stories apart. */
+export const PLACES = new Set<string>([...Object.values(DEMONYMS), 'us', 'uk', 'eu', 'asia', 'africa', 'latin', 'gulf', 'london', 'new', 'york', 'tokyo', 'beijing', 'washington', 'texas', 'california']);
 
 /** Ordinary words that often open a headline. */
 const COMMON_FIRST = new Set(
   `stocks markets oil gold silver copper crude bonds treasury treasuries yields dollar euro yen sterling pound bitcoin
   crypto global world investors traders analysts shares stock retail home housing jobless initial consumer producer
   factory inflation wheat corn natural gas tech banks bank central court judge regulators regulator officials
-  lawmakers government exclusive update analysis insight explainer why how what who when where top big new`.split(/\s+/),
+  lawmakers government exclusive update analysis insight explainer why how what who when where top big new benchmark
+  chip chipmaker automaker carmaker drugmaker insurer lender miner brewer airline retailer watchdog police
+  here breaking`.split(/\s+/),
 );
 
-const SYNONYMS: Record<string, string> = {};
+const SYNONYMS = new Map<string, string>();
 function syn(canonical: string, words: string): void {
-  for (const w of words.split(/\s+/)) SYNONYMS[stem(w)] = canonical;
+  for (const w of words.trim().split(/\s+/)) SYNONYMS.set(stem(w), canonical);
 }
-syn('rise', 'rise rises rose rising climb climbs climbed gain gains gained jump jumps jumped advance advances advanced rally rallies rallied up higher surge surges surged soar soars soared leap leaps leapt spike spikes spiked increase increases increased grow grows grew');
+syn('rise', 'rise rises rose rising climb climbs climbed gain gains gained jump jumps jumped advance advances advanced rally rallies rallied up higher surge surges surged soar soars soared leap leaps leapt spike spikes spiked increase increases increased grow grows grew pop pops popped expand expands expanded');
 syn('fall', 'fall falls fell drop drops dropped decline declines declined slip slips slipped slide slides slid tumble tumbles tumbled plunge plunges plunged sink sinks sank slump slumps slumped down lower dip dips dipped retreat retreats retreated skid skids plummet plummets plummeted decrease decreases decreased');
+syn('shrink', 'shrink shrinks shrank contraction');
 syn('beat', 'beat beats tops top topped exceed exceeds exceeded surpass surpasses surpassed');
 syn('miss', 'miss misses missed');
 syn('raise', 'raise raises raised hike hikes hiked lift lifts lifted boost boosts boosted');
-syn('cut', 'cut cuts lower lowers lowered reduce reduces reduced slash slashes slashed trim trims trimmed');
+syn('cut', 'cut cuts lower lowers lowered reduce reduces reduced slash slashes slashed trim trims trimmed axe axes eliminate eliminates');
 syn('profit', 'profit profits earnings income eps');
 syn('revenue', 'revenue revenues sales turnover');
 syn('estimate', 'estimate estimates expectations consensus');
@@ -63,7 +114,7 @@ syn('win', 'win wins won');
 syn('lose', 'lose loses lost');
 syn('ceo', 'ceo chief executive boss');
 syn('resign', 'resign resigns resigned quits quit ousted departs');
-syn('name', 'name names named appoint appoints appointed taps tapped');
+syn('name', 'name names named appoint appoints appointed taps tapped nominate nominates pick');
 syn('unveil', 'unveil unveils unveiled launch launches launched introduce introduces');
 syn('fall', 'weaken weakens weakened');
 syn('rise', 'strengthen strengthens firms');
@@ -71,131 +122,269 @@ syn('job', 'payrolls');
 syn('unemployment', 'unemployment jobless');
 syn('acquire', 'acquire acquires acquired acquisition buy buys bought purchase purchases takeover deal');
 syn('share', 'share shares stock stocks');
-syn('job', 'job jobs staff workforce workers employees layoffs layoff');
-syn('ceo', 'ceo chief executive');
-syn('quarter', 'quarter quarterly q1 q2 q3 q4 first-quarter second-quarter third-quarter fourth-quarter');
+syn('job', 'job jobs staff workforce workers employees layoffs layoff positions roles');
+syn('quarter', 'quarter quarterly');
 syn('rate', 'rate rates');
 syn('hold', 'hold holds held steady unchanged keep keeps kept leave leaves');
 syn('probe', 'probe probes investigation investigates investigating inquiry');
 syn('sue', 'sue sues sued lawsuit suit');
-syn('approve', 'approve approves approved approval clears cleared');
+syn('approve', 'approve approves approved approval clears cleared greenlights accept accepts accepted');
+syn('reject', 'reject rejects rejected rebuff rebuffs rebuffed block blocks blocked');
+syn('scrap', 'scrap scraps scrapped abandon abandons abandoned terminate terminates terminated');
+syn('begin', 'begin begins began start starts started');
 syn('inflation', 'inflation cpi prices');
 syn('record', 'record all-time');
+syn('invest', 'invest invests investment investments spend spends spending pledge pledges');
+syn('vehicle', 'vehicle vehicles car cars');
+syn('settle', 'settle settles settled settlement');
+syn('above', 'above past over');
+syn('below', 'below under');
+syn('valu', 'valuation valued value');
 
-const PHRASES: [RegExp, string][] = [
-  [/\bfederal reserve\b/g, 'fed'],
-  [/\beuropean central bank\b/g, 'ecb'],
-  [/\bbank of england\b/g, 'boe'],
-  [/\bbank of japan\b/g, 'boj'],
-  [/\bchief executive( officer)?\b/g, 'ceo'],
-  [/\bnet income\b/g, 'profit'],
-  [/\bbetter[- ]than[- ]expected\b/g, 'beat estimate'],
-  [/\bworse[- ]than[- ]expected\b/g, 'miss estimate'],
-  [/\binterest rates?\b/g, 'rate'],
-  [/\bfull[- ]year\b/g, 'annual'],
-  [/\ball[- ]time high\b/g, 'record high'],
-  [/\b(tops?|topped|beats?|beating|miss(?:es|ed)?|exceeds?|exceeded|above|below|short of|surpass(?:es|ed)?)\s+(?:analysts'?\s+|wall street\s+|market\s+)?(?:forecasts?|expectations|estimates|views)\b/g, '$1 estimate'],
-  [/\bhalf(?: a)?(?: percentage)?[- ]point\b/g, '50bp'],
-  [/\bquarter(?: of a)?(?: percentage)?[- ]point\b/g, '25bp'],
-  [/\bto zero\b/g, 'to 0%'],
-  [/\bswiss national bank\b/g, 'snb'],
-  [/\blay(?:s|ing)? off\b/g, 'cut jobs'],
-  [/\bspin(?:s|ning)? off\b/g, 'split'],
-  [/\bbreak(?:s|ing)? up\b/g, 'split'],
-  [/\bsteps? down\b/g, 'resign'],
-  [/\bstepping down\b/g, 'resign'],
-  [/\bfirst half\b|\bh1\b/g, 'h1'],
-  [/\b(policy|key|benchmark|cash|bank|deposit|repo) rate\b/g, '$1 rate'],
-  [/\bbenchmark rates?\b/g, 'rate'],
+/** Multi-word phrases: `hint` is a plain substring that must be present before the expression is tried. */
+const PHRASES: [string, RegExp, string][] = [
+  ['federal reserve', /\bfederal reserve\b/g, 'fed'],
+  ['central bank', /\b(?:china's central bank|people's bank of china)\b/g, 'pboc'],
+  ['central bank', /\b(?:india's central bank)\b/g, 'rbi'],
+  ['central bank', /\b(?:japan's central bank)\b/g, 'boj'],
+  ['european central bank', /\beuropean central bank\b/g, 'ecb'],
+  ['bank of england', /\bbank of england\b/g, 'boe'],
+  ['bank of japan', /\bbank of japan\b/g, 'boj'],
+  ['reserve bank of india', /\breserve bank of india\b/g, 'rbi'],
+  ['chief executive', /\bchief executive( officer)?\b/g, 'ceo'],
+  ['net income', /\bnet income\b/g, 'profit'],
+  ['than-expected', /\bbetter[- ]than[- ]expected\b/g, 'beat estimate'],
+  ['than expected', /\bbetter than expected\b/g, 'beat estimate'],
+  ['than-expected', /\bworse[- ]than[- ]expected\b/g, 'miss estimate'],
+  ['than expected', /\bworse than expected\b/g, 'miss estimate'],
+  ['interest rate', /\binterest rates?\b/g, 'rate'],
+  ['full', /\bfull[- ]year\b/g, 'annual'],
+  ['time high', /\ball[- ]time high\b/g, 'record high'],
+  ['', /\b(tops?|topped|beats?|beating|miss(?:es|ed)?|exceeds?|exceeded|above|below|short of|surpass(?:es|ed)?)\s+(?:analysts'?\s+|wall street\s+|market\s+)?(?:forecasts?|expectations|estimates|views)\b/g, '$1 estimate'],
+  ['fall short', /\bfall(?:s|ing)? short of\b/g, 'miss'],
+  ['fell short', /\bfell short of\b/g, 'miss'],
+  ['half', /\bhalf(?: a)?(?: percentage)?[- ]point\b/g, '50bp'],
+  ['quarter', /\bquarter(?: of a)?(?: percentage)?[- ]point\b/g, '25bp'],
+  ['to zero', /\bto zero\b/g, 'to 0%'],
+  ['swiss national bank', /\bswiss national bank\b/g, 'snb'],
+  ['lay', /\blay(?:s|ing)? off\b/g, 'cut jobs'],
+  ['laid off', /\blaid off\b/g, 'cut jobs'],
+  ['spin', /\bspin(?:s|ning)? off\b/g, 'split'],
+  ['break', /\bbreak(?:s|ing)? up\b/g, 'split'],
+  ['step', /\bsteps? down\b/g, 'resign'],
+  ['stepping down', /\bstepping down\b/g, 'resign'],
+  ['call', /\bcall(?:s|ed|ing)? off\b/g, 'scrap'],
+  ['first half', /\bfirst[- ]half\b/g, 'h1'],
+  ['second half', /\bsecond[- ]half\b/g, 'h2'],
+  [' rate', /\b(policy|key|benchmark|cash|bank|deposit|repo) rate\b/g, '$1 rate'],
+  ['benchmark rate', /\bbenchmark rates?\b/g, 'rate'],
+  ['artificial intelligence', /\bartificial intelligence\b/g, 'ai'],
+  ['euro zone', /\beuro[- ]zone\b/g, 'eurozone'],
+  ['market cap', /\bmarket (?:cap|capitalization|value)\b/g, 'valu'],
+  ['share repurchase', /\bshare (?:repurchase|buyback)s?\b/g, 'buyback'],
+  ['buy back', /\bbuy(?:s|ing)? back\b/g, 'buyback'],
+  ['as much as', /\b(?:as much as|as many as|up to|more than|at least|about)\b/g, ' '],
+  ['for the first time', /\bfor the first time\b/g, 'first time'],
+  ['first-ever', /\bfirst-ever\b/g, 'first'],
 ];
 
+/** Quarter ordinals: `Q3`, `3Q`, `third-quarter`, `third quarter` -> `q3` (the token `quarter` is kept too). */
+const QUARTER = /\b(?:q([1-4])|([1-4])q|(first|second|third|fourth)[- ]quarter)\b/g;
+const ORDINAL: Record<string, string> = { first: '1', second: '2', third: '3', fourth: '4' };
+
+const MONTHS = new Set(['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']);
+
+const WORD_NUMBER = /\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/g;
 const WORD_NUMBERS: Record<string, string> = { one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12' };
 
-const NUMBER = /(?<![\p{L}\d])[$€£¥]?\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|tn|k|thousand)?(?![\p{L}\d])/giu;
+const NUMBER = /(?<![\p{L}\d.])([$€£¥]?)\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|trln|tn|k|thousand)?(?![\p{L}\d])/giu;
 
-function numberToken(value: string, unit: string | undefined): string {
-  let n = Number(value.replace(/,/g, ''));
+function numberValue(currency: string, value: string, unit: string | undefined): NumberValue {
+  const plain = value.replace(/,/g, '');
+  let n = Number(plain);
+  let decimals = plain.includes('.') ? plain.length - plain.indexOf('.') - 1 : 0;
   const u = (unit ?? '').toLowerCase();
-  let suffix = '';
-  if (u === '%' || u === 'percent' || u === 'pct' || u === 'per cent') suffix = '%';
-  else if (u.startsWith('basis') || u === 'bp' || u === 'bps') suffix = 'bp';
-  else if (['bn', 'billion', 'bln', 'b'].includes(u)) suffix = 'b';
+  let kind: NumberKind;
+  if (u === '%' || u === 'percent' || u === 'pct' || u === 'per cent') kind = '%';
+  else if (u.startsWith('basis') || u === 'bp' || u === 'bps') kind = 'bp';
+  else if (['bn', 'billion', 'bln', 'b'].includes(u)) kind = 'b';
   else if (['mln', 'million', 'mn', 'm'].includes(u)) {
     n = n / 1000;
-    suffix = 'b';
-  } else if (['trillion', 'tn'].includes(u)) {
+    decimals += 3;
+    kind = 'b';
+  } else if (['trillion', 'trln', 'tn'].includes(u)) {
     n = n * 1000;
-    suffix = 'b';
+    decimals = Math.max(0, decimals - 3);
+    kind = 'b';
   } else if (['k', 'thousand'].includes(u)) {
     n = n * 1000;
-    suffix = 'n';
-  } else suffix = 'n';
-  if (suffix === 'n' && n >= 1e6) {
+    decimals = Math.max(0, decimals - 3);
+    kind = 'n';
+  } else if (currency === '' && decimals === 0 && n >= 1900 && n <= 2100 && !value.includes(',')) kind = 'year';
+  else kind = 'n';
+  if (kind === 'n' && n >= 1e6) {
     n = n / 1e9;
-    suffix = 'b';
+    kind = 'b';
   }
-  return `${Number(n.toPrecision(6))}${suffix}`;
+  if (kind === 'n' && n < 100 && currency === '') kind = 'small';
+  n = Number(n.toPrecision(6));
+  // `2.0` is `2`: trailing zeros add no precision.
+  const s = String(n);
+  decimals = Math.min(decimals, s.includes('.') ? s.length - s.indexOf('.') - 1 : 0);
+  return { value: n, kind, decimals };
+}
+
+export function numberToken(v: NumberValue): string {
+  if (v.kind === 'year') return `y${v.value}`;
+  if (v.kind === 'small') return `${v.value}n`;
+  return `${v.value}${v.kind}`;
 }
 
 const FLAG = /^\s*(?:\*+\s*)?[\[(]?\s*(?:breaking(?:\s+news)?|flash|newsflash|urgent|alert|update\s*\d*|exclusive|wrapup\s*\d*)\s*[\])]?\s*[:\-–—|]?\s*/i;
-const CREDIT = /\s*(?:[-–—|]\s*(?:reuters|bloomberg|cnbc|wsj|ft|ap|afp|dow jones|marketwatch|barron's|the wall street journal|financial times)\s*$|\((?:reuters|bloomberg|ap|afp)\)\s*)/gi;
+const CREDIT = /\s*(?:[-–—|]\s*(?:reuters|bloomberg|cnbc|wsj|ft|ap|afp|dow jones|marketwatch|barron's|the wall street journal|financial times|sources?|source says|people familiar(?: say)?)\s*$|\((?:reuters|bloomberg|ap|afp)\)\s*)/gi;
 
-export function normalizeHeadline(text: string): Normalized {
-  let t = text.replace(/[’‘`]/g, "'").replace(FLAG, '').replace(CREDIT, ' ');
+/** Alias words of each symbol (`DAL` -> delta, `MSTR` -> microstrategy): the other headline may name the company by a word the dictionary does not take alone. */
+export const ALIAS_WORDS = new Map<string, Set<string>>();
+for (const [ticker, names] of Object.entries(data.companies as Record<string, string>)) {
+  const words = new Set<string>([ticker.toLowerCase().replace(/\..*$/, '')]);
+  for (const raw of names.split('|')) {
+    const first = raw.replace(/^\?/, '').split(/[\s\-.]+/)[0];
+    if (first && first.length >= 3) words.add(stem(first.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase()));
+  }
+  ALIAS_WORDS.set(ticker, words);
+}
+
+/** Word -> token memo (stemming and synonym lookup); bounded. */
+const wordMemo = new Map<string, string | null>();
+function wordToken(w: string): string | null {
+  let t = wordMemo.get(w);
+  if (t !== undefined) return t;
+  const bare = w.endsWith("'s") ? w.slice(0, -2) : w;
+  if (STOP.has(bare) || bare.length === 0) t = null;
+  else {
+    const s = stem(bare);
+    t = SYNONYMS.get(s) ?? SYNONYMS.get(bare) ?? DEMONYMS[bare] ?? s;
+  }
+  if (wordMemo.size > 50_000) wordMemo.clear();
+  wordMemo.set(w, t);
+  return t;
+}
+
+const CLAUSE = /[,;:]|\s(?:as|after|amid|on|while|following|despite|even|but|with|citing|due)\s/;
+const WORD = /[\p{L}][\p{L}\p{N}'\-]*/gu;
+const TOKEN = /[~#][\p{L}\p{N}$][\p{L}\p{N}.%\-]*|[\p{L}\p{N}][\p{L}\p{N}.']*/gu;
+
+/** Starts with an upper-case letter. */
+function startsUpper(w: string): boolean {
+  const c = w[0]!;
+  return c !== c.toLowerCase();
+}
+
+function entitiesOf(t: string, caps: Set<string>): Set<string> {
+  const entities = new Set<string>();
+  const words: RegExpExecArray[] = [];
+  let lower = false;
+  for (const m of t.matchAll(WORD)) {
+    if (t[m.index - 1] === '~') continue;
+    words.push(m);
+    const w = m[0];
+    const upper = w.toUpperCase();
+    if (w !== upper) lower = true;
+    else if (w.length >= 2 && w.length <= 5) caps.add(w.toLowerCase());
+  }
+  if (!lower) return entities;
+  let long = 0;
+  let capital = 0;
+  for (const m of words) {
+    if (m[0].length < 4) continue;
+    long++;
+    if (startsUpper(m[0])) capital++;
+  }
+  if (long >= 3 && capital / long >= 0.8) return entities;
+  let run: string[] = [];
+  const flush = () => {
+    // A run of two or more capitalised words also goes in as its initials (`Ernst & Young` = `EY`).
+    if (run.length >= 2) entities.add(run.map((w) => w[0]).join(''));
+    run = [];
+  };
+  for (let i = 0; i < words.length; i++) {
+    const m = words[i]!;
+    const w = m[0].replace(/'s$/, '');
+    const lw = w.toLowerCase();
+    const prev = words[i - 1];
+    if (prev && m.index - (prev.index + prev[0].length) > 1 && !/^\s*(?:&\s*)?$/.test(t.slice(prev.index + prev[0].length, m.index))) flush();
+    else if (prev && m.index - (prev.index + prev[0].length) === 1 && t[m.index - 1] !== ' ') flush();
+    // The first word counts when it is no known word (`Samsung profit jumps`, not `Shares jump`).
+    const known = i === 0 && (STOP.has(lw) || SYNONYMS.has(stem(lw)) || COMMON_FIRST.has(lw) || MONTHS.has(lw));
+    // A unit glued to a number (`$5B`, `80K`) is no name.
+    const unitWord = /^[BMK]n?$/.test(w) && /\d\s?$/.test(t.slice(0, m.index));
+    if (known || unitWord || !startsUpper(w) || GENERIC_CAPS.has(lw)) {
+      flush();
+      continue;
+    }
+    entities.add(DEMONYMS[lw] ?? stem(lw));
+    run.push(lw);
+  }
+  flush();
+  return entities;
+}
+
+/** The normal form of a headline (see the module comment). Deterministic; cheap enough to run per item. */
+export function normalizeTokens(text: string): Prepared {
+  let t = text.replace(/[’‘`]/g, "'").replace(FLAG, '');
+  if (t.includes('(') || /[-–—|]/.test(t)) t = t.replace(CREDIT, ' ');
   const tickers = new Set<string>();
   // Company names and symbols -> one token per instrument.
   const mentions = findMentions(t);
-  for (const m of [...mentions].sort((a, b) => b.start - a.start)) {
+  for (let i = mentions.length - 1; i >= 0; i--) {
+    const m = mentions[i]!;
     t = `${t.slice(0, m.start)} ~${m.ticker.toLowerCase()} ${t.slice(m.end)}`;
     tickers.add(m.ticker);
   }
-  const entities = new Set<string>();
-  const capsOnly = !/\p{Ll}/u.test(t);
-  const words = [...t.matchAll(/[\p{L}][\p{L}\p{N}'\-]*/gu)].filter((m) => !t.slice(0, m.index).endsWith('~'));
-  const long = words.filter((m) => m[0].length >= 4);
-  const titleCase = long.length >= 3 && long.filter((m) => /^\p{Lu}/u.test(m[0])).length / long.length >= 0.8;
-  if (!capsOnly && !titleCase) {
-    let run: string[] = [];
-    const flush = () => {
-      // A run of two or more capitalised words also goes in as its initials (`Ernst & Young` = `EY`).
-      if (run.length >= 2) entities.add(run.map((w) => w[0]).join(''));
-      run = [];
-    };
-    words.forEach((m, i) => {
-      const w = m[0].replace(/'s$/, '');
-      const between = i > 0 ? t.slice(words[i - 1]!.index + words[i - 1]![0].length, m.index) : '';
-      if (!/^\s*(?:&\s*)?$/.test(between)) flush();
-      // The first word counts when it is no known word (`Samsung profit jumps`, not `Shares jump`).
-      const known = i === 0 && (STOP.has(w.toLowerCase()) || SYNONYMS[stem(w.toLowerCase())] !== undefined || COMMON_FIRST.has(w.toLowerCase()));
-      if (known || !/^\p{Lu}/u.test(w) || GENERIC_CAPS.has(w.toLowerCase())) {
-        flush();
-        return;
-      }
-      entities.add(stem(w.toLowerCase()));
-      run.push(w.toLowerCase());
-    });
-    flush();
-  }
+  const caps = new Set<string>();
+  const entities = entitiesOf(t, caps);
   t = t.toLowerCase();
-  for (const [re, to] of PHRASES) t = t.replace(re, to);
-  t = t.replace(/\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/g, (w) => WORD_NUMBERS[w]!);
+  for (const [hint, re, to] of PHRASES) if (hint === '' || t.includes(hint)) t = t.replace(re, to);
+  const flags = new Map<string, Set<string>>();
+  const flag = (group: string, member: string) => {
+    const set = flags.get(group);
+    if (set) set.add(member);
+    else flags.set(group, new Set([member]));
+  };
+  if (/[1-4]q|q[1-4]|quarter/.test(t)) {
+    t = t.replace(QUARTER, (_all, a?: string, b?: string, c?: string) => {
+      const q = `q${a ?? b ?? ORDINAL[c!]}`;
+      flag('quarter', q);
+      return ' quarter ';
+    });
+  }
+  t = t.replace(WORD_NUMBER, (w) => WORD_NUMBERS[w]!);
   const numbers = new Set<string>();
-  t = t.replace(NUMBER, (_all, value: string, unit: string | undefined) => {
-    const tok = `#${numberToken(value, unit)}`;
-    numbers.add(tok.slice(1));
-    return ` ${tok} `;
+  const numberValues: NumberValue[] = [];
+  t = t.replace(NUMBER, (_all, currency: string, value: string, unit: string | undefined) => {
+    const v = numberValue(currency, value, unit);
+    const tok = numberToken(v);
+    if (!numbers.has(tok)) numberValues.push(v);
+    numbers.add(tok);
+    return ` #${tok} `;
   });
   const tokens = new Set<string>();
-  for (const m of t.matchAll(/[~#][\p{L}\p{N}][\p{L}\p{N}.%\-]*|[\p{L}\p{N}][\p{L}\p{N}.]*/gu)) {
-    let w = m[0].replace(/[.\-]+$/, '');
-    if (w.startsWith('~') || w.startsWith('#')) {
+  const main: string[] = [];
+  const clause = CLAUSE.exec(t);
+  const mainEnd = clause ? clause.index : t.length;
+  for (const m of t.matchAll(TOKEN)) {
+    const w = m[0].replace(/[.\-']+$/, '');
+    if (w.length === 0) continue;
+    if (w.charCodeAt(0) === 126 /* ~ */ || w.charCodeAt(0) === 35 /* # */) {
       tokens.add(w);
       continue;
     }
-    w = w.replace(/'s$/, '');
-    if (STOP.has(w) || w.length === 0) continue;
-    const s = stem(w);
-    tokens.add(SYNONYMS[s] ?? SYNONYMS[w] ?? s);
+    if (MONTHS.has(w)) flag('month', w);
+    const tok = wordToken(w);
+    if (tok === null) continue;
+    tokens.add(tok);
+    if (m.index < mainEnd) main.push(tok);
   }
-  return { tokens, numbers, tickers, entities };
+  const prepared: Prepared = { text, tokens, numbers, numberValues, tickers, entities, caps, events: new Set(), lean: 0, flags, main, weight: 0 };
+  return prepared;
 }

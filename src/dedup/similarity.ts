@@ -1,8 +1,14 @@
 /**
- * Similarity measures and guards on normalised headlines (normalize.ts). `decide` is the method chosen by
- * measurement (scripts/eval-enrich.ts prints every method's precision and recall on the labelled pairs).
+ * Similarity measures and guards on prepared headlines (normalize.ts). `decide` is the method chosen by
+ * measurement on the dev pairs of eval/near-duplicates.jsonl (scripts/eval-enrich.ts prints every method's
+ * precision and recall, dev and held-out test).
+ *
+ * The decision needs two signals to agree: no guard fires (a different company, figure, direction, event,
+ * month/quarter, outcome or named entity means a different story) and the weighted token similarity reaches
+ * the threshold; a pair that shares no anchor (symbol, figure, named entity) needs a higher similarity.
  */
-import type { Normalized } from './normalize.js';
+import { stem } from '../enrich/resources/lexicon.js';
+import { ALIAS_WORDS, PLACES, numberToken, type NumberValue, type Prepared } from './normalize.js';
 
 export function jaccard(a: Set<string>, b: Set<string>): number {
   if (a.size === 0 && b.size === 0) return 1;
@@ -18,74 +24,92 @@ export function overlap(a: Set<string>, b: Set<string>): number {
   return inter / Math.min(a.size, b.size);
 }
 
-const unit = (n: string) => n.replace(/^[\d.]+/, '');
-
-/** Different numbers of the same kind (`6%` vs `8%`, `25bp` vs `50bp`): a different story. */
-export function numbersConflict(a: Set<string>, b: Set<string>): boolean {
-  for (const u of ['%', 'bp', 'b', 'n']) {
-    const x = [...a].filter((n) => unit(n) === u);
-    const y = [...b].filter((n) => unit(n) === u);
-    if (x.length && y.length && !x.some((n) => y.includes(n))) return true;
-  }
-  return false;
-}
-
-/** Both name companies and none in common: a different story. */
-export function tickersConflict(a: Set<string>, b: Set<string>): boolean {
-  if (a.size === 0 || b.size === 0) return false;
-  for (const t of a) if (b.has(t)) return false;
-  return true;
-}
-
 /** Tokens that say little about which story it is: they count less in the weighted similarity. */
-const LIGHT = new Set(['share', 'rise', 'fall', 'quarter', 'annual', 'company', 'market', 'price', 'report', 'plan', 'deal', 'record', 'high', 'low', 'first', 'time', 'after', 'amid']);
+const LIGHT = new Set(['share', 'rise', 'fall', 'quarter', 'annual', 'company', 'market', 'price', 'report', 'plan', 'deal', 'record', 'high', 'low', 'first', 'time', 'after', 'amid', 'above', 'below', 'hit', 'since', 'sinc', 'highest', 'lowest', 'expect', 'show', 'post']);
 export function weight(token: string): number {
-  if (token.startsWith('~') || token.startsWith('#')) return 2;
+  const c = token.charCodeAt(0);
+  if (c === 126 /* ~ */ || c === 35 /* # */) return 2;
   return LIGHT.has(token) ? 0.3 : 1;
 }
 
-/** Jaccard with token weights (symbols and numbers weigh 2, generic words 0.3). */
-export function weightedJaccard(a: Set<string>, b: Set<string>): number {
-  let inter = 0;
-  let union = 0;
-  for (const x of a) {
-    const w = weight(x);
-    union += w;
-    if (b.has(x)) inter += w;
-  }
-  for (const x of b) if (!a.has(x)) union += weight(x);
-  return union === 0 ? 1 : inter / union;
+/** Whether headline `b` names symbol `ticker`: as a symbol, by an alias word or as a bare capitalised symbol (`NVDA`). */
+function names(b: Prepared, ticker: string): boolean {
+  if (b.tickers.has(ticker)) return true;
+  const words = ALIAS_WORDS.get(ticker);
+  if (!words) return false;
+  for (const w of words) if (b.tokens.has(w) || b.caps.has(w)) return true;
+  return false;
 }
 
-const UP = new Set(['rise', 'beat', 'raise', 'win', 'high', 'highest']);
-const DOWN = new Set(['fall', 'miss', 'cut', 'lose', 'low', 'lowest']);
-const lean = (t: Set<string>) => {
-  const up = [...UP].some((x) => t.has(x));
-  const down = [...DOWN].some((x) => t.has(x));
-  return up === down ? 0 : up ? 1 : -1;
-};
-/** One says up (rises, beats, raises, wins), the other down (falls, misses, cuts, loses): not the same story. */
-export function directionConflict(a: Set<string>, b: Set<string>): boolean {
-  const x = lean(a);
-  const y = lean(b);
-  return x !== 0 && y !== 0 && x !== y;
+/** Both name companies and they have none in common. */
+export function tickersConflict(a: Prepared, b: Prepared): boolean {
+  if (a.tickers.size === 0 || b.tickers.size === 0) return false;
+  for (const t of a.tickers) if (names(b, t)) return false;
+  for (const t of b.tickers) if (names(a, t)) return false;
+  return true;
 }
 
-/** Words of which a story has one: two headlines with different ones are different stories. */
-const EXCLUSIVE: string[][] = [['consumer', 'producer', 'import', 'export', 'wholesal'], ['buy', 'sell'], ['h1', 'h2']];
-export function qualifierConflict(a: Set<string>, b: Set<string>): boolean {
-  for (const group of EXCLUSIVE) {
-    const x = group.filter((w) => a.has(w));
-    const y = group.filter((w) => b.has(w));
-    if (x.length && y.length && !x.some((w) => y.includes(w))) return true;
+/** The same figure, or a rounder figure for a precise one (`$10 billion` ~ `$10.6bn`, `12%` ~ `12.4%`, not `14.25%` vs `14.75%`). */
+export function sameNumber(x: NumberValue, y: NumberValue): boolean {
+  if (x.kind !== y.kind) return false;
+  if (x.value === y.value) return true;
+  if (x.decimals === y.decimals || x.kind === 'year' || x.kind === 'small') return false;
+  const m = Math.max(Math.abs(x.value), Math.abs(y.value));
+  return Math.abs(x.value - y.value) <= 0.065 * m;
+}
+
+/** Different figures of the same kind (`6%` vs `8%`, `25bp` vs `50bp`, 2023 vs 2007): a different story. */
+export function numbersConflict(a: Prepared, b: Prepared): boolean {
+  const xs = a.numberValues;
+  const ys = b.numberValues;
+  if (xs.length === 0 || ys.length === 0) return false;
+  for (const x of xs) {
+    let sameKind = false;
+    let match = false;
+    for (const y of ys) {
+      if (y.kind !== x.kind) continue;
+      sameKind = true;
+      if (sameNumber(x, y)) {
+        match = true;
+        break;
+      }
+    }
+    if (sameKind && !match) {
+      // Conflict only when no figure of this kind matches in either direction.
+      if (!xs.some((x2) => x2.kind === x.kind && ys.some((y) => sameNumber(x2, y)))) return true;
+    }
   }
   return false;
 }
 
-/** Both name people/products/companies outside the dictionary and none in common (`Blackwell` vs `Rubin`). */
-export function entitiesConflict(a: Set<string>, b: Set<string>): boolean {
-  if (a.size === 0 || b.size === 0) return false;
-  for (const e of a) if (b.has(e)) return false;
+/** One says up (rises, beats, raises, wins, above), the other down (falls, misses, cuts, loses, below). */
+export function directionConflict(a: Prepared, b: Prepared): boolean {
+  return a.lean !== 0 && b.lean !== 0 && a.lean !== b.lean;
+}
+
+/** Groups of which a story has one member: different members mean different stories (March vs April, Q3 vs Q4, consumer vs producer, accept vs reject). */
+export function qualifierConflict(a: Prepared, b: Prepared): boolean {
+  for (const [group, xs] of a.flags) {
+    const ys = b.flags.get(group);
+    if (!ys) continue;
+    let common = false;
+    for (const x of xs) if (ys.has(x)) common = true;
+    if (!common) return true;
+  }
+  return false;
+}
+
+/** Both name people/products/companies outside the dictionary and none of one's names appears in the other. */
+export function entitiesConflict(a: Prepared, b: Prepared): boolean {
+  let ea = 0;
+  let eb = 0;
+  for (const e of a.entities) if (!PLACES.has(e)) ea++;
+  for (const e of b.entities) if (!PLACES.has(e)) eb++;
+  if (ea === 0 || eb === 0) return false;
+  for (const e of a.entities) if (!PLACES.has(e) && (b.entities.has(e) || b.tokens.has(e) || b.caps.has(e))) return false;
+  for (const e of b.entities) if (!PLACES.has(e) && (a.tokens.has(e) || a.caps.has(e))) return false;
+  for (const t of a.tickers) for (const e of b.entities) if (ALIAS_WORDS.get(t)?.has(e)) return false;
+  for (const t of b.tickers) for (const e of a.entities) if (ALIAS_WORDS.get(t)?.has(e)) return false;
   return true;
 }
 
@@ -96,49 +120,151 @@ const EVENTS: Record<string, string[]> = {
   jobs: ['job'],
   deal: ['acquire', 'merger', 'stake', 'split', 'sell', 'bid'],
   recall: ['recal'],
-  leadership: ['ceo', 'resign', 'name', 'chairman', 'cfo'],
-  legal: ['sue', 'probe', 'fine', 'antitrust', 'court', 'appeal', 'settl', 'lawsuit', 'trial'],
+  leadership: ['ceo', 'resign', 'name', 'chairman', 'cfo', 'chair'],
+  legal: ['sue', 'probe', 'fine', 'antitrust', 'court', 'appeal', 'settle', 'trial', 'judge', 'doj', 'lawsuit', 'litigation', 'ruling'],
   approval: ['approve', 'fda'],
   payout: ['buyback', 'dividend'],
   outage: ['outag', 'cyber', 'breach'],
   launch: ['unveil'],
-  invest: ['invest', 'spend'],
+  invest: ['invest', 'stake', 'fund'],
   output: ['deliveri', 'production', 'output', 'order'],
 };
-const EVENT_OF = new Map<string, string>();
-for (const [event, words] of Object.entries(EVENTS)) for (const w of words) EVENT_OF.set(w, event);
-export function events(tokens: Set<string>): Set<string> {
-  const out = new Set<string>();
-  for (const t of tokens) {
-    const e = EVENT_OF.get(t);
-    if (e) out.add(e);
-  }
-  return out;
+const EVENT_OF = new Map<string, string[]>();
+for (const [event, words] of Object.entries(EVENTS)) {
+  for (const w of new Set(words.flatMap((x) => [x, stem(x)]))) EVENT_OF.set(w, [...(EVENT_OF.get(w) ?? []), event]);
 }
+/** Kinds that make a story of their own: present on one side only, the other is a different story (a deal vs a lawsuit to block it). */
+const STRONG = ['legal', 'leadership', 'recall', 'outage'];
+
 /** Both report a kind of event and no kind in common (a recall vs job cuts at the same company). */
-export function eventsConflict(a: Set<string>, b: Set<string>): boolean {
-  const x = events(a);
-  const y = events(b);
-  if (x.size === 0 || y.size === 0) return false;
-  for (const e of x) if (y.has(e)) return false;
+export function eventsConflict(a: Prepared, b: Prepared): boolean {
+  if (a.events.size === 0 || b.events.size === 0) return false;
+  for (const e of STRONG) if (a.events.has(e) !== b.events.has(e)) return true;
+  for (const e of a.events) if (b.events.has(e)) return false;
   return true;
 }
 
-export function guarded(a: Normalized, b: Normalized): boolean {
+const UP = new Set(['rise', 'beat', 'raise', 'win', 'high', 'highest', 'above']);
+const DOWN = new Set(['fall', 'miss', 'cut', 'lose', 'low', 'lowest', 'below', 'shrink']);
+/** Exclusive groups read from tokens (months and quarters are flagged by normalize.ts). */
+const EXCLUSIVE: [string, string[]][] = [
+  ['price', ['consumer', 'producer', 'import', 'export', 'wholesal']],
+  ['side', ['buy', 'sell']],
+  ['half', ['h1', 'h2']],
+  ['outcome', ['approve', 'reject']],
+  ['talks', ['begin', 'scrap']],
+];
+
+/** Fills the features the guards read (events, lean, exclusive flags, total weight). */
+export function annotate(p: Prepared): Prepared {
+  let w = 0;
+  for (const t of p.tokens) {
+    w += weight(t);
+    const ev = EVENT_OF.get(t);
+    if (ev) for (const e of ev) p.events.add(e);
+  }
+  p.weight = w;
+  // The direction of the main clause is the headline's own (`Gold falls below $4,000 as dollar firms`).
+  let up = false;
+  let down = false;
+  for (const t of p.main) {
+    if (UP.has(t)) up = true;
+    else if (DOWN.has(t)) down = true;
+  }
+  p.lean = up === down ? 0 : up ? 1 : -1;
+  for (const [group, members] of EXCLUSIVE) {
+    for (const m of members) {
+      if (!p.tokens.has(m)) continue;
+      const set = p.flags.get(group);
+      if (set) set.add(m);
+      else p.flags.set(group, new Set([m]));
+    }
+  }
+  return p;
+}
+
+export function guarded(a: Prepared, b: Prepared): boolean {
   return (
-    tickersConflict(a.tickers, b.tickers) ||
-    numbersConflict(a.numbers, b.numbers) ||
-    directionConflict(a.tokens, b.tokens) ||
-    qualifierConflict(a.tokens, b.tokens) ||
-    eventsConflict(a.tokens, b.tokens) ||
-    entitiesConflict(a.entities, b.entities)
+    tickersConflict(a, b) ||
+    numbersConflict(a, b) ||
+    directionConflict(a, b) ||
+    qualifierConflict(a, b) ||
+    eventsConflict(a, b) ||
+    entitiesConflict(a, b)
   );
+}
+
+/** The token of `b` that stands for token `x` of `a` when not written the same way: a symbol by its alias word, a figure rounded. */
+function counterpart(x: string, a: Prepared, b: Prepared): string | undefined {
+  if (x.charCodeAt(0) === 126 /* ~ */) {
+    for (const t of a.tickers) {
+      if (`~${t.toLowerCase()}` !== x) continue;
+      for (const w of ALIAS_WORDS.get(t) ?? []) if (b.tokens.has(w)) return w;
+    }
+    return undefined;
+  }
+  const v = a.numberValues.find((n) => `#${numberToken(n)}` === x);
+  if (v) for (const y of b.numberValues) if (sameNumber(v, y)) return `#${numberToken(y)}`;
+  return undefined;
+}
+
+/** Jaccard with token weights (symbols and figures 2, generic words 0.3); a symbol matches its alias word, a figure its rounding. */
+export function weightedJaccard(a: Prepared, b: Prepared): number {
+  let exact = 0;
+  let fuzzy = 0;
+  // Weight of the `b` side (or `a` side) of fuzzy matches, counted once in the union.
+  let merged = 0;
+  for (const x of a.tokens) {
+    if (b.tokens.has(x)) {
+      exact += weight(x);
+      continue;
+    }
+    const c = x.charCodeAt(0);
+    if (c !== 126 && c !== 35) continue;
+    const y = counterpart(x, a, b);
+    if (y !== undefined && !a.tokens.has(y)) {
+      fuzzy += weight(x);
+      merged += weight(y);
+    }
+  }
+  // Alias words of `a` standing for symbols of `b` (`Delta` for DAL).
+  for (const t of b.tickers) {
+    if (a.tickers.has(t)) continue;
+    for (const w of ALIAS_WORDS.get(t) ?? []) {
+      if (a.tokens.has(w) && !b.tokens.has(w)) {
+        fuzzy += 2;
+        merged += weight(w);
+        break;
+      }
+    }
+  }
+  const union = a.weight + b.weight - exact - merged;
+  return union <= 0 ? 1 : Math.min(1, (exact + fuzzy) / union);
+}
+
+/** Whether the two share an anchor: a symbol (or its alias), a figure, or a named entity. */
+export function sharesAnchor(a: Prepared, b: Prepared): boolean {
+  for (const t of a.tickers) if (names(b, t)) return true;
+  for (const t of b.tickers) if (names(a, t)) return true;
+  for (const x of a.numberValues) {
+    if (x.kind === 'small' || x.kind === 'year') continue;
+    for (const y of b.numberValues) if (sameNumber(x, y)) return true;
+  }
+  for (const e of a.entities) if (!PLACES.has(e) && b.tokens.has(e)) return true;
+  for (const e of b.entities) if (!PLACES.has(e) && a.tokens.has(e)) return true;
+  for (const c of a.caps) if (b.tokens.has(c)) return true;
+  for (const c of b.caps) if (a.tokens.has(c)) return true;
+  return false;
 }
 
 /** Chosen on the dev pairs of eval/near-duplicates.jsonl (scripts/eval-enrich.ts). */
 export const THRESHOLD = 0.35;
+/** Without a shared anchor. */
+export const THRESHOLD_NO_ANCHOR = 0.45;
 
-export function decide(a: Normalized, b: Normalized): boolean {
+export function decide(a: Prepared, b: Prepared, threshold = THRESHOLD, withoutAnchor = THRESHOLD_NO_ANCHOR): boolean {
   if (guarded(a, b)) return false;
-  return weightedJaccard(a.tokens, b.tokens) >= THRESHOLD;
+  const s = weightedJaccard(a, b);
+  if (s < threshold) return false;
+  return s >= withoutAnchor || sharesAnchor(a, b);
 }

@@ -4,8 +4,7 @@
  * reported). Pure: the caller reads the files.
  */
 import type { ArticleSentiment, TickerSentimentLabel } from '../contract/index.js';
-import { normalizeHeadline, type Normalized } from '../dedup/normalize.js';
-import { isNearDuplicate, minhashKeys } from '../dedup/near.js';
+import { isNearDuplicate, nearDuplicateKeys, prepare, type Prepared } from '../dedup/near.js';
 import { guarded, jaccard, numbersConflict, overlap, tickersConflict, weightedJaccard } from '../dedup/similarity.js';
 import { enrich } from './index.js';
 
@@ -135,8 +134,8 @@ export function keyRecall(cases: PairCase[], split: Split): { duplicates: number
   let keys = 0;
   let n = 0;
   for (const c of cases.filter((x) => x.split === split)) {
-    const ka = minhashKeys(normalizeHeadline(c.a).tokens);
-    const kb = new Set(minhashKeys(normalizeHeadline(c.b).tokens));
+    const ka = nearDuplicateKeys(prepare(c.a));
+    const kb = new Set(nearDuplicateKeys(prepare(c.b)));
     keys += ka.length + kb.size;
     n += 2;
     const hit = ka.some((k) => kb.has(k));
@@ -193,7 +192,7 @@ function rawWords(s: string): Set<string> {
 export interface Method {
   name: string;
   /** Score: higher means more similar. */
-  score: (a: Normalized, b: Normalized, ra: string, rb: string) => number;
+  score: (a: Prepared, b: Prepared, ra: string, rb: string) => number;
   guards: 'none' | 'tickers+numbers' | 'all';
   thresholds: number[];
 }
@@ -208,14 +207,14 @@ export const METHODS: Method[] = [
   { name: 'normalised Jaccard, all guards', score: (a, b) => jaccard(a.tokens, b.tokens), guards: 'all', thresholds: range(0.1, 0.9, 0.05) },
   { name: 'overlap coefficient, all guards', score: (a, b) => overlap(a.tokens, b.tokens), guards: 'all', thresholds: range(0.2, 1, 0.05) },
   { name: 'SimHash 64 bit, all guards', score: (a, b) => 64 - simhashDistance(a.tokens, b.tokens), guards: 'all', thresholds: range(36, 64, 1) },
-  { name: 'weighted Jaccard, all guards', score: (a, b) => weightedJaccard(a.tokens, b.tokens), guards: 'all', thresholds: range(0.1, 0.9, 0.05) },
+  { name: 'weighted Jaccard, all guards', score: (a, b) => weightedJaccard(a, b), guards: 'all', thresholds: range(0.1, 0.9, 0.05) },
 ];
 
 export function methodJudge(m: Method, threshold: number): (a: string, b: string) => boolean {
   return (a, b) => {
-    const na = normalizeHeadline(a);
-    const nb = normalizeHeadline(b);
-    if (m.guards === 'tickers+numbers' && (tickersConflict(na.tickers, nb.tickers) || numbersConflict(na.numbers, nb.numbers))) return false;
+    const na = prepare(a);
+    const nb = prepare(b);
+    if (m.guards === 'tickers+numbers' && (tickersConflict(na, nb) || numbersConflict(na, nb))) return false;
     if (m.guards === 'all' && guarded(na, nb)) return false;
     return m.score(na, nb, a, b) >= threshold;
   };

@@ -1,0 +1,91 @@
+/**
+ * Candidate keys of a prepared headline (near.ts `nearDuplicateKeys`). Two kinds:
+ *  - MinHash LSH: BANDS bands of ROWS rows over the content tokens (words that carry no story on their
+ *    own left out), key `<band><hash>` in base 36;
+ *  - anchor keys: a symbol or named entity together with a figure or an event kind (`a:~aapl|#85.8b`,
+ *    `a:~ba|results`), so a duplicate reworded beyond the MinHash bands is still found through what it is
+ *    about, without a key shared by every headline on the company.
+ * At most 10 characters each after hashing; deterministic.
+ */
+import { ALIAS_WORDS, PLACES, numberToken, type Prepared } from './normalize.js';
+
+export const BANDS = 14;
+export const ROWS = 2;
+
+/** 32-bit FNV-1a of a string. */
+export function fnv(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** Tokens that carry no story on their own are left out of the MinHash keys (they still count in the decision). */
+const GENERIC = new Set(['share', 'rise', 'fall', 'market', 'investor', 'trader', 'analyst', 'report', 'company', 'group', 'plan', 'see', 'expect', 'quarter', 'annual', 'record', 'high', 'low', 'first', 'time', 'above', 'below']);
+
+export function minhashKeys(tokens: Iterable<string>, bands = BANDS, rows = ROWS): string[] {
+  const hashes: number[] = [];
+  for (const t of tokens) if (!GENERIC.has(t)) hashes.push(fnv(t));
+  if (hashes.length === 0) return [];
+  // One key per band; the band number in front keeps them distinct.
+  const keys = new Array<string>(bands);
+  for (let b = 0; b < bands; b++) {
+    let band = 0x811c9dc5;
+    for (let r = 0; r < rows; r++) {
+      const seed = Math.imul(b * rows + r + 1, 0x9e3779b1);
+      let min = 0xffffffff;
+      for (let i = 0; i < hashes.length; i++) {
+        let h = (hashes[i]! ^ seed) >>> 0;
+        h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+        h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+        h = (h ^ (h >>> 16)) >>> 0;
+        if (h < min) min = h;
+      }
+      band = Math.imul(band ^ min, 0x01000193) >>> 0;
+    }
+    keys[b] = b.toString(36) + band.toString(36);
+  }
+  return keys;
+}
+
+/** Symbols written bare (`NVDA`), lower case. */
+const SYMBOLS = new Set([...ALIAS_WORDS.keys()].map((t) => t.toLowerCase()));
+
+/** What a headline is about: its symbols, bare symbols, named entities (places aside) and its first content word. */
+function subjects(p: Prepared): Set<string> {
+  const out = new Set<string>();
+  for (const t of p.tickers) out.add(`~${t.toLowerCase()}`);
+  for (const c of p.caps) if (SYMBOLS.has(c)) out.add(`~${c}`);
+  for (const e of p.entities) if (!PLACES.has(e) && e.length >= 3) out.add(e);
+  for (const t of p.tokens) {
+    if (t.charCodeAt(0) === 35 || GENERIC.has(t)) continue;
+    out.add(t);
+    break;
+  }
+  return out;
+}
+
+/** Figure keys: the exact figure and the figure to two significant digits (`10.6b` also as `11b`). */
+function figures(p: Prepared): Set<string> {
+  const out = new Set<string>();
+  for (const v of p.numberValues) {
+    out.add(numberToken(v));
+    out.add(numberToken({ ...v, value: Number(v.value.toPrecision(2)) }));
+  }
+  return out;
+}
+
+export function anchorKeys(p: Prepared): string[] {
+  const keys = new Set<string>();
+  const subs = subjects(p);
+  const figs = figures(p);
+  const others = figs.size > 0 ? figs : p.events;
+  for (const s of subs) for (const f of others) keys.add(`a${fnv(`${s}|${f}`).toString(36)}`);
+  return [...keys];
+}
+
+export function candidateKeys(p: Prepared): string[] {
+  return [...minhashKeys(p.tokens), ...anchorKeys(p)];
+}
