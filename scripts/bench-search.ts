@@ -111,10 +111,12 @@ async function indexPart(n: number): Promise<void> {
   const index = new SemanticIndex(asIndexStore(store), embedder, { log: (m) => console.log(`  ${m}`), buildThreads: Number(process.env.BENCH_BUILD_THREADS ?? 1) });
   await index.start();
   const loadMs = performance.now() - t0;
+  await index.settled();
+  const annMs = performance.now() - t0;
   loop.disable();
   const bytes = (memory() - before) / n;
   const st = index.status();
-  console.log(`  ready in ${(loadMs / 1000).toFixed(1)} s (${st.mode}); longest event-loop block while loading ${ms(loop.max / 1e6)}; ${bytes.toFixed(0)} bytes per vector (RSS)`);
+  console.log(`  ready (exact) in ${(loadMs / 1000).toFixed(1)} s, ${st.mode} after ${(annMs / 1000).toFixed(1)} s; longest event-loop block while loading and building ${ms(loop.max / 1e6)}; ${bytes.toFixed(0)} bytes per vector (RSS)`);
 
   // Exact, on the same data, from one contiguous matrix (the index's own exact path).
   const s = slicer();
@@ -149,7 +151,7 @@ async function indexPart(n: number): Promise<void> {
   rows.push([`memory per stored vector at ${label}`, `<= ${GOALS.bytesPerVector} B`, BEFORE.bytes, `${bytes.toFixed(0)} B`, verdict(bytes <= GOALS.bytesPerVector)]);
   rows.push([`index ranking p95 at ${label} (${st.mode})`, '-', '-', ms(pct(annLat, 95)), '-']);
   rows.push([`longest event-loop block: exact scan / load at ${label}`, `<= ${GOALS.blockMs} ms`, BEFORE.block, `${ms(s.longest())} / ${ms(loop.max / 1e6)}`, verdict(s.longest() <= GOALS.blockMs)]);
-  rows.push([`time to ready at ${label} (background)`, '-', '-', `${(loadMs / 1000).toFixed(1)} s`, '-']);
+  rows.push([`time to ready (exact) / to approximate at ${label} (background)`, '-', '-', `${(loadMs / 1000).toFixed(1)} s / ${(annMs / 1000).toFixed(1)} s`, '-']);
   indexRanking.set(n, pct(annLat, 95));
   index.close();
 }
@@ -209,6 +211,7 @@ async function servicePart(): Promise<void> {
       const early = await fetch(`${url}/v1/news/search?q=rates`, { headers });
       await ready;
       const readyMs = performance.now() - t0;
+      await index.settled();
       console.log(`  list answered ${list.status} after ${ms(listMs)} while loading; search meanwhile ${early.status} (Retry-After ${early.headers.get('retry-after')}); index ready after ${(readyMs / 1000).toFixed(1)} s (${index.status().mode})`);
       rows.push(['list answered while the index loads', 'at once', 'first search blocked 957 ms', `${list.status} in ${ms(listMs)}; search ${early.status} until ready (${(readyMs / 1000).toFixed(1)} s)`, verdict(list.status === 200 && early.status === 503)]);
 

@@ -5,9 +5,10 @@
  * model id, and a model change re-queues the archive.
  *
  * The index: one contiguous float32 matrix ranked exactly, in slices that yield to the event loop;
- * past `annThreshold` vectors, an HNSW graph (approximate, recall@10 ≥ 0.95) that holds the vectors
- * instead of the matrix. The service loads it in the background at start-up (`start()`): until it is
- * ready, search answers the contract's 503 with Retry-After, never results from part of the archive.
+ * past `annThreshold` vectors, an HNSW graph (approximate, recall@10 ≥ 0.95), built in the background
+ * from the matrix once loaded, that then holds the vectors instead of it. The service loads the matrix in
+ * the background at start-up (`start()`): until it is ready, search answers the contract's 503 with
+ * Retry-After, never results from part of the archive.
  */
 import { HnswIndex, type HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
@@ -20,9 +21,9 @@ import type { ArticleStore, VectorStore } from '../store/ports.js';
 
 /**
  * Vectors at which the index switches from the exact scan to HNSW. Measured (npm run bench:search,
- * 384 dimensions): the exact scan costs ~0.4 µs per vector per query on this hardware, so 20,000
- * vectors rank in ~8 ms, leaving room for the ~15 ms query embedding within the 30 ms goal; beyond it,
- * HNSW answers in ~1–2 ms at any size up to a million.
+ * 384 dimensions, 2 shared cores): the exact scan costs ~0.5 µs per vector per query (100k: p50 51 ms),
+ * so 20,000 vectors rank in ~10 ms, leaving room for the ~15 ms query embedding within the 30 ms goal;
+ * past it, HNSW answers in ~1 ms (100k: p95 0.9 ms).
  */
 export const DEFAULT_ANN_THRESHOLD = 20_000;
 /** Vectors read from the store per page while loading (each page is one short store call). */
@@ -69,6 +70,10 @@ export class SemanticIndex {
   private hnsw: HnswIndex | undefined;
   /** usearch could not load here: stay exact whatever the size. */
   private annUnavailable = false;
+  /** The HNSW graph being built from the matrix in the background (exact search answers meanwhile). */
+  private building: Promise<void> | undefined;
+  /** Rows replaced in the matrix while the graph was being built: set again in the graph at the switch. */
+  private readonly replacedDuringBuild = new Set<number>();
   private lastRowid = 0;
   private refreshing: Promise<void> | undefined;
   private loading: Promise<void> | undefined;
@@ -154,6 +159,12 @@ export class SemanticIndex {
     this.lastError = undefined;
     const mode = this.hnsw ? 'approximate (HNSW)' : 'exact';
     this.options.log?.(`search: index ready, ${this.ids.length} vectors, ${mode}, loaded in ${Math.round(performance.now() - started)} ms`);
+    this.maybeBuildApproximate();
+  }
+
+  /** Resolves when no approximate index is being built (tests, benchmarks). */
+  async settled(): Promise<void> {
+    while (this.building) await this.building;
   }
 
   /** Loads vectors stored since the last refresh (by this or any other process); one load at a time. */
@@ -188,7 +199,10 @@ export class SemanticIndex {
       const at = this.positions.get(v.id);
       if (at !== undefined) {
         if (this.hnsw) this.hnsw.set(at, v.vector);
-        else this.matrix!.set(at, v.vector);
+        else {
+          this.matrix!.set(at, v.vector);
+          if (this.building) this.replacedDuringBuild.add(at);
+        }
         continue;
       }
       this.positions.set(v.id, this.ids.length);
@@ -201,24 +215,50 @@ export class SemanticIndex {
       fresh.forEach((v, i) => block.set(v, i * this.dim!));
       await this.hnsw.addRows(firstFresh, block, { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
     }
-    if (!this.hnsw && !this.annUnavailable && this.matrix && this.matrix.rows > (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD)) {
-      await this.toApproximate(this.matrix);
-    }
+    if (this.state === 'ready') this.maybeBuildApproximate();
+  }
+
+  /**
+   * Past the threshold, builds the HNSW graph in the background, without holding up loading or search:
+   * the index is ready (exact) as soon as every vector is in the matrix, and switches when the graph
+   * has caught up.
+   */
+  private maybeBuildApproximate(): void {
+    if (this.hnsw || this.building || this.annUnavailable || this.closed || !this.matrix) return;
+    if (this.matrix.rows <= (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD)) return;
+    this.building = this.toApproximate()
+      .catch((e: unknown) => {
+        this.annUnavailable = true;
+        this.options.log?.(`search: building the approximate index failed (${e instanceof Error ? e.message : String(e)}); ranking exactly`);
+      })
+      .finally(() => (this.building = undefined));
   }
 
   /** Builds the HNSW graph from the matrix (searches stay exact meanwhile), then drops the matrix. */
-  private async toApproximate(matrix: VectorMatrix): Promise<void> {
+  private async toApproximate(): Promise<void> {
     const started = performance.now();
-    const hnsw = await HnswIndex.create(matrix.dim, this.options.hnsw);
+    const dim = this.matrix!.dim;
+    const hnsw = await HnswIndex.create(dim, this.options.hnsw);
     if (hnsw instanceof Error) {
       this.annUnavailable = true;
-      this.options.log?.(`search: the approximate index cannot load here (${hnsw.message}); ranking exactly at ${matrix.rows} vectors`);
+      this.options.log?.(`search: the approximate index cannot load here (${hnsw.message}); ranking exactly at ${this.matrix!.rows} vectors`);
       return;
     }
-    await hnsw.addRows(0, matrix.data.subarray(0, matrix.rows * matrix.dim), { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
+    this.replacedDuringBuild.clear();
+    // Rows appended while a part was being added (new articles) are added in the next round.
+    for (let done = 0; done < this.matrix!.rows; ) {
+      if (this.closed) return;
+      const rows = this.matrix!.rows;
+      await hnsw.addRows(done, this.matrix!.data.subarray(done * dim, rows * dim), { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
+      done = rows;
+    }
+    // No await from here to the switch: nothing can change the matrix in between.
+    for (const row of this.replacedDuringBuild) hnsw.set(row, this.matrix!.row(row));
+    this.replacedDuringBuild.clear();
+    const rows = this.matrix!.rows;
     this.hnsw = hnsw;
     this.matrix = undefined;
-    this.options.log?.(`search: ${matrix.rows} vectors, switched to the approximate index (HNSW) in ${Math.round(performance.now() - started)} ms`);
+    this.options.log?.(`search: ${rows} vectors, switched to the approximate index (HNSW), built in ${Math.round(performance.now() - started)} ms`);
   }
 
   async search(query: string, limit: number): Promise<StoredArticle[]> {

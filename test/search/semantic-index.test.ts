@@ -38,9 +38,11 @@ describe('past the threshold, the approximate index finds >= 95% of the exact to
   let index: SemanticIndex;
   beforeAll(async () => {
     const store = new MatrixVectorStore('m', data, dim);
-    // A low threshold: the matrix fills, switches to HNSW, and later pages go straight into the graph.
+    // A low threshold: loaded into the matrix, then moved into an HNSW graph.
     index = new SemanticIndex(asIndexStore(store), vectorEmbedder('m', queries, dim), { annThreshold: 3_000, pageSize: 1_000, buildThreads: 2 });
     await index.start();
+    // Ready (exact) once loaded; the graph is built in the background, then takes over.
+    await index.settled();
   }, 120_000);
   afterAll(() => index.close());
 
@@ -74,6 +76,7 @@ describe('a vector stored again replaces the old one, in either index', () => {
     const store = new MatrixVectorStore('m', data, dim);
     const index = new SemanticIndex(asIndexStore(store), vectorEmbedder('m', target, dim), { annThreshold });
     await index.start();
+    await index.settled();
     expect(index.status().mode).toBe(mode);
     const original = store.vectorsAfter.bind(store);
     store.vectorsAfter = async (model, after, limit) => (after >= n ? (after === n ? [{ rowid: n + 1, id: idOf(7), vector: target }] : []) : original(model, after, limit));
