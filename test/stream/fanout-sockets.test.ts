@@ -1,6 +1,6 @@
 /**
  * The sliced fan-out over real sockets, with the slice forced to its minimum (`fanOutSliceMs: 0`: the
- * fan-out yields to the event loop after every 16 connections): order per connection and the
+ * fan-out yields to the event loop after every connection): order per connection and the
  * slow-consumer rule hold exactly as with one pass.
  */
 import type { Socket } from 'node:net';
