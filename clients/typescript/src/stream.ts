@@ -30,8 +30,11 @@ export interface StreamOptions {
   onEvent?: (event: StreamEvent) => void;
   /** Randomness for the jitter (tests). */
   random?: () => number;
-  /** Options for the `ws` connection (an agent, TLS settings, a local address). */
-  webSocket?: WebSocket.ClientOptions;
+  /**
+   * Options passed to the `ws` connection (e.g. `agent`, `localAddress`, TLS settings such as `ca`):
+   * see the `ws` package's ClientOptions. Kept untyped here so your program needs no `@types/ws`.
+   */
+  webSocket?: Record<string, unknown>;
 }
 
 export type StreamEvent =
@@ -90,7 +93,8 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
       wake = undefined;
       w?.();
     };
-    const ws = new WebSocket(streamUrl(opts, lastId), { ...opts.webSocket, headers: { ...opts.webSocket?.headers, 'X-API-Key': opts.apiKey } });
+    const extraHeaders = (opts.webSocket?.headers ?? {}) as Record<string, string>;
+    const ws = new WebSocket(streamUrl(opts, lastId), { ...(opts.webSocket as WebSocket.ClientOptions | undefined), headers: { ...extraHeaders, 'X-API-Key': opts.apiKey } });
     let lastFrame = Date.now();
     let paused = false;
     const watchdog = setInterval(() => {
