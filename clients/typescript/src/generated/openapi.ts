@@ -323,9 +323,10 @@ export interface components {
             };
         };
         /** @description Search cannot be answered right now: the embedding service is unavailable (the request counted
-         *     against the rate limit and carries the rate-limit headers), or the service's database is
-         *     unreachable for a moment (see `ServiceUnavailable`). Retry after `Retry-After` seconds, with
-         *     exponential backoff if it fails again.
+         *     against the rate limit and carries the rate-limit headers), the service's database is
+         *     unreachable for a moment (see `ServiceUnavailable`), or the service has just started and its
+         *     search index is still loading the archive (`ServiceUnavailable` text; listing and the stream
+         *     already answer). Retry after `Retry-After` seconds, with exponential backoff if it fails again.
          *      */
         SearchUnavailable: {
             headers: {
