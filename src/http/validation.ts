@@ -72,6 +72,9 @@ export function checkQueryShape(operationId: string): RequestHandler {
   const params = operationParameters(operationId);
   const names = new Set(params.map((p) => p.name));
   return (req, res, next) => {
+    // Express 5 parses the query string again on every read of `req.query` (a getter): read it once
+    // per request and keep that object, which the validator coerces in place as before.
+    Object.defineProperty(req, 'query', { value: req.query, writable: true, enumerable: true, configurable: true });
     for (const name of Object.keys(req.query)) {
       if (!names.has(name)) return sendProblem(res, 'invalidParameter', unknownParameterDetail(name));
     }
@@ -98,6 +101,8 @@ export function openapiValidator(): RequestHandler[] {
     validateSecurity: false,
     validateFormats: true,
     ignoreUndocumented: true,
+    // No operation takes a body: no multipart middleware in front of every request.
+    fileUploader: false,
   }) as unknown as RequestHandler[];
 }
 

@@ -201,6 +201,8 @@ export async function startService(
     trustProxy: config.trustProxy,
     validateResponses: config.validateResponses,
     observe: createRequestObserver({ logger, metrics }),
+    // The key and first-page caches look at the store again on the next request after a commit.
+    ...(feedWake ? { feedWake } : {}),
   });
   const server = createHttpServer(app);
   const stream = attachStream(server, {
