@@ -40,6 +40,8 @@ export interface Prepared {
   flags: Map<string, Set<string>>;
   /** Tokens of the main clause (before the first `,`, `;`, `as`, `after`, `on`, ...): the headline's own direction is read there. */
   main: string[];
+  /** Whether it reports a refusal or a cancellation (reject, block, scrap, fail). */
+  refusal: boolean;
   /** Sum of token weights (similarity.ts `weight`). */
   weight: number;
   /** LSH keys, computed on first use (near.ts). */
@@ -129,7 +131,7 @@ syn('hold', 'hold holds held steady unchanged keep keeps kept leave leaves');
 syn('probe', 'probe probes investigation investigates investigating inquiry');
 syn('sue', 'sue sues sued lawsuit suit');
 syn('approve', 'approve approves approved approval clears cleared greenlights accept accepts accepted');
-syn('reject', 'reject rejects rejected rebuff rebuffs rebuffed block blocks blocked');
+syn('reject', 'reject rejects rejected rebuff rebuffs rebuffed block blocks blocked fail fails failed');
 syn('scrap', 'scrap scraps scrapped abandon abandons abandoned terminate terminates terminated');
 syn('begin', 'begin begins began start starts started');
 syn('inflation', 'inflation cpi prices');
@@ -385,6 +387,6 @@ export function normalizeTokens(text: string): Prepared {
     tokens.add(tok);
     if (m.index < mainEnd) main.push(tok);
   }
-  const prepared: Prepared = { text, tokens, numbers, numberValues, tickers, entities, caps, events: new Set(), lean: 0, flags, main, weight: 0 };
+  const prepared: Prepared = { text, tokens, numbers, numberValues, tickers, entities, caps, events: new Set(), lean: 0, flags, main, refusal: false, weight: 0 };
   return prepared;
 }

@@ -63,6 +63,10 @@ export function numbersConflict(a: Prepared, b: Prepared): boolean {
   const xs = a.numberValues;
   const ys = b.numberValues;
   if (xs.length === 0 || ys.length === 0) return false;
+  // An amount of money on one side only, while the other gives figures too: another story (`jump 10% as cloud grows` / `jump 10% as AWS signs $38 billion deal`).
+  const money = (vs: NumberValue[]) => vs.some((v) => v.kind === 'b');
+  const measured = (vs: NumberValue[]) => vs.some((v) => v.kind === '%' || v.kind === 'bp' || v.kind === 'n');
+  if (money(xs) ? !money(ys) && measured(ys) : money(ys) && measured(xs)) return true;
   for (const x of xs) {
     let sameKind = false;
     let match = false;
@@ -152,6 +156,7 @@ const EXCLUSIVE: [string, string[]][] = [
   ['side', ['buy', 'sell']],
   ['half', ['h1', 'h2']],
   ['outcome', ['approve', 'reject']],
+  ['metric', ['profit', 'revenue', 'margin']],
   ['talks', ['begin', 'scrap']],
 ];
 
@@ -172,6 +177,15 @@ export function annotate(p: Prepared): Prepared {
     else if (DOWN.has(t)) down = true;
   }
   p.lean = up === down ? 0 : up ? 1 : -1;
+  // The main verb of a policy or guidance move: a hold is not a cut (`ECB holds deposit rate at 2%` / `ECB cuts deposit rate to 2%`).
+  for (const t of p.main) {
+    if (t !== 'hold' && t !== 'cut' && t !== 'raise') continue;
+    const set = p.flags.get('action');
+    if (set) set.add(t);
+    else p.flags.set('action', new Set([t]));
+  }
+  // One side refuses or calls off what the other reports (`shareholders reject takeover` / `to buy`).
+  if (p.tokens.has('reject') || p.tokens.has('scrap')) p.refusal = true;
   for (const [group, members] of EXCLUSIVE) {
     for (const m of members) {
       if (!p.tokens.has(m)) continue;
@@ -183,8 +197,14 @@ export function annotate(p: Prepared): Prepared {
   return p;
 }
 
+/** One headline refuses, blocks or calls off (reject, block, scrap, fail) and the other does not. */
+export function refusalConflict(a: Prepared, b: Prepared): boolean {
+  return a.refusal !== b.refusal;
+}
+
 export function guarded(a: Prepared, b: Prepared): boolean {
   return (
+    refusalConflict(a, b) ||
     tickersConflict(a, b) ||
     numbersConflict(a, b) ||
     directionConflict(a, b) ||

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NEAR_DUPLICATE_WINDOW_MS, isNearDuplicate, nearDuplicateKeys } from '../../src/dedup/near.js';
+import { NEAR_DUPLICATE_WINDOW_MS, isNearDuplicate, nearDuplicateKeys, prepare } from '../../src/dedup/near.js';
+import { sameNumber } from '../../src/dedup/similarity.js';
 
 describe('near-duplicate keys', () => {
   it('are short strings, deterministic, and shared by a reworded duplicate', () => {
@@ -8,6 +9,15 @@ describe('near-duplicate keys', () => {
     expect(a).toEqual(nearDuplicateKeys('Fed raises rates by 25 basis points'));
     for (const k of a) expect(k.length).toBeLessThanOrEqual(12);
     expect(a.some((k) => b.includes(k))).toBe(true);
+  });
+  it('are shared through an anchor key when the wording differs beyond the MinHash bands', () => {
+    const a = nearDuplicateKeys('Lloyds sets aside further £1 billion for motor finance claims');
+    const b = nearDuplicateKeys('Lloyds Banking Group adds £1bn to car finance provision');
+    expect(a.some((k) => b.includes(k))).toBe(true);
+  });
+  it('are the same for the text and its prepared form', () => {
+    const text = 'Nvidia to invest $5 billion in Intel, co-develop chips';
+    expect(nearDuplicateKeys(prepare(text))).toEqual(nearDuplicateKeys(text));
   });
   it('are none for an empty headline', () => {
     expect(nearDuplicateKeys('   ')).toEqual([]);
@@ -19,6 +29,9 @@ describe('near-duplicate decision', () => {
     ['Nvidia shares jump 6% after record data-center revenue beats estimates', 'NVIDIA stock climbs 6 percent as data center sales top forecasts'],
     ['Tesla recalls 200,000 vehicles over rear-view camera software fault', 'Tesla recalling about 200,000 cars due to faulty backup camera software'],
     ['BREAKING: ECB cuts deposit rate to 2.0%', 'European Central Bank lowers deposit rate to 2%'],
+    ['Siemens to buy Altair Engineering for $10 billion', 'Siemens agrees to acquire Altair in $10.6bn deal'],
+    ['Delta Air Lines pulls 2025 forecast citing economic uncertainty', 'Delta withdraws full-year guidance on uncertain economy'],
+    ['Copper hits record on supply disruptions at Chilean mines', 'Copper prices surge to all-time high as Chile mine disruptions hit supply'],
   ])('same story reworded: %s', (a, b) => {
     expect(isNearDuplicate(a, b)).toBe(true);
   });
@@ -29,6 +42,13 @@ describe('near-duplicate decision', () => {
     ['Samsung profit jumps on chip recovery', 'SK Hynix profit jumps on chip recovery', 'company differs'],
     ['Airbus raises delivery target', 'Boeing raises delivery target', 'ticker differs'],
     ['US consumer prices rise 0.4% in August', 'US producer prices rise 0.4% in August', 'qualifier differs'],
+    ['Euro zone inflation eases to 2.2% in March', 'Euro zone inflation eases to 2.2% in April', 'month differs'],
+    ['Brazil central bank raises Selic rate to 14.25%', 'Brazil central bank raises Selic rate to 14.75%', 'precise figures differ'],
+    ['Gold hits record above $4,000 an ounce', 'Gold falls below $4,000 an ounce as dollar firms', 'main-clause direction differs'],
+    ['Boeing machinists vote to accept contract, ending seven-week strike', 'Boeing machinists vote to reject contract, extending strike', 'outcome differs'],
+    ['HPE completes purchase of Juniper Networks for $14 billion', 'DOJ sues to block HPE\'s $14 billion Juniper deal', 'a lawsuit on one side only'],
+    ['ECB holds deposit rate at 2% for third straight meeting', 'ECB cuts deposit rate to 2% in eighth cut', 'policy move differs'],
+    ['Amazon shares jump 10% as cloud growth accelerates', 'Amazon shares jump 10% as AWS signs $38 billion OpenAI deal', 'an amount on one side only'],
   ])('different stories: %s / %s (%s)', (a, b) => {
     expect(isNearDuplicate(a, b)).toBe(false);
   });
@@ -36,6 +56,27 @@ describe('near-duplicate decision', () => {
     const a = 'Intel to cut 15% of workforce after dismal quarter';
     const b = 'Intel slashing 15% of jobs following weak quarterly results';
     expect(isNearDuplicate(a, b)).toBe(isNearDuplicate(b, a));
+  });
+});
+
+describe('near-duplicate figures', () => {
+  it('treat a rounder figure as the precise one, not two precise figures that differ', () => {
+    const v = (value: number, decimals: number) => ({ value, kind: 'b' as const, decimals });
+    expect(sameNumber(v(10, 0), v(10.6, 1))).toBe(true);
+    expect(sameNumber(v(14.25, 2), v(14.75, 2))).toBe(false);
+    expect(sameNumber(v(2, 0), v(2.25, 2))).toBe(false);
+  });
+});
+
+describe('prepared forms', () => {
+  it('decide like the texts they come from', () => {
+    const a = 'Intel to cut 15% of workforce after dismal quarter';
+    const b = 'Intel slashing 15% of jobs following weak quarterly results';
+    const c = 'Intel wins $8.5 billion in CHIPS Act grants';
+    expect(isNearDuplicate(prepare(a), prepare(b))).toBe(isNearDuplicate(a, b));
+    expect(isNearDuplicate(prepare(a), c)).toBe(isNearDuplicate(a, c));
+    expect(isNearDuplicate(a, b)).toBe(true);
+    expect(isNearDuplicate(a, c)).toBe(false);
   });
 });
 

@@ -1,0 +1,43 @@
+/**
+ * Near-duplicate quality on eval/near-duplicates.jsonl (split by the MD5 of `a`: dev tuned on, test held out).
+ *
+ * Honest status: the dev part meets the issue's goals (precision >= 0.98, recall >= 0.9), the held-out test
+ * part does NOT (measured 0.891 precision, 0.853 recall with the rules of src/dedup; see `npm run eval:enrich`).
+ * So this locks the held-out level reached (a regression fails CI) instead of claiming the goal; raise the
+ * bounds to GOALS when the held-out part reaches them. Candidate keys: every dev duplicate shares a key.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { GOALS, chosenJudge, keyRecall, parseJsonl, scorePairs, type PairCase } from '../../src/enrich/evaluate.js';
+
+const pairs = parseJsonl<PairCase>(readFileSync(new URL('../../eval/near-duplicates.jsonl', import.meta.url), 'utf8'));
+
+describe('near-duplicate labelled set', () => {
+  it('has 400+ pairs, both kinds in both splits', () => {
+    expect(pairs.length).toBeGreaterThanOrEqual(400);
+    for (const split of ['dev', 'test'] as const) {
+      expect(pairs.filter((p) => p.split === split && p.duplicate).length).toBeGreaterThanOrEqual(100);
+      expect(pairs.filter((p) => p.split === split && !p.duplicate).length).toBeGreaterThanOrEqual(100);
+    }
+  });
+});
+
+describe('near-duplicate decision quality', () => {
+  it('meets the goals on the dev split', () => {
+    const dev = scorePairs(pairs, 'dev', chosenJudge);
+    expect(dev.precision).toBeGreaterThanOrEqual(GOALS.dedupPrecision);
+    expect(dev.recall).toBeGreaterThanOrEqual(GOALS.dedupRecall);
+  });
+  it('keeps the held-out level reached (below the goals, see the header)', () => {
+    const test = scorePairs(pairs, 'test', chosenJudge);
+    expect(test.precision).toBeGreaterThanOrEqual(0.88);
+    expect(test.recall).toBeGreaterThanOrEqual(0.84);
+  });
+});
+
+describe('near-duplicate candidate keys', () => {
+  it('reach 0.97 of dev duplicates and 0.9 of held-out ones', () => {
+    expect(keyRecall(pairs, 'dev').duplicates).toBeGreaterThanOrEqual(0.97);
+    expect(keyRecall(pairs, 'test').duplicates).toBeGreaterThanOrEqual(0.9);
+  });
+});
