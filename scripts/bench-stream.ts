@@ -305,8 +305,12 @@ async function serverMain(): Promise<void> {
     const watcher = watch(dir, { persistent: false }, (_e, name) => {
       if (typeof name === 'string' && name.startsWith(basename(file))) wakers.forEach((w) => w());
     });
-    /** The longest fan-out slice since the last reset (ms): how long delivery itself held the event loop. */
-    let longestSlice = 0;
+    /** Fan-out slices since the last reset (ms of wall time): how long delivery itself held the event loop. */
+    let slices: number[] = [];
+    const sliceFigure = () => {
+      const s = sorted(slices);
+      return { max: s.length ? s[s.length - 1]! : 0, p99: pct(s, 99) };
+    };
     const attach = (fanOutSliceMs?: number) =>
       attachStream(server!, {
         accounts: store,
@@ -324,7 +328,7 @@ async function serverMain(): Promise<void> {
         },
         ...(fanOutSliceMs !== undefined ? { fanOutSliceMs } : {}),
         onFanOutSlice: (ms) => {
-          longestSlice = Math.max(longestSlice, ms);
+          slices.push(ms);
         },
       });
     const openClients = async (urls: string[], admitted?: () => number) => {
@@ -417,7 +421,7 @@ async function serverMain(): Promise<void> {
       let missing = 0;
       eld.reset();
       eld.enable();
-      longestSlice = 0;
+      slices = [];
       for (let r = 0; r < rounds; r++) {
         const got = await child.round(1, undefined, write(1));
         missing += got.expected - got.received;
@@ -428,7 +432,7 @@ async function serverMain(): Promise<void> {
       }
       eld.disable();
       const stall = eld.max / 1e6;
-      const slice = longestSlice;
+      const slice = sliceFigure();
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       await sleep(idleS * 1000);
@@ -436,10 +440,10 @@ async function serverMain(): Promise<void> {
       const idle = (c.user + c.system) / 1000 / ((performance.now() - t0) / 1000);
       eld.reset();
       eld.enable();
-      longestSlice = 0;
+      slices = [];
       const b = await child.round(burst, undefined, write(burst));
       eld.disable();
-      const burstSlice = longestSlice;
+      const burstSlice = sliceFigure();
       const bS = sorted(b.lat);
       await closeClients();
       await handle.close();
@@ -474,16 +478,16 @@ async function serverMain(): Promise<void> {
       add(`${n} clients, ${label}: last client, received_at -> receipt p99 of ${rounds} rounds`, ms(pct(s, 99)), goal ? '<= 50 ms' : '', goal ? pct(s, 99) <= 50 : undefined);
     };
     lastLine('sliced fan-out', sliced.last, true);
-    add(`${n} clients, sliced fan-out: longest fan-out slice (event loop held by delivery)`, ms(sliced.slice), '<= 10 ms', sliced.slice <= 10);
+    add(`${n} clients, sliced fan-out: longest fan-out slice (event loop held by delivery) / p99 of slices`, `${ms(sliced.slice.max)} / ${ms(sliced.slice.p99)}`, 'longest <= 10 ms', sliced.slice.max <= 10);
     add(`${n} clients, sliced fan-out: longest event loop stall of any cause while delivering`, ms(sliced.stall), '');
     add(`${n} clients, sliced fan-out: every client, received_at -> receipt p50 / p99`, `${ms(pct(sliced.all, 50))} / ${ms(pct(sliced.all, 99))}`, '');
     lastLine('one synchronous loop (before)', loop.last, false);
-    add(`${n} clients, one synchronous loop (before): longest fan-out loop / any stall`, `${ms(loop.slice)} / ${ms(loop.stall)}`, '');
+    add(`${n} clients, one synchronous loop (before): longest fan-out loop / any stall`, `${ms(loop.slice.max)} / ${ms(loop.stall)}`, '');
     lastLine('plain ws send() loop', rawS, false);
     add(`${n} clients connected, idle: CPU of this process, sliced / one loop`, `${sliced.idle.toFixed(1)} / ${loop.idle.toFixed(1)} ms per s`, 'sliced <= one loop (+1 ms/s noise)', sliced.idle <= loop.idle + 1);
     add(`${n} clients, burst of ${burst}: receipt p50 / p99, sliced`, `${ms(sliced.burst.p50)} / ${ms(sliced.burst.p99)}`, '');
     add(`${n} clients, burst of ${burst}: receipt p50 / p99, one loop (before)`, `${ms(loop.burst.p50)} / ${ms(loop.burst.p99)}`, '');
-    add(`${n} clients, burst of ${burst}: longest fan-out slice, sliced / one loop`, `${ms(sliced.burst.slice)} / ${ms(loop.burst.slice)}`, 'sliced <= 10 ms', sliced.burst.slice <= 10);
+    add(`${n} clients, burst of ${burst}: longest fan-out slice, sliced (p99 of its slices) / one loop`, `${ms(sliced.burst.slice.max)} (${ms(sliced.burst.slice.p99)}) / ${ms(loop.burst.slice.max)}`, 'sliced <= 10 ms', sliced.burst.slice.max <= 10);
     add(`${n} clients, burst of ${burst}: longest stall of any cause, sliced / one loop`, `${ms(sliced.burst.stall)} / ${ms(loop.burst.stall)}`, '');
     add('memory per connection (heap + external + array buffers)', `${sliced.perConn.toFixed(1)} KB`, '');
     const missing = sliced.missing + loop.missing + sliced.burst.missing + loop.burst.missing;
@@ -498,7 +502,7 @@ async function serverMain(): Promise<void> {
     store.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`\nResults (${((Date.now() - started) / 1000).toFixed(0)} s; event loop stall = longest delay of a 1 ms timer in the serving process):`);
+  console.log(`\nResults (${((Date.now() - started) / 1000).toFixed(0)} s; event loop stall = longest delay of a 1 ms timer in the serving process; slices and stalls are wall time, so a loaded machine that deschedules this process lengthens them):`);
   printTable();
 }
 

@@ -9,9 +9,10 @@ export const FEED_PAGE = 500;
 /**
  * After a wake whose read found nothing new, read again after these delays (ms). A wake-up can come
  * before the commit is visible (the directory watch fires on the first write to the WAL, before SQLite
- * has published the commit to readers): without these, such an article would wait for the timer.
+ * has published the commit to readers; on a busy machine the writer can be descheduled in between):
+ * without these, such an article would wait for the timer.
  */
-export const WAKE_RETRY_MS: readonly number[] = [1, 3, 8, 20, 50];
+export const WAKE_RETRY_MS: readonly number[] = [1, 3, 8, 20, 50, 100];
 
 export interface FeedPollerOptions {
   articles: Pick<ArticleStore, 'feedAfter' | 'latestSeq'>;
