@@ -17,9 +17,13 @@
  * request reads the key, the account and the page from SQLite), for a before/after in the same run.
  * autocannon runs in a child process so it does not share the servers' event loop.
  *
+ * A last row, a bare Express 5 app with one route sending the same constant body, shows what the framework
+ * alone costs on this machine next to the per-request SQLite baseline.
+ *
  * BENCH_ARCHIVE (100000), BENCH_SECONDS (8), BENCH_CONNECTIONS (20), BENCH_RATE (1500) override the shape.
  */
 import { execFile } from 'node:child_process';
+import express from 'express';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -143,6 +147,16 @@ async function main(): Promise<void> {
     const q = await measure('node:http, SQLite query per request', sqlite.url, true);
     const s = await measure('service GET /v1/news', service.url, true);
     const u = uncached ? await measure('service, caches bypassed', uncached.url, true) : undefined;
+    // Last, so its request objects never share the service's inline caches while the service is measured.
+    const bare = express();
+    bare.get('/v1/news', (_req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.setHeader('Content-Length', Buffer.byteLength(body));
+      res.end(body);
+    });
+    const bareExpress = await listen(bare);
+    servers.push(bareExpress.server);
+    const e = await measure('bare Express 5, one route, constant body', bareExpress.url, false);
 
     console.log(`\n| server | req/s (${CONNECTIONS} conn.) | p50 ms | p99 ms | p50 ms at ${RATE} req/s | p99 ms at ${RATE} req/s |`);
     console.log('|---|---|---|---|---|---|');
@@ -156,7 +170,7 @@ async function main(): Promise<void> {
     console.log('|---|---|---|---|---|');
     console.log(`| throughput vs per-request SQLite | >= ${GOALS.throughputVsSqlite.toFixed(1)}x | ${BEFORE.throughputVsSqlite} | ${ratio.toFixed(2)}x | ${verdict(ratio >= GOALS.throughputVsSqlite)} |`);
     console.log(`| p99 at a fixed ${RATE} req/s | <= ${GOALS.p99AtRateMs} ms | ${BEFORE.p99AtRateMs} | ${p99} ms | ${verdict(p99 <= GOALS.p99AtRateMs)} |`);
-    console.log(`\nservice vs constant body: ${(s.max.rps / c.max.rps).toFixed(2)}x throughput`);
+    console.log(`\nservice vs constant body: ${(s.max.rps / c.max.rps).toFixed(2)}x throughput; bare Express (no validation, no auth, no store) vs per-request SQLite: ${(e.max.rps / q.max.rps).toFixed(2)}x`);
     if (u) console.log(`service with caches vs bypassed: ${(s.max.rps / u.max.rps).toFixed(2)}x throughput; bypassed vs per-request SQLite ${(u.max.rps / q.max.rps).toFixed(2)}x`);
   } finally {
     for (const server of servers) server.close();
