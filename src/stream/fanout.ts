@@ -11,13 +11,21 @@
  *   the earlier ones to the connections not yet visited, and a further pass brings the visited ones up
  *   to date. Order per connection therefore follows the feed.
  * - The first slice runs at once (synchronously in `push`), so a small audience pays no extra tick.
+ * - A connection with a `tickers` filter gets the batch's matching entries, framed once per distinct
+ *   filter and variant (connections with the same filter share the bytes); the framing happens inside
+ *   the slice of the first such connection, and the slice clock counts it like any write.
+ * - A connection may join at any point at or after `settledSeq()` (a resuming connection that has read
+ *   the older part of the feed from the store): every later entry reaches it through the fan-out.
  */
 import type { FeedEntry } from '../store/ports.js';
+import { matchesTickers, type TickerFilter } from './params.js';
 
 export interface FanOutTarget {
   /** The feed `seq` up to which this connection has been served (its admission point at first). */
   sentSeq: number;
   withTickers: boolean;
+  /** Only the entries about one of these tickers (the connection's `tickers` parameter). */
+  tickers?: TickerFilter | undefined;
 }
 
 export interface FanOutOptions<C extends FanOutTarget> {
@@ -48,6 +56,8 @@ interface Pending {
   lastSeq: number;
   plain?: Buffer;
   full?: Buffer;
+  /** Per filter key and variant: the matching entries framed, or null when none match. */
+  filtered?: Map<string, Buffer | null>;
 }
 
 export class FanOut<C extends FanOutTarget> {
@@ -65,6 +75,15 @@ export class FanOut<C extends FanOutTarget> {
   /** True while a pass is writing (a batch is not yet with every connection). */
   get busy(): boolean {
     return this.running;
+  }
+
+  /**
+   * The feed seq up to which every entry has been handed to every connection (or skipped because
+   * nobody listened), given the feed reader's cursor: entries after it are pending here or not read
+   * yet, so a connection that has everything up to at least this point can join without a gap.
+   */
+  settledSeq(readerCursor: number): number {
+    return this.pending.length > 0 ? this.pending[0]!.firstSeq - 1 : readerCursor;
   }
 
   /** Hands a batch (in feed order, after every earlier one) to every connection. */
@@ -137,17 +156,35 @@ export class FanOut<C extends FanOutTarget> {
     for (const b of this.pending) {
       if (b.lastSeq <= from) continue;
       if (b.firstSeq > from) {
-        frames.push(c.withTickers ? (b.full ??= this.opts.encode(b.entries, true)) : (b.plain ??= this.opts.encode(b.entries, false)));
+        if (c.tickers) {
+          const f = this.filtered(b, c.tickers, c.withTickers);
+          if (f) frames.push(f);
+        } else {
+          frames.push(c.withTickers ? (b.full ??= this.opts.encode(b.entries, true)) : (b.plain ??= this.opts.encode(b.entries, false)));
+        }
       } else {
         // Admitted in the middle of this batch (rare): only what entered the store after it, framed for it alone.
-        frames.push(
-          this.opts.encode(
-            b.entries.filter((e) => e.seq > from),
-            c.withTickers,
-          ),
-        );
+        const tail = b.entries.filter((e) => e.seq > from && matchesTickers(e.article, c.tickers));
+        if (tail.length > 0) frames.push(this.opts.encode(tail, c.withTickers));
       }
     }
-    if (frames.length > 0 && this.opts.send(c, frames)) c.sentSeq = this.latest;
+    if (frames.length === 0) {
+      // Nothing in these batches for its filter: it is served up to here all the same.
+      c.sentSeq = this.latest;
+      return;
+    }
+    if (this.opts.send(c, frames)) c.sentSeq = this.latest;
+  }
+
+  private filtered(b: Pending, filter: TickerFilter, withTickers: boolean): Buffer | null {
+    b.filtered ??= new Map();
+    const key = withTickers ? `+${filter.key}` : `-${filter.key}`;
+    let f = b.filtered.get(key);
+    if (f === undefined) {
+      const entries = b.entries.filter((e) => matchesTickers(e.article, filter));
+      f = entries.length > 0 ? this.opts.encode(entries, withTickers) : null;
+      b.filtered.set(key, f);
+    }
+    return f;
   }
 }

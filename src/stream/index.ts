@@ -10,7 +10,16 @@
  *   every open connection, in time slices (fanout.ts): the event loop is never held for long, and each
  *   connection still gets the feed whole and in order. `wake()` reads the feed at once (a writer in
  *   this process); other processes wake it through `feedWake` (LISTEN/NOTIFY, the data directory watch).
- * - Re-check, keep-alive and slow-consumer rules each run on one timer for all connections.
+ * - Resume (`after`): a connection admitted at feed position S first reads the feed itself, from the
+ *   first article after max(`after`, the key's lookback window start) (replay.ts), page by page under
+ *   the slow-consumer rule, through S and on until it reaches the point the fan-out has settled; it then
+ *   joins the fan-out from exactly there. One cursor per connection: no gap, no duplicate at the seam.
+ * - `tickers` (max keys) filters the replay and the live batches (params.ts, fanout.ts).
+ * - Admission order: key (IP guard, key, active), plan, then the connection parameters (`after`,
+ *   `tickers`), then the account's slot: a connection refused for its parameters never takes the slot,
+ *   and a client learns of a parameter it must fix even while its account's stream is open elsewhere.
+ * - Re-check, keep-alive (replaying connections included) and slow-consumer rules each run on one
+ *   timer for all connections.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
@@ -18,8 +27,10 @@ import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { WebSocket, WebSocketServer } from 'ws';
 import { authenticate } from '../auth/index.js';
-import { stream, streamAddress } from '../contract/index.js';
+import { stream, streamAddress, type Tier } from '../contract/index.js';
+import { streamRules } from '../../generated/stream.js';
 import { presentArticle } from '../domain/articles.js';
+import { effectiveSince } from '../domain/lookback.js';
 import type { IpGuard } from '../state/memory.js';
 import { hashKey } from '../store/ids.js';
 import type { AccountStore, ArticleStore, FeedEntry } from '../store/ports.js';
@@ -29,10 +40,13 @@ import { admissionOutcome, clientIpResolver, keyFromRequest, recheckOutcome, typ
 import { FanOut } from './fanout.js';
 import { FeedPoller } from './feed.js';
 import { textFrames } from './frames.js';
+import { matchesTickers, replayLowerBound, streamParams, type StreamParams, type TickerFilter } from './params.js';
+import { replayStartSeq } from './replay.js';
 import type { StreamSlots } from './slots.js';
 
 export { MemoryStreamSlots, type StreamSlots } from './slots.js';
 export { admissionOutcome, recheckOutcome, keyFromRequest, clientIpResolver, tierMayStream, type CloseSpec } from './admission.js';
+export { streamParams, matchesTickers, replayLowerBound, type StreamParams, type TickerFilter, type ParamsOutcome } from './params.js';
 
 export interface StreamDeps {
   accounts: AccountStore;
@@ -83,7 +97,7 @@ export interface StreamHandle {
   ready: Promise<void>;
   /** Closes every connection with `1001` `Server shutting down`, stops the timers, detaches. */
   close(): Promise<void>;
-  /** Open, admitted connections (not counting those being closed). */
+  /** Open, admitted connections, replaying or live (not counting those being closed). */
   connections(): number;
   /**
    * Closes the connection with this id (e.g. its shared slot lease was lost to another connection while
@@ -103,6 +117,8 @@ export interface StreamHandle {
 export const DEFAULT_FEED_POLL_MS = 100;
 /** Longest run of socket writes before the fan-out yields to the event loop (goal: never blocked > 10 ms). */
 export const FAN_OUT_SLICE_MS = 3;
+/** Feed entries read per replay page (one page is filtered, framed and written, then the loop yields). */
+export const REPLAY_PAGE = 200;
 /** Clients send nothing; anything larger than this from a client ends its connection (1009). */
 const INBOUND_MAX_BYTES = 16 * 1024;
 /** How long `close()` waits for clients to answer the closing handshake before cutting them off. */
@@ -119,6 +135,8 @@ interface Connection {
   /** Only the hash of the key is kept, for the re-check. */
   keyHash: string;
   withTickers: boolean;
+  /** The connection's `tickers` filter (max keys). */
+  tickers: TickerFilter | undefined;
   /** The feed `seq` it has been served up to; at first the end of the feed when it was admitted (only later articles are its own). */
   sentSeq: number;
   /** A pong (or the connection itself) since the last ping. */
@@ -136,6 +154,8 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
 
   /** Admitted and open: the fan-out targets. */
   const live = new Set<Connection>();
+  /** Admitted and open, still reading the older part of the feed from the store (`after`); they join `live`. */
+  const replaying = new Set<Connection>();
   /** Admitted, closed by the server (re-check, slow consumer), not yet gone. */
   const draining = new Set<Connection>();
   /** Every upgraded WebSocket until its close, admitted or not (for shutdown). */
@@ -145,7 +165,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   let shuttingDown = false;
 
   const end = (conn: Connection, spec: CloseSpec, why: string): void => {
-    if (!live.delete(conn)) return;
+    if (!live.delete(conn) && !replaying.delete(conn)) return;
     draining.add(conn);
     log(`stream: closing ${conn.id} account=${conn.accountId} key=${conn.keyId}: ${why} (${spec.code})`);
     conn.ws.close(spec.code, spec.reason);
@@ -156,30 +176,34 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   const encode = (entries: readonly FeedEntry[], withTickers: boolean): Buffer =>
     textFrames(entries.map((e) => JSON.stringify(presentArticle(e.article, withTickers))));
 
+  /** Writes frames to a connection (live or replaying) unless it is gone or over the slow-consumer bound. */
+  const send = (conn: Connection, frames: Buffer[]): boolean => {
+    const ws = conn.ws;
+    if (ws.readyState !== WebSocket.OPEN) {
+      live.delete(conn);
+      replaying.delete(conn);
+      return false;
+    }
+    if (ws.bufferedAmount > maxBufferedBytes) {
+      end(conn, stream.closeCodes.slowConsumer, `send buffer ${ws.bufferedAmount} bytes`);
+      return false;
+    }
+    // The upgrade socket itself: whole frames, in order with the pings and closes `ws` writes.
+    const socket = conn.socket;
+    if (frames.length === 1) {
+      socket.write(frames[0]!);
+      return true;
+    }
+    socket.cork();
+    for (const f of frames) socket.write(f);
+    socket.uncork();
+    return true;
+  };
+
   const fanOut = new FanOut<Connection>({
     targets: live,
     encode,
-    send(conn, frames) {
-      const ws = conn.ws;
-      if (ws.readyState !== WebSocket.OPEN) {
-        live.delete(conn);
-        return false;
-      }
-      if (ws.bufferedAmount > maxBufferedBytes) {
-        end(conn, stream.closeCodes.slowConsumer, `send buffer ${ws.bufferedAmount} bytes`);
-        return false;
-      }
-      // The upgrade socket itself: whole frames, in order with the pings and closes `ws` writes.
-      const socket = conn.socket;
-      if (frames.length === 1) {
-        socket.write(frames[0]!);
-        return true;
-      }
-      socket.cork();
-      for (const f of frames) socket.write(f);
-      socket.uncork();
-      return true;
-    },
+    send,
     delivered: (batch) => deps.events?.delivered(batch, deps.clock()),
     sliceMs: deps.fanOutSliceMs ?? FAN_OUT_SLICE_MS,
     ...(deps.onFanOutSlice ? { onSlice: deps.onFanOutSlice } : {}),
@@ -215,9 +239,10 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
       if (conn.drainSeen) conn.ws.terminate();
       else conn.drainSeen = true;
     }
-    for (const conn of live) {
+    for (const conn of [...live, ...replaying]) {
       if (!conn.alive) {
         live.delete(conn);
+        replaying.delete(conn);
         log(`stream: no pong from ${conn.id} account=${conn.accountId}; terminating`);
         conn.ws.terminate();
         continue;
@@ -237,14 +262,17 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     try {
       const now = deps.clock();
       let n = 0;
-      for (const conn of [...live]) {
-        if (!live.has(conn)) continue;
+      const isOpen = (conn: Connection): boolean => live.has(conn) || replaying.has(conn);
+      for (const conn of [...live, ...replaying]) {
+        if (!isOpen(conn)) continue;
         const key = await deps.accounts.findKey(conn.keyHash);
         const account = key ? await deps.accounts.getAccount(key.accountId) : undefined;
         const outcome = recheckOutcome(key, account, now);
-        if (!live.has(conn)) continue;
-        if (outcome.ok) conn.withTickers = outcome.withTickers;
-        else end(conn, outcome.close, 'subscription re-check');
+        if (!isOpen(conn)) continue;
+        if (!outcome.ok) end(conn, outcome.close, 'subscription re-check');
+        // Moved from max to pro with a filter: the filter needs the Max plan.
+        else if (conn.tickers && !outcome.withTickers) end(conn, streamRules.closeCodes.tickersRequireMax, 'subscription re-check');
+        else conn.withTickers = outcome.withTickers;
         if (++n % 500 === 0) await new Promise<void>((r) => setImmediate(r));
       }
     } catch (e) {
@@ -258,7 +286,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
 
   // ---- admission ----
 
-  type Outcome = (Extract<StreamAdmission, { ok: true }> & { keyHash: string; fromSeq: number }) | { ok: false; close: CloseSpec };
+  type Outcome = (Extract<StreamAdmission, { ok: true }> & { keyHash: string; fromSeq: number; params: StreamParams }) | { ok: false; close: CloseSpec };
 
   const admit = async (req: IncomingMessage, socket: Duplex, connectionId: string): Promise<Outcome> => {
     const key = keyFromRequest(req.url, req.headers);
@@ -266,6 +294,9 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     const auth = await authenticate(deps, { ip, key, now: deps.clock(), allowBlockedTier: false });
     const outcome = admissionOutcome(auth);
     if (!outcome.ok) return outcome;
+    // The connection parameters, before the slot: a refused connection never holds it.
+    const params = streamParams(req.url, outcome.withTickers);
+    if (!params.ok) return params;
     if (shuttingDown) return { ok: false, close: stream.closeCodes.shuttingDown };
     if (!(await deps.slots.tryAcquire(outcome.accountId, connectionId))) return { ok: false, close: stream.closeCodes.secondConnection };
     // The slot belongs to this TCP connection: freed when it goes, whatever happens from here on.
@@ -277,7 +308,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     // Last step before the upgrade (nothing but promise continuations in between with the embedded
     // store): the connection carries what enters the store after this point, and nothing before it.
     const fromSeq = await deps.articles.latestSeq();
-    return { ...outcome, keyHash: hashKey(key!), fromSeq };
+    return { ...outcome, keyHash: hashKey(key!), fromSeq, params: params.params };
   };
 
   const open = (ws: WebSocket, socket: Duplex, connectionId: string, outcome: Outcome): void => {
@@ -298,17 +329,24 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
       keyId: outcome.keyId,
       keyHash: outcome.keyHash,
       withTickers: outcome.withTickers,
+      tickers: outcome.params.tickers,
       sentSeq: outcome.fromSeq,
       alive: true,
       drainSeen: false,
     };
-    live.add(conn);
+    const after = outcome.params.after;
+    if (after === undefined) live.add(conn);
+    else {
+      replaying.add(conn);
+      void replay(conn, after, outcome.tier, outcome.fromSeq);
+    }
     const openedAt = Date.now();
     ws.on('pong', () => {
       conn.alive = true;
     });
     ws.on('close', (code) => {
       live.delete(conn);
+      replaying.delete(conn);
       draining.delete(conn);
       sockets.delete(ws);
       if (deps.events) deps.events.closed({ connectionId: conn.id, accountId: conn.accountId, keyId: conn.keyId, code, durationMs: Date.now() - openedAt });
@@ -316,6 +354,41 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     });
     if (deps.events) deps.events.opened({ connectionId: conn.id, accountId: conn.accountId, keyId: conn.keyId });
     else log(`stream: open ${conn.id} account=${conn.accountId} key=${conn.keyId}`);
+  };
+
+  // ---- resume: replay from the store, then join the fan-out ----
+
+  const replay = async (conn: Connection, after: string, tier: Tier, admittedSeq: number): Promise<void> => {
+    try {
+      const bound = replayLowerBound(after, effectiveSince(tier, deps.clock(), undefined));
+      let pos = await replayStartSeq(deps.articles, bound, admittedSeq);
+      for (;;) {
+        if (!replaying.has(conn)) return;
+        if (pos >= admittedSeq && pos >= fanOut.settledSeq(poller.cursor)) {
+          // Everything up to `pos` is written; every later entry is pending in the fan-out or not read
+          // yet: from here the fan-out serves it, starting right after `pos` (synchronous hand-over).
+          replaying.delete(conn);
+          conn.sentSeq = pos;
+          live.add(conn);
+          return;
+        }
+        const page = await deps.articles.feedAfter(pos, REPLAY_PAGE);
+        if (!replaying.has(conn)) return;
+        if (page.length === 0) {
+          // The feed reader is ahead of what this read saw (another connection's view): look again shortly.
+          await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
+        pos = page[page.length - 1]!.seq;
+        const entries = page.filter((e) => matchesTickers(e.article, conn.tickers));
+        // The slow-consumer rule of live delivery, page by page: the replay is never read whole into memory.
+        if (entries.length > 0 && !send(conn, [encode(entries, conn.withTickers)])) return;
+        await new Promise<void>((r) => setImmediate(r));
+      }
+    } catch (e) {
+      log(`stream: replay for ${conn.id} failed: ${e instanceof Error ? e.message : String(e)}`);
+      end(conn, isDependencyUnavailable(e) ? stream.closeCodes.unavailable : INTERNAL_ERROR, 'replay failed');
+    }
   };
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -354,9 +427,9 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   let closed: Promise<void> | undefined;
   return {
     ready,
-    connections: () => live.size,
+    connections: () => live.size + replaying.size,
     drop(connectionId, why) {
-      for (const conn of live) if (conn.id === connectionId) end(conn, stream.closeCodes.unavailable, why);
+      for (const conn of [...live, ...replaying]) if (conn.id === connectionId) end(conn, stream.closeCodes.unavailable, why);
     },
     feedCursor: () => poller.cursor,
     wake: () => poller.wake(),
@@ -372,8 +445,9 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
         fanOut.clear();
         await Promise.allSettled([...admitting]);
         const gone = [...sockets].map((ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r()))));
-        for (const conn of live) conn.ws.close(stream.closeCodes.shuttingDown.code, stream.closeCodes.shuttingDown.reason);
+        for (const conn of [...live, ...replaying]) conn.ws.close(stream.closeCodes.shuttingDown.code, stream.closeCodes.shuttingDown.reason);
         live.clear();
+        replaying.clear();
         const grace = setTimeout(() => {
           for (const ws of sockets) ws.terminate();
         }, SHUTDOWN_GRACE_MS);

@@ -1,0 +1,80 @@
+/**
+ * The connection parameters of asyncapi.yaml's `ws` query binding beyond the key: `after` (resume) and
+ * `tickers` (filter, max keys). Pure functions of the upgrade URL and the admitted plan; every pattern,
+ * bound and close reason is read from the contract (generated/stream.ts), never written here.
+ */
+import { streamQuery, streamRules } from '../../generated/stream.js';
+import { articleRules } from '../contract/index.js';
+import type { StoredArticle } from '../domain/articles.js';
+import { ulidTimePrefix } from '../store/ids.js';
+import type { CloseSpec } from './admission.js';
+
+/** A connection's `tickers`: the symbols, and a canonical key (sorted, deduplicated) shared by equal filters. */
+export interface TickerFilter {
+  key: string;
+  symbols: ReadonlySet<string>;
+}
+
+export interface StreamParams {
+  /** Resume after this article id (exclusive); undefined: live only. */
+  after?: string;
+  tickers?: TickerFilter;
+}
+
+export type ParamsOutcome = { ok: true; params: StreamParams } | { ok: false; close: CloseSpec };
+
+const afterPattern = new RegExp(streamQuery.after.pattern);
+const tickersPattern = new RegExp(streamQuery.tickers.pattern);
+
+function fits(value: string, schema: { minLength: number; maxLength: number }, pattern: RegExp): boolean {
+  return value.length >= schema.minLength && value.length <= schema.maxLength && pattern.test(value);
+}
+
+/**
+ * `after` and `tickers` of an upgrade URL, for a key whose plan has (or lacks) ticker data. A malformed
+ * value (or one given twice) → `invalidParameter`; a well-formed `tickers` on a plan without ticker data
+ * → `tickersRequireMax`. The form is judged first: a bad value is a bad value whatever the plan.
+ */
+export function streamParams(url: string | undefined, planHasTickers: boolean): ParamsOutcome {
+  const query = new URL(url ?? '/', 'http://stream.invalid').searchParams;
+  const invalid: ParamsOutcome = { ok: false, close: streamRules.closeCodes.invalidParameter };
+  const params: StreamParams = {};
+
+  const after = query.getAll('after');
+  if (after.length > 1) return invalid;
+  if (after.length === 1) {
+    if (!fits(after[0]!, streamQuery.after, afterPattern)) return invalid;
+    params.after = after[0]!;
+  }
+
+  const tickers = query.getAll('tickers');
+  if (tickers.length > 1) return invalid;
+  if (tickers.length === 1) {
+    const raw = tickers[0]!;
+    if (!fits(raw, streamQuery.tickers, tickersPattern)) return invalid;
+    const symbols = raw.split(',');
+    if (symbols.length > streamRules.tickersMaxItems || !symbols.every((s) => articleRules.tickerPattern.test(s))) return invalid;
+    if (!planHasTickers) return { ok: false, close: streamRules.closeCodes.tickersRequireMax };
+    const set = new Set(symbols);
+    params.tickers = { key: [...set].sort().join(','), symbols: set };
+  }
+  return { ok: true, params };
+}
+
+/** Whether an article is about at least one of the filter's symbols (no filter: every article). */
+export function matchesTickers(article: Pick<StoredArticle, 'tickers'>, filter: TickerFilter | undefined): boolean {
+  if (!filter) return true;
+  for (const t of article.tickers) if (filter.symbols.has(t.ticker)) return true;
+  return false;
+}
+
+/**
+ * The exclusive lower bound on article ids that a resuming connection replays: the later of `after`
+ * and the start of the key's lookback window (`windowStartMs`, from src/domain/lookback.ts). An id
+ * sorts by its receive time, so an article received at or before the window start sorts at or below
+ * the bound (the same rule as the list endpoint's `since` clamp).
+ */
+export function replayLowerBound(after: string, windowStartMs: number): string {
+  const windowBound = ulidTimePrefix(Math.max(0, windowStartMs)) + 'ZZZZZZZZZZZZZZZZ';
+  return after > windowBound ? after : windowBound;
+}
