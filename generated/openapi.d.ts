@@ -64,10 +64,14 @@ export interface paths {
          *       against the rate limit) or the database is unreachable for a moment: retry after
          *       `Retry-After`, with backoff.
          *     - **Paging.** The ranking is `limit`-bounded: `offset` skips that many of the ranked results,
-         *       and `offset + limit` may be at most 100. `next` is the path and query of the next page (the
-         *       same query with `offset` moved on), also sent as `Link: <…>; rel="next"`, or `null` when this
-         *       page is not full or the next one would go past 100.
-         *     - `tickers` keeps the results about at least one of the listed instruments.
+         *       and `offset + limit` may be at most 100 (more is a `400`). `next` is the path and query of the
+         *       next page (the same query with `offset` moved on, and `limit` cut where the next page would
+         *       pass 100), also sent as `Link: <…>; rel="next"`, or `null` when this page is not full or it
+         *       ends at the 100th result.
+         *     - `tickers` keeps the results about at least one of the listed instruments. The filter applies
+         *       to the 100 most relevant results of the whole archive, and `offset` and `limit` page through
+         *       what it keeps: a filtered search may return fewer than `limit` articles, even none, when few
+         *       of those 100 are about the instruments (a narrower `q` then finds more).
          *
          */
         get: operations["searchNews"];
@@ -219,8 +223,9 @@ export interface components {
         };
     };
     responses: {
-        /** @description A query parameter is malformed, out of range, missing or not part of this operation. The
-         *     `detail` names the parameter and the rule. Counts against the rate limit.
+        /** @description A query parameter is malformed, out of range, missing or not part of this operation, or a search
+         *     page goes past the 100 ranked results (`offset + limit` over 100). The `detail` names the
+         *     parameter and the rule. Counts against the rate limit.
          *      */
         BadRequest: {
             headers: {

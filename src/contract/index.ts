@@ -80,6 +80,15 @@ export const articleRules = {
 const listLimitSchema = operationParameters('listNews').find((p) => p.name === 'limit')!.schema;
 export const limitBounds = { min: listLimitSchema.minimum as number, max: listLimitSchema.maximum as number };
 
+/**
+ * Search pages through the first `searchRankingMax` ranked results: `offset + limit` may be at most the
+ * largest page (SearchOffset: "`offset + limit` may be at most 100"; its maximum is one less).
+ */
+const searchLimitSchema = operationParameters('searchNews').find((p) => p.name === 'limit')!.schema;
+const searchOffsetSchema = rule<any>(operationParameters('searchNews').find((p) => p.name === 'offset')?.schema, 'SearchOffset');
+export const searchRankingMax = rule<number>(searchLimitSchema.maximum, 'SearchLimit.maximum');
+if (searchOffsetSchema.maximum !== searchRankingMax - 1) throw new Error('openapi.yaml: SearchOffset.maximum must be SearchLimit.maximum - 1');
+
 /** The problem bodies of components/examples, by kind. */
 const ex = openapi.components.examples;
 export const problems = {
@@ -90,6 +99,9 @@ export const problems = {
   rateLimitExceeded: ex.RateLimitExceeded.value as Problem,
   embeddingUnavailable: ex.EmbeddingUnavailable.value as Problem,
   serviceUnavailable: ex.ServiceUnavailable.value as Problem,
+  tickerFilterMaxPlanOnly: ex.TickerFilterMaxPlanOnly.value as Problem,
+  cursorConflict: ex.CursorConflict.value as Problem,
+  offsetPastRanking: ex.OffsetPastRanking.value as Problem,
 } as const;
 export type ProblemKind = keyof typeof problems;
 

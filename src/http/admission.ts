@@ -5,12 +5,12 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { authenticate, type AuthDeps, type Caller } from '../auth/index.js';
-import { limits, operationParameters, plans } from '../contract/index.js';
+import { limits, operationParameters, plans, searchRankingMax } from '../contract/index.js';
 import type { RateLimiter } from '../state/memory.js';
 import { sendGenericProblem, sendProblem } from './problem.js';
 import { echo, pathOnly } from './target.js';
 import { createResponseCheck } from './response-check.js';
-import { checkQueryShape, openapiValidator } from './validation.js';
+import { checkQueryShape, openapiValidator, pinQuery } from './validation.js';
 
 export type OperationId = 'listNews' | 'searchNews' | 'getAccountUsage';
 
@@ -70,6 +70,26 @@ function validated(operationId: OperationId): RequestHandler {
   };
 }
 
+/** Operations that take the `tickers` filter (read from the contract). */
+const takesTickers = new Set((Object.keys(OPERATION_PATHS) as OperationId[]).filter((id) => operationParameters(id).some((p) => p.name === 'tickers')));
+
+/**
+ * The rules between parameters, after each one was validated alone (a `400`, counted): `after` and
+ * `before` cannot be combined (listNews); a search page may not pass the ranking (`offset + limit`).
+ */
+function crossParameterRules(operationId: OperationId): RequestHandler {
+  return (req, res, next) => {
+    const q = req.query as Record<string, unknown>;
+    if (operationId === 'listNews' && q.after !== undefined && q.before !== undefined) return sendProblem(res, 'cursorConflict');
+    if (operationId === 'searchNews') {
+      const offset = Number(q.offset ?? 0);
+      const limit = Number(q.limit ?? LIMIT_DEFAULT.searchNews);
+      if (offset + limit > searchRankingMax) return sendProblem(res, 'offsetPastRanking');
+    }
+    next();
+  };
+}
+
 /** Builds `chain(operationId)`: the middleware in front of an operation's handler. */
 export function createOperationChain(deps: AdmissionDeps): (operationId: OperationId) => RequestHandler[] {
   const validator = openapiValidator();
@@ -87,6 +107,10 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
     }
     const plan = plans[result.caller.tier];
     if (access.requires === 'search' && !plan.search) return sendProblem(res, 'maxPlanOnly');
+    // Tier access to a filter (checked before the rate limit, so not counted): `tickers` needs ticker data.
+    if (takesTickers.has(operationId) && !plan.tickers && Object.prototype.hasOwnProperty.call(pinQuery(req), 'tickers')) {
+      return sendProblem(res, 'tickerFilterMaxPlanOnly');
+    }
     res.locals.caller = result.caller;
     if (access.counted) {
       const d = await deps.rateLimiter.hit(result.caller.keyId, plan.rateLimit, limits.rateWindowMs, now);
@@ -104,5 +128,5 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
     next();
   };
 
-  return (operationId) => [admit(operationId), checkQueryShape(operationId), ...validator, validated(operationId)];
+  return (operationId) => [admit(operationId), checkQueryShape(operationId), ...validator, validated(operationId), crossParameterRules(operationId)];
 }

@@ -9,18 +9,23 @@ import { cachedLookup, type AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { effectiveSince } from '../domain/lookback.js';
 import { usageOf } from '../domain/tiers.js';
-import type { ArticleStore } from '../store/ports.js';
+import type { ArticleStore, ListQuery } from '../store/ports.js';
+import type { SearchOptions } from '../indexing/index.js';
 import type { RateLimiter } from '../state/memory.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from './admission.js';
-import { contractApp, contractFallbacks, JSON_TYPE, sendJson, sendJsonText, sendProblem } from './problem.js';
+import { contractApp, contractFallbacks, JSON_TYPE, sendJson, sendProblem } from './problem.js';
 import { validationErrorHandler } from './validation.js';
-import { FirstPageCache, type Page } from './list-cache.js';
+import { FirstPageCache, pageOf, type Page } from './list-cache.js';
+import { linkHeader, listNext, listParams, searchNext, single, tickerList } from './paging.js';
 import { freshnessOf, type Freshness, type WakeSubscription } from './store-freshness.js';
 
 export interface ArchiveSearch {
-  /** Most relevant first. Throws EmbeddingUnavailableError when the embedder fails. */
-  search(query: string, limit: number): Promise<StoredArticle[]>;
+  /**
+   * Most relevant first: the ranked results `offset` to `offset + limit` (of those about one of
+   * `tickers`, when given). Throws EmbeddingUnavailableError when the embedder fails.
+   */
+  search(query: string, limit: number, options?: SearchOptions): Promise<StoredArticle[]>;
 }
 
 export interface AppDeps extends AuthDeps {
@@ -43,19 +48,22 @@ export interface AppDeps extends AuthDeps {
 
 const OPERATION_PATHS_LIST = Object.values(OPERATION_PATHS);
 
+
 function freshnessSource(store: object, wake: WakeSubscription | undefined): () => number {
   const f = freshnessOf(store, wake ? { wake } : {});
   return () => f.generation();
 }
 
-/** sendJsonText for a cached page: the body is already encoded. */
-function sendPage(res: express.Response, page: Page): void {
+/** A NewsList page: the cached or fresh head of the body, then `next` (and its `Link` header). */
+function sendPage(res: express.Response, page: Page, next: string | null): void {
+  const body = Buffer.concat([page.head, Buffer.from(`,"next":${JSON.stringify(next)}}`)]);
   const check = res.locals.checkResponse as ((status: number, type: string, body: unknown) => void) | undefined;
-  check?.(200, JSON_TYPE, JSON.parse(page.body.toString('utf8')));
+  check?.(200, JSON_TYPE, JSON.parse(body.toString('utf8')));
+  if (next !== null) res.setHeader('Link', linkHeader(next));
   res.statusCode = 200;
   res.setHeader('Content-Type', JSON_TYPE);
-  res.setHeader('Content-Length', page.body.length);
-  res.end(page.body);
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -73,29 +81,44 @@ export function createApp(deps: AppDeps): express.Express {
   app.get(OPERATION_PATHS.listNews, ...route('listNews'), async (req, res) => {
     const { caller } = res.locals as Locals;
     const now = deps.clock();
-    const limit = Number(req.query.limit ?? LIMIT_DEFAULT.listNews);
-    const since = typeof req.query.since === 'string' ? parseRfc3339(req.query.since) : undefined;
-    const urgency = req.query.urgency as Urgency | undefined;
+    const params = listParams(req.query as Record<string, unknown>);
+    const limit = Number(params.limit ?? LIMIT_DEFAULT.listNews);
+    const since = params.since === undefined ? undefined : parseRfc3339(params.since);
+    const urgency = params.urgency as Urgency | undefined;
     const withTickers = plans[caller.tier].tickers;
-    const query = { afterMs: effectiveSince(caller.tier, now, since), limit, ...(urgency ? { urgency } : {}) };
+    // The lookback window bounds every page: an `after` older than it reads as its start (the store
+    // takes the larger of the two lower bounds).
+    const query: ListQuery = {
+      afterMs: effectiveSince(caller.tier, now, since),
+      limit,
+      ...(urgency ? { urgency } : {}),
+      ...(params.tickers ? { tickers: params.tickers } : {}),
+      ...(params.after !== undefined ? { afterId: params.after, ascending: true } : {}),
+      ...(params.before !== undefined ? { beforeId: params.before } : {}),
+    };
     const windowStart = effectiveSince(caller.tier, now, undefined);
-    // Hot path: the store serialises each article (NewsList is just `count` and those objects).
+    // Hot path: the store serialises each article (NewsList is `count`, those objects and `next`).
     const load = () => deps.articles.listJson(query, withTickers);
-    if (query.afterMs !== windowStart) {
-      const articles = await load();
-      return sendJsonText(res, 200, `{"count":${articles.length},"articles":[${articles.join(',')}]}`);
+    const firstPage = query.afterMs === windowStart && !query.afterId && !query.beforeId && !query.tickers;
+    if (!firstPage) {
+      const page = pageOf(await load());
+      return sendPage(res, page, listNext(params, limit, page));
     }
-    // The first page of the window (no `since`, or one older than the window): usually cached.
+    // The first page of the window (no `since`, or one older than the window; no cursor, no filter
+    // but urgency): usually cached.
     const cached = firstPages.get({ withTickers, lookbackMs: now - windowStart, urgency, limit }, windowStart, load);
-    sendPage(res, cached instanceof Promise ? await cached : cached);
+    const page = cached instanceof Promise ? await cached : cached;
+    sendPage(res, page, listNext(params, limit, page));
   });
 
   app.get(OPERATION_PATHS.searchNews, ...route('searchNews'), async (req, res) => {
     const q = String(req.query.q);
     const limit = Number(req.query.limit ?? LIMIT_DEFAULT.searchNews);
+    const offset = Number(req.query.offset ?? 0);
+    const tickers = tickerList(req.query.tickers);
     let rows: StoredArticle[];
     try {
-      rows = await deps.search.search(q, limit);
+      rows = await deps.search.search(q, limit, { offset, ...(tickers ? { tickers } : {}) });
     } catch (err) {
       if (err instanceof EmbeddingUnavailableError) {
         res.set('Retry-After', String(limits.unavailableRetryAfterSeconds));
@@ -103,7 +126,10 @@ export function createApp(deps: AppDeps): express.Express {
       }
       throw err;
     }
-    const body: SearchResults = { count: rows.length, query: q, articles: rows.map((a) => presentArticle(a, true) as SearchResults['articles'][number]) };
+    const limitText = single(req.query.limit) ?? (typeof req.query.limit === 'number' ? String(req.query.limit) : undefined);
+    const next = searchNext({ q, offset, ...(limitText !== undefined ? { limit: limitText } : {}), ...(tickers ? { tickers } : {}) }, limit, rows.length);
+    const body: SearchResults = { count: rows.length, query: q, articles: rows.map((a) => presentArticle(a, true) as SearchResults['articles'][number]), next };
+    if (next !== null) res.setHeader('Link', linkHeader(next));
     sendJson(res, 200, body);
   });
 

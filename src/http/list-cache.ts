@@ -8,7 +8,9 @@
  * - its oldest article is still inside the window at the time of the request (the window slides: an
  *   article that has left it is never served; nothing can enter it without a new generation).
  *
- * Requests with a `since` inside the window are not first pages and go to the store every time.
+ * Requests with a `since` inside the window, a cursor (`after`, `before`) or a `tickers` filter are not
+ * first pages and go to the store every time. A cached page holds the articles only: the `next` link
+ * (which repeats the request's own parameters) is added per request.
  */
 import { decodeTime } from 'ulid';
 import type { Urgency } from '../contract/index.js';
@@ -20,10 +22,15 @@ export interface PageVariant {
   limit: number;
 }
 
-/** A page as sent: the NewsList body, ready to write. */
+/**
+ * A page, ready to write: the NewsList body up to the end of `articles` (`{"count":N,"articles":[…]`);
+ * `next`, which depends on how the request was written (src/http/paging.ts), and `}` follow per request.
+ */
 export interface Page {
-  body: Buffer;
+  head: Buffer;
   count: number;
+  /** The last article's id (on a newest-first page the oldest, the `before` of `next`); undefined for an empty page. */
+  lastId: string | undefined;
   /** The oldest article's receive time (its id's ULID time), ms; undefined for an empty page. */
   oldestMs: number | undefined;
 }
@@ -31,13 +38,15 @@ export interface Page {
 /** Distinct variants kept at most (2 ticker variants × windows × 4 urgency filters × limits). */
 export const LIST_CACHE_MAX_ENTRIES = 256;
 
-/** The NewsList body of articles already serialised as Article JSON, newest first. */
+/** The NewsList head of articles already serialised as Article JSON (newest first when cached). */
 export function pageOf(articles: string[]): Page {
   const last = articles[articles.length - 1];
+  const lastId = last === undefined ? undefined : (JSON.parse(last) as { id: string }).id;
   return {
-    body: Buffer.from(`{"count":${articles.length},"articles":[${articles.join(',')}]}`),
+    head: Buffer.from(`{"count":${articles.length},"articles":[${articles.join(',')}]`),
     count: articles.length,
-    oldestMs: last === undefined ? undefined : decodeTime((JSON.parse(last) as { id: string }).id),
+    lastId,
+    oldestMs: lastId === undefined ? undefined : decodeTime(lastId),
   };
 }
 

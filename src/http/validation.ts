@@ -15,6 +15,9 @@ export function ruleText(schema: any): string {
   if (schema.type === 'integer') return `an integer between ${schema.minimum} and ${schema.maximum}`;
   if (Array.isArray(schema.enum)) return `one of ${schema.enum.join(', ')}`;
   if (schema.format === 'date-time') return 'an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z';
+  if (schema.type === 'array') return `${schema.minItems} to ${schema.maxItems} upper-case ticker symbols separated by commas, e.g. AAPL,MSFT`;
+  // An id (after, before): fixed length and a pattern.
+  if (schema.type === 'string' && schema.pattern && schema.minLength === schema.maxLength) return `an article id (a ULID, ${schema.minLength} characters)`;
   if (schema.type === 'string' && schema.minLength !== undefined) {
     return `a string of ${schema.minLength} to ${schema.maxLength} characters, not only spaces`;
   }
@@ -62,6 +65,17 @@ function safeDecode(s: string): string {
 }
 
 /**
+ * Express 5 parses the query string again on every read of `req.query` (a getter): read it once per
+ * request and keep that object (the validator coerces it in place). Idempotent; returns the query.
+ */
+export function pinQuery(req: Request): Record<string, unknown> {
+  if (!Object.prototype.hasOwnProperty.call(req, 'query')) {
+    Object.defineProperty(req, 'query', { value: req.query, writable: true, enumerable: true, configurable: true });
+  }
+  return req.query as Record<string, unknown>;
+}
+
+/**
  * What the schema validator cannot see, or sees differently from us: a query key that is not a parameter
  * of the operation, as our parser read it (the validator re-parses the query and drops keys such as
  * `__proto__[x]`), a parameter given twice (it would see an array), an integer written other than in
@@ -72,9 +86,7 @@ export function checkQueryShape(operationId: string): RequestHandler {
   const params = operationParameters(operationId);
   const names = new Set(params.map((p) => p.name));
   return (req, res, next) => {
-    // Express 5 parses the query string again on every read of `req.query` (a getter): read it once
-    // per request and keep that object, which the validator coerces in place as before.
-    Object.defineProperty(req, 'query', { value: req.query, writable: true, enumerable: true, configurable: true });
+    pinQuery(req);
     for (const name of Object.keys(req.query)) {
       if (!names.has(name)) return sendProblem(res, 'invalidParameter', unknownParameterDetail(name));
     }

@@ -46,6 +46,12 @@ export interface SemanticIndexOptions {
 }
 
 /** Search asked before the index has loaded the archive: the contract's 503 with Retry-After. */
+/** Paging and filter of one search (GET /v1/news/search `offset`, `tickers`). */
+export interface SearchOptions {
+  offset?: number;
+  tickers?: string[];
+}
+
 export class SearchIndexLoadingError extends Error {
   override name = 'SearchIndexLoadingError';
   /** Read by the HTTP layer (isDependencyUnavailable): a 503 serviceUnavailable, retry shortly. */
@@ -261,7 +267,12 @@ export class SemanticIndex {
     this.options.log?.(`search: ${rows} vectors, switched to the approximate index (HNSW), built in ${Math.round(performance.now() - started)} ms`);
   }
 
-  async search(query: string, limit: number): Promise<StoredArticle[]> {
+  /**
+   * The ranked results `offset` to `offset + limit`, most relevant first. With `tickers`, the most
+   * relevant `limitBounds.max` results are ranked first, then only those about one of the symbols are
+   * kept and paged through (openapi.yaml, searchNews: a filtered search may return fewer).
+   */
+  async search(query: string, limit: number, options: SearchOptions = {}): Promise<StoredArticle[]> {
     if (this.state !== 'ready') {
       // Results from part of the archive would be a silent wrong answer: refuse until loaded.
       if (this.background) throw new SearchIndexLoadingError(`search index loading (${this.ids.length} vectors so far)`);
@@ -270,8 +281,15 @@ export class SemanticIndex {
     const [q] = await this.embedder.embed([query]);
     await this.refresh();
     // As the list store: never more than the contract allows, whatever limit reaches this point.
-    const top = await this.rank(q!, clampLimit(limit, limitBounds));
-    return this.store.getMany(top.map((t) => this.ids[t.row]!));
+    const size = clampLimit(limit, limitBounds);
+    const offset = Math.max(0, Math.trunc(options.offset ?? 0));
+    const tickers = options.tickers && options.tickers.length > 0 ? new Set(options.tickers) : undefined;
+    // The ranking the pages come from: the first offset + limit results, or (filtered) the whole window.
+    const depth = tickers ? limitBounds.max : clampLimit(offset + size, limitBounds);
+    const ranked = (await this.rank(q!, depth)).map((t) => this.ids[t.row]!);
+    if (!tickers) return this.store.getMany(ranked.slice(offset, offset + size));
+    const about = (await this.store.getMany(ranked)).filter((a) => a.tickers.some((t) => tickers.has(t.ticker)));
+    return about.slice(offset, offset + size);
   }
 
   /** The `k` rows most similar to `query`, best first (equal scores: the newer article first). */

@@ -41,8 +41,16 @@ export interface NewArticle {
 }
 
 export interface ListQuery {
-  /** Exclusive lower bound on received_at, epoch ms. */
+  /** Exclusive lower bound on received_at, epoch ms (the `since` / lookback bound). */
   afterMs: number;
+  /** Cursor: only articles with a greater id (exclusive); the lower bound is the larger of this and `afterMs`. */
+  afterId?: string;
+  /** Cursor: only articles with a smaller id (exclusive). */
+  beforeId?: string;
+  /** Oldest first (used with `afterId`); newest first otherwise. */
+  ascending?: boolean;
+  /** Only articles about at least one of these symbols (the ticker index). */
+  tickers?: string[];
   urgency?: Urgency;
   limit: number;
 }
@@ -61,7 +69,10 @@ export interface ArticleStore {
    * time used as given (fixtures, the demo's back-dated sample archive).
    */
   insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]>;
-  /** Newest first by received_at. */
+  /**
+   * Newest first by id (= by received_at), or oldest first with `ascending`, between the bounds of the
+   * query, filtered by urgency and tickers; at most `limit` (clamped to the contract's bounds).
+   */
   list(query: ListQuery): Promise<StoredArticle[]>;
   /**
    * The same articles as `list`, each already serialised as the contract's Article JSON (fields in

@@ -7,13 +7,14 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { monotonicFactory } from 'ulid';
-import { limitBounds, type Tier } from '../contract/index.js';
-import { clampLimit, conformArticle, type StoredArticle } from '../domain/articles.js';
+import type { Tier } from '../contract/index.js';
+import { conformArticle, type StoredArticle } from '../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
 import type { FeedEntry, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from './ports.js';
 import { defaultNearRule } from './near-rule.js';
 import { SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
-import { randomId, receiveStamp, ulidTimePrefix } from './ids.js';
+import { randomId, receiveStamp } from './ids.js';
+import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from './list-query.js';
 import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
 
 const MIGRATIONS: string[] = [
@@ -59,6 +60,18 @@ const MIGRATIONS: string[] = [
    CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
   `ALTER TABLE embed_queue ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
   SOURCES_MIGRATION,
+  // The ticker index of the list filter (issue 12): one row per (symbol, article), urgency copied for
+  // the urgency filter; filled on every insert, backfilled here from the stored tickers JSON.
+  `CREATE TABLE article_tickers (
+     ticker TEXT NOT NULL,
+     article_id TEXT NOT NULL REFERENCES articles(id),
+     urgency TEXT NOT NULL,
+     PRIMARY KEY (ticker, article_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX article_tickers_urgency ON article_tickers(ticker, urgency, article_id);
+   INSERT OR IGNORE INTO article_tickers (ticker, article_id, urgency)
+     SELECT json_extract(j.value, '$.ticker'), a.id, a.urgency FROM articles a, json_each(a.tickers) j
+     WHERE json_extract(j.value, '$.ticker') IS NOT NULL;`,
 ];
 
 function migrate(db: Database.Database): void {
@@ -129,27 +142,14 @@ function articleJson(withTickers: boolean): string {
   return `json_object(${fields.join(', ')})`;
 }
 
-function listJsonStatements(db: Database.Database) {
-  const make = (withTickers: boolean, byUrgency: boolean) =>
-    db
-      .prepare<unknown[], string>(
-        `SELECT ${articleJson(withTickers)} FROM articles WHERE ${byUrgency ? 'urgency = ? AND ' : ''}id > ? ORDER BY id DESC LIMIT ?`,
-      )
-      .pluck();
-  return {
-    listJsonFull: make(true, false),
-    listJsonFullUrgency: make(true, true),
-    listJsonPublic: make(false, false),
-    listJsonPublicUrgency: make(false, true),
-  };
-}
-
 export class SqliteStore implements Store {
   readonly engine = 'sqlite' as const;
   readonly db: Database.Database;
   private readonly ulid = monotonicFactory();
   private readonly stmts;
   private readonly sources: SqliteSources;
+  /** List statements by shape (rows, Article JSON with or without tickers): prepared on first use. */
+  private readonly listStatements = new Map<string, Database.Statement>();
 
   constructor(file: string, options: OpenOptions = {}) {
     this.db = openDatabase(file, options);
@@ -173,11 +173,7 @@ export class SqliteStore implements Store {
          VALUES (@id, @content, @urgency, @sentiment, @published_at, @received_at, @tickers, @source, @url)`,
       ),
       enqueue: db.prepare('INSERT OR IGNORE INTO embed_queue (article_id, enqueued_at) VALUES (?, ?)'),
-      list: db.prepare<[string, number], ArticleRow>('SELECT * FROM articles WHERE id > ? ORDER BY id DESC LIMIT ?'),
-      listUrgency: db.prepare<[string, string, number], ArticleRow>(
-        'SELECT * FROM articles WHERE urgency = ? AND id > ? ORDER BY id DESC LIMIT ?',
-      ),
-      ...listJsonStatements(db),
+      insertTicker: db.prepare('INSERT OR IGNORE INTO article_tickers (ticker, article_id, urgency) VALUES (@ticker, @article_id, @urgency)'),
       newestId: db.prepare<[], string>('SELECT id FROM articles ORDER BY id DESC LIMIT 1').pluck(),
       byId: db.prepare<[string], ArticleRow>('SELECT * FROM articles WHERE id = ?'),
       count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM articles'),
@@ -300,6 +296,7 @@ export class SqliteStore implements Store {
         };
         this.stmts.insertArticle.run(row);
         this.stmts.enqueue.run(id, receivedAt);
+        for (const t of tickerRows([{ id, urgency: article.urgency, tickers: article.tickers }])) this.stmts.insertTicker.run(t);
         out.push({ id, content: article.content, urgency: article.urgency, sentiment: article.sentiment, published_at: article.published_at, received_at: receivedAt, tickers: article.tickers });
       }
     };
@@ -308,21 +305,35 @@ export class SqliteStore implements Store {
     return out;
   }
 
+  /** The statement of one list shape, prepared once: `select` `rows` (ArticleRow), `full` or `public` (Article JSON). */
+  private listStatement(kind: 'rows' | 'full' | 'public', shape: ListShape): Database.Statement {
+    const key = `${kind}:${shapeKey(shape)}`;
+    let st = this.listStatements.get(key);
+    if (!st) {
+      const select = kind === 'rows' ? '*' : articleJson(kind === 'full');
+      st = this.db.prepare(listSql(select, shape, (name) => `@${name}`));
+      if (kind !== 'rows') st.pluck();
+      this.listStatements.set(key, st);
+    }
+    return st;
+  }
+
+  /** The SQL of a list page and SQLite's plan for it (EXPLAIN QUERY PLAN), for tests and the docs. */
+  explainList(q: ListQuery): { sql: string; plan: string[] } {
+    const query = normaliseTickers(q);
+    const sql = listSql('*', listShape(query), (name) => `@${name}`);
+    const plan = this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(listValues(query)) as { detail: string }[];
+    return { sql, plan: plan.map((r) => r.detail) };
+  }
+
   async list(q: ListQuery): Promise<StoredArticle[]> {
-    // ULIDs sort by receive time: every id of a later millisecond is greater than this bound.
-    const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
-    const limit = clampLimit(q.limit, limitBounds);
-    const rows = q.urgency ? this.stmts.listUrgency.all(q.urgency, bound, limit) : this.stmts.list.all(bound, limit);
-    return rows.map(toArticle);
+    const query = normaliseTickers(q);
+    return (this.listStatement('rows', listShape(query)).all(listValues(query)) as ArticleRow[]).map(toArticle);
   }
 
   async listJson(q: ListQuery, withTickers: boolean): Promise<string[]> {
-    const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
-    const st = this.stmts;
-    // A second line of defence behind request validation: a page is never larger than the contract allows.
-    const limit = clampLimit(q.limit, limitBounds);
-    if (q.urgency) return (withTickers ? st.listJsonFullUrgency : st.listJsonPublicUrgency).all(q.urgency, bound, limit);
-    return (withTickers ? st.listJsonFull : st.listJsonPublic).all(bound, limit);
+    const query = normaliseTickers(q);
+    return this.listStatement(withTickers ? 'full' : 'public', listShape(query)).all(listValues(query)) as string[];
   }
 
   async getMany(ids: string[]): Promise<StoredArticle[]> {

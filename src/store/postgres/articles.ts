@@ -6,10 +6,10 @@
  * later. The insert's transaction notifies the schema's feed channel with its newest seq (bus.ts).
  */
 import { monotonicFactory } from 'ulid';
-import { limitBounds } from '../../contract/index.js';
-import { clampLimit, conformArticle, type StoredArticle } from '../../domain/articles.js';
+import { conformArticle, type StoredArticle } from '../../domain/articles.js';
 import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports.js';
-import { receiveStamp, ulidTimePrefix } from '../ids.js';
+import { receiveStamp } from '../ids.js';
+import { listShape, listSql, listValues, normaliseTickers, numberedPlaceholders, shapeKey, tickerRows } from '../list-query.js';
 import { feedChannel, LOCK, type Db } from './db.js';
 import { toArticle, type ArticleRow } from '../rows.js';
 
@@ -38,6 +38,8 @@ function articleJson(withTickers: boolean): string {
 
 export class PgArticles implements ArticleStore {
   private readonly ulid = monotonicFactory();
+  /** List statements by name (one per shape), with their parameter order. */
+  private readonly statements = new Map<string, { text: string; names: string[] }>();
 
   constructor(private readonly db: Db) {}
 
@@ -79,6 +81,13 @@ export class PgArticles implements ArticleStore {
         ],
       );
       await db.query('INSERT INTO embed_queue (article_id, enqueued_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING', [out.map((a) => a.id), receivedAt]);
+      const tickers = tickerRows(out);
+      if (tickers.length > 0) {
+        await db.query(
+          'INSERT INTO article_tickers (ticker, article_id, urgency) SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING',
+          [tickers.map((t) => t.ticker), tickers.map((t) => t.article_id), tickers.map((t) => t.urgency)],
+        );
+      }
       const newestSeq = rows.reduce((m, r) => Math.max(m, Number(r.seq)), 0);
       // Delivered at commit, in commit order, to every instance LISTENing on the schema's channel.
       await db.query('SELECT pg_notify($1, $2)', [feedChannel(db.schema), String(newestSeq)]);
@@ -86,26 +95,28 @@ export class PgArticles implements ArticleStore {
     });
   }
 
+  /** One list page: a named prepared statement per shape (rows, or Article JSON with or without tickers). */
+  private async listPage<R extends object>(kind: 'rows' | 'full' | 'public', q: ListQuery): Promise<R[]> {
+    const query = normaliseTickers(q);
+    const shape = listShape(query);
+    const name = `fns_list_${kind}_${shapeKey(shape)}`;
+    let st = this.statements.get(name);
+    if (!st) {
+      const { p, names } = numberedPlaceholders();
+      const select = kind === 'rows' ? COLUMNS : `${articleJson(kind === 'full')} AS j`;
+      st = { text: listSql(select, shape, p), names };
+      this.statements.set(name, st);
+    }
+    const values = listValues(query);
+    return this.db.query<R>(st.text, st.names.map((n) => values[n]), name);
+  }
+
   async list(q: ListQuery): Promise<StoredArticle[]> {
-    const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
-    const limit = clampLimit(q.limit, limitBounds);
-    const rows = q.urgency
-      ? await this.db.query<ArticleRow>(`SELECT ${COLUMNS} FROM articles WHERE urgency = $3 AND id > $1 ORDER BY id DESC LIMIT $2`, [bound, limit, q.urgency], 'fns_list_u')
-      : await this.db.query<ArticleRow>(`SELECT ${COLUMNS} FROM articles WHERE id > $1 ORDER BY id DESC LIMIT $2`, [bound, limit], 'fns_list');
-    return rows.map(toArticle);
+    return (await this.listPage<ArticleRow>('rows', q)).map(toArticle);
   }
 
   async listJson(q: ListQuery, withTickers: boolean): Promise<string[]> {
-    const bound = ulidTimePrefix(q.afterMs) + 'ZZZZZZZZZZZZZZZZ';
-    const limit = clampLimit(q.limit, limitBounds);
-    const name = `fns_list_json_${withTickers ? 'full' : 'public'}${q.urgency ? '_u' : ''}`;
-    const where = q.urgency ? 'urgency = $3 AND id > $1' : 'id > $1';
-    const rows = await this.db.query<{ j: string }>(
-      `SELECT ${articleJson(withTickers)} AS j FROM articles WHERE ${where} ORDER BY id DESC LIMIT $2`,
-      q.urgency ? [bound, limit, q.urgency] : [bound, limit],
-      name,
-    );
-    return rows.map((r) => r.j);
+    return (await this.listPage<{ j: string }>(withTickers ? 'full' : 'public', q)).map((r) => r.j);
   }
 
   async getMany(ids: string[]): Promise<StoredArticle[]> {

@@ -58,6 +58,19 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
   // 2: the source registry, exact-dedup records, near-dup keys, carriers (issue 11).
   SOURCES_MIGRATION,
+  // 3: the ticker index of the list filter (issue 12), filled on every insert, backfilled from the
+  // stored tickers JSON; urgency copied for the urgency filter.
+  `CREATE TABLE article_tickers (
+     ticker text COLLATE "C" NOT NULL,
+     article_id text COLLATE "C" NOT NULL REFERENCES articles(id),
+     urgency text NOT NULL,
+     PRIMARY KEY (ticker, article_id)
+   );
+   CREATE INDEX article_tickers_urgency ON article_tickers(ticker, urgency, article_id);
+   INSERT INTO article_tickers (ticker, article_id, urgency)
+     SELECT DISTINCT e->>'ticker', a.id, a.urgency FROM articles a, jsonb_array_elements(a.tickers::jsonb) e
+     WHERE e->>'ticker' IS NOT NULL
+   ON CONFLICT DO NOTHING;`,
 ];
 
 export const LATEST_VERSION = MIGRATIONS.length;

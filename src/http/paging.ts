@@ -1,0 +1,109 @@
+/**
+ * The paging rules of GET /v1/news and GET /v1/news/search (openapi.yaml, "Following the archive without
+ * gaps" and the two operations' descriptions), as pure functions shared by the service and the mock:
+ * what a request asks for, the `next` link of a page, and the `Link` header that repeats it.
+ */
+import { searchRankingMax } from '../contract/index.js';
+
+/** The list parameters that shape `next`, as the client wrote them (after parsing). */
+export interface ListParams {
+  limit?: string;
+  since?: string;
+  urgency?: string;
+  tickers?: string[];
+  after?: string;
+  before?: string;
+}
+
+export interface SearchParams {
+  q: string;
+  limit?: string;
+  offset: number;
+  tickers?: string[];
+}
+
+/** A query value as written in `next`: reserved characters escaped except those a symbol or a time uses. */
+function enc(value: string): string {
+  return encodeURIComponent(value).replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%2F/g, '/');
+}
+
+function queryString(pairs: [string, string | undefined][]): string {
+  return pairs
+    .filter((p): p is [string, string] => p[1] !== undefined)
+    .map(([k, v]) => `${k}=${enc(v)}`)
+    .join('&');
+}
+
+/** A query value that is one string (validation has refused repeats); undefined when absent. */
+export function single(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** The `tickers` parameter as symbols: the validator may have split it already (form style, explode false). */
+export function tickerList(v: unknown): string[] | undefined {
+  if (Array.isArray(v)) return v.map(String);
+  if (typeof v === 'string') return v.split(',');
+  return undefined;
+}
+
+/** What a list request's query says about paging and filters (values validated already). */
+export function listParams(query: Record<string, unknown>): ListParams {
+  const out: ListParams = {};
+  const set = (k: 'limit' | 'since' | 'urgency' | 'after' | 'before') => {
+    const v = query[k];
+    // `limit` may have been coerced to a number by the validator.
+    const s = typeof v === 'number' ? String(v) : single(v);
+    if (s !== undefined) out[k] = s;
+  };
+  set('limit');
+  set('since');
+  set('urgency');
+  set('after');
+  set('before');
+  const tickers = tickerList(query.tickers);
+  if (tickers) out.tickers = tickers;
+  return out;
+}
+
+/**
+ * The `next` of a list page (`lastId`: the id of its last article, in the page's order): the request's
+ * parameters with the cursor moved. With `after` (oldest first)
+ * always present: after the newest article of this page, or the same `after` when the page is empty (the
+ * page to poll). Otherwise (newest first, with or without `before`) `before` the oldest article of this
+ * page when the page is full, and null at the end of the window.
+ */
+export function listNext(params: ListParams, limit: number, page: { count: number; lastId: string | undefined }): string | null {
+  const last = page.lastId;
+  const base: [string, string | undefined][] = [
+    ['limit', params.limit],
+    ['since', params.since],
+    ['urgency', params.urgency],
+    ['tickers', params.tickers?.join(',')],
+  ];
+  if (params.after !== undefined) return `/v1/news?${queryString([...base, ['after', last ?? params.after]])}`;
+  if (last === undefined || page.count < limit) return null;
+  return `/v1/news?${queryString([...base, ['before', last]])}`;
+}
+
+/**
+ * The `next` of a search page: the same query with `offset` moved on by `limit`, the `limit` cut where it
+ * would pass the ranking (`offset + limit` at most searchRankingMax); null when this page is not full or
+ * ends at the last ranked result.
+ */
+export function searchNext(params: SearchParams, limit: number, count: number): string | null {
+  const offset = params.offset + limit;
+  if (count < limit || offset >= searchRankingMax) return null;
+  const nextLimit = Math.min(limit, searchRankingMax - offset);
+  const limitText = params.limit === undefined && nextLimit === limit ? undefined : String(nextLimit);
+  return `/v1/news/search?${queryString([
+    ['q', params.q],
+    ['limit', limitText],
+    ['offset', String(offset)],
+    ['tickers', params.tickers?.join(',')],
+  ])}`;
+}
+
+/** The `Link` header of a page whose `next` is not null. */
+export function linkHeader(next: string): string {
+  return `<${next}>; rel="next"`;
+}

@@ -1,0 +1,97 @@
+/**
+ * The SQL of one list page (GET /v1/news), shared by both engines: the bounds, the order and the
+ * filters of a ListQuery as one statement per shape, so each adapter prepares (and caches) a statement
+ * per shape and binds the values.
+ *
+ * - Bounds: `id > lower AND id < upper`. `lower` is the larger of the time bound (`afterMs`, the
+ *   `since`/lookback bound: every id of a later millisecond sorts above `<time prefix>ZZZ…`) and the
+ *   `afterId` cursor; `upper` is the `beforeId` cursor, or `8`, above every ULID (they start 0-7).
+ * - Tickers: one range scan of the ticker index per symbol (article_tickers, keyed by ticker then
+ *   article id, with urgency denormalised for the urgency filter), each at most `limit` rows, their
+ *   union (an article about two of the symbols once), then the page: O(k·(log n + limit)) for k
+ *   symbols, whatever the size of the archive.
+ */
+import { clampLimit } from '../domain/articles.js';
+import { limitBounds } from '../contract/index.js';
+import type { ListQuery } from './ports.js';
+import { ulidTimePrefix } from './ids.js';
+
+/** Above every ULID (their first character is 0-7). */
+const TOP = '8';
+
+export interface ListShape {
+  urgency: boolean;
+  /** Number of ticker symbols (0: no ticker filter). */
+  tickers: number;
+  ascending: boolean;
+}
+
+export function listShape(q: ListQuery): ListShape {
+  return { urgency: q.urgency !== undefined, tickers: q.tickers?.length ?? 0, ascending: q.ascending === true };
+}
+
+export function shapeKey(s: ListShape): string {
+  return `${s.ascending ? 'a' : 'd'}${s.urgency ? 'u' : ''}${s.tickers}`;
+}
+
+/** The bound values of a query, by parameter name (`lo`, `hi`, `n`, `u`, `t0`…). */
+export function listValues(q: ListQuery): Record<string, string | number> {
+  const timeBound = ulidTimePrefix(Math.max(0, Math.trunc(q.afterMs))) + 'ZZZZZZZZZZZZZZZZ';
+  const lower = q.afterId !== undefined && q.afterId > timeBound ? q.afterId : timeBound;
+  const values: Record<string, string | number> = {
+    lo: lower,
+    hi: q.beforeId ?? TOP,
+    // A second line of defence behind request validation: a page is never larger than the contract allows.
+    n: clampLimit(q.limit, limitBounds),
+  };
+  if (q.urgency !== undefined) values.u = q.urgency;
+  (q.tickers ?? []).forEach((t, i) => (values[`t${i}`] = t));
+  return values;
+}
+
+/** Distinct ticker symbols, in the order given (a symbol listed twice is one range scan). */
+export function normaliseTickers(q: ListQuery): ListQuery {
+  if (!q.tickers) return q;
+  const tickers = [...new Set(q.tickers)];
+  return tickers.length === q.tickers.length ? q : { ...q, tickers };
+}
+
+/**
+ * The statement of a shape: `select` is the column list (or JSON expression) over `articles`; `p(name)`
+ * writes a placeholder for a named value (`@lo` on SQLite, `$1` on PostgreSQL).
+ */
+export function listSql(select: string, shape: ListShape, p: (name: string) => string): string {
+  const dir = shape.ascending ? 'ASC' : 'DESC';
+  const urgency = shape.urgency ? `urgency = ${p('u')} AND ` : '';
+  if (shape.tickers === 0) {
+    return `SELECT ${select} FROM articles WHERE ${urgency}id > ${p('lo')} AND id < ${p('hi')} ORDER BY id ${dir} LIMIT ${p('n')}`;
+  }
+  const scans = Array.from(
+    { length: shape.tickers },
+    (_, i) =>
+      `SELECT article_id FROM (SELECT article_id FROM article_tickers WHERE ticker = ${p(`t${i}`)} AND ${urgency}article_id > ${p('lo')} AND article_id < ${p('hi')} ORDER BY article_id ${dir} LIMIT ${p('n')}) AS s${i}`,
+  );
+  return `SELECT ${select} FROM articles WHERE id IN (${scans.join(' UNION ')}) ORDER BY id ${dir} LIMIT ${p('n')}`;
+}
+
+/** PostgreSQL placeholders: `$1`… numbered in order of first use; `names` gives the binding order. */
+export function numberedPlaceholders(): { p: (name: string) => string; names: string[] } {
+  const names: string[] = [];
+  return {
+    names,
+    p: (name) => {
+      let i = names.indexOf(name);
+      if (i === -1) i = names.push(name) - 1;
+      return `$${i + 1}`;
+    },
+  };
+}
+
+/** The ticker index rows of stored articles: one per distinct symbol. */
+export function tickerRows(articles: { id: string; urgency: string; tickers: { ticker: string }[] }[]): { ticker: string; article_id: string; urgency: string }[] {
+  const rows: { ticker: string; article_id: string; urgency: string }[] = [];
+  for (const a of articles) {
+    for (const ticker of new Set(a.tickers.map((t) => t.ticker))) rows.push({ ticker, article_id: a.id, urgency: a.urgency });
+  }
+  return rows;
+}
