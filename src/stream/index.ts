@@ -119,6 +119,8 @@ export const DEFAULT_FEED_POLL_MS = 100;
 export const FAN_OUT_SLICE_MS = 3;
 /** Feed entries read per replay page (one page is filtered, framed and written, then the loop yields). */
 export const REPLAY_PAGE = 200;
+/** While a replay waits for its client to read, how often the send buffer is looked at besides 'drain'. */
+const REPLAY_DRAIN_POLL_MS = 50;
 /** Clients send nothing; anything larger than this from a client ends its connection (1009). */
 const INBOUND_MAX_BYTES = 16 * 1024;
 /** How long `close()` waits for clients to answer the closing handshake before cutting them off. */
@@ -214,8 +216,11 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   const poller = new FeedPoller({
     articles: deps.articles,
     intervalMs: deps.feedPollMs ?? DEFAULT_FEED_POLL_MS,
-    deliver: (batch) => fanOut.push(batch),
-    hasListeners: () => live.size > 0,
+    deliver: (batch) => {
+      fanOut.push(batch);
+      if (replaying.size > 0) holdToBound(batch);
+    },
+    hasListeners: () => live.size + replaying.size > 0,
     log,
   });
   const unsubscribeWake = deps.feedWake?.(() => poller.wake());
@@ -358,6 +363,43 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
 
   // ---- resume: replay from the store, then join the fan-out ----
 
+  /**
+   * A replaying connection is owed every live batch too (it reads them from the store once it gets
+   * there): when one arrives that concerns it, the slow-consumer rule of live delivery applies to it
+   * exactly as to a live connection. With the replay paced by the client (below), this is what closes
+   * a client that stopped reading during its replay while articles keep arriving.
+   */
+  const holdToBound = (batch: readonly FeedEntry[]): void => {
+    for (const conn of replaying) {
+      if (conn.ws.bufferedAmount <= maxBufferedBytes) continue;
+      if (conn.tickers && !batch.some((e) => matchesTickers(e.article, conn.tickers))) continue;
+      end(conn, stream.closeCodes.slowConsumer, `send buffer ${conn.ws.bufferedAmount} bytes during replay`);
+    }
+  };
+
+  /**
+   * Paces the replay by the client: the next page is written once the send buffer is at most half the
+   * slow-consumer bound ("as fast as the client reads it"), so a client that reads is never pushed
+   * over the bound by its own replay. False when the connection went meanwhile.
+   */
+  const roomFor = async (conn: Connection): Promise<boolean> => {
+    while (replaying.has(conn) && conn.ws.bufferedAmount > maxBufferedBytes / 2) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          conn.socket.off('drain', done);
+          conn.socket.off('close', done);
+          resolve();
+        };
+        // 'drain' when the socket's queue empties; the timer covers frames queued inside `ws` itself.
+        const timer = setTimeout(done, REPLAY_DRAIN_POLL_MS);
+        conn.socket.once('drain', done);
+        conn.socket.once('close', done);
+      });
+    }
+    return replaying.has(conn);
+  };
+
   const replay = async (conn: Connection, after: string, tier: Tier, admittedSeq: number): Promise<void> => {
     try {
       const bound = replayLowerBound(after, effectiveSince(tier, deps.clock(), undefined));
@@ -381,9 +423,11 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
         }
         pos = page[page.length - 1]!.seq;
         const entries = page.filter((e) => matchesTickers(e.article, conn.tickers));
-        // The slow-consumer rule of live delivery, page by page: the replay is never read whole into memory.
+        // Page by page (the replay is never read whole into memory), through the same `send` and its
+        // slow-consumer check as live delivery.
         if (entries.length > 0 && !send(conn, [encode(entries, conn.withTickers)])) return;
         await new Promise<void>((r) => setImmediate(r));
+        if (!(await roomFor(conn))) return;
       }
     } catch (e) {
       log(`stream: replay for ${conn.id} failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -238,9 +238,9 @@ export async function waitFor(cond: () => boolean, what: string, timeoutMs = 500
 }
 
 /** Opens a client and waits until the service has admitted it. */
-export async function connectAdmitted(h: StreamHarness, opts: Parameters<typeof connect>[1]): Promise<TestClient> {
+export async function connectAdmitted(h: StreamHarness, opts: Parameters<typeof connect>[1] & { url?: string }): Promise<TestClient> {
   const before = h.stream.connections();
-  const c = connect(h.url, opts);
+  const c = connect(opts?.url ?? h.url, opts);
   await c.opened;
   await waitFor(() => h.stream.connections() > before || c.closeEvent !== undefined, 'admission');
   if (c.closeEvent) throw new Error(`closed on connect: ${c.closeEvent.code} ${c.closeEvent.reason}`);
