@@ -53,8 +53,8 @@ export const SOURCES_MIGRATION = `
     source text COLLATE "C" NOT NULL,
     at bigint NOT NULL
   );
+  -- One index (about 20 rows per article): pruning scans the table, which is rare and bounded by the 24 h window.
   CREATE INDEX near_keys_key ON near_keys(key, at);
-  CREATE INDEX near_keys_time ON near_keys(at);
   CREATE TABLE article_carriers (
     n bigserial PRIMARY KEY,
     article_id text COLLATE "C" NOT NULL,

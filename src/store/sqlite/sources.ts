@@ -46,14 +46,14 @@ export const SOURCES_MIGRATION = `
   ) WITHOUT ROWID;
   CREATE INDEX seen_items_url ON seen_items(canonical_url) WHERE canonical_url IS NOT NULL;
   CREATE INDEX seen_items_time ON seen_items(seen_at);
+  -- One b-tree (about 20 rows per article): pruning scans it, which is rare and bounded by the 24 h window.
   CREATE TABLE near_keys (
     key TEXT NOT NULL,
+    at INTEGER NOT NULL,
     article_id TEXT NOT NULL,
     source TEXT NOT NULL,
-    at INTEGER NOT NULL
-  );
-  CREATE INDEX near_keys_key ON near_keys(key, at);
-  CREATE INDEX near_keys_time ON near_keys(at);
+    PRIMARY KEY (key, at, article_id)
+  ) WITHOUT ROWID;
   CREATE TABLE article_carriers (
     n INTEGER PRIMARY KEY AUTOINCREMENT,
     article_id TEXT NOT NULL,
