@@ -1,17 +1,22 @@
 /**
  * Enrichment and near-duplicate quality on the labelled sets in eval/ (dev: tuned on; test: held out).
  *
- *   npm run eval:enrich            # add --errors to list every miss
+ *   npm run eval:enrich            # add --errors to list every miss, --no-embeddings to skip the MiniLM part (~40 s)
  *
  * Prints ticker precision/recall, per-ticker sentiment accuracy vs the majority class, article label
  * accuracy vs the majority class, and near-duplicate precision/recall of each method tried (thresholds
  * chosen on dev) and of the chosen one (src/dedup/near.ts), each on dev and test, goal next to measured.
+ * Then the sentence-embedding signal: every headline of the pair set embedded by the local all-MiniLM-L6-v2
+ * model (worker threads, offline; ~40 s on 2 shared cores, so computed here, no cache file), cosine alone and
+ * combined with the rules (thresholds chosen on dev), AUCs, and the embedding cost per headline.
  */
 import { readFileSync } from 'node:fs';
 import {
-  GOALS, METHODS, chosenJudge, keyRecall, methodJudge, parseJsonl, scoreLabels, scorePairs, scoreTickers, tuneOnDev,
+  BLEND_WEIGHTS, GOALS, METHODS, SEMANTIC_VARIANTS, bestPrecisionOn, blendJudge, chosenJudge, cosine, keyRecall, methodJudge, pairAuc, parseJsonl,
+  scoreLabels, scorePairs, scoreTickers, semanticJudge, tuneBlendOnDev, tuneOnDev, tuneSemanticOnDev,
   type PairCase, type SentimentCase, type TickerCase,
 } from '../src/enrich/evaluate.js';
+import { createLocalEmbedder, LOCAL_MODEL_ID } from '../src/search/index.js';
 import { enrich } from '../src/enrich/index.js';
 import { isNearDuplicate, nearDuplicateKeys, prepare } from '../src/dedup/near.js';
 
@@ -92,3 +97,49 @@ const goal = 15_000;
 console.log(`nearDuplicateKeys(text), cold: ${fmt(keysRate)} headlines/s (goal >= ${fmt(goal)}, x${(keysRate / goal).toFixed(2)})`);
 console.log(`isNearDuplicate(text, text), both cold: ${fmt(pairRate)} headlines/s (goal >= ${fmt(goal)}, x${(pairRate / goal).toFixed(2)})`);
 console.log(`isNearDuplicate(prepared, prepared): ${fmt(preparedRate)} pairs/s (texts seen before are prepared once, by the memo or by prepare())`);
+
+if (!process.argv.includes('--no-embeddings')) {
+  // Sentence embeddings as a second dedup signal (the vectors semantic search computes for every article).
+  const embedder = createLocalEmbedder();
+  try {
+    const t0 = performance.now();
+    await embedder.embed([heads[0]!]); // starts one worker and loads the model
+    const t1 = performance.now();
+    const vs = await embedder.embed(heads); // spread over all workers (the second one loads the model too)
+    const t2 = performance.now();
+    const vectors = new Map(heads.map((h, i) => [h, vs[i]!]));
+    const cos = (c: PairCase) => cosine(vectors.get(c.a)!, vectors.get(c.b)!);
+    console.log(`\nSentence embeddings as a dedup signal (${LOCAL_MODEL_ID}, ${heads.length} distinct headlines; thresholds chosen on dev)`);
+    for (const v of SEMANTIC_VARIANTS) {
+      const t = tuneSemanticOnDev(pairs, v, vectors, GOALS.dedupPrecision);
+      const cells = splits.map((s) => {
+        const r = scorePairs(pairs, s, semanticJudge(v, t, vectors));
+        return `${s} P ${pct(r.precision)} R ${pct(r.recall)} [fp ${r.fp}, fn ${r.fn}]`;
+      });
+      console.log(`  ${v.name.padEnd(34)} t ${t.toFixed(2)}  ${cells.join('   ')}`);
+    }
+    for (const w of BLEND_WEIGHTS) {
+      const t = tuneBlendOnDev(pairs, w, vectors, GOALS.dedupPrecision);
+      const cells = splits.map((s) => {
+        const r = scorePairs(pairs, s, blendJudge(w, t, vectors));
+        return `${s} P ${pct(r.precision)} R ${pct(r.recall)} [fp ${r.fp}, fn ${r.fn}]`;
+      });
+      console.log(`  ${`rules, wJaccard + ${w.toFixed(1)}*(cos-0.7)`.padEnd(34)} t ${t.toFixed(2)}  ${cells.join('   ')}`);
+    }
+    for (const v of SEMANTIC_VARIANTS) {
+      const b = bestPrecisionOn(pairs, 'test', v, vectors, 0.5);
+      if (b) console.log(`  upper bound, t chosen on test itself (recall >= 50%): ${v.name.padEnd(22)} t ${b.t.toFixed(2)}  test P ${pct(b.score.precision)} R ${pct(b.score.recall)}`);
+    }
+    const rulePositive = (c: PairCase) => chosenJudge(c.a, c.b);
+    for (const s of splits) {
+      const all = pairAuc(pairs, s, cos);
+      const pos = pairAuc(pairs, s, cos, rulePositive);
+      console.log(`  AUC of cosine ${s.padEnd(4)} all pairs ${all.toFixed(3)}; among pairs the rules call duplicates ${Number.isNaN(pos) ? 'n/a (no false positive)' : pos.toFixed(3)} (0.5 = chance)`);
+    }
+    const perHeadline = (t2 - t1) / heads.length;
+    const workers = Math.min((await import('node:os')).availableParallelism(), 4);
+    console.log(`  embedding cost: first call ${fmt(Math.round(t1 - t0))} ms (worker start + model load); then ${perHeadline.toFixed(1)} ms per headline wall on ${workers} worker thread(s) = ${fmt(Math.round(1000 / perHeadline))} headlines/s (ingest goal 5,000 items/s: x${(1000 / perHeadline / 5000).toFixed(3)})`);
+  } finally {
+    await embedder.close();
+  }
+}

@@ -5,7 +5,9 @@
  */
 import type { ArticleSentiment, TickerSentimentLabel } from '../contract/index.js';
 import { isNearDuplicate, nearDuplicateKeys, prepare, type Prepared } from '../dedup/near.js';
-import { guarded, jaccard, numbersConflict, overlap, tickersConflict, weightedJaccard } from '../dedup/similarity.js';
+import {
+  THRESHOLD, THRESHOLD_NO_ANCHOR, guarded, jaccard, numbersConflict, overlap, sharesAnchor, tickersConflict, weightedJaccard,
+} from '../dedup/similarity.js';
 import { enrich } from './index.js';
 
 export type Split = 'dev' | 'test';
@@ -241,3 +243,134 @@ export const GOALS = {
   dedupPrecision: 0.98,
   dedupRecall: 0.9,
 };
+
+// ---------------------------------------------------------------------------------------------------
+// Sentence embeddings (all-MiniLM-L6-v2, the model semantic search already runs) as a second dedup signal.
+// The caller embeds every headline of the pair set and passes the unit vectors by text; all below is pure.
+
+/** Headline text -> its unit-length embedding. */
+export type HeadlineVectors = ReadonlyMap<string, Float32Array>;
+
+/** Cosine of two unit vectors (their dot product). Throws when the dimensions differ. */
+export function cosine(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) throw new RangeError(`vectors of ${a.length} and ${b.length} dimensions`);
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+function vectorOf(vectors: HeadlineVectors, text: string): Float32Array {
+  const v = vectors.get(text);
+  if (!v) throw new Error(`no embedding for headline: ${text}`);
+  return v;
+}
+
+/** One way of using the cosine `c` of a pair, with or without the rules' decision `rule`, at threshold `t`. */
+export interface SemanticVariant {
+  name: string;
+  decide: (rule: boolean, c: number, t: number) => boolean;
+  thresholds: number[];
+}
+
+export const SEMANTIC_VARIANTS: SemanticVariant[] = [
+  { name: 'cosine >= t alone', decide: (_r, c, t) => c >= t, thresholds: range(0.3, 1, 0.01) },
+  { name: 'rules AND cosine >= t', decide: (r, c, t) => r && c >= t, thresholds: range(0.3, 1, 0.01) },
+  { name: 'rules OR cosine >= t', decide: (r, c, t) => r || c >= t, thresholds: range(0.3, 1, 0.01) },
+];
+
+/** The pair judge of a variant at threshold `t`; `rule` is the rules' decision (isNearDuplicate by default). */
+export function semanticJudge(
+  v: SemanticVariant,
+  t: number,
+  vectors: HeadlineVectors,
+  rule: (a: string, b: string) => boolean = chosenJudge,
+): (a: string, b: string) => boolean {
+  return (a, b) => v.decide(rule(a, b), cosine(vectorOf(vectors, a), vectorOf(vectors, b)), t);
+}
+
+/**
+ * Picks a threshold on dev like tuneOnDev: the highest recall with precision >= goal (the lowest such t on
+ * ties), else the best F1. A threshold that finds nothing (recall 0, precision 1 by convention) never counts as
+ * meeting the goal.
+ */
+function pickOnDev(thresholds: number[], scoreAt: (t: number) => PairScore, precisionGoal: number): number {
+  let best: { t: number; r: number } | undefined;
+  let bestF: { t: number; f: number } | undefined;
+  for (const t of thresholds) {
+    const s = scoreAt(t);
+    const f = s.precision + s.recall ? (2 * s.precision * s.recall) / (s.precision + s.recall) : 0;
+    if (s.recall > 0 && s.precision >= precisionGoal && (!best || s.recall > best.r)) best = { t, r: s.recall };
+    if (!bestF || f > bestF.f) bestF = { t, f };
+  }
+  return (best ?? bestF)!.t;
+}
+
+export function tuneSemanticOnDev(cases: PairCase[], v: SemanticVariant, vectors: HeadlineVectors, precisionGoal: number): number {
+  return pickOnDev(v.thresholds, (t) => scorePairs(cases, 'dev', semanticJudge(v, t, vectors)), precisionGoal);
+}
+
+/**
+ * Area under the ROC curve of `score` (duplicates above other pairs), over the pairs of `split` kept by
+ * `only`; 0.5 is chance. NaN when one of the two classes is empty.
+ */
+export function pairAuc(cases: PairCase[], split: Split, score: (c: PairCase) => number, only: (c: PairCase) => boolean = () => true): number {
+  const mine = cases.filter((c) => c.split === split && only(c));
+  const dup = mine.filter((c) => c.duplicate).map(score);
+  const other = mine.filter((c) => !c.duplicate).map(score);
+  if (dup.length === 0 || other.length === 0) return Number.NaN;
+  let wins = 0;
+  for (const x of dup) for (const y of other) wins += x > y ? 1 : x === y ? 0.5 : 0;
+  return wins / (dup.length * other.length);
+}
+
+/**
+ * The rules with the cosine blended into their score: not guarded, and s = weightedJaccard + w * (cosine - 0.7)
+ * at least `t`, and at least `t + (THRESHOLD_NO_ANCHOR - THRESHOLD)` without a shared anchor. w = 0 is the
+ * rules with their thresholds re-tuned, the fair baseline of the blend.
+ */
+export function blendJudge(w: number, t: number, vectors: HeadlineVectors): (a: string, b: string) => boolean {
+  return (a, b) => {
+    const pa = prepare(a);
+    const pb = prepare(b);
+    if (guarded(pa, pb)) return false;
+    const s = weightedJaccard(pa, pb) + w * (cosine(vectorOf(vectors, a), vectorOf(vectors, b)) - 0.7);
+    if (s < t) return false;
+    return s >= t + (THRESHOLD_NO_ANCHOR - THRESHOLD) || sharesAnchor(pa, pb);
+  };
+}
+
+export const BLEND_WEIGHTS = [0, 0.1, 0.2, 0.3, 0.5];
+export const BLEND_THRESHOLDS = range(0.15, 0.6, 0.01);
+
+/** Per blend weight, the threshold chosen on dev (same rule as the other variants). */
+export function tuneBlendOnDev(cases: PairCase[], w: number, vectors: HeadlineVectors, precisionGoal: number): number {
+  // Features once per pair: the judge is called for every threshold.
+  const dev = cases.filter((c) => c.split === 'dev');
+  const memo = new Map<string, { guarded: boolean; s: number; anchor: boolean }>();
+  for (const c of dev) {
+    const pa = prepare(c.a);
+    const pb = prepare(c.b);
+    memo.set(`${c.a}\u0000${c.b}`, {
+      guarded: guarded(pa, pb),
+      s: weightedJaccard(pa, pb) + w * (cosine(vectorOf(vectors, c.a), vectorOf(vectors, c.b)) - 0.7),
+      anchor: sharesAnchor(pa, pb),
+    });
+  }
+  return pickOnDev(BLEND_THRESHOLDS, (t) => scorePairs(dev, 'dev', (a, b) => {
+    const f = memo.get(`${a}\u0000${b}`)!;
+    return !f.guarded && f.s >= t && (f.s >= t + (THRESHOLD_NO_ANCHOR - THRESHOLD) || f.anchor);
+  }), precisionGoal);
+}
+
+/**
+ * Not a tuning rule, an upper bound: the best precision on `split` over every threshold of `v` whose recall
+ * is at least `minRecall`, the threshold chosen by looking at that split's labels.
+ */
+export function bestPrecisionOn(cases: PairCase[], split: Split, v: SemanticVariant, vectors: HeadlineVectors, minRecall: number): { t: number; score: PairScore } | undefined {
+  let best: { t: number; score: PairScore } | undefined;
+  for (const t of v.thresholds) {
+    const s = scorePairs(cases, split, semanticJudge(v, t, vectors));
+    if (s.recall >= minRecall && (!best || s.precision > best.score.precision)) best = { t, score: s };
+  }
+  return best;
+}
