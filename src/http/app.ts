@@ -17,7 +17,7 @@ import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type
 import { contractApp, contractFallbacks, JSON_TYPE, sendJson, sendProblem } from './problem.js';
 import { validationErrorHandler } from './validation.js';
 import { FirstPageCache, pageOf, type Page } from './list-cache.js';
-import { linkHeader, listNext, listParams, searchNext, single, tickerList } from './paging.js';
+import { linkHeader, listNext, listParams, searchNext, tickerList } from './paging.js';
 import { freshnessOf, type Freshness, type WakeSubscription } from './store-freshness.js';
 
 export interface ArchiveSearch {
@@ -126,8 +126,7 @@ export function createApp(deps: AppDeps): express.Express {
       }
       throw err;
     }
-    const limitText = single(req.query.limit) ?? (typeof req.query.limit === 'number' ? String(req.query.limit) : undefined);
-    const next = searchNext({ q, offset, ...(limitText !== undefined ? { limit: limitText } : {}), ...(tickers ? { tickers } : {}) }, limit, rows.length);
+    const next = searchNext({ q, offset, ...(tickers ? { tickers } : {}) }, limit, rows.length);
     const body: SearchResults = { count: rows.length, query: q, articles: rows.map((a) => presentArticle(a, true) as SearchResults['articles'][number]), next };
     if (next !== null) res.setHeader('Link', linkHeader(next));
     sendJson(res, 200, body);

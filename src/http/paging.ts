@@ -5,7 +5,10 @@
  */
 import { searchRankingMax } from '../contract/index.js';
 
-/** The list parameters that shape `next`, as the client wrote them (after parsing). */
+/**
+ * The list parameters that shape `next`, as the client wrote them (after parsing; `limit` is present
+ * once validation has filled in its default, so `next` always names the page size).
+ */
 export interface ListParams {
   limit?: string;
   since?: string;
@@ -17,7 +20,6 @@ export interface ListParams {
 
 export interface SearchParams {
   q: string;
-  limit?: string;
   offset: number;
   tickers?: string[];
 }
@@ -93,11 +95,9 @@ export function listNext(params: ListParams, limit: number, page: { count: numbe
 export function searchNext(params: SearchParams, limit: number, count: number): string | null {
   const offset = params.offset + limit;
   if (count < limit || offset >= searchRankingMax) return null;
-  const nextLimit = Math.min(limit, searchRankingMax - offset);
-  const limitText = params.limit === undefined && nextLimit === limit ? undefined : String(nextLimit);
   return `/v1/news/search?${queryString([
     ['q', params.q],
-    ['limit', limitText],
+    ['limit', String(Math.min(limit, searchRankingMax - offset))],
     ['offset', String(offset)],
     ['tickers', params.tickers?.join(',')],
   ])}`;

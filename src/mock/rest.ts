@@ -3,8 +3,9 @@
  * order: authentication (sandbox keys through the service's own `authenticate`), tier access, rate-limit
  * headers, then validation (the shared validator and 400 mapping of src/http/validation.ts). Admitted
  * requests go to Prism, whose example bodies are then shaped for the tier of the key: `tickers` only for
- * max, the tier's own usage record, `query` echoed, `limit` / `urgency` / `since` applied to the example
- * articles. A `Prefer` header is passed to Prism, so `Prefer: code=429` or `Prefer: example=empty`
+ * max, the tier's own usage record, `query` echoed, `limit` / `urgency` / `since` / `after` / `before` /
+ * `tickers` / `offset` applied to the example articles, `next` and its `Link` header as the service
+ * writes them (src/http/paging.ts). A `Prefer` header is passed to Prism, so `Prefer: code=429` or `Prefer: example=empty`
  * reach the other documented responses; one the contract cannot satisfy (`code=418`, an unknown example
  * name) is a `400` naming the documented ones (src/mock/prefer.ts), after admission as any `400`.
  */
@@ -19,6 +20,7 @@ import type { RateLimiter } from '../state/memory.js';
 import { contractApp, contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
 import { parseQuery, validationErrorHandler } from '../http/validation.js';
+import { linkHeader, listNext, listParams, searchNext, tickerList } from '../http/paging.js';
 import type { SandboxAccounts } from './sandbox.js';
 import { refuseUnservablePrefer } from './prefer.js';
 
@@ -56,23 +58,43 @@ function upstreamQuery(rawUrl: string): string {
 
 /** The articles of a list example, as the real list endpoint would return them for this request. */
 function shapeList(body: NewsList, tier: Tier, query: Request['query']): NewsList {
-  const limit = Number(query.limit ?? LIMIT_DEFAULT.listNews);
-  const urgency = typeof query.urgency === 'string' ? query.urgency : undefined;
-  const since = typeof query.since === 'string' ? parseRfc3339(query.since) : undefined;
+  const params = listParams(query as Record<string, unknown>);
+  const limit = Number(params.limit ?? LIMIT_DEFAULT.listNews);
+  const since = params.since === undefined ? undefined : parseRfc3339(params.since);
+  const tickers = params.tickers ? new Set(params.tickers) : undefined;
   const withTickers = plans[tier].tickers;
+  const ascending = params.after !== undefined;
   const articles = body.articles
-    .filter((a) => urgency === undefined || a.urgency === urgency)
+    .filter((a) => params.urgency === undefined || a.urgency === params.urgency)
     .filter((a) => since === undefined || Date.parse(a.received_at) > since)
-    .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .filter((a) => params.after === undefined || a.id > params.after)
+    .filter((a) => params.before === undefined || a.id < params.before)
+    .filter((a) => tickers === undefined || (a.tickers ?? []).some((t) => tickers.has(t.ticker)))
+    .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) * (ascending ? -1 : 1))
     .slice(0, limit)
     .map((a) => presentArticle(asStored(a), withTickers));
-  return { count: articles.length, articles };
+  const next = listNext(params, limit, { count: articles.length, lastId: articles[articles.length - 1]?.id });
+  return { count: articles.length, articles, next };
 }
 
 function shapeSearch(body: SearchResults, query: Request['query']): SearchResults {
   const limit = Number(query.limit ?? LIMIT_DEFAULT.searchNews);
-  const articles = body.articles.slice(0, limit).map((a) => presentArticle(asStored(a), true) as SearchResults['articles'][number]);
-  return { count: articles.length, query: String(query.q), articles };
+  const offset = Number(query.offset ?? 0);
+  const tickers = tickerList(query.tickers);
+  const wanted = tickers ? new Set(tickers) : undefined;
+  const articles = body.articles
+    .filter((a) => wanted === undefined || (a.tickers ?? []).some((t) => wanted.has(t.ticker)))
+    .slice(offset, offset + limit)
+    .map((a) => presentArticle(asStored(a), true) as SearchResults['articles'][number]);
+  const q = String(query.q);
+  const next = searchNext({ q, offset, ...(tickers ? { tickers } : {}) }, limit, articles.length);
+  return { count: articles.length, query: q, articles, next };
+}
+
+/** Sends a shaped page with its `Link` header (the body's `next`, when not null). */
+function sendPage(res: Response, body: NewsList | SearchResults): void {
+  if (body.next) res.setHeader('Link', linkHeader(body.next));
+  sendJson(res, 200, body);
 }
 
 /** Max keys always see `tickers`: an example article without it had none detected. */
@@ -121,8 +143,8 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
       return sendGenericProblem(res, 502, 'Bad Gateway', `Prism answered ${up.status} with a body that is not JSON`);
     }
     if (up.status === 200) {
-      if (operationId === 'listNews') return sendJson(res, 200, shapeList(parsed, caller.tier, req.query));
-      if (operationId === 'searchNews') return sendJson(res, 200, shapeSearch(parsed, req.query));
+      if (operationId === 'listNews') return sendPage(res, shapeList(parsed, caller.tier, req.query));
+      if (operationId === 'searchNews') return sendPage(res, shapeSearch(parsed, req.query));
       const account = await deps.accounts.getAccount(caller.accountId);
       return sendJson(res, 200, usageOf(account!, deps.clock()));
     }

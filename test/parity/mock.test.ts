@@ -92,9 +92,10 @@ describe('Prefer reaches the other documented responses', () => {
   it('example=empty on list and example=noResults on search: empty results, q still echoed', async () => {
     const client = clientOf({ baseUrl: mock.url }, mock.keys.max);
     const list = await client.GET('/v1/news', { headers: { Prefer: 'example=empty' } });
-    expect(list.data).toEqual({ count: 0, articles: [] });
+    expect(list.data).toEqual({ count: 0, articles: [], next: null });
+    expect(list.response.headers.get('link')).toBeNull();
     const search = await client.GET('/v1/news/search', { params: { query: { q: 'my own query' } }, headers: { Prefer: 'example=noResults' } });
-    expect(search.data).toEqual({ count: 0, query: 'my own query', articles: [] });
+    expect(search.data).toEqual({ count: 0, query: 'my own query', articles: [], next: null });
   });
 
   describe('a Prefer the contract cannot satisfy: a 400 naming what the operation documents', () => {

@@ -18,6 +18,7 @@ const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
 // Limits and rules in the expected bodies come from the contract, not written out.
 const WINDOW_S = limits.rateWindowMs / 1000;
+const LIMIT_DEFAULT = operationParameters('listNews').find((p) => p.name === 'limit')!.schema.default as number;
 const LIMIT_RULE = `limit must be an integer between ${limitBounds.min} and ${limitBounds.max}`;
 const Q = operationParameters('searchNews').find((p) => p.name === 'q')!.schema;
 const Q_RULE = `a string of ${Q.minLength} to ${Q.maxLength} characters, not only spaces`;
@@ -105,6 +106,51 @@ describe.each(targets)('$name', ({ start }) => {
       expect(after.data!.articles.map((a) => a.id)).toEqual(newer.map((a) => a.id));
       const justBefore = new Date(Date.parse(oldest.received_at) - 1).toISOString();
       expect((await client.GET('/v1/news', { params: { query: { since: justBefore } } })).data!.count).toBe(all.length);
+    });
+
+    it('follows `after` oldest first with next and a matching Link header, then polls next', async () => {
+      const client = clientOf(t, await t.newKey('max'));
+      const all = (await client.GET('/v1/news')).data!.articles;
+      const oldest = all[all.length - 1]!;
+      const first = await client.GET('/v1/news', { params: { query: { after: oldest.id, limit: 1 } } });
+      expectContract('listNews', first.response, first.data);
+      expect(first.data!.articles.map((a) => a.id)).toEqual([all[all.length - 2]!.id]);
+      expect(first.data!.next).toBe(`/v1/news?limit=1&after=${all[all.length - 2]!.id}`);
+      expect(first.response.headers.get('link')).toBe(`<${first.data!.next}>; rel="next"`);
+      const rest = await client.GET('/v1/news', { params: { query: { after: oldest.id } } });
+      expect(rest.data!.articles.map((a) => a.id)).toEqual(all.slice(0, -1).map((a) => a.id).reverse());
+      // At the end: nothing newer, and `next` is the same page to poll later.
+      const newest = all[0]!.id;
+      const end = await client.GET('/v1/news', { params: { query: { after: newest } } });
+      expect(end.data).toEqual({ count: 0, articles: [], next: `/v1/news?limit=${LIMIT_DEFAULT}&after=${newest}` });
+    });
+
+    it('pages backwards with next (before) and ends with next null, no Link header', async () => {
+      const client = clientOf(t, await t.newKey('max'));
+      const all = (await client.GET('/v1/news')).data!.articles;
+      const first = await client.GET('/v1/news', { params: { query: { limit: 1 } } });
+      expect(first.data!.next).toBe(`/v1/news?limit=1&before=${all[0]!.id}`);
+      const second = await client.GET('/v1/news', { params: { query: { limit: 1, before: all[0]!.id } } });
+      expect(second.data!.articles.map((a) => a.id)).toEqual([all[1]!.id]);
+      const last = await client.GET('/v1/news', { params: { query: { before: all[all.length - 1]!.id } } });
+      expect(last.data).toEqual({ count: 0, articles: [], next: null });
+      expect(last.response.headers.get('link')).toBeNull();
+    });
+
+    it('refuses after with before: 400 with the contract text, counted', async () => {
+      const client = clientOf(t, await t.newKey('max'));
+      const id = (await client.GET('/v1/news')).data!.articles[0]!.id;
+      const { error, response } = await client.GET('/v1/news', { params: { query: { after: id, before: id } } });
+      expectProblem(response, error, problems.cursorConflict);
+      expectContract('listNews', response, error);
+      expect(response.headers.get('x-ratelimit-limit')).toBe(String(plans.max.rateLimit));
+    });
+
+    it.each(['starter', 'pro'] as const)('answers tickers from a %s key with 403 and the ticker text, not counted', async (tier) => {
+      const { error, response } = await clientOf(t, await t.newKey(tier)).GET('/v1/news', { params: { query: { tickers: ['AAPL'] } } });
+      expectProblem(response, error, problems.tickerFilterMaxPlanOnly);
+      expectContract('listNews', response, error);
+      expectNotCounted(response);
     });
   });
 

@@ -173,7 +173,7 @@ export interface components {
             count: number;
             /** @description Articles, newest first by `received_at` (oldest first with `after`). */
             articles: components["schemas"]["Article"][];
-            next?: components["schemas"]["NextPage"];
+            next: components["schemas"]["NextPage"];
         };
         SearchResults: {
             /**
@@ -185,7 +185,7 @@ export interface components {
             query: string;
             /** @description Articles ranked by semantic relevance, most relevant first; each carries `tickers`. */
             articles: (components["schemas"]["Article"] & unknown)[];
-            next?: components["schemas"]["NextPage"];
+            next: components["schemas"]["NextPage"];
         };
         /** @description Path and query of the next page (this request's parameters with the cursor moved), to send
          *     with the same key; `null` when there is none. Also sent as a `Link` header.
@@ -421,7 +421,7 @@ export interface components {
         "X-RateLimit-Reset": number;
         /**
          * @description `<next>; rel="next"`, the same link as the body's `next`, when it is not null.
-         * @example </v1/news?after=01M7Z87BJ3K8W3Q2ZP7R9T4V6X>; rel="next"
+         * @example </v1/news?limit=50&after=01M7Z87BJ3K8W3Q2ZP7R9T4V6X>; rel="next"
          */
         Link: string;
         /** @description Seconds until the next request will be admitted. */
