@@ -26,6 +26,8 @@ export interface MockOptions {
   specPath?: string;
   /** One stream article every `streamIntervalMs`. Default 2000. */
   streamIntervalMs?: number;
+  /** How many pushed stream articles are kept for `after=` replays. Default 10,000 (src/mock/stream.ts MOCK_HISTORY). */
+  streamHistory?: number;
   /** Prefix of the sandbox keys. Default `fns_test_` (x-limits.keyPrefixes.test). */
   testPrefix?: string;
   /** Base environment for the Prism child (telemetry switches are always added). */
@@ -76,7 +78,7 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
     await prism.stop();
     throw err;
   }
-  const stream = attachMockStream(server, { auth, examples: exampleArticles(streamExamples), intervalMs: streamIntervalMs, clock, log });
+  const stream = attachMockStream(server, { auth, examples: exampleArticles(streamExamples), intervalMs: streamIntervalMs, clock, log, ...(opts.streamHistory !== undefined ? { historyLimit: opts.streamHistory } : {}) });
   const { port } = server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;
 

@@ -6,6 +6,12 @@
  * `admissionOutcome`): `api_key` query parameter (or `X-API-Key` header), 1008 with the contract's reason
  * for an invalid or inactive key, a tier without streaming, or a second connection of the same account
  * (each sandbox key is its own account); protocol pings and the slow-consumer bound as in `x-stream`.
+ *
+ * Resume and filter as the service: the mock keeps the last `historyLimit` articles it pushed (default
+ * 10,000), so `after=<id>` replays what it pushed after that id (within the key's lookback window),
+ * oldest first and paced by the client, then continues live; `tickers` (max keys) filters both; the
+ * parameters are judged by the service's own rules (src/stream `streamParams`), after key and plan and
+ * before the slot. An `after` older than the history replays the whole history (the mock forgets).
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -14,8 +20,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { stream as rules, streamAddress, type Article, type Tier } from '../contract/index.js';
 import { authenticate, type AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
+import { effectiveSince } from '../domain/lookback.js';
 import { acceptUpgradeFor } from '../http/server.js';
-import { admissionOutcome, keyFromRequest } from '../stream/index.js';
+import { admissionOutcome, keyFromRequest, matchesTickers, replayLowerBound, streamParams, type TickerFilter } from '../stream/index.js';
 
 export interface MockStreamOptions {
   auth: AuthDeps;
@@ -24,6 +31,8 @@ export interface MockStreamOptions {
   /** Pace of the firehose: one article every `intervalMs`. */
   intervalMs: number;
   clock: () => number;
+  /** How many pushed articles are kept for `after=` replays. Default MOCK_HISTORY. */
+  historyLimit?: number;
   log?: (message: string) => void;
 }
 
@@ -40,8 +49,16 @@ interface Conn {
   accountId: string;
   tier: Tier;
   withTickers: boolean;
+  tickers: TickerFilter | undefined;
+  /** Still replaying from the history: live pushes are not sent to it (the replay reaches them). */
+  replaying: boolean;
   alive: boolean;
 }
+
+/** Default number of pushed articles the mock keeps for replays. */
+export const MOCK_HISTORY = 10_000;
+/** Articles per replay page. */
+const REPLAY_PAGE = 200;
 
 /**
  * The distinct example articles, each in its fullest form: the examples show one article as a max client
@@ -62,6 +79,21 @@ export function attachMockStream(server: Server, opts: MockStreamOptions): MockS
   const conns = new Set<Conn>();
   const ulid = monotonicFactory();
   let next = 0;
+  const historyLimit = opts.historyLimit ?? MOCK_HISTORY;
+  /** The pushed articles, oldest first (ids increase), at most `historyLimit` plus a trimming slack. */
+  const history: StoredArticle[] = [];
+  /** Index of the first article in `history` with an id above `id`. */
+  const firstAfter = (id: string): number => {
+    let lo = 0;
+    let hi = history.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (history[mid]!.id > id) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  };
+  const slowConsumer = (c: Conn): void => c.ws.close(rules.closeCodes.slowConsumer.code, rules.closeCodes.slowConsumer.reason);
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (!acceptUpgradeFor(streamAddress, req, socket)) return;
@@ -79,16 +111,45 @@ export function attachMockStream(server: Server, opts: MockStreamOptions): MockS
     const outcome = admissionOutcome(auth);
     if (!outcome.ok) return ws.close(outcome.close.code, outcome.close.reason);
     const { accountId, tier, withTickers } = outcome;
+    // The connection parameters before the slot, as the service: a refused connection never holds it.
+    const params = streamParams(req.url, withTickers);
+    if (!params.ok) return ws.close(params.close.code, params.close.reason);
     // A connection whose closing handshake has begun no longer holds the account's slot.
     if ([...conns].filter((c) => c.accountId === accountId && c.ws.readyState === c.ws.OPEN).length >= rules.connectionsPerAccount) {
       return ws.close(rules.closeCodes.secondConnection.code, rules.closeCodes.secondConnection.reason);
     }
-    const conn: Conn = { ws, accountId, tier, withTickers, alive: true };
+    const after = params.params.after;
+    const conn: Conn = { ws, accountId, tier, withTickers, tickers: params.params.tickers, replaying: after !== undefined, alive: true };
     conns.add(conn);
+    if (after !== undefined) void replay(conn, replayLowerBound(after, effectiveSince(tier, opts.clock(), undefined)));
     ws.on('pong', () => (conn.alive = true));
     ws.on('close', () => conns.delete(conn));
     ws.on('error', () => conns.delete(conn));
     opts.log?.(`stream: ${tier} client connected (${conns.size} open)`);
+  }
+
+  /**
+   * Sends the history after `pos`, page by page, paced by the client (next page once its send buffer is
+   * at most half the bound), then hands the connection to the live pushes: the hand-over is synchronous
+   * with the last history read, so nothing pushed meanwhile is missed or sent twice.
+   */
+  async function replay(conn: Conn, pos: string): Promise<void> {
+    for (;;) {
+      if (!conns.has(conn) || conn.ws.readyState !== conn.ws.OPEN) return;
+      const from = firstAfter(pos);
+      if (from >= history.length) {
+        conn.replaying = false;
+        return;
+      }
+      const page = history.slice(from, from + REPLAY_PAGE);
+      pos = page[page.length - 1]!.id;
+      if (conn.ws.bufferedAmount > rules.maxBufferedBytes) return slowConsumer(conn);
+      for (const a of page) if (matchesTickers(a, conn.tickers)) conn.ws.send(JSON.stringify(presentArticle(a, conn.withTickers)));
+      await new Promise<void>((r) => setImmediate(r));
+      while (conns.has(conn) && conn.ws.readyState === conn.ws.OPEN && conn.ws.bufferedAmount > rules.maxBufferedBytes / 2) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
   }
 
   function pushNext(): Article {
@@ -103,15 +164,20 @@ export function attachMockStream(server: Server, opts: MockStreamOptions): MockS
       published_at: example.published_at === null ? null : new Date(now - lag).toISOString().replace('.000Z', 'Z'),
       tickers: example.tickers ?? [],
     };
-    const forMax = JSON.stringify(presentArticle(article, true));
-    const forOthers = JSON.stringify(presentArticle(article, false));
+    history.push(article);
+    if (history.length >= historyLimit + 1000) history.splice(0, history.length - historyLimit);
+    let forMax: string | undefined;
+    let forOthers: string | undefined;
     for (const c of conns) {
       if (c.ws.readyState !== c.ws.OPEN) continue;
+      if (!matchesTickers(article, c.tickers)) continue;
+      // A replaying connection is owed this article too: the same slow-consumer rule, the replay sends it.
       if (c.ws.bufferedAmount > rules.maxBufferedBytes) {
-        c.ws.close(rules.closeCodes.slowConsumer.code, rules.closeCodes.slowConsumer.reason);
+        slowConsumer(c);
         continue;
       }
-      c.ws.send(c.withTickers ? forMax : forOthers);
+      if (c.replaying) continue;
+      c.ws.send(c.withTickers ? (forMax ??= JSON.stringify(presentArticle(article, true))) : (forOthers ??= JSON.stringify(presentArticle(article, false))));
     }
     return presentArticle(article, true);
   }
