@@ -96,6 +96,8 @@ export function checkQueryShape(operationId: string): RequestHandler {
       if (p.schema.type === 'integer' && typeof value === 'string' && !/^\d{1,9}$/.test(value)) {
         return sendProblem(res, 'invalidParameter', parameterProblemDetail(p, 'invalid'));
       }
+      // An empty list (`tickers=` or a bare `tickers`): none of the items an array parameter requires.
+      if (p.schema.type === 'array' && value === '') return sendProblem(res, 'invalidParameter', parameterProblemDetail(p, 'invalid'));
       if (p.schema.format === 'date-time' && typeof value === 'string' && parseRfc3339(value) === undefined) {
         return sendProblem(res, 'invalidParameter', parameterProblemDetail(p, 'invalid'));
       }

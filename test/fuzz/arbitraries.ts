@@ -9,7 +9,8 @@
  * that change what the server sees (double encoding, broken percent escapes) relabel correctly.
  */
 import fc from 'fast-check';
-import { openapiDocument, operationParameters, type ParameterSpec } from '../../src/contract/index.js';
+import { openapiDocument, operationParameters, searchRankingMax, type ParameterSpec } from '../../src/contract/index.js';
+import { ulidTimePrefix } from '../../src/store/ids.js';
 
 // ---------------------------------------------------------------------------------------------
 // The contract's operations
@@ -27,6 +28,11 @@ export const operations: OperationSpec[] = Object.entries<any>(doc.paths).flatMa
     .map(([, op]) => ({ operationId: op.operationId as string, path, params: operationParameters(op.operationId) })),
 );
 export const operationById = new Map(operations.map((o) => [o.operationId, o]));
+
+/** A schema with its `$ref` resolved (array items keep theirs in operationParameters). */
+function deref(schema: any): any {
+  return schema?.$ref ? deref(schema.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], doc)) : schema;
+}
 const allParamNames = [...new Set(operations.flatMap((o) => o.params.map((p) => p.name)))];
 
 // ---------------------------------------------------------------------------------------------
@@ -59,6 +65,16 @@ export function classifyDateTime(s: string): Verdict {
 
 /** Whether `s` (the decoded value) meets the parameter's schema. */
 export function classify(schema: any, s: string): Verdict {
+  if (schema.type === 'array') {
+    // form style, explode false (openapi.yaml `tickers`): items separated by commas.
+    const items = s.split(',');
+    if ((schema.minItems !== undefined && items.length < schema.minItems) || (schema.maxItems !== undefined && items.length > schema.maxItems)) {
+      return { label: 'invalid', why: 'array:item-count' };
+    }
+    const verdicts = items.map((item) => classify(deref(schema.items), item));
+    const bad = verdicts.find((v) => v.label === 'invalid') ?? verdicts.find((v) => v.label === 'ambiguous');
+    return bad ? { label: bad.label, why: `array:${bad.why}` } : VALID;
+  }
   if (schema.type === 'integer') {
     if (!/^[0-9]+$/.test(s)) return { label: 'invalid', why: 'integer:not-plain-digits' };
     const n = Number(s);
@@ -200,8 +216,58 @@ function stringArb(schema: any): fc.Arbitrary<string> {
   );
 }
 
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * Values of a fixed-length pattern string (an article id, a ULID): valid ones near the service's clock
+ * (so a cursor actually cuts the archive) and anywhere, and near misses (case, length, letters outside
+ * the alphabet, a first character past 7).
+ */
+function idArb(schema: any): fc.Arbitrary<string> {
+  const len: number = schema.minLength;
+  const tail = (n: number) => fc.string({ unit: fc.constantFrom(...CROCKFORD.split('')), minLength: n, maxLength: n });
+  const recent = fc
+    .record({ d: fc.integer({ min: 1, max: 30 }), h: fc.integer({ min: 0, max: 23 }), rest: tail(len - 10) })
+    .map((t) => ulidTimePrefix(Date.UTC(2026, 10, t.d, t.h)) + t.rest);
+  const anywhere = fc.tuple(fc.constantFrom(...'01234567'.split('')), tail(len - 1)).map(([a, b]) => a + b);
+  const valid = fc.oneof({ arbitrary: recent, weight: 3 }, { arbitrary: anywhere, weight: 1 });
+  return fc.oneof(
+    { arbitrary: valid, weight: 6 },
+    { arbitrary: valid.map((v) => v.toLowerCase()), weight: 1 },
+    { arbitrary: valid.map((v) => v.slice(1)), weight: 1 },
+    { arbitrary: valid.map((v) => `${v}0`), weight: 1 },
+    { arbitrary: fc.tuple(valid, fc.constantFrom('I', 'L', 'O', 'U', '-', ' ')).map(([v, c]) => v.slice(0, 5) + c + v.slice(6)), weight: 1 },
+    { arbitrary: valid.map((v) => `8${v.slice(1)}`), weight: 1 },
+    { arbitrary: fc.constantFrom('', 'null', '0', '01M7Z87BJ3K8W3Q2ZP7R9T4V6'), weight: 1 },
+  );
+}
+
+/** Values of a comma-separated array parameter (`tickers`), from its items' schema and its item counts. */
+function listArb(schema: any): fc.Arbitrary<string> {
+  const item = deref(schema.items);
+  const min: number = schema.minItems ?? 0;
+  const max: number = schema.maxItems ?? 10;
+  const symbol = fc.oneof(
+    { arbitrary: fc.constantFrom('AAPL', 'MSFT', 'SPY', 'JPM', 'NVDA', 'BRK.B', 'BTC-USD', 'EUR/USD', 'X:Y'), weight: 6 },
+    { arbitrary: fc.stringMatching(new RegExp(item.pattern)), weight: 2 },
+  );
+  const odd = fc.oneof(
+    fc.constantFrom('aapl', 'Aapl', '', ' AAPL', 'AAPL ', '-X', '.B', 'A+B', 'A_B', '\u00c4PPLE', '\ud83d\udcc8'),
+    fc.integer({ min: (item.maxLength ?? 16) + 1, max: (item.maxLength ?? 16) + 4 }).map((n) => 'A'.repeat(n)),
+  );
+  const list = (unit: fc.Arbitrary<string>, lo: number, hi: number) => fc.array(unit, { minLength: lo, maxLength: hi }).map((a) => a.join(','));
+  return fc.oneof(
+    { arbitrary: list(symbol, Math.max(1, min), max), weight: 6 },
+    { arbitrary: list(fc.oneof({ arbitrary: symbol, weight: 3 }, { arbitrary: odd, weight: 1 }), 1, 3), weight: 2 },
+    { arbitrary: list(symbol, max + 1, max + 3), weight: 1 },
+    { arbitrary: fc.constantFrom('', ',', 'AAPL,', ',AAPL', 'AAPL,,MSFT', 'AAPL;MSFT', 'AAPL MSFT', '[AAPL]'), weight: 1 },
+  );
+}
+
 /** Decoded values for one parameter, read from its schema only. */
 export function valueArb(schema: any): fc.Arbitrary<string> {
+  if (schema.type === 'array') return listArb(schema);
+  if (schema.type === 'string' && schema.pattern && schema.minLength !== undefined && schema.minLength === schema.maxLength) return idArb(schema);
   if (schema.type === 'integer') return integerArb(schema);
   if (Array.isArray(schema.enum)) return enumArb(schema.enum);
   if (schema.format === 'date-time') return dateTimeArb(schema.maxLength ?? 40);
@@ -353,6 +419,29 @@ export interface RenderedQuery {
   inputs: string[];
 }
 
+/**
+ * The contract's rules between parameters (each one valid alone): `after` with `before` is a `400`
+ * (listNews); so is a search page past the ranking, `offset + limit` over searchRankingMax (an absent
+ * value is its default). Both make the request a 400 whatever the other parameters are.
+ */
+export function crossParameterVerdicts(op: OperationSpec | undefined, values: Map<string, string | undefined>): Verdict[] {
+  if (!op) return [];
+  const takes = (name: string) => op.params.some((p) => p.name === name);
+  const out: Verdict[] = [];
+  if (takes('after') && takes('before') && values.has('after') && values.has('before')) out.push({ label: 'invalid', why: 'cursor-conflict' });
+  if (takes('offset') && takes('limit')) {
+    const num = (name: string): number | undefined => {
+      if (!values.has(name)) return op.params.find((p) => p.name === name)!.schema.default as number;
+      const v = values.get(name);
+      return v !== undefined && /^[0-9]{1,9}$/.test(v) ? Number(v) : undefined;
+    };
+    const offset = num('offset');
+    const limit = num('limit');
+    if (offset !== undefined && limit !== undefined && offset + limit > searchRankingMax) out.push({ label: 'invalid', why: 'offset-past-ranking' });
+  }
+  return out;
+}
+
 /** The query string as sent, and the contract's verdict on it for `op`. */
 export function renderQuery(op: OperationSpec | undefined, q: QuerySpec): RenderedQuery {
   const parts: string[] = [];
@@ -360,6 +449,8 @@ export function renderQuery(op: OperationSpec | undefined, q: QuerySpec): Render
   const verdicts: Verdict[] = [];
   const inputs: string[] = [];
   const seen = new Map<string, number>();
+  /** Each parameter name as the server reads it, and its value (undefined: no defined reading). */
+  const decodedValues = new Map<string, string | undefined>();
   for (const p of q.pieces) {
     const schema = op?.params.find((d) => d.name === p.name)?.schema;
     const plusIsLiteral = schema?.format === 'date-time';
@@ -370,6 +461,7 @@ export function renderQuery(op: OperationSpec | undefined, q: QuerySpec): Render
     inputs.push(n.raw, n.decoded ?? '', v.raw, v.decoded ?? '');
     const name = n.decoded ?? n.raw;
     seen.set(name, (seen.get(name) ?? 0) + 1);
+    if (!n.undefinedReading) decodedValues.set(name, v.undefinedReading ? undefined : v.decoded);
     const param = op?.params.find((d) => d.name === name);
     if (n.undefinedReading) verdicts.push({ label: 'invalid', why: 'name:broken-escape' });
     else if (!param) verdicts.push({ label: 'invalid', why: 'unknown-parameter' });
@@ -383,6 +475,7 @@ export function renderQuery(op: OperationSpec | undefined, q: QuerySpec): Render
   }
   for (const [name, count] of seen) if (count > 1) verdicts.push({ label: 'invalid', why: op?.params.some((d) => d.name === name) ? 'repeated-parameter' : 'unknown-parameter' });
   for (const d of op?.params ?? []) if (d.required && !seen.has(d.name)) verdicts.push({ label: 'invalid', why: 'missing-required' });
+  verdicts.push(...crossParameterVerdicts(op, decodedValues));
   let raw = parts.join(q.emptyPieces ? '&&' : '&');
   if (q.emptyPieces && raw) raw = `&${raw}&`;
   const verdict = verdicts.find((v) => v.label === 'invalid') ?? verdicts.find((v) => v.label === 'ambiguous') ?? VALID;

@@ -26,7 +26,7 @@
  */
 import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { limits, openapiDocument, plans, type Tier } from '../../src/contract/index.js';
+import { limits, openapiDocument, plans, problems, type Tier } from '../../src/contract/index.js';
 import { ContractViolation, createResponseCheck } from '../../src/http/response-check.js';
 import { LIVE, startTestService, type TestService } from '../support/service.js';
 import { deref, openapiAjv } from '../support/specs.js';
@@ -500,6 +500,13 @@ export class FuzzHarness {
     const tier = tierOf(r.keyState)!;
     if (op.operationId === 'searchNews' && !plans[tier].search && r.keyState !== 'free') {
       if (s !== 403) this.fail(`auth:${r.keyState}-search-got-${s}`, show());
+      return;
+    }
+    // The ticker filter is tier access (before the rate limit and the parameters): present at all, with
+    // a plan without ticker data, it is a 403 whatever its value.
+    if (!plans[tier].tickers && op.params.some((p) => p.name === 'tickers') && query.names.some((n) => n.decoded === 'tickers')) {
+      if (s !== 403) this.fail(`auth:${r.keyState}-tickers-got-${s}:${op.operationId}`, show());
+      else if (!block && (res.body as any)?.detail !== undefined && (res.body as any).detail !== problems.tickerFilterMaxPlanOnly.detail) this.fail(`auth:${r.keyState}-tickers-wrong-text`, show());
       return;
     }
     if (s === 401 || (s === 403 && !block)) return this.fail(`auth:${r.keyState}-key-refused-${s}:${op.operationId}`, show());

@@ -188,7 +188,9 @@ export interface components {
             next: components["schemas"]["NextPage"];
         };
         /** @description Path and query of the next page (this request's parameters with the cursor moved), to send
-         *     with the same key; `null` when there is none. Also sent as a `Link` header.
+         *     with the same key; `null` when there is none. Also sent as a `Link` header. At most 6,400
+         *     characters (a search `q` of 500 characters, each percent-encoded UTF-8), well within the
+         *     request head the service accepts.
          *      */
         NextPage: string | null;
         Usage: {
@@ -391,7 +393,8 @@ export interface components {
         /**
          * @description Only articles about at least one of these instruments: 1 to 10 symbols separated by commas,
          *     e.g. `AAPL,MSFT`, matched exactly (upper case). `max` keys only: other keys get `403`
-         *     `Ticker filtering is available on the Max plan only.`
+         *     `Ticker filtering is available on the Max plan only.` The characters of a symbol may be sent
+         *     unencoded, as typed (`tickers=EUR/USD,BRK.B`).
          *
          * @example [
          *       "AAPL",
@@ -464,7 +467,8 @@ export interface operations {
                 /**
                  * @description Only articles about at least one of these instruments: 1 to 10 symbols separated by commas,
                  *     e.g. `AAPL,MSFT`, matched exactly (upper case). `max` keys only: other keys get `403`
-                 *     `Ticker filtering is available on the Max plan only.`
+                 *     `Ticker filtering is available on the Max plan only.` The characters of a symbol may be sent
+                 *     unencoded, as typed (`tickers=EUR/USD,BRK.B`).
                  *
                  * @example [
                  *       "AAPL",
@@ -516,7 +520,8 @@ export interface operations {
                 /**
                  * @description Only articles about at least one of these instruments: 1 to 10 symbols separated by commas,
                  *     e.g. `AAPL,MSFT`, matched exactly (upper case). `max` keys only: other keys get `403`
-                 *     `Ticker filtering is available on the Max plan only.`
+                 *     `Ticker filtering is available on the Max plan only.` The characters of a symbol may be sent
+                 *     unencoded, as typed (`tickers=EUR/USD,BRK.B`).
                  *
                  * @example [
                  *       "AAPL",
