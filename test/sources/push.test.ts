@@ -108,6 +108,14 @@ describe('push on the running service: stored articles reach an open stream, ide
     expect((await svc.store.carriersOf(id)).map((c) => c.source)).toEqual(['desk', 'wire']);
   });
 
+  it('the same story reworded by another source within 24 h is merged (src/dedup/near.ts), the source recorded as a carrier', async () => {
+    const first = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'nv-1', content: 'Nvidia shares jump 6% after record data-center revenue beats estimates' }));
+    const id = first.body.results[0].id;
+    const second = await push(svc.adminUrl!, ndjson({ source: 'wire', id: 'w-nv', content: 'NVIDIA stock climbs 6 percent as data center sales top forecasts' }));
+    expect(second.body.results[0]).toMatchObject({ status: 'duplicate', reason: 'near-duplicate', id });
+    expect((await svc.store.carriersOf(id)).map((c) => c.source)).toEqual(['desk', 'wire']);
+  });
+
   it('bad lines are answered one by one with their line number; the good ones are stored', async () => {
     const long = 'x'.repeat(articleRules.contentMaxLength + 1);
     const body = [
