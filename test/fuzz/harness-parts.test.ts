@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { classify, classifyDateTime, encode, operationById, renderQuery, type Encoding, type ParamPiece, type QuerySpec } from './arbitraries.js';
 import { parseResponse } from './raw-http.js';
+import { searchRankingMax } from '../../src/contract/index.js';
 
 const buf = (s: string) => Buffer.from(s, 'latin1');
 
@@ -94,5 +95,38 @@ describe('contract verdicts', () => {
     expect(renderQuery(list, q(piece('limit', '%', 'std'))).verdict.label).toBe('invalid');
     expect(renderQuery(search, q(piece('q', 'fed', 'badPercent'))).verdict.label).toBe('ambiguous');
     expect(renderQuery(list, q(piece('limit', '5', 'badPercent'))).verdict.label).toBe('invalid');
+  });
+});
+
+describe('verdicts on the 1.1.0 parameters: ids, ticker lists and the rules between parameters', () => {
+  const piece = (name: string, value: string): ParamPiece => ({ name, value, nameEnc: 'std', valueEnc: 'std', noEquals: false, salt: 0 });
+  const verdict = (operationId: string, pieces: [string, string][], extra: Partial<QuerySpec> = {}) =>
+    renderQuery(operationById.get(operationId)!, { pieces: pieces.map(([n, v]) => piece(n, v)), bareQuestionMark: false, emptyPieces: false, ...extra }).verdict;
+  const list = operationById.get('listNews')!;
+  const schemaOf = (name: string) => list.params.find((p) => p.name === name)!.schema;
+
+  it('reads an id by the ArticleId pattern and length', () => {
+    expect(classify(schemaOf('after'), '01M7Z87BJ3K8W3Q2ZP7R9T4V6X').label).toBe('valid');
+    for (const bad of ['01m7z87bj3k8w3q2zp7r9t4v6x', '01M7Z87BJ3K8W3Q2ZP7R9T4V6', '81M7Z87BJ3K8W3Q2ZP7R9T4V6X', '01M7Z87BJ3K8W3Q2ZP7R9T4V6I', '']) {
+      expect(classify(schemaOf('after'), bad).label).toBe('invalid');
+    }
+  });
+  it('reads a ticker list item by item, and by its item count', () => {
+    const tickers = schemaOf('tickers');
+    expect(classify(tickers, 'AAPL,BRK.B,EUR/USD').label).toBe('valid');
+    expect(classify(tickers, Array(tickers.maxItems).fill('A').join(',')).label).toBe('valid');
+    for (const bad of ['', 'AAPL,', 'aapl', 'AAPL,,MSFT', Array(tickers.maxItems + 1).fill('A').join(','), 'A'.repeat(17)]) {
+      expect(classify(tickers, bad).label).toBe('invalid');
+    }
+  });
+  it('makes after with before, and offset + limit past the ranking, a 400 whatever else is right', () => {
+    expect(verdict('listNews', [['after', '01M7Z87BJ3K8W3Q2ZP7R9T4V6X']])).toEqual({ label: 'valid' });
+    expect(verdict('listNews', [['after', '01M7Z87BJ3K8W3Q2ZP7R9T4V6X'], ['before', '01M7Z87BJ3K8W3Q2ZP7R9T4V6X']])).toEqual({ label: 'invalid', why: 'cursor-conflict' });
+    const searchDefault: number = operationById.get('searchNews')!.params.find((p) => p.name === 'limit')!.schema.default;
+    const half = searchRankingMax / 2;
+    expect(verdict('searchNews', [['q', 'fed'], ['offset', String(searchRankingMax - searchDefault)]])).toEqual({ label: 'valid' });
+    expect(verdict('searchNews', [['q', 'fed'], ['offset', String(searchRankingMax - searchDefault + 1)]])).toEqual({ label: 'invalid', why: 'offset-past-ranking' });
+    expect(verdict('searchNews', [['q', 'fed'], ['offset', String(half)], ['limit', String(half + 1)]])).toEqual({ label: 'invalid', why: 'offset-past-ranking' });
+    expect(verdict('searchNews', [['q', 'fed'], ['offset', String(half)], ['limit', String(half)]])).toEqual({ label: 'valid' });
   });
 });
