@@ -28,6 +28,13 @@ export interface StreamOptions {
   highWaterMark?: number;
   /** Observes the connection's life (logs, metrics). */
   onEvent?: (event: StreamEvent) => void;
+  /**
+   * After this client's own connection ended (a drop, a dead connection), the server may still hold
+   * the account's single slot for that connection until it notices it is gone (its next ping, at most
+   * two ping intervals). For this long after such an end, `Only one stream connection per account` is
+   * retried like "later"; on a first connection, or past this, it stops. Default: 2 ping intervals + 5 s.
+   */
+  slotGraceMs?: number;
   /** Randomness for the jitter (tests). */
   random?: () => number;
   /**
@@ -81,8 +88,12 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
   const deadAfterMs = opts.deadAfterMs ?? streamRules.pingIntervalSeconds * 2500;
   const highWater = opts.highWaterMark ?? 1000;
   const random = opts.random ?? Math.random;
+  const slotGraceMs = opts.slotGraceMs ?? streamRules.pingIntervalSeconds * 2000 + 5000;
+  const second = streamRules.closeCodes.secondConnection;
   let lastId = opts.after;
   let failures = 0;
+  /** When this client's last connection that had opened ended. */
+  let lastOpenEndedAt: number | undefined;
 
   while (!opts.signal?.aborted) {
     const queue: StreamMessage[] = [];
@@ -97,6 +108,9 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
     const ws = new WebSocket(streamUrl(opts, lastId), { ...(opts.webSocket as WebSocket.ClientOptions | undefined), headers: { ...extraHeaders, 'X-API-Key': opts.apiKey } });
     let lastFrame = Date.now();
     let paused = false;
+    // Established: the server sent something (an article or a ping), so it had admitted us; a refused
+    // connection is closed right after the handshake with nothing before the close.
+    let established = false;
     const watchdog = setInterval(() => {
       const silent = Date.now() - lastFrame;
       if (silent > deadAfterMs) {
@@ -110,9 +124,13 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
       lastFrame = Date.now();
       opts.onEvent?.({ type: 'open', attempt: failures + 1 });
     });
-    ws.on('ping', () => (lastFrame = Date.now()));
+    ws.on('ping', () => {
+      lastFrame = Date.now();
+      established = true;
+    });
     ws.on('message', (data) => {
       lastFrame = Date.now();
+      established = true;
       const article = JSON.parse(data.toString()) as StreamMessage;
       queue.push(article);
       // Backpressure: stop reading the socket while the program is behind; the server's own bound
@@ -160,7 +178,10 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
     }
     if (opts.signal?.aborted) return;
     const { code, reason } = ended!;
-    const stop = STOP_CODES.has(code) || (code >= 400 && code < 500 && code !== 408 && code !== 429);
+    // The server's answer to our own previous connection, not yet noticed gone: "later", for a while.
+    const ownSlot = code === second.code && reason === second.reason && lastOpenEndedAt !== undefined && Date.now() - lastOpenEndedAt < slotGraceMs;
+    if (established) lastOpenEndedAt = Date.now();
+    const stop = (STOP_CODES.has(code) && !ownSlot) || (code >= 400 && code < 500 && code !== 408 && code !== 429);
     opts.onEvent?.({ type: 'close', code, reason, willRetry: !stop });
     if (stop) throw new FnsStreamClosed(code, reason);
     failures++;
