@@ -149,6 +149,26 @@ describe('reconnecting', () => {
     }
   });
 
+  it('retries "Only one stream connection per account" right after its own connection dropped, and stops on it otherwise', async () => {
+    const { code, reason } = streamRules.closeCodes.secondConnection;
+    const server = await scripted([(ws) => (ws.send(article('01A')), setTimeout(() => ws.terminate(), 20)), (ws) => ws.close(code, reason), (ws) => ws.send(article('01B'))]);
+    try {
+      const fns = new FnsClient({ baseUrl: server.url, apiKey: 'k' });
+      const got = await take(fns.stream({ backoff: { initialMs: 5, maxMs: 10 } }), 2);
+      expect(got.map((a) => a.id)).toEqual(['01A', '01B']);
+    } finally {
+      await server.close();
+    }
+    const refused = await scripted([(ws) => ws.close(code, reason)]);
+    try {
+      const fns = new FnsClient({ baseUrl: refused.url, apiKey: 'k' });
+      await expect(take(fns.stream({ backoff: { initialMs: 5, maxMs: 10 } }), 1)).rejects.toMatchObject({ code, reason });
+      expect(refused.connections()).toBe(1);
+    } finally {
+      await refused.close();
+    }
+  });
+
   it('treats a connection silent past the keep-alive bound as dead and reconnects', async () => {
     const server = await scripted([() => {}, (ws) => ws.send(article('01A'))]);
     try {
