@@ -257,6 +257,8 @@ describe('429 with Retry-After is respected', () => {
 });
 
 describe('two pollers on one store never poll one source at once', () => {
+  // Two sources per poller at a time: a single poller with room for all four would keep them (its timer is
+  // exact for the sources it polled), and the lease would never be contested.
   it('each source has at most one request in flight, while both pollers take part', async () => {
     const db = database();
     const slowFeed = (_q: IncomingMessage, s: ServerResponse) => void setTimeout(() => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([])), 150);
@@ -265,8 +267,8 @@ describe('two pollers on one store never poll one source at once', () => {
     const a = db.open();
     const b = db.open();
     for (const path of paths) await source(a, path.slice(1), srv.url(path), 20);
-    const one = poller(a, { userAgent: 'poller-A' });
-    const two = poller(b, { userAgent: 'poller-B' });
+    const one = poller(a, { userAgent: 'poller-A', concurrency: 2 });
+    const two = poller(b, { userAgent: 'poller-B', concurrency: 2 });
     await Promise.all([one.p.start(), two.p.start()]);
     await until(() => paths.every((p) => srv.hits(p).length >= 8), 'eight polls of every source', 20_000);
     for (const p of paths) expect(srv.maxOpen(p), p).toBe(1);
