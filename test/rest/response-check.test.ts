@@ -15,7 +15,7 @@ describe('response validation used by every test run', () => {
   });
   it('rejects tickers missing from a search result', () => {
     const article = { id: '01M7Z87BJ3K8W3Q2ZP7R9T4V6X', content: 'x', urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z' };
-    expect(() => check('searchNews', 200, 'application/json', { count: 1, query: 'xx', articles: [article] })).toThrow(ContractViolation);
-    expect(() => check('searchNews', 200, 'application/json', { count: 1, query: 'xx', articles: [{ ...article, tickers: [] }] })).not.toThrow();
+    expect(() => check('searchNews', 200, 'application/json', { count: 1, query: 'xx', articles: [article], next: null })).toThrow(ContractViolation);
+    expect(() => check('searchNews', 200, 'application/json', { count: 1, query: 'xx', articles: [{ ...article, tickers: [] }], next: null })).not.toThrow();
   });
 });
