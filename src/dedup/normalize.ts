@@ -32,6 +32,10 @@ export interface Prepared {
   entities: Set<string>;
   /** Words written in capitals (`NVDA`, `UNH`), lower case: a bare symbol the other headline may name. */
   caps: Set<string>;
+  /** Entities that are the initials of a run of capitalised words (`Ernst & Young` -> `ey`): they match, they never conflict. */
+  initials: Set<string>;
+  /** Countries, regions, cities and central banks named (a central bank also names its country: `boj` + `japan`), read from the tokens, so also in title case. */
+  places: Set<string>;
   /** Event kinds (results, deal, legal, ...), see similarity.ts. */
   events: Set<string>;
   /** +1 up (rises, beats, above), -1 down (falls, misses, below): the first such word; 0 none. */
@@ -44,6 +48,8 @@ export interface Prepared {
   refusal: boolean;
   /** Sum of token weights (similarity.ts `weight`). */
   weight: number;
+  /** The normalised headline as a word sequence (lower case, phrases folded, `~symbol` and `#figure` tokens, stop words kept): where a name stands (similarity.ts `sameSlot`). */
+  words: string[];
   /** LSH keys, computed on first use (near.ts). */
   keys?: string[];
 }
@@ -76,11 +82,34 @@ const DEMONYMS: Record<string, string> = {
   ukrainian: 'ukraine', egyptian: 'egypt', nigerian: 'nigeria', vietnamese: 'vietnam', thai: 'thailand',
   philippine: 'philippines', malaysian: 'malaysia', singaporean: 'singapore', colombian: 'colombia', peruvian: 'peru',
   norwegians: 'norway', britons: 'britain', hungarian: 'hungary', czech: 'czechia', romanian: 'romania',
+  england: 'britain', english: 'britain', arabia: 'saudi', zealand: 'zealand', kiwi: 'zealand',
 };
 
 for (const [k, v] of Object.entries(DEMONYMS)) DEMONYMS[k] = stem(v);
 /** Places (countries, regions) as entity tokens: they locate a story but do not tell two stories apart. */
 export const PLACES = new Set<string>([...Object.values(DEMONYMS), 'us', 'uk', 'eu', 'asia', 'africa', 'latin', 'gulf', 'london', 'new', 'york', 'tokyo', 'beijing', 'washington', 'texas', 'california']);
+
+/**
+ * Place tokens that tell two stories apart when each headline names one the other does not (`tariff on Brazil` /
+ * `on India`, `Japan's economy` / `Germany's`): countries (stemmed, as `wordToken` leaves them), regions, cities.
+ */
+const PLACE_TOKENS = new Set<string>([
+  ...Object.values(DEMONYMS),
+  ...`canada chile mexico japan china germany france britain india brazil australia switzerland sweden norway denmark
+  netherlands italy spain korea taiwan russia israel poland argentina indonesia ireland belgium austria finland greece
+  portugal turkey ukraine egypt nigeria vietnam thailand philippines malaysia singapore colombia peru hungary czechia
+  romania qatar iran iraq kuwait emirates uae pakistan bangladesh kenya morocco venezuela ecuador
+  eu london tokyo beijing shanghai shenzhen hong kong mumbai seoul paris frankfurt zurich stockholm dubai riyadh
+  washington texas california ohio delaware`.trim().split(/\s+/).map((w) => stem(w)),
+]);
+/** Central banks: each names its country too (`BOJ` = `Bank of Japan` = `Japan's central bank`). */
+const CENTRAL_BANKS: Record<string, string> = {
+  fed: 'us', ecb: 'euro', boe: 'britain', boj: 'japan', pboc: 'china', rbi: 'india', snb: 'switzerland', rba: 'australia',
+  boc: 'canada', rbnz: 'zealand', bok: 'korea', riksbank: 'sweden', norg: 'norway', banxico: 'mexico',
+};
+for (const [k, v] of Object.entries(CENTRAL_BANKS)) CENTRAL_BANKS[k] = stem(v);
+/** The United States as written (case-sensitive, so the pronoun `us` is not it). */
+const US = /\b(?:U\.S\.?|US|USA|United States|America)\b/;
 
 /** Ordinary words that often open a headline. */
 const COMMON_FIRST = new Set(
@@ -152,6 +181,12 @@ const PHRASES: [string, RegExp, string][] = [
   ['european central bank', /\beuropean central bank\b/g, 'ecb'],
   ['bank of england', /\bbank of england\b/g, 'boe'],
   ['bank of japan', /\bbank of japan\b/g, 'boj'],
+  ['bank of canada', /\bbank of canada\b/g, 'boc'],
+  ['bank of korea', /\bbank of korea\b/g, 'bok'],
+  ['bank of mexico', /\bbank of mexico\b/g, 'banxico'],
+  ['reserve bank of australia', /\breserve bank of australia\b/g, 'rba'],
+  ['reserve bank of new zealand', /\breserve bank of new zealand\b/g, 'rbnz'],
+  ['norges bank', /\bnorges bank\b/g, 'norges'],
   ['reserve bank of india', /\breserve bank of india\b/g, 'rbi'],
   ['chief executive', /\bchief executive( officer)?\b/g, 'ceo'],
   ['net income', /\bnet income\b/g, 'profit'],
@@ -199,7 +234,7 @@ const MONTHS = new Set(['january', 'february', 'march', 'april', 'may', 'june', 
 const WORD_NUMBER = /\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/g;
 const WORD_NUMBERS: Record<string, string> = { one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12' };
 
-const NUMBER = /(?<![\p{L}\d.])([$€£¥]?)\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|trln|tn|k|thousand)?(?![\p{L}\d])/giu;
+const NUMBER = /(?<![\p{L}\d.])([$€£¥]?)\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|trln|tn|t|k|thousand)?(?![\p{L}\d])/giu;
 
 function numberValue(currency: string, value: string, unit: string | undefined): NumberValue {
   const plain = value.replace(/,/g, '');
@@ -214,7 +249,7 @@ function numberValue(currency: string, value: string, unit: string | undefined):
     n = n / 1000;
     decimals += 3;
     kind = 'b';
-  } else if (['trillion', 'trln', 'tn'].includes(u)) {
+  } else if (['trillion', 'trln', 'tn'].includes(u) || (u === 't' && currency !== '')) {
     n = n * 1000;
     decimals = Math.max(0, decimals - 3);
     kind = 'b';
@@ -258,7 +293,7 @@ for (const [ticker, names] of Object.entries(data.companies as Record<string, st
 
 /** Word -> token memo (stemming and synonym lookup); bounded. */
 const wordMemo = new Map<string, string | null>();
-function wordToken(w: string): string | null {
+export function wordToken(w: string): string | null {
   let t = wordMemo.get(w);
   if (t !== undefined) return t;
   const bare = w.endsWith("'s") ? w.slice(0, -2) : w;
@@ -282,7 +317,7 @@ function startsUpper(w: string): boolean {
   return c !== c.toLowerCase();
 }
 
-function entitiesOf(t: string, caps: Set<string>): Set<string> {
+function entitiesOf(t: string, caps: Set<string>, initials: Set<string>): Set<string> {
   const entities = new Set<string>();
   const words: RegExpExecArray[] = [];
   let lower = false;
@@ -306,7 +341,11 @@ function entitiesOf(t: string, caps: Set<string>): Set<string> {
   let run: string[] = [];
   const flush = () => {
     // A run of two or more capitalised words also goes in as its initials (`Ernst & Young` = `EY`).
-    if (run.length >= 2) entities.add(run.map((w) => w[0]).join(''));
+    if (run.length >= 2) {
+      const i = run.map((w) => w[0]).join('');
+      entities.add(i);
+      initials.add(i);
+    }
     run = [];
   };
   for (let i = 0; i < words.length; i++) {
@@ -344,7 +383,10 @@ export function normalizeTokens(text: string): Prepared {
     tickers.add(m.ticker);
   }
   const caps = new Set<string>();
-  const entities = entitiesOf(t, caps);
+  const initials = new Set<string>();
+  const entities = entitiesOf(t, caps, initials);
+  const places = new Set<string>();
+  if (US.test(t)) places.add('us');
   t = t.toLowerCase();
   for (const [hint, re, to] of PHRASES) if (hint === '' || t.includes(hint)) t = t.replace(re, to);
   const flags = new Map<string, Set<string>>();
@@ -371,12 +413,14 @@ export function normalizeTokens(text: string): Prepared {
     return ` #${tok} `;
   });
   const tokens = new Set<string>();
+  const words: string[] = [];
   const main: string[] = [];
   const clause = CLAUSE.exec(t);
   const mainEnd = clause ? clause.index : t.length;
   for (const m of t.matchAll(TOKEN)) {
     const w = m[0].replace(/[.\-']+$/, '');
     if (w.length === 0) continue;
+    words.push(w.endsWith("'s") ? w.slice(0, -2) : w);
     if (w.charCodeAt(0) === 126 /* ~ */ || w.charCodeAt(0) === 35 /* # */) {
       tokens.add(w);
       continue;
@@ -385,8 +429,14 @@ export function normalizeTokens(text: string): Prepared {
     const tok = wordToken(w);
     if (tok === null) continue;
     tokens.add(tok);
+    if (PLACE_TOKENS.has(tok)) places.add(tok === 'america' ? 'us' : tok);
+    const bankOf = CENTRAL_BANKS[tok];
+    if (bankOf !== undefined) {
+      places.add(tok);
+      places.add(bankOf);
+    }
     if (m.index < mainEnd) main.push(tok);
   }
-  const prepared: Prepared = { text, tokens, numbers, numberValues, tickers, entities, caps, events: new Set(), lean: 0, flags, main, refusal: false, weight: 0 };
+  const prepared: Prepared = { text, words, tokens, numbers, numberValues, tickers, entities, caps, initials, places, events: new Set(), lean: 0, flags, main, refusal: false, weight: 0 };
   return prepared;
 }

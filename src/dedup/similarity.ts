@@ -8,7 +8,7 @@
  * the threshold; a pair that shares no anchor (symbol, figure, named entity) needs a higher similarity.
  */
 import { stem } from '../enrich/resources/lexicon.js';
-import { ALIAS_WORDS, PLACES, numberToken, type NumberValue, type Prepared } from './normalize.js';
+import { ALIAS_WORDS, PLACES, numberToken, wordToken, type NumberValue, type Prepared } from './normalize.js';
 
 export function jaccard(a: Set<string>, b: Set<string>): number {
   if (a.size === 0 && b.size === 0) return 1;
@@ -49,11 +49,24 @@ export function tickersConflict(a: Prepared, b: Prepared): boolean {
   return true;
 }
 
-/** The same figure, or a rounder figure for a precise one (`$10 billion` ~ `$10.6bn`, `12%` ~ `12.4%`, not `14.25%` vs `14.75%`). */
+/**
+ * The same figure, or a rounder figure for a precise one (`$10 billion` ~ `$10.6bn`, `12%` ~ `12.4%`, not
+ * `14.25%` vs `14.75%`). A percentage is rounded, not approximated: `4.4%` may stand for `4.35%`, `4.1%` may
+ * not, nor `40%` / `8%` for `40.5%` / `8.5%` (rates and levels are written exactly).
+ */
 export function sameNumber(x: NumberValue, y: NumberValue): boolean {
   if (x.kind !== y.kind) return false;
   if (x.value === y.value) return true;
   if (x.decimals === y.decimals || x.kind === 'year' || x.kind === 'small') return false;
+  if (x.kind === '%') {
+    const [rough, precise] = x.decimals < y.decimals ? [x, y] : [y, x];
+    // `to zero` is exact (`0%` is not `0.25%`).
+    if (rough.value === 0) return false;
+    // Rounded half up: `4.4%` for `4.35%`, `12%` for `12.4%`; `8%` is not `8.5%` (that would be written `9%`).
+    const half = 0.5 * 10 ** -rough.decimals;
+    const diff = precise.value - rough.value;
+    return diff >= -half - 1e-9 && diff < half - 1e-9;
+  }
   const m = Math.max(Math.abs(x.value), Math.abs(y.value));
   return Math.abs(x.value - y.value) <= 0.065 * m;
 }
@@ -117,6 +130,70 @@ export function entitiesConflict(a: Prepared, b: Prepared): boolean {
   return true;
 }
 
+/** Words that write the United States (`US`, `U.S.`, `USA`, `United States`, `America`). */
+const US_WORDS = new Set(['us', 'u.s', 'usa', 'america', 'united']);
+
+/**
+ * What `a` names that `b` does not carry in any form: symbols (`~aapl`), people/products/companies outside the
+ * dictionary (entity stems) and places (countries, cities, central banks), each as a test on a word of `a.words`.
+ */
+function ownNames(a: Prepared, b: Prepared): ((w: string) => boolean)[] {
+  const out: ((w: string) => boolean)[] = [];
+  for (const t of a.tickers) {
+    if (names(b, t)) continue;
+    const tok = `~${t.toLowerCase()}`;
+    out.push((w) => w === tok);
+  }
+  outer: for (const e of a.entities) {
+    // Initials only help matching; a capitalised common word (`Rate` -> `rate`) is no name; places come next.
+    if (a.initials.has(e) || !a.tokens.has(e) || a.places.has(e) || PLACES.has(e)) continue;
+    if (b.tokens.has(e) || b.caps.has(e) || b.entities.has(e)) continue;
+    for (const t of b.tickers) if (ALIAS_WORDS.get(t)?.has(e)) continue outer;
+    out.push((w) => w.charCodeAt(0) !== 126 && w.charCodeAt(0) !== 35 && stem(w) === e);
+  }
+  for (const pl of a.places) {
+    if (b.places.has(pl)) continue;
+    out.push(pl === 'us' ? (w) => US_WORDS.has(w) : (w) => wordToken(w) === pl);
+  }
+  return out;
+}
+
+/** The words right before and right after each word of `p` that passes one of `tests`. */
+function neighbours(p: Prepared, tests: ((w: string) => boolean)[]): [Set<string>, Set<string>] {
+  const left = new Set<string>();
+  const right = new Set<string>();
+  const ws = p.words;
+  for (let i = 0; i < ws.length; i++) {
+    const w = ws[i]!;
+    if (!tests.some((f) => f(w))) continue;
+    if (i > 0) left.add(ws[i - 1]!);
+    if (i + 1 < ws.length) right.add(ws[i + 1]!);
+  }
+  return [left, right];
+}
+
+function meets(x: Set<string>, y: Set<string>): boolean {
+  for (const e of x) if (y.has(e)) return true;
+  return false;
+}
+
+/**
+ * The same slot filled by another name: each side names a company, person, product or place the other does
+ * not, and the two stand between the same words (`Trump names Kevin Hassett as` / `Kevin Warsh as`, `report
+ * of Apple investment talks` / `of TSMC investment`, `tariff on Brazil` / `on India`, `Japan's economy` /
+ * `Germany's economy`, `ECB cuts` / `Fed cuts`). Names added elsewhere by a rewording (`ChatGPT maker OpenAI`
+ * / `led by SoftBank`) are no conflict.
+ */
+export function slotConflict(a: Prepared, b: Prepared): boolean {
+  const na = ownNames(a, b);
+  if (na.length === 0) return false;
+  const nb = ownNames(b, a);
+  if (nb.length === 0) return false;
+  const [la, ra] = neighbours(a, na);
+  const [lb, rb] = neighbours(b, nb);
+  return meets(la, lb) || meets(ra, rb);
+}
+
 /** What kind of corporate or economic event a headline reports (stemmed, normalised tokens). */
 const EVENTS: Record<string, string[]> = {
   results: ['profit', 'revenue', 'estimate', 'beat', 'miss', 'loss', 'margin'],
@@ -132,6 +209,8 @@ const EVENTS: Record<string, string[]> = {
   launch: ['unveil'],
   invest: ['invest', 'stake', 'fund'],
   output: ['deliveri', 'production', 'output', 'order'],
+  writedown: ['charge', 'writedown', 'write-down', 'impairment'],
+  contract: ['contract', 'award'],
 };
 const EVENT_OF = new Map<string, string[]>();
 for (const [event, words] of Object.entries(EVENTS)) {
@@ -210,7 +289,8 @@ export function guarded(a: Prepared, b: Prepared): boolean {
     directionConflict(a, b) ||
     qualifierConflict(a, b) ||
     eventsConflict(a, b) ||
-    entitiesConflict(a, b)
+    entitiesConflict(a, b) ||
+    slotConflict(a, b)
   );
 }
 
@@ -278,7 +358,7 @@ export function sharesAnchor(a: Prepared, b: Prepared): boolean {
 }
 
 /** Chosen on the dev pairs of eval/near-duplicates.jsonl (scripts/eval-enrich.ts). */
-export const THRESHOLD = 0.35;
+export const THRESHOLD = 0.32;
 /** Without a shared anchor. */
 export const THRESHOLD_NO_ANCHOR = 0.45;
 
