@@ -20,27 +20,136 @@ export interface SeenLookup {
   /** Canonical URL -> article id. */
   byUrl: Map<string, string>;
   /**
-   * Item index -> stored articles of the window sharing a near key with it, not carried by its source,
-   * most shared keys first, at most NEAR_CANDIDATES_MAX (only for items that are not exact duplicates).
+   * Item index -> stored articles of the window sharing a near key with it, first stored by another
+   * source and not carried by its source, most shared keys first, at most NEAR_CANDIDATES_MAX (only
+   * for items that are not exact duplicates). The adapter's query applies the carrier rule, so the plan
+   * only tracks the carriers this batch adds.
    */
   nearCandidates: Map<number, string[]>;
-  /** Content and carrier sources of every article in nearCandidates. */
-  candidates: Map<string, { content: string; sources: Set<string> }>;
+  /** The content of every article in nearCandidates. */
+  candidates: Map<string, string>;
 }
 
-/** Candidates per item given to the precise near-duplicate decision: a true duplicate shares most keys. */
+/**
+ * Candidates per item given to the precise near-duplicate decision (about 4 us a pair), most shared keys
+ * first, then the newest. No floor on the number of shared keys: in eval/near-duplicates.jsonl about 5%
+ * of the pairs the rule calls duplicates share a single key (one MinHash band), but so do most unrelated
+ * headlines of the window (in the ingest benchmark an item has ~41 single-key candidates and ~4 sharing
+ * more), so single-key candidates are capped harder: the NEAR_SINGLE_KEY_CANDIDATES newest (two wires'
+ * copies of a story arrive minutes apart).
+ */
 export const NEAR_CANDIDATES_MAX = 20;
+export const NEAR_SINGLE_KEY_CANDIDATES = 5;
+
 /**
  * Per near key, only the most recent articles having it are counted: a key common to many headlines
  * (a template, a generic phrase) costs a bounded amount of work per item instead of the whole window.
  */
 export const NEAR_KEY_FANOUT = 50;
 
-/** Candidate ids ranked by shared keys (most first, then the newest id), from per-key hit lists. */
-export function rankCandidates(hitsPerKey: Iterable<readonly string[]>): string[] {
+/** Per near key, the window's articles having it: [article id, first source, time], at most NEAR_KEY_FANOUT, newest first. */
+export type KeyHits = Map<string, [string, string, number][]>;
+
+/** Groups hit rows `[key, article id, source, at]` by key, keeping each key's NEAR_KEY_FANOUT newest. */
+export function keyHits(rows: Iterable<[string, string, string, number]>): KeyHits {
+  const out: KeyHits = new Map();
+  for (const [key, id, source, at] of rows) {
+    const list = out.get(key);
+    if (list) list.push([id, source, at]);
+    else out.set(key, [[id, source, at]]);
+  }
+  for (const [key, list] of out) {
+    if (list.length <= NEAR_KEY_FANOUT) continue;
+    list.sort((a, b) => b[2] - a[2]);
+    out.set(key, list.slice(0, NEAR_KEY_FANOUT));
+  }
+  return out;
+}
+
+/** An item's candidates from the hits of its keys, in the order they are tried: more shared keys first, then the newest id. Articles first stored by the item's own source are left out (a source's own story again is an update). */
+export function rankNearCandidates(item: SourcedItem, hits: KeyHits): { id: string; shared: number }[] {
   const counts = new Map<string, number>();
-  for (const hits of hitsPerKey) for (const id of new Set(hits)) counts.set(id, (counts.get(id) ?? 0) + 1);
-  return [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0)).map(([id]) => id);
+  for (const key of distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)) {
+    for (const [id, source] of hits.get(key) ?? []) if (source !== item.source) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return [...counts.entries()]
+    .map(([id, shared]) => ({ id, shared }))
+    .sort((a, b) => b.shared - a.shared || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+}
+
+/**
+ * Per item, the candidates to try: its ranked list without the articles its source carries, at most
+ * NEAR_CANDIDATES_MAX, of which at most NEAR_SINGLE_KEY_CANDIDATES share a single key. `carried` answers,
+ * for (article, source) pairs, those that are carrier records; it is asked about the chosen ones only
+ * (rounds until each item's choice holds no carried article).
+ */
+export function chooseCandidates(
+  ranked: Map<number, { id: string; shared: number }[]>,
+  near: readonly (readonly [number, SourcedItem])[],
+  carried: (pairs: [string, string][]) => [string, string][],
+): Map<number, string[]> {
+  const sourceOf = new Map(near.map(([i, item]) => [i, item.source]));
+  const excluded = new Set<string>();
+  const asked = new Set<string>();
+  const pair = (id: string, source: string) => `${id}\n${source}`;
+  for (;;) {
+    const out = new Map<number, string[]>();
+    const ask: [string, string][] = [];
+    for (const [i, list] of ranked) {
+      const source = sourceOf.get(i)!;
+      const ids: string[] = [];
+      let single = 0;
+      for (const c of list) {
+        if (ids.length === NEAR_CANDIDATES_MAX) break;
+        const p = pair(c.id, source);
+        if (excluded.has(p)) continue;
+        if (c.shared <= 1 && single++ === NEAR_SINGLE_KEY_CANDIDATES) break;
+        ids.push(c.id);
+        if (!asked.has(p)) {
+          asked.add(p);
+          ask.push([c.id, source]);
+        }
+      }
+      out.set(i, ids);
+    }
+    if (ask.length === 0) return out;
+    const found = carried(ask);
+    if (found.length === 0) return out;
+    for (const [id, source] of found) excluded.add(pair(id, source));
+  }
+}
+
+/** Keys per item the adapters look up (nearDuplicateKeys gives 15-30); an item's further keys are stored only. */
+export const NEAR_LOOKUP_KEYS_MAX = 64;
+
+/** The distinct near keys of an item (what the adapters store; the first NEAR_LOOKUP_KEYS_MAX are looked up). */
+export const distinctKeys = (item: SourcedItem): string[] => [...new Set(item.nearKeys)];
+
+/**
+ * Stored articles' content by id, per process (an article's content never changes, so no invalidation):
+ * the adapters read a candidate's content once while it is recent. Two generations of at most `size`
+ * entries each, so eviction costs nothing per entry.
+ */
+export class ContentCache {
+  private recent = new Map<string, string>();
+  private older = new Map<string, string>();
+  constructor(private readonly size = 8192) {}
+
+  get(id: string): string | undefined {
+    const c = this.recent.get(id);
+    if (c !== undefined) return c;
+    const o = this.older.get(id);
+    if (o !== undefined) this.set(id, o);
+    return o;
+  }
+
+  set(id: string, content: string): void {
+    if (this.recent.size >= this.size) {
+      this.older = this.recent;
+      this.recent = new Map();
+    }
+    this.recent.set(id, content);
+  }
 }
 
 /** The items whose near candidates matter: those that are not exact duplicates of stored items. */
@@ -78,7 +187,8 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
     const k = carrierKey(ref);
     let s = carriersOf.get(k);
     if (!s) {
-      s = new Set('id' in ref ? found.candidates.get(ref.id)?.sources ?? [] : []);
+      // A stored article's carriers from before this batch are the query's business (nearCandidates).
+      s = new Set();
       carriersOf.set(k, s);
     }
     return s;
@@ -124,7 +234,7 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
     batchItems.set(key, ref);
     plan.seen.push({ source: item.source, externalId: item.externalId, canonicalUrl: item.canonicalUrl, ref });
     if (item.canonicalUrl !== null && !batchUrls.has(item.canonicalUrl)) batchUrls.set(item.canonicalUrl, ref);
-    for (const k of item.nearKeys) {
+    for (const k of new Set(item.nearKeys)) {
       const list = batchKeys.get(k);
       if (list) list.push(ref.pending);
       else batchKeys.set(k, [ref.pending]);
@@ -147,18 +257,21 @@ function nearMatch(
 ): ArticleRef | undefined {
   if (item.nearKeys.length === 0) return undefined;
   for (const id of found.nearCandidates.get(index) ?? []) {
-    const c = found.candidates.get(id);
+    const content = found.candidates.get(id);
     const ref = { id };
-    if (c && !sourcesOf(ref).has(item.source) && rule.isNearDuplicate(item.article.content, c.content)) return ref;
+    if (content !== undefined && !sourcesOf(ref).has(item.source) && rule.isNearDuplicate(item.article.content, content)) return ref;
   }
-  const triedPending = new Set<number>();
-  for (const k of item.nearKeys) {
-    for (const p of batchKeys.get(k) ?? []) {
-      if (triedPending.has(p)) continue;
-      triedPending.add(p);
-      const ref = { pending: p };
-      if (!sourcesOf(ref).has(item.source) && rule.isNearDuplicate(item.article.content, items[store[p]!]!.article.content)) return ref;
-    }
+  // Earlier items of this batch, ranked and capped as the stored ones are.
+  const shared = new Map<number, number>();
+  for (const k of new Set(item.nearKeys)) for (const p of batchKeys.get(k) ?? []) shared.set(p, (shared.get(p) ?? 0) + 1);
+  const pending = [...shared.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+  let tried = 0;
+  let single = 0;
+  for (const [p, n] of pending) {
+    const ref = { pending: p };
+    if (sourcesOf(ref).has(item.source)) continue;
+    if (tried++ === NEAR_CANDIDATES_MAX || (n <= 1 && single++ === NEAR_SINGLE_KEY_CANDIDATES)) break;
+    if (rule.isNearDuplicate(item.article.content, items[store[p]!]!.article.content)) return ref;
   }
   return undefined;
 }

@@ -6,7 +6,7 @@
  */
 import type { ItemOutcome, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
 import { SourceExistsError } from '../errors.js';
-import { NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { ContentCache, distinctKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
@@ -65,6 +65,9 @@ export const SOURCES_MIGRATION = `
   );`;
 
 export class PgSources implements SourceStore {
+  /** Recent articles' content by id (an article's content never changes): candidates are read once. */
+  private readonly contents = new ContentCache();
+
   constructor(
     private readonly db: Db,
     private readonly rule: NearDuplicateRule,
@@ -157,6 +160,7 @@ export class PgSources implements SourceStore {
       const plan = planIngest(items, await this.lookup(db, items, now), this.rule);
       const stored = plan.store.length > 0 ? await new PgArticles(db).insert(plan.store.map((i) => items[i]!.article), at) : [];
       const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
+      for (const a of stored) this.contents.set(a.id, a.content);
       if (plan.seen.length > 0) {
         await db.query(
           `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at)
@@ -166,7 +170,7 @@ export class PgSources implements SourceStore {
         );
       }
       const keys: [string, string, string, number][] = plan.store.flatMap((i, n) =>
-        [...new Set(items[i]!.nearKeys)].map((k): [string, string, string, number] => [k, stored[n]!.id, items[i]!.source, Date.parse(stored[n]!.received_at)]),
+        distinctKeys(items[i]!).map((k): [string, string, string, number] => [k, stored[n]!.id, items[i]!.source, Date.parse(stored[n]!.received_at)]),
       );
       if (keys.length > 0) {
         await db.query('INSERT INTO near_keys (key, article_id, source, at) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])', [
@@ -210,7 +214,7 @@ export class PgSources implements SourceStore {
     }
     const near = [...items.entries()].filter(([, item]) => needsNearLookup(item, found));
     if (near.length > 0) {
-      const pairs = near.flatMap(([i, item]) => [...new Set(item.nearKeys)].map((k) => [i, k] as const));
+      const pairs = near.flatMap(([i, item]) => distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX).map((k) => [i, k] as const));
       // Per item: the window's articles sharing its keys, not carried by its source, most shared keys first.
       const rows = await db.query<{ i: number; article_id: string }>(
         `WITH k AS (SELECT * FROM unnest($1::int[], $2::text[]) AS k(i, key)),
@@ -225,26 +229,31 @@ export class PgSources implements SourceStore {
                 GROUP BY k.i, nk.article_id
               ),
               ranked AS (
-                SELECT h.i, h.article_id, row_number() OVER (PARTITION BY h.i ORDER BY h.n DESC, h.article_id DESC) AS r
+                SELECT h.i, h.article_id, h.n, row_number() OVER (PARTITION BY h.i, h.n > 1 ORDER BY h.n DESC, h.article_id DESC) AS r
                 FROM hits h JOIN s ON s.i = h.i
                 WHERE NOT EXISTS (SELECT 1 FROM article_carriers c WHERE c.article_id = h.article_id AND c.source = s.source)
               )
-         SELECT i, article_id FROM ranked WHERE r <= $6 ORDER BY i, r`,
-        [pairs.map((p) => p[0]), pairs.map((p) => p[1]), near.map(([i]) => i), near.map(([, item]) => item.source), now - this.rule.windowMs, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT],
+         -- At most NEAR_SINGLE_KEY_CANDIDATES sharing a single key (sources-plan.ts), NEAR_CANDIDATES_MAX in all.
+         SELECT i, article_id FROM ranked WHERE r <= CASE WHEN n > 1 THEN $6::int ELSE $8::int END ORDER BY i, n DESC, article_id DESC`,
+        [pairs.map((p) => p[0]), pairs.map((p) => p[1]), near.map(([i]) => i), near.map(([, item]) => item.source), now - this.rule.windowMs, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_SINGLE_KEY_CANDIDATES],
       );
       for (const r of rows) {
         const list = found.nearCandidates.get(r.i);
-        if (list) list.push(r.article_id);
-        else found.nearCandidates.set(r.i, [r.article_id]);
+        if (!list) found.nearCandidates.set(r.i, [r.article_id]);
+        else if (list.length < NEAR_CANDIDATES_MAX) list.push(r.article_id);
       }
-      const ids = [...new Set(rows.map((r) => r.article_id))];
-      if (ids.length > 0) {
-        const cands = await db.query<{ id: string; content: string; sources: string[] }>(
-          `SELECT a.id, a.content, array(SELECT c.source FROM article_carriers c WHERE c.article_id = a.id) AS sources
-           FROM articles a WHERE a.id = ANY($1::text[])`,
-          [ids],
-        );
-        for (const c of cands) found.candidates.set(c.id, { content: c.content, sources: new Set(c.sources) });
+      const missing: string[] = [];
+      for (const id of new Set([...found.nearCandidates.values()].flat())) {
+        const content = this.contents.get(id);
+        if (content !== undefined) found.candidates.set(id, content);
+        else missing.push(id);
+      }
+      if (missing.length > 0) {
+        const cands = await db.query<{ id: string; content: string }>('SELECT id, content FROM articles WHERE id = ANY($1::text[])', [missing]);
+        for (const c of cands) {
+          this.contents.set(c.id, c.content);
+          found.candidates.set(c.id, c.content);
+        }
       }
     }
     return found;

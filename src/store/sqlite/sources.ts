@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { ItemOutcome, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
 import { SourceExistsError } from '../errors.js';
-import { NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, needsNearLookup, planIngest, rankCandidates, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { chooseCandidates, ContentCache, distinctKeys, keyHits, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
 
 /** The migration adding the registry and dedup tables (appended to the SQLite migration list). */
@@ -65,6 +65,8 @@ export const SOURCES_MIGRATION = `
 
 export class SqliteSources implements SourceStore {
   private readonly st;
+  /** Recent articles' content by id (an article's content never changes): candidates are read once. */
+  private readonly contents = new ContentCache();
 
   constructor(
     private readonly db: Database.Database,
@@ -100,19 +102,39 @@ export class SqliteSources implements SourceStore {
            lease_until = CASE WHEN lease_owner = @owner THEN NULL ELSE lease_until END
          WHERE name = @name`,
       ),
-      seenByItem: db.prepare<[string, string], string>('SELECT article_id FROM seen_items WHERE source = ? AND external_id = ?').pluck(),
-      seenByUrl: db.prepare<[string], string>('SELECT article_id FROM seen_items WHERE canonical_url = ? ORDER BY seen_at LIMIT 1').pluck(),
-      nearKey: db.prepare<[string, number, number], { article_id: string; source: string }>(
-        'SELECT article_id, source FROM near_keys WHERE key = ? AND at >= ? ORDER BY at DESC LIMIT ?',
+      // Batch reads and writes take their rows as one JSON array (json_each): one statement per batch.
+      seenByItem: db.prepare<[string], { source: string; external_id: string; article_id: string }>(
+        `SELECT s.source, s.external_id, s.article_id FROM json_each(?) j
+         JOIN seen_items s ON s.source = j.value ->> 0 AND s.external_id = j.value ->> 1`,
       ),
-      content: db.prepare<[string], string>('SELECT content FROM articles WHERE id = ?').pluck(),
-      carrierSources: db.prepare<[string], string>('SELECT source FROM article_carriers WHERE article_id = ?').pluck(),
-      upsertSeen: db.prepare(
-        `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at) VALUES (?, ?, ?, ?, ?)
+      seenByUrl: db.prepare<[string], { url: string; article_id: string | null }>(
+        `SELECT j.value AS url, (SELECT article_id FROM seen_items WHERE canonical_url = j.value ORDER BY seen_at LIMIT 1) AS article_id
+         FROM json_each(?) j`,
+      ),
+      // The window's articles having any of a batch's near keys (one index seek per key).
+      nearHits: db.prepare<[string, number], [string, string, string, number]>(
+        'SELECT n.key, n.article_id, n.source, n.at FROM json_each(?) j JOIN near_keys n ON n.key = j.value AND n.at >= ?',
+      ).raw(),
+      // Which of the given (article, source) pairs are carrier records.
+      carried: db.prepare<[string], [string, string]>(
+        `SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j
+         WHERE EXISTS (SELECT 1 FROM article_carriers c WHERE c.article_id = j.value ->> 0 AND c.source = j.value ->> 1)`,
+      ).raw(),
+      contents: db.prepare<[string], { id: string; content: string }>(
+        'SELECT id, content FROM articles WHERE id IN (SELECT value FROM json_each(?))',
+      ),
+      upsertSeen: db.prepare<[number, string]>(
+        `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at)
+         SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, ? FROM json_each(?) j WHERE true
          ON CONFLICT (source, external_id) DO UPDATE SET seen_at = excluded.seen_at`,
       ),
-      insertKey: db.prepare('INSERT INTO near_keys (key, article_id, source, at) VALUES (?, ?, ?, ?)'),
-      insertCarrier: db.prepare('INSERT OR IGNORE INTO article_carriers (article_id, source, url, at) VALUES (?, ?, ?, ?)'),
+      insertKeys: db.prepare<[string]>(
+        'INSERT INTO near_keys (key, at, article_id, source) SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?) j',
+      ),
+      insertCarriers: db.prepare<[number, string]>(
+        `INSERT OR IGNORE INTO article_carriers (article_id, source, url, at)
+         SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, ? FROM json_each(?) j ORDER BY j.key`,
+      ),
       carriers: db.prepare<[string], { source: string; url: string | null; at: number }>(
         'SELECT source, url, at FROM article_carriers WHERE article_id = ? ORDER BY n',
       ),
@@ -200,12 +222,16 @@ export class SqliteSources implements SourceStore {
       const plan = planIngest(items, this.lookup(items, now), this.rule);
       const stored = plan.store.length > 0 ? this.insertNow(plan.store.map((i) => items[i]!.article), at) : [];
       const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
-      for (const s of plan.seen) this.st.upsertSeen.run(s.source, s.externalId, s.canonicalUrl, idOf(s.ref), now);
+      if (plan.seen.length > 0) this.st.upsertSeen.run(now, JSON.stringify(plan.seen.map((s) => [s.source, s.externalId, s.canonicalUrl, idOf(s.ref)])));
+      const keys: [string, number, string, string][] = [];
       for (const [n, i] of plan.store.entries()) {
-        const keyTime = Date.parse(stored[n]!.received_at);
-        for (const k of new Set(items[i]!.nearKeys)) this.st.insertKey.run(k, stored[n]!.id, items[i]!.source, keyTime);
+        const article = stored[n]!;
+        this.contents.set(article.id, article.content);
+        const keyTime = Date.parse(article.received_at);
+        for (const k of distinctKeys(items[i]!)) keys.push([k, keyTime, article.id, items[i]!.source]);
       }
-      for (const c of plan.carriers) this.st.insertCarrier.run(idOf(c.ref), c.source, c.url, now);
+      if (keys.length > 0) this.st.insertKeys.run(JSON.stringify(keys));
+      if (plan.carriers.length > 0) this.st.insertCarriers.run(now, JSON.stringify(plan.carriers.map((c) => [idOf(c.ref), c.source, c.url])));
       return plan.outcomes.map((o): ItemOutcome => {
         if (o.status === 'stored') return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
         return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
@@ -215,39 +241,35 @@ export class SqliteSources implements SourceStore {
 
   private lookup(items: SourcedItem[], now: number): SeenLookup {
     const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map() };
-    const since = now - this.rule.windowMs;
-    for (const item of items) {
-      const id = this.st.seenByItem.get(item.source, item.externalId);
-      if (id !== undefined) found.bySourceItem.set(seenKey(item.source, item.externalId), id);
-      if (item.canonicalUrl !== null && !found.byUrl.has(item.canonicalUrl)) {
-        const byUrl = this.st.seenByUrl.get(item.canonicalUrl);
-        if (byUrl !== undefined) found.byUrl.set(item.canonicalUrl, byUrl);
+    for (const r of this.st.seenByItem.all(JSON.stringify(items.map((i) => [i.source, i.externalId])))) {
+      found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
+    }
+    const urls = [...new Set(items.flatMap((i) => (i.canonicalUrl === null ? [] : [i.canonicalUrl])))];
+    if (urls.length > 0) {
+      for (const r of this.st.seenByUrl.all(JSON.stringify(urls))) if (r.article_id !== null) found.byUrl.set(r.url, r.article_id);
+    }
+    const near = [...items.entries()].filter(([, item]) => needsNearLookup(item, found));
+    const missing = new Set<string>();
+    if (near.length > 0) {
+      const keys = new Set(near.flatMap(([, item]) => distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)));
+      const hits = keyHits(this.st.nearHits.all(JSON.stringify([...keys]), now - this.rule.windowMs));
+      const ranked = new Map(near.map(([i, item]) => [i, rankNearCandidates(item, hits)]));
+      // Articles the item's source carries (it stored them first itself, or merged a copy) are no
+      // candidates: the first is known from the hits, the second is asked for the chosen ones only.
+      const chosen = chooseCandidates(ranked, near, (pairs) => this.st.carried.all(JSON.stringify(pairs)));
+      for (const [i, ids] of chosen) {
+        found.nearCandidates.set(i, ids);
+        for (const id of ids) {
+          const content = this.contents.get(id);
+          if (content !== undefined) found.candidates.set(id, content);
+          else missing.add(id);
+        }
       }
     }
-    const sourcesOf = new Map<string, Set<string>>();
-    const carriers = (id: string) => {
-      let s = sourcesOf.get(id);
-      if (!s) sourcesOf.set(id, (s = new Set(this.st.carrierSources.all(id))));
-      return s;
-    };
-    for (const [i, item] of items.entries()) {
-      if (!needsNearLookup(item, found)) continue;
-      // The key's most recent articles first stored by another source (a source's own story again is an update).
-      const hits = [...new Set(item.nearKeys)].map((k) =>
-        this.st.nearKey.all(k, since, NEAR_KEY_FANOUT).flatMap((r) => (r.source === item.source ? [] : [r.article_id])),
-      );
-      const ranked = rankCandidates(hits);
-      // Nor is an article this source carried later.
-      const ids: string[] = [];
-      for (const id of ranked) {
-        if (ids.length === NEAR_CANDIDATES_MAX) break;
-        if (!carriers(id).has(item.source)) ids.push(id);
-      }
-      found.nearCandidates.set(i, ids);
-      for (const id of ids) {
-        if (found.candidates.has(id)) continue;
-        const content = this.st.content.get(id);
-        if (content !== undefined) found.candidates.set(id, { content, sources: carriers(id) });
+    if (missing.size > 0) {
+      for (const r of this.st.contents.all(JSON.stringify([...missing]))) {
+        this.contents.set(r.id, r.content);
+        found.candidates.set(r.id, r.content);
       }
     }
     return found;
