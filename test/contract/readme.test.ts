@@ -196,7 +196,11 @@ function claims(st: Statement): Claim[] {
   if (/header/.test(lower)) {
     for (const m of text.matchAll(/(\d[\d,]*)\s+bytes/gi)) claim('request head cap', m[0], String(contract.requestHeadMaxBytes), num(m[1]!) === contract.requestHeadMaxBytes);
   }
-  for (const m of text.matchAll(/(\d+(?:\.\d+)?)\s*MiB/g)) claim('stream send buffer', m[0], `${contract.maxBufferedBytes / 2 ** 20} MiB`, num(m[1]!) * 2 ** 20 === contract.maxBufferedBytes);
+  // A size in MiB is the stream's send buffer only in a statement about the stream's buffer or slow
+  // consumers (the poller's body cap and the push endpoint's body limit are sizes too).
+  if (/buffer|slow consumer|1013/i.test(text)) {
+    for (const m of text.matchAll(/(\d+(?:\.\d+)?)\s*MiB/g)) claim('stream send buffer', m[0], `${contract.maxBufferedBytes / 2 ** 20} MiB`, num(m[1]!) * 2 ** 20 === contract.maxBufferedBytes);
+  }
   for (const m of text.matchAll(/\b(\d+|one|two|three|four|five|a|single)\s+(?:stream\s+)?connections?\s+per\s+(?:\*\*)?account/gi)) {
     const n = /^\d+$/.test(m[1]!) ? num(m[1]!) : WORDS[m[1]!.toLowerCase()]!;
     claim('connections per account', m[0], String(contract.connectionsPerAccount), n === contract.connectionsPerAccount);
