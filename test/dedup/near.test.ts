@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NEAR_DUPLICATE_WINDOW_MS, isNearDuplicate, nearDuplicateKeys, prepare } from '../../src/dedup/near.js';
-import { sameNumber } from '../../src/dedup/similarity.js';
+import { sameNumber, slotConflict } from '../../src/dedup/similarity.js';
 
 describe('near-duplicate keys', () => {
   it('are short strings, deterministic, and shared by a reworded duplicate', () => {
@@ -65,6 +65,63 @@ describe('near-duplicate figures', () => {
     expect(sameNumber(v(10, 0), v(10.6, 1))).toBe(true);
     expect(sameNumber(v(14.25, 2), v(14.75, 2))).toBe(false);
     expect(sameNumber(v(2, 0), v(2.25, 2))).toBe(false);
+  });
+});
+
+describe('near-duplicate guard: another name in the same slot', () => {
+  it.each([
+    ['Trump picks Kevin Hassett to lead the Fed', 'Trump picks Kevin Warsh to lead the Fed', 'person (shared first name)'],
+    ['Intel jumps on report of Apple chip talks', 'Intel jumps on report of Nvidia chip talks', 'company in the second slot'],
+    ['Carlyle closes $15 billion buyout fund', 'KKR closes $15 billion buyout fund', 'a name against a symbol'],
+    ['Moody\'s downgrades Austria to Aa2', 'Moody\'s downgrades Finland to Aa2', 'country'],
+    ['Japan\'s exports rise 4% in May', 'Korea\'s exports rise 4% in May', 'country in title position'],
+    ['Bank of Canada cuts rates by 25 basis points', 'Bank of Korea cuts rates by 25 basis points', 'central bank'],
+    ['ECB holds rates steady', 'Fed holds rates steady', 'central bank by its short name'],
+    ['Netflix opens studio in Madrid', 'Netflix opens studio in Tokyo', 'city'],
+  ])('different stories: %s / %s (%s)', (a, b) => {
+    expect(slotConflict(prepare(a), prepare(b))).toBe(true);
+    expect(isNearDuplicate(a, b)).toBe(false);
+  });
+  it('is no conflict when a rewording adds names in other places', () => {
+    const a = 'ChatGPT maker OpenAI raises $40 billion in record round';
+    const b = 'OpenAI closes $40 billion funding round led by SoftBank';
+    expect(slotConflict(prepare(a), prepare(b))).toBe(false);
+  });
+  it('is no conflict when the place is named on one side only, or the same central bank in two spellings', () => {
+    expect(slotConflict(prepare('US imposes 40% tariff on Vietnam'), prepare('Trump slaps 40 percent tariffs on Vietnamese goods'))).toBe(false);
+    expect(slotConflict(prepare('BOJ keeps rates at 0.5%'), prepare('Bank of Japan holds interest rates at 0.5 percent'))).toBe(false);
+    expect(isNearDuplicate('Reserve Bank of Australia cuts cash rate to 3.6%', 'RBA lowers cash rate to 3.60 per cent')).toBe(true);
+  });
+});
+
+describe('near-duplicate guard: percentages are rounded, not approximated', () => {
+  const pc = (value: number, decimals: number) => ({ value, kind: '%' as const, decimals });
+  it('matches a percentage to its rounding', () => {
+    expect(sameNumber(pc(4.4, 1), pc(4.35, 2))).toBe(true);
+    expect(sameNumber(pc(12, 0), pc(12.4, 1))).toBe(true);
+  });
+  it('does not match another level of a similar size', () => {
+    expect(sameNumber(pc(4.1, 1), pc(4.35, 2))).toBe(false);
+    expect(sameNumber(pc(40, 0), pc(40.5, 1))).toBe(false);
+    expect(sameNumber(pc(0, 0), pc(0.25, 2))).toBe(false);
+    expect(isNearDuplicate('Poland\'s central bank cuts key rate to 4.5%', 'Poland\'s central bank cuts key rate to 4.25%')).toBe(false);
+  });
+  it('still lets a round amount of money stand for a precise one', () => {
+    const bn = (value: number, decimals: number) => ({ value, kind: 'b' as const, decimals });
+    expect(sameNumber(bn(10, 0), bn(10.6, 1))).toBe(true);
+  });
+});
+
+describe('near-duplicate figures written another way', () => {
+  it('reads $4T as $4 trillion', () => {
+    expect(isNearDuplicate('MSFT tops $4T market cap', 'Microsoft market value passes $4 trillion')).toBe(true);
+    expect(isNearDuplicate('MSFT tops $4T market cap', 'Microsoft market value passes $3 trillion')).toBe(false);
+  });
+});
+
+describe('near-duplicate guard: a charge is not a contract', () => {
+  it('tells a write-down from a contract win at the same company and amount', () => {
+    expect(isNearDuplicate('Raytheon takes $2.5 billion charge on fixed-price programs', 'Raytheon wins $2.5 billion Navy radar contract')).toBe(false);
   });
 });
 
