@@ -9,11 +9,11 @@
 // bin/fns.mjs runs the sources through tsx instead, which then reports a real error the usual way.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Bump when the build options below change: every cached bundle is then rebuilt. */
-const BUILD_FORMAT = 1;
+const BUILD_FORMAT = 2;
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 /**
  * Older builds are removed once this old. A process loads its chunks while it starts (the dynamic imports
@@ -83,18 +83,19 @@ async function loadEsbuild() {
 
 /**
  * Every module keeps its own `import.meta.url` (the contract, the demo's sample file and the embedder's
- * worker are found relative to their source file): rewritten to the source file's URL, computed from
- * the bundle's own location so the cache stays valid as long as the checkout does not move.
+ * worker are found relative to their source file): rewritten to the source file's URL.
  */
-function ownImportMeta(outdir) {
+function ownImportMeta() {
   return {
     name: 'own-import-meta',
     setup(b) {
       b.onLoad({ filter: /\.[cm]?ts$/ }, (args) => {
         const source = readFileSync(args.path, 'utf8');
         if (!source.includes('import.meta')) return undefined;
-        const rel = relative(outdir, args.path).split(sep).join('/');
-        const url = `new URL(${JSON.stringify(rel)}, import.meta.url).href`;
+        // The source file's absolute URL, not one relative to the bundle: Node resolves the bundle by its
+        // real path, so through a symlinked node_modules (a second checkout sharing it) a relative URL
+        // would point into the other checkout. The manifest records the root, so a moved checkout rebuilds.
+        const url = JSON.stringify(pathToFileURL(args.path).href);
         const contents = source
           .replaceAll('import.meta.url', `(${url})`)
           .replaceAll('import.meta.filename', JSON.stringify(args.path))
@@ -127,7 +128,7 @@ async function build({ root, entry, cacheDir, manifestPath, alsoWatched }) {
     sourcesContent: false,
     metafile: true,
     logLevel: 'silent',
-    plugins: [ownImportMeta(outdir)],
+    plugins: [ownImportMeta()],
   });
   const files = {};
   for (const rel of [...Object.keys(result.metafile.inputs), ...alsoWatched]) {
