@@ -78,5 +78,5 @@ describe.each([
     } finally {
       await proxy.close();
     }
-  }, 60_000);
+  }, 180_000);
 });
