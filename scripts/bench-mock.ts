@@ -20,10 +20,9 @@ import { parseArgs } from 'node:util';
 import { createKey } from '../src/cli/operator.js';
 import { limits } from '../src/contract/index.js';
 import { createApp } from '../src/http/app.js';
+import { benchAppDeps } from './lib/bench-app.js';
 import { SemanticIndex } from '../src/indexing/index.js';
 import { startMock, type RunningMock } from '../src/mock/index.js';
-import { AdmitAllRateLimiter } from '../src/state/memory.js';
-import { MemoryIpGuard } from '../src/state/memory.js';
 import type { NewArticle } from '../src/store/ports.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { TrigramEmbedder } from '../test/support/service.js';
@@ -86,17 +85,7 @@ async function main(): Promise<void> {
     }));
     await store.insert(articles, now - 60_000);
     const realKey = (await createKey(store, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
-    const app = createApp({
-      accounts: store,
-      articles: store,
-      search: new SemanticIndex(store, new TrigramEmbedder()),
-      rateLimiter: new AdmitAllRateLimiter(),
-      ipGuard: new MemoryIpGuard(limits.ipGuard),
-      livePrefix: limits.keyPrefixes.live,
-      clock: Date.now,
-      trustProxy: false,
-      validateResponses: false,
-    });
+    const app = createApp(benchAppDeps(store, new SemanticIndex(store, new TrigramEmbedder())));
     service = createServer(app);
     await new Promise<void>((r) => service!.listen(0, '127.0.0.1', r));
     const realUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}${PATH}`;

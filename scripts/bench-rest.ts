@@ -34,9 +34,9 @@ import { promisify } from 'node:util';
 import { limits, plans } from '../src/contract/index.js';
 import { effectiveSince } from '../src/domain/lookback.js';
 import { createApp } from '../src/http/app.js';
+import { benchAppDeps } from './lib/bench-app.js';
 import { seedArchive } from './lib/archive.js';
 import { createKey } from '../src/cli/operator.js';
-import { AdmitAllRateLimiter, MemoryIpGuard } from '../src/state/memory.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -88,17 +88,7 @@ async function main(): Promise<void> {
     console.log(` ${await store.count()} stored`);
     const key = (await createKey(store, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
 
-    const appDeps = {
-      accounts: store,
-      articles: store,
-      search: { search: async () => [] },
-      rateLimiter: new AdmitAllRateLimiter(),
-      ipGuard: new MemoryIpGuard(limits.ipGuard),
-      livePrefix: limits.keyPrefixes.live,
-      clock: Date.now,
-      trustProxy: false,
-      validateResponses: false,
-    };
+    const appDeps = benchAppDeps(store);
     const service = await listen(createApp(appDeps));
     servers.push(service.server);
     // Every call a new generation: neither cache ever answers.

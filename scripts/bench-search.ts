@@ -25,11 +25,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { limits } from '../src/contract/index.js';
 import { createApp } from '../src/http/app.js';
+import { benchAppDeps } from './lib/bench-app.js';
 import { DEFAULT_ANN_THRESHOLD, SemanticIndex } from '../src/indexing/index.js';
 import { createKey } from '../src/cli/operator.js';
 import { createLocalEmbedder, type Embedder } from '../src/search/index.js';
 import { rankMatrix } from '../src/search/rank.js';
-import { AdmitAllRateLimiter, MemoryIpGuard } from '../src/state/memory.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { seedArchive } from './lib/archive.js';
 import { asIndexStore, clusteredUnitVectors, idOf, MatrixVectorStore, randomUnitVectors } from '../test/search/corpus.js';
@@ -190,17 +190,7 @@ async function servicePart(): Promise<void> {
     await embedder.embed(['warm the model up']);
 
     const index = new SemanticIndex(store, embedder);
-    const app = createApp({
-      accounts: store,
-      articles: store,
-      search: index,
-      rateLimiter: new AdmitAllRateLimiter(),
-      ipGuard: new MemoryIpGuard(limits.ipGuard),
-      livePrefix: limits.keyPrefixes.live,
-      clock: Date.now,
-      trustProxy: false,
-      validateResponses: false,
-    });
+    const app = createApp(benchAppDeps(store, index));
     const { server, url } = await listen(app);
     const headers = { 'X-API-Key': key };
     try {

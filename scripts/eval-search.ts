@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Bm25, mean, parseEvalSet, recallAtK } from '../src/search/eval.js';
 import { LOCAL_DIMENSIONS, createLocalEmbedder } from '../src/search/local.js';
+import { prng } from './lib/random.js';
 import { bufferToVector, cosineTopK, vectorToBuffer } from '../src/search/rank.js';
 
 const K = 5;
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
     }
 
     progress(`exact ranking over ${SCALE_N.toLocaleString('en')} random ${LOCAL_DIMENSIONS}-d vectors`);
-    const rand = mulberry32(42);
+    const rand = prng(42);
     const big = Array.from({ length: SCALE_N }, (_, i) => ({ id: String(i).padStart(8, '0'), vector: randomUnit(rand) }));
     const query = randomUnit(rand);
     const scaleMs: number[] = [];
@@ -114,17 +115,6 @@ async function main(): Promise<void> {
   }
 }
 
-/** Deterministic PRNG (the vectors are the same on every run). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomUnit(rand: () => number): Float32Array {
   const v = new Float32Array(LOCAL_DIMENSIONS);

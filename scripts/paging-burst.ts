@@ -23,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../src/contract/index.js';
 import { createKey } from '../src/cli/operator.js';
 import { createApp } from '../src/http/app.js';
-import { AdmitAllRateLimiter, MemoryIpGuard } from '../src/state/memory.js';
+import { benchAppDeps } from './lib/bench-app.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 
 const BURST = Number(process.env.BURST ?? 20_000);
@@ -48,17 +48,7 @@ async function main(): Promise<void> {
   let server: Server | undefined;
   try {
     const key = (await createKey(store, { tier: 'max', livePrefix: limits.keyPrefixes.live, now: Date.now() })).key;
-    const app = createApp({
-      accounts: store,
-      articles: store,
-      search: { search: async () => [] },
-      rateLimiter: new AdmitAllRateLimiter(),
-      ipGuard: new MemoryIpGuard(limits.ipGuard),
-      livePrefix: limits.keyPrefixes.live,
-      clock: Date.now,
-      trustProxy: false,
-      validateResponses: false,
-    });
+    const app = createApp(benchAppDeps(store));
     server = createServer(app);
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

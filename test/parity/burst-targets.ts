@@ -92,15 +92,6 @@ export async function realTarget(): Promise<Target> {
   };
 }
 
-/** A small seeded generator (mulberry32): the random drop points are reproducible. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The random drop points are reproducible: a seeded generator. */
+export { prng as rng } from '../../scripts/lib/random.js';
 

@@ -6,17 +6,8 @@
  */
 import type { VectorStore } from '../../src/store/ports.js';
 
-/** A small, fast, seeded PRNG (mulberry32); uniform in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from '../../scripts/lib/random.js';
+import { prng } from '../../scripts/lib/random.js';
 
 /** Standard normal draws (Box–Muller). */
 function gaussian(rand: () => number): () => number {
