@@ -9,6 +9,7 @@ import type { Config } from '../config/index.js';
 import { urgencies } from '../contract/index.js';
 import type { SourceRecord, Store, UrgencySetting } from '../store/ports.js';
 import { SourceExistsError } from '../store/errors.js';
+import { SOURCE_NAME } from '../sources/name.js';
 import { CliError, EXIT, UsageError } from './errors.js';
 
 /** `--every`: the default, and the bounds an operator may choose within. */
@@ -17,11 +18,10 @@ export const SOURCE_EVERY = { defaultMs: 60_000, minMs: 1_000, maxMs: 24 * 3600_
 export const SOURCE_URGENCIES: readonly UrgencySetting[] = ['auto', ...urgencies];
 
 /** A source name becomes each article's `source`: 1-64 letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const URL_MAX = 2048;
 
 export function checkSourceName(raw: string): string {
-  if (!NAME.test(raw)) {
+  if (!SOURCE_NAME.test(raw)) {
     throw new UsageError(`a source name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${raw}"`);
   }
   return raw;

@@ -92,8 +92,7 @@ export function toSourcedItem(f: ItemFields): SourcedItem {
   };
 }
 
-/** A source name (registry and push; it becomes each article's `source`): 1-64 letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
-export const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export { SOURCE_NAME } from './name.js';
 
 /** An article already complete (a push line checked by src/ingest/parse.ts) as the store ingests it. */
 export function sourcedArticle(source: string, externalId: string, article: NewArticle): SourcedItem {
