@@ -8,9 +8,13 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { openapiDocument, operationParameters, type ParameterSpec } from '../contract/index.js';
 import { parseRfc3339 } from '../domain/time.js';
 import { sendProblem } from './problem.js';
+import { cacheValidatorRouteMatchers } from './route-matchers.js';
 import { echo } from './target.js';
 
 /** The rule of a parameter in words, e.g. `an integer between 1 and 100`. */
+// The validator's per-request route compilation, memoised (see route-matchers.ts), for every app built here.
+cacheValidatorRouteMatchers();
+
 export function ruleText(schema: any): string {
   if (schema.type === 'integer') return `an integer between ${schema.minimum} and ${schema.maximum}`;
   if (Array.isArray(schema.enum)) return `one of ${schema.enum.join(', ')}`;
