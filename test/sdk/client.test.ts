@@ -169,6 +169,16 @@ describe('reconnecting', () => {
     }
   });
 
+  it('skips a message that is not an article instead of failing', async () => {
+    const server = await scripted([(ws) => (ws.send('not json'), ws.send('{"no":"id"}'), ws.send(article('01A')))]);
+    try {
+      const fns = new FnsClient({ baseUrl: server.url, apiKey: 'k' });
+      expect((await take(fns.stream(), 1)).map((a) => a.id)).toEqual(['01A']);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('treats a connection silent past the keep-alive bound as dead and reconnects', async () => {
     const server = await scripted([() => {}, (ws) => ws.send(article('01A'))]);
     try {

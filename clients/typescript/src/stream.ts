@@ -131,7 +131,13 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
     ws.on('message', (data) => {
       lastFrame = Date.now();
       established = true;
-      const article = JSON.parse(data.toString()) as StreamMessage;
+      let article: StreamMessage;
+      try {
+        article = JSON.parse(data.toString()) as StreamMessage;
+      } catch {
+        return; // the contract sends only Article JSON; anything else is not an article
+      }
+      if (typeof article?.id !== 'string') return;
       queue.push(article);
       // Backpressure: stop reading the socket while the program is behind; the server's own bound
       // then decides (it closes a slow consumer with 1013, and the client resumes from its last id).
@@ -188,8 +194,9 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
     const inMs = reconnectDelayMs(failures, initialMs, maxMs, random);
     opts.onEvent?.({ type: 'retry', inMs, attempt: failures });
     await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, inMs);
-      opts.signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      const onAbortWait = () => (clearTimeout(t), resolve());
+      const t = setTimeout(() => (opts.signal?.removeEventListener('abort', onAbortWait), resolve()), inMs);
+      opts.signal?.addEventListener('abort', onAbortWait, { once: true });
     });
   }
 }
