@@ -32,13 +32,16 @@ function fits(value: string, schema: { minLength: number; maxLength: number }, p
 
 /**
  * `after` and `tickers` of an upgrade URL, for a key whose plan has (or lacks) ticker data. A malformed
- * value (or one given twice) → `invalidParameter`; a well-formed `tickers` on a plan without ticker data
+ * value (or one given twice), or a parameter the channel does not list → `invalidParameter`; a well-formed `tickers` on a plan without ticker data
  * → `tickersRequireMax`. The form is judged first: a bad value is a bad value whatever the plan.
  */
 export function streamParams(url: string | undefined, planHasTickers: boolean): ParamsOutcome {
   const query = new URL(url ?? '/', 'http://stream.invalid').searchParams;
   const invalid: ParamsOutcome = { ok: false, close: streamRules.closeCodes.invalidParameter };
   const params: StreamParams = {};
+  // The binding's query is closed (`additionalProperties: false`): a misspelt `tikers=` must not quietly
+  // give an unfiltered stream.
+  for (const name of query.keys()) if (!Object.hasOwn(streamQuery, name)) return invalid;
 
   const after = query.getAll('after');
   if (after.length > 1) return invalid;

@@ -159,6 +159,8 @@ describe('malformed parameters close with 1008 "Invalid stream parameter" and ta
     ['tickers with a symbol too long', `tickers=${'A'.repeat(17)}`],
     ['tickers with one symbol too many', `tickers=${Array.from({ length: streamRules.tickersMaxItems + 1 }, (_, i) => `T${i}`).join(',')}`],
     ['tickers twice', 'tickers=AAPL&tickers=MSFT'],
+    ['a misspelt parameter (it would otherwise give an unfiltered stream)', 'tikers=AAPL'],
+    ['an unknown parameter', 'foo=1'],
   ];
   for (const [what, query] of cases) {
     it(`${what} (max key)`, async () => {
