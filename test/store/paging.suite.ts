@@ -4,7 +4,8 @@
  * archives (many articles sharing one received_at, bursts larger than the page, articles inserted
  * while a reader pages), and the ticker index (filled on every insert path, backfilled by its migration).
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
+import { registerStoreTests } from './suite-kit.js';
 import fc from 'fast-check';
 import { limitBounds, urgencies, type Urgency } from '../../src/contract/index.js';
 import type { StoredArticle } from '../../src/domain/articles.js';
@@ -240,17 +241,6 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
     }
   });
 
-  const skip = h.skip === true;
-  describe(`store paging: ${name}`, () => {
-    afterEach(async () => {
-      await closeAll();
-      await h.cleanup();
-    });
-    afterAll(async () => {
-      await closeAll();
-      await h.cleanup();
-    });
-    for (const [title, fn] of tests) (skip ? it.skip : it)(title, { timeout: 120_000 }, fn);
-  });
+  registerStoreTests(`store paging: ${name}`, tests, h, closeAll, { timeout: 120_000 });
   return tests.length;
 }

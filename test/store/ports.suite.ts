@@ -3,7 +3,8 @@
  * postgres-ports.test.ts). `open` gives a fresh, empty store; `peer` a second, independent connection
  * to the same data (another process's view: a second SqliteStore on the file, a second pool).
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
+import { OpenedStores, registerStoreTests } from './suite-kit.js';
 import { articleRules, limitBounds } from '../../src/contract/index.js';
 import { toIso } from '../../src/domain/tiers.js';
 import type { NewArticle, Store } from '../../src/store/ports.js';
@@ -35,17 +36,9 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
   // Collected first, registered in the describe block below: the count is known before vitest runs it.
   const tests: [string, () => Promise<void>][] = [];
   const test = (title: string, fn: () => Promise<void>) => void tests.push([title, fn]);
-  const closers: Store[] = [];
-  const open = async () => {
-  const s = await h.open();
-  closers.push(s);
-  return s;
-  };
-  const peer = async (s: Store) => {
-  const p = await h.peer(s);
-  closers.push(p);
-  return p;
-  };
+  const opened = new OpenedStores();
+  const open = async () => opened.track(await h.open());
+  const peer = async (s: Store) => opened.track(await h.peer(s));
 
   test('accounts: create, read, change tier, cancel once', async () => {
     const s = await open();
@@ -292,16 +285,7 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     expect(await p.count()).toBe(1);
   });
 
-  describe(`store ports: ${name}`, () => {
-    afterEach(async () => {
-      for (const s of closers.splice(0).reverse()) await s.close();
-      if (!h.skip) await h.cleanup();
-    });
-    afterAll(async () => {
-      if (!h.skip) await h.cleanup();
-    });
-    for (const [title, fn] of tests) (h.skip ? it.skip : it)(title, fn);
-  });
+  registerStoreTests(`store ports: ${name}`, tests, h, () => opened.closeAll());
   return tests.length;
 }
 

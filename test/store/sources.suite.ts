@@ -4,7 +4,8 @@
  * empty store with the given near-duplicate rule; `peer` a second, independent connection to the same
  * data (another process's view); `reopen` closes nothing and opens the same data anew (a restart).
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
+import { OpenedStores, registerStoreTests } from './suite-kit.js';
 import { SourceExistsError } from '../../src/store/errors.js';
 import type { NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, Store } from '../../src/store/ports.js';
 
@@ -73,17 +74,9 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     groups.get(group)!.push([title, fn]);
     count++;
   };
-  const closers: Store[] = [];
-  const open = async () => {
-    const s = await h.open(testRule);
-    closers.push(s);
-    return s;
-  };
-  const peer = async (s: Store) => {
-    const p = await h.peer(s);
-    closers.push(p);
-    return p;
-  };
+  const opened = new OpenedStores();
+  const open = async () => opened.track(await h.open(testRule));
+  const peer = async (s: Store) => opened.track(await h.peer(s));
 
   // ---- registry ----
 
@@ -215,7 +208,7 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect((await s.ingestItems([item('other', 'g-1', 'Zeta files for bankruptcy')], T0 + 2000))[0]!.status).toBe('stored');
     const restarted = await peer(s);
     await s.close();
-    closers.splice(closers.indexOf(s), 1);
+    opened.forget(s);
     expect(await restarted.ingestItems([item('wire', 'g-1', 'Acme beats estimates')], T0 + 3000)).toEqual([{ status: 'duplicate', reason: 'same-item', id }]);
     expect(await restarted.count()).toBe(2);
   });
@@ -319,17 +312,6 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect((await s.ingestItems([item('w', 'kept', 'Kept story')], T0 + 40 * DAY))[0]!.status).toBe('duplicate');
   });
 
-  for (const [group, tests] of groups) {
-    describe(`sources (${name}): ${group}`, () => {
-      afterEach(async () => {
-        for (const s of closers.splice(0).reverse()) await s.close();
-        if (!h.skip) await h.cleanup();
-      });
-      afterAll(async () => {
-        if (!h.skip) await h.cleanup();
-      });
-      for (const [title, fn] of tests) (h.skip ? it.skip : it)(title, fn);
-    });
-  }
+  for (const [group, tests] of groups) registerStoreTests(`sources (${name}): ${group}`, tests, h, () => opened.closeAll());
   return count;
 }

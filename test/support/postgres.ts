@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { it } from 'vitest';
 import { connectionString } from '../../src/store/postgres/db.js';
+import { openPostgresStore, type OpenPostgresOptions, type PostgresStore } from '../../src/store/postgres/index.js';
+import type { Store } from '../../src/store/ports.js';
 
 export const PG_TEST_URL = process.env.PG_TEST_URL ?? 'postgres://127.0.0.1:5432/test';
 const REQUIRE = process.env.FNS_REQUIRE_ENGINES === '1';
@@ -58,4 +60,27 @@ export function reportUnreachable(reachable: boolean, skipped: number): void {
     });
   }
   process.stderr.write(`\n\x1b[1;33m${'!'.repeat(8)} ${line} ${'!'.repeat(8)}\x1b[0m\n\n`);
+}
+
+/**
+ * Stores for the store suites: each `open` on a fresh schema, each `peer` a second pool on a store's
+ * schema (another instance's view); `cleanup` drops every schema opened so far.
+ */
+export function pgTestStores(): {
+  open(extra?: Omit<OpenPostgresOptions, 'schema'>): Promise<PostgresStore>;
+  peer(store: Store, extra?: Omit<OpenPostgresOptions, 'schema'>): Promise<PostgresStore>;
+  cleanup(): Promise<void>;
+} {
+  const schemas: string[] = [];
+  return {
+    open(extra = {}) {
+      const schema = freshSchema();
+      schemas.push(schema);
+      return openPostgresStore(PG_TEST_URL, { schema, poolSize: 4, ...extra });
+    },
+    peer(store, extra = {}) {
+      return openPostgresStore(PG_TEST_URL, { schema: (store as PostgresStore).schema, poolSize: 4, ...extra });
+    },
+    cleanup: () => dropSchemas(schemas.splice(0)),
+  };
 }
