@@ -239,8 +239,25 @@ export function findCommand(words: string[]): { command: CommandSpec; rest: stri
   return one && { command: one, rest: words.slice(1) };
 }
 
+/** The commands of a group (`keys`, `sources`, ...): the words before a command's last one. */
+function groupOf(word: string | undefined): CommandSpec[] {
+  return commands.filter((c) => c.name.startsWith(`${word} `));
+}
+
+/** `fns sources --help`, `fns help sources`: the group's commands, each with its summary. */
+export function groupHelp(word: string): string {
+  const rows = groupOf(word).flatMap((c) => c.synopsis.map((s, i) => [`fns ${c.name} ${s}`.trimEnd(), i === 0 ? c.summary : '']));
+  const width = Math.max(...rows.map(([l]) => l!.length)) + 2;
+  return `Usage: fns ${word} <command> [arguments] [options]
+
+${rows.map(([l, r]) => `  ${l!.padEnd(width)}${r}`.trimEnd()).join('\n')}
+
+Help on one command: fns help ${word} <command> or fns ${word} <command> --help.
+Exit codes: 0 done, 1 not done, 2 usage error (fns help lists them).`;
+}
+
 function unknownCommand(words: string[]): UsageError {
-  const group = commands.filter((c) => c.name.startsWith(`${words[0]} `));
+  const group = groupOf(words[0]);
   if (group.length > 0) {
     const what = words.length > 1 ? `unknown command "${words.slice(0, 2).join(' ')}"` : `"${words[0]}" needs a command`;
     return new UsageError(`${what}; one of:\n${group.map((c) => `  fns ${c.name} ${c.synopsis[0]}`).join('\n')}`);
@@ -269,12 +286,17 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
     for (const name of seen.keys()) if (name !== 'help') throw new UsageError(`fns help does not take --${name}`);
     if (positionals.length === 1) return { kind: 'help', text: generalHelp() };
     const found = findCommand(positionals.slice(1));
+    if (!found && positionals.length === 2 && groupOf(positionals[1]).length > 0) return { kind: 'help', text: groupHelp(positionals[1]!) };
     if (!found) throw unknownCommand(positionals.slice(1));
     if (found.rest.length > 0) throw new UsageError(`unexpected argument "${found.rest[0]}" after fns help ${found.command.name}`);
     return { kind: 'help', text: commandHelp(found.command) };
   }
 
   const found = findCommand(positionals);
+  if (!found && values.help && positionals.length === 1 && groupOf(positionals[0]).length > 0) {
+    for (const name of seen.keys()) if (name !== 'help') throw new UsageError(`fns ${positionals[0]} --help does not take --${name}`);
+    return { kind: 'help', text: groupHelp(positionals[0]!) };
+  }
   if (!found) throw unknownCommand(positionals);
   const { command, rest } = found;
   if (values.help) return { kind: 'help', text: commandHelp(command) };

@@ -5,7 +5,6 @@
  * and polled, so the stream shows new, deduplicated headlines every few seconds without typing anything.
  */
 import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/index.js';
 import { limits } from '../contract/index.js';
@@ -17,6 +16,7 @@ import { startDemoFeeds } from '../sources/demo-feeds.js';
 import { sqliteFile } from '../store/index.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { cancel, createKey } from './operator.js';
+import { demoDataDir } from './demo-data.js';
 
 /** How often the demo polls its two sample sources (each publishes a new headline every few seconds). */
 export const DEMO_POLL_MS = 2000;
@@ -32,7 +32,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   if (databaseUrl || redisUrl) console.error('demo: ignoring DATABASE_URL / REDIS_URL: the demo runs on its own SQLite file in DATA_DIR/demo');
   const config: Config = {
     ...embedded,
-    dataDir: join(base.dataDir, 'demo'),
+    dataDir: demoDataDir(base.dataDir),
     // Loopback unless HOST says otherwise; and a newcomer trying all five keys from this machine must not
     // lock themself out: the IP guard exempts loopback here (DEMO_EXEMPT, printed below).
     host: base.host ?? '127.0.0.1',
@@ -95,7 +95,10 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
     const ws = svc.url.replace(/^http/, 'ws');
     console.log('Watch them arrive on the stream (from this directory):');
     console.log(`  node -e "new (require('ws'))('${ws}/v1/stream?api_key=${keys.pro!.key}').on('message', (m) => console.log(JSON.parse(m).content))"`);
-    console.log(`and what each source did: DATA_DIR=${config.dataDir} npx fns sources list`);
+    console.log(`What each source did, and a source of your own (fns commands reach this demo with its DATA_DIR):`);
+    console.log(`  DATA_DIR=${config.dataDir} npx fns sources list`);
+    console.log(`  DATA_DIR=${config.dataDir} npx fns sources add my-wire https://example.com/markets.rss --every 30s`);
+    console.log(`  echo '{"content":"FLASH: hello stream"}' | DATA_DIR=${config.dataDir} npx fns articles ingest -`);
     console.log('\nCtrl+C to stop.');
   }
   const stop = async () => {

@@ -26,6 +26,8 @@ import {
   type IngestReport,
 } from './operator.js';
 import { Progress } from './progress.js';
+import { demoHint } from './demo-data.js';
+import { basename } from 'node:path';
 
 /** What the current command works on, to name it in an error message. */
 const context: ErrorContext = {};
@@ -64,6 +66,14 @@ async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, op
   } finally {
     await store.close();
   }
+}
+
+/** A data command about to create an empty SQLite store beside a demo's says where the demo's data is. */
+async function noteDemo(config: Config, command: string): Promise<void> {
+  if (config.databaseUrl) return;
+  const file = (await storeFactory()).sqliteFile(config);
+  const hint = demoHint(config.dataDir, file, basename(file), command);
+  if (hint) err(hint);
 }
 
 /** The listener settings of serve and demo: --port / --host over PORT / HOST. */
@@ -236,6 +246,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
       return EXIT.ok;
     }
     case 'articles ingest':
+      await noteDemo(config, 'articles ingest');
       return ingestCommand(config, args[0]!, json);
     case 'migrate': {
       // PostgreSQL: apply what is missing, under a lock (instances starting at the same time wait).
@@ -259,6 +270,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
     case 'sources run': {
       const { runSourcesCommand } = await import('./sources.js');
       const { openStore } = await import('../store/index.js');
+      await noteDemo(config, command.name);
       return runSourcesCommand(command.name.slice('sources '.length) as 'add', args, { json, every: str('every'), urgency: str('urgency') }, config, {
         out,
         err,

@@ -71,7 +71,7 @@ export function listSql(select: string, shape: ListShape, p: (name: string) => s
     (_, i) =>
       `SELECT article_id FROM (SELECT article_id FROM article_tickers WHERE ticker = ${p(`t${i}`)} AND ${urgency}article_id > ${p('lo')} AND article_id < ${p('hi')} ORDER BY article_id ${dir} LIMIT ${p('n')}) AS s${i}`,
   );
-  return `SELECT ${select} FROM articles WHERE id IN (${scans.join(' UNION ')}) ORDER BY id ${dir} LIMIT ${p('n')}`;
+  return `SELECT ${select} FROM articles WHERE id IN (${scans.join(' UNION ALL ')}) ORDER BY id ${dir} LIMIT ${p('n')}`;
 }
 
 /** PostgreSQL placeholders: `$1`… numbered in order of first use; `names` gives the binding order. */
