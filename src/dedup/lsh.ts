@@ -77,10 +77,20 @@ function figures(p: Prepared): Set<string> {
   return out;
 }
 
+/** The month and quarter a headline names (`g:month:july`, `g:quarter:q2`): a figure of time. */
+function periods(p: Prepared): string[] {
+  const out: string[] = [];
+  for (const group of ['month', 'quarter']) for (const m of p.flags.get(group) ?? []) out.push(`g:${group}:${m}`);
+  return out;
+}
+
 export function anchorKeys(p: Prepared): string[] {
   const keys = new Set<string>();
   const subs = subjects(p);
+  // A place is a subject too (`US GDP grows 3%` / `U.S. economy expands 3.0%`).
+  for (const pl of p.places) subs.add(`@${pl}`);
   const figs = figures(p);
+  for (const q of periods(p)) figs.add(q);
   const others = figs.size > 0 ? figs : p.events;
   for (const s of subs) for (const f of others) keys.add(`a${fnv(`${s}|${f}`).toString(36)}`);
   return [...keys];

@@ -1,6 +1,11 @@
 /**
  * Near-duplicate headlines across sources: the same story from two wires within 24 hours.
  *
+ * Every headline is first written as a reader sees it (normalize.ts `canonicalHeadline`: invisible and
+ * default-ignorable code points removed, NFKC compatibility forms folded, every whitespace form one space), so
+ * a copy with soft hyphens or zero-width characters gets the same keys; any other identity key built on a
+ * headline (an exact comparison of two headlines) should use `canonicalHeadline` too.
+ *
  * `prepare(text)` computes a headline's normal form once (normalize.ts + the guard features of
  * similarity.ts); `nearDuplicateKeys` and `isNearDuplicate` take either that form or the text. Texts are
  * prepared through a small memo (the last 2-4 thousand texts), so a caller passing the same strings again
@@ -16,6 +21,7 @@ import { normalizeTokens, type Prepared } from './normalize.js';
 import { annotate, decide } from './similarity.js';
 
 export type { Prepared } from './normalize.js';
+export { canonicalHeadline } from './normalize.js';
 
 export const NEAR_DUPLICATE_WINDOW_MS = 24 * 60 * 60 * 1000;
 

@@ -1,6 +1,6 @@
 /**
  * Headline normal form for near-duplicate detection (`prepare`, computed once per headline and reused by
- * the keys and by every pairwise decision): urgency flags and wire credits dropped, company names replaced
+ * the keys and by every pairwise decision): the headline as a reader sees it (`canonicalHeadline`), urgency flags and wire credits dropped, company names replaced
  * by their symbol (src/enrich), numbers written one way (`25 basis points` = `25bp`, `6 percent` = `6%`,
  * `$7.5 billion` = `$1.2B` = `7.5b`, years apart), quarters one way (`Q3` = `third-quarter` = `3Q`),
  * synonyms folded (`climbs`/`rises`/`gains` -> `rise`, `tops`/`beats` -> `beat`, `Federal Reserve` -> `fed`),
@@ -46,10 +46,14 @@ export interface Prepared {
   main: string[];
   /** Whether it reports a refusal or a cancellation (reject, block, scrap, fail). */
   refusal: boolean;
+  /** Whether it says something is not so (`no rush to cut`, `not`, `never`, `without`, `won't`, `rules out`). */
+  negated: boolean;
   /** Sum of token weights (similarity.ts `weight`). */
   weight: number;
   /** The normalised headline as a word sequence (lower case, phrases folded, `~symbol` and `#figure` tokens, stop words kept): where a name stands (similarity.ts `sameSlot`). */
   words: string[];
+  /** Content tokens in headline order, repeats kept (`~symbol`, `#figure`, stemmed and folded words; stop words left out): where two headlines differ (similarity.ts `templateConflict`). */
+  sequence: string[];
   /** LSH keys, computed on first use (near.ts). */
   keys?: string[];
 }
@@ -83,6 +87,9 @@ const DEMONYMS: Record<string, string> = {
   philippine: 'philippines', malaysian: 'malaysia', singaporean: 'singapore', colombian: 'colombia', peruvian: 'peru',
   norwegians: 'norway', britons: 'britain', hungarian: 'hungary', czech: 'czechia', romanian: 'romania',
   england: 'britain', english: 'britain', arabia: 'saudi', zealand: 'zealand', kiwi: 'zealand',
+  // A capital often stands for its government (`Beijing hits US soybeans with tariffs` = `China`).
+  beijing: 'china', moscow: 'russia', kyiv: 'ukraine', berlin: 'germany', ottawa: 'canada', canberra: 'australia',
+  tehran: 'iran', ankara: 'turkey', pyongyang: 'korea',
 };
 
 for (const [k, v] of Object.entries(DEMONYMS)) DEMONYMS[k] = stem(v);
@@ -99,8 +106,18 @@ const PLACE_TOKENS = new Set<string>([
   netherlands italy spain korea taiwan russia israel poland argentina indonesia ireland belgium austria finland greece
   portugal turkey ukraine egypt nigeria vietnam thailand philippines malaysia singapore colombia peru hungary czechia
   romania qatar iran iraq kuwait emirates uae pakistan bangladesh kenya morocco venezuela ecuador
-  eu london tokyo beijing shanghai shenzhen hong kong mumbai seoul paris frankfurt zurich stockholm dubai riyadh
-  washington texas california ohio delaware`.trim().split(/\s+/).map((w) => stem(w)),
+  eu london newyork tokyo beijing shanghai shenzhen hong kong mumbai seoul paris frankfurt zurich stockholm dubai riyadh
+  washington texas california ohio delaware
+  afghanistan albania algeria angola armenia azerbaijan bahrain belarus bolivia bosnia botswana brunei bulgaria cambodia
+  cameroon croatia cuba cyprus estonia ethiopia georgia ghana guatemala honduras iceland jamaica jordan kazakhstan
+  kyrgyzstan laos latvia lebanon libya lithuania luxembourg madagascar malta mongolia montenegro mozambique myanmar namibia
+  nepal nicaragua oman panama paraguay rwanda senegal serbia slovakia slovenia somalia sudan syria tanzania tunisia uganda
+  uruguay uzbekistan yemen zambia zimbabwe lanka greenland panama
+  toronto sydney melbourne singapore jakarta manila bangkok hanoi istanbul moscow kyiv warsaw milan madrid amsterdam
+  brussels geneva luxembourg dublin lisbon vienna oslo copenhagen helsinki athens cairo lagos nairobi johannesburg
+  sao paulo mexico bogota lima santiago buenos aires delhi bengaluru osaka taipei doha abu dhabi chicago boston
+  florida georgia illinois michigan pennsylvania arizona nevada virginia carolina tennessee indiana wisconsin minnesota
+  colorado oregon louisiana kentucky alabama utah`.trim().split(/\s+/).map((w) => stem(w)),
 ]);
 /** Central banks: each names its country too (`BOJ` = `Bank of Japan` = `Japan's central bank`). */
 const CENTRAL_BANKS: Record<string, string> = {
@@ -131,7 +148,7 @@ syn('shrink', 'shrink shrinks shrank contraction');
 syn('beat', 'beat beats tops top topped exceed exceeds exceeded surpass surpasses surpassed');
 syn('miss', 'miss misses missed');
 syn('raise', 'raise raises raised hike hikes hiked lift lifts lifted boost boosts boosted');
-syn('cut', 'cut cuts lower lowers lowered reduce reduces reduced slash slashes slashed trim trims trimmed axe axes eliminate eliminates');
+syn('cut', 'cut cuts lower lowers lowered reduce reduces reduced reduction reductions slash slashes slashed trim trims trimmed axe axes eliminate eliminates');
 syn('profit', 'profit profits earnings income eps');
 syn('revenue', 'revenue revenues sales turnover');
 syn('estimate', 'estimate estimates expectations consensus');
@@ -223,7 +240,27 @@ const PHRASES: [string, RegExp, string][] = [
   ['as much as', /\b(?:as much as|as many as|up to|more than|at least|about)\b/g, ' '],
   ['for the first time', /\bfor the first time\b/g, 'first time'],
   ['first-ever', /\bfirst-ever\b/g, 'first'],
+  ['barrel', /\bbarrels? (?:per|a) day\b/g, 'bpd'],
+  ['justice', /\b(?:justice department|department of justice)\b/g, 'doj'],
+  ['federal trade commission', /\bfederal trade commission\b/g, 'ftc'],
+  ['exchange commission', /\bsecurities and exchange commission\b/g, 'sec'],
+  ['international monetary fund', /\binternational monetary fund\b/g, 'imf'],
+  ['world bank', /\bworld bank\b/g, 'worldbank'],
+  ['s&p', /\bs&p\s?500\b/g, 'sp500'],
+  // Which housing series (`new home sales` / `existing home sales`).
+  ['home', /\b(new|existing|pending) home\b/g, '$1home'],
+  ['new york', /\bnew york\b/g, 'newyork'],
+  ['strik', /\bstrik(?:es|ing)? down\b/g, 'block'],
 ];
+
+/** Index names that hold a number are names, not figures (`FTSE 100 closes above 9,000` / `8,000`; `S&P 500` is a phrase above). */
+const INDEX_NUMBER = /\b(ftse|stoxx|nikkei|cac|dax|russell|csi|asx|kospi|nifty)\s?(100|600|225|40|2000|300|200|50)\b(?!,\d)/g;
+
+/** Words that deny what the headline would otherwise say (lower case). */
+const NEGATION = /\b(?:no|not|never|without|nor|unlikely|rules? out|ruled out)\b|n't\b/;
+
+/** A change in percentage points as basis points (`0.75 percentage point` = `0.75 ppt` = `75 bps`). */
+const PERCENTAGE_POINTS = /\b(\d+(?:\.\d+)?)[- ]?(?:percentage[- ]points?|ppts?|pps?)\b/g;
 
 /** Quarter ordinals: `Q3`, `3Q`, `third-quarter`, `third quarter` -> `q3` (the token `quarter` is kept too). */
 const QUARTER = /\b(?:q([1-4])|([1-4])q|(first|second|third|fourth)[- ]quarter)\b/g;
@@ -370,9 +407,46 @@ function entitiesOf(t: string, caps: Set<string>, initials: Set<string>): Set<st
   return entities;
 }
 
+/**
+ * Code points a reader does not see: every default-ignorable code point (soft hyphen U+00AD, zero-width space,
+ * non-joiner and joiner, word joiner, BOM / zero-width no-break space, bidi marks, embeddings, overrides and
+ * isolates, variation selectors, tag characters, Hangul fillers, invisible operators, the Mongolian vowel
+ * separator, combining grapheme joiner, ...) and the other format characters (`Cf`), plus control characters
+ * (`Cc`) that are no whitespace. Removed, not turned into a space: a headline reads as if they were absent.
+ */
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]|(?![\t\n\v\f\r\u0085])\p{Cc}/gu;
+/** Marks that compatibility forms do not cover, written one way: hyphens and minus, the apostrophe, trademark signs. */
+const HYPHENS = /[\u2010\u2011\u2012\u2212\u2043]/g;
+const APOSTROPHES = /[’‘`\u201B\u02BC\u2032\uFF07]/g;
+const SIGNS = /[™℠®©]/g;
+/** Accents on Latin letters after canonical decomposition (`Nestlé` = `Nestle`, `Société` = `Societe`). */
+const LATIN_MARKS = /(\p{Script=Latin})\p{M}+/gu;
+/** A letter that may carry an accent: Latin beyond ASCII (NFKC output is composed). */
+const LATIN_MARK_HINT = /[\u00C0-\u024F\u1E00-\u1EFF]/;
+/** Anything beyond printable ASCII, a backtick, or two spaces in a row: the slow path of `canonicalHeadline`. */
+const NOT_PLAIN = /[^\x20-\x5f\x61-\x7e]| {2}/;
+
+/**
+ * The headline as a reader sees it, written one way, before any identity key is made (near-duplicate keys and
+ * decisions, and any exact comparison of headlines): invisible code points removed (INVISIBLE), compatibility
+ * forms folded by NFKC (full-width `ＮＶＩＤＩＡ`, ligatures `ﬁ`, mathematical alphanumerics `𝐍𝐯𝐢𝐝𝐢𝐚`, circled
+ * and superscript digits, the non-breaking hyphen, compatibility spaces), accents on Latin letters dropped,
+ * hyphens, apostrophes and trademark signs written one way, and every run of whitespace (NBSP, thin, ideographic,
+ * line and paragraph separators, tabs, line breaks) one space, trimmed. Plain printable ASCII is returned as
+ * is (the common case costs one regular-expression test).
+ */
+export function canonicalHeadline(text: string): string {
+  if (!NOT_PLAIN.test(text)) return text.trim();
+  // Signs before NFKC, which would spell `™` as the letters `TM`.
+  let t = text.replace(INVISIBLE, '').replace(SIGNS, '').normalize('NFKC');
+  if (LATIN_MARK_HINT.test(t)) t = t.normalize('NFD').replace(LATIN_MARKS, '$1').normalize('NFC');
+  // `\s` leaves out U+0085 (next line).
+  return t.replace(HYPHENS, '-').replace(APOSTROPHES, "'").replace(/[\s\u0085]+/g, ' ').trim();
+}
+
 /** The normal form of a headline (see the module comment). Deterministic; cheap enough to run per item. */
 export function normalizeTokens(text: string): Prepared {
-  let t = text.replace(/[’‘`]/g, "'").replace(FLAG, '');
+  let t = canonicalHeadline(text).replace(FLAG, '');
   if (t.includes('(') || /[-–—|]/.test(t)) t = t.replace(CREDIT, ' ');
   const tickers = new Set<string>();
   // Company names and symbols -> one token per instrument.
@@ -389,6 +463,8 @@ export function normalizeTokens(text: string): Prepared {
   if (US.test(t)) places.add('us');
   t = t.toLowerCase();
   for (const [hint, re, to] of PHRASES) if (hint === '' || t.includes(hint)) t = t.replace(re, to);
+  if (/\d/.test(t)) t = t.replace(INDEX_NUMBER, '$1$2');
+  if (/\dp|percentage/.test(t)) t = t.replace(PERCENTAGE_POINTS, (_all, x: string) => `${Number((Number(x) * 100).toPrecision(6))}bp`);
   const flags = new Map<string, Set<string>>();
   const flag = (group: string, member: string) => {
     const set = flags.get(group);
@@ -415,6 +491,7 @@ export function normalizeTokens(text: string): Prepared {
   const tokens = new Set<string>();
   const words: string[] = [];
   const main: string[] = [];
+  const sequence: string[] = [];
   const clause = CLAUSE.exec(t);
   const mainEnd = clause ? clause.index : t.length;
   for (const m of t.matchAll(TOKEN)) {
@@ -423,12 +500,14 @@ export function normalizeTokens(text: string): Prepared {
     words.push(w.endsWith("'s") ? w.slice(0, -2) : w);
     if (w.charCodeAt(0) === 126 /* ~ */ || w.charCodeAt(0) === 35 /* # */) {
       tokens.add(w);
+      sequence.push(w);
       continue;
     }
     if (MONTHS.has(w)) flag('month', w);
     const tok = wordToken(w);
     if (tok === null) continue;
     tokens.add(tok);
+    sequence.push(tok);
     if (PLACE_TOKENS.has(tok)) places.add(tok === 'america' ? 'us' : tok);
     const bankOf = CENTRAL_BANKS[tok];
     if (bankOf !== undefined) {
@@ -437,6 +516,7 @@ export function normalizeTokens(text: string): Prepared {
     }
     if (m.index < mainEnd) main.push(tok);
   }
-  const prepared: Prepared = { text, words, tokens, numbers, numberValues, tickers, entities, caps, initials, places, events: new Set(), lean: 0, flags, main, refusal: false, weight: 0 };
+  const negated = NEGATION.test(t);
+  const prepared: Prepared = { text, words, sequence, tokens, numbers, numberValues, tickers, entities, caps, initials, places, events: new Set(), lean: 0, flags, main, refusal: false, negated, weight: 0 };
   return prepared;
 }

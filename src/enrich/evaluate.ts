@@ -15,6 +15,13 @@ export interface TickerCase { split: Split; text: string; tickers: Record<string
 export interface SentimentCase { split: Split; text: string; label: Exclude<ArticleSentiment, null> }
 export interface PairCase { split: Split; a: string; b: string; duplicate: boolean }
 
+/**
+ * The near-duplicate pair sets in eval/, each split dev/test by the MD5 of `a` (eval/README.md): the first set
+ * (wire rewordings and template negatives) and the second (institution and company aliases, units and quarters
+ * written as words or abbreviations, figures in other units, template reuse with another slot).
+ */
+export const NEAR_DUPLICATE_SETS = ['near-duplicates.jsonl', 'near-duplicates-forms.jsonl'] as const;
+
 export function parseJsonl<T>(text: string): T[] {
   return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NEAR_DUPLICATE_WINDOW_MS, isNearDuplicate, nearDuplicateKeys, prepare } from '../../src/dedup/near.js';
-import { sameNumber, slotConflict } from '../../src/dedup/similarity.js';
+import { NEAR_DUPLICATE_WINDOW_MS, isNearDuplicate, nearDuplicateKeys, prepare, type Prepared } from '../../src/dedup/near.js';
+import { decide, qualifierConflict, sameNumber, slotConflict } from '../../src/dedup/similarity.js';
 
 describe('near-duplicate keys', () => {
   it('are short strings, deterministic, and shared by a reworded duplicate', () => {
@@ -30,7 +30,6 @@ describe('near-duplicate decision', () => {
     ['Tesla recalls 200,000 vehicles over rear-view camera software fault', 'Tesla recalling about 200,000 cars due to faulty backup camera software'],
     ['BREAKING: ECB cuts deposit rate to 2.0%', 'European Central Bank lowers deposit rate to 2%'],
     ['Siemens to buy Altair Engineering for $10 billion', 'Siemens agrees to acquire Altair in $10.6bn deal'],
-    ['Delta Air Lines pulls 2025 forecast citing economic uncertainty', 'Delta withdraws full-year guidance on uncertain economy'],
     ['Copper hits record on supply disruptions at Chilean mines', 'Copper prices surge to all-time high as Chile mine disruptions hit supply'],
   ])('same story reworded: %s', (a, b) => {
     expect(isNearDuplicate(a, b)).toBe(true);
@@ -50,6 +49,13 @@ describe('near-duplicate decision', () => {
     ['ECB holds deposit rate at 2% for third straight meeting', 'ECB cuts deposit rate to 2% in eighth cut', 'policy move differs'],
     ['Amazon shares jump 10% as cloud growth accelerates', 'Amazon shares jump 10% as AWS signs $38 billion OpenAI deal', 'an amount on one side only'],
   ])('different stories: %s / %s (%s)', (a, b) => {
+    expect(isNearDuplicate(a, b)).toBe(false);
+  });
+  it('misses, at the precision-first threshold, a rewording that shares few words (similarity 0.35 < 0.36)', () => {
+    // Labelled a duplicate in eval/ (dev); found at 0.32, the threshold before issue 18 (see eval/README.md).
+    const a = 'Delta Air Lines pulls 2025 forecast citing economic uncertainty';
+    const b = 'Delta withdraws full-year guidance on uncertain economy';
+    expect(decide(prepare(a), prepare(b), 0.32)).toBe(true);
     expect(isNearDuplicate(a, b)).toBe(false);
   });
   it('is symmetric', () => {
@@ -140,5 +146,93 @@ describe('prepared forms', () => {
 describe('near-duplicate window', () => {
   it('is 24 hours', () => {
     expect(NEAR_DUPLICATE_WINDOW_MS).toBe(24 * 60 * 60 * 1000);
+  });
+});
+
+describe('near-duplicate guard: another member of an exclusive group (issue 18)', () => {
+  // Pairs another guard also refuses (a name in the same slot): the group is a second reason there.
+  const REDUNDANT = new Set([
+    'IMF raises global growth forecast to 3%',
+    'FTC sues Amazon over Prime cancellations',
+    'Nasdaq closes at record high as tech rallies',
+    'Hang Seng falls 2% on property worries',
+  ]);
+  it.each([
+    ['SEC approves spot bitcoin ETFs', 'SEC approves spot ether ETFs', 'asset'],
+    ['Silver tops $50 an ounce for first time', 'Platinum tops $50 an ounce for first time', 'asset'],
+    ['IMF raises global growth forecast to 3%', 'OECD raises global growth forecast to 3%', 'agency'],
+    ['FTC sues Amazon over Prime cancellations', 'DOJ sues Amazon over Prime cancellations', 'agency'],
+    ['Moody\'s downgrades US credit rating to Aa1', 'Fitch downgrades US credit rating to Aa1', 'rating'],
+    ['Japan\'s trade deficit widens to ¥1.2 trillion', 'Japan\'s trade surplus widens to ¥1.2 trillion', 'balance'],
+    ['Bitcoin ETFs see record inflows', 'Bitcoin ETFs see record outflows', 'flow'],
+    ['Moody\'s upgrades Italy to Baa2', 'Moody\'s downgrades Italy to Baa2', 'grade'],
+    ['Wall Street opens higher as tech rallies', 'Wall Street closes higher as tech rallies', 'session'],
+    ['Stocks fall on Monday as yields rise', 'Stocks fall on Tuesday as yields rise', 'weekday'],
+    ['Mortgage rates fall for third straight week', 'Mortgage rates fall for fourth straight week', 'ordinal'],
+    ['Nasdaq closes at record high as tech rallies', 'S&P 500 closes at record high as tech rallies', 'index'],
+    ['Hang Seng falls 2% on property worries', 'Shanghai Composite falls 2% on property worries', 'index'],
+    ['Nippon Steel in talks to buy U.S. Steel', 'Nippon Steel completes $14.9 billion U.S. Steel acquisition', 'stage'],
+    ['Paramount explores sale to Skydance', 'Paramount agrees sale to Skydance', 'stage'],
+    ['UnitedHealth suspends 2025 forecast', 'UnitedHealth reinstates 2025 forecast', 'status'],
+    ['US manufacturing PMI rises to 52 in May', 'US services PMI rises to 52 in May', 'sector'],
+    ['US new home sales fall 6.3%', 'US existing home sales fall 6.3%', 'housing'],
+    ['US home sales rise 1.5% in July', 'US home prices rise 1.5% in July', 'metric'],
+    ['Moody\'s affirms Italy at Baa3', 'Moody\'s upgrades Italy to Baa3', 'grade'],
+  ])('%s / %s (%s)', (a, b, group) => {
+    const pa = prepare(a);
+    const pb = prepare(b);
+    expect(isNearDuplicate(a, b)).toBe(false);
+    expect(pa.flags.has(group) && pb.flags.has(group) && qualifierConflict(pa, pb)).toBe(true);
+    // Where no other guard sees the difference, the group is what tells them apart: without it the rule merges them.
+    const without = (p: Prepared): Prepared => ({ ...p, flags: new Map([...p.flags].filter(([g]) => g !== group)) });
+    if (!REDUNDANT.has(a)) expect(decide(without(pa), without(pb))).toBe(true);
+  });
+});
+
+describe('near-duplicate guard: index names are names, not figures (issue 18)', () => {
+  it('tells two index levels apart although the index name holds a number', () => {
+    expect(prepare('FTSE 100 closes above 9,000').numberValues.map((v) => v.value)).toEqual([9000]);
+    expect(prepare('S&P 500 ends above 6,000').numberValues.map((v) => v.value)).toEqual([6000]);
+    expect(isNearDuplicate('FTSE 100 closes above 9,000 for first time', 'FTSE 100 closes above 8,000 for first time')).toBe(false);
+    expect(isNearDuplicate('Nikkei 225 closes above 40,000 for first time', 'Nikkei 225 closes above 42,000 for first time')).toBe(false);
+    expect(isNearDuplicate('FTSE 100 tops 9,000 for first time', 'FTSE 100 index closes above 9,000 for first time')).toBe(true);
+  });
+  it('a figure each side leaves unmatched, of one kind, is another story even when another figure matches', () => {
+    expect(isNearDuplicate('Ramp raises $500 million at $22.5 billion valuation', 'Ramp raises $500 million at $16 billion valuation')).toBe(false);
+    expect(isNearDuplicate('Ramp raises $500 million at $22.5 billion valuation', 'Fintech Ramp raises $500 mln, valued at $22.5 bln')).toBe(true);
+  });
+});
+
+describe('near-duplicate guard: one side says it is not so (issue 18)', () => {
+  it.each([
+    ['ECB keeps rates unchanged, signals cut in September', 'ECB keeps rates unchanged, signals no cut in September'],
+    ['Apple to make iPhones in India', 'Apple will not make iPhones in India'],
+    ['Fed expects to cut rates this year', 'Fed rules out cutting rates this year'],
+  ])('%s / %s', (a, b) => {
+    expect(isNearDuplicate(a, b)).toBe(false);
+  });
+  it('both saying it is not so can be one story', () => {
+    expect(isNearDuplicate('Fed\'s Powell says central bank in no hurry to cut rates', 'Powell: Fed not in a rush to lower interest rates')).toBe(true);
+  });
+});
+
+describe('near-duplicate units and names written another way (issue 18)', () => {
+  it.each([
+    ['ECB raises rates by 0.75 percentage point', 'ECB hikes rates by 75 bps'],
+    ['Fed cuts rates by 0.25 percentage point', 'Federal Reserve lowers rates by 25 basis points'],
+    ['OPEC+ agrees to raise output by 411,000 barrels per day in July', 'OPEC+ agrees July output hike of 411K bpd'],
+    ['Justice Department sues Visa over debit card monopoly', 'DOJ sues Visa over debit card monopoly'],
+    ['International Monetary Fund raises global growth forecast to 3%', 'IMF lifts world growth outlook to 3 percent'],
+  ])('%s = %s', (a, b) => {
+    expect(isNearDuplicate(a, b)).toBe(true);
+  });
+});
+
+describe('near-duplicate places written another way (issue 18)', () => {
+  it('a capital standing for its government is its country', () => {
+    expect(isNearDuplicate('China retaliates with tariffs on US soybeans', 'Beijing hits American soybeans with retaliatory tariffs')).toBe(true);
+  });
+  it('two financial centres are two places, New York as one name', () => {
+    expect(isNearDuplicate('Copper prices hit record in New York', 'Copper prices hit record in London')).toBe(false);
   });
 });

@@ -105,7 +105,8 @@ describe('MiniLM cosine on labelled pairs (real local model)', () => {
     if (!p) throw new Error(`not in eval/near-duplicates.jsonl: ${a} | ${b}`);
     return p;
   };
-  // Two different stories the rules accept (held-out false positives) and two reworded duplicates.
+  // Two different stories the rules accepted when this was measured (held-out false positives; the first is refused
+  // since index names stopped counting as figures, issue 18) and two reworded duplicates.
   const different = [
     labelled('FTSE 100 closes above 9,000 for first time', 'FTSE 100 closes above 8,000 for first time'),
     labelled('ECB keeps rates unchanged, signals September cut', 'ECB keeps rates unchanged, signals no rush to cut'),
@@ -117,10 +118,10 @@ describe('MiniLM cosine on labelled pairs (real local model)', () => {
   const embedder = createLocalEmbedder({ maxThreads: 1 });
   afterAll(() => embedder.close());
 
-  it('uses pairs labelled as described, which the rules all call duplicates', () => {
+  it('uses pairs labelled as described; the rules call the reworded ones duplicates', () => {
     expect(different.map((p) => p.duplicate)).toEqual([false, false]);
     expect(reworded.map((p) => p.duplicate)).toEqual([true, true]);
-    for (const p of [...different, ...reworded]) expect(isNearDuplicate(p.a, p.b)).toBe(true);
+    for (const p of reworded) expect(isNearDuplicate(p.a, p.b)).toBe(true);
   });
 
   it('scores both different stories above both reworded duplicates, so no cosine threshold separates them', async () => {

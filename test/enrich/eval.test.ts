@@ -1,7 +1,8 @@
 /**
  * The held-out (test) parts of the labelled sets in eval/ keep their measured quality, so a regression
- * fails CI. Goals from the issue where met; for near-duplicates the held-out part is below the 0.98/0.9
- * goal (see `npm run eval:enrich`), so this locks the level reached instead of claiming the goal.
+ * fails CI. Goals from the issue where met; for near-duplicates both held-out parts are below the 0.98
+ * precision goal (0.935 and 0.904, see `npm run eval:enrich` and eval/README.md), so this locks the levels
+ * reached instead of claiming the goal (test/dedup/eval.test.ts holds the details).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -21,13 +22,20 @@ describe('labelled sets: held-out quality', () => {
     const l = scoreLabels(read<SentimentCase>('sentiment.jsonl'), 'test');
     expect(l.accuracy).toBeGreaterThanOrEqual(l.baseline + 0.2);
   });
-  it('near-duplicates: the dev goal and the held-out level reached', () => {
-    const pairs = read<PairCase>('near-duplicates.jsonl');
-    const dev = scorePairs(pairs, 'dev', chosenJudge);
-    expect(dev.precision).toBeGreaterThanOrEqual(GOALS.dedupPrecision);
-    expect(dev.recall).toBeGreaterThanOrEqual(GOALS.dedupRecall);
-    const test = scorePairs(pairs, 'test', chosenJudge);
-    expect(test.precision).toBeGreaterThanOrEqual(0.85);
-    expect(test.recall).toBeGreaterThanOrEqual(0.8);
+  it('near-duplicates: the dev goals on both sets, and the held-out levels reached (precision below the 0.98 goal on both)', () => {
+    // [set, held-out precision, held-out recall] as measured; the goal is GOALS.dedupPrecision / dedupRecall.
+    const measured: [string, number, number][] = [
+      ['near-duplicates.jsonl', 0.93, 0.84],
+      ['near-duplicates-forms.jsonl', 0.9, 0.9],
+    ];
+    for (const [name, precision, recall] of measured) {
+      const pairs = read<PairCase>(name);
+      const dev = scorePairs(pairs, 'dev', chosenJudge);
+      expect(dev.precision).toBeGreaterThanOrEqual(GOALS.dedupPrecision);
+      expect(dev.recall).toBeGreaterThanOrEqual(GOALS.dedupRecall);
+      const test = scorePairs(pairs, 'test', chosenJudge);
+      expect(test.precision).toBeGreaterThanOrEqual(precision);
+      expect(test.recall).toBeGreaterThanOrEqual(recall);
+    }
   });
 });
