@@ -41,6 +41,7 @@ export const streamRules = {
   "tickersMaxItems": 10,
   "maxBufferedBytes": 4194304,
   "connectionsPerAccount": 1,
+  "closeHandshakeSeconds": 2,
   "closeCodes": {
     "invalidKey": {
       "code": 1008,

@@ -29,6 +29,10 @@ export interface Config {
   adminHost: string;
   /** ADMIN_TOKEN: the operator token of POST /admin/v1/articles (push); unset = push is off. Never logged. */
   adminToken?: string;
+  /** MAX_CONNECTIONS: TCP connections the partner listener holds open at once (REST and streams); 0 = no cap. */
+  maxConnections: number;
+  /** MAX_CONNECTIONS_PER_ADDRESS: from one client (socket) address; 0 = no cap. Default 256, or 0 with TRUST_PROXY. */
+  maxConnectionsPerAddress: number;
   /** Said once at start (e.g. a risky but valid setting). */
   warnings: string[];
 }
@@ -37,8 +41,12 @@ export interface Config {
 const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'TRUST_PROXY', 'STREAM_RECHECK_MS', 'EMBEDDINGS_URL',
   'EMBEDDINGS_MODEL', 'EMBEDDINGS_API_KEY', 'EMBEDDINGS_TIMEOUT_MS', 'FNS_BRAND', 'VALIDATE_RESPONSES', 'IP_GUARD_EXEMPT',
-  'ADMIN_PORT', 'ADMIN_HOST', 'DATABASE_SCHEMA', 'REDIS_PREFIX', 'ADMIN_TOKEN',
+  'ADMIN_PORT', 'ADMIN_HOST', 'DATABASE_SCHEMA', 'REDIS_PREFIX', 'ADMIN_TOKEN', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_ADDRESS',
 ] as const;
+
+/** Connection caps of the partner listener (docs/operations.md): in all, and per client address. */
+export const DEFAULT_MAX_CONNECTIONS = 10_000;
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
 
 export class ConfigError extends Error {}
 
@@ -125,6 +133,16 @@ function adminToken(raw: string): string {
 export const TRUST_PROXY_TRUE_WARNING =
   'TRUST_PROXY=true believes the left-most X-Forwarded-For address, which any client can write: a client that reaches this port directly can dodge the IP guard or get another address blocked. Set the number of proxies in front of the service (e.g. TRUST_PROXY=1) or their addresses instead.';
 
+/** Does this listen address keep a listener on this machine (127.0.0.0/8, ::1, localhost)? */
+export function isLoopbackHost(h: string): boolean {
+  const bare = h.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || bare === '0:0:0:0:0:0:0:1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) || /^::ffff:127\./.test(bare);
+}
+
+export function adminHostWarning(adminHost: string, pushOn: boolean): string {
+  return `ADMIN_HOST=${adminHost} binds the admin listener beyond loopback: /metrics, /readyz${pushOn ? ' and the push endpoint (POST /admin/v1/articles)' : ''} can be reached from other machines. Keep it on 127.0.0.1 (the default), or make sure a firewall or private network stands in front of ADMIN_PORT.`;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const name of VARIABLES) {
     if (env[name] === '') throw new ConfigError(`${name} is set but empty; unset it to use the default, or give it a value`);
@@ -143,11 +161,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseSchema: identifier(env, 'DATABASE_SCHEMA', 'public'),
     redisPrefix: identifier(env, 'REDIS_PREFIX', 'fns'),
     adminHost: host(env.ADMIN_HOST, 'ADMIN_HOST') ?? '127.0.0.1',
+    maxConnections: int(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 0, 1_000_000),
+    maxConnectionsPerAddress: 0,
     warnings: [],
   };
+  // Behind a proxy every connection comes from the proxy's address: no per-address cap unless asked for.
+  cfg.maxConnectionsPerAddress = int(env, 'MAX_CONNECTIONS_PER_ADDRESS', cfg.trustProxy === false ? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS : 0, 0, 1_000_000);
   if (env.ADMIN_PORT !== undefined) cfg.adminPort = int(env, 'ADMIN_PORT', 0, 0, 65535);
   if (env.ADMIN_TOKEN !== undefined) cfg.adminToken = adminToken(env.ADMIN_TOKEN);
   if (cfg.trustProxy === true) cfg.warnings.push(TRUST_PROXY_TRUE_WARNING);
+  if (cfg.adminPort !== undefined && !isLoopbackHost(cfg.adminHost)) cfg.warnings.push(adminHostWarning(cfg.adminHost, cfg.adminToken !== undefined));
   const listenHost = host(env.HOST);
   if (listenHost !== undefined) cfg.host = listenHost;
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres', 'postgresql']);

@@ -138,6 +138,8 @@ export const stream = asyncapi['x-stream'] as {
   pingIntervalSeconds: number;
   maxBufferedBytes: number;
   connectionsPerAccount: number;
+  /** A peer that has not completed a close the server started is cut off after this. */
+  closeHandshakeSeconds: number;
   closeCodes: Record<
     'invalidKey' | 'inactiveKey' | 'planRequired' | 'secondConnection' | 'subscriptionExpired' | 'slowConsumer' | 'unavailable' | 'shuttingDown',
     { code: number; reason: string }

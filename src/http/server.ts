@@ -6,16 +6,17 @@
  * An HTTP/1.1 request without `Host` is refused by requestTarget() with a 400 problem.
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
-import { limits } from '../contract/index.js';
+import { limits, problems, type Problem } from '../contract/index.js';
 import { PROBLEM_TYPE } from './problem.js';
 import { echo, originForm, pathOnly } from './target.js';
 
 /** A complete HTTP/1.1 response with a problem body, for writing straight to a socket. */
-export function rawProblemResponse(status: number, detail: string, extraHeaders: Record<string, string> = {}): string {
-  const title = STATUS_CODES[status] ?? 'Error';
-  const body = JSON.stringify({ type: 'about:blank', title, status, detail });
+export function rawProblemResponse(status: number, detail: string, extraHeaders: Record<string, string> = {}, problem?: Problem): string {
+  const title = problem?.title ?? STATUS_CODES[status] ?? 'Error';
+  const body = JSON.stringify(problem ?? { type: 'about:blank', title, status, detail });
   const headers = {
     'Content-Type': PROBLEM_TYPE,
     'Content-Length': String(Buffer.byteLength(body)),
@@ -86,11 +87,94 @@ export function acceptUpgradeFor(address: string, req: IncomingMessage, socket: 
   return true;
 }
 
-export function createHttpServer(listener: RequestListener): Server {
+/**
+ * How long a client may take, and how many connections it may hold open.
+ *
+ * - A request head must arrive within `headersTimeoutMs` of the connection (or of the previous
+ *   response), the whole request within `requestTimeoutMs` (REST requests have no body): else a 408
+ *   problem and the connection closes. Checked every `checkIntervalMs` (Node's default, 30 s, let
+ *   3,000 idle connections hold their descriptors for 76 s).
+ * - An idle keep-alive connection closes after `keepAliveTimeoutMs` (65 s: longer than a load
+ *   balancer's usual 60 s idle timeout, so the balancer, not the service, closes first).
+ * - At most `maxConnections` TCP connections in all and `maxConnectionsPerAddress` from one client
+ *   address (0: no cap), open streams included. A connection over a cap is answered at once, before
+ *   its request is read, with the contract's `503` `serviceUnavailable` problem, `Retry-After` and
+ *   `Connection: close`, and closed; a
+ *   stream client sees that 503 as the answer to its WebSocket handshake. The address is the socket's
+ *   (behind a proxy that is the proxy's: see docs/operations.md).
+ */
+export interface HttpServerOptions {
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
+  checkIntervalMs?: number;
+  maxConnections?: number;
+  maxConnectionsPerAddress?: number;
+  /** Told of every connection refused at a cap (a metric; not a log line per connection in a flood). */
+  onConnectionRefused?: (cap: 'total' | 'per_address') => void;
+}
+
+export const HTTP_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 65_000, checkIntervalMs: 1000 } as const;
+/** A refused connection that does not close its side is cut this long after the 503 was written. */
+const REFUSED_LINGER_MS = 2000;
+
+export function createHttpServer(listener: RequestListener, options: HttpServerOptions = {}): Server {
+  const t = { ...HTTP_TIMEOUTS, ...options };
   // Node's own missing-Host answer has no body: the app answers it instead (requestTarget()).
-  const server = createServer({ maxHeaderSize: limits.requestHeadMaxBytes, requireHostHeader: false }, listener);
-  server.keepAliveTimeout = 65_000;
+  const server = createServer(
+    {
+      maxHeaderSize: limits.requestHeadMaxBytes,
+      requireHostHeader: false,
+      headersTimeout: t.headersTimeoutMs,
+      requestTimeout: t.requestTimeoutMs,
+      connectionsCheckingInterval: t.checkIntervalMs,
+    },
+    listener,
+  );
+  server.keepAliveTimeout = t.keepAliveTimeoutMs;
   server.on('clientError', onClientError);
   server.on('checkExpectation', onCheckExpectation);
+  capConnections(server, options.maxConnections ?? 0, options.maxConnectionsPerAddress ?? 0, options.onConnectionRefused);
   return server;
+}
+
+/**
+ * Puts the caps in front of Node's own connection handling: a connection over a cap never reaches the
+ * HTTP parser (nothing of it is read, no request runs); the others are handed to it unchanged.
+ */
+function capConnections(server: Server, total: number, perAddress: number, onRefused?: (cap: 'total' | 'per_address') => void): void {
+  if (total <= 0 && perAddress <= 0) return;
+  const listeners = server.listeners('connection');
+  if (listeners.length !== 1) throw new Error('createHttpServer: expected exactly Node\'s own connection listener');
+  const http = listeners[0] as (socket: Socket) => void;
+  server.removeListener('connection', http);
+  let open = 0;
+  const byAddress = new Map<string, number>();
+  // The contract's own 503 (every operation documents it): the problem, Retry-After, then the close.
+  const p = problems.serviceUnavailable;
+  const refusal = rawProblemResponse(p.status, p.detail, { 'Retry-After': String(limits.unavailableRetryAfterSeconds) }, p);
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? 'unknown';
+    const mine = byAddress.get(address) ?? 0;
+    const over = total > 0 && open >= total ? 'total' : perAddress > 0 && mine >= perAddress ? 'per_address' : undefined;
+    if (over) {
+      socket.on('error', () => socket.destroy());
+      // Whatever the client sends is read and dropped, so that its FIN is seen and the socket closes
+      // as soon as the client closes; one that does not is cut off REFUSED_LINGER_MS later.
+      socket.resume();
+      socket.end(refusal);
+      setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
+      onRefused?.(over);
+      return;
+    }
+    open++;
+    byAddress.set(address, mine + 1);
+    socket.once('close', () => {
+      open--;
+      const n = (byAddress.get(address) ?? 1) - 1;
+      if (n === 0) byAddress.delete(address);
+      else byAddress.set(address, n);
+    });
+    http.call(server, socket);
+  });
 }

@@ -1,14 +1,20 @@
 /**
  * Errors that mean "a dependency cannot answer right now, retry shortly": the HTTP layer answers them
  * with the contract's `503` `serviceUnavailable` problem and `Retry-After`, the stream with its
- * `unavailable` close code (1013). Never a 500, never a 1011.
+ * `unavailable` close code (1013). Never a 500, never a 1011. Read by class (src/store/errors.ts):
+ * connection, authentication, resource.
  */
-import { SharedStateUnavailableError } from '../state/errors.js';
-import { isStoreBusy, isStoreUnavailable } from '../store/errors.js';
+import { sharedStateFailureClass } from '../state/errors.js';
+import type { FailureClass } from '../store/errors.js';
+
+export type { FailureClass } from '../store/errors.js';
+
+/** The class of a dependency failure (database or shared state), or undefined for any other error. */
+export function dependencyFailureClass(err: unknown): FailureClass | undefined {
+  return sharedStateFailureClass(err);
+}
 
 /** Adapters may also mark an error as such (`unavailable: true`), e.g. a database connection refused. */
 export function isDependencyUnavailable(err: unknown): boolean {
-  if (err instanceof SharedStateUnavailableError) return true;
-  if ((err as { unavailable?: unknown } | null)?.unavailable === true) return true;
-  return isStoreBusy(err) || isStoreUnavailable(err);
+  return dependencyFailureClass(err) !== undefined;
 }

@@ -37,6 +37,11 @@ export interface AdminOptions {
   push?: { token?: string; store: Pick<SourceStore, 'ingestItems'>; clock: () => number; maxBytes?: number };
   /** After a push stored articles: wake the stream's feed reader at once. */
   onArticlesStored?: (ids: string[]) => void;
+  /**
+   * A request (head and body) must arrive within this; default DEFAULT_ADMIN_REQUEST_TIMEOUT_MS. A push
+   * body still arriving then is answered 408 and the connection closed.
+   */
+  requestTimeoutMs?: number;
 }
 
 export interface AdminServer {
@@ -47,6 +52,7 @@ export interface AdminServer {
 
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 export const DEFAULT_CHECK_TIMEOUT_MS = 2000;
+export const DEFAULT_ADMIN_REQUEST_TIMEOUT_MS = 10_000;
 
 const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 export const PUSH_PATH = '/admin/v1/articles';
@@ -61,23 +67,35 @@ export function pushFormat(contentType: string | undefined): PushFormat | undefi
   return PUSH_TYPES[type ?? ''];
 }
 
-/** The body as UTF-8 text, or 'too-large' once more than `max` bytes arrived (reading stops there). */
-function readBody(req: IncomingMessage, max: number): Promise<string | 'too-large' | 'not-utf8'> {
+/**
+ * The body as UTF-8 text; 'too-large' once more than `max` bytes arrived, 'too-slow' when it is not
+ * complete by `deadline` (performance.now() time). Reading stops there either way.
+ */
+function readBody(req: IncomingMessage, max: number, deadline: number): Promise<string | 'too-large' | 'not-utf8' | 'too-slow'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const stop = (outcome: 'too-large' | 'too-slow') => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.pause();
+      resolve(outcome);
+    };
     const onData = (c: Buffer) => {
       size += c.length;
-      if (size > max) {
-        req.off('data', onData);
-        req.pause();
-        return resolve('too-large');
-      }
+      if (size > max) return stop('too-large');
       chunks.push(c);
     };
+    // Node's own requestTimeout is only looked at every connectionsCheckingInterval and let a slow
+    // body run on (62 s against 10 s): the deadline is enforced here, on the body itself.
+    const timer = setTimeout(() => stop('too-slow'), Math.max(0, deadline - performance.now()));
     req.on('data', onData);
-    req.once('error', reject);
+    req.once('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
     req.once('end', () => {
+      clearTimeout(timer);
       try {
         resolve(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
       } catch {
@@ -134,6 +152,9 @@ export async function readiness(checks: ReadinessCheck[], timeoutMs: number): Pr
 
 export async function startAdminServer(opts: AdminOptions): Promise<AdminServer> {
   const timeoutMs = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
+  const requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_ADMIN_REQUEST_TIMEOUT_MS;
+  /** When each request's head was complete (the body deadline counts from there). */
+  const started = new WeakMap<IncomingMessage, number>();
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -170,8 +191,15 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     };
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (declared > max) return tooLarge();
-    const body = await readBody(req, max);
+    const body = await readBody(req, max, (started.get(req) ?? performance.now()) + requestTimeoutMs);
     if (body === 'too-large') return tooLarge();
+    if (body === 'too-slow') {
+      closeAfter(res);
+      problem(res, 408, 'Request Timeout', `The push body did not arrive within ${requestTimeoutMs / 1000} s; nothing was stored, send it again`);
+      // The rest of the body is never read: the connection goes once the answer is written.
+      res.once('finish', () => req.socket.destroySoon());
+      return;
+    }
     if (body === 'not-utf8') return problem(res, 400, 'Bad Request', 'The body is not valid UTF-8');
     let lines;
     try {
@@ -195,14 +223,16 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     opts.log(`admin: push: ${answer.stored} stored, ${answer.duplicates} duplicate(s), ${answer.invalid} invalid`);
     return send(res, 200, 'application/json', JSON.stringify(answer));
   };
-  const server = createServer((req, res) => {
+  // Timeouts checked every second (Node's default is every 30 s); a request head must arrive within the
+  // request timeout too.
+  const server = createServer({ connectionsCheckingInterval: 1000, requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs }, (req, res) => {
+    started.set(req, performance.now());
     handle(req, res).catch((e: unknown) => {
       opts.log(`admin: ${req.url ?? ''} failed: ${e instanceof Error ? e.message : String(e)}`);
       if (!res.headersSent) problem(res, 500, 'Internal Server Error', 'The admin listener could not answer');
       else res.destroy();
     });
   });
-  server.requestTimeout = 10_000;
   const host = opts.host ?? DEFAULT_ADMIN_HOST;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -45,6 +45,8 @@ export interface Metrics {
   deliveryLag: { observe(seconds: number): void };
   dependencyErrors: { inc(labels: { dependency: Dependency }): void };
   sharedStateFallbacks: { inc(labels: { port: SharedStatePort }): void };
+  /** TCP connections refused at a cap of the partner listener (`total` or `per_address`), answered 503. */
+  connectionRefusals: { inc(labels: { cap: 'total' | 'per_address' }): void };
   /** Source polls by outcome (`ok`, `not_modified`, an error kind, `store`, `aborted`): src/sources/poller.ts. */
   sourcePolls: { inc(labels: { outcome: string }): void };
   /** Items read from sources by outcome (`stored`, `same_item`, `same_url`, `near_duplicate`, `unusable`). */
@@ -150,6 +152,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     labelNames: ['port'] as const,
     registers: [registry],
   });
+  const connectionRefusals = new Counter({
+    name: `${PREFIX}connection_refusals_total`,
+    help: 'TCP connections refused (503 + Retry-After, closed) at a cap of the partner listener: total (MAX_CONNECTIONS) or per_address (MAX_CONNECTIONS_PER_ADDRESS).',
+    labelNames: ['cap'] as const,
+    registers: [registry],
+  });
   const sourcePolls = new Counter({
     name: `${PREFIX}source_polls_total`,
     help: 'Source polls by outcome: ok, not_modified (304), an error kind (http, timeout, network, parse, charset, too_large, redirects), store (our side failed), aborted.',
@@ -165,6 +173,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   // Every dependency and port shows up (at 0) from the first scrape, so alerts on rate() work at once.
   for (const dependency of ['database', 'redis', 'embedder'] as const) dependencyErrors.inc({ dependency }, 0);
   for (const port of ['rate_limiter', 'ip_guard', 'stream_slots'] as const) sharedStateFallbacks.inc({ port }, 0);
+  for (const cap of ['total', 'per_address'] as const) connectionRefusals.inc({ cap }, 0);
 
   // Children per label pair, so the request path does not build a label key per request.
   const requestChildren = new Map<string, Counter.Internal>();
@@ -194,6 +203,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     deliveryLag: { observe: (seconds) => deliveryLag.observe(seconds) },
     dependencyErrors: { inc: ({ dependency }) => dependencyErrors.inc({ dependency }) },
     sharedStateFallbacks: { inc: ({ port }) => sharedStateFallbacks.inc({ port }) },
+    connectionRefusals: { inc: ({ cap }) => connectionRefusals.inc({ cap }) },
     sourcePolls: { inc: ({ outcome }) => sourcePolls.inc({ outcome }) },
     sourceItems: { inc: ({ outcome }, n) => sourceItems.inc({ outcome }, n) },
     collectFrom(s) {

@@ -13,6 +13,13 @@ import type { Metrics } from './metrics.js';
 
 /** An incoming X-Request-Id is kept only if it is this short and this plain; otherwise one is made. */
 export const REQUEST_ID_SAFE = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Shaped like an API key of any brand (`…_live_…`, `…_test_…`): never kept, never logged. */
+const KEY_LIKE = /_(live|test)_/i;
+
+/** The incoming X-Request-Id when it is short, plain and not shaped like a key; otherwise undefined. */
+export function acceptedRequestId(incoming: string | string[] | undefined): string | undefined {
+  return typeof incoming === 'string' && REQUEST_ID_SAFE.test(incoming) && !KEY_LIKE.test(incoming) ? incoming : undefined;
+}
 const PATH_LOG_MAX = 128;
 
 export interface RequestObserver {
@@ -45,8 +52,7 @@ export function createRequestObserver(deps: { logger: OpsLogger; metrics: Metric
   return {
     middleware(req, res, next) {
       const start = performance.now();
-      const incoming = req.headers['x-request-id'];
-      const requestId = typeof incoming === 'string' && REQUEST_ID_SAFE.test(incoming) ? incoming : randomUUID();
+      const requestId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID();
       res.setHeader('X-Request-Id', requestId);
       // 'close' comes once per response: after the last byte, or when the client went away first.
       res.once('close', () => done(req, res, requestId, start));

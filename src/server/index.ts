@@ -24,6 +24,7 @@ import { attachStream, DEFAULT_FEED_POLL_MS, MemoryStreamSlots, type StreamHandl
 import { startAdminServer, type AdminServer, type ReadinessCheck } from '../ops/admin.js';
 import { createLogger, type OpsLogger } from '../ops/logger.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
+import { DependencyHealth } from '../ops/health.js';
 import { countEmbedderErrors, createRequestObserver, createStreamObserver } from '../ops/observe.js';
 import { pollerUserAgent, SourcePoller } from '../sources/poller.js';
 
@@ -91,6 +92,8 @@ export async function startService(
     feedPollMs?: number;
     /** Run the source poller in this process (default true; leases keep one poller per source across instances). */
     pollSources?: boolean;
+    /** How long a failed database or Redis call keeps /readyz red (default: the contract's Retry-After). */
+    dependencyHoldMs?: number;
   } = {},
 ): Promise<RunningService> {
   // The service reads the contract from generated/: a spec edited without `npm run generate` must not
@@ -105,7 +108,11 @@ export async function startService(
   const clock = options.clock ?? Date.now;
   // SQLite: the service never waits on another process's write lock for more than a few ms.
   // PostgreSQL (DATABASE_URL): migrations applied at start, under a lock.
-  const store = await openStore(config, { role: 'service', postgres: { schema: config.databaseSchema, log: (m) => void (metrics.dependencyErrors.inc({ dependency: 'database' }), log(`database: ${m}`)) } });
+  const opened = await openStore(config, { role: 'service', postgres: { schema: config.databaseSchema, log: (m) => void (metrics.dependencyErrors.inc({ dependency: 'database' }), log(`database: ${m}`)) } });
+  // Every failed call of a dependency-failure class (connection, authentication, resource: a refused
+  // login, a full disk) is counted and keeps /readyz red while it lasts; the callers answer 503 / 1013.
+  const health = new DependencyHealth({ metrics, holdMs: options.dependencyHoldMs ?? limits.unavailableRetryAfterSeconds * 1000, log });
+  const store = health.watch('database', opened);
   const ipGuardOptions = {
     exempt: config.ipGuardExempt,
     onBlock: (ip: string, until: number) => {
@@ -204,7 +211,11 @@ export async function startService(
     // The key and first-page caches look at the store again on the next request after a commit.
     ...(feedWake ? { feedWake } : {}),
   });
-  const server = createHttpServer(app);
+  const server = createHttpServer(app, {
+    maxConnections: config.maxConnections,
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    onConnectionRefused: (cap) => metrics.connectionRefusals.inc({ cap }),
+  });
   const stream = attachStream(server, {
     accounts: store,
     articles: store,
@@ -212,7 +223,7 @@ export async function startService(
     livePrefix: livePrefix(config),
     clock,
     trustProxy: config.trustProxy,
-    slots: shared ? shared.state.slots : new MemoryStreamSlots(),
+    slots: shared ? health.watch('redis', shared.state.slots) : new MemoryStreamSlots(),
     ...(feedWake ? { feedWake } : {}),
     // With a wake-up (LISTEN/NOTIFY, the directory watch) the timer is only the safety net.
     feedPollMs: options.feedPollMs ?? (feedWake ? WOKEN_FEED_POLL_MS : DEFAULT_FEED_POLL_MS),
@@ -224,8 +235,9 @@ export async function startService(
   metrics.collectFrom({
     openStreams: () => stream.connections(),
     feedCursor: () => stream.feedCursor(),
-    latestSeq: () => store.latestSeq(),
-    embeddingQueueLength: () => store.queueLength(),
+    // Counted by the metrics themselves when they fail (not through `health`: once, not twice).
+    latestSeq: () => opened.latestSeq(),
+    embeddingQueueLength: () => opened.queueLength(),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -245,14 +257,14 @@ export async function startService(
   let admin: AdminServer | undefined;
   if (config.adminPort !== undefined) {
     const checks: ReadinessCheck[] = [
-      { name: 'database', check: () => store.ping() },
-      ...(shared ? [{ name: 'redis', check: () => shared.state.ping() }] : []),
-      ...(store instanceof PostgresStore
+      health.check('database', 'database', () => store.ping()),
+      ...(shared ? [health.check('redis', 'redis', () => shared.state.ping())] : []),
+      ...(opened instanceof PostgresStore
         ? [
             {
               name: 'migrations',
               check: async () => {
-                const { applied, latest } = await store.migrationStatus();
+                const { applied, latest } = await opened.migrationStatus();
                 if (applied !== latest) throw new Error(`schema at migration ${applied} of ${latest}: run fns migrate`);
               },
             },

@@ -125,6 +125,8 @@ const REPLAY_DRAIN_POLL_MS = 50;
 const INBOUND_MAX_BYTES = 16 * 1024;
 /** How long `close()` waits for clients to answer the closing handshake before cutting them off. */
 const SHUTDOWN_GRACE_MS = 2000;
+/** How long any close waits for the peer's close frame before the socket is destroyed (asyncapi.yaml). */
+export const CLOSE_HANDSHAKE_MS = stream.closeHandshakeSeconds * 1000;
 const INTERNAL_ERROR: CloseSpec = { code: 1011, reason: '' };
 
 interface Connection {
@@ -152,7 +154,11 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   const pingIntervalMs = deps.pingIntervalMs ?? stream.pingIntervalSeconds * 1000;
   const maxBufferedBytes = deps.maxBufferedBytes ?? stream.maxBufferedBytes;
   const clientIp = clientIpResolver(deps.trustProxy);
-  const wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: INBOUND_MAX_BYTES });
+  // A peer that does not answer our close frame (refused at admission, slow consumer, re-check) is cut
+  // off CLOSE_HANDSHAKE_MS later, not after ws's default 30 s.
+  // (ws, pinned, reads `closeTimeout`; its typings do not list it yet, hence the variable.)
+  const wsOptions = { noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: INBOUND_MAX_BYTES, closeTimeout: CLOSE_HANDSHAKE_MS };
+  const wss = new WebSocketServer(wsOptions);
 
   /** Admitted and open: the fan-out targets. */
   const live = new Set<Connection>();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, TRUST_PROXY_TRUE_WARNING } from '../../src/config/index.js';
+import { ConfigError, loadConfig, TRUST_PROXY_TRUE_WARNING, adminHostWarning, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from '../../src/config/index.js';
 
 describe('configuration from the environment, validated at start', () => {
   it('has the documented defaults', () => {
@@ -32,6 +32,24 @@ describe('configuration from the environment, validated at start', () => {
   });
   it('reads IP_GUARD_EXEMPT as addresses, subnets and loopback', () => {
     expect(loadConfig({ IP_GUARD_EXEMPT: 'loopback, 10.0.0.0/8,2001:db8::1' }).ipGuardExempt).toEqual(['loopback', '10.0.0.0/8', '2001:db8::1']);
+  });
+  it('caps connections by default (MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS), per address only without a proxy unless asked for', () => {
+    expect(loadConfig({})).toMatchObject({ maxConnections: DEFAULT_MAX_CONNECTIONS, maxConnectionsPerAddress: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS });
+    expect(loadConfig({ TRUST_PROXY: '1' }).maxConnectionsPerAddress).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: '1', MAX_CONNECTIONS_PER_ADDRESS: '64' }).maxConnectionsPerAddress).toBe(64);
+    expect(loadConfig({ MAX_CONNECTIONS: '0', MAX_CONNECTIONS_PER_ADDRESS: '0' })).toMatchObject({ maxConnections: 0, maxConnectionsPerAddress: 0 });
+    expect(() => loadConfig({ MAX_CONNECTIONS: 'lots' })).toThrow(new ConfigError('MAX_CONNECTIONS must be an integer between 0 and 1000000, got "lots"'));
+    expect(() => loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '-1' })).toThrow(ConfigError);
+    expect(() => loadConfig({ MAX_CONNECTIONS: '' })).toThrow(ConfigError);
+  });
+  it('warns at start when ADMIN_HOST binds the admin listener beyond loopback, not on loopback or without ADMIN_PORT', () => {
+    expect(loadConfig({ ADMIN_PORT: '9090', ADMIN_HOST: '0.0.0.0' }).warnings).toEqual([adminHostWarning('0.0.0.0', false)]);
+    expect(loadConfig({ ADMIN_PORT: '9090', ADMIN_HOST: '10.1.2.3', ADMIN_TOKEN: 'x'.repeat(32) }).warnings).toEqual([adminHostWarning('10.1.2.3', true)]);
+    expect(adminHostWarning('10.1.2.3', true)).toMatch(/push endpoint/);
+    expect(loadConfig({ ADMIN_PORT: '9090', ADMIN_HOST: '::' }).warnings).toHaveLength(1);
+    for (const h of ['127.0.0.1', '127.9.8.7', '::1', 'localhost']) expect(loadConfig({ ADMIN_PORT: '9090', ADMIN_HOST: h }).warnings).toEqual([]);
+    expect(loadConfig({ ADMIN_PORT: '9090' }).warnings).toEqual([]);
+    expect(loadConfig({ ADMIN_HOST: '0.0.0.0' }).warnings).toEqual([]); // no admin listener
   });
   it('warns at start when TRUST_PROXY=true believes a client-written address, not for a hop count', () => {
     expect(loadConfig({ TRUST_PROXY: 'true' }).warnings).toEqual([TRUST_PROXY_TRUE_WARNING]);

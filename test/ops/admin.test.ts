@@ -1,4 +1,5 @@
 /** The admin listener on its own: health, readiness with failing and hanging checks, metrics, 404/405. */
+import { connect as netConnect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAdminServer, type AdminServer, type ReadinessCheck } from '../../src/ops/admin.js';
 import { createMetrics } from '../../src/ops/metrics.js';
@@ -101,5 +102,53 @@ describe('admin listener', () => {
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');
     expect((await post.json()).title).toBe('Method Not Allowed');
+  });
+});
+
+describe('admin push: the request timeout holds for the body, whatever the token', () => {
+  const TOKEN = 'admin-timeout-token-0123456789';
+
+  /** Sends the head and the first bytes of a push body, then nothing; what arrives and when the socket closes. */
+  function slowPush(url: string, elapsed: () => number): Promise<{ answer: string; closedAfterMs: number }> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const s = netConnect(Number(port), hostname, () => {
+        s.write(`POST /admin/v1/articles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n{"content":"slo`);
+      });
+      let answer = '';
+      s.on('data', (d) => (answer += d.toString()));
+      s.on('close', () => resolve({ answer, closedAfterMs: elapsed() }));
+      s.on('error', reject);
+    });
+  }
+
+  it('answers a body still arriving after requestTimeoutMs with 408, stores nothing and closes the connection', async () => {
+    let calls = 0;
+    admin = await startAdminServer({
+      port: 0,
+      checks: [],
+      metrics: createMetrics({ defaultMetrics: false }),
+      log: () => {},
+      requestTimeoutMs: 400,
+      push: {
+        token: TOKEN,
+        store: {
+          ingestItems: async () => {
+            calls++;
+            return [];
+          },
+        },
+        clock: Date.now,
+      },
+    });
+    const t0 = performance.now();
+    const { answer, closedAfterMs } = await slowPush(admin.url, () => performance.now() - t0);
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer).toContain('Connection: close');
+    expect(answer).toContain('"detail":"The push body did not arrive within 0.4 s; nothing was stored, send it again"');
+    expect(closedAfterMs).toBeGreaterThanOrEqual(350);
+    // Node's own request timeout alone let such a body run for a minute; the bound here is generous.
+    expect(closedAfterMs).toBeLessThan(5000);
+    expect(calls).toBe(0);
   });
 });

@@ -156,7 +156,9 @@ describe('request logs', () => {
     expect(ok.headers['x-request-id']).toBe('lb-7f3a.42:9_x');
     await waitFor(() => o.records().some((r) => r.request_id === 'lb-7f3a.42:9_x'), 'the line with the incoming id');
 
-    const bad = ['a'.repeat(65), 'abc\tdef', 'two words', '"},{"injected":true', 'x'.repeat(10_000), '../../etc/passwd%0a'];
+    // A client that puts its key (or anything shaped like one, any brand, any case) there: never echoed, never logged.
+    const keyLike = [key, `req-${key}`, 'Xfns_live_abcdefgh', 'acme_TEST_0123456789', 'fns_test_x'];
+    const bad = ['a'.repeat(65), 'abc\tdef', 'two words', '"},{"injected":true', 'x'.repeat(10_000), '../../etc/passwd%0a', ...keyLike];
     for (const value of bad) {
       const res = await rawGet(`http://127.0.0.1:${o.port}/v1/account/usage`, { 'X-API-Key': key, 'X-Request-Id': value });
       expect(res.status).toBe(200);
@@ -178,6 +180,7 @@ describe('request logs', () => {
     for (const line of o.lines) {
       expect(line).not.toContain('injected');
       expect(line).not.toContain('passwd');
+      for (const k of keyLike) expect(line.toLowerCase()).not.toContain(k.toLowerCase());
       expect(line).not.toContain('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa');
     }
   });

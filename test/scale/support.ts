@@ -47,6 +47,9 @@ export async function deployment(opts: { redisUrl?: string } = {}): Promise<Depl
     EMBEDDINGS_URL: embeddings.url,
     EMBEDDINGS_MODEL: TRIGRAM_MODEL,
     HOST: '127.0.0.1',
+    // bench:scale opens its 1,000 stream clients from one loopback address: the per-address cap
+    // (MAX_CONNECTIONS_PER_ADDRESS, 256 by default) is for partners on the internet, not measured here.
+    MAX_CONNECTIONS_PER_ADDRESS: '0',
   };
   const instances: Instance[] = [];
   const d: Deployment = {
