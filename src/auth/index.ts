@@ -1,5 +1,5 @@
 /**
- * Who is calling: the shared admission path of REST and the stream. Order (DESIGN.md §2): IP guard,
+ * Who is calling: the shared admission path of REST and the stream. Order (docs/architecture.md, "The path of a request"): IP guard,
  * then the key (401 when missing, unknown or not a production key), then its active flag and tier.
  */
 import type { ProblemKind, Tier } from '../contract/index.js';

@@ -1,5 +1,5 @@
 /**
- * `fns`: the operator command line (DESIGN.md §3). Every command that prints data accepts --json.
+ * `fns`: the operator command line (docs/operations.md "Operating it: the `fns` command line"). Every command that prints data accepts --json.
  * Changes go straight to the store, which a running service reads on every request.
  *
  * Exit codes (errors.ts EXIT): 0 done, 1 not done, 2 usage or configuration error, 3 partial ingest.

@@ -1,5 +1,5 @@
 /**
- * Abuse protection (spec §5.7, DESIGN.md §2): when `distinctKeys` different key strings are presented
+ * Abuse protection (spec §5.7; openapi.yaml "IP guard"): when `distinctKeys` different key strings are presented
  * from one client IP within `windowMs`, the request that brings the count there is refused and the IP
  * is blocked for `blockMs`.
  */

@@ -1,5 +1,5 @@
 /**
- * Exact sliding-window rate limit (DESIGN.md §2): a key may have at most `limit` admitted requests in
+ * Exact sliding-window rate limit (openapi.yaml "Rate limits"): a key may have at most `limit` admitted requests in
  * any window of `windowMs`. The state is the log of admission times inside the window.
  */
 export interface RateDecision {

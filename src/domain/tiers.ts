@@ -1,4 +1,4 @@
-/** Subscription states (spec §3, DESIGN.md §2): pure functions of the account record and the clock. */
+/** Subscription states (spec §3; openapi.yaml Usage): pure functions of the account record and the clock. */
 import { limits, plans, type Plan, type Tier, type Usage } from '../contract/index.js';
 
 /** What the store keeps for an account. `tier` is the plan last set; cancellation is a timestamp. */

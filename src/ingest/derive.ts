@@ -1,5 +1,5 @@
 /**
- * What the service derives when an ingested article leaves a field out (DESIGN.md §3): a thin view of
+ * What the service derives when an ingested article leaves a field out (docs/operations.md "Ingesting articles"): a thin view of
  * src/enrich (urgency `auto` rules, dictionary tickers with per-ticker sentiment, the article label).
  */
 import type { ArticleSentiment, TickerSentiment, Urgency } from '../contract/index.js';

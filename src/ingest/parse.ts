@@ -1,5 +1,5 @@
 /**
- * The ingestion input (NDJSON, one article per line; README "Ingesting articles"): each line is checked
+ * The ingestion input (NDJSON, one article per line; docs/operations.md "Ingesting articles"): each line is checked
  * against the contract's rules and completed with derived fields. A bad line is reported with its line
  * number and skipped; the good lines still go in.
  */

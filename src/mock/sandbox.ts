@@ -1,5 +1,5 @@
 /**
- * The sandbox accounts of the mock (DESIGN.md §2 "sandbox keys"): one fixed key per tier of the contract,
+ * The sandbox accounts of the mock (docs/architecture.md, "sandbox keys"): one fixed key per tier of the contract,
  * `<test prefix><tier>` (e.g. `fns_test_max`), each on its own account playing that tier. They sit behind
  * the same AccountStore port as the real store, so the mock admits callers with the service's own
  * `authenticate` (missing/unknown key → 401, `free` → 403, …) instead of re-implementing it.

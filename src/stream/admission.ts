@@ -1,5 +1,5 @@
 /**
- * Stream admission rules (asyncapi.yaml "Who may connect", DESIGN.md §2): pure functions of the upgrade
+ * Stream admission rules (asyncapi.yaml "Who may connect"): pure functions of the upgrade
  * request, the authentication result, the key and account records and the clock. No I/O here.
  */
 import type { IncomingHttpHeaders } from 'node:http';

@@ -1,4 +1,4 @@
-/** The REST API, in-process over real HTTP, one describe per rule of the spec and DESIGN.md. */
+/** The REST API, in-process over real HTTP, one describe per rule of the spec and the contract. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { limitBounds, limits, operationParameters, plans, problems } from '../../src/contract/index.js';
 import { get, startTestService, type TestService } from '../support/service.js';
