@@ -29,6 +29,8 @@ export interface FallbackHooks {
   onRecover?: (port: FallbackPort) => void;
   /** How long to skip the failing primary before trying it again (default 1000 ms). */
   probeIntervalMs?: number;
+  /** The clock of the probe interval (ms); default `Date.now`. */
+  now?: () => number;
 }
 
 export const DEFAULT_PROBE_INTERVAL_MS = 1000;
@@ -38,18 +40,20 @@ class Switch {
   private down = false;
   private nextProbe = 0;
   private readonly probeIntervalMs: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly port: FallbackPort,
     private readonly hooks: FallbackHooks,
   ) {
     this.probeIntervalMs = hooks.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
+    this.now = hooks.now ?? Date.now;
   }
 
   async run<T>(primary: () => Promise<T>, fallback: () => Promise<T>): Promise<T> {
-    if (!this.down || Date.now() >= this.nextProbe) {
+    if (!this.down || this.now() >= this.nextProbe) {
       // While down, this request is the probe; the next ones wait for the interval.
-      if (this.down) this.nextProbe = Date.now() + this.probeIntervalMs;
+      if (this.down) this.nextProbe = this.now() + this.probeIntervalMs;
       try {
         const result = await primary();
         if (this.down) {
@@ -60,7 +64,7 @@ class Switch {
       } catch (e) {
         if (!this.down) {
           this.down = true;
-          this.nextProbe = Date.now() + this.probeIntervalMs;
+          this.nextProbe = this.now() + this.probeIntervalMs;
           this.hooks.onFallback?.(this.port, e);
         }
       }

@@ -26,6 +26,7 @@ import { get } from '../support/service.js';
 import { PG_TEST_URL, pgReachable, reportUnreachable, sql } from '../support/postgres.js';
 import { connect, dropClients, waitFor } from '../stream/support.js';
 import { TrigramEmbedder } from '../support/service.js';
+import { until } from '../support/wait.js';
 
 const TOKEN = 'outage-test-token-0123456789';
 /** /readyz red this long after the last failure (the default is the contract's Retry-After). */
@@ -66,14 +67,6 @@ async function databaseErrors(svc: RunningService): Promise<number> {
 }
 
 /** Polls `probe` until it returns true (a readiness transition is an event seen by polling /readyz). */
-async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const articles = (n: number, tag: string) =>
   Array.from({ length: n }, (_, i) => JSON.stringify({ content: `${tag} ${i}: ${randomBytes(600).toString('hex')}`, source: 'outage', id: `${tag}-${i}` }));
 
@@ -142,7 +135,7 @@ describe.skipIf(mountRefused !== undefined)('SQLite on a full disk: push answers
     expect((await get(portOf(svc), '/v1/news?limit=1', { key, ip: '127.91.0.1' })).status).toBe(200);
 
     rmSync(filler);
-    await until(async () => (await readyz(svc)).status === 200, '/readyz green after the disk has room');
+    await until(async () => (await readyz(svc)).status === 200, '/readyz green after the disk has room', 10_000, 50);
     const after = await push(svc, articles(200, 'after'));
     expect(after.status).toBe(200);
     expect(after.body.stored).toBe(200);
@@ -212,7 +205,7 @@ describe.skipIf(!reachable)('PostgreSQL refusing logins (28000): 503 + Retry-Aft
     expect(await databaseErrors(svc)).toBeGreaterThan(before);
 
     await sql(`ALTER ROLE ${role} LOGIN`);
-    await until(async () => (await readyz(svc)).status === 200, '/readyz green once the role may log in again');
+    await until(async () => (await readyz(svc)).status === 200, '/readyz green once the role may log in again', 10_000, 50);
     expect((await get(port, '/v1/news?limit=1', { key, ip: '127.92.0.3' })).status).toBe(200);
     const ok = connect(`${svc.url.replace(/^http/, 'ws')}${streamAddress}`, { key, ip: '127.92.0.4' });
     await ok.opened;

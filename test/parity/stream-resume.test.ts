@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { streamRules } from '../../generated/stream.js';
 import { mockTarget, realTarget, rng, type Target } from './burst-targets.js';
+import { until } from '../support/wait.js';
 
 interface Session {
   ids: string[];
@@ -51,14 +52,6 @@ function openSession(url: string, stopAfter: () => number): { opened: Promise<vo
   const control: { drop?: () => void } = {};
   const done = session(url, stopAfter, () => opened(), 20_000, ids, control);
   return { opened: isOpen, done, ids, drop: () => control.drop?.() };
-}
-
-async function until(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 const urlWith = (t: Target, key: string, q: Record<string, string>) => `${t.wsUrl}?${new URLSearchParams({ api_key: key, ...q })}`;

@@ -22,11 +22,11 @@ import { connect, type Closed, type TestClient } from '../stream/support.js';
 import { connectionString } from '../../src/store/postgres/db.js';
 import { missingEngines, PG_URL } from './engines.js';
 import { createKey, deployment, type Deployment, type Instance } from './support.js';
+import { sleep } from '../support/wait.js';
 
 const TESTS = 3;
 const missing = await missingEngines('test/scale/failures.test.ts', TESTS);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ws = (i: Instance) => `${i.url.replace(/^http/, 'ws')}${streamAddress}`;
 
 /** A request that must answer within `ms` (a hang is a failure, not a slow test). */

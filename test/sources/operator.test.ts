@@ -11,6 +11,10 @@ import WebSocket from 'ws';
 import { EXIT } from '../../src/cli/errors.js';
 import { fnsBin, tempDataDir } from '../cli/support.js';
 import { startFixtureServer, type FixtureServer } from './fixture-server.js';
+import { until } from '../support/wait.js';
+
+/** The CLI is a process per call: wait longer, ask less often. */
+const CLI_WAIT_MS = 15_000;
 
 const data = tempDataDir('fns-sources-op-');
 const children: ChildProcess[] = [];
@@ -51,14 +55,6 @@ async function start(args: string[], ready: RegExp): Promise<{ child: ChildProce
   return { child, out: () => out, match };
 }
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 interface Listed {
   name: string;
   last_status: number | null;
@@ -87,7 +83,7 @@ describe('an operator adds two local feeds, runs fns serve, and a stream client 
     // A second poller in its own process: leases keep every source to one poller at a time.
     runner = await start(['sources', 'run'], /polling \d+ active source\(s\)/);
     // What was there before the client connected was ingested already (first polls).
-    await until(async () => (await listed()).filter((s) => s.items_ingested === 1).length === 2, 'the first polls');
+    await until(async () => (await listed()).filter((s) => s.items_ingested === 1).length === 2, 'the first polls', CLI_WAIT_MS, 50);
 
     const ws = new WebSocket(`${serve.match[1]!.replace(/^http/, 'ws')}/v1/stream?api_key=${key}`);
     ws.on('message', (m) => received.push(JSON.parse(m.toString()).content));
@@ -95,7 +91,7 @@ describe('an operator adds two local feeds, runs fns serve, and a stream client 
 
     feeds.addItems('/harbor.rss', { id: 'h-2', title: 'Apple shares rise after iPhone sales top estimates', link: 'https://example.com/h/2' });
     feeds.addItems('/summit.atom', { id: 's-2', title: 'Microsoft wins $2 billion cloud contract', link: 'https://example.com/s/2' });
-    await until(() => received.length === 2, 'the first two new items');
+    await until(() => received.length === 2, 'the first two new items', CLI_WAIT_MS, 50);
     // One story on both wires: the same article URL apart from tracking parameters, reworded.
     feeds.addItems('/harbor.rss', { id: 'h-3', title: 'Intel to cut 15% of jobs in turnaround plan', link: 'https://example.com/story/intel?utm_source=harbor' });
     feeds.addItems('/summit.atom', { id: 's-3', title: 'Intel plans to cut 15% of its jobs in turnaround push', link: 'https://example.com/story/intel?utm_source=summit#top' });
@@ -103,10 +99,10 @@ describe('an operator adds two local feeds, runs fns serve, and a stream client 
     await until(async () => {
       const s = await listed();
       return s.find((x) => x.name === 'harbor')!.items_ingested + s.find((x) => x.name === 'summit')!.items_deduplicated >= 4 && received.length >= 4;
-    }, 'the shared story and one more item');
+    }, 'the shared story and one more item', CLI_WAIT_MS, 50);
     // Several more polls of every feed: nothing arrives twice.
     const polls = feeds.hits('/harbor.rss').length + feeds.hits('/summit.atom').length;
-    await until(() => feeds.hits('/harbor.rss').length + feeds.hits('/summit.atom').length >= polls + 6, 'more polls');
+    await until(() => feeds.hits('/harbor.rss').length + feeds.hits('/summit.atom').length >= polls + 6, 'more polls', CLI_WAIT_MS, 50);
     await new Promise((r) => setTimeout(r, 300));
     ws.close();
 

@@ -13,6 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS, pollerUserAgent, SourcePoller, type PollReport, type PollerOptions } from '../../src/sources/poller.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { SourceRecord } from '../../src/store/ports.js';
+import { until } from '../support/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fns-poller-'));
 let fileNo = 0;
@@ -89,14 +90,6 @@ function growingFeed(opts: { etag: boolean }) {
     },
   };
   return feed;
-}
-
-async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function poller(store: SqliteStore, extra: Partial<PollerOptions> = {}) {

@@ -9,7 +9,6 @@ import { MemoryIpGuard, MemoryRateLimiter, type IpGuard, type RateLimiter } from
 
 const WINDOW = limits.rateWindowMs;
 const PROBE = 40;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A primary backed by its own memory adapter, failing on demand, counting the calls it gets. */
 class Flaky implements RateLimiter, IpGuard {
@@ -29,14 +28,21 @@ class Flaky implements RateLimiter, IpGuard {
   }
 }
 
+/** The hooks, recording what they are told, and the probe interval's clock (moved by `pass`). */
 function hooks() {
   const events: string[] = [];
   let decisions = 0;
+  let now = 1_000_000;
   return {
     events,
     decisions: () => decisions,
+    /** The probe interval passes (and no more). */
+    pass: () => void (now += PROBE),
+    /** Less than the probe interval passes. */
+    passLess: () => void (now += PROBE - 1),
     hooks: {
       probeIntervalMs: PROBE,
+      now: () => now,
       onFallback: (port: FallbackPort, e: unknown) => events.push(`fallback:${port}:${(e as Error).message}`),
       onFallbackDecision: () => void decisions++,
       onRecover: (port: FallbackPort) => events.push(`recover:${port}`),
@@ -74,18 +80,23 @@ describe('FallbackRateLimiter', () => {
     expect(primary.calls).toBe(2); // the failed call only: the others waited for the probe interval
     expect(rl.degraded).toBe(true);
 
-    await sleep(PROBE + 10);
+    h.passLess();
+    await rl.hit('k', limit, WINDOW, 6); // inside the interval: the primary is not asked
+    expect(primary.calls).toBe(2);
+    expect(h.decisions()).toBe(6);
+
+    h.pass();
     await rl.hit('k', limit, WINDOW, 6); // the probe: fails, fallback decides, no new log line
     expect(primary.calls).toBe(3);
     expect(h.events).toHaveLength(1);
-    expect(h.decisions()).toBe(6);
+    expect(h.decisions()).toBe(7);
 
     primary.failing = false;
-    await sleep(PROBE + 10);
+    h.pass();
     const back = await rl.hit('k', limit, WINDOW, 7);
     expect(back.admitted).toBe(false); // the primary's log: the request at 0 is still in its window
     expect(primary.calls).toBe(4);
-    expect(h.decisions()).toBe(6);
+    expect(h.decisions()).toBe(7);
     expect(h.events).toEqual(['fallback:rateLimiter:connection refused', 'recover:rateLimiter']);
     expect(rl.degraded).toBe(false);
 
@@ -110,7 +121,7 @@ describe('FallbackIpGuard', () => {
     expect(h.decisions()).toBe(limits.ipGuard.distinctKeys);
 
     primary.failing = false;
-    await sleep(PROBE + 10);
+    h.pass();
     // The primary never saw the block: it decides now.
     expect(await guard.check('192.0.2.9', 'fp0', 100)).toEqual({ allowed: true });
     expect(h.events).toEqual(['fallback:ipGuard:connection refused', 'recover:ipGuard']);

@@ -15,6 +15,7 @@ import { FallbackIpGuard, FallbackRateLimiter, type FallbackPort } from '../../s
 import { MemoryIpGuard, MemoryRateLimiter, type IpGuardOptions } from '../../src/state/memory.js';
 import { createRedisState, DEFAULT_LEASE_MS, RedisIpGuard, DEFAULT_RENEW_MS, type RedisState, type RedisStateOptions } from '../../src/state/redis/index.js';
 import { fresh, portSuite } from './ports.suite.js';
+import { sleep } from '../support/wait.js';
 
 const url = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
 const required = process.env.FNS_REQUIRE_ENGINES === '1';
@@ -91,7 +92,6 @@ const test = (title: string, fn: () => Promise<void>, timeout?: number) => {
   count++;
   it(title, fn, timeout);
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(skip)('redis: keys and scripts', () => {
   test('keeps each port\'s keys under one hash tag and the prefix, with a TTL', async () => {

@@ -16,6 +16,7 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import { adminClient, dropSchemas, freshSchema, PG_TEST_URL, pgReachable, reportUnreachable, sql } from '../support/postgres.js';
 import { TrigramEmbedder } from '../support/service.js';
 import { article } from './ports.suite.js';
+import { sleep, until } from '../support/wait.js';
 
 const reachable = await pgReachable();
 const schemas: string[] = [];
@@ -37,15 +38,6 @@ function newSchema(): string {
   schemas.push(s);
   return s;
 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
 describe('postgres store engine', () => {
   afterEach(async () => {
     for (const c of closers.splice(0)) await c();
@@ -94,7 +86,7 @@ describe('postgres store engine', () => {
     const stop = await listenFeed(PG_TEST_URL, schema, { onSeq: (s) => seqs.push(s), onReconnect: () => reconnects++, minBackoffMs: 20 });
     closers.push(stop);
     await writer.insert([article('one'), article('two')], Date.now);
-    await until('first notification', () => seqs.length > 0);
+    await until(() => seqs.length > 0, 'first notification');
     expect(seqs).toEqual([2]);
 
     const killed = await sql<{ ok: boolean }>(
@@ -102,17 +94,17 @@ describe('postgres store engine', () => {
       [`LISTEN fns_feed_${schema}`],
     );
     expect(killed).toEqual([{ ok: true }]);
-    await until('reconnect', () => reconnects === 1);
+    await until(() => reconnects === 1, 'reconnect');
     // The consumer re-reads from its cursor; what follows is notified again.
     await writer.insert([article('three')], Date.now);
-    await until('notification after reconnect', () => seqs.includes(3));
+    await until(() => seqs.includes(3), 'notification after reconnect');
     expect(reconnects).toBe(1);
     // A transaction rolled back notifies nothing; a different schema's channel is not heard.
     await expect(writer.transaction(async (tx) => { await tx.insert([article('x')], Date.now); throw new Error('no'); })).rejects.toThrow('no');
     const other = await open();
     await other.insert([article('elsewhere')], Date.now);
     await writer.insert([article('four')], Date.now);
-    await until('fourth', () => seqs.includes(4));
+    await until(() => seqs.includes(4), 'fourth');
     expect(seqs).toEqual([2, 3, 4]);
   });
 

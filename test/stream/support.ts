@@ -20,6 +20,11 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import { attachStream, MemoryStreamSlots, type StreamDeps, type StreamHandle } from '../../src/stream/index.js';
 import { FakeClock, LIVE } from '../support/service.js';
 import { repoRoot } from '../support/specs.js';
+import { until } from '../support/wait.js';
+
+export { sleep } from '../support/wait.js';
+/** Waits for a condition (a deadline, not a timing assertion). */
+export const waitFor = (cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> => until(cond, what, timeoutMs);
 
 export { LIVE };
 
@@ -228,15 +233,6 @@ export function dropClients(): string[] {
   return invalid;
 }
 
-/** Waits for a condition (a deadline, not a timing assertion). */
-export async function waitFor(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 /** Opens a client and waits until the service has admitted it. */
 export async function connectAdmitted(h: StreamHarness, opts: Parameters<typeof connect>[1] & { url?: string }): Promise<TestClient> {
   const before = h.stream.connections();
@@ -247,7 +243,6 @@ export async function connectAdmitted(h: StreamHarness, opts: Parameters<typeof 
   return c;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * One harness per test: a fresh stream before each test; after it, every client must have been

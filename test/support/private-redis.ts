@@ -5,6 +5,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { sleep } from './wait.js';
 
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -20,7 +21,6 @@ export function freePort(): Promise<number> {
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class PrivateRedis {
   private server: ChildProcess | undefined;
