@@ -2,8 +2,8 @@
  * Stream admission rules (asyncapi.yaml "Who may connect"): pure functions of the upgrade
  * request, the authentication result, the key and account records and the clock. No I/O here.
  */
-import type { IncomingHttpHeaders } from 'node:http';
-import express from 'express';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import proxyaddr from 'proxy-addr';
 import { plans, stream, type Tier } from '../contract/index.js';
 import type { Admission } from '../auth/index.js';
 import { effectiveTier } from '../domain/tiers.js';
@@ -60,21 +60,22 @@ export function recheckOutcome(key: KeyRecord | undefined, account: AccountRecor
 }
 
 /**
- * The client address the IP guard sees, computed exactly as Express computes `req.ip` for the REST
- * endpoints with the same TRUST_PROXY setting (false: the socket address; true: the left-most
- * X-Forwarded-For entry; a hop count (a number) or a list of trusted proxies: Express's own rules).
- * Express itself does the computation, on a view of the upgrade request, so the two cannot drift.
+ * The client address the IP guard sees, computed as Express computes `req.ip` for the REST endpoints
+ * with the same TRUST_PROXY setting (false: the socket address; true: the left-most X-Forwarded-For
+ * entry; a hop count (a number) or a comma-separated list of trusted proxies). Both go through
+ * `proxy-addr`, the module Express itself uses, with the setting compiled the way Express compiles it.
  */
 export function clientIpResolver(trustProxy: boolean | number | string): (headers: IncomingHttpHeaders, remoteAddress: string | undefined) => string {
   if (trustProxy === false) return (_headers, remoteAddress) => remoteAddress ?? 'unknown';
-  const app = express();
-  app.set('trust proxy', trustProxy);
-  const proto = app.request;
+  const trust: (address: string, hop: number) => boolean =
+    trustProxy === true
+      ? () => true
+      : typeof trustProxy === 'number'
+        ? (_address, hop) => hop < trustProxy
+        : proxyaddr.compile(trustProxy.split(',').map((entry) => entry.trim()));
   return (headers, remoteAddress) => {
-    const view = Object.create(proto, {
-      headers: { value: headers },
-      socket: { value: { remoteAddress } },
-    }) as { ip: string | undefined };
-    return view.ip ?? remoteAddress ?? 'unknown';
+    if (remoteAddress === undefined) return 'unknown';
+    // proxy-addr reads only these two fields of the request.
+    return proxyaddr({ headers, socket: { remoteAddress } } as unknown as IncomingMessage, trust);
   };
 }

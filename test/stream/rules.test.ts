@@ -1,4 +1,5 @@
 /** The pure rules behind the stream: admission, re-check, key and address extraction, slots, frames. */
+import express from 'express';
 import { describe, expect, it } from 'vitest';
 import type { Writable } from 'node:stream';
 import * as wsModule from 'ws';
@@ -75,6 +76,24 @@ describe('rules: the key comes from api_key, else X-API-Key; the address as Expr
     expect(clientIpResolver('loopback')(headers, '127.0.0.1')).toBe('198.51.100.2');
     expect(clientIpResolver('loopback, 198.51.100.0/24')(headers, '127.0.0.1')).toBe('203.0.113.7');
     expect(clientIpResolver('loopback')(headers, '192.0.2.1')).toBe('192.0.2.1');
+  });
+
+  it('gives the address Express gives req.ip for REST, for every TRUST_PROXY form', () => {
+    const settings: (boolean | number | string)[] = [false, true, 0, 1, 2, 5, 'loopback', 'loopback, 198.51.100.0/24', 'uniquelocal', '10.0.0.1,127.0.0.1', '::1'];
+    const forwarded = [undefined, '203.0.113.7', '203.0.113.7, 198.51.100.2', ' 203.0.113.7 ,10.0.0.1, 127.0.0.1', 'not-an-address', '2001:db8::1, 198.51.100.2'];
+    const peers = ['127.0.0.1', '10.0.0.1', '192.0.2.1', '::1', '::ffff:127.0.0.1'];
+    for (const setting of settings) {
+      const app = express();
+      app.set('trust proxy', setting);
+      const express_ip = (headers: Record<string, string>, remoteAddress: string) =>
+        (Object.create(app.request, { headers: { value: headers }, socket: { value: { remoteAddress } } }) as { ip: string }).ip;
+      const ours = clientIpResolver(setting);
+      for (const xff of forwarded)
+        for (const peer of peers) {
+          const headers: Record<string, string> = xff === undefined ? {} : { 'x-forwarded-for': xff };
+          expect(ours(headers, peer), `${String(setting)} | ${xff} | ${peer}`).toBe(express_ip(headers, peer));
+        }
+    }
   });
 });
 
