@@ -38,8 +38,12 @@ describe('character references are decoded', () => {
   it('reads numeric references 128–159 as Windows-1252, as browsers do', () => {
     expect(decodeEntities('it&#146;s &#147;ok&#148; &#128;')).toBe('it’s “ok” €');
   });
-  it('leaves unknown names and bare ampersands alone', () => {
+  it('decodes the whole HTML named set, not only HTML 4 (what publishers paste from web pages)', () => {
+    expect(decodeEntities('&check; &rarrw; &NotEqual; &half; &dollar;5 &percnt; &apos;')).toBe('✓ ↝ ≠ ½ $5 % \'');
+  });
+  it('leaves unknown names, bare ampersands and references without their `;` alone', () => {
     expect(decodeEntities('Q&A; R&D &bogus; &amp')).toBe('Q&A; R&D &bogus; &amp');
+    expect(decodeEntities('&copy 2026, &#8217s &notit;')).toBe('&copy 2026, &#8217s &notit;');
   });
   it('replaces impossible code points', () => {
     expect(decodeEntities('&#0;&#xD800;&#x110000;')).toBe('\uFFFD\uFFFD\uFFFD');
