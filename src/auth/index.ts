@@ -5,7 +5,7 @@
 import type { ProblemKind, Tier } from '../contract/index.js';
 import { effectiveTier, isBlocked } from '../domain/tiers.js';
 import type { AccountStore } from '../store/ports.js';
-import type { IpGuard } from '../state/memory.js';
+import type { IpGuard } from '../state/ports.js';
 import { hashKey } from '../store/ids.js';
 import { storeLookup, type KeyLookup } from './cache.js';
 

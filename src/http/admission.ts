@@ -6,7 +6,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { authenticate, type AuthDeps, type Caller } from '../auth/index.js';
 import { limits, operationParameters, plans, searchRankingMax } from '../contract/index.js';
-import type { RateLimiter } from '../state/memory.js';
+import type { RateLimiter } from '../state/ports.js';
 import { sendGenericProblem, sendProblem } from './problem.js';
 import { echo, pathOnly } from './target.js';
 import { createResponseCheck } from './response-check.js';

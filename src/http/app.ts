@@ -11,7 +11,7 @@ import { effectiveSince } from '../domain/lookback.js';
 import { usageOf } from '../domain/tiers.js';
 import type { ArticleStore, ListQuery } from '../store/ports.js';
 import type { SearchOptions } from '../indexing/index.js';
-import type { RateLimiter } from '../state/memory.js';
+import type { RateLimiter } from '../state/ports.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from './admission.js';
 import { contractApp, contractFallbacks, JSON_TYPE, sendJson, sendProblem } from './problem.js';

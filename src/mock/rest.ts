@@ -16,7 +16,7 @@ import { limits, plans, problems, type Article, type NewsList, type SearchResult
 import type { AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { usageOf } from '../domain/tiers.js';
-import type { RateLimiter } from '../state/memory.js';
+import type { RateLimiter } from '../state/ports.js';
 import { contractApp, contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
 import { parseQuery, validationErrorHandler } from '../http/validation.js';

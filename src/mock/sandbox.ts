@@ -6,7 +6,7 @@
  */
 import { limits, plans, tiers, type Tier } from '../contract/index.js';
 import { nextPeriodEnd, toIso, type AccountRecord } from '../domain/tiers.js';
-import type { IpGuard } from '../state/memory.js';
+import type { IpGuard } from '../state/ports.js';
 import type { IpVerdict } from '../domain/ip-guard.js';
 import { hashKey } from '../store/ids.js';
 import type { AccountStore, KeyInfo, KeyRecord } from '../store/ports.js';

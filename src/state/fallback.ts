@@ -16,7 +16,8 @@
  */
 import type { RateDecision } from '../domain/rate-limit.js';
 import type { IpVerdict } from '../domain/ip-guard.js';
-import type { IpGuard, MemoryIpGuard, MemoryRateLimiter, RateLimiter } from './memory.js';
+import type { MemoryIpGuard, MemoryRateLimiter } from './memory.js';
+import type { IpGuard, RateLimiter } from './ports.js';
 
 export type FallbackPort = 'rateLimiter' | 'ipGuard';
 

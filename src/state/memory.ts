@@ -1,18 +1,10 @@
 /**
  * In-process shared state (the embedded default): sliding-window logs per key and the IP guard.
- * A Redis adapter implements the same ports for several instances behind a load balancer.
+ * The Redis adapter (./redis) implements the same ports (./ports.ts) for several instances.
  */
 import { admit, type RateDecision } from '../domain/rate-limit.js';
 import { exemptionMatcher, isIdle, newIpState, presentKey, type IpGuardRules, type IpState, type IpVerdict } from '../domain/ip-guard.js';
-
-export interface RateLimiter {
-  /** Counts one request for `keyId` when there is room; never counts a refused one. */
-  hit(keyId: string, limit: number, windowMs: number, now: number): Promise<RateDecision>;
-}
-
-export interface IpGuard {
-  check(ip: string, keyFingerprint: string | null, now: number): Promise<IpVerdict>;
-}
+import type { IpGuard, IpGuardOptions, RateLimiter } from './ports.js';
 
 export class MemoryRateLimiter implements RateLimiter {
   private readonly logs = new Map<string, number[]>();
@@ -28,13 +20,6 @@ export class MemoryRateLimiter implements RateLimiter {
   private sweep(now: number, windowMs: number): void {
     for (const [k, log] of this.logs) if ((log[log.length - 1] ?? 0) <= now - windowMs) this.logs.delete(k);
   }
-}
-
-export interface IpGuardOptions {
-  /** IP_GUARD_EXEMPT: addresses never blocked (nor tracked). */
-  exempt?: readonly string[];
-  /** Told once per block, when it starts (to log the address and its end, never a key). */
-  onBlock?: (ip: string, blockedUntil: number) => void;
 }
 
 export class MemoryIpGuard implements IpGuard {

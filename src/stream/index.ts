@@ -31,7 +31,7 @@ import { stream, streamAddress, type Tier } from '../contract/index.js';
 import { streamRules } from '../../generated/stream.js';
 import { presentArticle } from '../domain/articles.js';
 import { effectiveSince } from '../domain/lookback.js';
-import type { IpGuard } from '../state/memory.js';
+import type { IpGuard } from '../state/ports.js';
 import { hashKey } from '../store/ids.js';
 import type { AccountStore, ArticleStore, FeedEntry } from '../store/ports.js';
 import { acceptUpgradeFor } from '../http/server.js';

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { limits, plans } from '../../src/contract/index.js';
 import { FallbackIpGuard, FallbackRateLimiter, type FallbackPort } from '../../src/state/fallback.js';
-import { MemoryIpGuard, MemoryRateLimiter, type IpGuard, type RateLimiter } from '../../src/state/memory.js';
+import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
+import type { IpGuard, RateLimiter } from '../../src/state/ports.js';
 
 const WINDOW = limits.rateWindowMs;
 const PROBE = 40;

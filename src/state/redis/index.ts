@@ -17,7 +17,7 @@
  */
 import { Redis } from 'ioredis';
 import type { IpGuardRules } from '../../domain/ip-guard.js';
-import type { IpGuardOptions } from '../memory.js';
+import type { IpGuardOptions } from '../ports.js';
 import { RedisIpGuard } from './ip-guard.js';
 import { RedisRateLimiter } from './rate-limiter.js';
 import { RedisStreamSlots, type RedisStreamSlotsOptions } from './stream-slots.js';

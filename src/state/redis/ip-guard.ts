@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import { exemptionMatcher, type IpGuardRules, type IpVerdict } from '../../domain/ip-guard.js';
-import type { IpGuard, IpGuardOptions } from '../memory.js';
+import type { IpGuard, IpGuardOptions } from '../ports.js';
 import { lua, runScript, slotKey } from './script.js';
 
 /**

@@ -13,7 +13,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { RateDecision } from '../../domain/rate-limit.js';
-import type { RateLimiter } from '../memory.js';
+import type { RateLimiter } from '../ports.js';
 import { lua, runScript, slotKey } from './script.js';
 
 /**
