@@ -2,7 +2,7 @@
  * `npm run contract:diff`: the breaking-change gate. Compares the contract as generated now
  * (generated/openapi.json, generated/asyncapi.json, bundled by `npm run generate`) with the last
  * released copy (contract/released/), lists every additive change, fails on any breaking one, and checks
- * that `info.version` and contract/CHANGELOG.md follow the rules (src/contract/diff.ts).
+ * that `info.version` and contract/CHANGELOG.md follow the rules (scripts/lib/contract-diff.ts).
  *
  *   npm run contract:diff               check (CI runs this through `npm test`)
  *   npm run contract:diff -- --json     the same, as JSON on stdout
@@ -11,7 +11,7 @@
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { diffAsyncApi, diffOpenApi, versionProblems, type ContractDiff } from '../src/contract/diff.js';
+import { diffAsyncApi, diffOpenApi, versionProblems, type ContractDiff } from './lib/contract-diff.js';
 import { staleGenerated } from '../src/contract/freshness.js';
 
 export const root = resolve(fileURLToPath(new URL('..', import.meta.url)));

@@ -15,7 +15,7 @@ import {
   BLEND_WEIGHTS, GOALS, METHODS, NEAR_DUPLICATE_SETS, SEMANTIC_VARIANTS, bestPrecisionOn, blendJudge, chosenJudge, cosine, keyRecall, methodJudge, pairAuc, parseJsonl,
   scoreLabels, scorePairs, scoreTickers, semanticJudge, tuneBlendOnDev, tuneOnDev, tuneSemanticOnDev,
   type PairCase, type SentimentCase, type TickerCase,
-} from '../src/enrich/evaluate.js';
+} from './lib/evaluate-enrich.js';
 import { createLocalEmbedder, LOCAL_MODEL_ID } from '../src/search/index.js';
 import { enrich } from '../src/enrich/index.js';
 import { isNearDuplicate, nearDuplicateKeys, prepare } from '../src/dedup/near.js';

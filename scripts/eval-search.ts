@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Bm25, mean, parseEvalSet, recallAtK } from '../src/search/eval.js';
+import { Bm25, mean, parseEvalSet, recallAtK } from './lib/evaluate-search.js';
 import { LOCAL_DIMENSIONS, createLocalEmbedder } from '../src/search/local.js';
 import { prng } from './lib/random.js';
 import { bufferToVector, cosineTopK, vectorToBuffer } from '../src/search/rank.js';

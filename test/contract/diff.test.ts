@@ -1,5 +1,5 @@
 /**
- * The breaking-change gate (`npm run contract:diff`, src/contract/diff.ts): each kind of breaking change
+ * The breaking-change gate (`npm run contract:diff`, scripts/lib/contract-diff.ts): each kind of breaking change
  * the issue names is caught on a real before/after pair (the released contract and a copy changed in
  * one way), additive changes pass and are listed, and the version rules hold.
  */
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { diffAsyncApi, diffOpenApi, versionProblems, type ContractDiff } from '../../src/contract/diff.js';
+import { diffAsyncApi, diffOpenApi, versionProblems, type ContractDiff } from '../../scripts/lib/contract-diff.js';
 import { checkContract } from '../../scripts/contract-diff.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));

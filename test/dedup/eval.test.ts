@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { GOALS, chosenJudge, keyRecall, parseJsonl, scorePairs, type PairCase } from '../../src/enrich/evaluate.js';
+import { GOALS, chosenJudge, keyRecall, parseJsonl, scorePairs, type PairCase } from '../../scripts/lib/evaluate-enrich.js';
 
 const read = (name: string) => parseJsonl<PairCase>(readFileSync(new URL(`../../eval/${name}`, import.meta.url), 'utf8'));
 const pairs = read('near-duplicates.jsonl');

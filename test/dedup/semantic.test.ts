@@ -1,5 +1,5 @@
 /**
- * The sentence-embedding measurement of `npm run eval:enrich` (src/enrich/evaluate.ts): cosine, AUC, the
+ * The sentence-embedding measurement of `npm run eval:enrich` (scripts/lib/evaluate-enrich.ts): cosine, AUC, the
  * variants that combine the cosine with the rules, threshold choice on dev; and, with the real local model,
  * the finding that made us keep the rules alone (MiniLM's cosine ranks some different stories above
  * reworded duplicates, so no threshold fixes the rules' false positives).
@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   SEMANTIC_VARIANTS, cosine, pairAuc, parseJsonl, semanticJudge, tuneSemanticOnDev, type PairCase,
-} from '../../src/enrich/evaluate.js';
+} from '../../scripts/lib/evaluate-enrich.js';
 import { isNearDuplicate } from '../../src/dedup/near.js';
 import { createLocalEmbedder } from '../../src/search/index.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Bm25, parseEvalSet, recallAtK, tokenize } from '../../src/search/eval.js';
+import { Bm25, parseEvalSet, recallAtK, tokenize } from '../../scripts/lib/evaluate-search.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/search-eval.json', import.meta.url), 'utf8')) as unknown;
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddingUnavailableError } from '../../src/search/embedder.js';
-import { Bm25, mean, parseEvalSet, recallAtK } from '../../src/search/eval.js';
+import { Bm25, mean, parseEvalSet, recallAtK } from '../../scripts/lib/evaluate-search.js';
 import { createLocalEmbedder } from '../../src/search/local.js';
 import { cosineTopK } from '../../src/search/rank.js';
 

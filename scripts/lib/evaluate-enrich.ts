@@ -3,12 +3,12 @@
  * the goals). Each line carries `split`: `dev` (rules and thresholds are tuned on it) or `test` (held out,
  * reported). Pure: the caller reads the files.
  */
-import type { ArticleSentiment, TickerSentimentLabel } from '../contract/index.js';
-import { isNearDuplicate, nearDuplicateKeys, prepare, type Prepared } from '../dedup/near.js';
+import type { ArticleSentiment, TickerSentimentLabel } from '../../src/contract/index.js';
+import { isNearDuplicate, nearDuplicateKeys, prepare, type Prepared } from '../../src/dedup/near.js';
 import {
   THRESHOLD, THRESHOLD_NO_ANCHOR, guarded, jaccard, numbersConflict, overlap, sharesAnchor, tickersConflict, weightedJaccard,
-} from '../dedup/similarity.js';
-import { enrich } from './index.js';
+} from '../../src/dedup/similarity.js';
+import { enrich } from '../../src/enrich/index.js';
 
 export type Split = 'dev' | 'test';
 export interface TickerCase { split: Split; text: string; tickers: Record<string, TickerSentimentLabel> }

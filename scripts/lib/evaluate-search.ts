@@ -3,7 +3,7 @@
  * baseline to compare the embeddings with. Used by scripts/eval-search.ts and the tests; not part
  * of the public face (index.ts).
  */
-import type { Scored } from './rank.js';
+import type { Scored } from '../../src/search/rank.js';
 
 export interface EvalSet {
   headlines: { id: string; text: string }[];
