@@ -39,48 +39,43 @@ function cli(args, input, extraEnv = {}) {
   return spawnSync(process.execPath, [fns, ...args], { env: { ...env, ...extraEnv }, input, encoding: 'utf8', timeout: 60_000 });
 }
 
-/** Starts `npm run mock`'s script (tsx + Prism) on a free port; resolves with its URL once ready. */
-function startMockProcess() {
-  const child = spawn(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(root, 'scripts', 'mock.ts')], {
-    cwd: root,
-    env: { ...env, PORT: '0', MOCK_STREAM_INTERVAL_MS: '100' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/**
+ * Starts a child process; `ready` resolves with what `readyFrom` finds in its standard output so far
+ * (undefined: not yet), and rejects with its standard error if it exits first.
+ */
+function startChild(what, args, childEnv, readyFrom) {
+  const child = spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
   const ready = new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (c) => {
       out += c;
-      const m = /Mock ready on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
+      const found = readyFrom(out);
+      if (found !== undefined) resolve(found);
     });
-    child.on('exit', (code, signal) => reject(new Error(`smoke: FAIL mock exited (${code ?? signal}) before it was ready:\n${stderr}`)));
+    child.on('exit', (code, signal) => reject(new Error(`smoke: FAIL ${what} exited (${code ?? signal}) before it was ready:\n${stderr}`)));
   });
   return { child, ready };
 }
+
+/** `npm run mock`'s script (tsx + Prism) on a free port; ready with its URL. */
+const startMockProcess = () =>
+  startChild('mock', [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(root, 'scripts', 'mock.ts')], { ...env, PORT: '0', MOCK_STREAM_INTERVAL_MS: '100' }, (out) =>
+    /Mock ready on (http:\/\/\S+)/.exec(out)?.[1],
+  );
+
+/** `fns demo --json`; ready with its first line (url, keys) once it listens. */
+const startDemo = () =>
+  startChild('demo', [fns, 'demo', '--json', '--port', '0'], env, (out) => {
+    const nl = out.indexOf('\n');
+    return nl >= 0 ? JSON.parse(out.slice(0, nl)) : undefined;
+  });
 
 function stop(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   child.kill('SIGTERM');
   return new Promise((r) => child.once('exit', r));
-}
-
-/** Starts `fns demo --json`; resolves with its first line (url, keys) once it listens. */
-function startDemo() {
-  const child = spawn(process.execPath, [fns, 'demo', '--json', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (c) => (stderr += c));
-  const ready = new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (c) => {
-      out += c;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
-    });
-    child.on('exit', (code, signal) => reject(new Error(`smoke: FAIL demo exited (${code ?? signal}) before it was ready:\n${stderr}`)));
-  });
-  return { child, ready };
 }
 
 async function getJson(url, key) {
