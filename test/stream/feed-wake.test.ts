@@ -1,7 +1,8 @@
 /** The feed poller reads the feed when woken by a notification bus, not only on its timer. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FeedPoller, WAKE_RETRY_MS } from '../../src/stream/feed.js';
 import type { FeedEntry } from '../../src/store/ports.js';
+import { until } from '../support/wait.js';
 
 function feed() {
   const entries: FeedEntry[] = [];
@@ -29,11 +30,11 @@ describe('FeedPoller.wake: a commit notification delivers at once', () => {
     f.add(3);
     poller.wake();
     poller.wake(); // coalesced with the first
-    for (let i = 0; i < 100 && delivered.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => delivered.length >= 3, 'three articles');
     expect(delivered).toEqual([1, 2, 3]);
     f.add(2);
     poller.wake();
-    for (let i = 0; i < 100 && delivered.length < 5; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => delivered.length >= 5, 'five articles');
     expect(delivered).toEqual([1, 2, 3, 4, 5]);
     await poller.stop();
   });
@@ -43,10 +44,13 @@ describe('FeedPoller.wake: a commit notification delivers at once', () => {
     const delivered: number[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let entered!: () => void;
+    const waiting = new Promise<void>((r) => (entered = r));
     const articles = {
       latestSeq: f.articles.latestSeq,
       feedAfter: async (seq: number, limit: number) => {
         const page = f.articles.feedAfter(seq, limit); // what is committed when the poll reads
+        entered();
         await gate;
         return page;
       },
@@ -55,11 +59,11 @@ describe('FeedPoller.wake: a commit notification delivers at once', () => {
     await poller.start();
     f.add(1);
     poller.wake();
-    await new Promise((r) => setTimeout(r, 10)); // the first poll is waiting on the gate
+    await waiting; // the first poll is waiting on the gate
     f.add(1);
     poller.wake(); // arrives during the poll
     release();
-    for (let i = 0; i < 100 && delivered.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => delivered.length >= 2, 'two articles');
     expect(delivered).toEqual([1, 2]);
     await poller.stop();
   });
@@ -79,7 +83,7 @@ describe('FeedPoller.wake: a wake that comes before the commit is visible still 
     await poller.start();
     f.add(1);
     poller.wake();
-    for (let i = 0; i < 200 && delivered.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => delivered.length >= 1, 'the article');
     expect(delivered).toEqual([1]);
     expect(reads).toBe(3);
     await poller.stop();
@@ -97,10 +101,17 @@ describe('FeedPoller.wake: a wake that comes before the commit is visible still 
     };
     const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: () => {}, hasListeners: () => true, log: () => {} });
     await poller.start();
-    poller.wake();
-    const allRetries = WAKE_RETRY_MS.reduce((a, b) => a + b, 0);
-    await new Promise((r) => setTimeout(r, allRetries + 300));
-    expect(reads).toBe(1 + WAKE_RETRY_MS.length);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      poller.wake();
+      const allRetries = WAKE_RETRY_MS.reduce((a, b) => a + b, 0);
+      await vi.advanceTimersByTimeAsync(allRetries);
+      expect(reads).toBe(1 + WAKE_RETRY_MS.length); // the wake's read and every retry happened
+      await vi.advanceTimersByTimeAsync(100 * allRetries); // the timer is an hour away
+      expect(reads).toBe(1 + WAKE_RETRY_MS.length); // and nothing after them
+    } finally {
+      vi.useRealTimers();
+    }
     await poller.stop();
   });
 });
