@@ -11,6 +11,7 @@ import { sqliteFile } from '../../src/store/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { get, TrigramEmbedder } from '../support/service.js';
 import { connect } from '../stream/support.js';
+import { until } from '../support/wait.js';
 
 const dirs: string[] = [];
 let svc: RunningService | undefined;
@@ -61,7 +62,7 @@ describe('delivery wakes on writes by another local process (SQLite)', () => {
     const { keys, dataDir } = await start({}, 3_600_000);
     const client = connect(`${svc!.url.replace(/^http/, 'ws')}${streamAddress}`, { key: keys[0]!, ip: '127.72.0.1' });
     await client.opened;
-    await new Promise((r) => setTimeout(r, 200)); // admitted: the connection is past its start point
+    await until(() => svc!.stream.connections() === 1, 'admission'); // the connection is past its start point
     const cli = new SqliteStore(sqliteFile({ dataDir }));
     const [stored] = await cli.insert([{ content: 'FLASH: woken by the commit', urgency: 'flash', sentiment: null, published_at: null, tickers: [] }], Date.now);
     cli.close();

@@ -103,8 +103,14 @@ describe('an operator adds two local feeds, runs fns serve, and a stream client 
     // Several more polls of every feed: nothing arrives twice.
     const polls = feeds.hits('/harbor.rss').length + feeds.hits('/summit.atom').length;
     await until(() => feeds.hits('/harbor.rss').length + feeds.hits('/summit.atom').length >= polls + 6, 'more polls', CLI_WAIT_MS, 50);
-    await new Promise((r) => setTimeout(r, 300));
+    // A last item on each wire, after those polls: the stream is in commit order, so once both are in,
+    // whatever the earlier polls stored has arrived too.
+    const last = ['Copper futures climb on Chilean mine strike', 'Japanese yen weakens past 160 per dollar'];
+    feeds.addItems('/harbor.rss', { id: 'h-5', title: last[0]!, link: 'https://example.com/h/5' });
+    feeds.addItems('/summit.atom', { id: 's-5', title: last[1]!, link: 'https://example.com/s/5' });
+    await until(() => last.every((c) => received.includes(c)), 'the last item of each wire', CLI_WAIT_MS, 50);
     ws.close();
+    received.splice(0, received.length, ...received.filter((c) => !last.includes(c)));
 
     expect(new Set(received).size).toBe(received.length);
     const intel = received.filter((c) => c.startsWith('Intel'));
