@@ -1,16 +1,17 @@
 /**
  * The request path shared by the service and the mock: which operations exist, who may call them, and
- * the middleware chain in front of every handler: admission (IP guard and key, tier access, rate
- * limit: only admitted requests count), then the repeated-parameter check and schema validation.
+ * the one middleware in front of every handler, a pipeline over one reading of the request: the query
+ * read once (src/http/parameters.ts), admission (IP guard and key, tier access, rate limit: only
+ * admitted requests count), the parameters checked against the contract, then the rules between
+ * parameters. The handler finds the caller and the typed parameters in `res.locals`.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { authenticate, type AuthDeps, type Caller } from '../auth/index.js';
 import { limits, operationParameters, plans, searchRankingMax } from '../contract/index.js';
 import type { RateLimiter } from '../state/ports.js';
-import { sendGenericProblem, sendProblem } from './problem.js';
-import { echo, pathOnly } from './target.js';
+import { sendProblem } from './problem.js';
 import { createResponseCheck } from './response-check.js';
-import { checkQueryShape, openapiValidator, pinQuery } from './validation.js';
+import { parameterReader, queryOf, readQuery } from './parameters.js';
 
 export type OperationId = 'listNews' | 'searchNews' | 'getAccountUsage';
 
@@ -38,6 +39,8 @@ const ACCESS: Record<OperationId, Access> = {
 export interface Locals {
   operationId: OperationId;
   caller: Caller;
+  /** The operation's parameters, checked and typed (integers as numbers, `tickers` as an array). */
+  params: Record<string, unknown>;
 }
 
 /** The `limit` default of each operation that takes one, read once from the contract. */
@@ -56,77 +59,71 @@ export interface AdmissionDeps {
   onRateLimited?: (operationId: OperationId) => void;
 }
 
-/**
- * Fails closed: a handler only runs on a request the contract validator matched to its operation. Were
- * routing and validation ever to read a request differently again (as the absolute-form target once
- * did), the request is refused instead of reaching a handler with unchecked parameters.
- */
-function validated(operationId: OperationId): RequestHandler {
-  return (req, res, next) => {
-    const matched = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi;
-    if (matched?.schema?.operationId === operationId) return next();
-    res.locals.checkResponse = undefined;
-    sendGenericProblem(res, 404, 'Not Found', `No endpoint at ${echo(pathOnly(req.url))}`);
-  };
-}
-
 /** Operations that take the `tickers` filter (read from the contract). */
 const takesTickers = new Set((Object.keys(OPERATION_PATHS) as OperationId[]).filter((id) => operationParameters(id).some((p) => p.name === 'tickers')));
 
 /**
- * The rules between parameters, after each one was validated alone (a `400`, counted): `after` and
+ * The rules between parameters, after each one was checked alone (a `400`, counted): `after` and
  * `before` cannot be combined (listNews); a search page may not pass the ranking (`offset + limit`).
  */
-function crossParameterRules(operationId: OperationId): RequestHandler {
-  return (req, res, next) => {
-    const q = req.query as Record<string, unknown>;
-    if (operationId === 'listNews' && q.after !== undefined && q.before !== undefined) return sendProblem(res, 'cursorConflict');
-    if (operationId === 'searchNews') {
-      const offset = Number(q.offset ?? 0);
-      const limit = Number(q.limit ?? LIMIT_DEFAULT.searchNews);
-      if (offset + limit > searchRankingMax) return sendProblem(res, 'offsetPastRanking');
-    }
-    next();
-  };
+function crossParameterProblem(operationId: OperationId, params: Record<string, unknown>): 'cursorConflict' | 'offsetPastRanking' | undefined {
+  if (operationId === 'listNews' && params.after !== undefined && params.before !== undefined) return 'cursorConflict';
+  if (operationId === 'searchNews') {
+    const offset = (params.offset as number | undefined) ?? 0;
+    const limit = (params.limit as number | undefined) ?? LIMIT_DEFAULT.searchNews;
+    if (offset + limit > searchRankingMax) return 'offsetPastRanking';
+  }
+  return undefined;
 }
 
 /** Builds `chain(operationId)`: the middleware in front of an operation's handler. */
 export function createOperationChain(deps: AdmissionDeps): (operationId: OperationId) => RequestHandler[] {
-  const validator = openapiValidator();
   const checkResponse = deps.validateResponses ? createResponseCheck() : undefined;
 
-  const admit = (operationId: OperationId) => async (req: Request, res: Response, next: NextFunction) => {
-    const now = deps.clock();
+  const pipeline = (operationId: OperationId): RequestHandler => {
     const access = ACCESS[operationId];
-    res.locals.operationId = operationId;
-    if (checkResponse) res.locals.checkResponse = (status: number, type: string, body: unknown) => checkResponse(operationId, status, type, body);
-    const result = await authenticate(deps.auth, { ip: req.ip ?? 'unknown', key: req.get('x-api-key'), now, allowBlockedTier: access.allowBlockedTier });
-    if (!result.ok) {
-      if (result.retryAfterSeconds !== undefined) res.set('Retry-After', String(result.retryAfterSeconds));
-      return sendProblem(res, result.problem);
-    }
-    const plan = plans[result.caller.tier];
-    if (access.requires === 'search' && !plan.search) return sendProblem(res, 'maxPlanOnly');
-    // Tier access to a filter (checked before the rate limit, so not counted): `tickers` needs ticker data.
-    if (takesTickers.has(operationId) && !plan.tickers && Object.prototype.hasOwnProperty.call(pinQuery(req), 'tickers')) {
-      return sendProblem(res, 'tickerFilterMaxPlanOnly');
-    }
-    res.locals.caller = result.caller;
-    if (access.counted) {
-      const d = await deps.rateLimiter.hit(result.caller.keyId, plan.rateLimit, limits.rateWindowMs, now);
-      res.set({
-        'X-RateLimit-Limit': String(d.limit),
-        'X-RateLimit-Remaining': String(d.remaining),
-        'X-RateLimit-Reset': String(Math.ceil(d.resetAt / 1000)),
-      });
-      if (!d.admitted) {
-        res.set('Retry-After', String(d.retryAfterSeconds));
-        deps.onRateLimited?.(operationId);
-        return sendProblem(res, 'rateLimitExceeded');
+    const readParameters = parameterReader(operationId);
+    return async (req: Request, res: Response, next: NextFunction) => {
+      const now = deps.clock();
+      res.locals.operationId = operationId;
+      if (checkResponse) res.locals.checkResponse = (status: number, type: string, body: unknown) => checkResponse(operationId, status, type, body);
+      // 1. The one reading of the request's query.
+      const query = readQuery(queryOf(req.url));
+      // 2. Admission: who is calling, may they, and is there room (authentication before validation).
+      const result = await authenticate(deps.auth, { ip: req.ip ?? 'unknown', key: req.get('x-api-key'), now, allowBlockedTier: access.allowBlockedTier });
+      if (!result.ok) {
+        if (result.retryAfterSeconds !== undefined) res.set('Retry-After', String(result.retryAfterSeconds));
+        return sendProblem(res, result.problem);
       }
-    }
-    next();
+      const plan = plans[result.caller.tier];
+      if (access.requires === 'search' && !plan.search) return sendProblem(res, 'maxPlanOnly');
+      // Tier access to a filter (checked before the rate limit, so not counted): `tickers` needs ticker data.
+      if (takesTickers.has(operationId) && !plan.tickers && Object.prototype.hasOwnProperty.call(query, 'tickers')) {
+        return sendProblem(res, 'tickerFilterMaxPlanOnly');
+      }
+      res.locals.caller = result.caller;
+      if (access.counted) {
+        const d = await deps.rateLimiter.hit(result.caller.keyId, plan.rateLimit, limits.rateWindowMs, now);
+        res.set({
+          'X-RateLimit-Limit': String(d.limit),
+          'X-RateLimit-Remaining': String(d.remaining),
+          'X-RateLimit-Reset': String(Math.ceil(d.resetAt / 1000)),
+        });
+        if (!d.admitted) {
+          res.set('Retry-After', String(d.retryAfterSeconds));
+          deps.onRateLimited?.(operationId);
+          return sendProblem(res, 'rateLimitExceeded');
+        }
+      }
+      // 3. Each parameter against the contract, then 4. the rules between them.
+      const reading = readParameters(query);
+      if (!reading.ok) return sendProblem(res, 'invalidParameter', reading.detail);
+      const conflict = crossParameterProblem(operationId, reading.params);
+      if (conflict) return sendProblem(res, conflict);
+      res.locals.params = reading.params;
+      next();
+    };
   };
 
-  return (operationId) => [admit(operationId), checkQueryShape(operationId), ...validator, validated(operationId), crossParameterRules(operationId)];
+  return (operationId) => [pipeline(operationId)];
 }

@@ -15,7 +15,6 @@ import type { RateLimiter } from '../state/ports.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from './admission.js';
 import { contractApp, contractFallbacks, JSON_TYPE, sendJson, sendProblem } from './problem.js';
-import { validationErrorHandler } from './validation.js';
 import { FirstPageCache, pageOf, type Page } from './list-cache.js';
 import { linkHeader, listNext, listParams, searchNext, tickerList } from './paging.js';
 import { freshnessOf, type Freshness, type WakeSubscription } from './store-freshness.js';
@@ -78,10 +77,10 @@ export function createApp(deps: AppDeps): express.Express {
 
   const route = createOperationChain({ auth, rateLimiter: deps.rateLimiter, clock: deps.clock, validateResponses: deps.validateResponses, ...(deps.observe ? { onRateLimited: deps.observe.rateLimited } : {}) });
 
-  app.get(OPERATION_PATHS.listNews, ...route('listNews'), async (req, res) => {
-    const { caller } = res.locals as Locals;
+  app.get(OPERATION_PATHS.listNews, ...route('listNews'), async (_req, res) => {
+    const { caller, params: checked } = res.locals as Locals;
     const now = deps.clock();
-    const params = listParams(req.query as Record<string, unknown>);
+    const params = listParams(checked);
     const limit = Number(params.limit ?? LIMIT_DEFAULT.listNews);
     const since = params.since === undefined ? undefined : parseRfc3339(params.since);
     const urgency = params.urgency as Urgency | undefined;
@@ -111,11 +110,12 @@ export function createApp(deps: AppDeps): express.Express {
     sendPage(res, page, listNext(params, limit, page));
   });
 
-  app.get(OPERATION_PATHS.searchNews, ...route('searchNews'), async (req, res) => {
-    const q = String(req.query.q);
-    const limit = Number(req.query.limit ?? LIMIT_DEFAULT.searchNews);
-    const offset = Number(req.query.offset ?? 0);
-    const tickers = tickerList(req.query.tickers);
+  app.get(OPERATION_PATHS.searchNews, ...route('searchNews'), async (_req, res) => {
+    const { params } = res.locals as Locals;
+    const q = params.q as string;
+    const limit = (params.limit as number | undefined) ?? LIMIT_DEFAULT.searchNews;
+    const offset = (params.offset as number | undefined) ?? 0;
+    const tickers = tickerList(params.tickers);
     let rows: StoredArticle[];
     try {
       rows = await deps.search.search(q, limit, { offset, ...(tickers ? { tickers } : {}) });
@@ -137,8 +137,6 @@ export function createApp(deps: AppDeps): express.Express {
     const account = await deps.accounts.getAccount(caller.accountId);
     sendJson(res, 200, usageOf(account!, deps.clock()));
   });
-
-  app.use(validationErrorHandler((req) => (req.res?.locals as Partial<Locals> | undefined)?.operationId));
 
   app.use(...contractFallbacks(OPERATION_PATHS_LIST, ''));
 

@@ -1,7 +1,7 @@
 /**
  * The REST front of the mock: what Prism cannot do, done the way src/http/app.ts does it, in the same
  * order: authentication (sandbox keys through the service's own `authenticate`), tier access, rate-limit
- * headers, then validation (the shared validator and 400 mapping of src/http/validation.ts). Admitted
+ * headers, then validation (the shared parameter reader of src/http/parameters.ts). Admitted
  * requests go to Prism, whose example bodies are then shaped for the tier of the key: `tickers` only for
  * max, the tier's own usage record, `query` echoed, `limit` / `urgency` / `since` / `after` / `before` /
  * `tickers` / `offset` applied to the example articles, `next` and its `Link` header as the service
@@ -19,7 +19,7 @@ import { usageOf } from '../domain/tiers.js';
 import type { RateLimiter } from '../state/ports.js';
 import { contractApp, contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
 import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
-import { parseQuery, validationErrorHandler } from '../http/validation.js';
+import { queryOf, readQuery } from '../http/parameters.js';
 import { linkHeader, listNext, listParams, searchNext, tickerList } from '../http/paging.js';
 import type { SandboxAccounts } from './sandbox.js';
 import { refuseUnservablePrefer } from './prefer.js';
@@ -45,10 +45,9 @@ interface Upstream {
 }
 
 
-/** Rebuilds the query string for Prism from the raw one (the validator may have coerced req.query). */
+/** Rebuilds the query string for Prism from the raw one, each pair encoded as Prism reads it. */
 function upstreamQuery(rawUrl: string): string {
-  const q = rawUrl.indexOf('?');
-  const parsed = parseQuery(q === -1 ? '' : rawUrl.slice(q + 1));
+  const parsed = readQuery(queryOf(rawUrl));
   const parts: string[] = [];
   for (const [k, v] of Object.entries(parsed)) {
     for (const value of Array.isArray(v) ? v : [v]) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(value)}`);
@@ -57,8 +56,8 @@ function upstreamQuery(rawUrl: string): string {
 }
 
 /** The articles of a list example, as the real list endpoint would return them for this request. */
-function shapeList(body: NewsList, tier: Tier, query: Request['query']): NewsList {
-  const params = listParams(query as Record<string, unknown>);
+function shapeList(body: NewsList, tier: Tier, checked: Record<string, unknown>): NewsList {
+  const params = listParams(checked);
   const limit = Number(params.limit ?? LIMIT_DEFAULT.listNews);
   const since = params.since === undefined ? undefined : parseRfc3339(params.since);
   const tickers = params.tickers ? new Set(params.tickers) : undefined;
@@ -77,16 +76,16 @@ function shapeList(body: NewsList, tier: Tier, query: Request['query']): NewsLis
   return { count: articles.length, articles, next };
 }
 
-function shapeSearch(body: SearchResults, query: Request['query']): SearchResults {
-  const limit = Number(query.limit ?? LIMIT_DEFAULT.searchNews);
-  const offset = Number(query.offset ?? 0);
+function shapeSearch(body: SearchResults, query: Record<string, unknown>): SearchResults {
+  const limit = (query.limit as number | undefined) ?? LIMIT_DEFAULT.searchNews;
+  const offset = (query.offset as number | undefined) ?? 0;
   const tickers = tickerList(query.tickers);
   const wanted = tickers ? new Set(tickers) : undefined;
   const articles = body.articles
     .filter((a) => wanted === undefined || (a.tickers ?? []).some((t) => wanted.has(t.ticker)))
     .slice(offset, offset + limit)
     .map((a) => presentArticle(asStored(a), true) as SearchResults['articles'][number]);
-  const q = String(query.q);
+  const q = query.q as string;
   const next = searchNext({ q, offset, ...(tickers ? { tickers } : {}) }, limit, articles.length);
   return { count: articles.length, query: q, articles, next };
 }
@@ -126,7 +125,7 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
     });
 
   const handler = (operationId: OperationId) => async (req: Request, res: Response) => {
-    const { caller } = res.locals as Locals;
+    const { caller, params } = res.locals as Locals;
     if (refuseUnservablePrefer(operationId, req, res)) return;
     let up: Upstream;
     try {
@@ -143,8 +142,8 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
       return sendGenericProblem(res, 502, 'Bad Gateway', `Prism answered ${up.status} with a body that is not JSON`);
     }
     if (up.status === 200) {
-      if (operationId === 'listNews') return sendPage(res, shapeList(parsed, caller.tier, req.query));
-      if (operationId === 'searchNews') return sendPage(res, shapeSearch(parsed, req.query));
+      if (operationId === 'listNews') return sendPage(res, shapeList(parsed, caller.tier, params));
+      if (operationId === 'searchNews') return sendPage(res, shapeSearch(parsed, params));
       const account = await deps.accounts.getAccount(caller.accountId);
       return sendJson(res, 200, usageOf(account!, deps.clock()));
     }
@@ -170,8 +169,6 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
   for (const operationId of Object.keys(OPERATION_PATHS) as OperationId[]) {
     app.get(OPERATION_PATHS[operationId], ...route(operationId), handler(operationId));
   }
-
-  app.use(validationErrorHandler((req) => (req.res?.locals as Partial<Locals> | undefined)?.operationId));
 
   // Outside the contract: the same answers as the service.
   app.use(...contractFallbacks(Object.values(OPERATION_PATHS), 'mock: '));
