@@ -26,12 +26,12 @@ export interface StreamSlots {
   release(accountId: string, connectionId: string): Promise<void>;
 }
 
-/** How long a released token stays fenced in memory (far past any in-process attempt). */
-export const MEMORY_FENCE_MS = 60_000;
+/** How long a released token stays fenced in memory (as long as the Redis adapter's lease, far past any in-process attempt). */
+export const MEMORY_FENCE_MS = 20_000;
 
 export class MemoryStreamSlots implements StreamSlots {
   private readonly held = new Map<string, Set<string>>();
-  /** Released tokens → when they were released (insertion order is release order). */
+  /** Released tokens of an account (`account NUL token`) → when they were released (insertion order is release order). */
   private readonly fenced = new Map<string, number>();
 
   constructor(
@@ -41,7 +41,7 @@ export class MemoryStreamSlots implements StreamSlots {
 
   async tryAcquire(accountId: string, connectionId: string): Promise<boolean> {
     this.prune();
-    if (this.fenced.has(connectionId)) return false;
+    if (this.fenced.has(fenceKey(accountId, connectionId))) return false;
     let set = this.held.get(accountId);
     if (!set) {
       set = new Set();
@@ -55,8 +55,9 @@ export class MemoryStreamSlots implements StreamSlots {
 
   async release(accountId: string, connectionId: string): Promise<void> {
     this.prune();
-    this.fenced.delete(connectionId);
-    this.fenced.set(connectionId, this.now());
+    const fence = fenceKey(accountId, connectionId);
+    this.fenced.delete(fence);
+    this.fenced.set(fence, this.now());
     const set = this.held.get(accountId);
     if (!set) return;
     set.delete(connectionId);
@@ -83,3 +84,5 @@ export class MemoryStreamSlots implements StreamSlots {
     }
   }
 }
+
+const fenceKey = (accountId: string, connectionId: string): string => `${accountId}\u0000${connectionId}`;

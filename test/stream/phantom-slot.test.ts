@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { limits, stream } from '../../src/contract/index.js';
 import { SharedStateUnavailableError } from '../../src/state/errors.js';
 import { createRedisState, type RedisState } from '../../src/state/redis/index.js';
-import { MemoryStreamSlots, type StreamSlots } from '../../src/stream/slots.js';
+import { MEMORY_FENCE_MS, MemoryStreamSlots, type StreamSlots } from '../../src/stream/slots.js';
 import { hasRedisServer, PrivateRedis } from '../support/private-redis.js';
 import { connect, connectAdmitted, dropClients, startStream, waitFor, type StreamHarness } from './support.js';
 
@@ -149,4 +149,17 @@ describe.skipIf(!hasRedisServer)('a stream connect around a real Redis SIGSTOP /
     await state.slots.renew();
     expect(state.slots.pendingReleases()).toBe(0);
   }, 30_000);
+});
+
+describe('memory slots: a fence lasts MEMORY_FENCE_MS, then is forgotten (memory stays bounded under reconnects)', () => {
+  it('refuses a released token until the fence ends, and keeps no fence after it', async () => {
+    let now = 0;
+    const slots = new MemoryStreamSlots(1, { now: () => now });
+    await slots.release('acct', 'gave-up');
+    now = MEMORY_FENCE_MS - 1;
+    expect(await slots.tryAcquire('acct', 'gave-up')).toBe(false);
+    expect(await slots.tryAcquire('other-acct', 'gave-up')).toBe(true); // fenced for its account only
+    now = MEMORY_FENCE_MS;
+    expect(await slots.tryAcquire('acct', 'gave-up')).toBe(true);
+  });
 });
