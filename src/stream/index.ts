@@ -309,11 +309,21 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     const params = streamParams(req.url, outcome.withTickers);
     if (!params.ok) return params;
     if (shuttingDown) return { ok: false, close: stream.closeCodes.shuttingDown };
-    if (!(await deps.slots.tryAcquire(outcome.accountId, connectionId))) return { ok: false, close: stream.closeCodes.secondConnection };
-    // The slot belongs to this TCP connection: freed when it goes, whatever happens from here on.
+    // The slot belongs to this TCP connection (its id is the attempt's token): freed when it goes,
+    // whatever happens from here on.
     const release = (): void => {
       deps.slots.release(outcome.accountId, connectionId).catch((e: unknown) => log(`stream: slot release failed: ${String(e)}`));
     };
+    let acquired: boolean;
+    try {
+      acquired = await deps.slots.tryAcquire(outcome.accountId, connectionId);
+    } catch (e) {
+      // Given up (the shared state did not answer in time: 1013), but the request may still run when
+      // it resumes: releasing the token fences it, so no slot is held for a connection that is gone.
+      release();
+      throw e;
+    }
+    if (!acquired) return { ok: false, close: stream.closeCodes.secondConnection };
     if (socket.destroyed) release();
     else socket.once('close', release);
     // Last step before the upgrade (nothing but promise continuations in between with the embedded

@@ -442,44 +442,107 @@ export function crossParameterVerdicts(op: OperationSpec | undefined, values: Ma
   return out;
 }
 
-/** The query string as sent, and the contract's verdict on it for `op`. */
-export function renderQuery(op: OperationSpec | undefined, q: QuerySpec): RenderedQuery {
-  const parts: string[] = [];
-  const names: RenderedQuery['names'] = [];
+/** One `name=value` pair of a query string as the contract reads it. */
+export interface QueryPair {
+  /** The name and value as sent (latin1: one char per byte). */
+  rawName: string;
+  rawValue: string;
+  /** Decoded; undefined when the bytes have no defined reading (a broken escape, a raw byte over 0x7F). */
+  name: string | undefined;
+  value: string | undefined;
+  /** The value read as UTF-8 bytes with whatever escapes decode (for values without a defined reading). */
+  valueAsWritten: string;
+}
+
+/** Percent-decoding of one component (form rules: `+` is a space unless `plusIsLiteral`). */
+function decodeComponent(raw: string, plusIsLiteral: boolean): string | undefined {
+  if (/[^\u0000-\u007f]/.test(raw)) return undefined;
+  try {
+    return decodeURIComponent(plusIsLiteral ? raw : raw.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+function asWritten(raw: string, plusIsLiteral: boolean): string {
+  const escaped = raw.replace(/[\u0080-\u00ff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return decodeComponent(escaped, plusIsLiteral) ?? raw;
+}
+
+/**
+ * The contract's reading of a query string (`qs`: everything after the first `?` of the target, a
+ * later `?` being an ordinary character): `application/x-www-form-urlencoded` as the WHATWG URL
+ * standard parses it. Split on `&`; an empty piece (`?&`, `&&`, a bare `?`) is no pair at all; the
+ * name ends at the first `=` (none: the value is empty); names and values are percent-decoded as
+ * UTF-8 with `+` a space, except in a date-time value (`since`), where a `+` is the offset sign
+ * (openapi.yaml, `since`). Names are compared exactly: `LIMIT` and ` limit` are not `limit`, `=1`
+ * has the empty name. Bytes with no defined reading (a broken escape, a raw byte over 0x7F) give
+ * `undefined` instead of guessing a replacement.
+ */
+export function readQuery(op: OperationSpec | undefined, qs: string): QueryPair[] {
+  const pairs: QueryPair[] = [];
+  for (const piece of qs.split('&')) {
+    if (piece === '') continue;
+    const eq = piece.indexOf('=');
+    const rawName = eq === -1 ? piece : piece.slice(0, eq);
+    const rawValue = eq === -1 ? '' : piece.slice(eq + 1);
+    const name = decodeComponent(rawName, false);
+    const plusIsLiteral = op?.params.find((d) => d.name === name)?.schema.format === 'date-time';
+    pairs.push({ rawName, rawValue, name, value: decodeComponent(rawValue, plusIsLiteral), valueAsWritten: asWritten(rawValue, plusIsLiteral) });
+  }
+  return pairs;
+}
+
+/** The contract's verdict on a query string (`qs` without the `?`) for `op`, read by `readQuery`. */
+export function queryVerdict(op: OperationSpec | undefined, qs: string): Verdict {
   const verdicts: Verdict[] = [];
-  const inputs: string[] = [];
   const seen = new Map<string, number>();
   /** Each parameter name as the server reads it, and its value (undefined: no defined reading). */
   const decodedValues = new Map<string, string | undefined>();
+  for (const pair of readQuery(op, qs)) {
+    const name = pair.name ?? pair.rawName;
+    seen.set(name, (seen.get(name) ?? 0) + 1);
+    if (pair.name === undefined) {
+      verdicts.push({ label: 'invalid', why: 'name:broken-escape' });
+      continue;
+    }
+    decodedValues.set(name, pair.value);
+    const param = op?.params.find((d) => d.name === name);
+    if (!param) verdicts.push({ label: 'invalid', why: 'unknown-parameter' });
+    else if (pair.value === undefined) {
+      // No defined reading (raw non-ASCII bytes, a broken escape). An integer, enum or date-time
+      // that is invalid as written stays invalid however it is read; a free string is ambiguous.
+      const freeString = param.schema.type === 'string' && !param.schema.enum && !param.schema.format;
+      const written = classify(param.schema, pair.valueAsWritten);
+      verdicts.push(!freeString && written.label === 'invalid' ? written : { label: 'ambiguous', why: /[^\u0000-\u007f]/.test(pair.rawValue) ? 'encoding:raw-bytes' : 'encoding:broken-escape' });
+    } else verdicts.push(classify(param.schema, pair.value));
+  }
+  for (const [name, count] of seen) if (count > 1) verdicts.push({ label: 'invalid', why: op?.params.some((d) => d.name === name) ? 'repeated-parameter' : 'unknown-parameter' });
+  for (const d of op?.params ?? []) if (d.required && !seen.has(d.name)) verdicts.push({ label: 'invalid', why: 'missing-required' });
+  verdicts.push(...crossParameterVerdicts(op, decodedValues));
+  return verdicts.find((v) => v.label === 'invalid') ?? verdicts.find((v) => v.label === 'ambiguous') ?? VALID;
+}
+
+/**
+ * The query string as sent, and the contract's verdict on it for `op`. The verdict and the names
+ * come from reading the bytes sent (`readQuery`), not from the pieces that made them: a piece can
+ * render to nothing (an empty name without `=`), and what was never sent is no parameter.
+ */
+export function renderQuery(op: OperationSpec | undefined, q: QuerySpec): RenderedQuery {
+  const parts: string[] = [];
+  const inputs: string[] = [];
   for (const p of q.pieces) {
     const schema = op?.params.find((d) => d.name === p.name)?.schema;
     const plusIsLiteral = schema?.format === 'date-time';
     const n = encode(p.name, p.nameEnc, { plusIsLiteral: false, isName: true, salt: p.salt });
     const v = encode(p.noEquals ? '' : p.value, p.noEquals ? 'std' : p.valueEnc, { plusIsLiteral, isName: false, salt: p.salt });
     parts.push(p.noEquals ? n.raw : `${n.raw}=${v.raw}`);
-    names.push({ raw: n.raw, decoded: n.decoded });
     inputs.push(n.raw, n.decoded ?? '', v.raw, v.decoded ?? '');
-    const name = n.decoded ?? n.raw;
-    seen.set(name, (seen.get(name) ?? 0) + 1);
-    if (!n.undefinedReading) decodedValues.set(name, v.undefinedReading ? undefined : v.decoded);
-    const param = op?.params.find((d) => d.name === name);
-    if (n.undefinedReading) verdicts.push({ label: 'invalid', why: 'name:broken-escape' });
-    else if (!param) verdicts.push({ label: 'invalid', why: 'unknown-parameter' });
-    else if (v.decoded === undefined || v.undefinedReading) {
-      // No defined reading (raw non-ASCII bytes, a broken escape). An integer, enum or date-time
-      // that is invalid as written stays invalid however it is read; a free string is ambiguous.
-      const freeString = param.schema.type === 'string' && !param.schema.enum && !param.schema.format;
-      const asWritten = classify(param.schema, v.decoded ?? v.raw);
-      verdicts.push(!freeString && asWritten.label === 'invalid' ? asWritten : { label: 'ambiguous', why: `encoding:${p.valueEnc}` });
-    } else verdicts.push(classify(param.schema, v.decoded));
   }
-  for (const [name, count] of seen) if (count > 1) verdicts.push({ label: 'invalid', why: op?.params.some((d) => d.name === name) ? 'repeated-parameter' : 'unknown-parameter' });
-  for (const d of op?.params ?? []) if (d.required && !seen.has(d.name)) verdicts.push({ label: 'invalid', why: 'missing-required' });
-  verdicts.push(...crossParameterVerdicts(op, decodedValues));
   let raw = parts.join(q.emptyPieces ? '&&' : '&');
   if (q.emptyPieces && raw) raw = `&${raw}&`;
-  const verdict = verdicts.find((v) => v.label === 'invalid') ?? verdicts.find((v) => v.label === 'ambiguous') ?? VALID;
-  return { raw: raw !== '' || q.bareQuestionMark ? `?${raw}` : '', names, verdict, rawBytes: /[^\u0000-\u007f]/.test(raw), inputs };
+  const names = readQuery(op, raw).map((pair) => ({ raw: pair.rawName, decoded: pair.name }));
+  return { raw: raw !== '' || q.bareQuestionMark ? `?${raw}` : '', names, verdict: queryVerdict(op, raw), rawBytes: /[^\u0000-\u007f]/.test(raw), inputs };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -659,12 +722,17 @@ export const rateCaseArb: fc.Arbitrary<RateCase> = fc
   .map((c) => Object.defineProperty(c, fc.toStringMethod, { value: () => `\n${describeRateCase(c)}`, enumerable: false }));
 
 export function describeRateCase(c: RateCase): string {
-  const lines = c.steps.map((s, i) => {
-    const op = operationById.get(s.operationId)!;
-    const k = s.key % c.keys.length;
-    return `  ${i + 1}. GET ${compactRepeats(op.path + renderQuery(op, s.query).raw)}   [key #${k}: ${c.keys[k]}, clock +${s.advanceMs} ms]`;
-  });
+  const lines = c.steps.map((_s, i) => `  ${i + 1}. ${describeRateStep(c, i)}`);
   return `keys ${c.keys.join(', ')}; one client address per key\n${lines.join('\n')}`;
+}
+
+/** One step of a rate-limit sequence: its full request line, the key's role, the clock, the contract's verdict. */
+export function describeRateStep(c: RateCase, i: number): string {
+  const s = c.steps[i]!;
+  const op = operationById.get(s.operationId)!;
+  const k = s.key % c.keys.length;
+  const query = renderQuery(op, s.query);
+  return `${showLine(`GET ${op.path}${query.raw} HTTP/1.1`)}   [key #${k}: ${c.keys[k]}, clock +${s.advanceMs} ms; ${showVerdict(query.verdict)}]`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -672,9 +740,28 @@ export function describeRateCase(c: RateCase): string {
 
 export const short = (s: string, n = 400) => (s.length > n ? `${s.slice(0, n)}… (${s.length} chars)` : s);
 
+/**
+ * A request line as sent, readable in a report: long runs written once (`compactRepeats`); control
+ * characters, bytes over 0x7E and the backslash escaped (`\x00`, `\xc3`, `\\`), so an empty pair,
+ * a space or a stray byte is visible. Never cut short.
+ */
+export function showLine(line: string): string {
+  const escaped = line.replace(/[\\\u0000-\u001f\u007f-\uffff]/g, (ch) =>
+    ch === '\\' ? '\\\\' : ch.charCodeAt(0) <= 0xff ? `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}` : `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return compactRepeats(escaped);
+}
+
+/** The contract's verdict on a query, as the report shows it. */
+export function showVerdict(v: Verdict): string {
+  return v.label === 'valid' ? 'contract: parameters valid' : `contract: parameters ${v.label} (${v.why})`;
+}
+
 /** A request as it would be sent, with the key shown as its state (keys differ between runs). */
 export function describeRequest(r: FuzzRequest): string {
-  return `${requestLine(r, 0).replace(/^(\S+ \S*?(?:127\.0\.0\.1|localhost)):0([/?#])/i, '$1:PORT$2')}   [key: ${r.keyState}${r.keyHeader === 'normal' ? '' : ` (${r.keyHeader} header)`}, ip #${r.ipSlot}, clock +${r.advanceMs} ms${r.extra === 'none' ? '' : `, ${r.extra}`}]`;
+  const line = requestLine(r, 0).replace(/^(\S+ \S*?(?:127\.0\.0\.1|localhost)):0([/?#])/i, '$1:PORT$2');
+  const verdict = r.target.kind === 'operation' ? `; ${showVerdict(originOf(r).query.verdict)}` : '';
+  return `${showLine(line)}   [key: ${r.keyState}${r.keyHeader === 'normal' ? '' : ` (${r.keyHeader} header)`}, ip #${r.ipSlot}, clock +${r.advanceMs} ms${r.extra === 'none' ? '' : `, ${r.extra}`}${verdict}]`;
 }
 
 /** Long runs of one character or one percent-encoded character written once, as `x{×250}`. */
@@ -686,7 +773,7 @@ export function compactRepeats(s: string): string {
 export function describeCase(c: FuzzCase, upTo = c.requests.length): string {
   return c.requests
     .slice(0, upTo)
-    .map((r, i) => `  ${i + 1}. ${short(compactRepeats(describeRequest(r)), 1000)}`)
+    .map((r, i) => `  ${i + 1}. ${describeRequest(r)}`)
     .join('\n');
 }
 

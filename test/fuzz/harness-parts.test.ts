@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { classify, classifyDateTime, encode, operationById, renderQuery, type Encoding, type ParamPiece, type QuerySpec } from './arbitraries.js';
+import { classify, classifyDateTime, describeRateCase, encode, operationById, renderQuery, showLine, type Encoding, type ParamPiece, type QuerySpec, type RateCase } from './arbitraries.js';
 import { parseResponse } from './raw-http.js';
 import { searchRankingMax } from '../../src/contract/index.js';
 
@@ -128,5 +128,40 @@ describe('verdicts on the 1.1.0 parameters: ids, ticker lists and the rules betw
     expect(verdict('searchNews', [['q', 'fed'], ['offset', String(searchRankingMax - searchDefault + 1)]])).toEqual({ label: 'invalid', why: 'offset-past-ranking' });
     expect(verdict('searchNews', [['q', 'fed'], ['offset', String(half)], ['limit', String(half + 1)]])).toEqual({ label: 'invalid', why: 'offset-past-ranking' });
     expect(verdict('searchNews', [['q', 'fed'], ['offset', String(half)], ['limit', String(half)]])).toEqual({ label: 'valid' });
+  });
+});
+
+describe('a piece that renders to nothing is no parameter (issue 20, seed 1973252474)', () => {
+  const usage = operationById.get('getAccountUsage')!;
+  const emptyName: ParamPiece = { name: '', value: '1', nameEnc: 'std', valueEnc: 'std', noEquals: true, salt: 0 };
+  it('an empty name without `=` sends no bytes, and the request has no parameter', () => {
+    expect(renderQuery(usage, { pieces: [emptyName], bareQuestionMark: false, emptyPieces: false })).toMatchObject({ raw: '', names: [], verdict: { label: 'valid' } });
+    expect(renderQuery(usage, { pieces: [emptyName, emptyName], bareQuestionMark: true, emptyPieces: true })).toMatchObject({ raw: '?&&&&', names: [], verdict: { label: 'valid' } });
+  });
+  it('an empty name with `=` is a parameter, and an unknown one', () => {
+    expect(renderQuery(usage, { pieces: [{ ...emptyName, noEquals: false }], bareQuestionMark: false, emptyPieces: false })).toMatchObject({ raw: '?=1', verdict: { label: 'invalid', why: 'unknown-parameter' } });
+  });
+});
+
+describe('a failure report shows every step as its full request line', () => {
+  it('prints method, path, raw query and version, the key role and the verdict, with empty pairs and odd bytes visible', () => {
+    const q = (raw: ParamPiece[], extra: Partial<QuerySpec> = {}): QuerySpec => ({ pieces: raw, bareQuestionMark: false, emptyPieces: false, ...extra });
+    const p = (name: string, value: string, valueEnc: Encoding = 'std'): ParamPiece => ({ name, value, nameEnc: 'std', valueEnc, noEquals: false, salt: 0 });
+    const c: RateCase = {
+      keys: ['starter', 'max'],
+      steps: [
+        { key: 0, operationId: 'getAccountUsage', query: q([], { bareQuestionMark: true, emptyPieces: true }), advanceMs: 1 },
+        { key: 1, operationId: 'listNews', query: q([p('limit', '5'), p('x', '\u00e9', 'rawUtf8')]), advanceMs: 0 },
+      ],
+    };
+    expect(describeRateCase(c).split('\n')).toEqual([
+      'keys starter, max; one client address per key',
+      '  1. GET /v1/account/usage? HTTP/1.1   [key #0: starter, clock +1 ms; contract: parameters valid]',
+      '  2. GET /v1/news?limit=5&x=\\xc3\\xa9 HTTP/1.1   [key #1: max, clock +0 ms; contract: parameters invalid (unknown-parameter)]',
+    ]);
+  });
+  it('escapes control characters and the backslash, and writes long runs once', () => {
+    expect(showLine('GET /a\u0001b\\c HTTP/1.1')).toBe('GET /a\\x01b\\\\c HTTP/1.1');
+    expect(showLine(`GET /${'a'.repeat(300)} HTTP/1.1`)).toBe('GET /a{×300} HTTP/1.1');
   });
 });

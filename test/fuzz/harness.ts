@@ -33,6 +33,7 @@ import { deref, openapiAjv } from '../support/specs.js';
 import {
   describeCase,
   describeRateCase,
+  describeRateStep,
   MALFORMED,
   operationById,
   originOf,
@@ -546,7 +547,7 @@ export class FuzzHarness {
         ipSlot: k,
         advanceMs: step.advanceMs,
       };
-      const where = `step ${i + 1} of a rate-limit sequence (${c.keys[k]} key #${k})`;
+      const where = `step ${i + 1} of a rate-limit sequence: ${describeRateStep(c, i)}`;
       const res = await this.send(r, key, ips[k]!, true, where, query.rawBytes);
       this.count(op.operationId, res.status);
       const inWindow = () => (ctx.ledger.get(key) ?? []).filter((t) => t > this.svc.clock.now - limits.rateWindowMs).length;

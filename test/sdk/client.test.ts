@@ -149,24 +149,77 @@ describe('reconnecting', () => {
     }
   });
 
-  it('retries "Only one stream connection per account" right after its own connection dropped, and stops on it otherwise', async () => {
+  describe('"Only one stream connection per account" may be a slot not freed yet: retried for slotGraceMs, then final', () => {
     const { code, reason } = streamRules.closeCodes.secondConnection;
-    const server = await scripted([(ws) => (ws.send(article('01A')), setTimeout(() => ws.terminate(), 20)), (ws) => ws.close(code, reason), (ws) => ws.send(article('01B'))]);
-    try {
-      const fns = new FnsClient({ baseUrl: server.url, apiKey: 'k' });
-      const got = await take(fns.stream({ backoff: { initialMs: 5, maxMs: 10 } }), 2);
-      expect(got.map((a) => a.id)).toEqual(['01A', '01B']);
-    } finally {
-      await server.close();
-    }
-    const refused = await scripted([(ws) => ws.close(code, reason)]);
-    try {
-      const fns = new FnsClient({ baseUrl: refused.url, apiKey: 'k' });
-      await expect(take(fns.stream({ backoff: { initialMs: 5, maxMs: 10 } }), 1)).rejects.toMatchObject({ code, reason });
-      expect(refused.connections()).toBe(1);
-    } finally {
-      await refused.close();
-    }
+    const unavailable = streamRules.closeCodes.unavailable;
+
+    it('right after its own connection dropped', async () => {
+      const server = await scripted([(ws) => (ws.send(article('01A')), setTimeout(() => ws.terminate(), 20)), (ws) => ws.close(code, reason), (ws) => ws.send(article('01B'))]);
+      try {
+        const fns = new FnsClient({ baseUrl: server.url, apiKey: 'k' });
+        const got = await take(fns.stream({ backoff: { initialMs: 5, maxMs: 10 } }), 2);
+        expect(got.map((a) => a.id)).toEqual(['01A', '01B']);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('a phantom slot after a 1013 (issue 19): refused twice, then the stream opens', async () => {
+      const server = await scripted([
+        (ws) => ws.close(unavailable.code, unavailable.reason),
+        (ws) => ws.close(code, reason),
+        (ws) => ws.close(code, reason),
+        (ws) => ws.send(article('01A')),
+      ]);
+      try {
+        const events: StreamEvent[] = [];
+        const fns = new FnsClient({ baseUrl: server.url, apiKey: 'k' });
+        const got = await take(fns.stream({ backoff: { initialMs: 5, maxMs: 10 }, onEvent: (e) => events.push(e) }), 1);
+        expect(got.map((a) => a.id)).toEqual(['01A']);
+        expect(server.connections()).toBe(4);
+        expect(events.filter((e) => e.type === 'close')).toEqual([
+          { type: 'close', code: unavailable.code, reason: unavailable.reason, willRetry: true },
+          { type: 'close', code, reason, willRetry: true },
+          { type: 'close', code, reason, willRetry: true },
+        ]);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('a first connection refused too: retried, and final once the refusals have lasted slotGraceMs', async () => {
+      const refused = await scripted([(ws) => ws.close(code, reason)]);
+      try {
+        const events: StreamEvent[] = [];
+        const fns = new FnsClient({ baseUrl: refused.url, apiKey: 'k' });
+        const started = Date.now();
+        await expect(take(fns.stream({ slotGraceMs: 150, backoff: { initialMs: 20, maxMs: 40 }, onEvent: (e) => events.push(e) }), 1)).rejects.toMatchObject({ code, reason });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+        expect(refused.connections()).toBeGreaterThan(1);
+        const closes = events.filter((e) => e.type === 'close');
+        expect(closes.slice(0, -1).every((e) => e.type === 'close' && e.willRetry)).toBe(true);
+        expect(closes.at(-1)).toEqual({ type: 'close', code, reason, willRetry: false });
+      } finally {
+        await refused.close();
+      }
+    });
+
+    it('an established connection resets the run: refusals after it get a fresh slotGraceMs', async () => {
+      const server = await scripted([
+        (ws) => ws.close(code, reason),
+        (ws) => (ws.send(article('01A')), setTimeout(() => ws.terminate(), 20)),
+        (ws) => ws.close(code, reason),
+        (ws) => ws.send(article('01B')),
+      ]);
+      try {
+        const fns = new FnsClient({ baseUrl: server.url, apiKey: 'k' });
+        const got = await take(fns.stream({ slotGraceMs: 5_000, backoff: { initialMs: 5, maxMs: 10 } }), 2);
+        expect(got.map((a) => a.id)).toEqual(['01A', '01B']);
+        expect(server.connections()).toBe(4);
+      } finally {
+        await server.close();
+      }
+    });
   });
 
   it('skips a message that is not an article instead of failing', async () => {

@@ -239,13 +239,45 @@ export function portSuite(name: string, env: () => PortEnv, options: { skip?: bo
         const acct = fresh('acct');
         expect(await a.tryAcquire(acct, 'c1')).toBe(true);
         await b.release(acct, 'c2');
-        expect(await b.tryAcquire(acct, 'c2')).toBe(false);
+        expect(await b.tryAcquire(acct, 'c4')).toBe(false);
         await a.release(acct, 'c1');
-        expect(await b.tryAcquire(acct, 'c2')).toBe(true);
-        await b.release(acct, 'c2');
-        await b.release(acct, 'c2'); // twice: a no-op
+        expect(await b.tryAcquire(acct, 'c4')).toBe(true);
+        await b.release(acct, 'c4');
+        await b.release(acct, 'c4'); // twice: a no-op
         expect(await a.tryAcquire(acct, 'c3')).toBe(true);
         await a.release(acct, 'c3');
+      });
+    });
+
+    describe('stream slots: a token per attempt; a released token is fenced and never holds a slot again', () => {
+      test('a take that lands after the release of its token (the attempt gave up) holds nothing, and the account can connect', async () => {
+        const [a, b] = env().slotPair();
+        const acct = fresh('acct');
+        // As when the caller timed out and released, and the stalled take request runs afterwards:
+        await a.release(acct, 'gave-up');
+        expect(await a.tryAcquire(acct, 'gave-up')).toBe(false);
+        expect(await b.tryAcquire(acct, 'gave-up')).toBe(false);
+        expect(await b.tryAcquire(acct, 'next')).toBe(true);
+        await b.release(acct, 'next');
+      });
+      test('a connection that ended cannot take its slot back with its old token (a late renewal), on any instance', async () => {
+        const [a, b] = env().slotPair();
+        const acct = fresh('acct');
+        expect(await a.tryAcquire(acct, 'ended')).toBe(true);
+        await a.release(acct, 'ended');
+        expect(await a.tryAcquire(acct, 'ended')).toBe(false);
+        expect(await b.tryAcquire(acct, 'ended')).toBe(false);
+        expect(await b.tryAcquire(acct, 'fresh-token')).toBe(true);
+        await b.release(acct, 'fresh-token');
+      });
+      test('fencing one token leaves other tokens and other accounts alone', async () => {
+        const [a, b] = env().slotPair();
+        const [acct, other] = [fresh('acct'), fresh('acct')];
+        await a.release(acct, 't1');
+        expect(await b.tryAcquire(other, 't2')).toBe(true);
+        await b.release(other, 't2');
+        expect(await a.tryAcquire(acct, 't3')).toBe(true);
+        await a.release(acct, 't3');
       });
       test(`50 simultaneous connects spread over two instances: exactly ${stream.connectionsPerAccount} gets a slot`, async () => {
         const [a, b] = env().slotPair();

@@ -17,7 +17,7 @@ import { limits, stream as streamRules, streamAddress } from '../../src/contract
 import { MemoryIpGuard } from '../../src/state/memory.js';
 import type { NewArticle } from '../../src/store/ports.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import { attachStream, MemoryStreamSlots, type StreamDeps, type StreamHandle } from '../../src/stream/index.js';
+import { attachStream, MemoryStreamSlots, type StreamDeps, type StreamHandle, type StreamSlots } from '../../src/stream/index.js';
 import { FakeClock, LIVE } from '../support/service.js';
 import { repoRoot } from '../support/specs.js';
 import { until } from '../support/wait.js';
@@ -52,7 +52,8 @@ export interface StreamHarness {
   file: string;
   store: SqliteStore;
   clock: FakeClock;
-  slots: MemoryStreamSlots;
+  /** The stream's slots: in memory unless the test passed its own (`slots` option). */
+  slots: StreamSlots & { inUse(): number };
   stream: StreamHandle;
   logs: string[];
   key(tier: 'starter' | 'pro' | 'max' | 'free', accountId?: string): Promise<{ key: string; key_id: string; account_id: string }>;
@@ -61,7 +62,10 @@ export interface StreamHarness {
   close(): Promise<void>;
 }
 
-type Options = Partial<Pick<StreamDeps, 'recheckMs' | 'pingIntervalMs' | 'maxBufferedBytes' | 'trustProxy' | 'feedPollMs' | 'fanOutSliceMs'>>;
+type Options = Partial<Pick<StreamDeps, 'recheckMs' | 'pingIntervalMs' | 'maxBufferedBytes' | 'trustProxy' | 'feedPollMs' | 'fanOutSliceMs'>> & {
+  /** Another slots adapter (a Redis one, a fake slow one); default: a fresh MemoryStreamSlots. */
+  slots?: StreamSlots & { inUse(): number };
+};
 
 export function newArticle(a: Partial<NewArticle> = {}): NewArticle {
   return { content: 'Fed holds rates steady', urgency: 'regular', sentiment: null, published_at: null, tickers: [], ...a };
@@ -72,7 +76,7 @@ export async function startStream(opts: Options = {}): Promise<StreamHarness> {
   const file = join(dir, 'fns.sqlite');
   const store = new SqliteStore(file);
   const clock = new FakeClock();
-  const slots = new MemoryStreamSlots();
+  const slots = opts.slots ?? new MemoryStreamSlots();
   const logs: string[] = [];
   const server: Server = createServer((_req, res) => {
     res.statusCode = 404;

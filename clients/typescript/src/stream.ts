@@ -29,10 +29,14 @@ export interface StreamOptions {
   /** Observes the connection's life (logs, metrics). */
   onEvent?: (event: StreamEvent) => void;
   /**
-   * After this client's own connection ended (a drop, a dead connection), the server may still hold
-   * the account's single slot for that connection until it notices it is gone (its next ping, at most
-   * two ping intervals). For this long after such an end, `Only one stream connection per account` is
-   * retried like "later"; on a first connection, or past this, it stops. Default: 2 ping intervals + 5 s.
+   * `Only one stream connection per account` can be a slot the service has not freed yet rather than
+   * another program of the account: this client's own connection that just ended (held until the
+   * service notices it gone, at most two ping intervals), or a slot left by an attempt the service gave
+   * up on (an older service could keep one after answering `1013` during a shared-state outage, until
+   * its 20 s lease ran out). So that refusal is retried like "later", with the usual backoff, until the
+   * refusals in a row have lasted this long; then it stops with `FnsStreamClosed`. A genuine second
+   * connection is thus reported after this long instead of at once. Default: 2 ping intervals + 5 s
+   * (65 s: past the slot of a connection that is gone, whichever way it went).
    */
   slotGraceMs?: number;
   /** Randomness for the jitter (tests). */
@@ -92,8 +96,8 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
   const second = streamRules.closeCodes.secondConnection;
   let lastId = opts.after;
   let failures = 0;
-  /** When this client's last connection that had opened ended. */
-  let lastOpenEndedAt: number | undefined;
+  /** When the current run of `Only one stream connection per account` refusals began. */
+  let refusedSince: number | undefined;
 
   while (!opts.signal?.aborted) {
     const queue: StreamMessage[] = [];
@@ -184,10 +188,13 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
     }
     if (opts.signal?.aborted) return;
     const { code, reason } = ended!;
-    // The server's answer to our own previous connection, not yet noticed gone: "later", for a while.
-    const ownSlot = code === second.code && reason === second.reason && lastOpenEndedAt !== undefined && Date.now() - lastOpenEndedAt < slotGraceMs;
-    if (established) lastOpenEndedAt = Date.now();
-    const stop = (STOP_CODES.has(code) && !ownSlot) || (code >= 400 && code < 500 && code !== 408 && code !== 429);
+    const now = Date.now();
+    // A slot not freed yet (our own previous connection not yet noticed gone, or one the service kept
+    // for an attempt it gave up on): "later", until such refusals have lasted `slotGraceMs`.
+    const slotRefusal = code === second.code && reason === second.reason && !established;
+    refusedSince = slotRefusal ? (refusedSince ?? now) : undefined;
+    const slotNotFreedYet = slotRefusal && now - refusedSince! < slotGraceMs;
+    const stop = (STOP_CODES.has(code) && !slotNotFreedYet) || (code >= 400 && code < 500 && code !== 408 && code !== 429);
     opts.onEvent?.({ type: 'close', code, reason, willRetry: !stop });
     if (stop) throw new FnsStreamClosed(code, reason);
     failures++;

@@ -13,6 +13,7 @@
  *   <prefix>{ip:<ip>}:keys          zset  key fingerprints presented by the IP (score: last seen ms)
  *   <prefix>{ip:<ip>}:block         str   end of the IP's block (ms), expires with it
  *   <prefix>{slot:<accountId>}      zset  stream leases of the account (member: connection id, score: lease end ms)
+ *   <prefix>{slot:<accountId>}:fenced zset  released connection ids, never to take a slot again (score: fence end ms)
  * Every key carries a TTL (the window, the block or the lease), so nothing outlives its use.
  */
 import { Redis } from 'ioredis';
