@@ -274,7 +274,8 @@ async function serverMain(): Promise<void> {
   const { createKey } = await import('../src/cli/operator.js');
   const { limits, streamAddress } = await import('../src/contract/index.js');
   const { MemoryIpGuard } = await import('../src/state/memory.js');
-  const { attachStream, MemoryStreamSlots } = await import('../src/stream/index.js');
+  const { attachStream } = await import('../src/stream/index.js');
+  const { MemoryStreamSlots } = await import('../src/state/stream-slots.js');
   const { WOKEN_FEED_POLL_MS } = await import('../src/server/index.js');
 
   const dir = mkdtempSync(join(tmpdir(), 'fns-bench-stream-'));

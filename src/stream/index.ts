@@ -42,9 +42,8 @@ import { FeedPoller } from './feed.js';
 import { textFrames } from './frames.js';
 import { matchesTickers, replayLowerBound, streamParams, type StreamParams, type TickerFilter } from './params.js';
 import { replayStartSeq } from './replay.js';
-import type { StreamSlots } from './slots.js';
+import type { StreamSlots } from '../state/stream-slots.js';
 
-export { MemoryStreamSlots, type StreamSlots } from './slots.js';
 export { admissionOutcome, recheckOutcome, keyFromRequest, clientIpResolver, tierMayStream, type CloseSpec } from './admission.js';
 export { streamParams, matchesTickers, replayLowerBound, type StreamParams, type TickerFilter, type ParamsOutcome } from './params.js';
 

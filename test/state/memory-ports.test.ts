@@ -1,7 +1,7 @@
 /** The shared-state port suite on the in-process adapters (one instance: both "instances" are the same). */
 import { limits } from '../../src/contract/index.js';
 import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
-import { MemoryStreamSlots } from '../../src/stream/slots.js';
+import { MemoryStreamSlots } from '../../src/state/stream-slots.js';
 import { portSuite } from './ports.suite.js';
 
 portSuite('memory adapters', () => ({

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { limits, plans, stream } from '../../src/contract/index.js';
 import { admit, type RateDecision } from '../../src/domain/rate-limit.js';
 import type { IpGuard, IpGuardOptions, RateLimiter } from '../../src/state/ports.js';
-import type { StreamSlots } from '../../src/stream/slots.js';
+import type { StreamSlots } from '../../src/state/stream-slots.js';
 
 export interface PortEnv {
   /** Two rate limiters as two instances hold them (memory: the same one twice). */

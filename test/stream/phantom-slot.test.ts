@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { limits, stream } from '../../src/contract/index.js';
 import { SharedStateUnavailableError } from '../../src/state/errors.js';
 import { createRedisState, type RedisState } from '../../src/state/redis/index.js';
-import { MEMORY_FENCE_MS, MemoryStreamSlots, type StreamSlots } from '../../src/stream/slots.js';
+import { MEMORY_FENCE_MS, MemoryStreamSlots, type StreamSlots } from '../../src/state/stream-slots.js';
 import { hasRedisServer, PrivateRedis } from '../support/private-redis.js';
 import { connect, connectAdmitted, dropClients, startStream, waitFor, type StreamHarness } from './support.js';
 

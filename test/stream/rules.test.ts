@@ -8,7 +8,7 @@ import type { AccountRecord } from '../../src/domain/tiers.js';
 import { admissionOutcome, clientIpResolver, keyFromRequest, recheckOutcome } from '../../src/stream/admission.js';
 import { originForm, pathOnly } from '../../src/http/target.js';
 import { textFrames } from '../../src/stream/frames.js';
-import { MemoryStreamSlots } from '../../src/stream/slots.js';
+import { MemoryStreamSlots } from '../../src/state/stream-slots.js';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const caller = (tier: Tier) => ({ ok: true as const, caller: { keyId: 'key_1', accountId: 'acct_1', tier } });

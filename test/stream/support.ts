@@ -17,7 +17,8 @@ import { limits, stream as streamRules, streamAddress } from '../../src/contract
 import { MemoryIpGuard } from '../../src/state/memory.js';
 import type { NewArticle } from '../../src/store/ports.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import { attachStream, MemoryStreamSlots, type StreamDeps, type StreamHandle, type StreamSlots } from '../../src/stream/index.js';
+import { attachStream, type StreamDeps, type StreamHandle } from '../../src/stream/index.js';
+import { MemoryStreamSlots, type StreamSlots } from '../../src/state/stream-slots.js';
 import { FakeClock, LIVE } from '../support/service.js';
 import { repoRoot } from '../support/specs.js';
 import { until } from '../support/wait.js';

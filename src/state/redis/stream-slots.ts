@@ -9,7 +9,7 @@
  * here depends on the callers' clocks being in sync). A renewal takes a lease that ran out back when
  * the slot is still free, so open streams keep their slots through a Redis restart.
  *
- * Fencing (the port's token rule, src/stream/slots.ts): a release removes the lease and records the
+ * Fencing (the port's token rule, src/state/stream-slots.ts): a release removes the lease and records the
  * token in a second sorted set of the account (`…{slot:<account>}:fenced`, scored by when the fence
  * ends, `leaseMs` after the release); the take script refuses a fenced token. So the take request of
  * an attempt that gave up (Redis stalled, the command timed out, the client got 1013) can run when
@@ -23,7 +23,7 @@
  */
 import type { Redis } from 'ioredis';
 import { stream } from '../../contract/index.js';
-import type { StreamSlots } from '../../stream/slots.js';
+import type { StreamSlots } from '../stream-slots.js';
 import { SharedStateUnavailableError } from '../errors.js';
 import { lua, runScript, slotKey } from './script.js';
 
