@@ -20,7 +20,7 @@ export interface PairCase { split: Split; a: string; b: string; duplicate: boole
  * (wire rewordings and template negatives) and the second (institution and company aliases, units and quarters
  * written as words or abbreviations, figures in other units, template reuse with another slot).
  */
-export const NEAR_DUPLICATE_SETS = ['near-duplicates.jsonl', 'near-duplicates-forms.jsonl'] as const;
+export const NEAR_DUPLICATE_SETS = ['near-duplicates.jsonl', 'near-duplicates-forms.jsonl', 'near-duplicates-kinds.jsonl'] as const;
 
 export function parseJsonl<T>(text: string): T[] {
   return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
