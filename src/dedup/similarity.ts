@@ -257,7 +257,7 @@ const EXCLUSIVE: [string, string[]][] = [
   ['half', ['h1', 'h2']],
   ['outcome', ['approve', 'reject']],
   // What was measured (`home sales` / `home prices`: `prices` is read as `inflation`).
-  ['metric', ['profit', 'revenue', 'margin', 'inflation']],
+  ['metric', ['profit', 'revenue', 'margin', 'inflation', 'valu']],
   ['talks', ['begin', 'scrap']],
 ];
 /**
@@ -282,6 +282,8 @@ const GROUP_OF = new Map<string, [string, string][]>();
 for (const [group, members] of EXCLUSIVE) for (const m of members) GROUP_OF.set(m, [...(GROUP_OF.get(m) ?? []), [group, m]]);
 for (const [group, member, words] of CLASSES) for (const t of tokensOf(words)) GROUP_OF.set(t, [...(GROUP_OF.get(t) ?? []), [group, member]]);
 
+const SPAN: Record<string, string> = { week: 'week', weekly: 'week', month: 'month', monthly: 'month' };
+
 /** Fills the features the guards read (events, lean, exclusive flags, total weight). */
 export function annotate(p: Prepared): Prepared {
   let w = 0;
@@ -305,6 +307,14 @@ export function annotate(p: Prepared): Prepared {
     const set = p.flags.get('action');
     if (set) set.add(t);
     else p.flags.set('action', new Set([t]));
+  }
+  // The span a market report or a figure covers (`weekly gain` / `monthly gain`, `ends the week` / `the month`): `week` is a stop word, read from the words.
+  for (const w of p.words) {
+    const span = SPAN[w];
+    if (span === undefined) continue;
+    const set = p.flags.get('span');
+    if (set) set.add(span);
+    else p.flags.set('span', new Set([span]));
   }
   // One side refuses or calls off what the other reports (`shareholders reject takeover` / `to buy`).
   if (p.tokens.has('reject') || p.tokens.has('scrap')) p.refusal = true;
@@ -364,6 +374,98 @@ export function negationConflict(a: Prepared, b: Prepared): boolean {
   return a.negated !== b.negated;
 }
 
+/** `2025` / `annual`, or `in 17 years` / `since 2008`: one period written two ways. */
+function period(xs: string[], ys: string[]): boolean {
+  const x = xs[0]!;
+  if (xs.length === 1 && ys.length === 1 && x === 'annual' && ys[0]!.startsWith('#y')) return true;
+  return xs.length === 1 && /^#\d+n$/.test(x) && ys.length === 2 && ys[0] === 'sinc' && ys[1]!.startsWith('#y');
+}
+/** A slot whose two sides are one thing written two ways (see `period`). */
+function explained(s: Slot): boolean {
+  return period(s.a, s.b) || period(s.b, s.a);
+}
+
+/**
+ * A template reused with one or two words changed: in headline order the two say the same content words except
+ * one place where each has one or two words the other lacks (or two places with one word each), nothing else is
+ * added, and a changed word stands in the main clause (`Sterling rises to two-week high` / `Euro rises ...`, `US
+ * core PCE rises 0.2%` / `core CPI`, `port strike starts` / `ends`, `Tesla confirms plan` / `denies`, `Mexican peso
+ * hits` / `Brazilian real hits`). A wire rewording a story changes more places, adds words, or changes only the
+ * reason after the main clause (`on Zepbound demand` / `as Zepbound sales soar`). Forms of one thing are folded
+ * before (normalize.ts: `economy` = `GDP`, `crude` = `oil`, `key rate` = `policy rate`, `oz` = `ounce`, ...) or
+ * explained here (a year / `annual`), so what is left in a slot is a real difference. No list of members: this
+ * is the guard for the kinds no other guard knows.
+ */
+export function oneSlotConflict(a: Prepared, b: Prepared): boolean {
+  const d = templateDiff(a, b);
+  if (d.inserted !== 0 || d.shared < TEMPLATE_MIN_SHARED) return false;
+  if (d.substitutions === 0 || d.substitutions > 2 || d.slot > (d.substitutions === 1 ? ONE_SLOT_MAX : 1)) return false;
+  // After the main clause only a one-word swap counts (`on report of Apple investment` / `of TSMC investment`): a
+  // longer one there is a reason told otherwise.
+  return d.slots.some((s) => !explained(s) && ((s.startA < a.mainLength && s.startB < b.mainLength) || (s.a.length === 1 && s.b.length === 1)));
+}
+/** The most content words on either side of the one changed slot (`natural gas` / `oil`, `Mexican peso` / `Brazilian real`); with two slots, one word each. */
+export const ONE_SLOT_MAX = 2;
+
+/** The actors a headline names, in order, each at its first word: symbols, places (countries, central banks), named entities. */
+function actors(p: Prepared): { id: string; at: number }[] {
+  const out: { id: string; at: number }[] = [];
+  const seen = new Set<string>();
+  const ws = p.words;
+  for (let i = 0; i < ws.length; i++) {
+    const w = ws[i]!;
+    let id: string | undefined;
+    if (w.charCodeAt(0) === 126 /* ~ */) id = w;
+    else if (w.charCodeAt(0) === 35 /* # */) continue;
+    else if (US_WORDS.has(w) && p.places.has('us')) id = 'us';
+    else {
+      const t = wordToken(w);
+      if (t !== null && p.places.has(t)) id = t;
+      else if (t !== null && p.entities.has(stem(w)) && !PLACES.has(stem(w))) id = stem(w);
+    }
+    if (id === undefined || seen.has(id)) continue;
+    seen.add(id);
+    out.push({ id, at: i });
+  }
+  return out;
+}
+
+/** The content tokens between words `from` and `to` (exclusive) of `p`, joined. */
+function between(p: Prepared, from: number, to: number): string {
+  const out: string[] = [];
+  for (let i = from + 1; i < to; i++) {
+    const w = p.words[i]!;
+    const t = w.charCodeAt(0) === 35 /* # */ ? w : wordToken(w);
+    if (t !== null) out.push(t);
+  }
+  return out.join(' ');
+}
+
+/**
+ * The same two actors with their roles swapped: the one that acts in one headline is acted on in the other
+ * (`Microsoft sues OpenAI` / `OpenAI sues Microsoft`, `Canada imposes tariffs on US steel` / `US imposes tariffs on
+ * Canadian steel`), the same words between them. A passive rewording (`OpenAI sued by xAI`), a sentence turned round
+ * (`EU fines Apple` / `Apple hit with EU fine`) and a pair written together (`US, China agree`) are no swap.
+ */
+export function roleConflict(a: Prepared, b: Prepared): boolean {
+  const xa = actors(a);
+  if (xa.length < 2) return false;
+  const xb = actors(b);
+  if (xb.length < 2) return false;
+  const inB = new Map(xb.map((x) => [x.id, x.at]));
+  const common = xa.filter((x) => inB.has(x.id));
+  if (common.length < 2) return false;
+  const [first, second] = [common[0]!, common[1]!];
+  const bFirst = inB.get(first.id)!;
+  const bSecond = inB.get(second.id)!;
+  if (bFirst < bSecond) return false;
+  if (a.words.includes('by') || b.words.includes('by')) return false;
+  // The same words stand between them (`sues`, `imposes 25% tariffs on`): the template is kept and only the roles swap;
+  // a rewording that turns the sentence round changes them (`EU fines Apple` / `Apple hit with EU fine`).
+  const link = between(a, first.at, second.at);
+  return link !== '' && link === between(b, bSecond, bFirst);
+}
+
 export function guarded(a: Prepared, b: Prepared): boolean {
   return (
     refusalConflict(a, b) ||
@@ -374,7 +476,9 @@ export function guarded(a: Prepared, b: Prepared): boolean {
     qualifierConflict(a, b) ||
     eventsConflict(a, b) ||
     entitiesConflict(a, b) ||
-    slotConflict(a, b)
+    slotConflict(a, b) ||
+    roleConflict(a, b) ||
+    oneSlotConflict(a, b)
   );
 }
 
@@ -416,25 +520,41 @@ export function templateConflict(a: Prepared, b: Prepared): boolean {
   return d.substitutions === 1 && d.inserted === 0 && d.shared >= TEMPLATE_MIN_SHARED;
 }
 
+/** A place where both headlines have words the other lacks: their tokens and where they start in each sequence. */
+export interface Slot {
+  a: string[];
+  b: string[];
+  startA: number;
+  startB: number;
+}
+/** Words one side has and the other lacks, with no counterpart: where they start in `a` (`side` 'a') or `b`, and their tokens. */
+export interface Insertion {
+  side: 'a' | 'b';
+  tokens: string[];
+}
+
 /** How two token sequences differ: slots where both have other words, words only one side has, words shared. */
-export function templateDiff(a: Prepared, b: Prepared): { substitutions: number; inserted: number; shared: number; slot: number } {
+export function templateDiff(a: Prepared, b: Prepared): { substitutions: number; inserted: number; shared: number; slot: number; slots: Slot[]; insertions: Insertion[] } {
   const pairs = align(a, b);
-  let substitutions = 0;
   let inserted = 0;
   let slot = 0;
+  const slots: Slot[] = [];
+  const insertions: Insertion[] = [];
   let pi = -1;
   let pj = -1;
   for (const [i, j] of [...pairs, [a.sequence.length, b.sequence.length] as [number, number]]) {
     const da = i - pi - 1;
     const db = j - pj - 1;
     if (da > 0 && db > 0) {
-      substitutions++;
       slot = Math.max(slot, da, db);
-    } else inserted += da + db;
+      slots.push({ a: a.sequence.slice(pi + 1, i), b: b.sequence.slice(pj + 1, j), startA: pi + 1, startB: pj + 1 });
+    } else if (da > 0) insertions.push({ side: 'a', tokens: a.sequence.slice(pi + 1, i) });
+    else if (db > 0) insertions.push({ side: 'b', tokens: b.sequence.slice(pj + 1, j) });
+    inserted += da > 0 && db > 0 ? 0 : da + db;
     pi = i;
     pj = j;
   }
-  return { substitutions, inserted, shared: pairs.length, slot };
+  return { substitutions: slots.length, inserted, shared: pairs.length, slot, slots, insertions };
 }
 /** Shared tokens needed to call two headlines one template. */
 export const TEMPLATE_MIN_SHARED = 2;
