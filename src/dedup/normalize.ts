@@ -158,7 +158,7 @@ syn('outlook', 'outlook guidance forecast forecasts target targets goal goals pr
 syn('annual', 'annual full-year yearly');
 syn('halt', 'halt halts halted suspend suspends suspended pull pulls pulled withdraw withdraws withdrew');
 syn('split', 'split splits spin spins separate separates breakup');
-syn('unit', 'unit division business arm');
+syn('unit', 'unit division business');
 syn('cyber', 'cyberattack cyber-attack hack hacked hackers cyber');
 syn('win', 'win wins won');
 syn('lose', 'lose loses lost');
@@ -198,7 +198,7 @@ syn('ounce', 'ounce ounces oz');
 syn('invest', 'commit commits committed');
 syn('rise', 'add adds added');
 syn('strong', 'strong stronger upbeat robust solid');
-syn('outlook', 'sees');
+syn('outlook', 'sees guide projects');
 syn('global', 'global world worldwide');
 
 /** Multi-word phrases: `hint` is a plain substring that must be present before the expression is tried. */
@@ -226,7 +226,7 @@ const PHRASES: [string, RegExp, string][] = [
   ['interest rate', /\binterest rates?\b/g, 'rate'],
   ['full', /\bfull[- ]year\b/g, 'annual'],
   ['time high', /\ball[- ]time high\b/g, 'record high'],
-  ['', /\b(tops?|topped|topping|beats?|beating|miss(?:es|ed|ing)?|exceeds?|exceeded|exceeding|above|below|short of|surpass(?:es|ed|ing)?)\s+(?:analysts'?\s+|wall street\s+|market\s+)?(?:forecasts?|expectations|estimates|views)\b/g, '$1 estimate'],
+  ['', /\b(tops?|topped|topping|beats?|beating|miss(?:es|ed|ing)?|exceeds?|exceeded|exceeding|above|ahead of|below|short of|surpass(?:es|ed|ing)?)\s+(?:analysts'?\s+|wall street\s+|market\s+)?(?:forecasts?|expectations|estimates|views)\b/g, '$1 estimate'],
   ['fall short', /\bfall(?:s|ing)? short of\b/g, 'miss'],
   ['fell short', /\bfell short of\b/g, 'miss'],
   ['half', /\bhalf(?: a)?(?: percentage)?[- ]point\b/g, '50bp'],
@@ -269,6 +269,7 @@ const PHRASES: [string, RegExp, string][] = [
   ['contract', /\b(economy|gdp|output|activity) contract(?:s|ed|ing)?\b/g, '$1 shrink'],
   ['below estimate', /\bbelow estimate\b/g, 'miss estimate'],
   ['above estimate', /\babove estimate\b/g, 'beat estimate'],
+  ['ahead of estimate', /\bahead of estimate\b/g, 'beat estimate'],
   ['same', /\bsame[- ]store\b/g, 'comparable'],
   ['like-for-like', /\blike[- ]for[- ]like\b/g, 'comparable'],
   ['time', /\b(?:for )?(?:a |the )?second time\b/g, 'again'],
@@ -281,6 +282,9 @@ const PHRASES: [string, RegExp, string][] = [
 
 /** Index names that hold a number are names, not figures (`FTSE 100 closes above 9,000` / `8,000`; `S&P 500` is a phrase above). */
 const INDEX_NUMBER = /\b(ftse|stoxx|nikkei|cac|dax|russell|csi|asx|kospi|nifty)\s?(100|600|225|40|2000|300|200|50)\b(?!,\d)/g;
+
+/** Words that announce an event as expected, not done (lower case): `expected to`, `poised to`, `likely to`, `seen ...`, `set to`. */
+const PREVIEW = /\b(?:expected|poised|likely|set) to\b|\bseen (?:cutting|raising|hiking|holding|rising|falling)\b/;
 
 /** Words that deny what the headline would otherwise say (lower case). */
 const NEGATION = /\b(?:no|not|never|without|nor|unlikely|rules? out|ruled out|deny|denies|denied|refutes?|refuted)\b|n't\b/;
@@ -354,6 +358,8 @@ for (const [ticker, names] of Object.entries(data.companies as Record<string, st
   }
   ALIAS_WORDS.set(ticker, words);
 }
+/** Names the dictionary does not give: a company's new name (`Strategy`), its US listing's symbol (`NVO`). */
+for (const [ticker, extra] of [['MSTR', 'strategy'], ['NOVO-B.CO', 'nvo']] as const) ALIAS_WORDS.get(ticker)?.add(extra);
 
 /** Word -> token memo (stemming and synonym lookup); bounded. */
 const wordMemo = new Map<string, string | null>();
@@ -547,6 +553,8 @@ export function normalizeTokens(text: string): Prepared {
     if (m.index < mainEnd) main.push(tok);
   }
   const negated = NEGATION.test(t);
+  // A preview of an event (`ECB expected to cut rates`) is another story than the event (`ECB cuts rates`).
+  if (PREVIEW.test(t)) flag('mode', 'preview');
   const prepared: Prepared = { text, words, sequence, tokens, numbers, numberValues, tickers, entities, caps, initials, places, events: new Set(), lean: 0, flags, main, mainLength, refusal: false, negated, weight: 0 };
   return prepared;
 }

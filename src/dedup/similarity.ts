@@ -276,6 +276,10 @@ const CLASSES: [string, string, string][] = [
   ['housing', 'new', 'newhome'],
   ['housing', 'existing', 'existinghome'],
   ['housing', 'pending', 'pendinghome'],
+  // The stage of a case: brought, decided, settled (`Cook sues Trump over removal` / `Cook wins ruling against Trump`).
+  ['case', 'filed', 'sues charges charged indicts indicted'],
+  ['case', 'decided', 'ruling rules ruled verdict liable guilty convicted acquitted upholds'],
+  ['case', 'settled', 'settles'],
 ];
 /** Token -> the exclusive groups it is a member of, and as which member (one pass over a headline's tokens). */
 const GROUP_OF = new Map<string, [string, string][]>();
@@ -466,11 +470,67 @@ export function roleConflict(a: Prepared, b: Prepared): boolean {
   return link !== '' && link === between(b, bSecond, bFirst);
 }
 
+/** One announces the event as expected (`ECB expected to cut rates`), the other reports it (`ECB cuts rates`). */
+export function previewConflict(a: Prepared, b: Prepared): boolean {
+  return a.flags.has('mode') !== b.flags.has('mode');
+}
+
+const METRICS = new Set(['revenue', 'profit', 'margin']);
+/** Whether the main clause speaks of a forecast of a results figure (`revenue forecast`, `forecasts Q3 revenue`). */
+function forecastOfMetric(p: Prepared): boolean {
+  const s = p.sequence;
+  for (let i = 0; i < p.mainLength; i++) {
+    if (s[i] !== 'outlook') continue;
+    if (i > 0 && METRICS.has(s[i - 1]!)) return true;
+    if (METRICS.has(s[i + 1] ?? '') || (s[i + 1] === 'quarter' && METRICS.has(s[i + 2] ?? ''))) return true;
+  }
+  return false;
+}
+/**
+ * A forecast of a figure against the figure itself (`Nvidia revenue forecast beats estimates` / `Nvidia revenue
+ * beats estimates`): both speak of a results figure in their main clause, one forecasts it, the other has no
+ * forecast at all there.
+ */
+export function forecastConflict(a: Prepared, b: Prepared): boolean {
+  const m = (p: Prepared) => p.main.some((t) => METRICS.has(t));
+  if (!m(a) || !m(b)) return false;
+  const fa = forecastOfMetric(a);
+  const fb = forecastOfMetric(b);
+  return fa ? !fb && !b.main.includes('outlook') : fb && !a.main.includes('outlook');
+}
+
+/** The company a headline is about: a symbol among its first three words (`Coca-Cola raises ...`, `Caterpillar Q2 profit ...`). */
+function subjectOf(p: Prepared): string | undefined {
+  const n = Math.min(3, p.words.length);
+  for (let i = 0; i < n; i++) if (p.words[i]!.charCodeAt(0) === 126 /* ~ */) return p.words[i]!.slice(1).toUpperCase();
+  return undefined;
+}
+/** Whether `b` names symbol `ticker` in any form, also as a plain word (`Arm` read as `unit`). */
+function namesAnyhow(b: Prepared, ticker: string): boolean {
+  if (names(b, ticker)) return true;
+  const words = ALIAS_WORDS.get(ticker);
+  return words !== undefined && b.words.some((w) => words.has(w));
+}
+/**
+ * The company one headline is about is not named in the other (`Coca-Cola raises annual sales forecast` /
+ * `PepsiCo raises ...`, `Chevron completes Hess acquisition` / `Exxon loses arbitration over Hess, clearing Chevron
+ * deal`): the same template about another company, whether or not the dictionary knows the other one.
+ */
+export function subjectConflict(a: Prepared, b: Prepared): boolean {
+  const sa = subjectOf(a);
+  if (sa !== undefined && !namesAnyhow(b, sa)) return true;
+  const sb = subjectOf(b);
+  return sb !== undefined && !namesAnyhow(a, sb);
+}
+
 export function guarded(a: Prepared, b: Prepared): boolean {
   return (
     refusalConflict(a, b) ||
     negationConflict(a, b) ||
+    previewConflict(a, b) ||
+    forecastConflict(a, b) ||
     tickersConflict(a, b) ||
+    subjectConflict(a, b) ||
     numbersConflict(a, b) ||
     directionConflict(a, b) ||
     qualifierConflict(a, b) ||
