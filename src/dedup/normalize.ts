@@ -200,6 +200,14 @@ syn('rise', 'add adds added');
 syn('strong', 'strong stronger upbeat robust solid');
 syn('outlook', 'sees guide projects');
 syn('global', 'global world worldwide');
+// Common headline synonyms (issue 18, general language, not fitted to one pair).
+syn('hit', 'reach reaches reached touch touches touched');
+syn('best', 'best strongest');
+syn('worst', 'worst weakest');
+syn('slow', 'slow slows slowed ease eases eased cool cools cooled moderate moderates moderated');
+syn('talk', 'talks negotiation negotiations');
+syn('win', 'secure secures secured');
+syn('fine', 'fine fines fined penalty penalties');
 
 /** Multi-word phrases: `hint` is a plain substring that must be present before the expression is tried. */
 const PHRASES: [string, RegExp, string][] = [
@@ -276,6 +284,7 @@ const PHRASES: [string, RegExp, string][] = [
   ['before the bell', /\bbefore the bell\b/g, 'premarket'],
   ['pre-market', /\bpre-market\b/g, 'premarket'],
   ['natural gas', /\bnatural gas\b/g, 'natgas'],
+  ['trade', /\btrade (?:deal|agreement|pact|accord)s?\b/g, 'tradedeal'],
   // Turning down a report is denying it (`rejects report of plan to sell` = `denies report`), not a refusal of a deal.
   ['re', /\b(?:rejects?|rejected|dismiss(?:es|ed)?|refutes?|refuted) (reports?|claims?|speculation|rumou?rs?)\b/g, 'denies $1'],
 ];
