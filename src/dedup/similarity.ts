@@ -363,14 +363,34 @@ function sameToken(x: string, y: string, a: Prepared, b: Prepared): boolean {
   if (x === y) return true;
   const cx = x.charCodeAt(0);
   const cy = y.charCodeAt(0);
-  if (cx === 126 /* ~ */ && cy !== 126) return ALIAS_WORDS.get(x.slice(1).toUpperCase())?.has(y) ?? false;
-  if (cy === 126 && cx !== 126) return ALIAS_WORDS.get(y.slice(1).toUpperCase())?.has(x) ?? false;
+  if (cx === 126 /* ~ */ && cy !== 126) return aliasesOf(x)?.has(y) ?? false;
+  if (cy === 126 && cx !== 126) return aliasesOf(y)?.has(x) ?? false;
   if (cx === 35 /* # */ && cy === 35) {
-    const vx = a.numberValues.find((n) => `#${numberToken(n)}` === x);
-    const vy = b.numberValues.find((n) => `#${numberToken(n)}` === y);
+    const vx = numbersOf(a).get(x);
+    const vy = numbersOf(b).get(y);
     return vx !== undefined && vy !== undefined && sameNumber(vx, vy);
   }
   return false;
+}
+
+/** Alias words of a symbol token (`~aapl`), memoised per token (the alignment asks for each pair of tokens). */
+const ALIASES_OF_TOKEN = new Map<string, Set<string> | undefined>();
+function aliasesOf(tok: string): Set<string> | undefined {
+  if (ALIASES_OF_TOKEN.has(tok)) return ALIASES_OF_TOKEN.get(tok);
+  const set = ALIAS_WORDS.get(tok.slice(1).toUpperCase());
+  if (ALIASES_OF_TOKEN.size > 10_000) ALIASES_OF_TOKEN.clear();
+  ALIASES_OF_TOKEN.set(tok, set);
+  return set;
+}
+/** A headline's figures by token (`#7.5b` -> its value), computed once per prepared headline. */
+const NUMBERS = new WeakMap<Prepared, Map<string, NumberValue>>();
+function numbersOf(p: Prepared): Map<string, NumberValue> {
+  let m = NUMBERS.get(p);
+  if (!m) {
+    m = new Map(p.numberValues.map((n) => [`#${numberToken(n)}`, n]));
+    NUMBERS.set(p, m);
+  }
+  return m;
 }
 
 /** One headline says something is not so and the other does not (`signals no rush to cut` / `signals September cut`). */
@@ -412,7 +432,16 @@ export function oneSlotConflict(a: Prepared, b: Prepared): boolean {
 export const ONE_SLOT_MAX = 2;
 
 /** The actors a headline names, in order, each at its first word: symbols, places (countries, central banks), named entities. */
+const ACTORS = new WeakMap<Prepared, { id: string; at: number }[]>();
 function actors(p: Prepared): { id: string; at: number }[] {
+  let out = ACTORS.get(p);
+  if (!out) {
+    out = findActors(p);
+    ACTORS.set(p, out);
+  }
+  return out;
+}
+function findActors(p: Prepared): { id: string; at: number }[] {
   const out: { id: string; at: number }[] = [];
   const seen = new Set<string>();
   const ws = p.words;
@@ -491,9 +520,12 @@ function forecastOfMetric(p: Prepared): boolean {
  * beats estimates`): both speak of a results figure in their main clause, one forecasts it, the other has no
  * forecast at all there.
  */
+function speaksOfMetric(p: Prepared): boolean {
+  for (const t of p.main) if (METRICS.has(t)) return true;
+  return false;
+}
 export function forecastConflict(a: Prepared, b: Prepared): boolean {
-  const m = (p: Prepared) => p.main.some((t) => METRICS.has(t));
-  if (!m(a) || !m(b)) return false;
+  if (!speaksOfMetric(a) || !speaksOfMetric(b)) return false;
   const fa = forecastOfMetric(a);
   const fb = forecastOfMetric(b);
   return fa ? !fb && !b.main.includes('outlook') : fb && !a.main.includes('outlook');
@@ -550,16 +582,19 @@ function align(a: Prepared, b: Prepared): [number, number][] {
   const m = ys.length;
   const w = m + 1;
   const t = new Uint16Array((n + 1) * w);
+  const eq = new Uint8Array(n * m);
   for (let i = n - 1; i >= 0; i--) {
     for (let j = m - 1; j >= 0; j--) {
-      t[i * w + j] = sameToken(xs[i]!, ys[j]!, a, b) ? t[(i + 1) * w + j + 1]! + 1 : Math.max(t[(i + 1) * w + j]!, t[i * w + j + 1]!);
+      const same = sameToken(xs[i]!, ys[j]!, a, b);
+      if (same) eq[i * m + j] = 1;
+      t[i * w + j] = same ? t[(i + 1) * w + j + 1]! + 1 : Math.max(t[(i + 1) * w + j]!, t[i * w + j + 1]!);
     }
   }
   const out: [number, number][] = [];
   let i = 0;
   let j = 0;
   while (i < n && j < m) {
-    if (sameToken(xs[i]!, ys[j]!, a, b)) {
+    if (eq[i * m + j] === 1) {
       out.push([i, j]);
       i++;
       j++;
@@ -690,8 +725,9 @@ export const THRESHOLD = 0.36;
 export const THRESHOLD_NO_ANCHOR = 0.45;
 
 export function decide(a: Prepared, b: Prepared, threshold = THRESHOLD, withoutAnchor = THRESHOLD_NO_ANCHOR): boolean {
-  if (guarded(a, b)) return false;
+  // The score first: most candidate pairs fall below it, and the guards (an alignment among them) cost more.
   const s = weightedJaccard(a, b);
   if (s < threshold) return false;
-  return s >= withoutAnchor || sharesAnchor(a, b);
+  if (s < withoutAnchor && !sharesAnchor(a, b)) return false;
+  return !guarded(a, b);
 }
