@@ -285,6 +285,8 @@ const PHRASES: [string, RegExp, string][] = [
   ['pre-market', /\bpre-market\b/g, 'premarket'],
   ['natural gas', /\bnatural gas\b/g, 'natgas'],
   ['trade', /\btrade (?:deal|agreement|pact|accord)s?\b/g, 'tradedeal'],
+  // Dropping a case, a bid or a plan is calling it off (`SEC drops lawsuit against Binance`), not a fall.
+  ['drop', /\bdrop(?:s|ped|ping)? (?:its |the |a |an |his |her |their )?(lawsuit|suit|case|charges|probe|investigation|bid|offer|plans?|claims?)\b/g, 'scrap $1'],
   // Turning down a report is denying it (`rejects report of plan to sell` = `denies report`), not a refusal of a deal.
   ['re', /\b(?:rejects?|rejected|dismiss(?:es|ed)?|refutes?|refuted) (reports?|claims?|speculation|rumou?rs?)\b/g, 'denies $1'],
 ];
