@@ -3,9 +3,13 @@
  * measurement on the dev pairs of eval/near-duplicates.jsonl (scripts/eval-enrich.ts prints every method's
  * precision and recall, dev and held-out test).
  *
- * The decision needs two signals to agree: no guard fires (a different company, figure, direction, event,
- * month/quarter, outcome or named entity means a different story) and the weighted token similarity reaches
- * the threshold; a pair that shares no anchor (symbol, figure, named entity) needs a higher similarity.
+ * The decision needs two signals to agree: the weighted token similarity reaches the threshold (a pair that shares
+ * no anchor — symbol, figure, named entity — needs a higher one), and no guard fires. Precision first: merging two
+ * stories loses one, keeping a duplicate does not. The guards are of two sorts: lists of what tells two stories
+ * apart (another company, figure, direction, event, month/quarter, outcome, named entity, exclusive group), and
+ * generic ones that need no list, for the kinds no list knows: one template with one or two words changed
+ * (`oneSlotConflict`), two actors with their roles swapped (`roleConflict`), the subject company absent from the
+ * other headline (`subjectConflict`). eval/README.md has the measurements and what each change cost on dev.
  */
 import { stem } from '../enrich/resources/lexicon.js';
 import { ALIAS_WORDS, PLACES, numberToken, wordToken, type NumberValue, type Prepared } from './normalize.js';
