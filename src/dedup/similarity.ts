@@ -428,6 +428,12 @@ export function oneSlotConflict(a: Prepared, b: Prepared): boolean {
   const d = templateDiff(a, b);
   if (d.inserted !== 0 || d.shared < TEMPLATE_MIN_SHARED) return false;
   if (d.substitutions === 0 || d.substitutions > 2 || d.slot > (d.substitutions === 1 ? ONE_SLOT_MAX : 1)) return false;
+  // Two slots holding the same words swapped are a reordering (`Honda in talks with Nissan` / `Nissan ... with
+  // Honda`); whether the roles changed is roleConflict's question.
+  if (d.substitutions === 2) {
+    const [x, y] = [d.slots[0]!.a[0]!, d.slots[0]!.b[0]!];
+    if (x === d.slots[1]!.b[0] && y === d.slots[1]!.a[0] && isActor(a, x) && isActor(a, y)) return false;
+  }
   // After the main clause only a one-word swap counts (`on report of Apple investment` / `of TSMC investment`): a
   // longer one there is a reason told otherwise.
   return d.slots.some((s) => !explained(s) && ((s.startA < a.mainLength && s.startB < b.mainLength) || (s.a.length === 1 && s.b.length === 1)));
@@ -467,6 +473,14 @@ function findActors(p: Prepared): { id: string; at: number }[] {
   return out;
 }
 
+/** Whether token `t` of `p` names an actor (a symbol, a place, a named entity); a currency or a commodity is none. */
+function isActor(p: Prepared, t: string): boolean {
+  return t.charCodeAt(0) === 126 /* ~ */ || p.places.has(t) || p.entities.has(t);
+}
+
+/** Relations that hold both ways (normalised tokens): two actors met, talk, merge, partner, call or face each other. */
+const SYMMETRIC = new Set(['meet', 'talk', 'merger', 'merg', 'partner', 'partnership', 'call', 'summit', 'tie', 'allianc', 'joint', 'vs', 'versus', 'truce']);
+
 /** The content tokens between words `from` and `to` (exclusive) of `p`, joined. */
 function between(p: Prepared, from: number, to: number): string {
   const out: string[] = [];
@@ -500,7 +514,9 @@ export function roleConflict(a: Prepared, b: Prepared): boolean {
   // The same words stand between them (`sues`, `imposes 25% tariffs on`): the template is kept and only the roles swap;
   // a rewording that turns the sentence round changes them (`EU fines Apple` / `Apple hit with EU fine`).
   const link = between(a, first.at, second.at);
-  return link !== '' && link === between(b, bSecond, bFirst);
+  if (link === '' || link !== between(b, bSecond, bFirst)) return false;
+  // A relation that goes both ways is no swap (`Trump meets Xi` / `Xi meets Trump`, `in merger talks with`).
+  return !link.split(' ').some((t) => SYMMETRIC.has(t));
 }
 
 /** One announces the event as expected (`ECB expected to cut rates`), the other reports it (`ECB cuts rates`). */
@@ -538,9 +554,19 @@ export function forecastConflict(a: Prepared, b: Prepared): boolean {
 /** The company a headline is about: a symbol among its first three words (`Coca-Cola raises ...`, `Caterpillar Q2 profit ...`). */
 function subjectOf(p: Prepared): string | undefined {
   const n = Math.min(3, p.words.length);
-  for (let i = 0; i < n; i++) if (p.words[i]!.charCodeAt(0) === 126 /* ~ */) return p.words[i]!.slice(1).toUpperCase();
+  for (let i = 0; i < n; i++) {
+    const w = p.words[i]!;
+    if (w.charCodeAt(0) !== 126 /* ~ */) continue;
+    // `Apple supplier Foxconn`, `Google-backed Anthropic`: the symbol describes the subject, it is not the subject.
+    if (DESCRIBES.has(p.words[i + 1] ?? '')) continue;
+    return w.slice(1).toUpperCase();
+  }
   return undefined;
 }
+/** Words after a company that make it a description of the next name (`Apple supplier Foxconn`, `Nvidia-backed CoreWeave`). */
+const DESCRIBES = new Set(
+  'supplier suppliers partner partners parent owner rival rivals customer customers client clients backer backed owned funded investor investors maker peer unit'.split(' '),
+);
 /** Whether `b` names symbol `ticker` in any form, also as a plain word (`Arm` read as `unit`). */
 function namesAnyhow(b: Prepared, ticker: string): boolean {
   if (names(b, ticker)) return true;

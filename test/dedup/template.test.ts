@@ -80,6 +80,17 @@ describe('near-duplicate guard: two actors with their roles swapped', () => {
     const [pa, pb] = pair(a, b);
     expect(roleConflict(pa, pb)).toBe(false);
   });
+  it.each([
+    ['Trump meets Xi in Busan, agrees tariff truce', 'Xi meets Trump in Busan, agrees tariff truce'],
+    ['Honda in merger talks with Nissan', 'Nissan in merger talks with Honda'],
+  ])('a relation that goes both ways is one story: %s / %s', (a, b) => {
+    const [pa, pb] = pair(a, b);
+    expect([roleConflict(pa, pb), oneSlotConflict(pa, pb), isNearDuplicate(pa, pb)]).toEqual([false, false, true]);
+  });
+  it('a lawsuit is no such relation, and two currencies swapped are no actors swapped', () => {
+    expect(roleConflict(...pair('Toyota files lawsuit against Honda over patents', 'Honda files lawsuit against Toyota over patents'))).toBe(true);
+    expect(oneSlotConflict(...pair('Sterling rises against euro after BoE decision', 'Euro rises against sterling after BoE decision'))).toBe(true);
+  });
 });
 
 describe('near-duplicate guard: a preview is not the event', () => {
@@ -113,6 +124,10 @@ describe('near-duplicate guard: the subject company is not named in the other he
     const [pa, pb] = pair('PepsiCo raises annual profit forecast', 'Mondelez raises annual profit forecast');
     expect(subjectConflict(pa, pb)).toBe(true);
     expect(isNearDuplicate(pa, pb)).toBe(false);
+  });
+  it('a company that describes the subject is not the subject (`Apple supplier Foxconn`, `Google-backed Anthropic`)', () => {
+    expect(subjectConflict(...pair('Apple supplier Foxconn posts record quarterly revenue', 'Foxconn posts record quarterly revenue on AI servers'))).toBe(false);
+    expect(subjectConflict(...pair('Google-backed Anthropic raises $13 billion', 'Anthropic raises $13 billion in new funding'))).toBe(false);
   });
   it('a company named by its symbol, its name or an alias word is named', () => {
     const [pa, pb] = pair('Microsoft raises dividend 10%', 'MSFT lifts quarterly dividend by 10%');
