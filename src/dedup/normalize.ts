@@ -208,6 +208,10 @@ syn('slow', 'slow slows slowed ease eases eased cool cools cooled moderate moder
 syn('talk', 'talks negotiation negotiations');
 syn('win', 'secure secures secured');
 syn('fine', 'fine fines fined penalty penalties');
+syn('factory', 'plant plants');
+syn('miss', 'disappoint disappoints disappointed');
+syn('output', 'output production');
+syn('hit', 'face faces faced');
 
 /** Multi-word phrases: `hint` is a plain substring that must be present before the expression is tried. */
 const PHRASES: [string, RegExp, string][] = [

@@ -434,8 +434,8 @@ export function oneSlotConflict(a: Prepared, b: Prepared): boolean {
     const [x, y] = [d.slots[0]!.a[0]!, d.slots[0]!.b[0]!];
     if (x === d.slots[1]!.b[0] && y === d.slots[1]!.a[0] && isActor(a, x) && isActor(a, y)) return false;
   }
-  // After the main clause only a one-word swap counts (`on report of Apple investment` / `of TSMC investment`): a
-  // longer one there is a reason told otherwise.
+  // After the main clause only a one-word swap counts (`on report of Apple investment` / `of TSMC investment`,
+  // `as China bans its chips` / `probes its chips`): a longer one there is a reason told otherwise.
   return d.slots.some((s) => !explained(s) && ((s.startA < a.mainLength && s.startB < b.mainLength) || (s.a.length === 1 && s.b.length === 1)));
 }
 /** The most content words on either side of the one changed slot (`natural gas` / `oil`, `Mexican peso` / `Brazilian real`); with two slots, one word each. */

@@ -6,7 +6,7 @@
  *
  * Honest status (`npm run eval:enrich`, eval/README.md): the first two dev parts meet the issue's goals
  * (precision >= 0.98, recall >= 0.9), the third's does not (0.944 / 0.756: fresh kinds, two pairs left unexplained);
- * NO held-out part reaches the precision goal: 0.939 / 0.818 on the first set, 0.968 / 0.859 on the second, 0.821 /
+ * NO held-out part reaches the precision goal: 0.940 / 0.824 on the first set, 0.968 / 0.859 on the second, 0.821 /
  * 0.762 on the third. So the held-out tests lock the levels measured (a regression fails CI) and name the goal they
  * miss; raise them to GOALS when the held-out parts reach it.
  */
@@ -67,7 +67,7 @@ describe('near-duplicate decision quality', () => {
   });
   it.each([
     // [set, name, held-out precision, held-out recall] as measured; all below the 0.98 precision goal and the 0.9 recall aim.
-    ['near-duplicates.jsonl', 0.93, 0.81],
+    ['near-duplicates.jsonl', 0.93, 0.82],
     ['near-duplicates-forms.jsonl', 0.96, 0.85],
     ['near-duplicates-kinds.jsonl', 0.82, 0.76],
   ] as const)('keeps the held-out levels measured on %s (below the goals, see the header)', (name, precision, recall) => {

@@ -58,6 +58,10 @@ describe('near-duplicate forms folded before the slot test', () => {
     ['Shell raises buyback again', 'Shell lifts buyback for a second time'],
     ['Oracle quarterly revenue misses estimates', 'Oracle quarterly sales come in below forecasts'],
     ['Uber trips rise 18%, topping estimates', 'Uber trips climb 18%, ahead of forecasts'],
+    ['GM to invest $4 billion in US plants', 'GM to spend $4 billion on US factories'],
+    ['Tesla shares slump 8% after deliveries miss', 'Tesla stock sinks 8% as deliveries disappoint'],
+    ['Boeing CEO Ortberg says 737 output to rise', 'Boeing chief Ortberg says 737 production to increase'],
+    ['Apple faces EU fine over App Store rules', 'Apple hit with EU penalty over App Store rules'],
   ])('%s = %s', (a, b) => {
     expect(isNearDuplicate(a, b)).toBe(true);
   });
