@@ -65,7 +65,7 @@ const STOP = new Set(
   than more says said say report reports reported says: new its their his her he she they we you after while per
   about has have had will would could may might can just also out amid vs versus via year years week weeks day days
   today s u.s us y/y yoy year-on-year year-over-year on-year annualized annualised pace some nearly almost around roughly
-  approximately underlying adjusted additional another`.split(/\s+/),
+  approximately underlying adjusted additional another now still`.split(/\s+/),
 );
 
 /** Capitalised words that name no particular company or product. */

@@ -282,7 +282,8 @@ const CLASSES: [string, string, string][] = [
   ['housing', 'pending', 'pendinghome'],
   // The stage of a case: brought, decided, settled (`Cook sues Trump over removal` / `Cook wins ruling against Trump`).
   ['case', 'filed', 'sues charges charged indicts indicted'],
-  ['case', 'decided', 'ruling rules ruled verdict liable guilty convicted acquitted upholds'],
+  ['case', 'decided', 'ruling rules ruled verdict liable guilty convicted acquitted'],
+  ['case', 'appeal', 'appeals appealed appellate upholds upheld overturns overturned reverses reversed'],
   ['case', 'settled', 'settles'],
 ];
 /** Token -> the exclusive groups it is a member of, and as which member (one pass over a headline's tokens). */

@@ -147,6 +147,19 @@ describe('near-duplicate guard: the stage of a case', () => {
     expect(qualifierConflict(pa, pb)).toBe(true);
     expect(isNearDuplicate(pa, pb)).toBe(false);
   });
+  it('an appeal and its outcome are a stage of their own; losing an appeal and a fine upheld are one', () => {
+    const [pa, pb] = pair('Judge rules against Uber in driver pay case', 'Uber appeals ruling in driver pay case');
+    expect(pb.flags.get('case')).toEqual(new Set(['appeal', 'decided']));
+    expect(qualifierConflict(...pair('Uber wins ruling in driver pay case', 'Uber appeals in driver pay case'))).toBe(true);
+    expect(qualifierConflict(...pair('Amazon loses appeal against EU fine', 'EU court upholds fine on Amazon'))).toBe(false);
+    expect(qualifierConflict(pa, pb)).toBe(false);
+  });
+});
+
+describe('near-duplicate guard: a filler word does not hide the changed slot', () => {
+  it('title case, one name changed, `now` added', () => {
+    expect(isNearDuplicate('Fed\'s Barr Says Policy Is In A Good Place', 'Fed\'s Kashkari Says Policy Is In A Good Place Now')).toBe(false);
+  });
 });
 
 describe('near-duplicate guard: a denial says it is not so', () => {
