@@ -17,10 +17,11 @@ export interface PairCase { split: Split; a: string; b: string; duplicate: boole
 
 /**
  * The near-duplicate pair sets in eval/, each split dev/test by the MD5 of `a` (eval/README.md): the first set
- * (wire rewordings and template negatives) and the second (institution and company aliases, units and quarters
- * written as words or abbreviations, figures in other units, template reuse with another slot).
+ * (wire rewordings and template negatives), the second (institution and company aliases, units and quarters
+ * written as words or abbreviations, figures in other units, template reuse with another slot) and the third
+ * (kinds neither has, in batches each written before the rule was run on it).
  */
-export const NEAR_DUPLICATE_SETS = ['near-duplicates.jsonl', 'near-duplicates-forms.jsonl'] as const;
+export const NEAR_DUPLICATE_SETS = ['near-duplicates.jsonl', 'near-duplicates-forms.jsonl', 'near-duplicates-kinds.jsonl'] as const;
 
 export function parseJsonl<T>(text: string): T[] {
   return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);

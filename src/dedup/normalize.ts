@@ -44,6 +44,8 @@ export interface Prepared {
   flags: Map<string, Set<string>>;
   /** Tokens of the main clause (before the first `,`, `;`, `as`, `after`, `on`, ...): the headline's own direction is read there. */
   main: string[];
+  /** How many entries of `sequence` belong to the main clause. */
+  mainLength: number;
   /** Whether it reports a refusal or a cancellation (reject, block, scrap, fail). */
   refusal: boolean;
   /** Whether it says something is not so (`no rush to cut`, `not`, `never`, `without`, `won't`, `rules out`). */
@@ -63,7 +65,7 @@ const STOP = new Set(
   than more says said say report reports reported says: new its their his her he she they we you after while per
   about has have had will would could may might can just also out amid vs versus via year years week weeks day days
   today s u.s us y/y yoy year-on-year year-over-year on-year annualized annualised pace some nearly almost around roughly
-  approximately`.split(/\s+/),
+  approximately underlying adjusted additional another now still`.split(/\s+/),
 );
 
 /** Capitalised words that name no particular company or product. */
@@ -156,7 +158,7 @@ syn('outlook', 'outlook guidance forecast forecasts target targets goal goals pr
 syn('annual', 'annual full-year yearly');
 syn('halt', 'halt halts halted suspend suspends suspended pull pulls pulled withdraw withdraws withdrew');
 syn('split', 'split splits spin spins separate separates breakup');
-syn('unit', 'unit division business arm');
+syn('unit', 'unit division business');
 syn('cyber', 'cyberattack cyber-attack hack hacked hackers cyber');
 syn('win', 'win wins won');
 syn('lose', 'lose loses lost');
@@ -177,6 +179,7 @@ syn('hold', 'hold holds held steady unchanged keep keeps kept leave leaves');
 syn('probe', 'probe probes investigation investigates investigating inquiry');
 syn('sue', 'sue sues sued lawsuit suit');
 syn('approve', 'approve approves approved approval clears cleared greenlights accept accepts accepted');
+syn('deny', 'deny denies denied refute refutes refuted');
 syn('reject', 'reject rejects rejected rebuff rebuffs rebuffed block blocks blocked fail fails failed');
 syn('scrap', 'scrap scraps scrapped abandon abandons abandoned terminate terminates terminated');
 syn('begin', 'begin begins began start starts started');
@@ -188,6 +191,27 @@ syn('settle', 'settle settles settled settlement');
 syn('above', 'above past over');
 syn('below', 'below under');
 syn('valu', 'valuation valued value');
+syn('gdp', 'gdp economy');
+syn('factory', 'factory industrial');
+syn('oil', 'oil crude');
+syn('ounce', 'ounce ounces oz');
+syn('invest', 'commit commits committed');
+syn('rise', 'add adds added');
+syn('strong', 'strong stronger upbeat robust solid');
+syn('outlook', 'sees guide projects');
+syn('global', 'global world worldwide');
+// Common headline synonyms (issue 18, general language, not fitted to one pair).
+syn('hit', 'reach reaches reached touch touches touched');
+syn('best', 'best strongest');
+syn('worst', 'worst weakest');
+syn('slow', 'slow slows slowed ease eases eased cool cools cooled moderate moderates moderated');
+syn('talk', 'talks negotiation negotiations');
+syn('win', 'secure secures secured');
+syn('fine', 'fine fines fined penalty penalties');
+syn('factory', 'plant plants');
+syn('miss', 'disappoint disappoints disappointed');
+syn('output', 'output production');
+syn('hit', 'face faces faced');
 
 /** Multi-word phrases: `hint` is a plain substring that must be present before the expression is tried. */
 const PHRASES: [string, RegExp, string][] = [
@@ -214,7 +238,7 @@ const PHRASES: [string, RegExp, string][] = [
   ['interest rate', /\binterest rates?\b/g, 'rate'],
   ['full', /\bfull[- ]year\b/g, 'annual'],
   ['time high', /\ball[- ]time high\b/g, 'record high'],
-  ['', /\b(tops?|topped|beats?|beating|miss(?:es|ed)?|exceeds?|exceeded|above|below|short of|surpass(?:es|ed)?)\s+(?:analysts'?\s+|wall street\s+|market\s+)?(?:forecasts?|expectations|estimates|views)\b/g, '$1 estimate'],
+  ['', /\b(tops?|topped|topping|beats?|beating|miss(?:es|ed|ing)?|exceeds?|exceeded|exceeding|above|ahead of|below|short of|surpass(?:es|ed|ing)?)\s+(?:analysts'?\s+|wall street\s+|market\s+)?(?:forecasts?|expectations|estimates|views)\b/g, '$1 estimate'],
   ['fall short', /\bfall(?:s|ing)? short of\b/g, 'miss'],
   ['fell short', /\bfell short of\b/g, 'miss'],
   ['half', /\bhalf(?: a)?(?: percentage)?[- ]point\b/g, '50bp'],
@@ -228,9 +252,11 @@ const PHRASES: [string, RegExp, string][] = [
   ['step', /\bsteps? down\b/g, 'resign'],
   ['stepping down', /\bstepping down\b/g, 'resign'],
   ['call', /\bcall(?:s|ed|ing)? off\b/g, 'scrap'],
-  ['first half', /\bfirst[- ]half\b/g, 'h1'],
-  ['second half', /\bsecond[- ]half\b/g, 'h2'],
-  [' rate', /\b(policy|key|benchmark|cash|bank|deposit|repo) rate\b/g, '$1 rate'],
+  ['half', /\bfirst[- ]half\b/g, 'h1'],
+  ['half', /\bsecond[- ]half\b/g, 'h2'],
+  // The policy rate by any of its names is the rate (`key rate` = `policy rate` = `rates`); the deposit and repo rates stay named.
+  [' rate', /\b(?:policy|key|benchmark|cash|bank|official) rates?\b/g, 'rate'],
+  [' rate', /\b(deposit|repo) rate\b/g, '$1 rate'],
   ['benchmark rate', /\bbenchmark rates?\b/g, 'rate'],
   ['artificial intelligence', /\bartificial intelligence\b/g, 'ai'],
   ['euro zone', /\beuro[- ]zone\b/g, 'eurozone'],
@@ -251,13 +277,32 @@ const PHRASES: [string, RegExp, string][] = [
   ['home', /\b(new|existing|pending) home\b/g, '$1home'],
   ['new york', /\bnew york\b/g, 'newyork'],
   ['strik', /\bstrik(?:es|ing)? down\b/g, 'block'],
+  // Forms of one thing (issue 18): an economy's output, a shrinking economy, a figure against the forecast, a repeat.
+  ['contract', /\b(economy|gdp|output|activity) contract(?:s|ed|ing)?\b/g, '$1 shrink'],
+  ['below estimate', /\bbelow estimate\b/g, 'miss estimate'],
+  ['above estimate', /\babove estimate\b/g, 'beat estimate'],
+  ['ahead of estimate', /\bahead of estimate\b/g, 'beat estimate'],
+  ['same', /\bsame[- ]store\b/g, 'comparable'],
+  ['like-for-like', /\blike[- ]for[- ]like\b/g, 'comparable'],
+  ['time', /\b(?:for )?(?:a |the )?second time\b/g, 'again'],
+  ['before the bell', /\bbefore the bell\b/g, 'premarket'],
+  ['pre-market', /\bpre-market\b/g, 'premarket'],
+  ['natural gas', /\bnatural gas\b/g, 'natgas'],
+  ['trade', /\btrade (?:deal|agreement|pact|accord)s?\b/g, 'tradedeal'],
+  // Dropping a case, a bid or a plan is calling it off (`SEC drops lawsuit against Binance`), not a fall.
+  ['drop', /\bdrop(?:s|ped|ping)? (?:its |the |a |an |his |her |their )?(lawsuit|suit|case|charges|probe|investigation|bid|offer|plans?|claims?)\b/g, 'scrap $1'],
+  // Turning down a report is denying it (`rejects report of plan to sell` = `denies report`), not a refusal of a deal.
+  ['re', /\b(?:rejects?|rejected|dismiss(?:es|ed)?|refutes?|refuted) (reports?|claims?|speculation|rumou?rs?)\b/g, 'denies $1'],
 ];
 
 /** Index names that hold a number are names, not figures (`FTSE 100 closes above 9,000` / `8,000`; `S&P 500` is a phrase above). */
 const INDEX_NUMBER = /\b(ftse|stoxx|nikkei|cac|dax|russell|csi|asx|kospi|nifty)\s?(100|600|225|40|2000|300|200|50)\b(?!,\d)/g;
 
+/** Words that announce an event as expected, not done (lower case): `expected to`, `poised to`, `likely to`, `seen ...`, `set to`. */
+const PREVIEW = /\b(?:expected|poised|likely|set) to\b|\bseen (?:cutting|raising|hiking|holding|rising|falling)\b/;
+
 /** Words that deny what the headline would otherwise say (lower case). */
-const NEGATION = /\b(?:no|not|never|without|nor|unlikely|rules? out|ruled out)\b|n't\b/;
+const NEGATION = /\b(?:no|not|never|without|nor|unlikely|rules? out|ruled out|deny|denies|denied|refutes?|refuted)\b|n't\b/;
 
 /** A change in percentage points as basis points (`0.75 percentage point` = `0.75 ppt` = `75 bps`). */
 const PERCENTAGE_POINTS = /\b(\d+(?:\.\d+)?)[- ]?(?:percentage[- ]points?|ppts?|pps?)\b/g;
@@ -320,13 +365,16 @@ const CREDIT = /\s*(?:[-–—|]\s*(?:reuters|bloomberg|cnbc|wsj|ft|ap|afp|dow j
 /** Alias words of each symbol (`DAL` -> delta, `MSTR` -> microstrategy): the other headline may name the company by a word the dictionary does not take alone. */
 export const ALIAS_WORDS = new Map<string, Set<string>>();
 for (const [ticker, names] of Object.entries(data.companies as Record<string, string>)) {
-  const words = new Set<string>([ticker.toLowerCase().replace(/\..*$/, '')]);
+  // The symbol without its exchange suffix or share class (`BT-A.L` -> `bt-a` and `bt`).
+  const words = new Set<string>([ticker.toLowerCase().replace(/\..*$/, ''), ticker.toLowerCase().replace(/[-.].*$/, '')]);
   for (const raw of names.split('|')) {
     const first = raw.replace(/^\?/, '').split(/[\s\-.]+/)[0];
     if (first && first.length >= 3) words.add(stem(first.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase()));
   }
   ALIAS_WORDS.set(ticker, words);
 }
+/** Names the dictionary does not give: a company's new name (`Strategy`), its US listing's symbol (`NVO`). */
+for (const [ticker, extra] of [['MSTR', 'strategy'], ['NOVO-B.CO', 'nvo']] as const) ALIAS_WORDS.get(ticker)?.add(extra);
 
 /** Word -> token memo (stemming and synonym lookup); bounded. */
 const wordMemo = new Map<string, string | null>();
@@ -492,6 +540,7 @@ export function normalizeTokens(text: string): Prepared {
   const words: string[] = [];
   const main: string[] = [];
   const sequence: string[] = [];
+  let mainLength = 0;
   const clause = CLAUSE.exec(t);
   const mainEnd = clause ? clause.index : t.length;
   for (const m of t.matchAll(TOKEN)) {
@@ -501,6 +550,7 @@ export function normalizeTokens(text: string): Prepared {
     if (w.charCodeAt(0) === 126 /* ~ */ || w.charCodeAt(0) === 35 /* # */) {
       tokens.add(w);
       sequence.push(w);
+      if (m.index < mainEnd) mainLength = sequence.length;
       continue;
     }
     if (MONTHS.has(w)) flag('month', w);
@@ -508,6 +558,7 @@ export function normalizeTokens(text: string): Prepared {
     if (tok === null) continue;
     tokens.add(tok);
     sequence.push(tok);
+    if (m.index < mainEnd) mainLength = sequence.length;
     if (PLACE_TOKENS.has(tok)) places.add(tok === 'america' ? 'us' : tok);
     const bankOf = CENTRAL_BANKS[tok];
     if (bankOf !== undefined) {
@@ -517,6 +568,8 @@ export function normalizeTokens(text: string): Prepared {
     if (m.index < mainEnd) main.push(tok);
   }
   const negated = NEGATION.test(t);
-  const prepared: Prepared = { text, words, sequence, tokens, numbers, numberValues, tickers, entities, caps, initials, places, events: new Set(), lean: 0, flags, main, refusal: false, negated, weight: 0 };
+  // A preview of an event (`ECB expected to cut rates`) is another story than the event (`ECB cuts rates`).
+  if (PREVIEW.test(t)) flag('mode', 'preview');
+  const prepared: Prepared = { text, words, sequence, tokens, numbers, numberValues, tickers, entities, caps, initials, places, events: new Set(), lean: 0, flags, main, mainLength, refusal: false, negated, weight: 0 };
   return prepared;
 }
