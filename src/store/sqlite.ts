@@ -137,7 +137,7 @@ interface KeyRow {
 
 /** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
 function articleJson(withTickers: boolean): string {
-  const fields = ["'id', id", "'content', content", "'urgency', urgency", "'sentiment', sentiment", "'published_at', published_at", "'received_at', received_at"];
+  const fields = ["'id', id", "'content', content", "'urgency', urgency", "'sentiment', sentiment", "'published_at', published_at", "'received_at', received_at", "'source', source", "'url', url"];
   if (withTickers) fields.push("'tickers', json(tickers)");
   return `json_object(${fields.join(', ')})`;
 }
@@ -297,7 +297,7 @@ export class SqliteStore implements Store {
         this.stmts.insertArticle.run(row);
         this.stmts.enqueue.run(id, receivedAt);
         for (const t of tickerRows([{ id, urgency: article.urgency, tickers: article.tickers }])) this.stmts.insertTicker.run(t);
-        out.push({ id, content: article.content, urgency: article.urgency, sentiment: article.sentiment, published_at: article.published_at, received_at: receivedAt, tickers: article.tickers });
+        out.push({ id, content: article.content, urgency: article.urgency, sentiment: article.sentiment, published_at: article.published_at, received_at: receivedAt, source: row.source, url: row.url, tickers: article.tickers });
       }
     };
     // IMMEDIATE: take the write lock before reading the clock and the newest id.

@@ -26,7 +26,7 @@ function recordingStore(failOnCall?: number) {
     async insert(articles: NewArticle[], at: number | (() => number)) {
       calls.push({ size: articles.length, at });
       if (calls.length === failOnCall) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
-      return articles.map((a) => ({ ...a, id: `id${++n}`, received_at: 'now' }));
+      return articles.map((a) => ({ ...a, id: `id${++n}`, received_at: 'now', source: a.source ?? null, url: a.url ?? null }));
     },
   };
 }
