@@ -8,7 +8,7 @@
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
 import { livePrefix } from '../auth/prefix.js';
-import type { ArticleStore, Store } from '../store/ports.js';
+import type { SourceStore, Store } from '../store/ports.js';
 import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
 import { isStoreBusy } from '../store/errors.js';
 import { CliError, EXIT, explain, type ErrorContext } from './errors.js';
@@ -89,12 +89,12 @@ function listenConfig(config: Config, options: Partial<Record<OptionName, string
 const BUSY_ATTEMPTS = 6;
 
 /** Each chunk of an ingest waits its turn: on a busy database it tries again (about 30 s in all). */
-function patientInsert(store: ArticleStore, progress: Progress): Pick<ArticleStore, 'insert'> {
+function patientIngest(store: SourceStore, progress: Progress): Pick<SourceStore, 'ingestItems'> {
   return {
-    async insert(articles, at) {
+    async ingestItems(items, at) {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await store.insert(articles, at);
+          return await store.ingestItems(items, at);
         } catch (e) {
           if (!isStoreBusy(e) || attempt >= BUSY_ATTEMPTS) throw e;
           progress.note('fns: the database is busy (another process is writing); still waiting');
@@ -105,7 +105,8 @@ function patientInsert(store: ArticleStore, progress: Progress): Pick<ArticleSto
 }
 
 function ingestSummary(r: IngestReport): string {
-  return `ingested ${r.ingested} of ${r.lines} article(s)${r.errors.length ? `, ${r.errors.length} skipped` : ''}`;
+  const dup = r.duplicates.length ? `, ${r.duplicates.length} already stored (duplicate)` : '';
+  return `ingested ${r.ingested} of ${r.lines} article(s)${dup}${r.errors.length ? `, ${r.errors.length} skipped` : ''}`;
 }
 
 async function ingestCommand(config: Config, file: string, json: boolean): Promise<number> {
@@ -121,7 +122,7 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
   process.once('SIGINT', onSigint);
   try {
     // Received when committed: the store reads the clock inside each write transaction.
-    const report = await ingest(patientInsert(store, progress), readLines(input), Date.now, {
+    const report = await ingest(patientIngest(store, progress), readLines(input), Date.now, {
       onSkip: (e) => progress.note(`line ${e.line}: ${e.error} (skipped)`),
       onProgress: (r) => progress.update(r),
       signal: interrupt.signal,

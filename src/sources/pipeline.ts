@@ -17,13 +17,13 @@
  */
 import { createHash } from 'node:crypto';
 import { articleRules, type ArticleSentiment, type TickerSentiment } from '../contract/index.js';
-import { nearDuplicateKeys } from '../dedup/near.js';
 import { enrich } from '../enrich/index.js';
+import { identify } from '../ingest/identity.js';
+import { boundedId, EXTERNAL_ID_MAX_LENGTH } from '../ingest/pipeline.js';
 import type { NewArticle, SourcedItem, UrgencySetting } from '../store/ports.js';
 import { canonicalUrl, type FeedItem } from './feed/index.js';
 
-/** External ids longer than this are stored as `sha256:<hex>` of the id. */
-export const EXTERNAL_ID_MAX_LENGTH = 256;
+export { boundedId, EXTERNAL_ID_MAX_LENGTH };
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -44,11 +44,6 @@ export function fitHeadline(text: string, max: number = articleRules.contentMaxL
   const space = cut.lastIndexOf(' ');
   if (space >= max / 2) cut = cut.slice(0, space);
   return `${cut.trimEnd()}…`;
-}
-
-/** A bounded id: as given, or its SHA-256 when longer than EXTERNAL_ID_MAX_LENGTH. */
-export function boundedId(id: string): string {
-  return id.length <= EXTERNAL_ID_MAX_LENGTH ? id : `sha256:${sha256(id)}`;
 }
 
 /** The stable per-source id of a feed item: guid, else canonical URL, else a hash of text and date. */
@@ -72,38 +67,25 @@ export interface ItemFields {
   sentiment?: ArticleSentiment;
 }
 
-/** One item, enriched where the source said nothing, with its dedup keys. */
+/** One item, enriched where the source said nothing (enrich), with its identity (src/ingest/identity.ts). */
 export function toSourcedItem(f: ItemFields): SourcedItem {
   const derived = enrich(f.content, { urgency: f.urgency });
-  return {
+  return identify(f.source, f.externalId, {
+    content: f.content,
+    urgency: derived.urgency,
+    sentiment: f.sentiment !== undefined ? f.sentiment : derived.sentiment,
+    tickers: f.tickers ?? derived.tickers,
+    published_at: f.publishedAt,
     source: f.source,
-    externalId: f.externalId,
-    canonicalUrl: f.url === null ? null : canonicalUrl(f.url),
-    article: {
-      content: f.content,
-      urgency: derived.urgency,
-      sentiment: f.sentiment !== undefined ? f.sentiment : derived.sentiment,
-      tickers: f.tickers ?? derived.tickers,
-      published_at: f.publishedAt,
-      source: f.source,
-      url: f.url,
-    },
-    nearKeys: nearDuplicateKeys(f.content),
-  };
+    url: f.url,
+  });
 }
 
 export { SOURCE_NAME } from './name.js';
 
 /** An article already complete (a push line checked by src/ingest/parse.ts) as the store ingests it. */
 export function sourcedArticle(source: string, externalId: string, article: NewArticle): SourcedItem {
-  const url = article.url ?? null;
-  return {
-    source,
-    externalId,
-    canonicalUrl: url === null ? null : canonicalUrl(url),
-    article: { ...article, source, url },
-    nearKeys: nearDuplicateKeys(article.content),
-  };
+  return identify(source, externalId, article);
 }
 
 /**
