@@ -196,7 +196,8 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
   // What this batch adds, visible to its later items.
   const batchItems = new Map<string, ArticleRef>();
   const batchUrls = new Map<string, ArticleRef>();
-  const batchKeys = new Map<string, number[]>();
+  // Near key -> source -> pending articles of this batch first stored by that source (newest last).
+  const batchKeys: BatchKeys = new Map();
   // Carrier sources known per article, including those this plan adds.
   const carriersOf = new Map<string, Set<string>>();
   const carrierKey = (ref: ArticleRef) => ('id' in ref ? `i:${ref.id}` : `p:${ref.pending}`);
@@ -275,21 +276,26 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
     }
     if (item.canonicalUrl !== null && !batchUrls.has(item.canonicalUrl)) batchUrls.set(item.canonicalUrl, ref);
     for (const k of new Set(item.nearKeys)) {
-      const list = batchKeys.get(k);
+      let bySource = batchKeys.get(k);
+      if (!bySource) batchKeys.set(k, (bySource = new Map()));
+      const list = bySource.get(item.source);
       if (list) list.push(ref.pending);
-      else batchKeys.set(k, [ref.pending]);
+      else bySource.set(item.source, [ref.pending]);
     }
     addCarrier(ref, item, null);
   }
   return plan;
 }
 
+/** Per near key, per first source, the pending articles of a batch having it. */
+type BatchKeys = Map<string, Map<string, number[]>>;
+
 /** The first candidate (stored before, then earlier in the batch) that is the same story from another source. */
 function nearMatch(
   index: number,
   item: SourcedItem,
   found: SeenLookup,
-  batchKeys: Map<string, number[]>,
+  batchKeys: BatchKeys,
   items: readonly SourcedItem[],
   store: number[],
   sourcesOf: (ref: ArticleRef) => Set<string>,
@@ -301,9 +307,15 @@ function nearMatch(
     const ref = { id };
     if (content !== undefined && !sourcesOf(ref).has(item.source) && rule.isNearDuplicate(item.article.content, content)) return ref;
   }
-  // Earlier items of this batch, ranked and capped as the stored ones are.
+  // Earlier items of this batch first stored by another source (a source's own story again is an
+  // update), the NEAR_KEY_FANOUT newest per key, ranked and capped as the stored ones are.
   const shared = new Map<number, number>();
-  for (const k of new Set(item.nearKeys)) for (const p of batchKeys.get(k) ?? []) shared.set(p, (shared.get(p) ?? 0) + 1);
+  for (const k of new Set(item.nearKeys)) {
+    for (const [source, list] of batchKeys.get(k) ?? []) {
+      if (source === item.source) continue;
+      for (let j = Math.max(0, list.length - NEAR_KEY_FANOUT); j < list.length; j++) shared.set(list[j]!, (shared.get(list[j]!) ?? 0) + 1);
+    }
+  }
   const pending = [...shared.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
   let tried = 0;
   let single = 0;

@@ -153,5 +153,5 @@ describe('two ingests at once on one DATA_DIR: both succeed, the small one inter
     } finally {
       dir.remove();
     }
-  }, 60_000);
+  }, 180_000);
 });
