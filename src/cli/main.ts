@@ -23,6 +23,7 @@ import {
   setKeyActive,
   setTier,
   showAccount,
+  showArticle,
   type IngestReport,
 } from './operator.js';
 import { Progress } from './progress.js';
@@ -130,7 +131,8 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
     progress.clear();
     print(json, report, ingestSummary(report));
     if (report.errors.length === 0) return EXIT.ok;
-    return report.ingested > 0 ? EXIT.partial : EXIT.failed;
+    // A duplicate line is done (its article is stored): only skipped lines make an ingest partial.
+    return report.ingested + report.duplicates.length > 0 ? EXIT.partial : EXIT.failed;
   } catch (e) {
     progress.clear();
     if (!(e instanceof IngestStopped)) throw e;
@@ -141,7 +143,7 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
     const why = explain(reason, context)?.message ?? ((reason as Error)?.stack ?? String(reason));
     err(`fns: stopped after line ${e.doneThroughLine}: ${why}`);
     err(`fns: lines 1-${e.doneThroughLine} are done (stored or skipped) and nothing after them was stored: resume from line ${e.doneThroughLine + 1}`);
-    return e.report.ingested > 0 ? EXIT.partial : EXIT.failed;
+    return e.report.ingested + e.report.duplicates.length > 0 ? EXIT.partial : EXIT.failed;
   } finally {
     process.off('SIGINT', onSigint);
     await store.close();
@@ -249,6 +251,29 @@ async function main(argv: string[]): Promise<number | 'running'> {
     case 'articles ingest':
       await noteDemo(config, 'articles ingest');
       return ingestCommand(config, args[0]!, json);
+    case 'articles show': {
+      const a = await withStore(config, (s) => showArticle(s, args[0]!), read);
+      const carriers = a.carriers.map((c) => `  ${c.source}  ${c.at}  ${c.reason ?? 'first'}  ${c.url ?? '-'}`);
+      const items = a.items.map((i) => `  ${i.source}  ${i.external_id}  ${i.seen_at}  ${i.reason ?? 'stored'}  ${i.url ?? '-'}`);
+      print(
+        json,
+        a,
+        [
+          `article:      ${a.id}`,
+          `content:      ${a.content}`,
+          `source:       ${a.source ?? '-'}`,
+          `url:          ${a.url ?? '-'}`,
+          `urgency:      ${a.urgency}`,
+          `published_at: ${a.published_at ?? '-'}`,
+          `received_at:  ${a.received_at}`,
+          `carriers:     ${a.carriers.length}${a.carriers.length ? ' (source, at, reason, url)' : ''}`,
+          ...carriers,
+          `items:        ${a.items.length}${a.items.length ? ' (source, id at the source, last seen, reason, canonical url)' : ''}`,
+          ...items,
+        ].join('\n'),
+      );
+      return EXIT.ok;
+    }
     case 'migrate': {
       // PostgreSQL: apply what is missing, under a lock (instances starting at the same time wait).
       // SQLite: opening the file applies them.

@@ -3,7 +3,7 @@ import { assignableTiers, plans, type Tier } from '../contract/index.js';
 import { effectiveTier, type AccountRecord } from '../domain/tiers.js';
 import { operatorOffer, storeOffers, type Offer } from '../ingest/pipeline.js';
 import { hashKey, newApiKey, randomId } from '../store/ids.js';
-import type { AccountStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports.js';
+import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports.js';
 
 /**
  * An operator request that cannot be done. `usage`: the request itself is malformed (exit 2, like a
@@ -84,6 +84,23 @@ export async function showAccount(store: AccountStore, accountId: string, now: n
   const account = await existingAccount(store, accountId);
   const keys = await store.listKeys(accountId);
   return { ...accountJson(account), effective_tier: effectiveTier(account, now), keys: keys.map(keyJson) };
+}
+
+/**
+ * `fns articles show <id>`: the article as the contract shows it (every field, tickers included), the
+ * sources that carried it (the first one, then each merged copy with why it was merged) and the items
+ * that resolved to it (each source's id of the item, its canonical link, when last seen, and why it
+ * was a duplicate; null for the item that was stored).
+ */
+export async function showArticle(store: Pick<ArticleStore, 'getMany'> & Pick<SourceStore, 'carriersOf' | 'itemsOf'>, id: string) {
+  const [article] = await store.getMany([id]);
+  if (!article) throw new OperatorError(`no article ${id}`);
+  const [carriers, items] = await Promise.all([store.carriersOf(id), store.itemsOf(id)]);
+  return {
+    ...article,
+    carriers: carriers.map((c) => ({ source: c.source, url: c.url, at: c.at, reason: c.reason })),
+    items: items.map((i) => ({ source: i.source, external_id: i.externalId, url: i.url, seen_at: i.seenAt, reason: i.reason })),
+  };
 }
 
 /** `fns keys list`: every key, or one account's (an unknown account is refused, not shown as empty). */
