@@ -20,6 +20,10 @@ export interface SourcesHarness {
   peer(store: Store): Promise<Store>;
   cleanup(): Promise<void>;
   skip?: boolean;
+  /** Runs SQL on the store's data (both engines understand the statements the suite sends). */
+  exec(store: Store, sql: string): Promise<void>;
+  /** Puts the store back to before the identity migration (its columns dropped, its version unapplied); `peer` applies it again. */
+  rewindIdentity(store: Store): Promise<void>;
 }
 
 const HOUR = 3600_000;
@@ -463,6 +467,27 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect(Object.keys(full[0]!)).toEqual(['id', 'content', 'urgency', 'sentiment', 'published_at', 'received_at', 'source', 'url', 'tickers']);
     const feed = await s.feedAfter(0, 10);
     expect(feed.map((e) => e.article.source)).toEqual(['wire-a', null]);
+  });
+
+  test('identity', 'the identity migration backfills source and url from the carriers and hides what is no source name or link', async () => {
+    const s = await open();
+    const [a, b, c] = await s.insert(
+      [article('Carried story stored before identity'), article('Operator line with free text', { source: 'Reuters Markets desk', url: 'see the website' }), article('Plain line')],
+      T0,
+    );
+    await h.rewindIdentity(s);
+    // As the carriers and seen records were kept before: the first carrier's item under its canonical link, a later carrier.
+    await h.exec(
+      s,
+      `INSERT INTO article_carriers (article_id, source, url, at) VALUES ('${a!.id}', 'wire-a', 'https://a.example/story?utm_source=rss', ${T0}), ('${a!.id}', 'wire-b', 'https://b.example/x', ${T0 + 1000});
+       INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at) VALUES ('wire-a', 'g-1', 'https://a.example/story', '${a!.id}', ${T0})`,
+    );
+    const migrated = await peer(s);
+    const byId = new Map((await migrated.getMany([a!.id, b!.id, c!.id])).map((x) => [x.id, x]));
+    expect(byId.get(a!.id)).toMatchObject({ source: 'wire-a', url: 'https://a.example/story' });
+    expect(byId.get(b!.id)).toMatchObject({ source: null, url: null });
+    expect(byId.get(c!.id)).toMatchObject({ source: null, url: null });
+    expect((await migrated.carriersOf(a!.id)).map((x) => x.reason)).toEqual([null, 'near-duplicate']);
   });
 
   // ---- prune ----
