@@ -3,7 +3,7 @@
  *
  *   npx tsx scripts/bench-identity.ts [--items=4000] [--rounds=3]
  *
- * 1. CPU per item: the identity step (canonical link of the item, the article's url, the repeat key)
+ * 1. CPU per item: the identity step (the canonical link of the item, which is also the article's url; the repeat key)
  *    against what every item already cost before it (enrichment and near-duplicate keys).
  * 2. Store per item: `ingestItems` of fresh distinct items on a temporary SQLite file, with repeat keys
  *    (one more seen record written and looked up per item) against the same items without them.
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nearDuplicateKeys } from '../src/dedup/near.js';
 import { enrich } from '../src/enrich/index.js';
-import { articleLink, identify, repeatKey } from '../src/ingest/identity.js';
+import { identify, repeatKey } from '../src/ingest/identity.js';
 import { canonicalLink } from '../src/ingest/link.js';
 import type { SourcedItem } from '../src/store/ports.js';
 import { SqliteStore } from '../src/store/sqlite.js';
@@ -58,8 +58,8 @@ const baseline = perItem(() => {
 }, ITEMS);
 const identity = perItem(() => {
   for (const r of rows) {
-    canonicalLink(r.url); // the feed item's external id falls back to it
-    articleLink(r.url);
+    // The feed item's canonical link (its external id falls back to it; the article's url reuses it).
+    canonicalLink(r.url);
     repeatKey(r.content, r.published_at);
   }
 }, ITEMS);
@@ -90,6 +90,6 @@ for (let r = 0; r < ROUNDS; r++) {
 
 const f = (us: number) => `${us.toFixed(1)} us`;
 console.log(`article identity, ${ITEMS} distinct items, best of ${ROUNDS} (microseconds per item)`);
-console.log(`1. CPU: enrichment + near keys (baseline) ${f(baseline)}; identity step (2 canonical links + repeat key) ${f(identity)}: ${(identity / baseline).toFixed(3)} x baseline`);
+console.log(`1. CPU: enrichment + near keys (baseline) ${f(baseline)}; identity step (canonical link + repeat key) ${f(identity)}: ${(identity / baseline).toFixed(3)} x baseline`);
 console.log(`2. store: ingestItems in batches of 200 without repeat keys (baseline) ${f(storeBase)}; with repeat keys ${f(storeIdentity)}: ${(storeIdentity / storeBase).toFixed(3)} x baseline (+${f(storeIdentity - storeBase)})`);
 console.log(`identity in all: about ${f(identity + Math.max(0, storeIdentity - storeBase))} per item`);

@@ -62,10 +62,17 @@ export function articleLink(url: string | null | undefined): string | null {
 
 /**
  * An enriched article of `source` with its identity: canonical link (also its `url`), repeat key and
- * near keys. `shownSource` is the `source` the article shows (null for an operator line without one).
+ * near keys. `shownSource` is the `source` the article shows (null for an operator line without one);
+ * `canonical`, the canonical link of `article.url` when the caller has it already (computed otherwise).
  */
-export function identify(source: string, externalId: string, article: NewArticle, shownSource: string | null = source): SourcedItem {
-  const url = articleLink(article.url);
+export function identify(
+  source: string,
+  externalId: string,
+  article: NewArticle,
+  shownSource: string | null = source,
+  canonical?: string | null,
+): SourcedItem {
+  const url = canonical === undefined ? articleLink(article.url) : canonical !== null && canonical.length <= URL_MAX_LENGTH ? canonical : null;
   return {
     source,
     externalId,

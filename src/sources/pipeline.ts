@@ -62,6 +62,8 @@ export interface ItemFields {
   url: string | null;
   publishedAt: string | null;
   urgency: UrgencySetting;
+  /** The canonical link of `url`, when the caller computed it already. */
+  canonical?: string | null;
   /** Given by the source (push): used as given instead of derived. */
   tickers?: TickerSentiment[];
   sentiment?: ArticleSentiment;
@@ -70,15 +72,21 @@ export interface ItemFields {
 /** One item, enriched where the source said nothing (enrich), with its identity (src/ingest/identity.ts). */
 export function toSourcedItem(f: ItemFields): SourcedItem {
   const derived = enrich(f.content, { urgency: f.urgency });
-  return identify(f.source, f.externalId, {
-    content: f.content,
-    urgency: derived.urgency,
-    sentiment: f.sentiment !== undefined ? f.sentiment : derived.sentiment,
-    tickers: f.tickers ?? derived.tickers,
-    published_at: f.publishedAt,
-    source: f.source,
-    url: f.url,
-  });
+  return identify(
+    f.source,
+    f.externalId,
+    {
+      content: f.content,
+      urgency: derived.urgency,
+      sentiment: f.sentiment !== undefined ? f.sentiment : derived.sentiment,
+      tickers: f.tickers ?? derived.tickers,
+      published_at: f.publishedAt,
+      source: f.source,
+      url: f.url,
+    },
+    f.source,
+    f.canonical,
+  );
 }
 
 export { SOURCE_NAME } from './name.js';
@@ -105,6 +113,7 @@ export function toSourcedItems(source: { name: string; urgency: UrgencySetting }
         externalId: externalIdOf(item, canonical, content),
         content,
         url: item.url,
+        canonical,
         publishedAt: item.publishedAt,
         urgency: source.urgency,
       }),
