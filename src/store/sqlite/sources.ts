@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
 import { SourceExistsError } from '../errors.js';
-import { chooseCandidates, ContentCache, distinctKeys, keyHits, lookupKeys, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { chooseCandidates, ContentCache, distinctKeys, keyHits, lookupKeys, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../ingest/identity.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
 
@@ -137,15 +137,9 @@ export class SqliteSources implements SourceStore {
          FROM json_each(?) j`,
       ),
       // The window's articles having any of a batch's near keys (one index seek per key).
-      // Per key, rows from the time of its NEAR_KEY_FANOUT-th newest on (one index seek each): a key
-      // common to many headlines costs a bounded read, not the whole window (keyHits keeps the newest).
-      nearHits: db.prepare<[{ keys: string; since: number; offset: number }], [string, string, string, number]>(
-        `WITH k AS MATERIALIZED (
-           SELECT j.value AS key,
-                  (SELECT m.at FROM near_keys m WHERE m.key = j.value AND m.at >= @since ORDER BY m.at DESC LIMIT 1 OFFSET @offset) AS floor_at
-           FROM json_each(@keys) j
-         )
-         SELECT n.key, n.article_id, n.source, n.at FROM k JOIN near_keys n ON n.key = k.key AND n.at >= max(@since, coalesce(k.floor_at, @since))`,
+      // The window's articles having any of a batch's near keys (one index seek per key).
+      nearHits: db.prepare<[string, number], [string, string, string, number]>(
+        'SELECT n.key, n.article_id, n.source, n.at FROM json_each(?) j JOIN near_keys n ON n.key = j.value AND n.at >= ?',
       ).raw(),
       // Which of the given (article, source) pairs are carrier records.
       carried: db.prepare<[string], [string, string]>(
@@ -290,7 +284,7 @@ export class SqliteSources implements SourceStore {
     const missing = new Set<string>();
     if (near.length > 0) {
       const keys = new Set(near.flatMap(([, item]) => distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)));
-      const hits = keyHits(this.st.nearHits.all({ keys: JSON.stringify([...keys]), since: now - this.rule.windowMs, offset: NEAR_KEY_FANOUT - 1 }));
+      const hits = keyHits(this.st.nearHits.all(JSON.stringify([...keys]), now - this.rule.windowMs));
       const ranked = new Map(near.map(([i, item]) => [i, rankNearCandidates(item, hits)]));
       // Articles the item's source carries (it stored them first itself, or merged a copy) are no
       // candidates: the first is known from the hits, the second is asked for the chosen ones only.
