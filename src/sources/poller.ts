@@ -420,7 +420,8 @@ export class SourcePoller {
         storedIds.push(o.id);
       } else if (o.status === 'duplicate') counts[o.reason.replace('-', '_') as ItemOutcomeLabel]++;
     }
-    const deduplicated = counts.same_url + counts.near_duplicate;
+    // New items (a new id) that were a stored story; a re-read of an item already given counts nowhere.
+    const deduplicated = counts.same_url + counts.same_headline + counts.near_duplicate;
     const outcome: PollOutcome = {
       at,
       status,
