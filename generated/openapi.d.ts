@@ -160,6 +160,17 @@ export interface components {
              * @description Time the service received the article, UTC with millisecond precision.
              */
             received_at: string;
+            /** @description The name of the source (wire) that brought the story first, e.g. `reuters-markets`. When
+             *     other sources carry the same story later, the article stays one article under its first
+             *     source. `null` only where no source is known (an article entered by an operator without
+             *     naming one). Present on every article, for every plan.
+             *      */
+            source: string | null;
+            /** @description The story's canonical link at `source`: an absolute `http` or `https` URL with tracking
+             *     parameters, fragments, AMP and redirector spellings removed. `null` when the source gave
+             *     no link. Present on every article, for every plan.
+             *      */
+            url: string | null;
             /** @description Per-ticker sentiment, `max` keys only: present on every article for `max` keys (an empty
              *     array when no tickers were detected) and absent (key omitted) for `starter` and `pro` keys.
              *      */

@@ -95,6 +95,8 @@ export const streamExamples: Record<string, StreamMessage> = {
     "sentiment": "positive",
     "published_at": "2026-11-21T14:30:58Z",
     "received_at": "2026-11-21T14:31:00.015Z",
+    "source": "cnbc-tech",
+    "url": "https://www.cnbc.example/2026/11/21/nvidia-shares-jump-after-record-data-center-revenue.html",
     "tickers": [
       {
         "ticker": "NVDA",
@@ -112,7 +114,9 @@ export const streamExamples: Record<string, StreamMessage> = {
     "urgency": "flash",
     "sentiment": "positive",
     "published_at": "2026-11-21T14:30:58Z",
-    "received_at": "2026-11-21T14:31:00.015Z"
+    "received_at": "2026-11-21T14:31:00.015Z",
+    "source": "cnbc-tech",
+    "url": "https://www.cnbc.example/2026/11/21/nvidia-shares-jump-after-record-data-center-revenue.html"
   },
   "noPublicationTime": {
     "id": "01M7Z36DEAQ4S6T8V0W2X4Y6Z8",
@@ -120,6 +124,18 @@ export const streamExamples: Record<string, StreamMessage> = {
     "urgency": "regular",
     "sentiment": "hawkish",
     "published_at": null,
-    "received_at": "2026-11-21T13:02:11.402Z"
+    "received_at": "2026-11-21T13:02:11.402Z",
+    "source": "ft-europe",
+    "url": "https://www.ft.example/content/lagarde-inflation-fight-not-over"
+  },
+  "noSource": {
+    "id": "01M7Z36H2K4M6P8R0T2V4X6Z8B",
+    "content": "Bitcoin tops $110,000 as spot ETF inflows hit a weekly record",
+    "urgency": "flash",
+    "sentiment": "positive",
+    "published_at": null,
+    "received_at": "2026-11-21T13:05:40.118Z",
+    "source": null,
+    "url": null
   }
 };

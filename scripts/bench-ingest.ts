@@ -243,7 +243,7 @@ async function main(): Promise<void> {
     await noNear.close();
     const us = (ms: number) => ((ms * 1000) / total).toFixed(0).padStart(6);
     console.log(`   parseFeed                                      ${us(stage.parse)}`);
-    console.log(`   toSourcedItems (enrich, near keys, canonical)  ${us(stage.map)}`);
+    console.log(`   toSourcedItems (enrich, identity: link, keys)  ${us(stage.map)}`);
     console.log(`   ingestItems (exact + near dedup, insert)       ${us(stage.ingest)}`);
     console.log(`   ingestItems without near keys (exact only)     ${us(stage.ingestNoNear)}`);
     console.log(`   5,000 items/s is ${(1e6 / GOAL_RATE).toFixed(0)} us per item for everything, on one event loop`);

@@ -133,6 +133,15 @@ export const commands: CommandSpec[] = [
     args: [{ name: 'file' }],
     options: ['json'],
   },
+  {
+    name: 'articles show',
+    synopsis: ['<article_id> [--json]'],
+    summary: 'one article: its source and url, the sources that carried it, and why each repeat was a duplicate',
+    details:
+      'Shows the article (every field, tickers included), its carriers (the first source, then each source whose copy\nwas merged, with its link, time and reason: same-url or near-duplicate) and the items that resolved to it (each\nsource\'s id of the item, its canonical link, when last seen, and its reason: same-item, same-url, same-headline,\nnear-duplicate; "stored" for the item that was stored).',
+    args: [{ name: 'article_id' }],
+    options: ['json'],
+  },
   // fns sources …: src/cli/sources.ts (validation, output, the poller process).
   {
     name: 'sources add',

@@ -8,7 +8,7 @@
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
 import { livePrefix } from '../auth/prefix.js';
-import type { ArticleStore, Store } from '../store/ports.js';
+import type { SourceStore, Store } from '../store/ports.js';
 import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
 import { isStoreBusy } from '../store/errors.js';
 import { CliError, EXIT, explain, type ErrorContext } from './errors.js';
@@ -23,6 +23,7 @@ import {
   setKeyActive,
   setTier,
   showAccount,
+  showArticle,
   type IngestReport,
 } from './operator.js';
 import { Progress } from './progress.js';
@@ -89,12 +90,12 @@ function listenConfig(config: Config, options: Partial<Record<OptionName, string
 const BUSY_ATTEMPTS = 6;
 
 /** Each chunk of an ingest waits its turn: on a busy database it tries again (about 30 s in all). */
-function patientInsert(store: ArticleStore, progress: Progress): Pick<ArticleStore, 'insert'> {
+function patientIngest(store: SourceStore, progress: Progress): Pick<SourceStore, 'ingestItems'> {
   return {
-    async insert(articles, at) {
+    async ingestItems(items, at) {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await store.insert(articles, at);
+          return await store.ingestItems(items, at);
         } catch (e) {
           if (!isStoreBusy(e) || attempt >= BUSY_ATTEMPTS) throw e;
           progress.note('fns: the database is busy (another process is writing); still waiting');
@@ -105,7 +106,8 @@ function patientInsert(store: ArticleStore, progress: Progress): Pick<ArticleSto
 }
 
 function ingestSummary(r: IngestReport): string {
-  return `ingested ${r.ingested} of ${r.lines} article(s)${r.errors.length ? `, ${r.errors.length} skipped` : ''}`;
+  const dup = r.duplicates.length ? `, ${r.duplicates.length} already stored (duplicate)` : '';
+  return `ingested ${r.ingested} of ${r.lines} article(s)${dup}${r.errors.length ? `, ${r.errors.length} skipped` : ''}`;
 }
 
 async function ingestCommand(config: Config, file: string, json: boolean): Promise<number> {
@@ -121,7 +123,7 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
   process.once('SIGINT', onSigint);
   try {
     // Received when committed: the store reads the clock inside each write transaction.
-    const report = await ingest(patientInsert(store, progress), readLines(input), Date.now, {
+    const report = await ingest(patientIngest(store, progress), readLines(input), Date.now, {
       onSkip: (e) => progress.note(`line ${e.line}: ${e.error} (skipped)`),
       onProgress: (r) => progress.update(r),
       signal: interrupt.signal,
@@ -129,7 +131,8 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
     progress.clear();
     print(json, report, ingestSummary(report));
     if (report.errors.length === 0) return EXIT.ok;
-    return report.ingested > 0 ? EXIT.partial : EXIT.failed;
+    // A duplicate line is done (its article is stored): only skipped lines make an ingest partial.
+    return report.ingested + report.duplicates.length > 0 ? EXIT.partial : EXIT.failed;
   } catch (e) {
     progress.clear();
     if (!(e instanceof IngestStopped)) throw e;
@@ -140,7 +143,7 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
     const why = explain(reason, context)?.message ?? ((reason as Error)?.stack ?? String(reason));
     err(`fns: stopped after line ${e.doneThroughLine}: ${why}`);
     err(`fns: lines 1-${e.doneThroughLine} are done (stored or skipped) and nothing after them was stored: resume from line ${e.doneThroughLine + 1}`);
-    return e.report.ingested > 0 ? EXIT.partial : EXIT.failed;
+    return e.report.ingested + e.report.duplicates.length > 0 ? EXIT.partial : EXIT.failed;
   } finally {
     process.off('SIGINT', onSigint);
     await store.close();
@@ -248,6 +251,29 @@ async function main(argv: string[]): Promise<number | 'running'> {
     case 'articles ingest':
       await noteDemo(config, 'articles ingest');
       return ingestCommand(config, args[0]!, json);
+    case 'articles show': {
+      const a = await withStore(config, (s) => showArticle(s, args[0]!), read);
+      const carriers = a.carriers.map((c) => `  ${c.source}  ${c.at}  ${c.reason ?? 'first'}  ${c.url ?? '-'}`);
+      const items = a.items.map((i) => `  ${i.source}  ${i.external_id}  ${i.seen_at}  ${i.reason ?? 'stored'}  ${i.url ?? '-'}`);
+      print(
+        json,
+        a,
+        [
+          `article:      ${a.id}`,
+          `content:      ${a.content}`,
+          `source:       ${a.source ?? '-'}`,
+          `url:          ${a.url ?? '-'}`,
+          `urgency:      ${a.urgency}`,
+          `published_at: ${a.published_at ?? '-'}`,
+          `received_at:  ${a.received_at}`,
+          `carriers:     ${a.carriers.length}${a.carriers.length ? ' (source, at, reason, url)' : ''}`,
+          ...carriers,
+          `items:        ${a.items.length}${a.items.length ? ' (source, id at the source, last seen, reason, canonical url)' : ''}`,
+          ...items,
+        ].join('\n'),
+      );
+      return EXIT.ok;
+    }
     case 'migrate': {
       // PostgreSQL: apply what is missing, under a lock (instances starting at the same time wait).
       // SQLite: opening the file applies them.

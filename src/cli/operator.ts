@@ -1,9 +1,9 @@
 /** Operator actions behind the `fns` command line, on the store ports (testable without a shell). */
 import { assignableTiers, plans, type Tier } from '../contract/index.js';
 import { effectiveTier, type AccountRecord } from '../domain/tiers.js';
-import { parseArticle } from '../ingest/parse.js';
+import { operatorOffer, storeOffers, type Offer } from '../ingest/pipeline.js';
 import { hashKey, newApiKey, randomId } from '../store/ids.js';
-import type { AccountStore, ArticleStore, KeyInfo, NewArticle } from '../store/ports.js';
+import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports.js';
 
 /**
  * An operator request that cannot be done. `usage`: the request itself is malformed (exit 2, like a
@@ -86,6 +86,23 @@ export async function showAccount(store: AccountStore, accountId: string, now: n
   return { ...accountJson(account), effective_tier: effectiveTier(account, now), keys: keys.map(keyJson) };
 }
 
+/**
+ * `fns articles show <id>`: the article as the contract shows it (every field, tickers included), the
+ * sources that carried it (the first one, then each merged copy with why it was merged) and the items
+ * that resolved to it (each source's id of the item, its canonical link, when last seen, and why it
+ * was a duplicate; null for the item that was stored).
+ */
+export async function showArticle(store: Pick<ArticleStore, 'getMany'> & Pick<SourceStore, 'carriersOf' | 'itemsOf'>, id: string) {
+  const [article] = await store.getMany([id]);
+  if (!article) throw new OperatorError(`no article ${id}`);
+  const [carriers, items] = await Promise.all([store.carriersOf(id), store.itemsOf(id)]);
+  return {
+    ...article,
+    carriers: carriers.map((c) => ({ source: c.source, url: c.url, at: c.at, reason: c.reason })),
+    items: items.map((i) => ({ source: i.source, external_id: i.externalId, url: i.url, seen_at: i.seenAt, reason: i.reason })),
+  };
+}
+
 /** `fns keys list`: every key, or one account's (an unknown account is refused, not shown as empty). */
 export async function listKeys(store: AccountStore, accountId?: string) {
   if (accountId !== undefined) await existingAccount(store, accountId);
@@ -106,8 +123,12 @@ function keyJson(k: KeyInfo) {
 export interface IngestReport {
   /** Non-blank lines read. */
   lines: number;
+  /** Lines stored as new articles. */
   ingested: number;
+  /** Ids of the stored articles, in input order. */
   ids: string[];
+  /** Lines that are an article already stored (same item, same link, same headline and time, near-duplicate). */
+  duplicates: { line: number; reason: DuplicateReason; id: string }[];
   /** Skipped lines, by 1-based line number of the input (blank lines count). */
   errors: { line: number; error: string }[];
 }
@@ -140,29 +161,35 @@ export interface IngestOptions {
 }
 
 /**
- * Reads NDJSON lines, stores the good ones in chunks of at most `chunkSize` articles (one `insert`, one
- * short write transaction each) and reports bad lines by line number. `clock` is read by the store
- * inside each write transaction: `received_at` is the commit time of the chunk.
+ * Reads NDJSON lines and takes them through the ingestion pipeline (src/ingest/pipeline.ts: parse,
+ * enrich, identity, then store in chunks of at most `chunkSize` lines, one `ingestItems` and one short
+ * write transaction each). Each line is stored, a duplicate of a stored article (reason and id) or
+ * skipped (its error, by line number). `clock` is read by the store inside each write transaction:
+ * `received_at` is the commit time of the chunk.
  */
 export async function ingest(
-  store: Pick<ArticleStore, 'insert'>,
+  store: Pick<SourceStore, 'ingestItems'>,
   lines: AsyncIterable<string> | Iterable<string>,
   clock: () => number,
   opts: IngestOptions = {},
 ): Promise<IngestReport> {
   const chunkSize = opts.chunkSize ?? INGEST_CHUNK;
-  const report: IngestReport = { lines: 0, ingested: 0, ids: [], errors: [] };
-  let pending: NewArticle[] = [];
+  const report: IngestReport = { lines: 0, ingested: 0, ids: [], duplicates: [], errors: [] };
+  let pending: Offer[] = [];
   let lineNo = 0;
-  // Lines 1..done are settled (stored or skipped); `lines` then counted `linesAtDone` of them.
+  // Lines 1..done are settled (stored, duplicate or skipped); `lines` then counted `linesAtDone` of them.
   let done = 0;
   let linesAtDone = 0;
   const commit = async () => {
     if (pending.length > 0) {
-      const stored = await store.insert(pending, clock);
+      const answer = await storeOffers(pending, store, clock);
       pending = [];
-      report.ingested += stored.length;
-      for (const a of stored) report.ids.push(a.id);
+      for (const r of answer.results) {
+        if (r.status === 'stored') {
+          report.ingested++;
+          report.ids.push(r.id);
+        } else if (r.status === 'duplicate') report.duplicates.push({ line: r.line, reason: r.reason, id: r.id });
+      }
     }
     done = lineNo;
     linesAtDone = report.lines;
@@ -173,12 +200,12 @@ export async function ingest(
       lineNo++;
       if (raw.trim() === '') continue;
       report.lines++;
-      const parsed = parseLine(raw);
-      if (parsed.ok) {
-        pending.push(parsed.article);
+      const offer = operatorOffer(lineNo, raw);
+      if ('item' in offer) {
+        pending.push(offer);
         if (pending.length >= chunkSize) await commit();
       } else {
-        const e = { line: lineNo, error: parsed.error };
+        const e = { line: lineNo, error: offer.error };
         report.errors.push(e);
         opts.onSkip?.(e);
       }
@@ -187,19 +214,14 @@ export async function ingest(
     opts.signal?.throwIfAborted();
     await commit();
   } catch (err) {
-    const settled = { ...report, lines: linesAtDone, errors: report.errors.filter((e) => e.line <= done) };
+    const settled = {
+      ...report,
+      lines: linesAtDone,
+      errors: report.errors.filter((e) => e.line <= done),
+      duplicates: report.duplicates.filter((d) => d.line <= done),
+    };
     throw new IngestStopped(settled, err, done);
   }
   opts.onProgress?.(report);
   return report;
-}
-
-function parseLine(raw: string): { ok: true; article: NewArticle } | { ok: false; error: string } {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (err) {
-    return { ok: false, error: `not valid JSON (${(err as Error).message})` };
-  }
-  return parseArticle(value);
 }

@@ -8,6 +8,7 @@ import type { NewArticle } from '../store/ports.js';
 import { conformArticle } from '../domain/articles.js';
 import { parseRfc3339 } from '../domain/time.js';
 import { deriveAll } from './derive.js';
+import { SOURCE_NAME } from '../sources/name.js';
 
 export type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
 
@@ -50,10 +51,11 @@ export function parseArticle(input: unknown): LineResult {
     if (typeof parsed === 'string') return { ok: false, error: parsed };
     tickers = parsed;
   }
-  for (const f of ['source', 'url'] as const) {
-    if (o[f] !== undefined && o[f] !== null && (typeof o[f] !== 'string' || (o[f] as string).length > 2000)) {
-      return { ok: false, error: `${f} must be a string of at most 2000 characters` };
-    }
+  if (o.source !== undefined && o.source !== null && (typeof o.source !== 'string' || !SOURCE_NAME.test(o.source))) {
+    return { ok: false, error: 'source must be a source name: 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' };
+  }
+  if (o.url !== undefined && o.url !== null && (typeof o.url !== 'string' || o.url.length > 2000)) {
+    return { ok: false, error: 'url must be a string of at most 2000 characters' };
   }
   return {
     ok: true,

@@ -49,7 +49,7 @@ export interface Metrics {
   connectionRefusals: { inc(labels: { cap: 'total' | 'per_address' }): void };
   /** Source polls by outcome (`ok`, `not_modified`, an error kind, `store`, `aborted`): src/sources/poller.ts. */
   sourcePolls: { inc(labels: { outcome: string }): void };
-  /** Items read from sources by outcome (`stored`, `same_item`, `same_url`, `near_duplicate`, `unusable`). */
+  /** Items read from sources by outcome (`stored`, `same_item`, `same_url`, `same_headline`, `near_duplicate`, `unusable`). */
   sourceItems: { inc(labels: { outcome: string }, n: number): void };
   /** Sets (or replaces) the callbacks read on scrape. */
   collectFrom(sources: MetricSources): void;
@@ -166,7 +166,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   });
   const sourceItems = new Counter({
     name: `${PREFIX}source_items_total`,
-    help: 'Items read from sources by outcome: stored, same_item (already stored from that source), same_url, near_duplicate, unusable (no text).',
+    help: 'Items read from sources by outcome: stored, same_item (already stored from that source), same_url, same_headline (the same source repeating a headline and time), near_duplicate, unusable (no text).',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });

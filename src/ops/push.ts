@@ -10,7 +10,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { parseArticle } from '../ingest/parse.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH, SOURCE_NAME, sourcedArticle } from '../sources/pipeline.js';
-import type { ItemOutcome, SourcedItem, SourceStore } from '../store/ports.js';
+import type { SourcedItem, SourceStore } from '../store/ports.js';
+import { storeOffers, type BatchAnswer, type LineOutcome } from '../ingest/pipeline.js';
 
 /** Default body cap of one push. */
 export const PUSH_MAX_BYTES = 1024 * 1024;
@@ -22,17 +23,10 @@ export type PushFormat = 'ndjson' | 'json';
 /** One line (NDJSON: its 1-based line number; JSON array: its 1-based position) read and checked. */
 export type PushLine = { line: number; item: SourcedItem } | { line: number; error: string };
 
-export type PushResult =
-  | { line: number; status: 'stored'; source: string; external_id: string; id: string; received_at: string }
-  | { line: number; status: 'duplicate'; source: string; external_id: string; reason: 'same-item' | 'same-url' | 'near-duplicate'; id: string }
-  | { line: number; status: 'invalid'; error: string };
+/** One line's outcome: the pipeline's (src/ingest/pipeline.ts), as every ingestion path answers. */
+export type PushResult = LineOutcome;
 
-export interface PushAnswer {
-  stored: number;
-  duplicates: number;
-  invalid: number;
-  results: PushResult[];
-}
+export type PushAnswer = BatchAnswer;
 
 /** The body could not be read as NDJSON or JSON at all (the whole request is refused, 400). */
 export class PushBodyError extends Error {}
@@ -121,27 +115,12 @@ export function readPushBody(text: string, format: PushFormat): PushLine[] {
   });
 }
 
-/** Stores the valid lines (one ingest, one transaction) and answers per line, in body order. */
-export async function pushArticles(lines: PushLine[], store: Pick<SourceStore, 'ingestItems'>, clock: () => number): Promise<PushAnswer> {
-  const valid = lines.filter((l): l is { line: number; item: SourcedItem } => 'item' in l);
-  const outcomes: ItemOutcome[] = valid.length > 0 ? await store.ingestItems(valid.map((l) => l.item), clock) : [];
-  const byLine = new Map(valid.map((l, i) => [l.line, { item: l.item, outcome: outcomes[i]! }]));
-  const answer: PushAnswer = { stored: 0, duplicates: 0, invalid: 0, results: [] };
-  for (const l of lines) {
-    if ('error' in l) {
-      answer.invalid++;
-      answer.results.push({ line: l.line, status: 'invalid', error: l.error });
-      continue;
-    }
-    const { item, outcome } = byLine.get(l.line)!;
-    const who = { source: item.source, external_id: item.externalId };
-    if (outcome.status === 'stored') {
-      answer.stored++;
-      answer.results.push({ line: l.line, status: 'stored', ...who, id: outcome.id, received_at: outcome.received_at });
-    } else {
-      answer.duplicates++;
-      answer.results.push({ line: l.line, status: 'duplicate', ...who, reason: outcome.reason, id: outcome.id });
-    }
-  }
-  return answer;
+/** Stores the valid lines (one ingest, one transaction) and answers per line, in body order (the pipeline's store step). */
+export async function pushArticles(
+  lines: PushLine[],
+  store: Pick<SourceStore, 'ingestItems'>,
+  clock: () => number,
+  onStored?: (ids: string[]) => void,
+): Promise<PushAnswer> {
+  return storeOffers(lines, store, clock, onStored);
 }

@@ -17,13 +17,13 @@
  */
 import { createHash } from 'node:crypto';
 import { articleRules, type ArticleSentiment, type TickerSentiment } from '../contract/index.js';
-import { nearDuplicateKeys } from '../dedup/near.js';
 import { enrich } from '../enrich/index.js';
+import { identify } from '../ingest/identity.js';
+import { boundedId, EXTERNAL_ID_MAX_LENGTH } from '../ingest/pipeline.js';
 import type { NewArticle, SourcedItem, UrgencySetting } from '../store/ports.js';
 import { canonicalUrl, type FeedItem } from './feed/index.js';
 
-/** External ids longer than this are stored as `sha256:<hex>` of the id. */
-export const EXTERNAL_ID_MAX_LENGTH = 256;
+export { boundedId, EXTERNAL_ID_MAX_LENGTH };
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -46,11 +46,6 @@ export function fitHeadline(text: string, max: number = articleRules.contentMaxL
   return `${cut.trimEnd()}…`;
 }
 
-/** A bounded id: as given, or its SHA-256 when longer than EXTERNAL_ID_MAX_LENGTH. */
-export function boundedId(id: string): string {
-  return id.length <= EXTERNAL_ID_MAX_LENGTH ? id : `sha256:${sha256(id)}`;
-}
-
 /** The stable per-source id of a feed item: guid, else canonical URL, else a hash of text and date. */
 export function externalIdOf(item: FeedItem, canonical: string | null, content: string): string {
   const guid = item.guid?.trim();
@@ -67,19 +62,20 @@ export interface ItemFields {
   url: string | null;
   publishedAt: string | null;
   urgency: UrgencySetting;
+  /** The canonical link of `url`, when the caller computed it already. */
+  canonical?: string | null;
   /** Given by the source (push): used as given instead of derived. */
   tickers?: TickerSentiment[];
   sentiment?: ArticleSentiment;
 }
 
-/** One item, enriched where the source said nothing, with its dedup keys. */
+/** One item, enriched where the source said nothing (enrich), with its identity (src/ingest/identity.ts). */
 export function toSourcedItem(f: ItemFields): SourcedItem {
   const derived = enrich(f.content, { urgency: f.urgency });
-  return {
-    source: f.source,
-    externalId: f.externalId,
-    canonicalUrl: f.url === null ? null : canonicalUrl(f.url),
-    article: {
+  return identify(
+    f.source,
+    f.externalId,
+    {
       content: f.content,
       urgency: derived.urgency,
       sentiment: f.sentiment !== undefined ? f.sentiment : derived.sentiment,
@@ -88,22 +84,16 @@ export function toSourcedItem(f: ItemFields): SourcedItem {
       source: f.source,
       url: f.url,
     },
-    nearKeys: nearDuplicateKeys(f.content),
-  };
+    f.source,
+    f.canonical,
+  );
 }
 
 export { SOURCE_NAME } from './name.js';
 
 /** An article already complete (a push line checked by src/ingest/parse.ts) as the store ingests it. */
 export function sourcedArticle(source: string, externalId: string, article: NewArticle): SourcedItem {
-  const url = article.url ?? null;
-  return {
-    source,
-    externalId,
-    canonicalUrl: url === null ? null : canonicalUrl(url),
-    article: { ...article, source, url },
-    nearKeys: nearDuplicateKeys(article.content),
-  };
+  return identify(source, externalId, article);
 }
 
 /**
@@ -123,6 +113,7 @@ export function toSourcedItems(source: { name: string; urgency: UrgencySetting }
         externalId: externalIdOf(item, canonical, content),
         content,
         url: item.url,
+        canonical,
         publishedAt: item.publishedAt,
         urgency: source.urgency,
       }),

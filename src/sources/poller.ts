@@ -17,7 +17,8 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { backoffMs, fetchFeed, FeedError, parseFeed, type FetchOptions, type FetchResult, type Validators } from './feed/index.js';
 import { toSourcedItems } from './pipeline.js';
-import type { ItemOutcome, PollOutcome, SourceRecord, SourceStore } from '../store/ports.js';
+import { storeOffers, type LineOutcome } from '../ingest/pipeline.js';
+import type { PollOutcome, SourceRecord, SourceStore } from '../store/ports.js';
 
 /** The HTTP behaviour of the poller: timeouts, caps. The User-Agent is built by `pollerUserAgent`. */
 export const POLL_HTTP = {
@@ -98,7 +99,7 @@ export type FetchFn = (url: string, validators: Validators, opts: FetchOptions) 
 
 /** Labels of the poll and item counters (bounded). */
 export type PollOutcomeLabel = 'ok' | 'not_modified' | 'store' | 'aborted' | 'http' | 'timeout' | 'network' | 'parse' | 'charset' | 'too_large' | 'redirects';
-export type ItemOutcomeLabel = 'stored' | 'same_item' | 'same_url' | 'near_duplicate' | 'unusable';
+export type ItemOutcomeLabel = 'stored' | 'same_item' | 'same_url' | 'same_headline' | 'near_duplicate' | 'unusable';
 
 export interface PollerMetrics {
   sourcePolls: { inc(labels: { outcome: PollOutcomeLabel }): void };
@@ -351,9 +352,10 @@ export class SourcePoller {
       return this.failed(rec, at, result.status, `${e.kind}: ${e.message}`, null, e.kind);
     }
     const items = toSourcedItems({ name: rec.name, urgency: rec.urgency }, feed.items);
-    let outcomes: ItemOutcome[];
+    let outcomes: LineOutcome[];
     try {
-      outcomes = items.length > 0 ? await this.store.ingestItems(items, this.clock) : [];
+      // The pipeline's store step, as push and `fns articles ingest` take it (one transaction per poll).
+      outcomes = items.length > 0 ? (await storeOffers(items.map((item, i) => ({ line: i + 1, item })), this.store, this.clock)).results : [];
     } catch (e) {
       // Our side failed, not the source: its validators stay as they were (the next poll reads the
       // items again), its failure count too; tried again soon.
@@ -408,17 +410,18 @@ export class SourcePoller {
     at: number,
     status: number,
     label: 'ok' | 'not_modified',
-    r: { etag: string | null; lastModified: string | null; minIntervalMs: number | null; outcomes: ItemOutcome[]; unusable: number },
+    r: { etag: string | null; lastModified: string | null; minIntervalMs: number | null; outcomes: LineOutcome[]; unusable: number },
   ): Promise<void> {
     const storedIds: string[] = [];
-    const counts: Record<ItemOutcomeLabel, number> = { stored: 0, same_item: 0, same_url: 0, near_duplicate: 0, unusable: r.unusable };
+    const counts: Record<ItemOutcomeLabel, number> = { stored: 0, same_item: 0, same_url: 0, same_headline: 0, near_duplicate: 0, unusable: r.unusable };
     for (const o of r.outcomes) {
       if (o.status === 'stored') {
         counts.stored++;
         storedIds.push(o.id);
-      } else counts[o.reason === 'same-item' ? 'same_item' : o.reason === 'same-url' ? 'same_url' : 'near_duplicate']++;
+      } else if (o.status === 'duplicate') counts[o.reason.replace('-', '_') as ItemOutcomeLabel]++;
     }
-    const deduplicated = counts.same_url + counts.near_duplicate;
+    // New items (a new id) that were a stored story; a re-read of an item already given counts nowhere.
+    const deduplicated = counts.same_url + counts.same_headline + counts.near_duplicate;
     const outcome: PollOutcome = {
       at,
       status,

@@ -161,11 +161,43 @@ export interface SourcedItem {
   article: NewArticle;
   /** Near-duplicate keys of the content (src/dedup/near.ts). */
   nearKeys: string[];
+  /**
+   * The same source's same headline and published time (src/ingest/identity.ts repeatKey): recorded per
+   * source beside the external ids. An undated key (`isUndatedRepeatKey`) matches within the near window only.
+   */
+  repeatKey?: string | null;
 }
+
+/**
+ * Why an item is a duplicate: `same-item` (same source and id), `same-url` (same canonical link, any
+ * source), `same-headline` (the same source's same headline and published time under another id or
+ * link), `near-duplicate` (the same story from another source within the near-duplicate window).
+ */
+export type DuplicateReason = 'same-item' | 'same-url' | 'same-headline' | 'near-duplicate';
+
+export const DUPLICATE_REASONS: readonly DuplicateReason[] = ['same-item', 'same-url', 'same-headline', 'near-duplicate'];
 
 export type ItemOutcome =
   | { status: 'stored'; id: string; received_at: string }
-  | { status: 'duplicate'; reason: 'same-item' | 'same-url' | 'near-duplicate'; id: string };
+  | { status: 'duplicate'; reason: DuplicateReason; id: string };
+
+/** One source that carried an article: the first (reason null) or a later one, with why it was merged. */
+export interface CarrierRecord {
+  source: string;
+  url: string | null;
+  at: string;
+  reason: DuplicateReason | null;
+}
+
+/** One item a source offered that resolved to an article: its id at the source, its canonical link, when last seen, why. */
+export interface ItemRecord {
+  source: string;
+  externalId: string;
+  url: string | null;
+  seenAt: string;
+  /** null: the item that was stored. */
+  reason: DuplicateReason | null;
+}
 
 /** Decides whether two contents are the same story (src/dedup/near.ts isNearDuplicate) and the window it applies in. */
 export interface NearDuplicateRule {
@@ -195,7 +227,9 @@ export interface SourceStore {
    */
   ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;
   /** The sources that carried an article (the first one first). */
-  carriersOf(articleId: string): Promise<{ source: string; url: string | null; at: string }[]>;
+  carriersOf(articleId: string): Promise<CarrierRecord[]>;
+  /** The items (source, external id) that resolved to an article, oldest first; repeat keys left out. */
+  itemsOf(articleId: string): Promise<ItemRecord[]>;
   /** Drops exact-dedup records not seen for `olderThanMs` (30-day retention; returns how many) and near keys older than the near window. */
   pruneSeenItems(olderThanMs: number, now: number): Promise<number>;
 }

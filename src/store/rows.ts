@@ -14,6 +14,8 @@ export interface ArticleRow {
   received_at: string;
   /** JSON text of the TickerSentiment array. */
   tickers: string;
+  source: string | null;
+  url: string | null;
 }
 
 export function toArticle(r: ArticleRow): StoredArticle {
@@ -24,6 +26,8 @@ export function toArticle(r: ArticleRow): StoredArticle {
     sentiment: r.sentiment as StoredArticle['sentiment'],
     published_at: r.published_at,
     received_at: r.received_at,
+    source: r.source ?? null,
+    url: r.url ?? null,
     tickers: JSON.parse(r.tickers),
   };
 }

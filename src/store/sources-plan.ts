@@ -5,18 +5,22 @@
  * writes the records this plan lists, in the same transaction.
  *
  * Order of the rules, per item: same (source, externalId) -> `same-item`; same canonical URL ->
- * `same-url`; a candidate article sharing a near key whose content the rule calls a near-duplicate and
+ * `same-url`; the same source's repeat key (same headline and published time; undated: within the near
+ * window) -> `same-headline`; a candidate article sharing a near key whose content the rule calls a near-duplicate and
  * which this source has not carried yet -> `near-duplicate` (the source becomes a carrier). Items of
  * one batch are checked against the earlier items of that batch too.
  */
-import type { NearDuplicateRule, SourcedItem } from './ports.js';
+import { isUndatedRepeatKey } from '../ingest/identity.js';
+import type { DuplicateReason, NearDuplicateRule, SourcedItem } from './ports.js';
 
 /** An article: stored already (`id`), or the `pending`-th item to insert in this batch. */
 export type ArticleRef = { id: string } | { pending: number };
 
 export interface SeenLookup {
-  /** `seenKey(source, externalId)` -> article id. */
+  /** `seenKey(source, externalId)` -> article id (repeat keys are looked up here too). */
   bySourceItem: Map<string, string>;
+  /** `seenKey(source, key)` -> when last recorded (epoch ms), for the undated repeat keys' window. */
+  seenAt?: Map<string, number>;
   /** Canonical URL -> article id. */
   byUrl: Map<string, string>;
   /**
@@ -160,26 +164,40 @@ export function needsNearLookup(item: SourcedItem, found: Pick<SeenLookup, 'bySo
 
 export type PlannedOutcome =
   | { status: 'stored'; pending: number }
-  | { status: 'duplicate'; reason: 'same-item' | 'same-url' | 'near-duplicate'; ref: ArticleRef };
+  | { status: 'duplicate'; reason: DuplicateReason; ref: ArticleRef };
+
+/** The (source, key) pairs an adapter looks up for a batch: each item's external id and its repeat key. */
+export function lookupKeys(items: readonly SourcedItem[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (const i of items) {
+    out.push([i.source, i.externalId]);
+    if (i.repeatKey) out.push([i.source, i.repeatKey]);
+  }
+  return out;
+}
 
 export interface IngestPlan {
   outcomes: PlannedOutcome[];
   /** Indexes into `items` of the articles to insert, in order (pending n = store[n]). */
   store: number[];
-  /** Exact-dedup records to write (insert, or refresh the time of an existing one). */
-  seen: { source: string; externalId: string; canonicalUrl: string | null; ref: ArticleRef }[];
-  /** Carrier records to add: the first source of each stored article, and the sources of duplicates. */
-  carriers: { ref: ArticleRef; source: string; url: string | null }[];
+  /**
+   * Exact-dedup records to write (insert, or refresh the time and article of an existing one), with why
+   * the item resolved to its article (null: stored). A stored item's repeat key is one of them.
+   */
+  seen: { source: string; externalId: string; canonicalUrl: string | null; ref: ArticleRef; reason: DuplicateReason | null }[];
+  /** Carrier records to add: the first source of each stored article (reason null), and the sources of duplicates. */
+  carriers: { ref: ArticleRef; source: string; url: string | null; reason: DuplicateReason | null }[];
 }
 
 export const seenKey = (source: string, externalId: string) => `${source}\n${externalId}`;
 
-export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rule: NearDuplicateRule): IngestPlan {
+export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rule: NearDuplicateRule, now?: number): IngestPlan {
   const plan: IngestPlan = { outcomes: [], store: [], seen: [], carriers: [] };
   // What this batch adds, visible to its later items.
   const batchItems = new Map<string, ArticleRef>();
   const batchUrls = new Map<string, ArticleRef>();
-  const batchKeys = new Map<string, number[]>();
+  // Near key -> source -> pending articles of this batch first stored by that source (newest last).
+  const batchKeys: BatchKeys = new Map();
   // Carrier sources known per article, including those this plan adds.
   const carriersOf = new Map<string, Set<string>>();
   const carrierKey = (ref: ArticleRef) => ('id' in ref ? `i:${ref.id}` : `p:${ref.pending}`);
@@ -193,20 +211,28 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
     }
     return s;
   };
-  const addCarrier = (ref: ArticleRef, item: SourcedItem) => {
+  const addCarrier = (ref: ArticleRef, item: SourcedItem, reason: DuplicateReason | null) => {
     const s = sourcesOf(ref);
     if (s.has(item.source)) return;
     s.add(item.source);
-    plan.carriers.push({ ref, source: item.source, url: item.article.url ?? null });
+    plan.carriers.push({ ref, source: item.source, url: item.article.url ?? null, reason });
   };
-  const duplicate = (item: SourcedItem, reason: 'same-item' | 'same-url' | 'near-duplicate', ref: ArticleRef) => {
+  const duplicate = (item: SourcedItem, reason: DuplicateReason, ref: ArticleRef) => {
     plan.outcomes.push({ status: 'duplicate', reason, ref });
     const key = seenKey(item.source, item.externalId);
     if (!batchItems.has(key)) {
       batchItems.set(key, ref);
-      plan.seen.push({ source: item.source, externalId: item.externalId, canonicalUrl: item.canonicalUrl, ref });
+      plan.seen.push({ source: item.source, externalId: item.externalId, canonicalUrl: item.canonicalUrl, ref, reason });
     }
-    if (reason !== 'same-item') addCarrier(ref, item);
+    if (reason !== 'same-item' && reason !== 'same-headline') addCarrier(ref, item, reason);
+  };
+  // A stored repeat key: an undated one counts within the near window only (a recurring headline on another day is new).
+  const storedRepeat = (source: string, key: string): string | undefined => {
+    const k = seenKey(source, key);
+    const id = found.bySourceItem.get(k);
+    if (id === undefined || !isUndatedRepeatKey(key) || now === undefined) return id;
+    const at = found.seenAt?.get(k);
+    return at !== undefined && at >= now - rule.windowMs ? id : undefined;
   };
 
   for (const [i, item] of items.entries()) {
@@ -223,6 +249,14 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
         continue;
       }
     }
+    if (item.repeatKey) {
+      const k = seenKey(item.source, item.repeatKey);
+      const repeat = storedRepeat(item.source, item.repeatKey) ?? batchItems.get(k);
+      if (repeat !== undefined) {
+        duplicate(item, 'same-headline', typeof repeat === 'string' ? { id: repeat } : repeat);
+        continue;
+      }
+    }
     const near = nearMatch(i, item, found, batchKeys, items, plan.store, sourcesOf, rule);
     if (near !== undefined) {
       duplicate(item, 'near-duplicate', near);
@@ -232,24 +266,36 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
     plan.store.push(i);
     plan.outcomes.push({ status: 'stored', pending: ref.pending });
     batchItems.set(key, ref);
-    plan.seen.push({ source: item.source, externalId: item.externalId, canonicalUrl: item.canonicalUrl, ref });
+    plan.seen.push({ source: item.source, externalId: item.externalId, canonicalUrl: item.canonicalUrl, ref, reason: null });
+    if (item.repeatKey) {
+      const rk = seenKey(item.source, item.repeatKey);
+      if (!batchItems.has(rk)) {
+        batchItems.set(rk, ref);
+        plan.seen.push({ source: item.source, externalId: item.repeatKey, canonicalUrl: null, ref, reason: null });
+      }
+    }
     if (item.canonicalUrl !== null && !batchUrls.has(item.canonicalUrl)) batchUrls.set(item.canonicalUrl, ref);
     for (const k of new Set(item.nearKeys)) {
-      const list = batchKeys.get(k);
+      let bySource = batchKeys.get(k);
+      if (!bySource) batchKeys.set(k, (bySource = new Map()));
+      const list = bySource.get(item.source);
       if (list) list.push(ref.pending);
-      else batchKeys.set(k, [ref.pending]);
+      else bySource.set(item.source, [ref.pending]);
     }
-    addCarrier(ref, item);
+    addCarrier(ref, item, null);
   }
   return plan;
 }
+
+/** Per near key, per first source, the pending articles of a batch having it. */
+type BatchKeys = Map<string, Map<string, number[]>>;
 
 /** The first candidate (stored before, then earlier in the batch) that is the same story from another source. */
 function nearMatch(
   index: number,
   item: SourcedItem,
   found: SeenLookup,
-  batchKeys: Map<string, number[]>,
+  batchKeys: BatchKeys,
   items: readonly SourcedItem[],
   store: number[],
   sourcesOf: (ref: ArticleRef) => Set<string>,
@@ -261,9 +307,15 @@ function nearMatch(
     const ref = { id };
     if (content !== undefined && !sourcesOf(ref).has(item.source) && rule.isNearDuplicate(item.article.content, content)) return ref;
   }
-  // Earlier items of this batch, ranked and capped as the stored ones are.
+  // Earlier items of this batch first stored by another source (a source's own story again is an
+  // update), the NEAR_KEY_FANOUT newest per key, ranked and capped as the stored ones are.
   const shared = new Map<number, number>();
-  for (const k of new Set(item.nearKeys)) for (const p of batchKeys.get(k) ?? []) shared.set(p, (shared.get(p) ?? 0) + 1);
+  for (const k of new Set(item.nearKeys)) {
+    for (const [source, list] of batchKeys.get(k) ?? []) {
+      if (source === item.source) continue;
+      for (let j = Math.max(0, list.length - NEAR_KEY_FANOUT); j < list.length; j++) shared.set(list[j]!, (shared.get(list[j]!) ?? 0) + 1);
+    }
+  }
   const pending = [...shared.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
   let tried = 0;
   let single = 0;

@@ -10,9 +10,9 @@ import { monotonicFactory } from 'ulid';
 import type { Tier } from '../contract/index.js';
 import { conformArticle, type StoredArticle } from '../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
-import type { FeedEntry, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from './ports.js';
+import type { CarrierRecord, FeedEntry, ItemOutcome, ItemRecord, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from './ports.js';
 import { defaultNearRule } from './near-rule.js';
-import { SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
+import { IDENTITY_MIGRATION, SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
 import { randomId, receiveStamp } from './ids.js';
 import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from './list-query.js';
 import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
@@ -72,6 +72,7 @@ const MIGRATIONS: string[] = [
    INSERT OR IGNORE INTO article_tickers (ticker, article_id, urgency)
      SELECT json_extract(j.value, '$.ticker'), a.id, a.urgency FROM articles a, json_each(a.tickers) j
      WHERE json_extract(j.value, '$.ticker') IS NOT NULL;`,
+  IDENTITY_MIGRATION,
 ];
 
 function migrate(db: Database.Database): void {
@@ -137,7 +138,7 @@ interface KeyRow {
 
 /** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
 function articleJson(withTickers: boolean): string {
-  const fields = ["'id', id", "'content', content", "'urgency', urgency", "'sentiment', sentiment", "'published_at', published_at", "'received_at', received_at"];
+  const fields = ["'id', id", "'content', content", "'urgency', urgency", "'sentiment', sentiment", "'published_at', published_at", "'received_at', received_at", "'source', source", "'url', url"];
   if (withTickers) fields.push("'tickers', json(tickers)");
   return `json_object(${fields.join(', ')})`;
 }
@@ -297,7 +298,7 @@ export class SqliteStore implements Store {
         this.stmts.insertArticle.run(row);
         this.stmts.enqueue.run(id, receivedAt);
         for (const t of tickerRows([{ id, urgency: article.urgency, tickers: article.tickers }])) this.stmts.insertTicker.run(t);
-        out.push({ id, content: article.content, urgency: article.urgency, sentiment: article.sentiment, published_at: article.published_at, received_at: receivedAt, tickers: article.tickers });
+        out.push({ id, content: article.content, urgency: article.urgency, sentiment: article.sentiment, published_at: article.published_at, received_at: receivedAt, source: row.source, url: row.url, tickers: article.tickers });
       }
     };
     // IMMEDIATE: take the write lock before reading the clock and the newest id.
@@ -421,8 +422,11 @@ export class SqliteStore implements Store {
   ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     return this.sources.ingestItems(items, at);
   }
-  carriersOf(articleId: string): Promise<{ source: string; url: string | null; at: string }[]> {
+  carriersOf(articleId: string): Promise<CarrierRecord[]> {
     return this.sources.carriersOf(articleId);
+  }
+  itemsOf(articleId: string): Promise<ItemRecord[]> {
+    return this.sources.itemsOf(articleId);
   }
   pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
     return this.sources.pruneSeenItems(olderThanMs, now);

@@ -154,9 +154,14 @@ describe('fns articles ingest', () => {
     expect(r.stderr).toContain('line 2: content is required');
     expect(r.stderr).not.toContain('\r'); // no progress line: standard error is not a terminal
     const out = JSON.parse(r.stdout);
-    expect(out).toEqual({ lines: 3, ingested: 2, ids: [expect.any(String), expect.any(String)], errors: [{ line: 2, error: expect.any(String) }] });
+    expect(out).toEqual({ lines: 3, ingested: 2, ids: [expect.any(String), expect.any(String)], duplicates: [], errors: [{ line: 2, error: expect.any(String) }] });
     const k = await json('keys', 'create', '--tier', 'pro');
     const list = await get(port(), '/v1/news?limit=2', { key: k.key, ip: '127.2.1.1' });
     expect(list.body.articles.map((a: any) => a.content)).toEqual(['Second CLI headline', 'CLI ingested headline about copper']);
+    // Lines without source or url: both keys present, null (contract 1.2.0), for a pro key too.
+    expect(list.body.articles.map((a: any) => [a.source, a.url])).toEqual([
+      [null, null],
+      [null, null],
+    ]);
   });
 });

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readLines } from '../../src/cli/input.js';
 import { ingest, IngestStopped, INGEST_CHUNK } from '../../src/cli/operator.js';
 import { Progress } from '../../src/cli/progress.js';
-import type { NewArticle } from '../../src/store/ports.js';
+import type { ItemOutcome, SourcedItem } from '../../src/store/ports.js';
 import { fnsBin, fnsWith, ndjson, tempDataDir } from './support.js';
 
 const data = tempDataDir('fns-ingest-');
@@ -23,10 +23,10 @@ function recordingStore(failOnCall?: number) {
   let n = 0;
   return {
     calls,
-    async insert(articles: NewArticle[], at: number | (() => number)) {
-      calls.push({ size: articles.length, at });
+    async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
+      calls.push({ size: items.length, at });
       if (calls.length === failOnCall) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
-      return articles.map((a) => ({ ...a, id: `id${++n}`, received_at: 'now' }));
+      return items.map(() => ({ status: 'stored', id: `id${++n}`, received_at: 'now' }));
     },
   };
 }
@@ -153,5 +153,5 @@ describe('two ingests at once on one DATA_DIR: both succeed, the small one inter
     } finally {
       dir.remove();
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -207,7 +207,8 @@ function claims(st: Statement): Claim[] {
   }
 
   // Ranges: `limit … between 1 and 100`, `q, 2 to 500 characters`, `content … at most 20,000 characters`.
-  const subjects = [...text.matchAll(/`?([a-z_]+)`?/gi)].filter((m) => ranges.has(m[1]!));
+  // A possessive (`the source's own id`) or a placeholder (`<url>`) is no subject.
+  const subjects = [...text.matchAll(/(?<![<\w])`?([a-z_]+)`?(?!['’>\w])/gi)].filter((m) => ranges.has(m[1]!));
   const subjectBefore = (index: number) => subjects.filter((m) => m.index! < index && !/[.;]\s/.test(text.slice(m.index!, index))).at(-1)?.[1] ?? st.subject;
   const checkRange = (said: string, index: number, min: number | undefined, max: number) => {
     const name = subjectBefore(index);

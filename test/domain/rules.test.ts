@@ -122,7 +122,7 @@ describe(`IP guard: ${GUARD.distinctKeys} distinct keys within ${GUARD.windowMs 
 });
 
 describe('tickers are shown to plans with per-ticker sentiment only', () => {
-  const a = { id: '01M7Z87BJ3K8W3Q2ZP7R9T4V6X', content: 'x', urgency: 'regular' as const, sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00.000Z', tickers: [] };
+  const a = { id: '01M7Z87BJ3K8W3Q2ZP7R9T4V6X', content: 'x', urgency: 'regular' as const, sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00.000Z', source: null, url: null, tickers: [] };
   it('keeps an empty tickers array for max and drops the key otherwise', () => {
     expect(presentArticle(a, plans.max.tickers)).toHaveProperty('tickers', []);
     expect('tickers' in presentArticle(a, plans.pro.tickers)).toBe(false);

@@ -14,8 +14,17 @@ describe('response validation used by every test run', () => {
     expect(() => check('listNews', 200, 'text/plain', {})).toThrow(ContractViolation);
   });
   it('rejects tickers missing from a search result', () => {
-    const article = { id: '01M7Z87BJ3K8W3Q2ZP7R9T4V6X', content: 'x', urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z' };
+    const article = { id: '01M7Z87BJ3K8W3Q2ZP7R9T4V6X', content: 'x', urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', source: null, url: null };
     expect(() => check('searchNews', 200, 'application/json', { count: 1, query: 'xx', articles: [article], next: null })).toThrow(ContractViolation);
     expect(() => check('searchNews', 200, 'application/json', { count: 1, query: 'xx', articles: [{ ...article, tickers: [] }], next: null })).not.toThrow();
+  });
+  it('rejects an article without source or url (keys present on every article since 1.2.0), or with a source or url off the contract', () => {
+    const article = { id: '01M7Z87BJ3K8W3Q2ZP7R9T4V6X', content: 'x', urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z' };
+    const list = (a: object) => ({ count: 1, articles: [a], next: null });
+    expect(() => check('listNews', 200, 'application/json', list(article))).toThrow(ContractViolation);
+    expect(() => check('listNews', 200, 'application/json', list({ ...article, source: null, url: null }))).not.toThrow();
+    expect(() => check('listNews', 200, 'application/json', list({ ...article, source: 'reuters-markets', url: 'https://www.reuters.example/a' }))).not.toThrow();
+    expect(() => check('listNews', 200, 'application/json', list({ ...article, source: 'Reuters Markets', url: null }))).toThrow(ContractViolation);
+    expect(() => check('listNews', 200, 'application/json', list({ ...article, source: null, url: 'see website' }))).toThrow(ContractViolation);
   });
 });

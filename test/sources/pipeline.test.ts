@@ -16,13 +16,13 @@ const feedItem = (over: Partial<FeedItem> = {}): FeedItem => ({
 const wire = { name: 'wire', urgency: 'auto' as const };
 
 describe('mapping: content is the headline, else the summary; published_at, url and source as given', () => {
-  it('maps a full item', () => {
+  it('maps a full item (its url is the canonical link)', () => {
     const [s] = toSourcedItems(wire, [feedItem()]);
     expect(s).toMatchObject({
       source: 'wire',
       externalId: 'g-1',
       canonicalUrl: 'https://news.example/acme',
-      article: { content: 'Acme beats estimates', published_at: '2026-11-22T05:55:44.000Z', url: 'https://news.example/acme?utm_source=rss', source: 'wire' },
+      article: { content: 'Acme beats estimates', published_at: '2026-11-22T05:55:44.000Z', url: 'https://news.example/acme', source: 'wire' },
     });
   });
 

@@ -92,7 +92,8 @@ describe('push on the running service: stored articles reach an open stream, ide
       { line: 1, status: 'stored', source: 'desk', external_id: 'n-1', id: expect.any(String), received_at: expect.any(String) },
     ]);
     const messages = await client.received(1, 10_000);
-    expect(messages[0]).toMatchObject({ id: answer.body.results[0].id, content: 'Acme beats estimates', urgency: 'flash' });
+    // The stream carries the pushing source and the canonical link (contract 1.2.0).
+    expect(messages[0]).toMatchObject({ id: answer.body.results[0].id, content: 'Acme beats estimates', urgency: 'flash', source: 'desk', url: 'https://desk.example/n-1' });
     expect(client.invalid).toEqual([]);
   });
 
@@ -106,6 +107,16 @@ describe('push on the running service: stored articles reach an open stream, ide
     const other = await push(svc.adminUrl!, JSON.stringify([{ source: 'wire', id: 'w-77', title: 'Zeta: recall', url: 'https://desk.example/n-2#top' }]), { type: 'application/json' });
     expect(other.body.results[0]).toMatchObject({ status: 'duplicate', reason: 'same-url', id });
     expect((await svc.store.carriersOf(id)).map((c) => c.source)).toEqual(['desk', 'wire']);
+  });
+
+  it("one source's same headline and published time under another id is a duplicate (same-headline), answered as every path answers", async () => {
+    const first = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'h-1', content: 'Gold hits a record high', published_at: '2026-11-21T10:00:00Z' }));
+    const id = first.body.results[0].id;
+    const again = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'h-2', content: 'GOLD HITS A RECORD HIGH', published_at: '2026-11-21T11:00:00+01:00' }));
+    expect(again.body.results[0]).toEqual({ line: 1, status: 'duplicate', source: 'desk', external_id: 'h-2', reason: 'same-headline', id });
+    // The next day's same headline is a new story.
+    const tomorrow = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'h-3', content: 'Gold hits a record high', published_at: '2026-11-22T10:00:00Z' }));
+    expect(tomorrow.body.results[0]).toMatchObject({ status: 'stored' });
   });
 
   it('the same story reworded by another source within 24 h is merged (src/dedup/near.ts), the source recorded as a carrier', async () => {

@@ -85,7 +85,7 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     const s = await open();
     const tricky = 'He said "rates" \\ up\nnext\tline é 📈 \u0001 </script>';
     const first = await s.insert([article('first', { urgency: 'breaking', sentiment: 'hawkish', published_at: '2026-11-21T11:59:00Z' })], T0);
-    const more = await s.insert([article(tricky, { tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] }), article('third')], T0 + 10);
+    const more = await s.insert([article(tricky, { tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] }), article('third', { source: 'wire.a_1', url: 'https://x.example/a?b="c"&d=\u00e9\\' })], T0 + 10);
     expect(more.map((a) => a.received_at)).toEqual([new Date(T0 + 10).toISOString(), new Date(T0 + 10).toISOString()]);
     expect(more[0]!.id > first[0]!.id && more[1]!.id > more[0]!.id).toBe(true);
     expect(await s.count()).toBe(3);
@@ -100,7 +100,7 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     expect(await s.list({ afterMs: T0 + 10, limit: 10 })).toEqual([]);
 
     const json = (a: (typeof listed)[number], withTickers: boolean) =>
-      JSON.stringify({ id: a.id, content: a.content, urgency: a.urgency, sentiment: a.sentiment, published_at: a.published_at, received_at: a.received_at, ...(withTickers ? { tickers: a.tickers } : {}) });
+      JSON.stringify({ id: a.id, content: a.content, urgency: a.urgency, sentiment: a.sentiment, published_at: a.published_at, received_at: a.received_at, source: a.source, url: a.url, ...(withTickers ? { tickers: a.tickers } : {}) });
     expect(await s.listJson({ afterMs: 0, limit: 10 }, true)).toEqual(listed.map((a) => json(a, true)));
     expect(await s.listJson({ afterMs: 0, limit: 10 }, false)).toEqual(listed.map((a) => json(a, false)));
     expect(await s.listJson({ afterMs: 0, urgency: 'breaking', limit: 10 }, false)).toEqual([json(listed[2]!, false)]);

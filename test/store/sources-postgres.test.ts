@@ -1,7 +1,8 @@
 /** The SourceStore suite on PostgreSQL: a fresh schema per test (dropped afterwards); a peer is a second pool on it. */
 import type { NearDuplicateRule, Store } from '../../src/store/ports.js';
 import { describeSourceStore } from './sources.suite.js';
-import { pgReachable, pgTestStores, reportUnreachable } from '../support/postgres.js';
+import { pgReachable, pgTestStores, reportUnreachable, sql } from '../support/postgres.js';
+import { LATEST_VERSION, type PostgresStore } from '../../src/store/postgres/index.js';
 
 const reachable = await pgReachable();
 const stores = pgTestStores();
@@ -19,6 +20,15 @@ const skipped = describeSourceStore('postgres', {
     const p = await stores.peer(store, { nearRule: rule });
     rules.set(p, rule);
     return p;
+  },
+  async exec(store, text) {
+    const schema = (store as PostgresStore).schema;
+    await sql(`SET search_path = ${schema}; ${text}`);
+  },
+  async rewindIdentity(store) {
+    const schema = (store as PostgresStore).schema;
+    await sql(`ALTER TABLE ${schema}.seen_items DROP COLUMN reason; ALTER TABLE ${schema}.article_carriers DROP COLUMN reason`);
+    await sql(`DELETE FROM ${schema}.schema_migrations WHERE version = $1`, [LATEST_VERSION]);
   },
   async cleanup() {
     rules.clear();

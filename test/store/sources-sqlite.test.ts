@@ -24,6 +24,14 @@ describeSourceStore('sqlite', {
     opened.set(p, { file, rule });
     return p;
   },
+  async exec(store, sql) {
+    (store as SqliteStore).db.exec(sql);
+  },
+  async rewindIdentity(store) {
+    const db = (store as SqliteStore).db;
+    db.exec('ALTER TABLE seen_items DROP COLUMN reason; ALTER TABLE article_carriers DROP COLUMN reason;');
+    db.pragma(`user_version = ${(db.pragma('user_version', { simple: true }) as number) - 1}`);
+  },
   async cleanup() {
     opened.clear();
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });

@@ -8,6 +8,11 @@ import { expect } from 'vitest';
 import { OpenedStores, registerStoreTests } from './suite-kit.js';
 import { SourceExistsError } from '../../src/store/errors.js';
 import type { NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, Store } from '../../src/store/ports.js';
+import { identify } from '../../src/ingest/identity.js';
+import { operatorItem, storeOffers } from '../../src/ingest/pipeline.js';
+import { parseArticle } from '../../src/ingest/parse.js';
+import { parseFeed } from '../../src/sources/feed/index.js';
+import { toSourcedItems } from '../../src/sources/pipeline.js';
 
 export interface SourcesHarness {
   open(rule: NearDuplicateRule): Promise<Store>;
@@ -15,6 +20,10 @@ export interface SourcesHarness {
   peer(store: Store): Promise<Store>;
   cleanup(): Promise<void>;
   skip?: boolean;
+  /** Runs SQL on the store's data (both engines understand the statements the suite sends). */
+  exec(store: Store, sql: string): Promise<void>;
+  /** Puts the store back to before the identity migration (its columns dropped, its version unapplied); `peer` applies it again. */
+  rewindIdentity(store: Store): Promise<void>;
 }
 
 const HOUR = 3600_000;
@@ -263,8 +272,8 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect(b).toEqual({ status: 'duplicate', reason: 'near-duplicate', id });
     const carriers = await s.carriersOf(id);
     expect(carriers).toEqual([
-      { source: 'wire-a', url: 'https://a.example/1', at: new Date(T0).toISOString() },
-      { source: 'wire-b', url: 'https://b.example/9', at: new Date(T0 + 23 * HOUR).toISOString() },
+      { source: 'wire-a', url: 'https://a.example/1', at: new Date(T0).toISOString(), reason: null },
+      { source: 'wire-b', url: 'https://b.example/9', at: new Date(T0 + 23 * HOUR).toISOString(), reason: 'near-duplicate' },
     ]);
     expect(await s.count()).toBe(1);
     // Merged once: wire-b's item is known by its id from now on.
@@ -289,6 +298,196 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect(out[0]!.status).toBe('stored');
     expect(out[1]).toEqual({ status: 'duplicate', reason: 'near-duplicate', id: out[0]!.id });
     expect((await s.carriersOf(out[0]!.id)).map((c) => c.source)).toEqual(['wire-a', 'wire-b']);
+  });
+
+  // ---- identity: canonical links, one wire's repeats, operator lines (src/ingest/identity.ts, pipeline.ts) ----
+
+  /** An item through the real identity step (canonical link, repeat key, near keys). */
+  const wireItem = (source: string, id: string, content: string, url: string | null, published_at: string | null = null) =>
+    identify(source, id, article(content, { url, published_at }));
+
+  test('identity', 'every spelling of one link from another wire is the stored story (same-url)', async () => {
+    const s = await open();
+    const canonical = 'https://www.example.com/markets/2026/11/21/fed-raises-rates';
+    const [first] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Fed raises rates by a quarter point', canonical)], T0);
+    expect(first!.status).toBe('stored');
+    const id = (first as { id: string }).id;
+    const spellings = [
+      'HTTPS://WWW.EXAMPLE.COM:443/markets/2026/11/21/fed-raises-rates',
+      'https://www.example.com/markets/2026/11/21/fed-raises-rates#comments',
+      'https://www.example.com/markets/2026/11/21/fed-raises-rates/',
+      'https://www.example.com/markets/2026/11/21/fed-raises-rates?utm_source=rss&utm_medium=feed&fbclid=x&gclid=y&mc_cid=1&mc_eid=2&ocid=msn&cmpid=rss',
+      'https://www.example.com/markets/2026/11/21/fed-raises-rates/amp',
+      'https://www.example.com/markets/2026/11/21/fed-raises-rates/amp/',
+      'https://www.example.com/markets/2026/11/21/fed-raises-rates?outputType=amp',
+      'https://amp.example.com/markets/2026/11/21/fed-raises-rates'.replace('amp.example.com', 'amp.www.example.com'),
+      `https://redir.example.com/redir/online/mercado/rss091/*${canonical}`,
+      `https://news.google.example/url?url=${encodeURIComponent(canonical)}`,
+      `https://l.example/l.php?u=${encodeURIComponent(canonical)}&h=x`,
+    ];
+    const out = await s.ingestItems(spellings.map((u, i) => wireItem('wire-b', `b-${i}`, `Headline number ${i} in other words entirely`, u)), T0 + 1000);
+    expect(out).toEqual(spellings.map(() => ({ status: 'duplicate', reason: 'same-url', id })));
+    expect(await s.count()).toBe(1);
+    const [stored] = await s.getMany([id]);
+    expect(stored).toMatchObject({ source: 'wire-a', url: canonical });
+  });
+
+  test('identity', 'an ISO-8859-1 feed listing one story under its canonical link and its redirector link stores it once', async () => {
+    const s = await open();
+    const canonical = 'https://www1.folha.example.com.br/mercado/2026/11/dolar-fecha-em-alta-apos-decisao-do-copom.shtml';
+    const xml = `<?xml version="1.0" encoding="ISO-8859-1"?>
+<rss version="0.91"><channel><title>Mercado</title><link>https://www1.folha.example.com.br/mercado/</link><description>Mercado</description>
+<item><title>Dólar fecha em alta após decisão do Copom</title><link>https://redir.folha.example.com.br/redir/online/mercado/rss091/*${canonical}</link><pubDate>Fri, 21 Nov 2026 18:30:00 -0300</pubDate></item>
+<item><title>Dólar fecha em alta após decisão do Copom</title><link>${canonical}</link><pubDate>Fri, 21 Nov 2026 18:30:00 -0300</pubDate></item>
+</channel></rss>`;
+    const feed = parseFeed(Buffer.from(xml, 'latin1'), { contentType: 'application/rss+xml; charset=ISO-8859-1', baseUrl: 'https://feeds.folha.example.com.br/mercado/rss091.xml' });
+    const items = toSourcedItems({ name: 'folha-mercado', urgency: 'auto' }, feed.items);
+    expect(items.map((i) => i.article.content)).toEqual(['Dólar fecha em alta após decisão do Copom', 'Dólar fecha em alta após decisão do Copom']);
+    const out = await s.ingestItems(items, T0);
+    expect(out[0]!.status).toBe('stored');
+    const id = (out[0] as { id: string }).id;
+    expect(out[1]).toMatchObject({ status: 'duplicate', id });
+    expect(await s.count()).toBe(1);
+    expect((await s.getMany([id]))[0]).toMatchObject({ source: 'folha-mercado', url: canonical });
+    // Polled again: nothing new.
+    expect((await s.ingestItems(items, T0 + HOUR)).map((o) => o.status)).toEqual(['duplicate', 'duplicate']);
+  });
+
+  test('identity', "one wire's same headline and published time under another id or link is the same item (same-headline)", async () => {
+    const s = await open();
+    const at = '2026-11-21T11:00:00Z';
+    const [a] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Acme Corp beats estimates, shares jump', 'https://a.example/1', at)], T0);
+    const id = (a as { id: string }).id;
+    // Another id and link, the same text (case, punctuation and spacing aside) and the same instant in another offset.
+    const out = await s.ingestItems(
+      [
+        wireItem('wire-a', 'a-2', 'ACME CORP BEATS ESTIMATES — SHARES JUMP', 'https://a.example/2', '2026-11-21T12:00:00+01:00'),
+        wireItem('wire-a', 'a-3', 'Acme Corp beats estimates, shares jump', null, at),
+      ],
+      T0 + HOUR,
+    );
+    expect(out).toEqual([
+      { status: 'duplicate', reason: 'same-headline', id },
+      { status: 'duplicate', reason: 'same-headline', id },
+    ]);
+    expect(await s.count()).toBe(1);
+    // The repeat is no carrier: the same source carried it once.
+    expect((await s.carriersOf(id)).map((c) => c.source)).toEqual(['wire-a']);
+    expect((await s.itemsOf(id)).map((r) => [r.externalId, r.reason])).toEqual([
+      ['a-1', null],
+      ['a-2', 'same-headline'],
+      ['a-3', 'same-headline'],
+    ]);
+  });
+
+  test('identity', 'repeats inside one batch are found too', async () => {
+    const s = await open();
+    const at = '2026-11-21T11:00:00Z';
+    const out = await s.ingestItems([wireItem('wire-a', 'a-1', 'Gold hits record high', null, at), wireItem('wire-a', 'a-2', 'Gold hits record high', null, at)], T0);
+    expect(out[1]).toEqual({ status: 'duplicate', reason: 'same-headline', id: (out[0] as { id: string }).id });
+  });
+
+  test('identity', 'a genuinely updated headline under the same id stays one article', async () => {
+    const s = await open();
+    const [a] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Acme to buy Beta for $2bn', 'https://a.example/1', '2026-11-21T11:00:00Z')], T0);
+    const [b] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Acme to buy Beta for $2.4bn in cash and stock', 'https://a.example/1', '2026-11-21T11:05:00Z')], T0 + 60_000);
+    expect(b).toEqual({ status: 'duplicate', reason: 'same-item', id: (a as { id: string }).id });
+    expect(await s.count()).toBe(1);
+  });
+
+  test('identity', "a wire's recurring headline on another day is a new story; undated, a repeat only within the window", async () => {
+    const s = await open();
+    const headline = 'Wall Street opens higher as tech rallies';
+    const [mon] = await s.ingestItems([wireItem('wire-a', 'a-mon', headline, 'https://a.example/mon', '2026-11-23T14:30:00Z')], T0);
+    const [tue] = await s.ingestItems([wireItem('wire-a', 'a-tue', headline, 'https://a.example/tue', '2026-11-24T14:30:00Z')], T0 + DAY);
+    expect(mon!.status).toBe('stored');
+    expect(tue!.status).toBe('stored');
+    // Without a published time: a repeat within the near window, a new story after it.
+    const [u1] = await s.ingestItems([wireItem('wire-a', 'u-1', 'Markets open mixed', null)], T0);
+    const [u2] = await s.ingestItems([wireItem('wire-a', 'u-2', 'Markets open mixed', null)], T0 + 2 * HOUR);
+    const [u3] = await s.ingestItems([wireItem('wire-a', 'u-3', 'Markets open mixed', null)], T0 + 2 * DAY);
+    expect(u2).toEqual({ status: 'duplicate', reason: 'same-headline', id: (u1 as { id: string }).id });
+    expect(u3!.status).toBe('stored');
+    // ...and the next day's repeat of that one is its duplicate, not the first's.
+    const [u4] = await s.ingestItems([wireItem('wire-a', 'u-4', 'Markets open mixed', null)], T0 + 2 * DAY + HOUR);
+    expect(u4).toEqual({ status: 'duplicate', reason: 'same-headline', id: (u3 as { id: string }).id });
+    // A dated item and an undated one with the same text are not repeats of each other.
+    const [d] = await s.ingestItems([wireItem('wire-a', 'd-1', 'Markets open mixed', null, '2026-11-23T14:30:00Z')], T0 + 2 * DAY + 2 * HOUR);
+    expect(d!.status).toBe('stored');
+  });
+
+  test('identity', "another wire's same headline and time is no repeat of this wire (the near-duplicate rule decides)", async () => {
+    const s = await open();
+    const at = '2026-11-21T11:00:00Z';
+    const [a] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Oil jumps on supply cut', null, at)], T0);
+    const [b] = await s.ingestItems([wireItem('wire-b', 'b-1', 'Oil jumps on supply cut', null, at)], T0 + 1000);
+    expect(b).toEqual({ status: 'duplicate', reason: 'near-duplicate', id: (a as { id: string }).id });
+    expect(await s.carriersOf((a as { id: string }).id)).toMatchObject([{ source: 'wire-a', reason: null }, { source: 'wire-b', reason: 'near-duplicate' }]);
+  });
+
+  test('identity', 'operator lines: the same NDJSON twice stores nothing the second time; a link a wire brought is a duplicate', async () => {
+    const s = await open();
+    const line = (o: object) => {
+      const r = parseArticle(o);
+      if (!r.ok) throw new Error(r.error);
+      return operatorItem(r.article);
+    };
+    const [w] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Nvidia beats on data-center revenue', 'https://www.cnbc.example/2026/11/21/nvidia.html')], T0);
+    const lines = [
+      { content: 'ECB holds rates, Lagarde says the fight is not over' },
+      { content: 'Bitcoin tops $110,000', published_at: '2026-11-21T10:00:00Z', source: 'desk' },
+      { content: 'Nvidia results: what the street says', url: 'https://www.cnbc.example/2026/11/21/nvidia.html?utm_source=twitter' },
+    ];
+    const first = await storeOffers(lines.map((o, i) => ({ line: i + 1, item: line(o) })), s, () => T0 + 1000);
+    expect(first.results.map((r) => r.status)).toEqual(['stored', 'stored', 'duplicate']);
+    expect(first.results[2]).toMatchObject({ status: 'duplicate', reason: 'same-url', id: (w as { id: string }).id, source: 'operator' });
+    const again = await storeOffers(lines.map((o, i) => ({ line: i + 1, item: line(o) })), s, () => T0 + 2000);
+    expect(again).toMatchObject({ stored: 0, duplicates: 3, invalid: 0 });
+    expect(await s.count()).toBe(3);
+    // A line without source is scoped to `operator` for dedup and shows no source; a named source is shown.
+    const stored = await s.getMany(first.results.flatMap((r) => (r.status === 'stored' ? [r.id] : [])));
+    expect(stored.map((a) => [a.source, a.url])).toEqual([
+      [null, null],
+      ['desk', null],
+    ]);
+    expect((await s.carriersOf(stored[0]!.id)).map((c) => c.source)).toEqual(['operator']);
+  });
+
+  test('identity', 'every article carries source and url in the list JSON and the change feed, null when unknown', async () => {
+    const s = await open();
+    await s.ingestItems([wireItem('wire-a', 'a-1', 'Copper rallies', 'https://a.example/copper?utm_source=x')], T0);
+    await s.insert([article('Operator note without source')], T0 + 1);
+    const json = (await s.listJson({ afterMs: 0, limit: 10 }, false)).map((j) => JSON.parse(j));
+    expect(json.map((a) => [a.source, a.url])).toEqual([
+      [null, null],
+      ['wire-a', 'https://a.example/copper'],
+    ]);
+    expect(Object.keys(json[0]!)).toEqual(['id', 'content', 'urgency', 'sentiment', 'published_at', 'received_at', 'source', 'url']);
+    const full = (await s.listJson({ afterMs: 0, limit: 10 }, true)).map((j) => JSON.parse(j));
+    expect(Object.keys(full[0]!)).toEqual(['id', 'content', 'urgency', 'sentiment', 'published_at', 'received_at', 'source', 'url', 'tickers']);
+    const feed = await s.feedAfter(0, 10);
+    expect(feed.map((e) => e.article.source)).toEqual(['wire-a', null]);
+  });
+
+  test('identity', 'the identity migration backfills source and url from the carriers and hides what is no source name or link', async () => {
+    const s = await open();
+    const [a, b, c] = await s.insert(
+      [article('Carried story stored before identity'), article('Operator line with free text', { source: 'Reuters Markets desk', url: 'see the website' }), article('Plain line')],
+      T0,
+    );
+    await h.rewindIdentity(s);
+    // As the carriers and seen records were kept before: the first carrier's item under its canonical link, a later carrier.
+    await h.exec(
+      s,
+      `INSERT INTO article_carriers (article_id, source, url, at) VALUES ('${a!.id}', 'wire-a', 'https://a.example/story?utm_source=rss', ${T0}), ('${a!.id}', 'wire-b', 'https://b.example/x', ${T0 + 1000});
+       INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at) VALUES ('wire-a', 'g-1', 'https://a.example/story', '${a!.id}', ${T0})`,
+    );
+    const migrated = await peer(s);
+    const byId = new Map((await migrated.getMany([a!.id, b!.id, c!.id])).map((x) => [x.id, x]));
+    expect(byId.get(a!.id)).toMatchObject({ source: 'wire-a', url: 'https://a.example/story' });
+    expect(byId.get(b!.id)).toMatchObject({ source: null, url: null });
+    expect(byId.get(c!.id)).toMatchObject({ source: null, url: null });
+    expect((await migrated.carriersOf(a!.id)).map((x) => x.reason)).toEqual([null, 'near-duplicate']);
   });
 
   // ---- prune ----

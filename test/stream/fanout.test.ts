@@ -15,7 +15,7 @@ interface Target extends FanOutTarget {
 
 const entry = (seq: number): FeedEntry => ({
   seq,
-  article: { id: String(seq), content: `a${seq}`, urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', tickers: [] },
+  article: { id: String(seq), content: `a${seq}`, urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', source: null, url: null, tickers: [] },
 });
 const batch = (from: number, to: number): FeedEntry[] => Array.from({ length: to - from + 1 }, (_, i) => entry(from + i));
 

@@ -11,7 +11,7 @@ function feed() {
     add(n: number) {
       for (let i = 0; i < n; i++) {
         const seq = entries.length + 1;
-        entries.push({ seq, article: { id: String(seq), content: 'x', urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', tickers: [] } });
+        entries.push({ seq, article: { id: String(seq), content: 'x', urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', source: null, url: null, tickers: [] } });
       }
     },
     articles: {

@@ -20,7 +20,7 @@ function feed(n: number, seqOf = (i: number) => i + 1) {
   const ulid = monotonicFactory();
   const entries: FeedEntry[] = Array.from({ length: n }, (_, i) => ({
     seq: seqOf(i),
-    article: { id: ulid(T0 + i * 10), content: `a${i}`, urgency: 'regular', sentiment: null, published_at: null, received_at: new Date(T0 + i * 10).toISOString(), tickers: [] },
+    article: { id: ulid(T0 + i * 10), content: `a${i}`, urgency: 'regular', sentiment: null, published_at: null, received_at: new Date(T0 + i * 10).toISOString(), source: null, url: null, tickers: [] },
   }));
   let reads = 0;
   return {
@@ -98,7 +98,7 @@ interface Target extends FanOutTarget {
 
 const about = (seq: number, ...tickers: string[]): FeedEntry => ({
   seq,
-  article: { id: String(seq), content: `a${seq}`, urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral' })) },
+  article: { id: String(seq), content: `a${seq}`, urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', source: null, url: null, tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral' })) },
 });
 const filter = (...symbols: string[]): TickerFilter => ({ key: [...symbols].sort().join(','), symbols: new Set(symbols) });
 

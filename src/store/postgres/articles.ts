@@ -13,7 +13,7 @@ import { listShape, listSql, listValues, normaliseTickers, numberedPlaceholders,
 import { feedChannel, LOCK, type Db } from './db.js';
 import { toArticle, type ArticleRow } from '../rows.js';
 
-const COLUMNS = 'seq, id, content, urgency, sentiment, published_at, received_at, tickers';
+const COLUMNS = 'seq, id, content, urgency, sentiment, published_at, received_at, tickers, source, url';
 
 
 /**
@@ -31,6 +31,8 @@ function articleJson(withTickers: boolean): string {
     `',"sentiment":' || ${nullable('sentiment')}`,
     `',"published_at":' || ${nullable('published_at')}`,
     `',"received_at":' || ${str('received_at')}`,
+    `',"source":' || ${nullable('source')}`,
+    `',"url":' || ${nullable('url')}`,
   ];
   if (withTickers) parts.push(`',"tickers":' || tickers`);
   return `${parts.join(' || ')} || '}'`;
@@ -59,6 +61,8 @@ export class PgArticles implements ArticleStore {
         sentiment: a.sentiment,
         published_at: a.published_at,
         received_at: receivedAt,
+        source: a.source ?? null,
+        url: a.url ?? null,
         tickers: a.tickers,
       }));
       const rows = await db.query<{ seq: string }>(
@@ -75,8 +79,8 @@ export class PgArticles implements ArticleStore {
           out.map((a) => a.sentiment),
           out.map((a) => a.published_at),
           out.map((a) => JSON.stringify(a.tickers)),
-          conformed.map((a) => a.source ?? null),
-          conformed.map((a) => a.url ?? null),
+          out.map((a) => a.source),
+          out.map((a) => a.url),
           receivedAt,
         ],
       );

@@ -16,7 +16,7 @@ import type { Tier } from '../../contract/index.js';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { AccountRecord } from '../../domain/tiers.js';
 import { isStoreUnavailable, StoreUnavailableError } from '../errors.js';
-import type { FeedEntry, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from '../ports.js';
+import type { CarrierRecord, FeedEntry, ItemRecord, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from '../ports.js';
 import { defaultNearRule } from '../near-rule.js';
 import { PgSources } from './sources.js';
 import { PgAccounts } from './accounts.js';
@@ -160,8 +160,11 @@ export class PostgresStore implements Store {
   ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     return this.sources.ingestItems(items, at);
   }
-  carriersOf(articleId: string): Promise<{ source: string; url: string | null; at: string }[]> {
+  carriersOf(articleId: string): Promise<CarrierRecord[]> {
     return this.sources.carriersOf(articleId);
+  }
+  itemsOf(articleId: string): Promise<ItemRecord[]> {
+    return this.sources.itemsOf(articleId);
   }
   pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
     return this.sources.pruneSeenItems(olderThanMs, now);

@@ -8,7 +8,7 @@
  */
 import pg from 'pg';
 import { checkSchema, connectionString, DEFAULTS, LOCK } from './db.js';
-import { SOURCES_MIGRATION } from './sources.js';
+import { IDENTITY_MIGRATION, SOURCES_MIGRATION } from './sources.js';
 
 export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE accounts (
@@ -71,6 +71,8 @@ export const MIGRATIONS: readonly string[] = [
      SELECT DISTINCT e->>'ticker', a.id, a.urgency FROM articles a, jsonb_array_elements(a.tickers::jsonb) e
      WHERE e->>'ticker' IS NOT NULL
    ON CONFLICT DO NOTHING;`,
+  // 4: article identity (contract 1.2.0): dedup reasons, source and url backfilled from the carriers.
+  IDENTITY_MIGRATION,
 ];
 
 export const LATEST_VERSION = MIGRATIONS.length;

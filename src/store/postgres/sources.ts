@@ -4,9 +4,10 @@
  * takes the article writers' advisory lock first, so two processes' check-then-insert never interleave,
  * then inserts through PgArticles (ids, received_at, seq and the feed notification as every insert).
  */
-import type { ItemOutcome, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
+import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
 import { SourceExistsError } from '../errors.js';
-import { ContentCache, distinctKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../ingest/identity.js';
+import { ContentCache, distinctKeys, lookupKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
@@ -63,6 +64,22 @@ export const SOURCES_MIGRATION = `
     at bigint NOT NULL,
     UNIQUE (article_id, source)
   );`;
+
+/** Migration 4: article identity (see the SQLite store's IDENTITY_MIGRATION, src/store/sqlite/sources.ts). */
+export const IDENTITY_MIGRATION = `
+  ALTER TABLE seen_items ADD COLUMN reason text;
+  ALTER TABLE article_carriers ADD COLUMN reason text;
+  UPDATE article_carriers c SET reason = 'near-duplicate'
+    WHERE c.n > (SELECT min(f.n) FROM article_carriers f WHERE f.article_id = c.article_id);
+  UPDATE articles a SET source = (SELECT c.source FROM article_carriers c WHERE c.article_id = a.id ORDER BY c.n LIMIT 1)
+    WHERE a.source IS NULL;
+  UPDATE articles a SET url = coalesce(
+      (SELECT s.canonical_url FROM seen_items s WHERE s.article_id = a.id AND s.source = a.source AND s.canonical_url IS NOT NULL ORDER BY s.seen_at LIMIT 1),
+      a.url,
+      (SELECT c.url FROM article_carriers c WHERE c.article_id = a.id AND c.source = a.source))
+    WHERE a.source IS NOT NULL AND EXISTS (SELECT 1 FROM article_carriers c WHERE c.article_id = a.id);
+  UPDATE articles SET source = NULL WHERE source IS NOT NULL AND source !~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+  UPDATE articles SET url = NULL WHERE url IS NOT NULL AND (length(url) > 2000 OR url !~ '^https?://\\S+$');`;
 
 export class PgSources implements SourceStore {
   /** Recent articles' content by id (an article's content never changes): candidates are read once. */
@@ -157,16 +174,16 @@ export class PgSources implements SourceStore {
       // The lock every article insert takes (articles.ts): no other process checks or inserts until commit.
       await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.articles, db.schema]);
       const now = typeof at === 'number' ? at : at();
-      const plan = planIngest(items, await this.lookup(db, items, now), this.rule);
+      const plan = planIngest(items, await this.lookup(db, items, now), this.rule, now);
       const stored = plan.store.length > 0 ? await new PgArticles(db).insert(plan.store.map((i) => items[i]!.article), at) : [];
       const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
       for (const a of stored) this.contents.set(a.id, a.content);
       if (plan.seen.length > 0) {
         await db.query(
-          `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at)
-           SELECT s, e, u, a, $5 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(s, e, u, a)
-           ON CONFLICT (source, external_id) DO UPDATE SET seen_at = EXCLUDED.seen_at`,
-          [plan.seen.map((s) => s.source), plan.seen.map((s) => s.externalId), plan.seen.map((s) => s.canonicalUrl), plan.seen.map((s) => idOf(s.ref)), now],
+          `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at, reason)
+           SELECT s, e, u, a, $5, r FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[]) AS t(s, e, u, a, r)
+           ON CONFLICT (source, external_id) DO UPDATE SET seen_at = EXCLUDED.seen_at, article_id = EXCLUDED.article_id`,
+          [plan.seen.map((s) => s.source), plan.seen.map((s) => s.externalId), plan.seen.map((s) => s.canonicalUrl), plan.seen.map((s) => idOf(s.ref)), now, plan.seen.map((s) => s.reason)],
         );
       }
       const keys: [string, string, string, number][] = plan.store.flatMap((i, n) =>
@@ -182,10 +199,10 @@ export class PgSources implements SourceStore {
       }
       if (plan.carriers.length > 0) {
         await db.query(
-          `INSERT INTO article_carriers (article_id, source, url, at)
-           SELECT a, s, u, $4 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(a, s, u, n) ORDER BY t.n
+          `INSERT INTO article_carriers (article_id, source, url, at, reason)
+           SELECT a, s, u, $4, r FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) WITH ORDINALITY AS t(a, s, u, r, n) ORDER BY t.n
            ON CONFLICT DO NOTHING`,
-          [plan.carriers.map((c) => idOf(c.ref)), plan.carriers.map((c) => c.source), plan.carriers.map((c) => c.url), now],
+          [plan.carriers.map((c) => idOf(c.ref)), plan.carriers.map((c) => c.source), plan.carriers.map((c) => c.url), now, plan.carriers.map((c) => c.reason)],
         );
       }
       return plan.outcomes.map((o): ItemOutcome => {
@@ -196,13 +213,17 @@ export class PgSources implements SourceStore {
   }
 
   private async lookup(db: Db, items: SourcedItem[], now: number): Promise<SeenLookup> {
-    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map() };
-    const seen = await db.query<{ source: string; external_id: string; article_id: string }>(
-      `SELECT s.source, s.external_id, s.article_id FROM seen_items s
+    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map(), seenAt: new Map() };
+    const keys = lookupKeys(items);
+    const seen = await db.query<{ source: string; external_id: string; article_id: string; seen_at: string }>(
+      `SELECT s.source, s.external_id, s.article_id, s.seen_at FROM seen_items s
        JOIN unnest($1::text[], $2::text[]) AS t(source, external_id) ON s.source = t.source AND s.external_id = t.external_id`,
-      [items.map((i) => i.source), items.map((i) => i.externalId)],
+      [keys.map((k) => k[0]), keys.map((k) => k[1])],
     );
-    for (const r of seen) found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
+    for (const r of seen) {
+      found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
+      found.seenAt!.set(seenKey(r.source, r.external_id), Number(r.seen_at));
+    }
     const urls = [...new Set(items.flatMap((i) => (i.canonicalUrl === null ? [] : [i.canonicalUrl])))];
     if (urls.length > 0) {
       const rows = await db.query<{ canonical_url: string; article_id: string }>(
@@ -259,12 +280,22 @@ export class PgSources implements SourceStore {
     return found;
   }
 
-  async carriersOf(articleId: string): Promise<{ source: string; url: string | null; at: string }[]> {
-    const rows = await this.db.query<{ source: string; url: string | null; at: string }>(
-      'SELECT source, url, at FROM article_carriers WHERE article_id = $1 ORDER BY n',
+  async carriersOf(articleId: string): Promise<CarrierRecord[]> {
+    const rows = await this.db.query<{ source: string; url: string | null; at: string; reason: string | null }>(
+      'SELECT source, url, at, reason FROM article_carriers WHERE article_id = $1 ORDER BY n',
       [articleId],
     );
-    return rows.map((r) => ({ source: r.source, url: r.url, at: new Date(Number(r.at)).toISOString() }));
+    return rows.map((r) => ({ source: r.source, url: r.url, at: new Date(Number(r.at)).toISOString(), reason: r.reason as DuplicateReason | null }));
+  }
+
+  async itemsOf(articleId: string): Promise<ItemRecord[]> {
+    const rows = await this.db.query<{ source: string; external_id: string; canonical_url: string | null; seen_at: string; reason: string | null }>(
+      `SELECT source, external_id, canonical_url, seen_at, reason FROM seen_items
+       WHERE article_id = $1 AND NOT starts_with(external_id, $2) AND NOT starts_with(external_id, $3)
+       ORDER BY seen_at, source, external_id`,
+      [articleId, REPEAT_KEY_DATED, REPEAT_KEY_UNDATED],
+    );
+    return rows.map((r) => ({ source: r.source, externalId: r.external_id, url: r.canonical_url, seenAt: new Date(Number(r.seen_at)).toISOString(), reason: r.reason as DuplicateReason | null }));
   }
 
   async pruneSeenItems(olderThanMs: number, now: number): Promise<number> {

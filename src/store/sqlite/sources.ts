@@ -6,9 +6,10 @@
  */
 import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';
-import type { ItemOutcome, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
+import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
 import { SourceExistsError } from '../errors.js';
-import { chooseCandidates, ContentCache, distinctKeys, keyHits, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { chooseCandidates, ContentCache, distinctKeys, keyHits, lookupKeys, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../ingest/identity.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
 
 /** The migration adding the registry and dedup tables (appended to the SQLite migration list). */
@@ -63,6 +64,30 @@ export const SOURCES_MIGRATION = `
     UNIQUE (article_id, source)
   );`;
 
+/**
+ * Article identity (contract 1.2.0): why each item and carrier resolved to its article (`reason`,
+ * null for the one stored), and every article's `source` and `url` backfilled from the carrier record
+ * (its first carrier, and the canonical link that source's item was recorded under). A `source` that is
+ * no source name, or a `url` that is no http(s) link of at most 2,000 characters (free text an operator
+ * line once carried), is not shown: null.
+ */
+export const IDENTITY_MIGRATION = `
+  ALTER TABLE seen_items ADD COLUMN reason TEXT;
+  ALTER TABLE article_carriers ADD COLUMN reason TEXT;
+  UPDATE article_carriers SET reason = 'near-duplicate'
+    WHERE n > (SELECT min(c.n) FROM article_carriers c WHERE c.article_id = article_carriers.article_id);
+  UPDATE articles SET source = (SELECT c.source FROM article_carriers c WHERE c.article_id = articles.id ORDER BY c.n LIMIT 1)
+    WHERE source IS NULL;
+  UPDATE articles SET url = coalesce(
+      (SELECT s.canonical_url FROM seen_items s WHERE s.article_id = articles.id AND s.source = articles.source AND s.canonical_url IS NOT NULL ORDER BY s.seen_at LIMIT 1),
+      url,
+      (SELECT c.url FROM article_carriers c WHERE c.article_id = articles.id AND c.source = articles.source))
+    WHERE source IS NOT NULL AND EXISTS (SELECT 1 FROM article_carriers c WHERE c.article_id = articles.id);
+  UPDATE articles SET source = NULL
+    WHERE source IS NOT NULL AND (length(source) > 64 OR source GLOB '*[^A-Za-z0-9._-]*' OR source GLOB '[._-]*');
+  UPDATE articles SET url = NULL
+    WHERE url IS NOT NULL AND (length(url) > 2000 OR NOT (url GLOB 'http://?*' OR url GLOB 'https://?*') OR url GLOB '*[ ' || char(9) || char(10) || char(13) || ']*');`;
+
 export class SqliteSources implements SourceStore {
   private readonly st;
   /** Recent articles' content by id (an article's content never changes): candidates are read once. */
@@ -103,14 +128,15 @@ export class SqliteSources implements SourceStore {
          WHERE name = @name`,
       ),
       // Batch reads and writes take their rows as one JSON array (json_each): one statement per batch.
-      seenByItem: db.prepare<[string], { source: string; external_id: string; article_id: string }>(
-        `SELECT s.source, s.external_id, s.article_id FROM json_each(?) j
+      seenByItem: db.prepare<[string], { source: string; external_id: string; article_id: string; seen_at: number }>(
+        `SELECT s.source, s.external_id, s.article_id, s.seen_at FROM json_each(?) j
          JOIN seen_items s ON s.source = j.value ->> 0 AND s.external_id = j.value ->> 1`,
       ),
       seenByUrl: db.prepare<[string], { url: string; article_id: string | null }>(
         `SELECT j.value AS url, (SELECT article_id FROM seen_items WHERE canonical_url = j.value ORDER BY seen_at LIMIT 1) AS article_id
          FROM json_each(?) j`,
       ),
+      // The window's articles having any of a batch's near keys (one index seek per key).
       // The window's articles having any of a batch's near keys (one index seek per key).
       nearHits: db.prepare<[string, number], [string, string, string, number]>(
         'SELECT n.key, n.article_id, n.source, n.at FROM json_each(?) j JOIN near_keys n ON n.key = j.value AND n.at >= ?',
@@ -124,19 +150,24 @@ export class SqliteSources implements SourceStore {
         'SELECT id, content FROM articles WHERE id IN (SELECT value FROM json_each(?))',
       ),
       upsertSeen: db.prepare<[number, string]>(
-        `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at)
-         SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, ? FROM json_each(?) j WHERE true
-         ON CONFLICT (source, external_id) DO UPDATE SET seen_at = excluded.seen_at`,
+        `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at, reason)
+         SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, ?, j.value ->> 4 FROM json_each(?) j WHERE true
+         ON CONFLICT (source, external_id) DO UPDATE SET seen_at = excluded.seen_at, article_id = excluded.article_id`,
       ),
       insertKeys: db.prepare<[string]>(
         'INSERT INTO near_keys (key, at, article_id, source) SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?) j',
       ),
       insertCarriers: db.prepare<[number, string]>(
-        `INSERT OR IGNORE INTO article_carriers (article_id, source, url, at)
-         SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, ? FROM json_each(?) j ORDER BY j.key`,
+        `INSERT OR IGNORE INTO article_carriers (article_id, source, url, at, reason)
+         SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, ?, j.value ->> 3 FROM json_each(?) j ORDER BY j.key`,
       ),
-      carriers: db.prepare<[string], { source: string; url: string | null; at: number }>(
-        'SELECT source, url, at FROM article_carriers WHERE article_id = ? ORDER BY n',
+      carriers: db.prepare<[string], { source: string; url: string | null; at: number; reason: string | null }>(
+        'SELECT source, url, at, reason FROM article_carriers WHERE article_id = ? ORDER BY n',
+      ),
+      items: db.prepare<[string, string, string, string, string], { source: string; external_id: string; canonical_url: string | null; seen_at: number; reason: string | null }>(
+        `SELECT source, external_id, canonical_url, seen_at, reason FROM seen_items
+         WHERE article_id = ? AND substr(external_id, 1, length(?)) <> ? AND substr(external_id, 1, length(?)) <> ?
+         ORDER BY seen_at, source, external_id`,
       ),
       pruneSeen: db.prepare('DELETE FROM seen_items WHERE seen_at < ?'),
       pruneKeys: db.prepare('DELETE FROM near_keys WHERE at < ?'),
@@ -219,10 +250,10 @@ export class SqliteSources implements SourceStore {
     return this.write(() => {
       // Read inside the transaction, which holds the write lock.
       const now = typeof at === 'number' ? at : at();
-      const plan = planIngest(items, this.lookup(items, now), this.rule);
+      const plan = planIngest(items, this.lookup(items, now), this.rule, now);
       const stored = plan.store.length > 0 ? this.insertNow(plan.store.map((i) => items[i]!.article), at) : [];
       const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
-      if (plan.seen.length > 0) this.st.upsertSeen.run(now, JSON.stringify(plan.seen.map((s) => [s.source, s.externalId, s.canonicalUrl, idOf(s.ref)])));
+      if (plan.seen.length > 0) this.st.upsertSeen.run(now, JSON.stringify(plan.seen.map((s) => [s.source, s.externalId, s.canonicalUrl, idOf(s.ref), s.reason])));
       const keys: [string, number, string, string][] = [];
       for (const [n, i] of plan.store.entries()) {
         const article = stored[n]!;
@@ -231,7 +262,7 @@ export class SqliteSources implements SourceStore {
         for (const k of distinctKeys(items[i]!)) keys.push([k, keyTime, article.id, items[i]!.source]);
       }
       if (keys.length > 0) this.st.insertKeys.run(JSON.stringify(keys));
-      if (plan.carriers.length > 0) this.st.insertCarriers.run(now, JSON.stringify(plan.carriers.map((c) => [idOf(c.ref), c.source, c.url])));
+      if (plan.carriers.length > 0) this.st.insertCarriers.run(now, JSON.stringify(plan.carriers.map((c) => [idOf(c.ref), c.source, c.url, c.reason])));
       return plan.outcomes.map((o): ItemOutcome => {
         if (o.status === 'stored') return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
         return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
@@ -240,9 +271,10 @@ export class SqliteSources implements SourceStore {
   }
 
   private lookup(items: SourcedItem[], now: number): SeenLookup {
-    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map() };
-    for (const r of this.st.seenByItem.all(JSON.stringify(items.map((i) => [i.source, i.externalId])))) {
+    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map(), seenAt: new Map() };
+    for (const r of this.st.seenByItem.all(JSON.stringify(lookupKeys(items)))) {
       found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
+      found.seenAt!.set(seenKey(r.source, r.external_id), Number(r.seen_at));
     }
     const urls = [...new Set(items.flatMap((i) => (i.canonicalUrl === null ? [] : [i.canonicalUrl])))];
     if (urls.length > 0) {
@@ -275,8 +307,18 @@ export class SqliteSources implements SourceStore {
     return found;
   }
 
-  async carriersOf(articleId: string): Promise<{ source: string; url: string | null; at: string }[]> {
-    return this.st.carriers.all(articleId).map((r) => ({ source: r.source, url: r.url, at: new Date(r.at).toISOString() }));
+  async carriersOf(articleId: string): Promise<CarrierRecord[]> {
+    return this.st.carriers.all(articleId).map((r) => ({ source: r.source, url: r.url, at: new Date(r.at).toISOString(), reason: r.reason as DuplicateReason | null }));
+  }
+
+  async itemsOf(articleId: string): Promise<ItemRecord[]> {
+    return this.st.items.all(articleId, REPEAT_KEY_DATED, REPEAT_KEY_DATED, REPEAT_KEY_UNDATED, REPEAT_KEY_UNDATED).map((r) => ({
+      source: r.source,
+      externalId: r.external_id,
+      url: r.canonical_url,
+      seenAt: new Date(Number(r.seen_at)).toISOString(),
+      reason: r.reason as DuplicateReason | null,
+    }));
   }
 
   async pruneSeenItems(olderThanMs: number, now: number): Promise<number> {

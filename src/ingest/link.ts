@@ -1,0 +1,149 @@
+/**
+ * Canonical links: every spelling of one page's address reduced to one form, so the same story under
+ * another spelling of its link is found as the same story (exact dedup by link, across sources) and an
+ * article shows one clean `url`. Pure and offline: no request is made to resolve a link; what a link
+ * means is read from the link itself. docs/sources.md ("Canonical links") lists the rules.
+ *
+ * Rules, in order:
+ * 1. Only absolute `http:` / `https:` links have a canonical form (anything else: null).
+ * 2. Redirectors that carry their target are unwrapped (repeatedly, at most REDIRECT_DEPTH times): a
+ *    path holding `/*http://…` or `/*https://…` (the target follows the `*`), and a query parameter of
+ *    REDIRECT_PARAMS whose value is itself an absolute http(s) link.
+ * 3. Scheme and host in lower case, no trailing dot on the host, default port (80, 443) dropped, user
+ *    name and password dropped, fragment dropped.
+ * 4. AMP spellings of the publisher's page: an `amp.` host prefix, an `amp` first or last path
+ *    segment, an `.amp` / `.amp.html` ending, and the AMP switches of AMP_PARAMS in the query.
+ * 5. Tracking parameters (TRACKING_PARAMS and every `utm_*`) removed; the rest sorted by their encoded
+ *    text, percent escapes upper-cased (`%2f` = `%2F`).
+ * 6. A trailing slash of the path dropped (`/a/b/` = `/a/b`); the root stays `/`.
+ * The scheme itself is kept (`http` and `https` may be different sites), and so is `www.`.
+ */
+
+/** Query parameters that only track the reader (campaigns, click ids, mail tools, analytics). `utm_*` is matched as a prefix. */
+export const TRACKING_PARAMS: ReadonlySet<string> = new Set([
+  'fbclid', 'gclid', 'gclsrc', 'dclid', 'gbraid', 'wbraid', 'msclkid', 'yclid', 'twclid', 'ttclid', 'li_fat_id',
+  'igshid', 'mc_cid', 'mc_eid', 'mkt_tok', '_ga', '_gl', '_hsenc', '_hsmi', '__hstc', '__hssc', '__hsfp',
+  'hsctatracking', 'oly_anon_id', 'oly_enc_id', 'vero_id', 'vero_conv', 'wickedid', 'rb_clickid', 's_cid',
+  'ncid', 'cmpid', 'cmp', 'sr_share', 'at_medium', 'at_campaign', 'guccounter', 'guce_referrer', 'guce_referrer_sig',
+  'ito', 'smid', 'ocid', 'taid', 'cid_source', 'ns_mchannel', 'ns_source', 'ns_campaign', 'ns_linkname', 'ns_fee',
+  'ref_src', 'ref_url', 'spm', 'xtor', 'soc_src', 'soc_trk', 'share', 'dicbo', 'ftag', 'cmpgn', 'sref',
+]);
+
+/** Query parameters that switch a page to its AMP rendering (`outputType=amp`, `amp=1`, `amp`, `_amp=true`). */
+export const AMP_PARAMS: ReadonlySet<string> = new Set(['outputtype', 'amp', '_amp', 'amp_js_v', 'usqp']);
+
+/** Query parameters of redirectors that carry the target link (used only when the value is an absolute http(s) link). */
+export const REDIRECT_PARAMS: readonly string[] = ['url', 'u', 'target', 'dest', 'destination', 'redirect', 'redirect_url', 'redirecturl', 'goto', 'link', 'to', 'q'];
+
+/** Redirectors wrapping redirectors are unwrapped this many times at most. */
+export const REDIRECT_DEPTH = 3;
+
+const decodeName = (raw: string): string => {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return raw.toLowerCase();
+  }
+};
+
+const decodeValue = (raw: string): string => {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
+};
+
+export function isTrackingParam(rawName: string): boolean {
+  const name = decodeName(rawName);
+  return name.startsWith('utm_') || TRACKING_PARAMS.has(name);
+}
+
+function isAmpParam(rawName: string, rawValue: string): boolean {
+  const name = decodeName(rawName);
+  if (!AMP_PARAMS.has(name)) return false;
+  if (name === 'outputtype') return decodeValue(rawValue).toLowerCase() === 'amp';
+  return true;
+}
+
+const ABSOLUTE_HTTP = /^https?:\/\/[^\s/?#]+/i;
+
+/** The target a redirector link carries, or undefined when `link` is no such redirector. */
+export function redirectTarget(link: string): string | undefined {
+  // `…/*https://www.example/…`: everything after the `*` (the publisher's redirector).
+  const star = /\/\*(https?(?::|%3A)(?:\/\/|%2F%2F))/i.exec(link);
+  if (star) {
+    const rest = link.slice(star.index + 2);
+    const target = /^https?:\/\//i.test(rest) ? rest : decodeValue(rest);
+    if (ABSOLUTE_HTTP.test(target)) return target;
+  }
+  const q = link.indexOf('?');
+  if (q < 0) return undefined;
+  const query = link.slice(q + 1).split('#')[0]!;
+  const params = new Map<string, string>();
+  for (const part of query.split('&')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const name = decodeName(part.slice(0, eq));
+    if (!params.has(name)) params.set(name, decodeValue(part.slice(eq + 1)));
+  }
+  for (const name of REDIRECT_PARAMS) {
+    const value = params.get(name)?.trim();
+    if (value !== undefined && ABSOLUTE_HTTP.test(value)) return value;
+  }
+  return undefined;
+}
+
+/** Upper-case hex in percent escapes, so `%2f` and `%2F` compare equal. */
+function upperEscapes(s: string): string {
+  return s.replace(/%[0-9a-f]{2}/gi, (e) => e.toUpperCase());
+}
+
+function ampFreePath(path: string): string {
+  let p = path;
+  // `/story.amp.html` -> `/story.html`, `/story.amp` -> `/story`.
+  p = p.replace(/\.amp(\.html?)$/i, '$1').replace(/\.amp$/i, '');
+  const segments = p.split('/');
+  // ['', 'amp', …] or [… , 'amp'] or [… , 'amp', ''] (a trailing slash).
+  if (segments.length > 2 && segments[1]!.toLowerCase() === 'amp') segments.splice(1, 1);
+  while (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
+  if (segments.length > 1 && segments[segments.length - 1]!.toLowerCase() === 'amp') segments.pop();
+  const out = segments.join('/');
+  return out === '' ? '/' : out;
+}
+
+/**
+ * The canonical form of a link (rules in the module comment), or null for anything that is not an
+ * absolute http(s) link.
+ */
+export function canonicalLink(link: string): string | null {
+  let current = link.trim();
+  for (let i = 0; i < REDIRECT_DEPTH; i++) {
+    const target = redirectTarget(current);
+    if (target === undefined) break;
+    current = target.trim();
+  }
+  let u: URL;
+  try {
+    u = new URL(current);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  let host = u.hostname.replace(/\.+$/, '');
+  if (host.startsWith('amp.') && host.indexOf('.', 4) > 0) host = host.slice(4);
+  const port = u.port === '' ? '' : `:${u.port}`;
+  const query = u.search.slice(1);
+  const kept =
+    query === ''
+      ? []
+      : query.split('&').filter((p) => {
+          if (p === '') return false;
+          const eq = p.indexOf('=');
+          const name = eq < 0 ? p : p.slice(0, eq);
+          return !isTrackingParam(name) && !isAmpParam(name, eq < 0 ? '' : p.slice(eq + 1));
+        });
+  kept.sort();
+  const search = kept.length ? `?${kept.map(upperEscapes).join('&')}` : '';
+  return `${u.protocol}//${host}${port}${upperEscapes(ampFreePath(u.pathname))}${search}`;
+}

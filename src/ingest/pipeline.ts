@@ -1,0 +1,108 @@
+/**
+ * The one ingestion pipeline: `fns articles ingest` (src/cli/operator.ts), the admin push
+ * (src/ops/push.ts) and the source poller (src/sources/poller.ts) take the same steps, each a small
+ * function over a batch, so a caller may yield between them:
+ *
+ *   parse    each path reads its own input format into article fields, or an `invalid` error per line
+ *            (src/ingest/parse.ts for operator lines, src/ops/push.ts, src/sources/feed);
+ *   enrich   what a line leaves out is derived (src/enrich: urgency, sentiment, tickers);
+ *   identity canonical link, repeat key, near keys (src/ingest/identity.ts): `identify`;
+ *   store    `storeOffers`: one `ingestItems` (exact, repeat and near dedup, insert, carriers) in one
+ *            write transaction;
+ *   publish  the stored ids go to `onStored` (the service wakes its stream; other processes' streams
+ *            read the store's change feed).
+ *
+ * Every path answers per line with the same outcomes: `stored` (with the new id), `duplicate` (with
+ * the reason and the stored article's id) or `invalid` (with the error).
+ */
+import { createHash } from 'node:crypto';
+import type { DuplicateReason, NewArticle, SourcedItem, SourceStore } from '../store/ports.js';
+import { articleLink, identify, OPERATOR_SOURCE } from './identity.js';
+import { parseArticle } from './parse.js';
+
+/** External ids longer than this are stored as `sha256:<hex>` of the id. */
+export const EXTERNAL_ID_MAX_LENGTH = 256;
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** A bounded id: as given, or its SHA-256 when longer than EXTERNAL_ID_MAX_LENGTH. */
+export function boundedId(id: string): string {
+  return id.length <= EXTERNAL_ID_MAX_LENGTH ? id : `sha256:${sha256(id)}`;
+}
+
+/** One input line (or feed item, by position) after parse, enrich and identity: an item for the store, or why not. */
+export type Offer = { line: number; item: SourcedItem } | { line: number; error: string };
+
+export type LineOutcome =
+  | { line: number; status: 'stored'; source: string; external_id: string; id: string; received_at: string }
+  | { line: number; status: 'duplicate'; source: string; external_id: string; reason: DuplicateReason; id: string }
+  | { line: number; status: 'invalid'; error: string };
+
+export interface BatchAnswer {
+  stored: number;
+  duplicates: number;
+  invalid: number;
+  results: LineOutcome[];
+}
+
+/**
+ * An operator's article (a checked `fns articles ingest` line) with its identity. Its source scope is
+ * the line's `source`, else OPERATOR_SOURCE, so repeats of lines without a source are found too; the
+ * article shows the line's `source`, or null (no wire is known: `operator` names our own tool, not a
+ * publisher). Its id at that source: its canonical link, else a hash of its text and published time,
+ * so the same line ingested again is the same item.
+ */
+export function operatorItem(article: NewArticle): SourcedItem {
+  const shown = article.source ?? null;
+  const link = articleLink(article.url);
+  const externalId = link !== null ? boundedId(link) : `sha256:${sha256(`${article.content}\n${article.published_at ?? ''}`)}`;
+  return identify(shown ?? OPERATOR_SOURCE, externalId, article, shown);
+}
+
+/** An operator's NDJSON line (its 1-based number and text): parse, enrich and identity. */
+export function operatorOffer(line: number, raw: string): Offer {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    return { line, error: `not valid JSON (${(err as Error).message})` };
+  }
+  const parsed = parseArticle(value);
+  return parsed.ok ? { line, item: operatorItem(parsed.article) } : { line, error: parsed.error };
+}
+
+/**
+ * Stores the valid offers (one `ingestItems`, one write transaction) and answers per line, in input
+ * order; the ids stored go to `onStored` (publish).
+ */
+export async function storeOffers(
+  offers: readonly Offer[],
+  store: Pick<SourceStore, 'ingestItems'>,
+  clock: () => number,
+  onStored?: (ids: string[]) => void,
+): Promise<BatchAnswer> {
+  const valid = offers.filter((o): o is { line: number; item: SourcedItem } => 'item' in o);
+  const outcomes = valid.length > 0 ? await store.ingestItems(valid.map((o) => o.item), clock) : [];
+  const answer: BatchAnswer = { stored: 0, duplicates: 0, invalid: 0, results: [] };
+  const storedIds: string[] = [];
+  let v = 0;
+  for (const o of offers) {
+    if ('error' in o) {
+      answer.invalid++;
+      answer.results.push({ line: o.line, status: 'invalid', error: o.error });
+      continue;
+    }
+    const outcome = outcomes[v++]!;
+    const who = { source: o.item.source, external_id: o.item.externalId };
+    if (outcome.status === 'stored') {
+      answer.stored++;
+      storedIds.push(outcome.id);
+      answer.results.push({ line: o.line, status: 'stored', ...who, id: outcome.id, received_at: outcome.received_at });
+    } else {
+      answer.duplicates++;
+      answer.results.push({ line: o.line, status: 'duplicate', ...who, reason: outcome.reason, id: outcome.id });
+    }
+  }
+  if (storedIds.length > 0) onStored?.(storedIds);
+  return answer;
+}
