@@ -146,3 +146,20 @@ export const stream = asyncapi['x-stream'] as {
   >;
 };
 export const streamAddress: string = asyncapi.channels.stream.address;
+
+export type ArticleWebhook = components['schemas']['ArticleWebhook'];
+
+/** The delivery rules of the `article` webhook (`x-webhooks` of openapi.yaml). */
+const xw = rule<any>(openapi['x-webhooks'], 'x-webhooks');
+export const webhookRules = {
+  timeoutMs: rule<number>(xw.timeoutSeconds, 'x-webhooks.timeoutSeconds') * 1000,
+  retryScheduleMs: rule<number[]>(xw.retryScheduleSeconds, 'x-webhooks.retryScheduleSeconds').map((s) => s * 1000) as readonly number[],
+  retryEveryMs: rule<number>(xw.retryEverySeconds, 'x-webhooks.retryEverySeconds') * 1000,
+  jitterRatio: rule<number>(xw.retryJitterRatio, 'x-webhooks.retryJitterRatio'),
+  giveUpAfterMs: rule<number>(xw.giveUpAfterHours, 'x-webhooks.giveUpAfterHours') * 3600 * 1000,
+  toleranceMs: rule<number>(xw.toleranceSeconds, 'x-webhooks.toleranceSeconds') * 1000,
+  rotationOverlapMs: rule<number>(xw.rotationOverlapHours, 'x-webhooks.rotationOverlapHours') * 3600 * 1000,
+  bodyMaxBytes: rule<number>(xw.bodyMaxBytes, 'x-webhooks.bodyMaxBytes'),
+  secretPrefix: rule<string>(xw.secretPrefix, 'x-webhooks.secretPrefix'),
+  eventType: rule<'article.created'>(xw.eventType, 'x-webhooks.eventType'),
+} as const;
