@@ -9,6 +9,7 @@
 import pg from 'pg';
 import { checkSchema, connectionString, DEFAULTS, LOCK } from './db.js';
 import { SOURCES_MIGRATION } from './sources.js';
+import { WEBHOOKS_MIGRATION } from './webhooks.js';
 
 export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE accounts (
@@ -71,6 +72,8 @@ export const MIGRATIONS: readonly string[] = [
      SELECT DISTINCT e->>'ticker', a.id, a.urgency FROM articles a, jsonb_array_elements(a.tickers::jsonb) e
      WHERE e->>'ticker' IS NOT NULL
    ON CONFLICT DO NOTHING;`,
+  // 4: webhook endpoints (issue 21): registry, delivery cursor, failure run, leases.
+  WEBHOOKS_MIGRATION,
 ];
 
 export const LATEST_VERSION = MIGRATIONS.length;
