@@ -140,7 +140,6 @@ class EndpointWorker {
   private timer: NodeJS.Timeout | undefined;
   stopped = false;
   private tier: { tier: Tier; at: number } | undefined;
-  private next: WebhookEndpoint | undefined;
   pending: Pending | undefined;
 
   constructor(
@@ -151,17 +150,14 @@ class EndpointWorker {
     this.cursor = e.cursor;
   }
 
-  /** The store's copy after a lease renewal: adopted when idle (an operator's resume, a rotation). */
+  /**
+   * The store's copy after a lease renewal: its settings (URL, tickers, secrets after a rotation) are
+   * adopted; the delivery state (cursor, failure run) is this worker's while it holds the lease (the
+   * copy may have been read before this worker's last write). A paused or removed endpoint is no longer
+   * returned by the claim: its worker stops, and a resumed one starts afresh from the store.
+   */
   update(e: WebhookEndpoint): void {
-    if (this.running) this.next = e;
-    else this.adopt(e);
-  }
-
-  private adopt(e: WebhookEndpoint): void {
-    const wasWaiting = this.e.nextAttemptAt !== null;
-    this.e = e;
-    this.cursor = Math.max(this.cursor, e.cursor);
-    if (wasWaiting && e.nextAttemptAt === null) this.kick();
+    this.e = { ...this.e, url: e.url, tickers: e.tickers, secrets: e.secrets };
   }
 
   kick(): void {
@@ -179,11 +175,6 @@ class EndpointWorker {
       })
       .finally(() => {
         this.running = undefined;
-        if (this.next) {
-          const n = this.next;
-          this.next = undefined;
-          this.adopt(n);
-        }
         if (this.again) {
           this.again = false;
           this.kick();

@@ -70,7 +70,7 @@ export const httpSender: Sender = (r) =>
       },
     );
     const timer = setTimeout(() => {
-      done(null, `no answer within ${Math.round(r.timeoutMs / 1000)} s`);
+      done(null, `no answer within ${r.timeoutMs / 1000} s`);
       req.destroy();
     }, r.timeoutMs);
     req.on('error', (e: NodeJS.ErrnoException) => done(null, e.code ? `${e.code}: ${e.message}` : e.message));
