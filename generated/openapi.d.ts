@@ -673,7 +673,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The article event, at most 64 KiB of UTF-8 JSON. */
+        /** @description The article event, at most 128 KiB of UTF-8 JSON; every article fits (its content is at most 20,000 characters). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ArticleWebhook"];
