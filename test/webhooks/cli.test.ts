@@ -16,7 +16,7 @@ afterEach(async () => {
 function deploymentDir(allowPrivate = true) {
   const d = tempDataDir('fns-wh-cli-');
   cleanups.push(d.remove);
-  const env = allowPrivate ? { WEBHOOK_ALLOW_PRIVATE: 'true' } : {};
+  const env: Record<string, string> = allowPrivate ? { WEBHOOK_ALLOW_PRIVATE: 'true' } : {};
   const fns = (...args: string[]) => fnsWith({ dataDir: d.dir, env }, ...args);
   const ingest = (input: string) => fnsWith({ dataDir: d.dir, env, input }, 'articles', 'ingest', '-');
   return { dir: d.dir, env, fns, ingest };
