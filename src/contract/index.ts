@@ -162,4 +162,6 @@ export const webhookRules = {
   bodyMaxBytes: rule<number>(xw.bodyMaxBytes, 'x-webhooks.bodyMaxBytes'),
   secretPrefix: rule<string>(xw.secretPrefix, 'x-webhooks.secretPrefix'),
   eventType: rule<'article.created'>(xw.eventType, 'x-webhooks.eventType'),
+  /** The partner mock's public signing secret (docs/mock.md). */
+  sandboxSecret: rule<string>(xw.sandboxSecret, 'x-webhooks.sandboxSecret'),
 } as const;

@@ -22,5 +22,6 @@ export const webhookRules = {
   "rotationOverlapHours": 24,
   "bodyMaxBytes": 131072,
   "secretPrefix": "whsec_",
-  "eventType": "article.created"
+  "eventType": "article.created",
+  "sandboxSecret": "whsec_Zm5zLXNhbmRib3gtd2ViaG9vay1zZWNyZXQtMjAyNiE="
 } as const;
