@@ -1,5 +1,8 @@
 /** The mock's webhooks (MOCK_WEBHOOK_URL): signed sample articles a partner verifies with the documented sandbox secret. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { repoRoot } from '../support/specs.js';
 import { verifyWebhook } from '../../clients/typescript/src/index.js';
 import { webhookRules } from '../../src/contract/index.js';
 import { streamExamples } from '../../generated/stream.js';
@@ -27,6 +30,10 @@ describe('mock webhooks: a signed sample article every few seconds', () => {
     for (const m of messages) expect(m.data.tickers).toBeDefined();
     expect(messages[0]!.data.id < messages[1]!.data.id).toBe(true);
     expect(independentlyVerified(webhookRules.sandboxSecret, got[0]!.headers, got[0]!.body)).toBe(true);
+  });
+
+  it('docs/mock.md shows the sandbox secret the mock signs with', () => {
+    expect(readFileSync(join(repoRoot, 'docs', 'mock.md'), 'utf8')).toContain(webhookRules.sandboxSecret);
   });
 
   it('reports a receiver that is down instead of failing', async () => {
