@@ -74,7 +74,7 @@ export interface DispatcherOptions {
   log: (m: string) => void;
 }
 
-export const DISPATCH_DEFAULTS = { leaseMs: 15_000, refreshMs: 2_000, feedPollMs: 1_000, flushMs: 200, maxInFlight: 256, maxEndpoints: 10_000 };
+export const DISPATCH_DEFAULTS = { leaseMs: 15_000, refreshMs: 2_000, feedPollMs: 1_000, flushMs: 1_000, maxInFlight: 256, maxEndpoints: 10_000 };
 /** Articles a worker reads per page, and recent feed entries kept in memory for every worker. */
 const PAGE = 100;
 const RECENT = 4_096;
