@@ -288,8 +288,10 @@ class EndpointWorker {
         const url = new URL(this.e.url);
         const address = await resolveDestination(url, d.opts.allowPrivate, d.lookup);
         const headers = signedHeaders(valid, msgId, Math.floor(now / 1000), body);
-        const r = await d.inFlight.run(() => d.send({ url, address, headers, body, timeoutMs: d.timeoutMs }));
+        const r = await d.inFlight.run(() => d.send({ url, address, headers, body, timeoutMs: d.timeoutMs, signal: d.stopping.signal }));
         ({ status, error, latencyMs } = r);
+        // Cut short by a stop: not a failure of the endpoint; the next holder sends it again.
+        if (d.stopping.signal.aborted) return false;
       } catch (e) {
         error = e instanceof DestinationError ? `refused destination: ${e.message}` : e instanceof Error ? e.message : String(e);
       }
@@ -346,6 +348,8 @@ export class WebhookDispatcher {
   readonly refreshMs: number;
   readonly inFlight: Semaphore;
   readonly feed: RecentFeed;
+  /** Aborted by `stop()`: requests in flight end at once instead of waiting for their answer. */
+  readonly stopping = new AbortController();
   private readonly poller: FeedPoller;
   private readonly workers = new Map<string, EndpointWorker>();
   private readonly dirty = new Set<EndpointWorker>();
@@ -383,7 +387,8 @@ export class WebhookDispatcher {
     this.stopped = false;
     await this.poller.start();
     this.unwake = this.opts.feedWake?.(() => this.poller.wake());
-    await this.refresh();
+    // A database that is down now is retried on the renewal timer; the service starts anyway.
+    await this.refresh().catch((e: unknown) => this.opts.log(`webhooks: claiming endpoints failed: ${e instanceof Error ? e.message : String(e)}; retrying`));
     const tick = () => {
       this.refreshTimer = setTimeout(() => {
         this.refreshing = this.refresh()
@@ -489,6 +494,7 @@ export class WebhookDispatcher {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     this.unwake?.();
     await this.refreshing;

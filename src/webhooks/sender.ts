@@ -14,6 +14,8 @@ export interface SendRequest {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** Aborts the request (a stopping dispatcher); the result is then a failure with no status. */
+  signal?: AbortSignal;
 }
 
 export interface SendResult {
@@ -74,5 +76,11 @@ export const httpSender: Sender = (r) =>
       req.destroy();
     }, r.timeoutMs);
     req.on('error', (e: NodeJS.ErrnoException) => done(null, e.code ? `${e.code}: ${e.message}` : e.message));
+    const onAbort = () => {
+      done(null, 'aborted: the dispatcher is stopping');
+      req.destroy();
+    };
+    if (r.signal?.aborted) onAbort();
+    else r.signal?.addEventListener('abort', onAbort, { once: true });
     req.end(r.body);
   });

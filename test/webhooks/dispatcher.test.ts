@@ -178,6 +178,22 @@ describe('failures: retried with the same webhook-id until a 2xx, in order', () 
   });
 });
 
+describe('isolation: one slow endpoint never delays another', () => {
+  it('an endpoint that never answers holds only itself; the other receives every article meanwhile', async () => {
+    const { store, receiver, account, attempt } = await setup({ answer: () => 'hang', dispatcher: { timeoutMs: 60_000 } });
+    const fast = await startReceiver();
+    cleanups.push(() => fast.close());
+    await store.addWebhook({ id: newEndpointId(), accountId: account.id, url: fast.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    const delivered = attempt((e) => e.outcome === 'delivered');
+    await store.insert([article('a'), article('b'), article('c')], Date.now());
+    await fast.waitFor(3);
+    await delivered;
+    // The slow one still has its first request open: one at a time, in order.
+    expect(receiver.received).toHaveLength(1);
+    expect(bodies(fast).map((b) => b.data.content)).toEqual(['a', 'b', 'c']);
+  });
+});
+
 describe('access: pro and max accounts only; destinations checked', () => {
   it('an account that left pro/max is paused at the re-check and receives nothing', async () => {
     const { store, receiver, endpoint, account } = await setup({ tier: 'pro', dispatcher: { recheckMs: 1 } });
