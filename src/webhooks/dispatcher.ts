@@ -141,6 +141,8 @@ class EndpointWorker {
   stopped = false;
   private tier: { tier: Tier; at: number } | undefined;
   pending: Pending | undefined;
+  /** When (performance.now()) this worker's last write completed. */
+  private recordedAt = 0;
 
   constructor(
     private readonly d: WebhookDispatcher,
@@ -152,12 +154,17 @@ class EndpointWorker {
 
   /**
    * The store's copy after a lease renewal: its settings (URL, tickers, secrets after a rotation) are
-   * adopted; the delivery state (cursor, failure run) is this worker's while it holds the lease (the
-   * copy may have been read before this worker's last write). A paused or removed endpoint is no longer
-   * returned by the claim: its worker stops, and a resumed one starts afresh from the store.
+   * adopted. The delivery state (cursor, failure run) is this worker's while it holds the lease, except
+   * an operator's `resume` of an endpoint waiting for a retry (the store shows no failure run although
+   * this worker wrote one before the copy was read): then it tries again at once.
    */
-  update(e: WebhookEndpoint): void {
+  update(e: WebhookEndpoint, readStartedAt: number): void {
     this.e = { ...this.e, url: e.url, tickers: e.tickers, secrets: e.secrets };
+    const resumed = e.failures === 0 && e.nextAttemptAt === null && this.e.failures > 0;
+    if (resumed && !this.running && readStartedAt > this.recordedAt) {
+      this.e = { ...this.e, failures: 0, firstFailureAt: null, nextAttemptAt: null };
+      this.kick();
+    }
   }
 
   kick(): void {
@@ -224,6 +231,7 @@ class EndpointWorker {
   /** Writes now; a lost lease stops the worker. */
   private async record(a: WebhookAttempt): Promise<boolean> {
     const held = await this.d.opts.store.recordWebhookAttempt(this.e.id, this.d.owner, a);
+    this.recordedAt = performance.now();
     if (a.cursor !== null && a.cursor >= this.cursor) this.dirty = false;
     if (!held) {
       this.d.opts.log(`webhooks: endpoint ${this.e.id}: lease lost to another instance; stopping here`);
@@ -411,12 +419,13 @@ export class WebhookDispatcher {
   /** Leases (new endpoints, renewals); workers for endpoints no longer held stop. */
   async refresh(): Promise<void> {
     if (this.stopped) return;
+    const readStartedAt = performance.now();
     const held = await this.opts.store.claimWebhooks(this.owner, this.clock(), this.opts.leaseMs ?? DISPATCH_DEFAULTS.leaseMs, this.opts.maxEndpoints ?? DISPATCH_DEFAULTS.maxEndpoints);
     const ids = new Set(held.map((e) => e.id));
     for (const id of [...this.workers.keys()]) if (!ids.has(id)) this.drop(id);
     for (const e of held) {
       const w = this.workers.get(e.id);
-      if (w) w.update(e);
+      if (w) w.update(e, readStartedAt);
       else {
         const nw = new EndpointWorker(this, e);
         this.workers.set(e.id, nw);

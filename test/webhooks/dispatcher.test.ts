@@ -178,6 +178,22 @@ describe('failures: retried with the same webhook-id until a 2xx, in order', () 
   });
 });
 
+describe('operator resume: an endpoint waiting for a retry tries again at once', () => {
+  it('a resume while the next attempt is an hour away sends within a lease renewal', async () => {
+    const { store, receiver, endpoint, attempt } = await setup({
+      answer: (n) => (n === 0 ? 500 : 200),
+      dispatcher: { retryRules: { scheduleMs: [3_600_000], everyMs: 3_600_000, jitterRatio: 0, giveUpAfterMs: 24 * 3600_000 } },
+    });
+    const failed = attempt((e) => e.outcome === 'failed');
+    await store.insert([article('retry me')], Date.now());
+    await failed;
+    expect((await until(store, endpoint.id, (x) => x.nextAttemptAt !== null)).failures).toBe(1);
+    await store.setWebhookState(endpoint.id, 'active', null, Date.now());
+    await receiver.waitFor(2);
+    await until(store, endpoint.id, (x) => x.cursor === 1 && x.failures === 0);
+  });
+});
+
 describe('isolation: one slow endpoint never delays another', () => {
   it('an endpoint that never answers holds only itself; the other receives every article meanwhile', async () => {
     const { store, receiver, account, attempt } = await setup({ answer: () => 'hang', dispatcher: { timeoutMs: 60_000 } });
