@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { webhookRules, type Tier } from '../contract/index.js';
 import { effectiveTier, planOf } from '../domain/tiers.js';
 import { FeedPoller } from '../stream/feed.js';
+import { matchesTickers, type TickerFilter } from '../stream/params.js';
 import type { FeedEntry, Store, WebhookAttempt, WebhookEndpoint } from '../store/ports.js';
 import { resolveDestination, systemLookup, DestinationError, type Lookup } from './address.js';
 import { messageId, webhookBody } from './message.js';
@@ -262,10 +263,11 @@ class EndpointWorker {
         this.pending = undefined;
         return;
       }
-      const symbols = this.e.tickers && planOf(tier).tickers ? new Set(this.e.tickers) : undefined;
+      // The stream's ticker filter, applied as there (max accounts only).
+      const filter: TickerFilter | undefined = this.e.tickers && planOf(tier).tickers ? { key: this.e.tickers.join(','), symbols: new Set(this.e.tickers) } : undefined;
       for (const entry of page) {
         if (this.stopped) return;
-        if (symbols && !entry.article.tickers.some((t) => symbols.has(t.ticker))) {
+        if (!matchesTickers(entry.article, filter)) {
           this.cursor = entry.seq;
           this.dirty = true;
           continue;
