@@ -5,7 +5,7 @@ import type { components } from './openapi.js';
 /** The body of the `article` webhook (openapi.yaml `webhooks.article`). */
 export type WebhookMessage = components['schemas']['ArticleWebhook'];
 
-/** The `x-webhooks` rules of openapi.yaml (timeouts, retry schedule, timestamp tolerance, secret prefix). */
+/** The `x-webhook-rules` rules of openapi.yaml (timeouts, retry schedule, timestamp tolerance, secret prefix). */
 export const webhookRules = {
   "timeoutSeconds": 10,
   "retryScheduleSeconds": [

@@ -8,7 +8,7 @@
  *   asyncapi.json           the stream contract bundled into one file (Article inlined from openapi.yaml)
  *   openapi.d.ts            TypeScript types of the REST contract (openapi-typescript)
  *   stream.ts               TypeScript type of the stream message and the stream rules as constants
- *   webhooks.ts             TypeScript type of the `article` webhook body and the delivery rules (`x-webhooks`)
+ *   webhooks.ts             TypeScript type of the `article` webhook body and the delivery rules (`x-webhook-rules`)
  *   docs/rest.html          self-contained REST reference (Redoc, scripts inlined, no CDN; Redoc options
  *                           in the `openapi` section of redocly.yaml)
  *   docs/stream.html        self-contained stream reference
@@ -82,7 +82,7 @@ function streamModule(out: string): void {
   writeFileSync(out, lines.join('\n'));
 }
 
-/** The `article` webhook's body type and the machine-readable delivery rules of openapi.yaml (`x-webhooks`). */
+/** The `article` webhook's body type and the machine-readable delivery rules of openapi.yaml (`x-webhook-rules`). */
 function webhooksModule(out: string): void {
   const doc = parse(readFileSync(join(root, 'openapi.yaml'), 'utf8'));
   const ref: string = doc.webhooks.article.post.requestBody.content['application/json'].schema.$ref;
@@ -95,8 +95,8 @@ function webhooksModule(out: string): void {
     '/** The body of the `article` webhook (openapi.yaml `webhooks.article`). */',
     `export type WebhookMessage = components['schemas']['${match[1]}'];`,
     '',
-    '/** The `x-webhooks` rules of openapi.yaml (timeouts, retry schedule, timestamp tolerance, secret prefix). */',
-    `export const webhookRules = ${JSON.stringify(doc['x-webhooks'], null, 2)} as const;`,
+    '/** The `x-webhook-rules` rules of openapi.yaml (timeouts, retry schedule, timestamp tolerance, secret prefix). */',
+    `export const webhookRules = ${JSON.stringify(doc['x-webhook-rules'], null, 2)} as const;`,
     '',
   ];
   writeFileSync(out, lines.join('\n'));

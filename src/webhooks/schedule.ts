@@ -1,5 +1,5 @@
 /**
- * The retry schedule (openapi.yaml `x-webhooks`): after the n-th failure in a row the same article is
+ * The retry schedule (openapi.yaml `x-webhook-rules`): after the n-th failure in a row the same article is
  * sent again after about 1 s, 5 s, 30 s, 2 min, 10 min, then every 30 min, each delay ±jitter; once
  * the failure run is older than 24 h the endpoint is paused. Pure: the clock and the randomness are given.
  */
