@@ -144,6 +144,18 @@ describe('failures: retried with the same webhook-id until a 2xx, in order', () 
     expect(e.cursor).toBe(0);
   });
 
+  it('a redirect is a failure, never followed', async () => {
+    const { store, receiver, endpoint, attempt } = await setup({ answer: (n) => (n === 0 ? 302 : 200) });
+    const failed = attempt((e) => e.outcome === 'failed');
+    await store.insert([article('moved')], Date.now());
+    await failed;
+    const e = await until(store, endpoint.id, (x) => x.lastError !== null);
+    expect(e.lastError).toMatch(/^HTTP 302 \(redirects are not followed\)/);
+    // The retry goes to the same URL (the receiver counts it), not to a Location.
+    await receiver.waitFor(2);
+    await until(store, endpoint.id, (x) => x.cursor === 1);
+  });
+
   it('410 Gone disables the endpoint: nothing more is sent', async () => {
     const { store, receiver, endpoint, attempt } = await setup({ answer: () => 410 });
     const disabled = attempt((e) => e.outcome === 'disabled');
