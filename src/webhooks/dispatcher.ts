@@ -76,6 +76,8 @@ export interface DispatcherOptions {
 }
 
 export const DISPATCH_DEFAULTS = { leaseMs: 15_000, refreshMs: 2_000, feedPollMs: 1_000, flushMs: 1_000, maxInFlight: 256, maxEndpoints: 10_000 };
+/** A destination's checked address is used this long before its name is resolved and checked again. */
+const ADDRESS_TTL_MS = 30_000;
 /** Articles a worker reads per page, and recent feed entries kept in memory for every worker. */
 const PAGE = 100;
 const RECENT = 4_096;
@@ -229,6 +231,22 @@ class EndpointWorker {
     };
   }
 
+  private resolved: { href: string; url: URL; address: { address: string; family: number }; at: number } | undefined;
+
+  /**
+   * The URL and the checked address to connect to: resolved and checked again after ADDRESS_TTL_MS (or
+   * when the URL changed); every request of the meantime goes to the address that was checked.
+   */
+  private async destination(d: WebhookDispatcher): Promise<{ url: URL; address: { address: string; family: number } }> {
+    const now = performance.now();
+    if (this.resolved && this.resolved.href === this.e.url && now - this.resolved.at < ADDRESS_TTL_MS) return this.resolved;
+    this.resolved = undefined;
+    const url = new URL(this.e.url);
+    const address = await resolveDestination(url, d.opts.allowPrivate, d.lookup);
+    this.resolved = { href: this.e.url, url, address, at: now };
+    return this.resolved;
+  }
+
   /** Writes now; a lost lease stops the worker. */
   private async record(a: WebhookAttempt): Promise<boolean> {
     const held = await this.d.opts.store.recordWebhookAttempt(this.e.id, this.d.owner, a);
@@ -285,7 +303,7 @@ class EndpointWorker {
     const receivedAt = Date.parse(entry.article.received_at);
     this.pending = { receivedAt };
     const msgId = messageId(this.e.id, entry.article.id);
-    const body = webhookBody(entry.article, tier);
+    const body = d.bodyOf(entry, tier);
     const now = d.clock();
     const valid = this.e.secrets.filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > now).map((s) => d.opts.secrets.open(s.secret));
     let status: number | null = null;
@@ -295,8 +313,7 @@ class EndpointWorker {
       error = `body larger than ${webhookRules.bodyMaxBytes} bytes`;
     } else {
       try {
-        const url = new URL(this.e.url);
-        const address = await resolveDestination(url, d.opts.allowPrivate, d.lookup);
+        const { url, address } = await this.destination(d);
         const headers = signedHeaders(valid, msgId, Math.floor(now / 1000), body);
         const r = await d.inFlight.run(() => d.send({ url, address, headers, body, timeoutMs: d.timeoutMs, signal: d.stopping.signal }));
         ({ status, error, latencyMs } = r);
@@ -411,6 +428,17 @@ export class WebhookDispatcher {
       this.refreshTimer.unref();
     };
     tick();
+  }
+
+  /** Bodies of recent articles per tier: one article goes to many endpoints as the same bytes. */
+  private readonly bodies = new WeakMap<FeedEntry['article'], Map<Tier, string>>();
+
+  bodyOf(entry: FeedEntry, tier: Tier): string {
+    let byTier = this.bodies.get(entry.article);
+    if (!byTier) this.bodies.set(entry.article, (byTier = new Map()));
+    let body = byTier.get(tier);
+    if (body === undefined) byTier.set(tier, (body = webhookBody(entry.article, tier)));
+    return body;
   }
 
   /** Reads the feed now (an article was stored by this process). */
