@@ -45,10 +45,16 @@ export const httpSender: Sender = (r) =>
       else cb(null, r.address.address, r.address.family);
     };
     let settled = false;
+    const onAbort = () => {
+      done(null, 'aborted: the dispatcher is stopping');
+      req.destroy();
+    };
     const done = (status: number | null, error: string | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      // One signal serves every request of a dispatcher: its listener goes with the request.
+      r.signal?.removeEventListener('abort', onAbort);
       resolve({ status, error, latencyMs: performance.now() - started });
     };
     const req = lib.request(
@@ -76,10 +82,6 @@ export const httpSender: Sender = (r) =>
       req.destroy();
     }, r.timeoutMs);
     req.on('error', (e: NodeJS.ErrnoException) => done(null, e.code ? `${e.code}: ${e.message}` : e.message));
-    const onAbort = () => {
-      done(null, 'aborted: the dispatcher is stopping');
-      req.destroy();
-    };
     if (r.signal?.aborted) onAbort();
     else r.signal?.addEventListener('abort', onAbort, { once: true });
     req.end(r.body);

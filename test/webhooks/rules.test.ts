@@ -122,3 +122,25 @@ describe('secrets at rest: encrypted with WEBHOOK_SECRETS_KEY, as given without 
     expect(new SecretBox().open(new SecretBox().seal(s))).toBe(s);
   });
 });
+
+describe('sender: one request, nothing left behind', () => {
+  it('leaves no listener on the shared stop signal once requests are answered, and aborts the open ones on stop', async () => {
+    const { getEventListeners } = await import('node:events');
+    const { httpSender } = await import('../../src/webhooks/sender.js');
+    const { startReceiver } = await import('./receiver.js');
+    const rx = await startReceiver((n) => (n < 5 ? 200 : 'hang'));
+    try {
+      const stop = new AbortController();
+      const req = () => ({ url: new URL(rx.url), address: { address: '127.0.0.1', family: 4 }, headers: {}, body: '{}', timeoutMs: 60_000, signal: stop.signal });
+      for (let i = 0; i < 5; i++) expect((await httpSender(req())).status).toBe(200);
+      expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+      const hanging = httpSender(req());
+      await rx.waitFor(6);
+      stop.abort();
+      expect(await hanging).toMatchObject({ status: null, error: 'aborted: the dispatcher is stopping' });
+      expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+    } finally {
+      await rx.close();
+    }
+  });
+});
