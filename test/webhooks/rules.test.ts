@@ -125,7 +125,8 @@ describe('secrets at rest: encrypted with WEBHOOK_SECRETS_KEY, as given without 
 
 describe('sender: one request, nothing left behind', () => {
   it('leaves no listener on the shared stop signal once requests are answered, and aborts the open ones on stop', async () => {
-    const { getEventListeners } = await import('node:events');
+    const { EventEmitter } = await import('node:events');
+    const getEventListeners = EventEmitter.getEventListeners;
     const { httpSender } = await import('../../src/webhooks/sender.js');
     const { startReceiver } = await import('./receiver.js');
     const rx = await startReceiver((n) => (n < 5 ? 200 : 'hang'));
