@@ -107,9 +107,77 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    article: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An article delivered to your endpoint
+         * @description The service sends every new article to each webhook endpoint of a `pro` or `max` account as one
+         *     `POST` with a JSON body (`type` `article.created`, `timestamp`, `data`: the Article exactly as the
+         *     stream presents it for the account's tier: `tickers` only for `max`). Endpoints are added by our
+         *     operators (account management is outside this API) and get a signing secret `whsec_…`, shown
+         *     once. A `max` endpoint may be limited to a list of tickers (as on the stream, the ticker filter is
+         *     max-only). An account that leaves `pro`/`max` stops receiving at the next subscription re-check
+         *     (every 5 minutes, as on the stream).
+         *
+         *     **Signature (Standard Webhooks).** Every request carries `webhook-id`, `webhook-timestamp` and
+         *     `webhook-signature`. The signed content is `{webhook-id}.{webhook-timestamp}.{raw body}`; the
+         *     signature is `v1,` followed by the base64 HMAC-SHA256 of that content, keyed with the
+         *     base64-decoded part of your secret after `whsec_`. While a secret is being rotated (24 hours),
+         *     the header holds one signature per secret, separated by a space: accept the request when any
+         *     `v1` signature matches. Verify against the raw body (before any JSON parsing), compare in
+         *     constant time, and refuse a `webhook-timestamp` more than 5 minutes from your clock (replays).
+         *     `verifyWebhook(secret, headers, body)` of the typed client does all of this.
+         *
+         *     **Delivery rules.**
+         *     - **At least once.** An article counts as delivered when your endpoint answers `2xx`; until then
+         *       it is sent again with the same `webhook-id` (and body). Deduplicate by `webhook-id`.
+         *     - **In order.** One endpoint receives its articles in article order (by `id`), one request at a
+         *       time: the next article is sent after the previous one was answered `2xx`.
+         *     - **Failures.** Any status other than `2xx`, no answer within 10 seconds, or a refused
+         *       connection is a failure. Redirects are not followed (a `3xx` is a failure).
+         *     - **Retries.** After a failure the same article is sent again after about 1 s, 5 s, 30 s,
+         *       2 min and 10 min (each ±20% jitter), then every 30 minutes, until 24 hours have passed since
+         *       the first failure; then the endpoint is paused (our operators see why) and resumes from the
+         *       same article when re-enabled. Nothing stored after the endpoint was added is skipped: the
+         *       backlog is a position in the archive, not a queue that can overflow.
+         *     - **`410 Gone`** disables the endpoint at once (no further requests).
+         *     - Answer quickly (queue the work on your side): a slow endpoint delays only its own deliveries.
+         *
+         */
+        post: operations["receiveArticle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /** @description The body of the `article` webhook: one new article, presented for the endpoint's account tier
+         *     exactly as the stream presents it.
+         *      */
+        ArticleWebhook: {
+            /**
+             * @description The event type; `article.created` is the only one today (ignore types you do not know).
+             * @enum {string}
+             */
+            type: "article.created";
+            /**
+             * Format: date-time
+             * @description When the event was created (RFC 3339, UTC); the same on every retry.
+             */
+            timestamp: string;
+            data: components["schemas"]["Article"];
+        };
         /**
          * @description How urgent the article is.
          * @enum {string}
@@ -589,6 +657,61 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveArticle: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The message id, the same on every retry of one article to one endpoint; deduplicate by it.
+                 * @example msg_01JD0Q2V5N8Y3C7KQ4W9M6T1ZB
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Unix time in seconds at which this attempt was sent (refuse it when more than 5 minutes off your clock).
+                 * @example 1732457400
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`; during a secret
+                 *     rotation, one such signature per secret, separated by a space.
+                 *
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The article event, at most 128 KiB of UTF-8 JSON; every article fits (its content is at most 20,000 characters). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArticleWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received (any `2xx` counts; the body is ignored). The next article follows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone. The endpoint is disabled at once and receives nothing more. A body is optional and ignored. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer (or none within 10 seconds) is a failure; the same article is retried on the schedule above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

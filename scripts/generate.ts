@@ -8,6 +8,7 @@
  *   asyncapi.json           the stream contract bundled into one file (Article inlined from openapi.yaml)
  *   openapi.d.ts            TypeScript types of the REST contract (openapi-typescript)
  *   stream.ts               TypeScript type of the stream message and the stream rules as constants
+ *   webhooks.ts             TypeScript type of the `article` webhook body and the delivery rules (`x-webhook-rules`)
  *   docs/rest.html          self-contained REST reference (Redoc, scripts inlined, no CDN; Redoc options
  *                           in the `openapi` section of redocly.yaml)
  *   docs/stream.html        self-contained stream reference
@@ -81,6 +82,26 @@ function streamModule(out: string): void {
   writeFileSync(out, lines.join('\n'));
 }
 
+/** The `article` webhook's body type and the machine-readable delivery rules of openapi.yaml (`x-webhook-rules`). */
+function webhooksModule(out: string): void {
+  const doc = parse(readFileSync(join(root, 'openapi.yaml'), 'utf8'));
+  const ref: string = doc.webhooks.article.post.requestBody.content['application/json'].schema.$ref;
+  const match = /^#\/components\/schemas\/(\w+)$/.exec(ref);
+  if (!match) throw new Error(`openapi.yaml: the article webhook's body must $ref a schema, got ${ref}`);
+  const lines = [
+    HEADER,
+    "import type { components } from './openapi.js';",
+    '',
+    '/** The body of the `article` webhook (openapi.yaml `webhooks.article`). */',
+    `export type WebhookMessage = components['schemas']['${match[1]}'];`,
+    '',
+    '/** The `x-webhook-rules` rules of openapi.yaml (timeouts, retry schedule, timestamp tolerance, secret prefix). */',
+    `export const webhookRules = ${JSON.stringify(doc['x-webhook-rules'], null, 2)} as const;`,
+    '',
+  ];
+  writeFileSync(out, lines.join('\n'));
+}
+
 /**
  * Redoc's attribution badge ("API docs by" in the sidebar footer) loads the Redocly logo from
  * cdn.redoc.ly once the page has started, the only request the page makes to anything but itself (a
@@ -126,7 +147,7 @@ function sources(out: string): void {
  * stands alone once packed: the same files, as `.ts` (tsc emits declarations for them into dist/).
  */
 export const SDK_GENERATED = join(root, 'clients', 'typescript', 'src', 'generated');
-const SDK_FILES: Record<string, string> = { 'openapi.d.ts': 'openapi.ts', 'stream.ts': 'stream.ts' };
+const SDK_FILES: Record<string, string> = { 'openapi.d.ts': 'openapi.ts', 'stream.ts': 'stream.ts', 'webhooks.ts': 'webhooks.ts' };
 
 function sdkCopy(generatedDir: string, outDir: string): void {
   mkdirSync(outDir, { recursive: true });
@@ -139,6 +160,7 @@ export async function generate(outDir: string): Promise<void> {
   bundle('asyncapi.yaml', join(outDir, 'asyncapi.json'));
   await restTypes(join(outDir, 'openapi.d.ts'));
   streamModule(join(outDir, 'stream.ts'));
+  webhooksModule(join(outDir, 'webhooks.ts'));
   docs('openapi.yaml', 'Financial News Service REST API', join(outDir, 'docs', 'rest.html'));
   docs('asyncapi.yaml', 'Financial News Service stream', join(outDir, 'docs', 'stream.html'));
   sources(join(outDir, 'sources.json'));

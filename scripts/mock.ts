@@ -4,8 +4,10 @@
  *   PORT                     port of the mock (default 4010)
  *   MOCK_STREAM_INTERVAL_MS  one stream article every … ms (default 2000)
  *   FNS_BRAND                brand word of the key prefixes (default fns → fns_test_…)
+ *   MOCK_WEBHOOK_URL         POST a signed sample `article` webhook there every MOCK_WEBHOOK_INTERVAL_MS
+ *   MOCK_WEBHOOK_INTERVAL_MS default 5000
  */
-import { limits, plans, tiers } from '../src/contract/index.js';
+import { limits, plans, tiers, webhookRules } from '../src/contract/index.js';
 import { staleGenerated } from '../src/contract/freshness.js';
 import { startMock } from '../src/mock/index.js';
 
@@ -29,6 +31,12 @@ function intFromEnv(name: string, dflt: number, min: number, max: number): numbe
 
 const port = intFromEnv('PORT', 4010, 0, 65535);
 const streamIntervalMs = intFromEnv('MOCK_STREAM_INTERVAL_MS', 2000, 10, 3_600_000);
+const webhookIntervalMs = intFromEnv('MOCK_WEBHOOK_INTERVAL_MS', 5000, 100, 3_600_000);
+const webhookUrl = process.env.MOCK_WEBHOOK_URL || undefined;
+if (webhookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(webhookUrl)) {
+  console.error(`MOCK_WEBHOOK_URL must be an http:// or https:// URL, got "${webhookUrl}"`);
+  process.exit(2);
+}
 const brand = process.env.FNS_BRAND ?? 'fns';
 if (!/^[a-z][a-z0-9]{1,15}$/.test(brand)) {
   console.error(`FNS_BRAND must be 2-16 lower-case letters or digits, got "${brand}"`);
@@ -41,7 +49,7 @@ log(`starting the mock on 127.0.0.1:${port} (stream: one article every ${streamI
 
 let mock: Awaited<ReturnType<typeof startMock>>;
 try {
-  mock = await startMock({ port, host: '127.0.0.1', streamIntervalMs, testPrefix, prismEnv: process.env, log });
+  mock = await startMock({ port, host: '127.0.0.1', streamIntervalMs, testPrefix, prismEnv: process.env, log, ...(webhookUrl ? { webhookUrl, webhookIntervalMs } : {}) });
 } catch (err) {
   console.error(`[mock] could not start: ${(err as Error).message}`);
   process.exit(1);
@@ -62,6 +70,10 @@ Sandbox keys (X-API-Key header; api_key query parameter for the stream):
 ${tiers.map((t) => `  ${mock.keys[t].padEnd(testPrefix.length + 8)} ${t.padEnd(8)} ${what(t)}`).join('\n')}
   Any other key (other ${testPrefix}… names, ${limits.keyPrefixes.live.replace(/^fns_/, `${brand}_`)}… keys) → 401 "Invalid API key".
 
+${webhookUrl ? `Webhooks: a signed sample article to ${webhookUrl} every ${webhookIntervalMs} ms, signed with the sandbox secret
+  ${webhookRules.sandboxSecret}
+` : `Webhooks: set MOCK_WEBHOOK_URL=<your receiver> to get a signed sample article every 5 s (docs/mock.md).
+`}
 Try:
   curl -s -H 'X-API-Key: ${mock.keys.max}' ${mock.url}/v1/news
   curl -s -H 'X-API-Key: ${mock.keys.pro}' -H 'Prefer: code=429' ${mock.url}/v1/news

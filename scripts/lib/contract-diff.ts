@@ -330,7 +330,57 @@ export function diffOpenApi(oldDoc: Json, newDoc: Json): ContractDiff {
     for (const m of METHODS) if (nItem[m] && !oItem[m]) c.add('additive', [`${m.toUpperCase()} ${path}`], 'operation added');
   }
   for (const path of Object.keys(nPaths)) if (!(path in oPaths)) c.add('additive', [path], 'path added');
+  compareWebhooks(c, oldDoc, newDoc);
   return { breaking: c.breaking, additive: c.additive };
+}
+
+/**
+ * OpenAPI 3.1 `webhooks`: requests the service sends to a partner's receiver. Their direction is the
+ * reverse of a path's: the request body and headers are what the receiver **receives** (they may only get
+ * narrower, or gain an optional field), and the answers listed are what the receiver sends. A webhook or
+ * operation removed, or an operationId renamed, breaks the receivers built on it; a new one is additive.
+ */
+function compareWebhooks(c: Collector, oldDoc: Json, newDoc: Json): void {
+  const oHooks = (oldDoc.webhooks as Json | undefined) ?? {};
+  const nHooks = (newDoc.webhooks as Json | undefined) ?? {};
+  for (const name of Object.keys(oHooks)) {
+    if (!(name in nHooks)) {
+      c.add('breaking', [`webhook ${name}`], 'webhook removed');
+      continue;
+    }
+    const oItem = c.oldRes(oHooks[name]);
+    const nItem = c.newRes(nHooks[name]);
+    for (const m of METHODS) {
+      if (!oItem[m]) continue;
+      const label = [`webhook ${name}`, m.toUpperCase()];
+      if (!nItem[m]) {
+        c.add('breaking', label, 'operation removed');
+        continue;
+      }
+      const o = oItem[m] as Json;
+      const n = nItem[m] as Json;
+      if (o.operationId !== n.operationId) c.add('breaking', label, `operationId renamed from ${String(o.operationId)} to ${String(n.operationId)} (generated receivers use it)`);
+      const ob = c.oldRes(o.requestBody ?? {});
+      const nb = c.newRes(n.requestBody ?? {});
+      compareContent(c, ob.content, nb.content, [...label, 'body'], 'response');
+      const params = (op: Json, res: (x: unknown) => Json) =>
+        new Map(((op.parameters as unknown[] | undefined) ?? []).map((p) => res(p)).map((p) => [`${String(p.in)} ${String(p.name)}`, p]));
+      const op = params(o, c.oldRes);
+      const np = params(n, c.newRes);
+      for (const [k, p] of op) {
+        const q = np.get(k);
+        if (!q) c.add('breaking', [...label, k], 'header removed');
+        else compareSchema(c, (p.schema as Json | undefined) ?? {}, (q.schema as Json | undefined) ?? {}, [...label, k], 'response');
+      }
+      for (const k of np.keys()) if (!op.has(k)) c.add('additive', [...label, k], 'header added');
+      const ors = (o.responses as Json | undefined) ?? {};
+      const nrs = (n.responses as Json | undefined) ?? {};
+      for (const st of Object.keys(ors)) if (!(st in nrs)) c.add('breaking', [...label, `answer ${st}`], 'expected answer removed');
+      for (const st of Object.keys(nrs)) if (!(st in ors)) c.add('additive', [...label, `answer ${st}`], 'expected answer added');
+    }
+    for (const m of METHODS) if (nItem[m] && !oItem[m]) c.add('additive', [`webhook ${name}`, m.toUpperCase()], 'operation added');
+  }
+  for (const name of Object.keys(nHooks)) if (!(name in oHooks)) c.add('additive', [`webhook ${name}`], 'webhook added');
 }
 
 // ---- AsyncAPI 3 -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   every: { type: 'string' },
   urgency: { type: 'string' },
+  tickers: { type: 'string' },
 } as const;
 export type OptionName = keyof typeof OPTIONS;
 
@@ -192,6 +193,64 @@ export const commands: CommandSpec[] = [
       'Polls every active source on its schedule and prints a line per poll that found new items or failed. With several\npollers (fns serve instances, fns sources run) each source is polled by exactly one at a time (a lease). Stops on\nSIGTERM or Ctrl+C, giving back the sources it holds.',
     args: [],
     options: [],
+  },
+  // fns webhooks …: src/cli/webhooks.ts (validation, output, send-test).
+  {
+    name: 'webhooks add',
+    synopsis: ['<account_id> <url> [--tickers A,B] [--json]'],
+    summary: 'register a webhook endpoint of a pro or max account; prints its id and secret (once)',
+    details:
+      '<url> must be https on a public address (checked after DNS resolution; WEBHOOK_ALLOW_PRIVATE=true also allows\nprivate addresses and http). --tickers (max accounts only): only articles about one of these symbols.\nEvery article stored from now on is POSTed to it, signed (Standard Webhooks) with the secret printed here, once.\nA starter, expired or free account is refused (exit 1).',
+    args: [{ name: 'account_id' }, { name: 'url' }],
+    options: ['tickers', 'json'],
+  },
+  {
+    name: 'webhooks list',
+    synopsis: ['[--account <id>] [--json]'],
+    summary: 'every endpoint: state, last success, last error, failures in a row, next attempt, backlog',
+    details: 'Oldest first. Backlog: articles stored after the last one the endpoint received (or skipped by its ticker filter).\nA paused or disabled endpoint says why (operator, 24 h of failures, 410 Gone, the account left pro/max).',
+    args: [],
+    options: ['account', 'json'],
+  },
+  {
+    name: 'webhooks remove',
+    synopsis: ['<id> [--json]'],
+    summary: 'forget an endpoint (nothing more is sent to it)',
+    details: 'Within a few seconds a running fns serve stops sending to it.',
+    args: [{ name: 'id' }],
+    options: ['json'],
+  },
+  {
+    name: 'webhooks pause',
+    synopsis: ['<id> [--json]'],
+    summary: 'stop sending to an endpoint; its backlog keeps growing',
+    details: 'fns webhooks resume sends the backlog, in order.',
+    args: [{ name: 'id' }],
+    options: ['json'],
+  },
+  {
+    name: 'webhooks resume',
+    synopsis: ['<id> [--json]'],
+    summary: 'send again to a paused or disabled endpoint, from where it stopped',
+    details: 'Clears the failure run; the backlog is sent in order within a few seconds. The account must be pro or max.',
+    args: [{ name: 'id' }],
+    options: ['json'],
+  },
+  {
+    name: 'webhooks rotate-secret',
+    synopsis: ['<id> [--json]'],
+    summary: 'a new signing secret (printed once); the old one keeps signing for 24 h',
+    details: 'For 24 hours every delivery carries two signatures (old and new secret), so the receiver can switch at any time.',
+    args: [{ name: 'id' }],
+    options: ['json'],
+  },
+  {
+    name: 'webhooks send-test',
+    synopsis: ['<id> [--json]'],
+    summary: 'send one signed delivery now (the newest article, or a sample) and print the answer',
+    details: 'From this process, whatever the endpoint\'s state; its cursor does not move. Exit 1 when the answer is not 2xx.',
+    args: [{ name: 'id' }],
+    options: ['json'],
   },
   {
     name: 'help',

@@ -304,6 +304,23 @@ async function main(argv: string[]): Promise<number | 'running'> {
         openStore: (role) => openStore(config, { role, postgres: { schema: config.databaseSchema } }),
       });
     }
+    case 'webhooks add':
+    case 'webhooks list':
+    case 'webhooks remove':
+    case 'webhooks pause':
+    case 'webhooks resume':
+    case 'webhooks rotate-secret':
+    case 'webhooks send-test': {
+      const { runWebhooksCommand } = await import('./webhooks.js');
+      const { openStore } = await import('../store/index.js');
+      await noteDemo(config, command.name);
+      return runWebhooksCommand(command.name.slice('webhooks '.length) as 'add', args, { json, tickers: str('tickers'), account: str('account') }, config, {
+        out,
+        err,
+        now: Date.now,
+        openStore: () => openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } }),
+      });
+    }
     default:
       throw new Error(`fns ${command.name}: parsed but not implemented`);
   }

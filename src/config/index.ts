@@ -33,6 +33,10 @@ export interface Config {
   maxConnections: number;
   /** MAX_CONNECTIONS_PER_ADDRESS: from one client (socket) address; 0 = no cap. Default 256, or 0 with TRUST_PROXY. */
   maxConnectionsPerAddress: number;
+  /** WEBHOOK_ALLOW_PRIVATE: webhooks may go to private, loopback and link-local addresses, and over http (tests, a private network). */
+  webhookAllowPrivate: boolean;
+  /** WEBHOOK_SECRETS_KEY: 32 bytes (base64 or 64 hex digits) encrypting the webhook signing secrets at rest; unset = stored as given. Never logged. */
+  webhookSecretsKey?: Buffer;
   /** Said once at start (e.g. a risky but valid setting). */
   warnings: string[];
 }
@@ -42,6 +46,7 @@ const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'TRUST_PROXY', 'STREAM_RECHECK_MS', 'EMBEDDINGS_URL',
   'EMBEDDINGS_MODEL', 'EMBEDDINGS_API_KEY', 'EMBEDDINGS_TIMEOUT_MS', 'FNS_BRAND', 'VALIDATE_RESPONSES', 'IP_GUARD_EXEMPT',
   'ADMIN_PORT', 'ADMIN_HOST', 'DATABASE_SCHEMA', 'REDIS_PREFIX', 'ADMIN_TOKEN', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_ADDRESS',
+  'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_SECRETS_KEY',
 ] as const;
 
 /** Connection caps of the partner listener (docs/operations.md): in all, and per client address. */
@@ -130,6 +135,12 @@ function adminToken(raw: string): string {
   throw new ConfigError(`ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_LENGTH} visible ASCII characters without spaces (e.g. openssl rand -hex 32); the value given is not repeated here`);
 }
 
+function secretsKey(raw: string): Buffer {
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length === 32 && (/^[0-9a-f]{64}$/i.test(raw) || /^[A-Za-z0-9+/]{43}=$/.test(raw))) return key;
+  throw new ConfigError('WEBHOOK_SECRETS_KEY must be 32 bytes as base64 (44 characters) or 64 hex digits (e.g. openssl rand -base64 32); the value given is not repeated here');
+}
+
 export const TRUST_PROXY_TRUE_WARNING =
   'TRUST_PROXY=true believes the left-most X-Forwarded-For address, which any client can write: a client that reaches this port directly can dodge the IP guard or get another address blocked. Set the number of proxies in front of the service (e.g. TRUST_PROXY=1) or their addresses instead.';
 
@@ -163,12 +174,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminHost: host(env.ADMIN_HOST, 'ADMIN_HOST') ?? '127.0.0.1',
     maxConnections: int(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 0, 1_000_000),
     maxConnectionsPerAddress: 0,
+    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE'),
     warnings: [],
   };
   // Behind a proxy every connection comes from the proxy's address: no per-address cap unless asked for.
   cfg.maxConnectionsPerAddress = int(env, 'MAX_CONNECTIONS_PER_ADDRESS', cfg.trustProxy === false ? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS : 0, 0, 1_000_000);
   if (env.ADMIN_PORT !== undefined) cfg.adminPort = int(env, 'ADMIN_PORT', 0, 0, 65535);
   if (env.ADMIN_TOKEN !== undefined) cfg.adminToken = adminToken(env.ADMIN_TOKEN);
+  if (env.WEBHOOK_SECRETS_KEY !== undefined) cfg.webhookSecretsKey = secretsKey(env.WEBHOOK_SECRETS_KEY);
   if (cfg.trustProxy === true) cfg.warnings.push(TRUST_PROXY_TRUE_WARNING);
   if (cfg.adminPort !== undefined && !isLoopbackHost(cfg.adminHost)) cfg.warnings.push(adminHostWarning(cfg.adminHost, cfg.adminToken !== undefined));
   const listenHost = host(env.HOST);

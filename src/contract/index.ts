@@ -146,3 +146,22 @@ export const stream = asyncapi['x-stream'] as {
   >;
 };
 export const streamAddress: string = asyncapi.channels.stream.address;
+
+export type ArticleWebhook = components['schemas']['ArticleWebhook'];
+
+/** The delivery rules of the `article` webhook (`x-webhook-rules` of openapi.yaml). */
+const xw = rule<any>(openapi['x-webhook-rules'], 'x-webhook-rules');
+export const webhookRules = {
+  timeoutMs: rule<number>(xw.timeoutSeconds, 'x-webhook-rules.timeoutSeconds') * 1000,
+  retryScheduleMs: rule<number[]>(xw.retryScheduleSeconds, 'x-webhook-rules.retryScheduleSeconds').map((s) => s * 1000) as readonly number[],
+  retryEveryMs: rule<number>(xw.retryEverySeconds, 'x-webhook-rules.retryEverySeconds') * 1000,
+  jitterRatio: rule<number>(xw.retryJitterRatio, 'x-webhook-rules.retryJitterRatio'),
+  giveUpAfterMs: rule<number>(xw.giveUpAfterHours, 'x-webhook-rules.giveUpAfterHours') * 3600 * 1000,
+  toleranceMs: rule<number>(xw.toleranceSeconds, 'x-webhook-rules.toleranceSeconds') * 1000,
+  rotationOverlapMs: rule<number>(xw.rotationOverlapHours, 'x-webhook-rules.rotationOverlapHours') * 3600 * 1000,
+  bodyMaxBytes: rule<number>(xw.bodyMaxBytes, 'x-webhook-rules.bodyMaxBytes'),
+  secretPrefix: rule<string>(xw.secretPrefix, 'x-webhook-rules.secretPrefix'),
+  eventType: rule<'article.created'>(xw.eventType, 'x-webhook-rules.eventType'),
+  /** The partner mock's public signing secret (docs/mock.md). */
+  sandboxSecret: rule<string>(xw.sandboxSecret, 'x-webhook-rules.sandboxSecret'),
+} as const;

@@ -14,6 +14,7 @@ import { createMockApp } from './rest.js';
 import { AdmitAllRateLimiter } from '../state/memory.js';
 import { openIpGuard, SandboxAccounts } from './sandbox.js';
 import { attachMockStream, exampleArticles, type MockStream } from './stream.js';
+import { startMockWebhooks, type MockWebhooks } from './webhooks.js';
 
 export { sandboxKeys, SandboxAccounts } from './sandbox.js';
 
@@ -34,6 +35,10 @@ export interface MockOptions {
   prismEnv?: Record<string, string | undefined>;
   /** Check every REST response against the contract (tests): a violation becomes a 500. Default false. */
   validateResponses?: boolean;
+  /** POST a signed sample `article` webhook here every `webhookIntervalMs` (MOCK_WEBHOOK_URL). */
+  webhookUrl?: string;
+  /** Default 5000. */
+  webhookIntervalMs?: number;
   clock?: () => number;
   log?: (message: string) => void;
 }
@@ -46,6 +51,8 @@ export interface RunningMock {
   prism: RunningPrism;
   stream: MockStream;
   server: Server;
+  /** The webhook sender, when started with `webhookUrl`. */
+  webhooks?: MockWebhooks;
   close(): Promise<void>;
 }
 
@@ -79,6 +86,9 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
     throw err;
   }
   const stream = attachMockStream(server, { auth, examples: exampleArticles(streamExamples), intervalMs: streamIntervalMs, clock, log, ...(opts.streamHistory !== undefined ? { historyLimit: opts.streamHistory } : {}) });
+  const webhooks = opts.webhookUrl
+    ? startMockWebhooks({ url: opts.webhookUrl, intervalMs: opts.webhookIntervalMs ?? 5000, examples: exampleArticles(streamExamples), clock, log })
+    : undefined;
   const { port } = server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;
 
@@ -90,8 +100,10 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
     prism,
     stream,
     server,
+    ...(webhooks ? { webhooks } : {}),
     close() {
       closing ??= (async () => {
+        await webhooks?.close();
         await stream.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));

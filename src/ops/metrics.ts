@@ -28,6 +28,8 @@ export interface MetricSources {
   latestSeq?: () => Promise<number>;
   /** The stream's position in the change feed: every article up to it has been handed to the clients. */
   feedCursor?: () => number;
+  /** The webhook endpoints this instance delivers: backlog (articles after the cursor) and oldest undelivered age. */
+  webhooks?: () => Promise<{ id: string; backlog: number; oldestUndeliveredSeconds: number | null }[]>;
 }
 
 export interface Metrics {
@@ -51,6 +53,10 @@ export interface Metrics {
   sourcePolls: { inc(labels: { outcome: string }): void };
   /** Items read from sources by outcome (`stored`, `same_item`, `same_url`, `same_headline`, `near_duplicate`, `unusable`). */
   sourceItems: { inc(labels: { outcome: string }, n: number): void };
+  /** Webhook attempts by outcome (`delivered`, `failed`, `disabled`, `paused`): src/webhooks. */
+  webhookAttempts: { inc(labels: { outcome: string }): void };
+  /** Seconds from an article's `received_at` to its delivery (2xx) to one endpoint. */
+  webhookDeliveryLag: { observe(seconds: number): void };
   /** Sets (or replaces) the callbacks read on scrape. */
   collectFrom(sources: MetricSources): void;
   /** The exposition text (what `/metrics` answers). */
@@ -174,6 +180,40 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   for (const dependency of ['database', 'redis', 'embedder'] as const) dependencyErrors.inc({ dependency }, 0);
   for (const port of ['rate_limiter', 'ip_guard', 'stream_slots'] as const) sharedStateFallbacks.inc({ port }, 0);
   for (const cap of ['total', 'per_address'] as const) connectionRefusals.inc({ cap }, 0);
+  const webhookAttempts = new Counter({
+    name: `${PREFIX}webhook_attempts_total`,
+    help: 'Webhook requests sent, by outcome: delivered (2xx), failed (retried), disabled (410), paused (gave up after 24 h).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of ['delivered', 'failed', 'disabled', 'paused']) webhookAttempts.inc({ outcome }, 0);
+  const webhookDeliveryLag = new Histogram({
+    name: `${PREFIX}webhook_delivery_lag_seconds`,
+    help: "Seconds from an article's received_at to its delivery (2xx) to one webhook endpoint.",
+    buckets: LAG_BUCKETS,
+    registers: [registry],
+  });
+  new Gauge({
+    name: `${PREFIX}webhook_backlog_articles`,
+    help: 'Articles in the change feed after a webhook endpoint\'s cursor, per endpoint this instance delivers.',
+    labelNames: ['endpoint'],
+    registers: [registry],
+    async collect() {
+      if (!sources.webhooks) return;
+      this.reset();
+      for (const e of await sources.webhooks()) this.set({ endpoint: e.id }, e.backlog);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}webhook_oldest_undelivered_seconds`,
+    help: 'Age of the oldest article a webhook endpoint of this instance has not yet received (0 when none waits).',
+    registers: [registry],
+    async collect() {
+      if (!sources.webhooks) return;
+      const ages = (await sources.webhooks()).map((e) => e.oldestUndeliveredSeconds ?? 0);
+      this.set(ages.length ? Math.max(...ages) : 0);
+    },
+  });
 
   // Children per label pair, so the request path does not build a label key per request.
   const requestChildren = new Map<string, Counter.Internal>();
@@ -206,6 +246,8 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     connectionRefusals: { inc: ({ cap }) => connectionRefusals.inc({ cap }) },
     sourcePolls: { inc: ({ outcome }) => sourcePolls.inc({ outcome }) },
     sourceItems: { inc: ({ outcome }, n) => sourceItems.inc({ outcome }, n) },
+    webhookAttempts: { inc: ({ outcome }) => webhookAttempts.inc({ outcome }) },
+    webhookDeliveryLag: { observe: (seconds) => webhookDeliveryLag.observe(seconds) },
     collectFrom(s) {
       sources = { ...sources, ...s };
     },

@@ -28,6 +28,7 @@ import { createMetrics, type Metrics } from '../ops/metrics.js';
 import { DependencyHealth } from '../ops/health.js';
 import { countEmbedderErrors, createRequestObserver, createStreamObserver } from '../ops/observe.js';
 import { pollerUserAgent, SourcePoller } from '../sources/poller.js';
+import { SecretBox, WebhookDispatcher } from '../webhooks/index.js';
 
 export interface RunningService {
   url: string;
@@ -41,6 +42,8 @@ export interface RunningService {
   logger: OpsLogger;
   /** The source poller (src/sources), unless started with `pollSources: false`. */
   poller?: SourcePoller;
+  /** The webhook dispatcher (src/webhooks), unless started with `webhooks: false`. */
+  webhooks?: WebhookDispatcher;
   /** The admin listener (/healthz, /readyz, /metrics) when ADMIN_PORT is set. */
   adminUrl?: string;
   close(): Promise<void>;
@@ -95,6 +98,8 @@ export async function startService(
     pollSources?: boolean;
     /** How long a failed database or Redis call keeps /readyz red (default: the contract's Retry-After). */
     dependencyHoldMs?: number;
+    /** Deliver webhooks from this process (default true; leases keep one instance per endpoint). */
+    webhooks?: boolean;
   } = {},
 ): Promise<RunningService> {
   // The service reads the contract from generated/: a spec edited without `npm run generate` must not
@@ -249,12 +254,37 @@ export async function startService(
   // The archive's vectors load in the background: the service answers at once, search once the index is ready.
   const searchReady = index.start();
   searchReady.catch(() => {});
+  let webhooksWake = (): void => {};
   // Sources: polled here too (and by any `fns sources run`); after a poll stored articles, the stream reads at once.
   const poller =
     options.pollSources === false
       ? undefined
-      : new SourcePoller({ store, userAgent: pollerUserAgent(config.brand), clock, log, metrics, onStored: () => stream.wake() });
+      : new SourcePoller({ store, userAgent: pollerUserAgent(config.brand), clock, log, metrics, onStored: () => (stream.wake(), webhooksWake()) });
   await poller?.start();
+  // Webhooks: one more reader of the feed (its own, so a slow endpoint never holds the stream back).
+  const webhooks =
+    options.webhooks === false
+      ? undefined
+      : new WebhookDispatcher({
+          store,
+          secrets: new SecretBox(config.webhookSecretsKey),
+          allowPrivate: config.webhookAllowPrivate,
+          recheckMs: config.streamRecheckMs,
+          clock,
+          ...(feedWake ? { feedWake, feedPollMs: WOKEN_FEED_POLL_MS } : {}),
+          log,
+          onAttempt: (e) => {
+            metrics.webhookAttempts.inc({ outcome: e.outcome });
+            if (e.outcome === 'delivered') metrics.webhookDeliveryLag.observe(e.ageSeconds);
+            const fields = { kind: 'webhook', endpoint_id: e.endpointId, webhook_id: e.webhookId, status: e.status, outcome: e.outcome, latency_ms: Math.round(e.latencyMs * 1000) / 1000, ...(e.error ? { error: e.error } : {}) };
+            const msg = `webhook ${e.endpointId} ${e.status ?? '-'} ${e.outcome}`;
+            if (e.outcome === 'delivered') logger.pino.info(fields, msg);
+            else logger.pino.warn(fields, msg);
+          },
+        });
+  await webhooks?.start();
+  if (webhooks) webhooksWake = () => webhooks.wake();
+  if (webhooks) metrics.collectFrom({ webhooks: () => webhooks.status() });
   let admin: AdminServer | undefined;
   if (config.adminPort !== undefined) {
     const checks: ReadinessCheck[] = [
@@ -288,7 +318,7 @@ export async function startService(
       log,
       // POST /admin/v1/articles (off without ADMIN_TOKEN); what it stores reaches the stream at once.
       push: { ...(config.adminToken ? { token: config.adminToken } : {}), store, clock },
-      onArticlesStored: () => stream.wake(),
+      onArticlesStored: () => (stream.wake(), webhooksWake()),
     });
   }
   const { port } = server.address() as AddressInfo;
@@ -305,8 +335,10 @@ export async function startService(
     logger,
     ...(admin ? { adminUrl: admin.url } : {}),
     ...(poller ? { poller } : {}),
+    ...(webhooks ? { webhooks } : {}),
     async close() {
       await poller?.stop();
+      await webhooks?.stop();
       await admin?.close();
       await stream.close();
       await worker.stop();

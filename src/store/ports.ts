@@ -234,11 +234,82 @@ export interface SourceStore {
   pruneSeenItems(olderThanMs: number, now: number): Promise<number>;
 }
 
+/** `active`: delivered; `paused`: by an operator or after 24 h of failures (see `pausedReason`); `disabled`: the receiver answered 410. */
+export type WebhookState = 'active' | 'paused' | 'disabled';
+
+/** One signing secret of an endpoint as stored (sealed by src/webhooks/secrets.ts); `expiresAt` set while a rotation overlaps. */
+export interface WebhookSecretRecord {
+  secret: string;
+  expiresAt: string | null;
+}
+
+/** A webhook endpoint as the dispatcher and the operator see it. Times are ISO 8601 UTC text. */
+export interface WebhookEndpoint {
+  id: string;
+  accountId: string;
+  url: string;
+  /** Only articles about one of these symbols (max accounts); null = every article. */
+  tickers: string[] | null;
+  /** Newest first; more than one only during a rotation (every one signs). */
+  secrets: WebhookSecretRecord[];
+  state: WebhookState;
+  pausedReason: string | null;
+  /** The feed `seq` of the last article delivered (or skipped by the filters): the backlog is what follows it. */
+  cursor: number;
+  /** Failed attempts in a row on the article after the cursor. */
+  failures: number;
+  firstFailureAt: string | null;
+  nextAttemptAt: string | null;
+  lastAttemptAt: string | null;
+  lastSuccessAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+}
+
+/** What one delivery attempt (or a run of filtered-out articles) decided, written by `recordWebhookAttempt`. */
+export interface WebhookAttempt {
+  at: number;
+  /** The cursor moves forward to this seq (never back); null: it stays. */
+  cursor: number | null;
+  /** Null when no request was sent (articles skipped by the filters). */
+  status: number | null;
+  error: string | null;
+  ok: boolean | null;
+  failures: number;
+  firstFailureAt: number | null;
+  nextAttemptAt: number | null;
+  state: WebhookState;
+  pausedReason: string | null;
+}
+
+export interface WebhookStore {
+  /** The new endpoint's cursor is the end of the feed at commit: every article stored after it is delivered. */
+  addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; secret: string }, now: number): Promise<WebhookEndpoint>;
+  getWebhook(id: string): Promise<WebhookEndpoint | undefined>;
+  /** In creation order. */
+  listWebhooks(accountId?: string): Promise<WebhookEndpoint[]>;
+  removeWebhook(id: string): Promise<boolean>;
+  /** Pause (with a reason) or resume; resuming clears the failure run and sends at once from the cursor. */
+  setWebhookState(id: string, state: WebhookState, reason: string | null, now: number): Promise<WebhookEndpoint | undefined>;
+  /** `secret` becomes the first; the others keep signing until `now + overlapMs`; expired ones are dropped. */
+  rotateWebhookSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined>;
+  /**
+   * Leases (or renews) up to `limit` active endpoints to `owner` until `now + leaseMs`: those with no live
+   * lease and those `owner` already holds. Exactly one owner holds an endpoint at a time, across processes.
+   */
+  claimWebhooks(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]>;
+  /** Gives up every lease `owner` holds (a clean shutdown: another instance takes over at once). */
+  releaseWebhooks(owner: string): Promise<void>;
+  /** Records an attempt if `owner` still holds the lease (returns false otherwise: another instance took over). */
+  recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean>;
+}
+
 /**
  * The whole store as the composition root and the CLI see it: every port, on one engine (the embedded
  * SQLite file, or PostgreSQL when DATABASE_URL is set).
  */
-export interface Store extends AccountStore, ArticleStore, VectorStore, SourceStore {
+export interface Store extends AccountStore, ArticleStore, VectorStore, SourceStore, WebhookStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * Runs `fn` in one write transaction: every store call made through `tx` is committed together or

@@ -10,14 +10,16 @@ import { monotonicFactory } from 'ulid';
 import type { Tier } from '../contract/index.js';
 import { conformArticle, type StoredArticle } from '../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
-import type { CarrierRecord, FeedEntry, ItemOutcome, ItemRecord, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from './ports.js';
+import type { CarrierRecord, FeedEntry, ItemOutcome, ItemRecord, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting, WebhookAttempt, WebhookEndpoint, WebhookState } from './ports.js';
 import { defaultNearRule } from './near-rule.js';
 import { IDENTITY_MIGRATION, SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
+import { SqliteWebhooks, WEBHOOKS_MIGRATION } from './sqlite/webhooks.js';
 import { randomId, receiveStamp } from './ids.js';
 import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from './list-query.js';
 import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
 
-const MIGRATIONS: string[] = [
+/** Exported for the migration tests (rewinding to an earlier version); user_version counts the applied ones. */
+export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE accounts (
      id TEXT PRIMARY KEY,
      tier TEXT NOT NULL,
@@ -73,6 +75,8 @@ const MIGRATIONS: string[] = [
      SELECT json_extract(j.value, '$.ticker'), a.id, a.urgency FROM articles a, json_each(a.tickers) j
      WHERE json_extract(j.value, '$.ticker') IS NOT NULL;`,
   IDENTITY_MIGRATION,
+  // Webhook endpoints (issue 21): registry, delivery cursor, failure run, leases.
+  WEBHOOKS_MIGRATION,
 ];
 
 function migrate(db: Database.Database): void {
@@ -149,6 +153,7 @@ export class SqliteStore implements Store {
   private readonly ulid = monotonicFactory();
   private readonly stmts;
   private readonly sources: SqliteSources;
+  private readonly webhooks: SqliteWebhooks;
   /** List statements by shape (rows, Article JSON with or without tickers): prepared on first use. */
   private readonly listStatements = new Map<string, Database.Statement>();
 
@@ -156,6 +161,7 @@ export class SqliteStore implements Store {
     this.db = openDatabase(file, options);
     const db = this.db;
     this.sources = new SqliteSources(db, (articles, at) => this.insertNow(articles, at), options.nearRule ?? defaultNearRule);
+    this.webhooks = new SqliteWebhooks(db);
     this.stmts = {
       getAccount: db.prepare<[string], AccountRow>('SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = ?'),
       insertAccount: db.prepare('INSERT INTO accounts (id, tier, period_end, cancelled_at, created_at) VALUES (?, ?, ?, NULL, ?)'),
@@ -438,5 +444,35 @@ export class SqliteStore implements Store {
       copy.set(r.vector);
       return { rowid: r.rowid, id: r.article_id, vector: new Float32Array(copy.buffer) };
     });
+  }
+
+  // ---- webhooks (sqlite/webhooks.ts) ----
+
+  addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; secret: string }, now: number): Promise<WebhookEndpoint> {
+    return this.webhooks.addWebhook(e, now);
+  }
+  getWebhook(id: string): Promise<WebhookEndpoint | undefined> {
+    return this.webhooks.getWebhook(id);
+  }
+  listWebhooks(accountId?: string): Promise<WebhookEndpoint[]> {
+    return this.webhooks.listWebhooks(accountId);
+  }
+  removeWebhook(id: string): Promise<boolean> {
+    return this.webhooks.removeWebhook(id);
+  }
+  setWebhookState(id: string, state: WebhookState, reason: string | null, now: number): Promise<WebhookEndpoint | undefined> {
+    return this.webhooks.setWebhookState(id, state, reason, now);
+  }
+  rotateWebhookSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
+    return this.webhooks.rotateWebhookSecret(id, secret, now, overlapMs);
+  }
+  claimWebhooks(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]> {
+    return this.webhooks.claimWebhooks(owner, now, leaseMs, limit);
+  }
+  releaseWebhooks(owner: string): Promise<void> {
+    return this.webhooks.releaseWebhooks(owner);
+  }
+  recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
+    return this.webhooks.recordWebhookAttempt(id, owner, a);
   }
 }

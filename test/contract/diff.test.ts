@@ -257,3 +257,44 @@ describe('the gate over a repository', () => {
     }
   });
 });
+
+describe('webhooks: the body is what a receiver receives', () => {
+  const current = (): Doc => JSON.parse(readFileSync(join(root, 'generated', 'openapi.json'), 'utf8'));
+  const withHook = (edit: (doc: Doc) => void): ContractDiff => {
+    const after = current();
+    edit(after);
+    return diffOpenApi(current(), after);
+  };
+
+  it('a new webhook is additive', () => {
+    const d = diffOpenApi(openapi(), current());
+    expect(messages(d.additive)).toContain('webhook article: webhook added');
+    expect(d.breaking).toEqual([]);
+  });
+
+  it('a webhook removed breaks the receivers built on it', () => {
+    const d = withHook((doc) => delete doc.webhooks.article);
+    expect(messages(d.breaking)).toEqual(['webhook article: webhook removed']);
+  });
+
+  it('a body field no longer required, or an operationId renamed, is breaking', () => {
+    const d = withHook((doc) => {
+      doc.components.schemas.ArticleWebhook.required = ['type', 'data'];
+      doc.webhooks.article.post.operationId = 'onArticle';
+    });
+    expect(messages(d.breaking)).toEqual(
+      expect.arrayContaining([
+        'webhook article › POST: operationId renamed from receiveArticle to onArticle (generated receivers use it)',
+        expect.stringMatching(/^webhook article › POST › body › application\/json › timestamp/),
+      ]),
+    );
+  });
+
+  it('a new optional body field is additive', () => {
+    const d = withHook((doc) => {
+      doc.components.schemas.ArticleWebhook.properties.attempt = { type: 'integer' };
+    });
+    expect(d.breaking).toEqual([]);
+    expect(messages(d.additive).some((m) => m.startsWith('webhook article › POST › body'))).toBe(true);
+  });
+});

@@ -110,7 +110,13 @@ describe('REST reference (generated/docs/rest.html) renders offline', () => {
         // Redoc renders an operation once it is scrolled to: open each one.
         for (const o of operations.filter((x) => x.op.tags.includes(tag))) text += '\n' + (await openSection(page, o.summary));
       }
+      // The webhooks (OpenAPI 3.1 top-level `webhooks`) are rendered under their tag.
+      for (const hook of Object.values<any>(openapi.webhooks ?? {})) text += '\n' + (await openSection(page, hook.post.summary));
     });
+    for (const hook of Object.values<any>(openapi.webhooks ?? {})) {
+      expect(text).toContain(hook.post.summary);
+      expect(text).toContain('webhook-signature');
+    }
     for (const op of operations) {
       expect(text, op.id).toContain(op.summary);
       expect(text, op.id).toContain(op.path);

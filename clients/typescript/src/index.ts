@@ -18,6 +18,7 @@ export { FnsProblem, FnsStreamClosed, retryAfterSeconds, type ProblemBody } from
 export type { Article, ListNewsParams, NewsList, RateLimit, RestOptions, SearchNewsParams, SearchResults, Usage } from './rest.js';
 export { reconnectDelayMs, type StreamEvent, type StreamMessage, type StreamOptions } from './stream.js';
 export type { components, operations, paths } from './generated/openapi.js';
+export { verifyWebhook, WebhookVerificationError, type VerifyOptions, type WebhookHeaders, type WebhookMessage } from './webhooks.js';
 
 export type ClientOptions = RestOptions;
 

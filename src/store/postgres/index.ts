@@ -16,7 +16,7 @@ import type { Tier } from '../../contract/index.js';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { AccountRecord } from '../../domain/tiers.js';
 import { isStoreUnavailable, StoreUnavailableError } from '../errors.js';
-import type { CarrierRecord, FeedEntry, ItemRecord, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from '../ports.js';
+import type { CarrierRecord, FeedEntry, ItemRecord, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting, WebhookAttempt, WebhookEndpoint, WebhookState } from '../ports.js';
 import { defaultNearRule } from '../near-rule.js';
 import { PgSources } from './sources.js';
 import { PgAccounts } from './accounts.js';
@@ -24,6 +24,7 @@ import { PgArticles } from './articles.js';
 import { checkSchema, createPool, DEFAULTS, PoolDb, type Db, type PgOptions } from './db.js';
 import { LATEST_VERSION, migrate } from './migrations.js';
 import { PgVectors } from './vectors.js';
+import { PgWebhooks } from './webhooks.js';
 
 export { migrate, LATEST_VERSION } from './migrations.js';
 export { listenFeed, type FeedListenerOptions } from './bus.js';
@@ -42,6 +43,7 @@ export class PostgresStore implements Store {
   private readonly articles: PgArticles;
   private readonly vectors: PgVectors;
   private readonly sources: PgSources;
+  private readonly webhooks: PgWebhooks;
 
   constructor(
     private readonly db: Db,
@@ -52,6 +54,7 @@ export class PostgresStore implements Store {
     this.accounts = new PgAccounts(db);
     this.articles = new PgArticles(db);
     this.vectors = new PgVectors(db);
+    this.webhooks = new PgWebhooks(db);
   }
 
   get schema(): string {
@@ -188,6 +191,36 @@ export class PostgresStore implements Store {
   }
   vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
     return this.vectors.vectorsAfter(model, afterRowid, limit);
+  }
+
+  // ---- webhooks (webhooks.ts) ----
+
+  addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; secret: string }, now: number): Promise<WebhookEndpoint> {
+    return this.webhooks.addWebhook(e, now);
+  }
+  getWebhook(id: string): Promise<WebhookEndpoint | undefined> {
+    return this.webhooks.getWebhook(id);
+  }
+  listWebhooks(accountId?: string): Promise<WebhookEndpoint[]> {
+    return this.webhooks.listWebhooks(accountId);
+  }
+  removeWebhook(id: string): Promise<boolean> {
+    return this.webhooks.removeWebhook(id);
+  }
+  setWebhookState(id: string, state: WebhookState, reason: string | null, now: number): Promise<WebhookEndpoint | undefined> {
+    return this.webhooks.setWebhookState(id, state, reason, now);
+  }
+  rotateWebhookSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
+    return this.webhooks.rotateWebhookSecret(id, secret, now, overlapMs);
+  }
+  claimWebhooks(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]> {
+    return this.webhooks.claimWebhooks(owner, now, leaseMs, limit);
+  }
+  releaseWebhooks(owner: string): Promise<void> {
+    return this.webhooks.releaseWebhooks(owner);
+  }
+  recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
+    return this.webhooks.recordWebhookAttempt(id, owner, a);
   }
 }
 

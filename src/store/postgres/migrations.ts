@@ -9,6 +9,7 @@
 import pg from 'pg';
 import { checkSchema, connectionString, DEFAULTS, LOCK } from './db.js';
 import { IDENTITY_MIGRATION, SOURCES_MIGRATION } from './sources.js';
+import { WEBHOOKS_MIGRATION } from './webhooks.js';
 
 export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE accounts (
@@ -73,6 +74,8 @@ export const MIGRATIONS: readonly string[] = [
    ON CONFLICT DO NOTHING;`,
   // 4: article identity (contract 1.2.0): dedup reasons, source and url backfilled from the carriers.
   IDENTITY_MIGRATION,
+  // 5: webhook endpoints (issue 21): registry, delivery cursor, failure run, leases.
+  WEBHOOKS_MIGRATION,
 ];
 
 export const LATEST_VERSION = MIGRATIONS.length;

@@ -1,0 +1,218 @@
+/**
+ * `fns webhooks …`: the webhook endpoints of an account (add, list, remove, pause, resume,
+ * rotate-secret, send-test). Registered in commands.ts (help, options) and main.ts (dispatch).
+ *
+ * Pro and max accounts only (the stream's tiers); the ticker filter is max-only, as on the stream. A
+ * secret is printed once (add, rotate-secret) and never again. Refusals exit 1; a bad URL or ticker
+ * list is a usage error (exit 2).
+ */
+import type { Config } from '../config/index.js';
+import { articleRules, webhookRules, type Tier } from '../contract/index.js';
+import { effectiveTier, planOf } from '../domain/tiers.js';
+import type { StoredArticle } from '../domain/articles.js';
+import type { Store, WebhookEndpoint } from '../store/ports.js';
+import { checkUrlShape, DestinationError, httpSender, messageId, newEndpointId, newSecret, resolveDestination, SecretBox, signedHeaders, webhookBody, type Lookup, type Sender } from '../webhooks/index.js';
+import { CliError, EXIT, UsageError } from './errors.js';
+import { relative } from './sources.js';
+
+const URL_MAX = 2048;
+const TICKERS_MAX = 100;
+
+export interface WebhooksIo {
+  out(text: string): void;
+  err(text: string): void;
+  openStore(): Promise<Store>;
+  now(): number;
+  lookup?: Lookup;
+  send?: Sender;
+}
+
+export type WebhooksSub = 'add' | 'list' | 'remove' | 'pause' | 'resume' | 'rotate-secret' | 'send-test';
+
+function checkTickers(raw: string | undefined): string[] | null {
+  if (raw === undefined) return null;
+  const list = [...new Set(raw.split(',').map((t) => t.trim().toUpperCase()).filter(Boolean))];
+  if (list.length === 0 || list.length > TICKERS_MAX) throw new UsageError(`--tickers must list 1 to ${TICKERS_MAX} symbols separated by commas, got "${raw}"`);
+  const bad = list.find((t) => !articleRules.tickerPattern.test(t));
+  if (bad) throw new UsageError(`--tickers: "${bad}" is not a ticker symbol (e.g. AAPL, BRK.B, BTC-USD)`);
+  return list;
+}
+
+/** The JSON form of an endpoint (never a secret). */
+export function webhookJson(e: WebhookEndpoint, latestSeq: number, now: number) {
+  return {
+    id: e.id,
+    account_id: e.accountId,
+    url: e.url,
+    tickers: e.tickers,
+    state: e.state,
+    paused_reason: e.pausedReason,
+    created_at: e.createdAt,
+    last_success_at: e.lastSuccessAt,
+    last_attempt_at: e.lastAttemptAt,
+    last_status: e.lastStatus,
+    last_error: e.lastError,
+    failures_in_a_row: e.failures,
+    next_attempt_at: e.nextAttemptAt,
+    backlog: Math.max(0, latestSeq - e.cursor),
+    secrets: e.secrets.filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > now).length,
+  };
+}
+
+export function webhooksTable(list: WebhookEndpoint[], latestSeq: number, now: number): string {
+  if (list.length === 0) return 'no webhook endpoints (fns webhooks add <account_id> <url> adds one)';
+  const head = ['ID', 'ACCOUNT', 'STATE', 'LAST SUCCESS', 'FAILURES', 'NEXT ATTEMPT', 'BACKLOG'];
+  const rows = list.map((e) => [
+    e.id,
+    e.accountId,
+    e.state === 'active' && e.failures > 0 ? 'failing' : e.state,
+    relative(e.lastSuccessAt, now),
+    String(e.failures),
+    e.state !== 'active' ? '-' : e.nextAttemptAt === null ? (latestSeq > e.cursor ? 'now' : '-') : relative(e.nextAttemptAt, now),
+    String(Math.max(0, latestSeq - e.cursor)),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const out = [line(head)];
+  list.forEach((e, i) => {
+    out.push(line(rows[i]!));
+    out.push(`  ${e.url}${e.tickers ? `  (tickers ${e.tickers.join(',')})` : ''}`);
+    if (e.pausedReason) out.push(`  ${e.state}: ${e.pausedReason}`);
+    if (e.lastError) out.push(`  last error: ${e.lastError}${e.lastAttemptAt ? ` (${relative(e.lastAttemptAt, now)})` : ''}`);
+  });
+  return out.join('\n');
+}
+
+const noEndpoint = (id: string) => new CliError(`no webhook endpoint "${id}" (fns webhooks list shows them)`);
+
+/** Pro or max (the stream's tiers), else a clear refusal. */
+function requireWebhookTier(accountId: string, tier: Tier): void {
+  if (!planOf(tier).stream) {
+    throw new CliError(`account ${accountId} is on ${tier}: webhooks are available to pro and max accounts only (as the stream); fns accounts set-tier ${accountId} pro changes the plan`);
+  }
+}
+
+export async function runWebhooksCommand(sub: WebhooksSub, args: string[], options: { json: boolean; tickers?: string; account?: string }, config: Config, io: WebhooksIo): Promise<number> {
+  const print = (data: unknown, human: string) => io.out(options.json ? JSON.stringify(data) : human);
+  const box = new SecretBox(config.webhookSecretsKey);
+  // Validate the command line before touching the store.
+  let url: URL | undefined;
+  let tickers: string[] | null = null;
+  if (sub === 'add') {
+    if (args[1]!.length > URL_MAX) throw new UsageError(`<url> is longer than ${URL_MAX} characters`);
+    try {
+      url = checkUrlShape(args[1]!, config.webhookAllowPrivate);
+    } catch (e) {
+      if (e instanceof DestinationError) throw new UsageError(e.message);
+      throw e;
+    }
+    tickers = checkTickers(options.tickers);
+  }
+  const store = await io.openStore();
+  try {
+    const now = io.now();
+    switch (sub) {
+      case 'add': {
+        const accountId = args[0]!;
+        const account = await store.getAccount(accountId);
+        if (!account) throw new CliError(`no account "${accountId}" (fns accounts show <id>, fns keys list)`);
+        const tier = effectiveTier(account, now);
+        requireWebhookTier(accountId, tier);
+        if (tickers && !planOf(tier).tickers) throw new CliError(`--tickers is available to max accounts only (as the stream's ticker filter); account ${accountId} is on ${tier}`);
+        try {
+          await resolveDestination(url!, config.webhookAllowPrivate, io.lookup);
+        } catch (e) {
+          if (e instanceof DestinationError) throw new CliError(`refused: ${e.message}`);
+          throw e;
+        }
+        const secret = newSecret();
+        const e = await store.addWebhook({ id: newEndpointId(), accountId, url: url!.href, tickers, secret: box.seal(secret) }, now);
+        print(
+          { id: e.id, secret, account_id: e.accountId, url: e.url, tickers: e.tickers, state: e.state },
+          `id:     ${e.id}\nsecret: ${secret}\nurl:    ${e.url}${e.tickers ? `\ntickers: ${e.tickers.join(',')}` : ''}\n(the secret is shown only this once; every article stored from now on is delivered, signed with it)`,
+        );
+        return EXIT.ok;
+      }
+      case 'list': {
+        const list = await store.listWebhooks(options.account);
+        const latest = await store.latestSeq();
+        print({ webhooks: list.map((e) => webhookJson(e, latest, now)) }, webhooksTable(list, latest, now));
+        return EXIT.ok;
+      }
+      case 'remove': {
+        if (!(await store.removeWebhook(args[0]!))) throw noEndpoint(args[0]!);
+        print({ id: args[0], removed: true }, `${args[0]}: removed (nothing more is sent to it)`);
+        return EXIT.ok;
+      }
+      case 'pause':
+      case 'resume': {
+        const before = await store.getWebhook(args[0]!);
+        if (!before) throw noEndpoint(args[0]!);
+        if (sub === 'resume') {
+          const account = await store.getAccount(before.accountId);
+          if (account) requireWebhookTier(before.accountId, effectiveTier(account, now));
+        }
+        const e = (await store.setWebhookState(args[0]!, sub === 'pause' ? 'paused' : 'active', sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null, now))!;
+        const latest = await store.latestSeq();
+        print(
+          webhookJson(e, latest, now),
+          sub === 'pause'
+            ? `${e.id}: paused (articles keep counting in its backlog; fns webhooks resume sends them)`
+            : `${e.id}: active; its backlog of ${Math.max(0, latest - e.cursor)} article(s) is sent in order, starting within a few seconds`,
+        );
+        return EXIT.ok;
+      }
+      case 'rotate-secret': {
+        const secret = newSecret();
+        const e = await store.rotateWebhookSecret(args[0]!, box.seal(secret), now, webhookRules.rotationOverlapMs);
+        if (!e) throw noEndpoint(args[0]!);
+        const until = new Date(now + webhookRules.rotationOverlapMs).toISOString();
+        print(
+          { id: e.id, secret, previous_secrets_valid_until: until },
+          `id:     ${e.id}\nsecret: ${secret}\n(shown only this once; until ${until} every delivery is signed with the old and the new secret, then with the new one only)`,
+        );
+        return EXIT.ok;
+      }
+      case 'send-test':
+        return await sendTest(store, args[0]!, box, config, io, print, now);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** A sample article for `send-test` when the archive is empty. */
+function sampleArticle(now: number): StoredArticle {
+  const at = new Date(now).toISOString();
+  return { id: '01JD0Q2V5N8Y3C7KQ4W9M6T1ZB', content: 'Test delivery from fns webhooks send-test', urgency: 'regular', sentiment: null, published_at: null, received_at: at, source: null, url: null, tickers: [] };
+}
+
+/** One signed request now, from this process, with the newest article (or a sample); it does not move the cursor. */
+async function sendTest(store: Store, id: string, box: SecretBox, config: Config, io: WebhooksIo, print: (d: unknown, h: string) => void, now: number): Promise<number> {
+  const e = await store.getWebhook(id);
+  if (!e) throw noEndpoint(id);
+  const account = await store.getAccount(e.accountId);
+  if (!account) throw new CliError(`the account ${e.accountId} of ${id} no longer exists`);
+  const tier = effectiveTier(account, now);
+  requireWebhookTier(e.accountId, tier);
+  const [newest] = await store.list({ afterMs: 0, limit: 1 });
+  const article = newest ?? sampleArticle(now);
+  const body = webhookBody(article, tier);
+  const msgId = messageId(e.id, article.id).replace(/^msg_/, 'msg_test');
+  const secrets = e.secrets.filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > now).map((s) => box.open(s.secret));
+  const url = new URL(e.url);
+  let address;
+  try {
+    address = await resolveDestination(url, config.webhookAllowPrivate, io.lookup);
+  } catch (err) {
+    if (err instanceof DestinationError) throw new CliError(`refused: ${err.message}`);
+    throw err;
+  }
+  const r = await (io.send ?? httpSender)({ url, address, headers: signedHeaders(secrets, msgId, Math.floor(now / 1000), body), body, timeoutMs: webhookRules.timeoutMs });
+  const ok = r.status !== null && r.status >= 200 && r.status < 300;
+  print(
+    { id: e.id, webhook_id: msgId, status: r.status, error: r.error, latency_ms: Math.round(r.latencyMs), ok },
+    `${e.id}: ${ok ? 'delivered' : 'failed'}: ${r.status === null ? r.error : `HTTP ${r.status}`} in ${Math.round(r.latencyMs)} ms (webhook-id ${msgId}${newest ? `, article ${article.id}` : ', a sample article'})${ok || r.status === null ? '' : `\n${r.error}`}`,
+  );
+  return ok ? EXIT.ok : EXIT.failed;
+}

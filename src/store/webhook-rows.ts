@@ -1,0 +1,68 @@
+/**
+ * The webhook endpoints' row shape (both engines: times as epoch ms, tickers and secrets as JSON text)
+ * and its mapping to WebhookEndpoint; the rotation rule shared by both adapters.
+ */
+import type { WebhookEndpoint, WebhookSecretRecord, WebhookState } from './ports.js';
+
+export interface WebhookRow {
+  id: string;
+  account_id: string;
+  url: string;
+  tickers: string | null;
+  secrets: string;
+  state: string;
+  paused_reason: string | null;
+  cursor: number | string;
+  failures: number;
+  first_failure_at: number | string | null;
+  next_attempt_at: number | string | null;
+  last_attempt_at: number | string | null;
+  last_success_at: number | string | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number | string;
+}
+
+export const WEBHOOK_COLUMNS =
+  'id, account_id, url, tickers, secrets, state, paused_reason, cursor, failures, first_failure_at, next_attempt_at, last_attempt_at, last_success_at, last_status, last_error, created_at';
+
+const iso = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+interface StoredSecret {
+  secret: string;
+  expires_at: number | null;
+}
+
+export function toWebhook(r: WebhookRow): WebhookEndpoint {
+  const secrets = (JSON.parse(r.secrets) as StoredSecret[]).map((s): WebhookSecretRecord => ({ secret: s.secret, expiresAt: iso(s.expires_at) }));
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    url: r.url,
+    tickers: r.tickers === null ? null : (JSON.parse(r.tickers) as string[]),
+    secrets,
+    state: r.state as WebhookState,
+    pausedReason: r.paused_reason,
+    cursor: Number(r.cursor),
+    failures: Number(r.failures),
+    firstFailureAt: iso(r.first_failure_at),
+    nextAttemptAt: iso(r.next_attempt_at),
+    lastAttemptAt: iso(r.last_attempt_at),
+    lastSuccessAt: iso(r.last_success_at),
+    lastStatus: r.last_status === null ? null : Number(r.last_status),
+    lastError: r.last_error,
+    createdAt: iso(r.created_at)!,
+  };
+}
+
+export function secretsJson(secret: string): string {
+  return JSON.stringify([{ secret, expires_at: null } satisfies StoredSecret]);
+}
+
+/** After a rotation at `now`: the new secret first, every older one still valid until `now + overlapMs` (an earlier expiry kept). */
+export function rotatedSecrets(current: string, secret: string, now: number, overlapMs: number): string {
+  const old = (JSON.parse(current) as StoredSecret[])
+    .filter((s) => s.expires_at === null || s.expires_at > now)
+    .map((s) => ({ secret: s.secret, expires_at: Math.min(s.expires_at ?? Infinity, now + overlapMs) }));
+  return JSON.stringify([{ secret, expires_at: null }, ...old]);
+}

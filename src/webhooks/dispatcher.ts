@@ -1,0 +1,551 @@
+/**
+ * The webhook dispatcher: follows the store's change feed and delivers each article to every active
+ * endpoint this instance holds a lease on, one request at a time per endpoint, in article order.
+ *
+ * - Backlog = the endpoint's cursor in the store (no queue of bodies): an endpoint that fails holds one
+ *   article in memory at most; the others read on from the feed (recent pages are shared in memory, an
+ *   endpoint far behind reads its own pages from the store).
+ * - At least once: the cursor moves past an article only after a 2xx. Successful cursors are written in
+ *   one transaction every `flushMs` (a crash re-sends at most that much, with the same webhook-id);
+ *   failures are written at once.
+ * - Failures: non-2xx, timeout, refused → retry per schedule.ts; 410 → disabled; after 24 h → paused.
+ * - One slow endpoint never delays another (each has its own loop), nor the stream (separate feed
+ *   reader, requests bounded by `maxInFlight`).
+ * - Leases (store.claimWebhooks): renewed every `refreshMs`; an endpoint whose lease this instance lost,
+ *   or that was paused or removed, is dropped; a dead instance's endpoints are taken over once its lease
+ *   (`leaseMs`) runs out.
+ * - The account's tier is re-checked every `recheckMs`: one that left pro/max pauses the endpoint.
+ */
+import { randomUUID } from 'node:crypto';
+import { webhookRules, type Tier } from '../contract/index.js';
+import { effectiveTier, planOf } from '../domain/tiers.js';
+import { FeedPoller } from '../stream/feed.js';
+import { matchesTickers, type TickerFilter } from '../stream/params.js';
+import type { FeedEntry, Store, WebhookAttempt, WebhookEndpoint } from '../store/ports.js';
+import { resolveDestination, systemLookup, DestinationError, type Lookup } from './address.js';
+import { messageId, webhookBody } from './message.js';
+import { CONTRACT_RETRY_RULES, nextRetry, type RetryRules } from './schedule.js';
+import type { SecretBox } from './secrets.js';
+import { httpSender, type Sender } from './sender.js';
+import { signedHeaders } from './signing.js';
+
+export type DispatchStore = Pick<
+  Store,
+  'claimWebhooks' | 'releaseWebhooks' | 'recordWebhookAttempt' | 'getAccount' | 'feedAfter' | 'latestSeq' | 'transaction'
+>;
+
+export type AttemptOutcome = 'delivered' | 'failed' | 'disabled' | 'paused';
+
+/** One line per attempt (never a secret). */
+export interface AttemptEvent {
+  endpointId: string;
+  webhookId: string;
+  status: number | null;
+  error: string | null;
+  latencyMs: number;
+  outcome: AttemptOutcome;
+  /** Seconds from the article's received_at to the end of this attempt. */
+  ageSeconds: number;
+}
+
+export interface DispatcherOptions {
+  store: DispatchStore;
+  secrets: SecretBox;
+  allowPrivate: boolean;
+  /** Subscription re-check (STREAM_RECHECK_MS, as the stream). */
+  recheckMs: number;
+  clock?: () => number;
+  random?: () => number;
+  lookup?: Lookup;
+  send?: Sender;
+  owner?: string;
+  leaseMs?: number;
+  refreshMs?: number;
+  feedPollMs?: number;
+  flushMs?: number;
+  /** Requests in flight across every endpoint of this instance. */
+  maxInFlight?: number;
+  timeoutMs?: number;
+  retryRules?: RetryRules;
+  /** Endpoints one instance holds at most. */
+  maxEndpoints?: number;
+  /** Registers a wake-up (LISTEN/NOTIFY, the data directory watch); returns its removal. */
+  feedWake?: (wake: () => void) => () => void;
+  onAttempt?: (e: AttemptEvent) => void;
+  log: (m: string) => void;
+}
+
+export const DISPATCH_DEFAULTS = { leaseMs: 15_000, refreshMs: 2_000, feedPollMs: 1_000, flushMs: 1_000, maxInFlight: 256, maxEndpoints: 10_000 };
+/** A destination's checked address is used this long before its name is resolved and checked again. */
+const ADDRESS_TTL_MS = 30_000;
+/** Articles a worker reads per page, and recent feed entries kept in memory for every worker. */
+const PAGE = 100;
+const RECENT = 4_096;
+
+/** Recent feed entries shared by every endpoint; an endpoint behind them reads the store. */
+class RecentFeed {
+  private entries: FeedEntry[] = [];
+  constructor(
+    private readonly store: Pick<Store, 'feedAfter'>,
+    private readonly head: () => number,
+  ) {}
+
+  push(batch: FeedEntry[]): void {
+    for (const e of batch) this.entries.push(e);
+    if (this.entries.length > RECENT * 2) this.entries = this.entries.slice(-RECENT);
+  }
+
+  async after(seq: number, limit: number): Promise<FeedEntry[]> {
+    const first = this.entries[0];
+    if (seq >= this.head()) return [];
+    if (first && seq >= first.seq - 1) {
+      let lo = 0;
+      let hi = this.entries.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (this.entries[mid]!.seq <= seq) lo = mid + 1;
+        else hi = mid;
+      }
+      return this.entries.slice(lo, lo + limit);
+    }
+    return this.store.feedAfter(seq, limit);
+  }
+}
+
+class Semaphore {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly max: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.max) await new Promise<void>((r) => this.waiting.push(r));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+interface Pending {
+  /** The article the endpoint is stuck on (for the oldest-undelivered metric). */
+  receivedAt: number;
+}
+
+class EndpointWorker {
+  e: WebhookEndpoint;
+  cursor: number;
+  /** A successful cursor not yet written. */
+  dirty = false;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  stopped = false;
+  private tier: { tier: Tier; at: number } | undefined;
+  pending: Pending | undefined;
+  /** When (performance.now()) this worker's last write completed. */
+  private recordedAt = 0;
+
+  constructor(
+    private readonly d: WebhookDispatcher,
+    e: WebhookEndpoint,
+  ) {
+    this.e = e;
+    this.cursor = e.cursor;
+  }
+
+  /**
+   * The store's copy after a lease renewal: its settings (URL, tickers, secrets after a rotation) are
+   * adopted. The delivery state (cursor, failure run) is this worker's while it holds the lease, except
+   * an operator's `resume` of an endpoint waiting for a retry (the store shows no failure run although
+   * this worker wrote one before the copy was read): then it tries again at once.
+   */
+  update(e: WebhookEndpoint, readStartedAt: number): void {
+    this.e = { ...this.e, url: e.url, tickers: e.tickers, secrets: e.secrets };
+    const resumed = e.failures === 0 && e.nextAttemptAt === null && this.e.failures > 0;
+    if (resumed && !this.running && readStartedAt > this.recordedAt) {
+      this.e = { ...this.e, failures: 0, firstFailureAt: null, nextAttemptAt: null };
+      this.kick();
+    }
+  }
+
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.running = this.run()
+      .catch((err: unknown) => {
+        this.d.opts.log(`webhooks: endpoint ${this.e.id}: ${err instanceof Error ? err.message : String(err)}; retrying in ${this.d.refreshMs} ms`);
+        this.later(this.d.refreshMs);
+      })
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private later(ms: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, Math.max(0, ms));
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private async currentTier(now: number): Promise<Tier | undefined> {
+    if (this.tier && now - this.tier.at < this.d.opts.recheckMs) return this.tier.tier;
+    const account = await this.d.opts.store.getAccount(this.e.accountId);
+    if (!account) return undefined;
+    this.tier = { tier: effectiveTier(account, now), at: now };
+    return this.tier.tier;
+  }
+
+  private attempt(over: Partial<WebhookAttempt> & { at: number }): WebhookAttempt {
+    return {
+      cursor: this.cursor,
+      status: null,
+      error: null,
+      ok: null,
+      failures: this.e.failures,
+      firstFailureAt: this.e.firstFailureAt === null ? null : Date.parse(this.e.firstFailureAt),
+      nextAttemptAt: this.e.nextAttemptAt === null ? null : Date.parse(this.e.nextAttemptAt),
+      state: 'active',
+      pausedReason: null,
+      ...over,
+    };
+  }
+
+  private resolved: { href: string; url: URL; address: { address: string; family: number }; at: number } | undefined;
+
+  /**
+   * The URL and the checked address to connect to: resolved and checked again after ADDRESS_TTL_MS (or
+   * when the URL changed); every request of the meantime goes to the address that was checked.
+   */
+  private async destination(d: WebhookDispatcher): Promise<{ url: URL; address: { address: string; family: number } }> {
+    const now = performance.now();
+    if (this.resolved && this.resolved.href === this.e.url && now - this.resolved.at < ADDRESS_TTL_MS) return this.resolved;
+    this.resolved = undefined;
+    const url = new URL(this.e.url);
+    const address = await resolveDestination(url, d.opts.allowPrivate, d.lookup);
+    this.resolved = { href: this.e.url, url, address, at: now };
+    return this.resolved;
+  }
+
+  /** Writes now; a lost lease stops the worker. */
+  private async record(a: WebhookAttempt): Promise<boolean> {
+    const held = await this.d.opts.store.recordWebhookAttempt(this.e.id, this.d.owner, a);
+    this.recordedAt = performance.now();
+    if (a.cursor !== null && a.cursor >= this.cursor) this.dirty = false;
+    if (!held) {
+      this.d.opts.log(`webhooks: endpoint ${this.e.id}: lease lost to another instance; stopping here`);
+      this.d.drop(this.e.id);
+    }
+    return held;
+  }
+
+  private async run(): Promise<void> {
+    const clock = this.d.clock;
+    for (;;) {
+      if (this.stopped) return;
+      const now = clock();
+      if (this.e.nextAttemptAt !== null && Date.parse(this.e.nextAttemptAt) > now) {
+        this.later(Date.parse(this.e.nextAttemptAt) - now);
+        return;
+      }
+      const tier = await this.currentTier(now);
+      if (tier === undefined || !planOf(tier).stream) {
+        const reason = tier === undefined ? 'the account no longer exists' : `the account's plan (${tier}) does not include webhooks (pro or max only)`;
+        this.d.opts.log(`webhooks: endpoint ${this.e.id} paused: ${reason}`);
+        await this.record(this.attempt({ at: now, state: 'paused', pausedReason: reason }));
+        this.d.drop(this.e.id);
+        return;
+      }
+      const page = await this.d.feed.after(this.cursor, PAGE);
+      if (page.length === 0) {
+        this.pending = undefined;
+        return;
+      }
+      // The stream's ticker filter, applied as there (max accounts only).
+      const filter: TickerFilter | undefined = this.e.tickers && planOf(tier).tickers ? { key: this.e.tickers.join(','), symbols: new Set(this.e.tickers) } : undefined;
+      for (const entry of page) {
+        if (this.stopped) return;
+        if (!matchesTickers(entry.article, filter)) {
+          this.cursor = entry.seq;
+          this.dirty = true;
+          continue;
+        }
+        const delivered = await this.deliver(entry, tier);
+        if (!delivered) return;
+      }
+      if (this.dirty) this.d.markDirty(this);
+    }
+  }
+
+  /** One attempt at one article; true when the endpoint may go on to the next one. */
+  private async deliver(entry: FeedEntry, tier: Tier): Promise<boolean> {
+    const d = this.d;
+    const receivedAt = Date.parse(entry.article.received_at);
+    this.pending = { receivedAt };
+    const msgId = messageId(this.e.id, entry.article.id);
+    const body = d.bodyOf(entry, tier);
+    const now = d.clock();
+    const valid = this.e.secrets.filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > now).map((s) => d.opts.secrets.open(s.secret));
+    let status: number | null = null;
+    let error: string | null = null;
+    let latencyMs = 0;
+    if (Buffer.byteLength(body) > webhookRules.bodyMaxBytes) {
+      error = `body larger than ${webhookRules.bodyMaxBytes} bytes`;
+    } else {
+      try {
+        const { url, address } = await this.destination(d);
+        const headers = signedHeaders(valid, msgId, Math.floor(now / 1000), body);
+        const r = await d.inFlight.run(() => d.send({ url, address, headers, body, timeoutMs: d.timeoutMs, signal: d.stopping.signal }));
+        ({ status, error, latencyMs } = r);
+        // Cut short by a stop: not a failure of the endpoint; the next holder sends it again.
+        if (d.stopping.signal.aborted) return false;
+      } catch (e) {
+        error = e instanceof DestinationError ? `refused destination: ${e.message}` : e instanceof Error ? e.message : String(e);
+      }
+    }
+    const at = d.clock();
+    const event = (outcome: AttemptOutcome) =>
+      d.opts.onAttempt?.({ endpointId: this.e.id, webhookId: msgId, status, error, latencyMs, outcome, ageSeconds: Math.max(0, (at - receivedAt) / 1000) });
+    if (status !== null && status >= 200 && status < 300) {
+      this.cursor = entry.seq;
+      this.dirty = true;
+      this.pending = undefined;
+      const recovered = this.e.failures > 0;
+      this.e = { ...this.e, failures: 0, firstFailureAt: null, nextAttemptAt: null, lastSuccessAt: new Date(at).toISOString(), lastStatus: status };
+      event('delivered');
+      // After a failure run, written at once (`webhooks list` shows the recovery); otherwise batched.
+      if (recovered) return this.record(this.attempt({ at, status, ok: true, failures: 0, firstFailureAt: null, nextAttemptAt: null }));
+      d.markDirty(this);
+      return true;
+    }
+    if (status === 410) {
+      event('disabled');
+      await this.record(this.attempt({ at, status, error, ok: false, state: 'disabled', pausedReason: 'the receiver answered 410 Gone' }));
+      d.opts.log(`webhooks: endpoint ${this.e.id} disabled: the receiver answered 410 Gone`);
+      d.drop(this.e.id);
+      return false;
+    }
+    const failures = this.e.failures + 1;
+    const first = this.e.firstFailureAt === null ? at : Date.parse(this.e.firstFailureAt);
+    const decision = nextRetry(failures, first, at, d.random, d.retryRules);
+    if (!decision.retry) {
+      event('paused');
+      const reason = `${decision.reason}; last error: ${error ?? `HTTP ${status}`}`;
+      await this.record(this.attempt({ at, status, error, ok: false, failures, firstFailureAt: first, nextAttemptAt: null, state: 'paused', pausedReason: reason }));
+      d.opts.log(`webhooks: endpoint ${this.e.id} paused: ${reason}`);
+      d.drop(this.e.id);
+      return false;
+    }
+    event('failed');
+    this.e = { ...this.e, failures, firstFailureAt: new Date(first).toISOString(), nextAttemptAt: new Date(decision.at).toISOString(), lastError: error, lastStatus: status };
+    if (!(await this.record(this.attempt({ at, status, error, ok: false, failures, firstFailureAt: first, nextAttemptAt: decision.at })))) return false;
+    this.later(decision.at - d.clock());
+    return false;
+  }
+}
+
+export class WebhookDispatcher {
+  readonly owner: string;
+  readonly clock: () => number;
+  readonly random: () => number;
+  readonly lookup: Lookup;
+  readonly send: Sender;
+  readonly timeoutMs: number;
+  readonly retryRules: RetryRules;
+  readonly refreshMs: number;
+  readonly inFlight: Semaphore;
+  readonly feed: RecentFeed;
+  /** Aborted by `stop()`: requests in flight end at once instead of waiting for their answer. */
+  readonly stopping = new AbortController();
+  private readonly poller: FeedPoller;
+  private readonly workers = new Map<string, EndpointWorker>();
+  private readonly dirty = new Set<EndpointWorker>();
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  private refreshing: Promise<void> | undefined;
+  private unwake: (() => void) | undefined;
+  private stopped = true;
+
+  constructor(readonly opts: DispatcherOptions) {
+    this.owner = opts.owner ?? `webhooks-${randomUUID()}`;
+    this.clock = opts.clock ?? Date.now;
+    this.random = opts.random ?? Math.random;
+    this.lookup = opts.lookup ?? systemLookup;
+    this.send = opts.send ?? httpSender;
+    this.timeoutMs = opts.timeoutMs ?? webhookRules.timeoutMs;
+    this.retryRules = opts.retryRules ?? CONTRACT_RETRY_RULES;
+    this.refreshMs = opts.refreshMs ?? DISPATCH_DEFAULTS.refreshMs;
+    this.inFlight = new Semaphore(opts.maxInFlight ?? DISPATCH_DEFAULTS.maxInFlight);
+    this.poller = new FeedPoller({
+      articles: opts.store,
+      intervalMs: opts.feedPollMs ?? DISPATCH_DEFAULTS.feedPollMs,
+      hasListeners: () => true,
+      deliver: (batch) => {
+        this.feed.push(batch);
+        for (const w of this.workers.values()) w.kick();
+      },
+      log: opts.log,
+    });
+    this.feed = new RecentFeed(opts.store, () => this.poller.cursor);
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.poller.start();
+    this.unwake = this.opts.feedWake?.(() => this.poller.wake());
+    // A database that is down now is retried on the renewal timer; the service starts anyway.
+    await this.refresh().catch((e: unknown) => this.opts.log(`webhooks: claiming endpoints failed: ${e instanceof Error ? e.message : String(e)}; retrying`));
+    const tick = () => {
+      this.refreshTimer = setTimeout(() => {
+        this.refreshing = this.refresh()
+          .catch((e: unknown) => this.opts.log(`webhooks: lease renewal failed: ${e instanceof Error ? e.message : String(e)}`))
+          .finally(() => {
+            this.refreshing = undefined;
+            if (!this.stopped) tick();
+          });
+      }, this.refreshMs);
+      this.refreshTimer.unref();
+    };
+    tick();
+  }
+
+  /** Bodies of recent articles per tier: one article goes to many endpoints as the same bytes. */
+  private readonly bodies = new WeakMap<FeedEntry['article'], Map<Tier, string>>();
+
+  bodyOf(entry: FeedEntry, tier: Tier): string {
+    let byTier = this.bodies.get(entry.article);
+    if (!byTier) this.bodies.set(entry.article, (byTier = new Map()));
+    let body = byTier.get(tier);
+    if (body === undefined) byTier.set(tier, (body = webhookBody(entry.article, tier)));
+    return body;
+  }
+
+  /** Reads the feed now (an article was stored by this process). */
+  wake(): void {
+    this.poller.wake();
+  }
+
+  /** Leases (new endpoints, renewals); workers for endpoints no longer held stop. */
+  async refresh(): Promise<void> {
+    if (this.stopped) return;
+    const readStartedAt = performance.now();
+    const held = await this.opts.store.claimWebhooks(this.owner, this.clock(), this.opts.leaseMs ?? DISPATCH_DEFAULTS.leaseMs, this.opts.maxEndpoints ?? DISPATCH_DEFAULTS.maxEndpoints);
+    const ids = new Set(held.map((e) => e.id));
+    for (const id of [...this.workers.keys()]) if (!ids.has(id)) this.drop(id);
+    for (const e of held) {
+      const w = this.workers.get(e.id);
+      if (w) w.update(e, readStartedAt);
+      else {
+        const nw = new EndpointWorker(this, e);
+        this.workers.set(e.id, nw);
+        nw.kick();
+      }
+    }
+  }
+
+  drop(id: string): void {
+    const w = this.workers.get(id);
+    if (!w) return;
+    this.workers.delete(id);
+    void w.stop();
+  }
+
+  markDirty(w: EndpointWorker): void {
+    this.dirty.add(w);
+    if (this.flushTimer || this.stopped) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flushing = this.flush().finally(() => (this.flushing = undefined));
+    }, this.opts.flushMs ?? DISPATCH_DEFAULTS.flushMs);
+    this.flushTimer.unref();
+  }
+
+  /** Writes every successful cursor not yet written, in one transaction. */
+  async flush(): Promise<void> {
+    const batch = [...this.dirty].filter((w) => w.dirty);
+    this.dirty.clear();
+    if (batch.length === 0) return;
+    const at = this.clock();
+    const lost: string[] = [];
+    try {
+      await this.opts.store.transaction(async (tx) => {
+        for (const w of batch) {
+          const cursor = w.cursor;
+          const held = await tx.recordWebhookAttempt(w.e.id, this.owner, {
+            at,
+            cursor,
+            status: w.e.lastStatus,
+            error: null,
+            ok: w.e.lastSuccessAt !== null ? true : null,
+            failures: w.e.failures,
+            firstFailureAt: w.e.firstFailureAt === null ? null : Date.parse(w.e.firstFailureAt),
+            nextAttemptAt: w.e.nextAttemptAt === null ? null : Date.parse(w.e.nextAttemptAt),
+            state: 'active',
+            pausedReason: null,
+          });
+          if (!held) lost.push(w.e.id);
+          else if (w.cursor === cursor) w.dirty = false;
+        }
+      });
+    } catch (e) {
+      for (const w of batch) this.markDirty(w);
+      this.opts.log(`webhooks: writing delivery cursors failed (${e instanceof Error ? e.message : String(e)}); retrying`);
+      return;
+    }
+    for (const id of lost) this.drop(id);
+  }
+
+  /** Endpoints held, with their backlog (articles after the cursor) and the age of the oldest undelivered article. */
+  async status(): Promise<{ id: string; backlog: number; oldestUndeliveredSeconds: number | null }[]> {
+    const head = this.poller.cursor;
+    const now = this.clock();
+    return [...this.workers.values()].map((w) => ({
+      id: w.e.id,
+      backlog: Math.max(0, head - w.cursor),
+      oldestUndeliveredSeconds: w.pending ? Math.max(0, (now - w.pending.receivedAt) / 1000) : null,
+    }));
+  }
+
+  endpoints(): number {
+    return this.workers.size;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopping.abort();
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    this.unwake?.();
+    await this.refreshing;
+    await this.poller.stop();
+    await Promise.all([...this.workers.values()].map((w) => w.stop()));
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    await this.flushing;
+    for (const w of this.workers.values()) this.dirty.add(w);
+    await this.flush().catch(() => {});
+    this.workers.clear();
+    // A clean stop: another instance takes the endpoints over at once instead of after the lease.
+    await this.opts.store.releaseWebhooks(this.owner).catch(() => {});
+  }
+}

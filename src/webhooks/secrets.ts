@@ -1,0 +1,36 @@
+/**
+ * Signing secrets at rest. HMAC signing needs the secret itself, so it cannot be stored hashed (as API
+ * keys are). With WEBHOOK_SECRETS_KEY (32 bytes, base64 or hex) each secret is stored encrypted with
+ * AES-256-GCM (`enc1:` + iv, tag, ciphertext); without it, stored as given (`plain:`), protected like
+ * the rest of the database (the SQLite file is owner-only). A secret is shown once, at creation or
+ * rotation, and never logged.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+export class SecretBox {
+  constructor(private readonly key?: Buffer) {
+    if (key && key.length !== 32) throw new RangeError('WEBHOOK_SECRETS_KEY must be 32 bytes');
+  }
+
+  get encrypts(): boolean {
+    return this.key !== undefined;
+  }
+
+  seal(secret: string): string {
+    if (!this.key) return `plain:${secret}`;
+    const iv = randomBytes(12);
+    const c = createCipheriv('aes-256-gcm', this.key, iv);
+    const ct = Buffer.concat([c.update(secret, 'utf8'), c.final()]);
+    return `enc1:${iv.toString('base64')}:${c.getAuthTag().toString('base64')}:${ct.toString('base64')}`;
+  }
+
+  open(sealed: string): string {
+    if (sealed.startsWith('plain:')) return sealed.slice('plain:'.length);
+    const m = /^enc1:([^:]+):([^:]+):([^:]+)$/.exec(sealed);
+    if (!m) throw new Error('unreadable stored webhook secret');
+    if (!this.key) throw new Error('a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with');
+    const d = createDecipheriv('aes-256-gcm', this.key, Buffer.from(m[1]!, 'base64'));
+    d.setAuthTag(Buffer.from(m[2]!, 'base64'));
+    return Buffer.concat([d.update(Buffer.from(m[3]!, 'base64')), d.final()]).toString('utf8');
+  }
+}

@@ -1,0 +1,29 @@
+/** The WebhookStore suite on the embedded engine: a fresh SQLite file per test; a peer is a second connection to it. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { Store } from '../../src/store/ports.js';
+import { describeWebhookStore } from './webhooks.suite.js';
+
+const dirs: string[] = [];
+const files = new Map<Store, string>();
+
+describeWebhookStore('sqlite', {
+  async open() {
+    const d = mkdtempSync(join(tmpdir(), 'fns-webhooks-'));
+    dirs.push(d);
+    const store = new SqliteStore(join(d, 'fns.sqlite'));
+    files.set(store, join(d, 'fns.sqlite'));
+    return store;
+  },
+  async peer(store) {
+    const p = new SqliteStore(files.get(store)!);
+    files.set(p, files.get(store)!);
+    return p;
+  },
+  async cleanup() {
+    files.clear();
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  },
+});

@@ -1,0 +1,257 @@
+/**
+ * The dispatcher against a loopback receiver, on the embedded store: order, signatures (checked by an
+ * independent implementation), presentation per tier, failures and retries, timeouts, 410, the ticker
+ * filter, a downgraded account, the 24 h give-up (on a fake clock) and refused destinations. The retry
+ * delays are shortened by injection; every test waits on the receiver's requests or on the store.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { NewArticle, WebhookEndpoint } from '../../src/store/ports.js';
+import type { Tier } from '../../src/contract/index.js';
+import { newEndpointId, newSecret, SecretBox, WebhookDispatcher, type AttemptEvent, type DispatcherOptions, type RetryRules } from '../../src/webhooks/index.js';
+import { independentlyVerified, startReceiver, type Answer, type Receiver } from './receiver.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const FAST: RetryRules = { scheduleMs: [20, 20, 20], everyMs: 20, jitterRatio: 0.2, giveUpAfterMs: 24 * 3600_000 };
+const box = new SecretBox();
+
+function article(content: string, tickers: string[] = []): NewArticle {
+  return { content, urgency: 'regular', sentiment: null, published_at: null, tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral' as const })) };
+}
+
+async function setup(opts: { tier?: Tier; answer?: (n: number) => Answer; tickers?: string[] | null; dispatcher?: Partial<DispatcherOptions> } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'fns-wh-'));
+  const store = new SqliteStore(join(dir, 'fns.sqlite'));
+  const receiver = await startReceiver(opts.answer);
+  const account = await store.createAccount(opts.tier ?? 'pro', Date.now());
+  const secret = newSecret();
+  const endpoint = await store.addWebhook({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: opts.tickers ?? null, secret: box.seal(secret) }, Date.now());
+  const events: AttemptEvent[] = [];
+  const waiters: { pred: (e: AttemptEvent) => boolean; resolve: () => void }[] = [];
+  const dispatcher = new WebhookDispatcher({
+    store,
+    secrets: box,
+    allowPrivate: true,
+    recheckMs: 60_000,
+    retryRules: FAST,
+    feedPollMs: 10,
+    refreshMs: 50,
+    flushMs: 10,
+    log: () => {},
+    onAttempt: (e) => {
+      events.push(e);
+      for (const w of waiters.filter((w) => w.pred(e))) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    },
+    ...opts.dispatcher,
+  });
+  const attempt = (pred: (e: AttemptEvent) => boolean) => new Promise<void>((resolve) => waiters.push({ pred, resolve }));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => store.close());
+  cleanups.push(() => receiver.close());
+  cleanups.push(() => dispatcher.stop());
+  await dispatcher.start();
+  return { store, receiver, account, secret, endpoint, dispatcher, events, attempt };
+}
+
+/** Polls the store until `pred` holds for the endpoint (the store is the observable outcome here). */
+async function until(store: SqliteStore, id: string, pred: (e: WebhookEndpoint) => boolean): Promise<WebhookEndpoint> {
+  for (;;) {
+    const e = await store.getWebhook(id);
+    if (e && pred(e)) return e;
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+const bodies = (r: Receiver) => r.received.map((x) => JSON.parse(x.body) as { type: string; timestamp: string; data: Record<string, unknown> });
+
+describe('delivery: every article stored after the endpoint was added, in order, signed', () => {
+  it('posts article.created with the Article as a pro account sees it, each verifiable with the secret', async () => {
+    const { store, receiver, secret } = await setup({ tier: 'pro' });
+    await store.insert([article('one', ['AAPL'])], Date.now());
+    await store.insert([article('two'), article('three')], Date.now());
+    const got = await receiver.waitFor(3);
+    expect(bodies(receiver).map((b) => b.data.content)).toEqual(['one', 'two', 'three']);
+    for (const r of got) {
+      expect(independentlyVerified(secret, r.headers, r.body)).toBe(true);
+      expect(r.headers['content-type']).toBe('application/json');
+      expect(r.headers['webhook-id']).toMatch(/^msg_[0-9A-Za-z]+$/);
+      expect(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    }
+    const b = bodies(receiver)[0]!;
+    expect(b.type).toBe('article.created');
+    expect(b.timestamp).toBe(b.data.received_at);
+    expect(b.data).not.toHaveProperty('tickers');
+  });
+
+  it('a max account gets tickers; its ticker filter skips other articles (the cursor still moves past them)', async () => {
+    const { store, receiver, endpoint } = await setup({ tier: 'max', tickers: ['MSFT'] });
+    await store.insert([article('apple', ['AAPL']), article('microsoft', ['MSFT']), article('none')], Date.now());
+    await store.insert([article('microsoft again', ['MSFT'])], Date.now());
+    await receiver.waitFor(2);
+    expect(bodies(receiver).map((b) => [b.data.content, b.data.tickers])).toEqual([
+      ['microsoft', [{ ticker: 'MSFT', sentiment: 'neutral' }]],
+      ['microsoft again', [{ ticker: 'MSFT', sentiment: 'neutral' }]],
+    ]);
+    const latest = await store.latestSeq();
+    await until(store, endpoint.id, (e) => e.cursor === latest);
+  });
+});
+
+describe('failures: retried with the same webhook-id until a 2xx, in order', () => {
+  it('a receiver that fails twice then recovers gets the same message three times, then the next one', async () => {
+    const { store, receiver, endpoint, secret } = await setup({ answer: (n) => (n < 2 ? 503 : 200) });
+    await store.insert([article('first'), article('second')], Date.now());
+    const got = await receiver.waitFor(4);
+    expect(got.map((r) => (JSON.parse(r.body) as { data: { content: string } }).data.content)).toEqual(['first', 'first', 'first', 'second']);
+    expect(new Set(got.slice(0, 3).map((r) => r.headers['webhook-id'])).size).toBe(1);
+    expect(got[3]!.headers['webhook-id']).not.toBe(got[0]!.headers['webhook-id']);
+    expect(got.slice(0, 3).map((r) => r.body)).toEqual([got[0]!.body, got[0]!.body, got[0]!.body]);
+    for (const r of got) expect(independentlyVerified(secret, r.headers, r.body)).toBe(true);
+    const e = await until(store, endpoint.id, (x) => x.cursor === 2 && x.failures === 0);
+    expect(e).toMatchObject({ state: 'active', lastStatus: 200, nextAttemptAt: null });
+    expect(e.lastError).toMatch(/^HTTP 503/);
+  });
+
+  it('no answer within the timeout is a failure; the article is sent again', async () => {
+    const { store, receiver, endpoint, attempt } = await setup({ answer: (n) => (n === 0 ? 'hang' : 200), dispatcher: { timeoutMs: 150 } });
+    const failed = attempt((e) => e.outcome === 'failed');
+    await store.insert([article('slow')], Date.now());
+    await failed;
+    const e = await until(store, endpoint.id, (x) => x.lastError !== null);
+    expect(e.lastError).toBe('no answer within 0.15 s');
+    await receiver.waitFor(2);
+    await until(store, endpoint.id, (x) => x.cursor === 1 && x.failures === 0);
+  });
+
+  it('a refused connection is a failure recorded with its reason', async () => {
+    const { store, receiver, endpoint, attempt } = await setup();
+    await receiver.close();
+    const failed = attempt((e) => e.outcome === 'failed');
+    await store.insert([article('nobody home')], Date.now());
+    await failed;
+    const e = await until(store, endpoint.id, (x) => x.failures >= 1);
+    expect(e.lastError).toMatch(/ECONNREFUSED/);
+    expect(e.cursor).toBe(0);
+  });
+
+  it('a redirect is a failure, never followed', async () => {
+    const { store, receiver, endpoint, attempt } = await setup({ answer: (n) => (n === 0 ? 302 : 200) });
+    const failed = attempt((e) => e.outcome === 'failed');
+    await store.insert([article('moved')], Date.now());
+    await failed;
+    const e = await until(store, endpoint.id, (x) => x.lastError !== null);
+    expect(e.lastError).toMatch(/^HTTP 302 \(redirects are not followed\)/);
+    // The retry goes to the same URL (the receiver counts it), not to a Location.
+    await receiver.waitFor(2);
+    await until(store, endpoint.id, (x) => x.cursor === 1);
+  });
+
+  it('410 Gone disables the endpoint: nothing more is sent', async () => {
+    const { store, receiver, endpoint, attempt } = await setup({ answer: () => 410 });
+    const disabled = attempt((e) => e.outcome === 'disabled');
+    await store.insert([article('a'), article('b')], Date.now());
+    await disabled;
+    const e = await until(store, endpoint.id, (x) => x.state === 'disabled');
+    expect(e.pausedReason).toBe('the receiver answered 410 Gone');
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('after 24 h of failures (fake clock) the endpoint is paused with the reason', async () => {
+    const t0 = Date.parse('2026-11-24T12:00:00Z');
+    let now = t0;
+    const { store, endpoint, attempt } = await setup({
+      dispatcher: {
+        clock: () => now,
+        // Every attempt fails and takes 10 h on the fake clock; retries at once (the clock only moves in `send`).
+        retryRules: { scheduleMs: [0], everyMs: 0, jitterRatio: 0, giveUpAfterMs: 24 * 3600_000 },
+        send: async () => {
+          now += 10 * 3600_000;
+          return { status: 500, error: 'HTTP 500', latencyMs: 1 };
+        },
+      },
+    });
+    const paused = attempt((e) => e.outcome === 'paused');
+    await store.insert([article('never')], t0);
+    await paused;
+    const e = await until(store, endpoint.id, (x) => x.state === 'paused');
+    // Failures at +10 h (the first), +20 h, +30 h, +40 h: the run is 30 h old at the fourth.
+    expect(e.failures).toBe(4);
+    expect(e.pausedReason).toBe('failing since 2026-11-24T22:00:00.000Z (4 attempts over 24 h); last error: HTTP 500');
+  });
+});
+
+describe('operator resume: an endpoint waiting for a retry tries again at once', () => {
+  it('a resume while the next attempt is an hour away sends within a lease renewal', async () => {
+    const { store, receiver, endpoint, attempt } = await setup({
+      answer: (n) => (n === 0 ? 500 : 200),
+      dispatcher: { retryRules: { scheduleMs: [3_600_000], everyMs: 3_600_000, jitterRatio: 0, giveUpAfterMs: 24 * 3600_000 } },
+    });
+    const failed = attempt((e) => e.outcome === 'failed');
+    await store.insert([article('retry me')], Date.now());
+    await failed;
+    expect((await until(store, endpoint.id, (x) => x.nextAttemptAt !== null)).failures).toBe(1);
+    await store.setWebhookState(endpoint.id, 'active', null, Date.now());
+    await receiver.waitFor(2);
+    await until(store, endpoint.id, (x) => x.cursor === 1 && x.failures === 0);
+  });
+});
+
+describe('isolation: one slow endpoint never delays another', () => {
+  it('an endpoint that never answers holds only itself; the other receives every article meanwhile', async () => {
+    const { store, receiver, account, attempt } = await setup({ answer: () => 'hang', dispatcher: { timeoutMs: 60_000 } });
+    const fast = await startReceiver();
+    cleanups.push(() => fast.close());
+    await store.addWebhook({ id: newEndpointId(), accountId: account.id, url: fast.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    const delivered = attempt((e) => e.outcome === 'delivered');
+    await store.insert([article('a'), article('b'), article('c')], Date.now());
+    await fast.waitFor(3);
+    await delivered;
+    // The slow one still has its first request open: one at a time, in order.
+    expect(receiver.received).toHaveLength(1);
+    expect(bodies(fast).map((b) => b.data.content)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('access: pro and max accounts only; destinations checked', () => {
+  it('an account that left pro/max is paused at the re-check and receives nothing', async () => {
+    const { store, receiver, endpoint, account } = await setup({ tier: 'pro', dispatcher: { recheckMs: 1 } });
+    await store.insert([article('while pro')], Date.now());
+    await receiver.waitFor(1);
+    await store.setTier(account.id, 'starter', Date.now());
+    await store.insert([article('after the downgrade')], Date.now());
+    const e = await until(store, endpoint.id, (x) => x.state === 'paused');
+    expect(e.pausedReason).toBe("the account's plan (starter) does not include webhooks (pro or max only)");
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('without WEBHOOK_ALLOW_PRIVATE a loopback destination is refused before any request', async () => {
+    const { store, receiver, endpoint } = await setup({ dispatcher: { allowPrivate: false } });
+    await store.insert([article('x')], Date.now());
+    const e = await until(store, endpoint.id, (x) => x.failures >= 1);
+    expect(e.lastError).toMatch(/^refused destination: the webhook URL must use https/);
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  it('a host name resolving to 127.0.0.1 is refused without the flag', async () => {
+    const { store, receiver, endpoint } = await setup({
+      dispatcher: { allowPrivate: false, lookup: async () => [{ address: '127.0.0.1', family: 4 }] },
+    });
+    const https = receiver.url.replace('http://127.0.0.1', 'https://hooks.partner.example');
+    await store.removeWebhook(endpoint.id);
+    const e2 = await store.addWebhook({ id: newEndpointId(), accountId: endpoint.accountId, url: https, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    await store.insert([article('x')], Date.now());
+    const e = await until(store, e2.id, (x) => x.failures >= 1);
+    expect(e.lastError).toMatch(/hooks\.partner\.example resolves to 127\.0\.0\.1/);
+    expect(receiver.received).toHaveLength(0);
+  });
+});
