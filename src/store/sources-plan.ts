@@ -9,6 +9,7 @@
  * which this source has not carried yet -> `near-duplicate` (the source becomes a carrier). Items of
  * one batch are checked against the earlier items of that batch too.
  */
+import { nextTurn } from '../ingest/slices.js';
 import type { NearDuplicateRule, SourcedItem } from './ports.js';
 
 /** An article: stored already (`id`), or the `pending`-th item to insert in this batch. */
@@ -119,6 +120,60 @@ export function chooseCandidates(
   }
 }
 
+/**
+ * Slices of `ingestItems` (both engines): a feed poll or a push of thousands of items is stored slice by
+ * slice, each slice one short write transaction, with a turn of the event loop between slices, so requests,
+ * the stream and the admin listener are served meanwhile. A later slice sees the earlier ones as stored,
+ * so the outcomes are those of one transaction; if the store fails mid-way, the slices before stay
+ * stored (a retry answers them `same-item`).
+ *
+ * Size: at most `maxItems`; with `budgetMs` (the embedded engine, whose transaction runs synchronously on
+ * the event loop), the next slice is sized from the time the last one took per item, so a slice takes
+ * about `budgetMs` on this machine under its current load (the 10 ms goal of docs/sources.md).
+ */
+export const INGEST_SLICES = {
+  maxItems: 256,
+  /** The first slice, before any measurement. */
+  firstItems: 32,
+  /** A commit costs a sync to disk whatever the size (a few ms on a busy disk): slices never get smaller than this. */
+  minItems: 16,
+  budgetMs: 6,
+} as const;
+
+export interface SliceOptions {
+  maxItems?: number;
+  /** Target time of one slice, from the measured time per item; none: always `maxItems`. */
+  budgetMs?: number;
+  /** Monotonic milliseconds (performance.now). */
+  now?: () => number;
+}
+
+/** The size of the next slice: the budget at the last slice's time per item, within [minItems, maxItems]. */
+export function nextSliceSize(lastItems: number, lastMs: number, budgetMs: number, maxItems: number): number {
+  const perItem = lastMs / Math.max(1, lastItems);
+  const fit = perItem > 0 ? Math.floor(budgetMs / perItem) : maxItems;
+  return Math.max(Math.min(INGEST_SLICES.minItems, maxItems), Math.min(maxItems, fit));
+}
+
+/**
+ * `ingest` over consecutive slices of `items`, one after the other, with a turn of the event loop before
+ * every slice but the first; the outcomes in item order.
+ */
+export async function ingestInSlices<T, R>(items: readonly T[], ingest: (slice: T[]) => Promise<R[]>, opts: SliceOptions = {}): Promise<R[]> {
+  const maxItems = Math.max(1, Math.trunc(opts.maxItems ?? INGEST_SLICES.maxItems));
+  const now = opts.now ?? (() => performance.now());
+  let size = opts.budgetMs === undefined ? maxItems : Math.min(maxItems, INGEST_SLICES.firstItems);
+  const out: R[] = [];
+  for (let start = 0; start < items.length; start += size) {
+    if (start > 0) await nextTurn();
+    const slice = items.slice(start, start + size);
+    const t = now();
+    out.push(...(await ingest(slice)));
+    if (opts.budgetMs !== undefined) size = nextSliceSize(slice.length, now() - t, opts.budgetMs, maxItems);
+  }
+  return out;
+}
+
 /** Keys per item the adapters look up (nearDuplicateKeys gives 15-30); an item's further keys are stored only. */
 export const NEAR_LOOKUP_KEYS_MAX = 64;
 
@@ -179,7 +234,10 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
   // What this batch adds, visible to its later items.
   const batchItems = new Map<string, ArticleRef>();
   const batchUrls = new Map<string, ArticleRef>();
-  const batchKeys = new Map<string, number[]>();
+  // Near key -> the batch's stored items having it, grouped by their source: an item is compared only with
+  // other sources' items (its own source carries its own), so a one-source batch (a feed poll) costs nothing
+  // here whatever its size, instead of a scan of every earlier item per item.
+  const batchKeys: BatchKeys = new Map();
   // Carrier sources known per article, including those this plan adds.
   const carriersOf = new Map<string, Set<string>>();
   const carrierKey = (ref: ArticleRef) => ('id' in ref ? `i:${ref.id}` : `p:${ref.pending}`);
@@ -235,21 +293,26 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
     plan.seen.push({ source: item.source, externalId: item.externalId, canonicalUrl: item.canonicalUrl, ref });
     if (item.canonicalUrl !== null && !batchUrls.has(item.canonicalUrl)) batchUrls.set(item.canonicalUrl, ref);
     for (const k of new Set(item.nearKeys)) {
-      const list = batchKeys.get(k);
+      let bySource = batchKeys.get(k);
+      if (!bySource) batchKeys.set(k, (bySource = new Map()));
+      const list = bySource.get(item.source);
       if (list) list.push(ref.pending);
-      else batchKeys.set(k, [ref.pending]);
+      else bySource.set(item.source, [ref.pending]);
     }
     addCarrier(ref, item);
   }
   return plan;
 }
 
+/** Near key -> source -> the batch's items to store (pending numbers) that have the key, first stored by that source. */
+type BatchKeys = Map<string, Map<string, number[]>>;
+
 /** The first candidate (stored before, then earlier in the batch) that is the same story from another source. */
 function nearMatch(
   index: number,
   item: SourcedItem,
   found: SeenLookup,
-  batchKeys: Map<string, number[]>,
+  batchKeys: BatchKeys,
   items: readonly SourcedItem[],
   store: number[],
   sourcesOf: (ref: ArticleRef) => Set<string>,
@@ -261,9 +324,16 @@ function nearMatch(
     const ref = { id };
     if (content !== undefined && !sourcesOf(ref).has(item.source) && rule.isNearDuplicate(item.article.content, content)) return ref;
   }
-  // Earlier items of this batch, ranked and capped as the stored ones are.
+  // Earlier items of this batch first stored by another source, ranked and capped as the stored ones are
+  // (an item first stored by this source is carried by it: it was never a candidate).
   const shared = new Map<number, number>();
-  for (const k of new Set(item.nearKeys)) for (const p of batchKeys.get(k) ?? []) shared.set(p, (shared.get(p) ?? 0) + 1);
+  for (const k of new Set(item.nearKeys)) {
+    for (const [source, list] of batchKeys.get(k) ?? []) {
+      if (source === item.source) continue;
+      for (const p of list) shared.set(p, (shared.get(p) ?? 0) + 1);
+    }
+  }
+  if (shared.size === 0) return undefined;
   const pending = [...shared.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
   let tried = 0;
   let single = 0;
