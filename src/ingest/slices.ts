@@ -48,3 +48,26 @@ export async function eachInSlices<T>(items: Iterable<T>, fn: (item: T, index: n
     inSlice++;
   }
 }
+
+/**
+ * For a loop that cannot be handed over whole (items arrive one by one): call the returned function
+ * before each item; it resolves at once within a slice, and after a turn of the event loop once the
+ * slice has run its budget (or `maxItems` items).
+ */
+export function sliceTurns(opts: SliceBudget = {}): () => Promise<void> | void {
+  const budget = opts.budgetMs ?? SLICE_BUDGET_MS;
+  const maxItems = opts.maxItems ?? Number.POSITIVE_INFINITY;
+  const now = opts.now ?? (() => performance.now());
+  let started = now();
+  let inSlice = 0;
+  return () => {
+    if (inSlice > 0 && (inSlice >= maxItems || now() - started >= budget)) {
+      opts.onYield?.();
+      inSlice = 1;
+      return nextTurn().then(() => {
+        started = now();
+      });
+    }
+    inSlice++;
+  };
+}
