@@ -132,11 +132,11 @@ export function chooseCandidates(
  * about `budgetMs` on this machine under its current load (the 10 ms goal of docs/sources.md).
  */
 export const INGEST_SLICES = {
-  maxItems: 256,
+  maxItems: 64,
   /** The first slice, before any measurement. */
-  firstItems: 32,
+  firstItems: 16,
   /** A commit costs a sync to disk whatever the size (a few ms on a busy disk): slices never get smaller than this. */
-  minItems: 16,
+  minItems: 8,
   budgetMs: 6,
 } as const;
 
