@@ -210,7 +210,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     } catch (e) {
       if (!isDependencyUnavailable(e)) throw e;
       opts.log(`admin: push not stored, the database is busy or unavailable (${e instanceof Error ? e.message : String(e)})`);
-      return problem(res, 503, 'Service Unavailable', 'The database cannot take the push right now; nothing was stored, send it again', {
+      return problem(res, 503, 'Service Unavailable', 'The database cannot take the push right now; send the same body again (a line already stored answers duplicate, same-item)', {
         'Retry-After': String(limits.unavailableRetryAfterSeconds),
       });
     }

@@ -16,7 +16,7 @@ import type { ItemOutcome, SourcedItem, SourceStore } from '../store/ports.js';
 
 /** Default body cap of one push. */
 export const PUSH_MAX_BYTES = 1024 * 1024;
-/** At most this many lines (articles) per push: one push is one write transaction. */
+/** At most this many lines (articles) per push (stored in short write transactions: src/store/sources-plan.ts). */
 export const PUSH_MAX_LINES = 1000;
 
 export type PushFormat = 'ndjson' | 'json';
@@ -164,7 +164,7 @@ export async function readPushBody(body: Uint8Array | string, format: PushFormat
   return out;
 }
 
-/** Stores the valid lines (one ingest, one transaction) and answers per line, in body order. */
+/** Stores the valid lines (one ingest, in slices) and answers per line, in body order. */
 export async function pushArticles(lines: PushLine[], store: Pick<SourceStore, 'ingestItems'>, clock: () => number): Promise<PushAnswer> {
   const valid = lines.filter((l): l is { line: number; item: SourcedItem } => 'item' in l);
   const outcomes: ItemOutcome[] = valid.length > 0 ? await store.ingestItems(valid.map((l) => l.item), clock) : [];
