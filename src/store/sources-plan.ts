@@ -164,9 +164,10 @@ export async function ingestInSlices<T, R>(items: readonly T[], ingest: (slice: 
   const now = opts.now ?? (() => performance.now());
   let size = opts.budgetMs === undefined ? maxItems : Math.min(maxItems, INGEST_SLICES.firstItems);
   const out: R[] = [];
-  for (let start = 0; start < items.length; start += size) {
+  for (let start = 0; start < items.length; ) {
     if (start > 0) await nextTurn();
     const slice = items.slice(start, start + size);
+    start += slice.length;
     const t = now();
     out.push(...(await ingest(slice)));
     if (opts.budgetMs !== undefined) size = nextSliceSize(slice.length, now() - t, opts.budgetMs, maxItems);
