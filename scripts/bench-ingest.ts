@@ -12,13 +12,23 @@
  *    twice a second, alternately on each feed; per item, publish (added to the feed) -> received by the
  *    stream client. Goal p99 <= one poll interval + 50 ms.
  *
+ * 4. Event-loop blocks (issue 19): the longest time the service's event loop was held at once while it
+ *    polls one feed of 5,000 items (~4.9 MB) and while it takes a push of 1,000 articles (~1 MiB) on the
+ *    admin listener; goal <= 10 ms each. The floor, in the same run: the same probe around one plain
+ *    `JSON.parse` of that push body (as a JSON array), the least any reading of the body costs at once.
+ *    Probe: perf_hooks monitorEventLoopDelay, resolution 1 ms (its max is the longest delay of a 1 ms
+ *    timer, i.e. the longest block, to about 1 ms; GC pauses count too).
+ *
+ *   npx tsx scripts/bench-ingest.ts --only=blocks      (section 4 alone, about 20 s)
+ *
  * Everything (service, feed server, client) runs in this one process: the figures include their
  * competition for the CPU. Embeddings are a constant stub (the embedding worker is not what this measures).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { createKey } from '../src/cli/operator.js';
@@ -38,6 +48,9 @@ const ITEMS = arg('items', 200);
 const LATENCY_S = arg('latency-s', 45);
 const EVERY_MS = arg('every-s', 1) * 1000;
 const GOAL_RATE = 5000;
+const ONLY = process.argv.find((x) => x.startsWith('--only='))?.split('=')[1];
+const BLOCK_GOAL_MS = 10;
+const ADMIN_TOKEN = 'bench-token-0123456789abcdef';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A constant unit vector: the worker stores something, cheaply. */
@@ -88,11 +101,12 @@ interface Item {
   guid: string;
   title: string;
   link: string;
+  description?: string;
 }
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const rss = (items: Item[]) =>
   `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>bench</title><link>http://example.com/</link>${items
-    .map((i) => `<item><title>${esc(i.title)}</title><link>${esc(i.link)}</link><guid isPermaLink="false">${i.guid}</guid></item>`)
+    .map((i) => `<item><title>${esc(i.title)}</title><link>${esc(i.link)}</link><guid isPermaLink="false">${i.guid}</guid>${i.description === undefined ? '' : `<description>${esc(i.description)}</description><pubDate>Tue, 24 Nov 2026 10:00:00 GMT</pubDate>`}</item>`)
     .join('')}</channel></rss>`;
 
 /** Feeds served from memory, each with an ETag that changes with its content (unchanged polls get 304). */
@@ -131,7 +145,7 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fns-bench-ingest-'));
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', ADMIN_TOKEN });
   const logger = createLogger({ destination: { write: () => {} } });
   const svc = await startService(config, { embedder: stubEmbedder, logger });
   const feeds = await feedServer();
@@ -146,6 +160,10 @@ async function main(): Promise<void> {
   console.log(`bench:ingest on ${cpus().length} CPU(s), Node ${process.version}, SQLite in ${dataDir}`);
 
   try {
+    if (ONLY === 'blocks') {
+      await blocks(svc, feeds);
+      return;
+    }
     // 1. Latency: publish -> stream client (first, so no item is a near-duplicate of the throughput items).
     feeds.set('/a.rss', []);
     feeds.set('/b.rss', []);
@@ -247,12 +265,111 @@ async function main(): Promise<void> {
     console.log(`   ingestItems (exact + near dedup, insert)       ${us(stage.ingest)}`);
     console.log(`   ingestItems without near keys (exact only)     ${us(stage.ingestNoNear)}`);
     console.log(`   5,000 items/s is ${(1e6 / GOAL_RATE).toFixed(0)} us per item for everything, on one event loop`);
+    await blocks(svc, feeds);
   } finally {
     ws.close();
     await svc.close();
     await feeds.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Section 4: the longest event-loop block while polling a 5,000-item feed and taking a 1,000-article push, and the JSON.parse floor. */
+async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awaited<ReturnType<typeof feedServer>>): Promise<void> {
+  const probe = monitorEventLoopDelay({ resolution: 1 });
+  const longest = () => probe.max / 1e6;
+  // The longest garbage-collection pause in the same window (part of any block the probe sees).
+  let gcMax = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcMax = Math.max(gcMax, e.duration);
+  });
+  gc.observe({ entryTypes: ['gc'] });
+  const gcLongest = () => {
+    const g = gcMax;
+    gcMax = 0;
+    return g;
+  };
+  const verdict = (ms: number) => (ms <= BLOCK_GOAL_MS ? 'met' : 'NOT met');
+  // Let the start-up settle (index load, first timers) before measuring.
+  await sleep(500);
+
+  // A 5,000-item RSS feed of about 4.9 MB: distinct headlines, each with a ~900-byte description.
+  const big: Item[] = [];
+  for (let i = 0; i < 5000; i++) {
+    const description = Array.from({ length: 85 }, word).join(' ');
+    big.push({ guid: `big-${i}`, title: `${headline(100_000 + i)} ${i}`, link: `https://example.com/big/${i}`, description });
+  }
+  feeds.set('/big.rss', big);
+  const bytes = Buffer.byteLength(rss(big));
+  gcLongest();
+  probe.reset();
+  probe.enable();
+  const t0 = performance.now();
+  await svc.store.addSource({ name: 'big', url: feeds.url('/big.rss'), everyMs: 3600_000, urgency: 'auto' }, Date.now());
+  svc.poller!.wake();
+  for (;;) {
+    const rec = await svc.store.getSource('big');
+    if (rec?.lastPollAt) {
+      if (rec.lastError) throw new Error(`the 5,000-item poll failed: ${rec.lastError}`);
+      break;
+    }
+    if (performance.now() - t0 > 120_000) throw new Error('the 5,000-item feed was not polled within 120 s');
+    await sleep(5);
+  }
+  const pollMs = performance.now() - t0;
+  probe.disable();
+  const pollBlock = longest();
+  const pollGc = gcLongest();
+  const rec = (await svc.store.getSource('big'))!;
+  await svc.store.removeSource('big');
+
+  // A push of 1,000 articles, about 1 MiB of NDJSON.
+  const lines: string[] = [];
+  for (let i = 0; i < 1000; i++) {
+    const content = `${headline(200_000 + i)} ${i}: ${Array.from({ length: 150 }, word).join(' ')}`.slice(0, 900);
+    lines.push(JSON.stringify({ source: 'bench-push', id: `push-${i}`, content, url: `https://example.com/push/${i}` }));
+  }
+  const body = lines.join('\n');
+  gcLongest();
+  probe.reset();
+  probe.enable();
+  const p0 = performance.now();
+  const res = await fetch(`${svc.adminUrl}/admin/v1/articles`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
+    body,
+  });
+  const answer = (await res.json()) as { stored: number; duplicates: number; invalid: number };
+  const pushMs = performance.now() - p0;
+  probe.disable();
+  const pushBlock = longest();
+  const pushGc = gcLongest();
+  if (res.status !== 200) throw new Error(`the push answered ${res.status}: ${JSON.stringify(answer)}`);
+
+  // The floor: one plain JSON.parse of the same body (as one JSON array), under the same probe.
+  const asArray = `[${lines.join(',')}]`;
+  probe.reset();
+  probe.enable();
+  await sleep(20);
+  let parseMs = 0;
+  await new Promise<void>((resolve) =>
+    setTimeout(() => {
+      const t = performance.now();
+      JSON.parse(asArray);
+      parseMs = performance.now() - t;
+      resolve();
+    }, 5),
+  );
+  await sleep(20);
+  probe.disable();
+  const floorBlock = longest();
+
+  console.log(`\n4. longest event-loop block (monitorEventLoopDelay, 1 ms resolution; goal <= ${BLOCK_GOAL_MS} ms), on ${cpus().length} CPU(s), load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(`   poll of one feed, ${rec.itemsSeen.toLocaleString('en-US')} items, ${(bytes / 1e6).toFixed(1)} MB: ${pollBlock.toFixed(1)} ms   ${verdict(pollBlock)}   (stored ${rec.itemsIngested}, deduplicated ${rec.itemsDeduplicated}; ${(pollMs / 1000).toFixed(2)} s from registration, ${Math.round(rec.itemsSeen / (pollMs / 1000)).toLocaleString('en-US')} items/s; longest GC pause ${pollGc.toFixed(1)} ms)`);
+  console.log(`   push of ${lines.length.toLocaleString('en-US')} articles, ${(Buffer.byteLength(body) / 1048576).toFixed(2)} MiB:  ${pushBlock.toFixed(1)} ms   ${verdict(pushBlock)}   (stored ${answer.stored}, duplicates ${answer.duplicates}, invalid ${answer.invalid}; ${(pushMs / 1000).toFixed(2)} s, ${Math.round(lines.length / (pushMs / 1000)).toLocaleString('en-US')} articles/s; longest GC pause ${pushGc.toFixed(1)} ms)`);
+  console.log(`   floor, one JSON.parse of that body:       ${floorBlock.toFixed(1)} ms   (the parse alone: ${parseMs.toFixed(1)} ms)`);
+  console.log(`   ratios to the floor: poll x${(pollBlock / floorBlock).toFixed(2)}, push x${(pushBlock / floorBlock).toFixed(2)}`);
+  gc.disconnect();
 }
 
 await main();

@@ -1,6 +1,7 @@
 /** The ingestion input, read as a stream of lines: a large file or pipe is never held in memory whole. */
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { decodeUtf8, invalidUtf8Offset, notUtf8Message } from '../ingest/utf8.js';
 import { CliError } from './errors.js';
 
 /** Opens `<file>` or `-` (standard input). A missing, unreadable or wrong file fails here, before anything is stored. */
@@ -14,15 +15,83 @@ export async function openInput(file: string, stdin: Readable = process.stdin): 
   return handle.createReadStream();
 }
 
-/** The lines of a UTF-8 stream, without their `\n` or `\r\n`; a read error rejects the iteration. */
-export async function* readLines(stream: AsyncIterable<string | Buffer> & { setEncoding?(e: BufferEncoding): unknown }): AsyncGenerator<string> {
-  stream.setEncoding?.('utf8');
-  let rest = '';
+/**
+ * A line longer than this (bytes, without its end of line) is refused: an article is at most 20,000
+ * characters of content plus a few short fields, so such a line is not one; its bytes are skipped, not kept.
+ */
+export const INGEST_LINE_MAX_BYTES = 1024 * 1024;
+
+/** A line the reader refuses (too long, not UTF-8), in its place in the input so it keeps its line number. */
+export interface RefusedLine {
+  refused: string;
+}
+
+export type InputLine = string | RefusedLine;
+
+export interface ReadLinesOptions {
+  maxBytes?: number;
+  /** Bytes copied to assemble lines (tests: the reader is linear in its input). */
+  stats?: { bytesCopied: number };
+}
+
+const CR = 0x0d;
+const LF = 0x0a;
+
+/**
+ * The lines of a byte stream, without their `\n` or `\r\n`, each decoded as strict UTF-8; a line that is
+ * not UTF-8 or longer than `maxBytes` comes as a RefusedLine and reading goes on with the next one. Each
+ * byte is scanned once and copied at most once (a line that spans chunks is joined once, when it ends), so
+ * time and memory are linear in the input, and memory is bounded by `maxBytes` plus a chunk. A read
+ * error rejects the iteration.
+ */
+export async function* readLines(stream: AsyncIterable<string | Uint8Array>, opts: ReadLinesOptions = {}): AsyncGenerator<InputLine> {
+  const max = opts.maxBytes ?? INGEST_LINE_MAX_BYTES;
+  let parts: Uint8Array[] = [];
+  let length = 0;
+  let tooLong = false;
+  const finish = (last: Uint8Array): InputLine => {
+    const total = length + last.length;
+    let line: Uint8Array;
+    if (tooLong || total > max) {
+      line = new Uint8Array(0);
+    } else if (parts.length === 0) {
+      line = last;
+    } else {
+      line = Buffer.concat([...parts, last], total);
+      if (opts.stats) opts.stats.bytesCopied += total;
+    }
+    const refused = tooLong || total > max;
+    parts = [];
+    length = 0;
+    tooLong = false;
+    if (refused) return { refused: `longer than the ${max}-byte line limit (an article is one short JSON object per line); skipped` };
+    if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, line.length - 1);
+    const text = decodeUtf8(line);
+    return text ?? { refused: notUtf8Message(line, invalidUtf8Offset(line)) };
+  };
   for await (const chunk of stream) {
-    const text = rest + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
-    const parts = text.split('\n');
-    rest = parts.pop()!;
-    for (const line of parts) yield line.endsWith('\r') ? line.slice(0, -1) : line;
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    let pos = 0;
+    for (;;) {
+      const nl = bytes.indexOf(LF, pos);
+      if (nl === -1) {
+        const rest = bytes.subarray(pos);
+        if (rest.length === 0) break;
+        if (!tooLong) {
+          length += rest.length;
+          if (length > max) {
+            // Over the limit: what was kept goes, the rest of the line is only scanned for its end.
+            tooLong = true;
+            parts = [];
+          } else {
+            parts.push(rest);
+          }
+        }
+        break;
+      }
+      yield finish(bytes.subarray(pos, nl));
+      pos = nl + 1;
+    }
   }
-  if (rest !== '') yield rest.endsWith('\r') ? rest.slice(0, -1) : rest;
+  if (length > 0 || tooLong) yield finish(new Uint8Array(0));
 }

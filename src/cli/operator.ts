@@ -2,6 +2,7 @@
 import { assignableTiers, plans, type Tier } from '../contract/index.js';
 import { effectiveTier, type AccountRecord } from '../domain/tiers.js';
 import { operatorOffer, storeOffers, type Offer } from '../ingest/pipeline.js';
+import { sliceTurns, type SliceBudget } from '../ingest/slices.js';
 import { hashKey, newApiKey, randomId } from '../store/ids.js';
 import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports.js';
 
@@ -158,6 +159,8 @@ export interface IngestOptions {
   onSkip?: (error: { line: number; error: string }) => void;
   /** Stops before the next line (Ctrl+C): the lines not yet committed are not stored. */
   signal?: AbortSignal;
+  /** How long the line loop runs between turns of the event loop (default SLICE_BUDGET_MS). */
+  slices?: SliceBudget;
 }
 
 /**
@@ -169,7 +172,7 @@ export interface IngestOptions {
  */
 export async function ingest(
   store: Pick<SourceStore, 'ingestItems'>,
-  lines: AsyncIterable<string> | Iterable<string>,
+  lines: AsyncIterable<string | { refused: string }> | Iterable<string | { refused: string }>,
   clock: () => number,
   opts: IngestOptions = {},
 ): Promise<IngestReport> {
@@ -194,10 +197,23 @@ export async function ingest(
     done = lineNo;
     linesAtDone = report.lines;
   };
+  // Parsing and enrichment cost tens of us a line: the event loop (progress, Ctrl+C, a server sharing
+  // the process) gets a turn whenever a few ms of them have run (src/ingest/slices.ts).
+  const turns = sliceTurns(opts.slices);
   try {
     for await (const raw of lines) {
+      await turns();
       opts.signal?.throwIfAborted();
       lineNo++;
+      // The line reader refused it (too long, not UTF-8): skipped with its line number, like a bad line.
+      if (typeof raw !== 'string') {
+        report.lines++;
+        const e = { line: lineNo, error: raw.refused };
+        report.errors.push(e);
+        opts.onSkip?.(e);
+        opts.onProgress?.(report);
+        continue;
+      }
       if (raw.trim() === '') continue;
       report.lines++;
       const offer = operatorOffer(lineNo, raw);

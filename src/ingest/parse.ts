@@ -9,6 +9,7 @@ import { conformArticle } from '../domain/articles.js';
 import { parseRfc3339 } from '../domain/time.js';
 import { deriveAll } from './derive.js';
 import { SOURCE_NAME } from '../sources/name.js';
+import { loneSurrogateError } from './utf8.js';
 
 export type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
 
@@ -17,6 +18,8 @@ const FIELDS = new Set(['content', 'urgency', 'published_at', 'sentiment', 'tick
 export function parseArticle(input: unknown): LineResult {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, error: 'must be a JSON object' };
   const o = input as Record<string, unknown>;
+  const lone = loneSurrogateError(o);
+  if (lone !== null) return { ok: false, error: lone };
   const unknown = Object.keys(o).filter((k) => !FIELDS.has(k));
   if (unknown.length) return { ok: false, error: `unknown field(s): ${unknown.join(', ')}` };
   if (typeof o.content !== 'string' || o.content.trim() === '') return { ok: false, error: 'content is required and must be a non-empty string' };

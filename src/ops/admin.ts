@@ -68,10 +68,10 @@ export function pushFormat(contentType: string | undefined): PushFormat | undefi
 }
 
 /**
- * The body as UTF-8 text; 'too-large' once more than `max` bytes arrived, 'too-slow' when it is not
+ * The body's bytes; 'too-large' once more than `max` bytes arrived, 'too-slow' when it is not
  * complete by `deadline` (performance.now() time). Reading stops there either way.
  */
-function readBody(req: IncomingMessage, max: number, deadline: number): Promise<string | 'too-large' | 'not-utf8' | 'too-slow'> {
+function readBody(req: IncomingMessage, max: number, deadline: number): Promise<Buffer | 'too-large' | 'too-slow'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -96,11 +96,8 @@ function readBody(req: IncomingMessage, max: number, deadline: number): Promise<
     });
     req.once('end', () => {
       clearTimeout(timer);
-      try {
-        resolve(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
-      } catch {
-        resolve('not-utf8');
-      }
+      // Decoded line by line by readPushBody: a line that is not UTF-8 is refused by itself.
+      resolve(Buffer.concat(chunks));
     });
   });
 }
@@ -200,10 +197,9 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
       res.once('finish', () => req.socket.destroySoon());
       return;
     }
-    if (body === 'not-utf8') return problem(res, 400, 'Bad Request', 'The body is not valid UTF-8');
     let lines;
     try {
-      lines = readPushBody(body, format);
+      lines = await readPushBody(body, format);
     } catch (e) {
       if (e instanceof PushBodyError) return problem(res, 400, 'Bad Request', e.message);
       throw e;
@@ -214,7 +210,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     } catch (e) {
       if (!isDependencyUnavailable(e)) throw e;
       opts.log(`admin: push not stored, the database is busy or unavailable (${e instanceof Error ? e.message : String(e)})`);
-      return problem(res, 503, 'Service Unavailable', 'The database cannot take the push right now; nothing was stored, send it again', {
+      return problem(res, 503, 'Service Unavailable', 'The database cannot take the push right now; send the same body again (a line already stored answers duplicate, same-item)', {
         'Retry-After': String(limits.unavailableRetryAfterSeconds),
       });
     }

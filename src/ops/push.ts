@@ -9,13 +9,15 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { parseArticle } from '../ingest/parse.js';
+import { sliceTurns, type SliceBudget } from '../ingest/slices.js';
+import { decodeUtf8, invalidUtf8Offset, lineOfOffset, loneSurrogateError, notUtf8Message } from '../ingest/utf8.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH, SOURCE_NAME, sourcedArticle } from '../sources/pipeline.js';
 import type { SourcedItem, SourceStore } from '../store/ports.js';
 import { storeOffers, type BatchAnswer, type LineOutcome } from '../ingest/pipeline.js';
 
 /** Default body cap of one push. */
 export const PUSH_MAX_BYTES = 1024 * 1024;
-/** At most this many lines (articles) per push: one push is one write transaction. */
+/** At most this many lines (articles) per push (stored in short write transactions: src/store/sources-plan.ts). */
 export const PUSH_MAX_LINES = 1000;
 
 export type PushFormat = 'ndjson' | 'json';
@@ -49,6 +51,8 @@ const PUSH_FIELDS = new Set(['source', 'id', 'title', 'summary']);
 /** One line's value checked and completed (the article fields as `fns articles ingest` reads them). */
 export function readPushLine(value: unknown): { item: SourcedItem } | { error: string } {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'must be a JSON object' };
+  const lone = loneSurrogateError(value);
+  if (lone !== null) return { error: lone };
   const o = value as Record<string, unknown>;
   if (typeof o.source !== 'string' || !SOURCE_NAME.test(o.source)) {
     return { error: 'source is required: 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' };
@@ -77,13 +81,32 @@ export function readPushLine(value: unknown): { item: SourcedItem } | { error: s
   return { item: sourcedArticle(o.source, boundedId(o.id.trim()), r.article) };
 }
 
+/** One line of the body before its value is checked: its value, or why it has none. */
+type RawLine = { line: number; value?: unknown; error?: string };
+
 /**
- * The body's lines. NDJSON: one JSON object per line, blank lines skipped; a body none of whose lines
- * is JSON is not NDJSON (PushBodyError). JSON: an array of objects (or one object).
+ * The body's lines. NDJSON: one JSON object per line, blank lines skipped; each line is decoded as UTF-8
+ * by itself, so a line with bytes that are not UTF-8 is refused (`invalid`, with its line number) while
+ * the others go on, as `fns articles ingest` does; a body none of whose lines is JSON is not NDJSON
+ * (PushBodyError). JSON: an array of objects (or one object); a body that is not UTF-8 is no JSON
+ * (PushBodyError). A value holding a lone surrogate (`"\ud800"`) is refused like any invalid line.
+ *
+ * The lines are read and checked (parse, enrichment, near-duplicate keys: tens of us each) in slices of a
+ * few ms with a turn of the event loop between them (src/ingest/slices.ts): a 1 MiB push of 1,000
+ * articles never holds the loop at once. Same lines, same order as reading them in one go.
  */
-export function readPushBody(text: string, format: PushFormat): PushLine[] {
-  const values: { line: number; value?: unknown; error?: string }[] = [];
+export async function readPushBody(body: Uint8Array | string, format: PushFormat, budget: SliceBudget = {}): Promise<PushLine[]> {
+  let bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  // A byte order mark is no part of the first line.
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+  const values: RawLine[] = [];
+  const turns = sliceTurns(budget);
   if (format === 'json') {
+    const text = decodeUtf8(bytes);
+    if (text === null) {
+      const at = lineOfOffset(bytes, invalidUtf8Offset(bytes));
+      throw new PushBodyError(`the body is not valid UTF-8 (line ${at.line}, byte ${at.column}); a JSON body must be UTF-8 text`);
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -94,25 +117,45 @@ export function readPushBody(text: string, format: PushFormat): PushLine[] {
     list.forEach((value, i) => values.push({ line: i + 1, value }));
   } else {
     let parsedAny = false;
-    text.split('\n').forEach((raw, i) => {
-      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-      if (line.trim() === '') return;
+    let undecodable = 0;
+    let line = 0;
+    for (let start = 0; start <= bytes.length; ) {
+      await turns();
+      const nl = bytes.indexOf(0x0a, start);
+      const end = nl === -1 ? bytes.length : nl;
+      line++;
+      let raw = bytes.subarray(start, end);
+      start = end + 1;
+      if (raw.length > 0 && raw[raw.length - 1] === 0x0d) raw = raw.subarray(0, raw.length - 1);
+      const text = decodeUtf8(raw);
+      if (text === null) {
+        undecodable++;
+        values.push({ line, error: notUtf8Message(raw) });
+        continue;
+      }
+      if (text.trim() === '') continue;
       try {
-        values.push({ line: i + 1, value: JSON.parse(line) });
+        values.push({ line, value: JSON.parse(text) });
         parsedAny = true;
       } catch (e) {
-        values.push({ line: i + 1, error: `not valid JSON (${(e as Error).message})` });
+        values.push({ line, error: `not valid JSON (${(e as Error).message})` });
       }
-    });
-    if (!parsedAny && values.length > 0) throw new PushBodyError('the body is not NDJSON: no line is a JSON object (one article per line)');
+    }
+    if (!parsedAny && values.length > undecodable && values.length > 0) throw new PushBodyError('the body is not NDJSON: no line is a JSON object (one article per line)');
   }
   if (values.length === 0) throw new PushBodyError('the body holds no article (one JSON object per line, or a JSON array)');
   if (values.length > PUSH_MAX_LINES) throw new PushBodyError(`at most ${PUSH_MAX_LINES} articles per push; split the body`);
-  return values.map((v): PushLine => {
-    if (v.error !== undefined) return { line: v.line, error: v.error };
+  const out: PushLine[] = [];
+  for (const v of values) {
+    await turns();
+    if (v.error !== undefined) {
+      out.push({ line: v.line, error: v.error });
+      continue;
+    }
     const r = readPushLine(v.value);
-    return 'item' in r ? { line: v.line, item: r.item } : { line: v.line, error: r.error };
-  });
+    out.push('item' in r ? { line: v.line, item: r.item } : { line: v.line, error: r.error });
+  }
+  return out;
 }
 
 /** Stores the valid lines (one ingest, one transaction) and answers per line, in body order (the pipeline's store step). */

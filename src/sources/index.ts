@@ -5,7 +5,7 @@
  */
 export { SourcePoller, POLL_HTTP, POLL_DEFAULTS, pollerUserAgent, pollerOwnerId, nextPollAfterSuccess, nextPollAfterFailure } from './poller.js';
 export type { PollerOptions, PollReport, PollerMetrics, FetchFn } from './poller.js';
-export { toSourcedItems, toSourcedItem, sourcedArticle, SOURCE_NAME } from './pipeline.js';
-export { fetchFeed, parseFeed, canonicalUrl, backoffMs, FeedError } from './feed/index.js';
+export { toSourcedItems, toSourcedItemsInSlices, toSourcedItem, sourcedArticle, SOURCE_NAME } from './pipeline.js';
+export { fetchFeed, parseFeed, parseFeedOffThread, canonicalUrl, backoffMs, FeedError } from './feed/index.js';
 export type { FeedItem, ParsedFeed, FetchOptions, FetchResult, Validators } from './feed/index.js';
 export { startDemoFeeds, type DemoFeeds } from './demo-feeds.js';

@@ -15,8 +15,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { backoffMs, fetchFeed, FeedError, parseFeed, type FetchOptions, type FetchResult, type Validators } from './feed/index.js';
-import { toSourcedItems } from './pipeline.js';
+import { backoffMs, fetchFeed, FeedError, parseFeedOffThread, type FetchOptions, type FetchResult, type Validators } from './feed/index.js';
+import { toSourcedItemsInSlices } from './pipeline.js';
 import { storeOffers, type LineOutcome } from '../ingest/pipeline.js';
 import type { PollOutcome, SourceRecord, SourceStore } from '../store/ports.js';
 
@@ -346,12 +346,16 @@ export class SourcePoller {
     }
     let feed;
     try {
-      feed = parseFeed(result.body, { contentType: result.contentType, baseUrl: result.finalUrl });
+      // A large body is parsed on a worker thread; enrichment and the store work in slices: no step of a
+      // poll holds the event loop for more than a few ms, whatever the feed (docs/sources.md).
+      feed = await parseFeedOffThread(result.body, { contentType: result.contentType, baseUrl: result.finalUrl });
     } catch (e) {
       if (!(e instanceof FeedError)) throw e;
       return this.failed(rec, at, result.status, `${e.kind}: ${e.message}`, null, e.kind);
     }
-    const items = toSourcedItems({ name: rec.name, urgency: rec.urgency }, feed.items);
+    if (signal.aborted) return this.release(rec);
+    const items = await toSourcedItemsInSlices({ name: rec.name, urgency: rec.urgency }, feed.items);
+    if (signal.aborted) return this.release(rec);
     let outcomes: LineOutcome[];
     try {
       // The pipeline's store step, as push and `fns articles ingest` take it (one transaction per poll).

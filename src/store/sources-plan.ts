@@ -11,6 +11,7 @@
  * one batch are checked against the earlier items of that batch too.
  */
 import { isUndatedRepeatKey } from '../ingest/identity.js';
+import { nextTurn } from '../ingest/slices.js';
 import type { DuplicateReason, NearDuplicateRule, SourcedItem } from './ports.js';
 
 /** An article: stored already (`id`), or the `pending`-th item to insert in this batch. */
@@ -121,6 +122,61 @@ export function chooseCandidates(
     if (found.length === 0) return out;
     for (const [id, source] of found) excluded.add(pair(id, source));
   }
+}
+
+/**
+ * Slices of `ingestItems` (both engines): a feed poll or a push of thousands of items is stored slice by
+ * slice, each slice one short write transaction, with a turn of the event loop between slices, so requests,
+ * the stream and the admin listener are served meanwhile. A later slice sees the earlier ones as stored,
+ * so the outcomes are those of one transaction; if the store fails mid-way, the slices before stay
+ * stored (a retry answers them `same-item`).
+ *
+ * Size: at most `maxItems`; with `budgetMs` (the embedded engine, whose transaction runs synchronously on
+ * the event loop), the next slice is sized from the time the last one took per item, so a slice takes
+ * about `budgetMs` on this machine under its current load (the 10 ms goal of docs/sources.md).
+ */
+export const INGEST_SLICES = {
+  maxItems: 64,
+  /** The first slice, before any measurement. */
+  firstItems: 16,
+  /** A commit costs a sync to disk whatever the size (a few ms on a busy disk): slices never get smaller than this. */
+  minItems: 8,
+  budgetMs: 6,
+} as const;
+
+export interface SliceOptions {
+  maxItems?: number;
+  /** Target time of one slice, from the measured time per item; none: always `maxItems`. */
+  budgetMs?: number;
+  /** Monotonic milliseconds (performance.now). */
+  now?: () => number;
+}
+
+/** The size of the next slice: the budget at the last slice's time per item, within [minItems, maxItems]. */
+export function nextSliceSize(lastItems: number, lastMs: number, budgetMs: number, maxItems: number): number {
+  const perItem = lastMs / Math.max(1, lastItems);
+  const fit = perItem > 0 ? Math.floor(budgetMs / perItem) : maxItems;
+  return Math.max(Math.min(INGEST_SLICES.minItems, maxItems), Math.min(maxItems, fit));
+}
+
+/**
+ * `ingest` over consecutive slices of `items`, one after the other, with a turn of the event loop before
+ * every slice but the first; the outcomes in item order.
+ */
+export async function ingestInSlices<T, R>(items: readonly T[], ingest: (slice: T[]) => Promise<R[]>, opts: SliceOptions = {}): Promise<R[]> {
+  const maxItems = Math.max(1, Math.trunc(opts.maxItems ?? INGEST_SLICES.maxItems));
+  const now = opts.now ?? (() => performance.now());
+  let size = opts.budgetMs === undefined ? maxItems : Math.min(maxItems, INGEST_SLICES.firstItems);
+  const out: R[] = [];
+  for (let start = 0; start < items.length; ) {
+    if (start > 0) await nextTurn();
+    const slice = items.slice(start, start + size);
+    start += slice.length;
+    const t = now();
+    out.push(...(await ingest(slice)));
+    if (opts.budgetMs !== undefined) size = nextSliceSize(slice.length, now() - t, opts.budgetMs, maxItems);
+  }
+  return out;
 }
 
 /** Keys per item the adapters look up (nearDuplicateKeys gives 15-30); an item's further keys are stored only. */

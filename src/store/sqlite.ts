@@ -12,6 +12,7 @@ import { conformArticle, type StoredArticle } from '../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
 import type { CarrierRecord, FeedEntry, ItemOutcome, ItemRecord, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting, WebhookAttempt, WebhookEndpoint, WebhookState } from './ports.js';
 import { defaultNearRule } from './near-rule.js';
+import type { SliceOptions } from './sources-plan.js';
 import { IDENTITY_MIGRATION, SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
 import { SqliteWebhooks, WEBHOOKS_MIGRATION } from './sqlite/webhooks.js';
 import { randomId, receiveStamp } from './ids.js';
@@ -98,6 +99,8 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /** The near-duplicate rule of ingestItems (default: src/dedup/near.ts). */
   nearRule?: NearDuplicateRule;
+  /** The slices of ingestItems (default: INGEST_SLICES, src/store/sources-plan.ts, sized by time). */
+  ingestSlices?: SliceOptions;
 }
 
 /** Owner-only: accounts and key hashes are not for other local users. */
@@ -160,7 +163,7 @@ export class SqliteStore implements Store {
   constructor(file: string, options: OpenOptions = {}) {
     this.db = openDatabase(file, options);
     const db = this.db;
-    this.sources = new SqliteSources(db, (articles, at) => this.insertNow(articles, at), options.nearRule ?? defaultNearRule);
+    this.sources = new SqliteSources(db, (articles, at) => this.insertNow(articles, at), options.nearRule ?? defaultNearRule, options.ingestSlices);
     this.webhooks = new SqliteWebhooks(db);
     this.stmts = {
       getAccount: db.prepare<[string], AccountRow>('SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = ?'),

@@ -66,7 +66,7 @@ describe('the input is read as a stream of lines', () => {
     const cut = bytes.indexOf(Buffer.from('é')) + 1; // in the middle of "é"
     stream.write(bytes.subarray(0, cut));
     stream.end(bytes.subarray(cut));
-    const out: string[] = [];
+    const out: unknown[] = [];
     for await (const line of readLines(stream)) out.push(line);
     expect(out).toEqual(['{"content":"café"}', 'second', 'third without newline']);
   });

@@ -1,4 +1,5 @@
 import iconv from 'iconv-lite';
+import { invalidUtf8Offset, lineOfOffset } from '../../ingest/utf8.js';
 import { FeedError } from './errors.js';
 
 /**
@@ -7,7 +8,9 @@ import { FeedError } from './errors.js';
  * - a declared single- or double-byte legacy charset over bytes that are valid UTF-8 with non-ASCII
  *   sequences in them is read as UTF-8 (such bytes are very unlikely to be meant as Latin-1 or GBK text);
  * - declared (or defaulted) UTF-8 over bytes that are not valid UTF-8 is read with the other declaration
- *   when there is one, else as Windows-1252 (the usual truth behind such feeds);
+ *   when there is one, else as Windows-1252 (the usual truth behind such feeds) when the bytes hold no
+ *   UTF-8 sequence at all; UTF-8 text with bad bytes in it is refused, FeedError('charset') naming the
+ *   line (see notUtf8Fallback);
  * - a charset nobody can decode (an unknown label and bytes that are not UTF-8) is a FeedError('charset').
  * Labels follow the WHATWG reading: ISO-8859-1/Latin-1/ASCII are Windows-1252, GB2312 is GBK.
  */
@@ -67,6 +70,37 @@ function hasNonAscii(bytes: Uint8Array): boolean {
   return false;
 }
 
+/** Whether the bytes hold at least one valid multi-byte UTF-8 sequence (text written as UTF-8). */
+function hasUtf8Sequence(bytes: Uint8Array): boolean {
+  for (let i = 0; i + 1 < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b < 0xc2 || b > 0xf4) continue;
+    const len = b <= 0xdf ? 2 : b <= 0xef ? 3 : 4;
+    if (i + len > bytes.length) continue;
+    let ok = true;
+    for (let k = 1; k < len; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) ok = false;
+    if (ok && invalidUtf8Offset(bytes.subarray(i, i + len)) === -1) return true;
+  }
+  return false;
+}
+
+/**
+ * Bytes said (or taken) to be UTF-8 that are not, with no other declaration to follow. Without a single
+ * UTF-8 sequence in them they are a Windows-1252 (Latin-1) feed mislabelled, and read as such. With UTF-8
+ * sequences as well as bad bytes they are UTF-8 text with corrupt bytes: reading them as Windows-1252
+ * would garble every accented character of every item, and replacing the bad bytes (U+FFFD) would store
+ * text nobody wrote, so the poll is refused (FeedError 'charset'), naming the line, as every ingestion
+ * path refuses bytes that are not UTF-8 (src/ingest/utf8.ts).
+ */
+function notUtf8Fallback(bytes: Uint8Array): string {
+  if (hasUtf8Sequence(bytes)) {
+    const offset = invalidUtf8Offset(bytes);
+    const at = lineOfOffset(bytes, offset);
+    throw new FeedError('charset', `the feed is UTF-8 but not valid UTF-8: byte 0x${bytes[offset]!.toString(16).padStart(2, '0')} at line ${at.line}, byte ${at.column} of that line; nothing was read from this poll`);
+  }
+  return iconv.decode(bytes, 'windows-1252');
+}
+
 export interface Decoded {
   text: string;
   /** The encoding actually used (normalized label). */
@@ -79,7 +113,7 @@ export function decodeFeedBytes(bytes: Uint8Array, contentType?: string | null):
   const bom = bomEncoding(bytes);
   if (bom) {
     const body = bytes.subarray(bom.length);
-    const text = bom.encoding === 'utf-8' ? (tryUtf8(body) ?? iconv.decode(body, 'windows-1252')) : iconv.decode(body, bom.encoding, { stripBOM: true });
+    const text = bom.encoding === 'utf-8' ? (tryUtf8(body) ?? notUtf8Fallback(body)) : iconv.decode(body, bom.encoding, { stripBOM: true });
     return { text, encoding: bom.encoding, declared: null };
   }
   const fromHeader = charsetFromContentType(contentType);
@@ -93,8 +127,9 @@ export function decodeFeedBytes(bytes: Uint8Array, contentType?: string | null):
   const utf8 = tryUtf8(bytes);
   if (isUtf8(first)) {
     if (utf8 !== null) return { text: utf8, encoding: 'utf-8', declared: declared === 'utf-8' ? null : declared };
-    const other = usable.find((l) => !isUtf8(l) && iconv.encodingExists(l)) ?? 'windows-1252';
-    return { text: iconv.decode(bytes, other), encoding: other, declared };
+    const other = usable.find((l) => !isUtf8(l) && iconv.encodingExists(l));
+    if (other !== undefined) return { text: iconv.decode(bytes, other), encoding: other, declared };
+    return { text: notUtf8Fallback(bytes), encoding: 'windows-1252', declared };
   }
   if (utf8 !== null && (hasNonAscii(bytes) || !iconv.encodingExists(first))) {
     return { text: utf8, encoding: 'utf-8', declared };

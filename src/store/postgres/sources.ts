@@ -7,7 +7,7 @@
 import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
 import { SourceExistsError } from '../errors.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../ingest/identity.js';
-import { ContentCache, distinctKeys, lookupKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, lookupKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
@@ -88,6 +88,8 @@ export class PgSources implements SourceStore {
   constructor(
     private readonly db: Db,
     private readonly rule: NearDuplicateRule,
+    /** The slices of ingestItems (INGEST_SLICES, src/store/sources-plan.ts). */
+    private readonly slices: SliceOptions = { maxItems: INGEST_SLICES.maxItems },
   ) {}
 
   async addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
@@ -170,6 +172,11 @@ export class PgSources implements SourceStore {
 
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     if (items.length === 0) return [];
+    return ingestInSlices(items, (slice) => this.ingestSlice(slice, at), this.slices);
+  }
+
+  /** One slice of `ingestItems`: one transaction. */
+  private async ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     return this.db.tx(async (db) => {
       // The lock every article insert takes (articles.ts): no other process checks or inserts until commit.
       await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.articles, db.schema]);

@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
 import { SourceExistsError } from '../errors.js';
-import { chooseCandidates, ContentCache, distinctKeys, keyHits, lookupKeys, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import { chooseCandidates, ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, keyHits, lookupKeys, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../ingest/identity.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
 
@@ -98,6 +98,8 @@ export class SqliteSources implements SourceStore {
     /** The store's insert, synchronous, joining the caller's transaction. */
     private readonly insertNow: (articles: NewArticle[], at: number | (() => number)) => StoredArticle[],
     private readonly rule: NearDuplicateRule,
+    /** The slices of ingestItems (INGEST_SLICES, src/store/sources-plan.ts). */
+    private readonly slices: SliceOptions = { maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs },
   ) {
     this.st = {
       insert: db.prepare(
@@ -136,10 +138,13 @@ export class SqliteSources implements SourceStore {
         `SELECT j.value AS url, (SELECT article_id FROM seen_items WHERE canonical_url = j.value ORDER BY seen_at LIMIT 1) AS article_id
          FROM json_each(?) j`,
       ),
-      // The window's articles having any of a batch's near keys (one index seek per key).
-      // The window's articles having any of a batch's near keys (one index seek per key).
-      nearHits: db.prepare<[string, number], [string, string, string, number]>(
-        'SELECT n.key, n.article_id, n.source, n.at FROM json_each(?) j JOIN near_keys n ON n.key = j.value AND n.at >= ?',
+      // The window's articles having any of a batch's near keys (one index seek per key), per key only from
+      // the time of its NEAR_KEY_FANOUT-th newest on (a second seek): a key shared by thousands of the
+      // window's headlines (a template) reads about NEAR_KEY_FANOUT rows, not all of them.
+      nearHits: db.prepare<[{ keys: string; from: number; skip: number }], [string, string, string, number]>(
+        `SELECT n.key, n.article_id, n.source, n.at FROM json_each(@keys) j
+         JOIN near_keys n ON n.key = j.value AND n.at >= coalesce(
+           (SELECT c.at FROM near_keys c WHERE c.key = j.value AND c.at >= @from ORDER BY c.at DESC LIMIT 1 OFFSET @skip), @from)`,
       ).raw(),
       // Which of the given (article, source) pairs are carrier records.
       carried: db.prepare<[string], [string, string]>(
@@ -247,6 +252,11 @@ export class SqliteSources implements SourceStore {
 
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     if (items.length === 0) return [];
+    return ingestInSlices(items, async (slice) => this.ingestSlice(slice, at), this.slices);
+  }
+
+  /** One slice of `ingestItems`: one IMMEDIATE transaction. */
+  private ingestSlice(items: SourcedItem[], at: number | (() => number)): ItemOutcome[] {
     return this.write(() => {
       // Read inside the transaction, which holds the write lock.
       const now = typeof at === 'number' ? at : at();
@@ -284,7 +294,7 @@ export class SqliteSources implements SourceStore {
     const missing = new Set<string>();
     if (near.length > 0) {
       const keys = new Set(near.flatMap(([, item]) => distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)));
-      const hits = keyHits(this.st.nearHits.all(JSON.stringify([...keys]), now - this.rule.windowMs));
+      const hits = keyHits(this.st.nearHits.all({ keys: JSON.stringify([...keys]), from: now - this.rule.windowMs, skip: NEAR_KEY_FANOUT - 1 }));
       const ranked = new Map(near.map(([i, item]) => [i, rankNearCandidates(item, hits)]));
       // Articles the item's source carries (it stored them first itself, or merged a copy) are no
       // candidates: the first is known from the hits, the second is asked for the chosen ones only.

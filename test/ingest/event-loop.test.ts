@@ -1,0 +1,176 @@
+/**
+ * Issue 19, item 1: no ingestion step holds the event loop for the whole of a large input. Machine
+ * independent: slices are bounded by item count here (maxItems), and the tests count the turns the event
+ * loop got (a setImmediate chain, a timer) while N items were ingested, never a duration.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ingest } from '../../src/cli/operator.js';
+import { mapInSlices, sliceTurns } from '../../src/ingest/slices.js';
+import { pushArticles, readPushBody } from '../../src/ops/push.js';
+import { parseFeed, parseFeedOffThread, toSourcedItems, toSourcedItemsInSlices } from '../../src/sources/index.js';
+import { OFF_THREAD_MIN_BYTES } from '../../src/sources/feed/index.js';
+import { stopFeedParser } from '../../src/sources/feed/off-thread.js';
+import { ingestInSlices, nextSliceSize, planIngest } from '../../src/store/sources-plan.js';
+import type { NearDuplicateRule, SourcedItem } from '../../src/store/ports.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  await stopFeedParser();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const store = (maxItems: number) => {
+  const d = mkdtempSync(join(tmpdir(), 'fns-loop-'));
+  dirs.push(d);
+  return new SqliteStore(join(d, 'fns.sqlite'), { ingestSlices: { maxItems } });
+};
+
+/** Counts the turns of the event loop while `work` runs: a setImmediate chain re-armed at every turn. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let running = true;
+  const tick = () => {
+    if (!running) return;
+    turns++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  const result = await work();
+  running = false;
+  return { result, turns };
+}
+
+const words = 'harbor copper lithium pipeline refinery tariff merger lawsuit pension dividend bond yield inflation payroll'.split(' ');
+const title = (i: number) => `${words[i % 14]} ${words[(i * 3) % 14]} ${words[(i * 5) % 14]} story number ${i}`;
+const rssOf = (n: number, pad = 0) =>
+  `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title>${Array.from(
+    { length: n },
+    (_, i) => `<item><title>${title(i)}</title><link>https://ex.com/${i}</link><guid>g-${i}</guid><description>${'x'.repeat(pad)}</description></item>`,
+  ).join('')}</channel></rss>`;
+
+describe('the slices helpers give the event loop a turn between slices and keep results and order', () => {
+  it('mapInSlices over 100 items in slices of 10: 9 turns, same results in order', async () => {
+    let yields = 0;
+    const { result, turns } = await turnsDuring(() => mapInSlices([...Array(100).keys()], (x) => x * 2, { maxItems: 10, onYield: () => yields++ }));
+    expect(result).toEqual([...Array(100).keys()].map((x) => x * 2));
+    expect(yields).toBeGreaterThanOrEqual(9);
+    expect(turns).toBeGreaterThanOrEqual(9);
+  });
+  it('sliceTurns resolves at once within a slice and after a turn once the slice is full', async () => {
+    let yields = 0;
+    const turn = sliceTurns({ maxItems: 3, onYield: () => yields++ });
+    for (let i = 0; i < 10; i++) await turn();
+    expect(yields).toBeGreaterThanOrEqual(3);
+  });
+  it('nextSliceSize fits the budget at the measured time per item, within its bounds', () => {
+    expect(nextSliceSize(10, 10, 6, 64)).toBe(8); // 1 ms an item: 6 fit, never fewer than the floor
+    expect(nextSliceSize(10, 1, 6, 64)).toBe(60);
+    expect(nextSliceSize(10, 0, 6, 64)).toBe(64);
+  });
+});
+
+describe('store: ingestItems runs in short transactions with a turn of the event loop between them', () => {
+  it('200 items in slices of 20: at least 9 turns during the call, outcomes those of one transaction', async () => {
+    const items = toSourcedItems({ name: 'wire', urgency: 'auto' }, parseFeed(new TextEncoder().encode(rssOf(200)), { baseUrl: 'https://ex.com/' }).items);
+    const sliced = store(20);
+    const whole = store(10_000);
+    const { result, turns } = await turnsDuring(() => sliced.ingestItems(items, 1_800_000_000_000));
+    const once = await whole.ingestItems(items, 1_800_000_000_000);
+    expect(turns).toBeGreaterThanOrEqual(9);
+    expect(result.map((o) => o.status)).toEqual(once.map((o) => o.status));
+    expect(await sliced.count()).toBe(await whole.count());
+    // Again: every item a same-item duplicate, across slices too.
+    expect((await sliced.ingestItems(items, 1_800_000_000_001)).every((o) => o.status === 'duplicate')).toBe(true);
+    await sliced.close();
+    await whole.close();
+  });
+  it('ingestInSlices: one call per slice, in order', async () => {
+    const calls: number[][] = [];
+    const out = await ingestInSlices([1, 2, 3, 4, 5], async (s) => (calls.push(s), s.map((x) => -x)), { maxItems: 2 });
+    expect(calls).toEqual([[1, 2], [3, 4], [5]]);
+    expect(out).toEqual([-1, -2, -3, -4, -5]);
+  });
+  it('ingestInSlices sized by time: every item in exactly one slice, in order, whatever the sizes', async () => {
+    let t = 0;
+    const seen: number[] = [];
+    const items = [...Array(500).keys()];
+    // 0.1 ms an item against a 6 ms budget: slices grow from the first size to the cap.
+    const out = await ingestInSlices(items, async (s) => (seen.push(...s), (t += s.length * 0.1), s), { maxItems: 64, budgetMs: 6, now: () => t });
+    expect(seen).toEqual(items);
+    expect(out).toEqual(items);
+  });
+});
+
+describe('near-duplicates within one batch: an item is compared with other sources\' items only', () => {
+  it('a one-source batch of 2,000 look-alike headlines asks the rule nothing; another source\'s look-alike is still compared', () => {
+    let asked = 0;
+    const rule: NearDuplicateRule = { windowMs: 86_400_000, isNearDuplicate: () => (asked++, false) };
+    const item = (source: string, i: number): SourcedItem => ({
+      source,
+      externalId: `${source}-${i}`,
+      canonicalUrl: null,
+      article: { content: `Test item ${i}`, urgency: 'regular', sentiment: null, published_at: null, tickers: [], source },
+      nearKeys: ['k1', 'k2', 'k3'],
+    });
+    const empty = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map() };
+    const one = planIngest(Array.from({ length: 2000 }, (_, i) => item('wire', i)), empty, rule);
+    expect(one.store).toHaveLength(2000);
+    expect(asked).toBe(0);
+    // Two sources: the other source's look-alikes are still candidates (capped as before).
+    const two = planIngest([item('a', 1), item('b', 2)], empty, { ...rule, isNearDuplicate: () => (asked++, true) });
+    expect(two.outcomes[1]).toMatchObject({ status: 'duplicate', reason: 'near-duplicate' });
+  });
+});
+
+describe('poll: a large feed is parsed off the event loop and enriched in slices', () => {
+  it('a feed over OFF_THREAD_MIN_BYTES: a timer set before the parse fires before its result; same result as parseFeed', async () => {
+    const body = new TextEncoder().encode(rssOf(600, 200));
+    expect(body.length).toBeGreaterThan(OFF_THREAD_MIN_BYTES);
+    await parseFeedOffThread(body, { baseUrl: 'https://ex.com/' }); // the worker started
+    let fired = false;
+    setTimeout(() => (fired = true), 0);
+    const feed = await parseFeedOffThread(body, { baseUrl: 'https://ex.com/' });
+    expect(fired).toBe(true);
+    expect(feed).toEqual(parseFeed(body, { baseUrl: 'https://ex.com/' }));
+  });
+  it('toSourcedItemsInSlices: 300 items in slices of 25 give 11 turns; same items as toSourcedItems', async () => {
+    const items = parseFeed(new TextEncoder().encode(rssOf(300)), { baseUrl: 'https://ex.com/' }).items;
+    let yields = 0;
+    const { result, turns } = await turnsDuring(() => toSourcedItemsInSlices({ name: 'w', urgency: 'auto' }, items, { maxItems: 25, onYield: () => yields++ }));
+    expect(yields).toBeGreaterThanOrEqual(11);
+    expect(turns).toBeGreaterThanOrEqual(11);
+    expect(result).toEqual(toSourcedItems({ name: 'w', urgency: 'auto' }, items));
+  });
+});
+
+describe('push: the body is read and checked in slices, and stored in slices', () => {
+  it('300 lines in slices of 20: at least 14 turns reading, the store in slices too; every line stored', async () => {
+    const body = Array.from({ length: 300 }, (_, i) => JSON.stringify({ source: 'desk', id: `d-${i}`, content: title(i) })).join('\n');
+    let yields = 0;
+    const { result: lines, turns } = await turnsDuring(() => readPushBody(body, 'ndjson', { maxItems: 20, onYield: () => yields++ }));
+    expect(yields).toBeGreaterThanOrEqual(14);
+    expect(turns).toBeGreaterThanOrEqual(14);
+    expect(lines.map((l) => l.line)).toEqual([...Array(300).keys()].map((i) => i + 1));
+    const s = store(25);
+    const { result: answer, turns: storeTurns } = await turnsDuring(() => pushArticles(lines, s, () => 1_800_000_000_000));
+    expect(storeTurns).toBeGreaterThanOrEqual(11);
+    expect(answer.stored).toBe(300);
+    await s.close();
+  });
+});
+
+describe('CLI: fns articles ingest gives the event loop a turn while it parses lines', () => {
+  it('100 lines in slices of 10: 9 turns; every line stored', async () => {
+    const inserted: number[] = [];
+    const fake = { ingestItems: async (a: unknown[]) => (inserted.push(a.length), a.map((_, i) => ({ status: 'stored' as const, id: `id-${inserted.length}-${i}`, received_at: '2026-11-24T00:00:00Z' }))) };
+    let yields = 0;
+    const lines = Array.from({ length: 100 }, (_, i) => JSON.stringify({ content: title(i) }));
+    const { result: report, turns } = await turnsDuring(() => ingest(fake, lines, () => 0, { slices: { maxItems: 10, onYield: () => yields++ } }));
+    expect(yields).toBeGreaterThanOrEqual(9);
+    expect(turns).toBeGreaterThanOrEqual(9);
+    expect(report).toMatchObject({ lines: 100, ingested: 100, errors: [] });
+  });
+});
