@@ -12,9 +12,10 @@
  */
 import { HnswIndex, type HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
+import { DEFAULT_FUSION, fuseRankings, type Fusion } from '../search/lexical.js';
 import { VectorMatrix } from '../search/matrix.js';
 import { rankMatrix, yieldToEventLoop, type SliceOptions } from '../search/rank.js';
-import { limitBounds } from '../contract/index.js';
+import { limitBounds, searchRankingMax } from '../contract/index.js';
 import { clampLimit, type StoredArticle } from '../domain/articles.js';
 import { isStoreBusy } from '../store/errors.js';
 import type { ArticleStore, VectorStore } from '../store/ports.js';
@@ -43,7 +44,17 @@ export interface SemanticIndexOptions {
   slice?: SliceOptions;
   retryMs?: number;
   log?: (message: string) => void;
+  /**
+   * How the semantic ranking is fused with the store's lexical one (default {@link DEFAULT_FUSION});
+   * `'semantic'`: vectors only; `'lexical'`: keywords only (evaluation, comparison).
+   */
+  fusion?: Fusion | 'semantic' | 'lexical';
+  /** Query vectors kept for repeated queries (default {@link DEFAULT_QUERY_CACHE}; 0: none). */
+  queryCacheSize?: number;
 }
+
+/** Recent query vectors kept (384 floats each: 1.5 KB; 512 of them under 1 MB). */
+export const DEFAULT_QUERY_CACHE = 512;
 
 /** Search asked before the index has loaded the archive: the contract's 503 with Retry-After. */
 /** Paging and filter of one search (GET /v1/news/search `offset`, `tickers`). */
@@ -89,6 +100,8 @@ export class SemanticIndex {
   private retryTimer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
   private skipped = 0;
+  /** Recent query vectors, least recently used first (Map order). */
+  private readonly queryCache = new Map<string, Float32Array>();
 
   constructor(
     private readonly store: ArticleStore & VectorStore,
@@ -278,18 +291,51 @@ export class SemanticIndex {
       if (this.background) throw new SearchIndexLoadingError(`search index loading (${this.ids.length} vectors so far)`);
       await this.loadAll();
     }
-    const [q] = await this.embedder.embed([query]);
-    await this.refresh();
     // As the list store: never more than the contract allows, whatever limit reaches this point.
     const size = clampLimit(limit, limitBounds);
     const offset = Math.max(0, Math.trunc(options.offset ?? 0));
     const tickers = options.tickers && options.tickers.length > 0 ? new Set(options.tickers) : undefined;
     // The ranking the pages come from: the first offset + limit results, or (filtered) the whole window.
     const depth = tickers ? limitBounds.max : clampLimit(offset + size, limitBounds);
-    const ranked = (await this.rank(q!, depth)).map((t) => this.ids[t.row]!);
+    // Hybrid: the keyword half is asked first and answers while the query is being embedded.
+    const fusion = this.options.fusion ?? DEFAULT_FUSION;
+    // Both halves give the same fixed number of candidates, whatever the page: a result just below the
+    // page in one ranking can rise by the other, and every page of one query comes from one fused ranking.
+    const candidates = Math.max(depth, searchRankingMax);
+    const lexical = fusion === 'semantic' ? Promise.resolve([]) : this.store.lexicalSearch(query, candidates);
+    lexical.catch(() => {}); // observed below; never an unhandled rejection when the embedding fails first
+    // The query is embedded even for 'lexical' (evaluation only): the embedding's failure is a 503 either way.
+    const q = await this.embedQuery(query);
+    await this.refresh();
+    const semantic = fusion === 'lexical' ? [] : (await this.rank(q, fusion === 'semantic' ? depth : candidates)).map((t) => ({ id: this.ids[t.row]!, score: t.score }));
+    // Only articles the index holds (the contract: searchable once its embedding is stored; never one
+    // whose vector is of another model or not yet made).
+    const keyword = (await lexical).filter((x) => this.positions.has(x.id));
+    const fused = fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
+    const ranked = fused.slice(0, depth).map((x) => x.id);
     if (!tickers) return this.store.getMany(ranked.slice(offset, offset + size));
     const about = (await this.store.getMany(ranked)).filter((a) => a.tickers.some((t) => tickers.has(t.ticker)));
     return about.slice(offset, offset + size);
+  }
+
+  /**
+   * The query's vector: from a small LRU of recent queries (a repeated or paged query skips the model),
+   * or embedded now.
+   */
+  private async embedQuery(query: string): Promise<Float32Array> {
+    const hit = this.queryCache.get(query);
+    if (hit) {
+      this.queryCache.delete(query);
+      this.queryCache.set(query, hit);
+      return hit;
+    }
+    const [q] = await this.embedder.embed([query]);
+    const max = this.options.queryCacheSize ?? DEFAULT_QUERY_CACHE;
+    if (max > 0) {
+      this.queryCache.set(query, q!);
+      if (this.queryCache.size > max) this.queryCache.delete(this.queryCache.keys().next().value!);
+    }
+    return q!;
   }
 
   /** The `k` rows most similar to `query`, best first (equal scores: the newer article first). */

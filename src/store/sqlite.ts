@@ -13,6 +13,7 @@ import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tier
 import type { FeedEntry, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from './ports.js';
 import { defaultNearRule } from './near-rule.js';
 import { SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
+import { fts5Query, lexicalTerms } from '../search/lexical.js';
 import { randomId, receiveStamp } from './ids.js';
 import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from './list-query.js';
 import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
@@ -72,6 +73,21 @@ const MIGRATIONS: string[] = [
    INSERT OR IGNORE INTO article_tickers (ticker, article_id, urgency)
      SELECT json_extract(j.value, '$.ticker'), a.id, a.urgency FROM articles a, json_each(a.tickers) j
      WHERE json_extract(j.value, '$.ticker') IS NOT NULL;`,
+  // The lexical index of hybrid search (issue 22): FTS5 over the article text (porter stemming, bm25
+  // ranking), external content (the text is stored once, in articles). Filled by a trigger on every
+  // insert, so every ingestion path fills it in the insert's own transaction; backfilled here.
+  `CREATE VIRTUAL TABLE article_fts USING fts5(content, content='articles', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
+   CREATE TRIGGER article_fts_insert AFTER INSERT ON articles BEGIN
+     INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
+   END;
+   CREATE TRIGGER article_fts_delete AFTER DELETE ON articles BEGIN
+     INSERT INTO article_fts (article_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+   END;
+   CREATE TRIGGER article_fts_update AFTER UPDATE OF content ON articles BEGIN
+     INSERT INTO article_fts (article_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+     INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
+   END;
+   INSERT INTO article_fts (article_fts) VALUES ('rebuild');`,
 ];
 
 function migrate(db: Database.Database): void {
@@ -193,6 +209,11 @@ export class SqliteStore implements Store {
       deferEmbedding: db.prepare('UPDATE embed_queue SET attempts = attempts + 1, enqueued_at = ? WHERE article_id = ? RETURNING attempts'),
       queueLength: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM embed_queue'),
       // LIMIT -1: no limit (SQLite), for a call without one.
+      // bm25() is lower for a better match: negated, so a higher score is better (as cosine).
+      lexical: db.prepare<[string, number], { id: string; score: number }>(
+        `SELECT a.id AS id, -bm25(article_fts) AS score FROM article_fts JOIN articles a ON a.seq = article_fts.rowid
+         WHERE article_fts MATCH ? ORDER BY bm25(article_fts), a.id DESC LIMIT ?`,
+      ),
       vectorsAfter: db.prepare<[string, number, number], { rowid: number; article_id: string; vector: Buffer }>(
         'SELECT rowid, article_id, vector FROM article_vectors WHERE model = ? AND rowid > ? ORDER BY rowid LIMIT ?',
       ),
@@ -426,6 +447,12 @@ export class SqliteStore implements Store {
   }
   pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
     return this.sources.pruneSeenItems(olderThanMs, now);
+  }
+
+  async lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]> {
+    const terms = lexicalTerms(query);
+    if (terms.length === 0 || limit <= 0) return [];
+    return this.stmts.lexical.all(fts5Query(terms), limit);
   }
 
   async vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {

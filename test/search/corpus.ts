@@ -100,6 +100,11 @@ export class MatrixVectorStore {
     return out;
   }
 
+  /** No article text here: the lexical half finds nothing, the ranking is the vectors'. */
+  async lexicalSearch(): Promise<{ id: string; score: number }[]> {
+    return [];
+  }
+
   async getMany(ids: string[]): Promise<{ id: string }[]> {
     return ids.map((id) => ({ id }));
   }
