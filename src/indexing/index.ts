@@ -10,7 +10,7 @@
  * the background at start-up (`start()`): until it is ready, search answers the contract's 503 with
  * Retry-After, never results from part of the archive.
  */
-import { HnswIndex, type HnswOptions } from '../search/ann.js';
+import { DEFAULT_HNSW, HnswIndex, type HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
 import { DEFAULT_FUSION, fuseRankings, type Fusion } from '../search/lexical.js';
 import { VectorMatrix } from '../search/matrix.js';
@@ -18,6 +18,7 @@ import { rankMatrix, yieldToEventLoop, type SliceOptions } from '../search/rank.
 import { limitBounds, searchRankingMax } from '../contract/index.js';
 import { clampLimit, type StoredArticle } from '../domain/articles.js';
 import { isStoreBusy } from '../store/errors.js';
+import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './persist.js';
 import type { ArticleStore, VectorStore } from '../store/ports.js';
 
 /**
@@ -51,7 +52,17 @@ export interface SemanticIndexOptions {
   fusion?: Fusion | 'semantic' | 'lexical';
   /** Query vectors kept for repeated queries (default {@link DEFAULT_QUERY_CACHE}; 0: none). */
   queryCacheSize?: number;
+  /**
+   * Where the approximate index is saved (src/indexing/persist.ts), e.g. DATA_DIR/search-index: a
+   * start loads it and adds only newer vectors. Unset: never saved (tests, tools).
+   */
+  persistDir?: string;
+  /** While running, a save at most this often, when vectors were added since the last (default {@link DEFAULT_SAVE_EVERY_MS}). */
+  saveEveryMs?: number;
 }
+
+/** A running service saves the approximate index at most every 15 minutes (and at shutdown). */
+export const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
 
 /** Recent query vectors kept (384 floats each: 1.5 KB; 512 of them under 1 MB). */
 export const DEFAULT_QUERY_CACHE = 512;
@@ -92,6 +103,12 @@ export class SemanticIndex {
   /** Rows replaced in the matrix while the graph was being built: set again in the graph at the switch. */
   private readonly replacedDuringBuild = new Set<number>();
   private lastRowid = 0;
+  /** The article id stored under `lastRowid` (the snapshot's check that its file is of this database). */
+  private lastId = '';
+  /** `lastRowid` when the approximate index was last saved or loaded (nothing new to save when equal). */
+  private savedRowid = -1;
+  private saving: Promise<void> | undefined;
+  private saveTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private loading: Promise<void> | undefined;
   private state: SemanticIndexStatus['state'] = 'idle';
@@ -137,10 +154,87 @@ export class SemanticIndex {
     return this.loadAll();
   }
 
-  /** Stops retrying a failed background load. */
-  close(): void {
+  /**
+   * Stops retrying a failed background load and background work; with `persistDir`, saves the
+   * approximate index when it has vectors the saved one lacks (graceful shutdown). Never rejects.
+   */
+  async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.saveTimer);
+    await this.persist().catch(() => {});
+  }
+
+  /**
+   * Saves the approximate index beside the store (no-op without `persistDir`, without an approximate
+   * index, or when nothing was added since the last save). One save at a time; never mid-refresh.
+   */
+  persist(): Promise<void> {
+    this.saving ??= this.save().finally(() => (this.saving = undefined));
+    return this.saving;
+  }
+
+  private async save(): Promise<void> {
+    const dir = this.options.persistDir;
+    while (this.refreshing) await this.refreshing.catch(() => {});
+    const hnsw = this.hnsw;
+    if (!dir || !hnsw || this.lastRowid === this.savedRowid) return;
+    const started = performance.now();
+    // From here to the index write, no await: the graph, the ids and lastRowid describe one moment.
+    const rowid = this.lastRowid;
+    const o = { ...DEFAULT_HNSW, ...this.options.hnsw };
+    try {
+      await writeSnapshot(snapshotPaths(dir, this.embedder.modelId), (path) => hnsw.save(path), this.ids.join('\n'), {
+        modelId: this.embedder.modelId,
+        dim: hnsw.dim,
+        rows: this.ids.length,
+        lastRowid: rowid,
+        lastId: this.lastId,
+        hnsw: o,
+      });
+      this.savedRowid = rowid;
+      this.options.log?.(`search: approximate index saved (${this.ids.length} vectors up to rowid ${rowid}) in ${Math.round(performance.now() - started)} ms`);
+    } catch (e) {
+      this.options.log?.(`search: saving the approximate index failed (${e instanceof Error ? e.message : String(e)}); it is rebuilt at the next start`);
+    }
+  }
+
+  /**
+   * Loads the saved approximate index when it is whole, of this model and of this database (the vector
+   * under its `lastRowid` is the one it recorded); the caller then loads the newer vectors on top.
+   * Returns false (logged) when there is none or it cannot be used: the caller loads from the store
+   * and rebuilds the graph in the background, the exact scan serving meanwhile.
+   */
+  private async restore(): Promise<boolean> {
+    const dir = this.options.persistDir;
+    if (!dir) return false;
+    const started = performance.now();
+    const paths = snapshotPaths(dir, this.embedder.modelId);
+    try {
+      const { manifest, ids } = await readSnapshot(paths, this.embedder.modelId);
+      if (manifest.rows > 0) {
+        const [at] = await this.store.vectorsAfter(this.embedder.modelId, manifest.lastRowid - 1, 1);
+        if (!at || at.rowid !== manifest.lastRowid || at.id !== manifest.lastId) {
+          throw new SnapshotUnusable(`stale: the store's vector at rowid ${manifest.lastRowid} is not the saved one (another database, or replaced since)`);
+        }
+      }
+      const hnsw = await HnswIndex.load(paths.index, manifest.dim, { ...this.options.hnsw, ...manifest.hnsw });
+      if (hnsw instanceof Error) throw new SnapshotUnusable(`the approximate index cannot load here (${hnsw.message})`);
+      this.hnsw = hnsw;
+      this.dim = manifest.dim;
+      ids.forEach((id, row) => {
+        this.ids.push(id);
+        this.positions.set(id, row);
+      });
+      this.lastRowid = this.savedRowid = manifest.lastRowid;
+      this.lastId = manifest.lastId;
+      this.options.log?.(`search: saved approximate index loaded (${ids.length} vectors up to rowid ${manifest.lastRowid}) in ${Math.round(performance.now() - started)} ms; adding newer vectors`);
+      return true;
+    } catch (e) {
+      if (!(e instanceof SnapshotUnusable)) throw e;
+      this.options.log?.(`search: saved approximate index not used (${e.message}); loading from the store, approximate index rebuilt in the background`);
+      return false;
+    }
   }
 
   private loadAll(): Promise<void> {
@@ -151,8 +245,10 @@ export class SemanticIndex {
   private async firstLoad(): Promise<void> {
     this.state = 'loading';
     const started = performance.now();
+    let restored = false;
     for (;;) {
       try {
+        if (!restored && this.lastRowid === 0) restored = await this.restore();
         await this.refresh();
         break;
       } catch (err) {
@@ -179,11 +275,16 @@ export class SemanticIndex {
     const mode = this.hnsw ? 'approximate (HNSW)' : 'exact';
     this.options.log?.(`search: index ready, ${this.ids.length} vectors, ${mode}, loaded in ${Math.round(performance.now() - started)} ms`);
     this.maybeBuildApproximate();
+    if (this.options.persistDir && this.background && !this.closed) {
+      // Newer vectors are added to the graph as they come; saved now and then, and at shutdown.
+      this.saveTimer = setInterval(() => void this.persist(), this.options.saveEveryMs ?? DEFAULT_SAVE_EVERY_MS);
+      this.saveTimer.unref();
+    }
   }
 
-  /** Resolves when no approximate index is being built (tests, benchmarks). */
+  /** Resolves when no approximate index is being built or saved (tests, benchmarks). */
   async settled(): Promise<void> {
-    while (this.building) await this.building;
+    while (this.building || this.saving) await (this.building ?? this.saving);
   }
 
   /** Loads vectors stored since the last refresh (by this or any other process); one load at a time. */
@@ -209,6 +310,7 @@ export class SemanticIndex {
     for (const v of page) {
       if (v.rowid <= this.lastRowid) continue;
       this.lastRowid = v.rowid;
+      this.lastId = v.id;
       this.dim ??= v.vector.length;
       if (v.vector.length !== this.dim) {
         // Vectors of one model share a dimension; a stray one must never be compared.
@@ -278,6 +380,8 @@ export class SemanticIndex {
     this.hnsw = hnsw;
     this.matrix = undefined;
     this.options.log?.(`search: ${rows} vectors, switched to the approximate index (HNSW), built in ${Math.round(performance.now() - started)} ms`);
+    // The next start loads it instead of building it again.
+    void this.persist();
   }
 
   /**

@@ -82,8 +82,11 @@ export class MatrixVectorStore {
     private readonly dim: number,
   ) {}
 
+  /** Rows the store holds so far (default all of `data`): raise it to "store" newer vectors. */
+  visible = Infinity;
+
   get count(): number {
-    return this.data.length / this.dim;
+    return Math.min(this.visible, this.data.length / this.dim);
   }
 
   async vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
