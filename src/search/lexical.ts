@@ -38,6 +38,33 @@ export function lexicalTerms(q: string): string[] {
   return out;
 }
 
+/**
+ * A term found in more articles than this is left to the semantic half: its keyword weight is small
+ * (its idf is low), and ranking every article that has it is what costs (bm25 / ts_rank_cd score every
+ * match: a word in all 100,000 articles took the keyword query to tens of ms).
+ */
+export const MAX_TERM_ARTICLES = 10_000;
+/** Most matches (the sum of the kept terms' article counts) one keyword query ranks. */
+export const MAX_LEXICAL_POSTINGS = 40_000;
+
+/**
+ * The terms the keyword query keeps, given how many articles have each (counted up to
+ * MAX_TERM_ARTICLES + 1): the rarest first, while the sum stays within MAX_LEXICAL_POSTINGS; terms in
+ * no article or in more than MAX_TERM_ARTICLES are dropped. Query order is kept.
+ */
+export function affordableTerms(terms: readonly string[], articles: readonly number[]): string[] {
+  const order = terms.map((t, i) => ({ t, i, n: articles[i] ?? 0 })).filter((x) => x.n > 0 && x.n <= MAX_TERM_ARTICLES);
+  order.sort((a, b) => a.n - b.n);
+  const kept = new Set<number>();
+  let sum = 0;
+  for (const x of order) {
+    if (sum + x.n > MAX_LEXICAL_POSTINGS) break;
+    sum += x.n;
+    kept.add(x.i);
+  }
+  return terms.filter((_, i) => kept.has(i));
+}
+
 /** FTS5 MATCH text: every term a quoted string (`"` doubled), any one of them matching (OR); bm25 ranks. */
 export function fts5Query(terms: readonly string[]): string {
   return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ');

@@ -13,7 +13,7 @@ import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tier
 import type { FeedEntry, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting } from './ports.js';
 import { defaultNearRule } from './near-rule.js';
 import { SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
-import { fts5Query, lexicalTerms } from '../search/lexical.js';
+import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../search/lexical.js';
 import { randomId, receiveStamp } from './ids.js';
 import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from './list-query.js';
 import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
@@ -213,6 +213,9 @@ export class SqliteStore implements Store {
       lexical: db.prepare<[string, number], { id: string; score: number }>(
         `SELECT a.id AS id, -bm25(article_fts) AS score FROM article_fts JOIN articles a ON a.seq = article_fts.rowid
          WHERE article_fts MATCH ? ORDER BY bm25(article_fts), a.id DESC LIMIT ?`,
+      ),
+      termArticles: db.prepare<[string, number], { n: number }>(
+        'SELECT count(*) AS n FROM (SELECT 1 FROM article_fts WHERE article_fts MATCH ? LIMIT ?)',
       ),
       vectorsAfter: db.prepare<[string, number, number], { rowid: number; article_id: string; vector: Buffer }>(
         'SELECT rowid, article_id, vector FROM article_vectors WHERE model = ? AND rowid > ? ORDER BY rowid LIMIT ?',
@@ -450,8 +453,11 @@ export class SqliteStore implements Store {
   }
 
   async lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]> {
-    const terms = lexicalTerms(query);
-    if (terms.length === 0 || limit <= 0) return [];
+    if (limit <= 0) return [];
+    // Each term's article count, bounded (a doclist walk stops at the cap): common words are dropped.
+    const all = lexicalTerms(query);
+    const terms = affordableTerms(all, all.map((t) => this.stmts.termArticles.get(fts5Query([t]), MAX_TERM_ARTICLES + 1)!.n));
+    if (terms.length === 0) return [];
     return this.stmts.lexical.all(fts5Query(terms), limit);
   }
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fts5Query, fuseRankings, lexicalTerms, MAX_LEXICAL_TERMS, tsQuery } from '../../src/search/lexical.js';
+import { affordableTerms, fts5Query, fuseRankings, lexicalTerms, MAX_LEXICAL_POSTINGS, MAX_LEXICAL_TERMS, MAX_TERM_ARTICLES, tsQuery } from '../../src/search/lexical.js';
 import { migrate, type PostgresStore } from '../../src/store/postgres/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { PG_TEST_URL, pgReachable, pgTestStores, sql } from '../support/postgres.js';
@@ -24,6 +24,19 @@ describe('lexicalTerms keeps the distinct words that carry meaning', () => {
   it(`keeps at most ${MAX_LEXICAL_TERMS} terms of a 500-character query`, () => {
     const q = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
     expect(lexicalTerms(q)).toHaveLength(MAX_LEXICAL_TERMS);
+  });
+});
+
+describe('affordableTerms bounds the keyword query by the articles it must rank', () => {
+  it(`drops terms in no article or in more than ${MAX_TERM_ARTICLES}; keeps query order`, () => {
+    expect(affordableTerms(['markets', 'evergrande', 'zzz', 'court'], [MAX_TERM_ARTICLES + 1, 3, 0, 900])).toEqual(['evergrande', 'court']);
+  });
+  it(`keeps the rarest terms while their articles add up to at most ${MAX_LEXICAL_POSTINGS}`, () => {
+    const n = MAX_TERM_ARTICLES;
+    const counts = [n, 5, n, n, n, n];
+    const kept = affordableTerms(['a', 'b', 'c', 'd', 'e', 'f'], counts);
+    expect(kept[0]).toBe('b');
+    expect(kept.length).toBe(1 + Math.floor((MAX_LEXICAL_POSTINGS - 5) / n));
   });
 });
 
