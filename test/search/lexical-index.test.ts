@@ -35,7 +35,7 @@ describe('affordableTerms bounds the keyword query by the articles it must rank'
     const n = MAX_TERM_ARTICLES;
     const counts = [n, 5, n, n, n, n];
     const kept = affordableTerms(['a', 'b', 'c', 'd', 'e', 'f'], counts);
-    expect(kept[0]).toBe('b');
+    expect(kept).toContain('b');
     expect(kept.length).toBe(1 + Math.floor((MAX_LEXICAL_POSTINGS - 5) / n));
   });
 });
