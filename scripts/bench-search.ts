@@ -248,8 +248,8 @@ async function servicePart(): Promise<void> {
         await embedder.embed([`${words[i % words.length]} ${i}`]);
         embedLat.push(performance.now() - t);
       }
-      console.log(`  search end to end: p50 ${ms(pct(lat, 50))}, p95 ${ms(pct(lat, 95))} (query embedding alone p50 ${ms(pct(embedLat, 50))})`);
-      rows.push([`search p95 end to end at ${SERVICE_ARCHIVE / 1000}k (HTTP, embedding incl.)`, `<= ${GOALS.p95At100kMs} ms`, BEFORE.p95At100k, ms(pct(lat, 95)), verdict(pct(lat, 95) <= GOALS.p95At100kMs)]);
+      console.log(`  search end to end: p50 ${ms(pct(lat, 50))}, p95 ${ms(pct(lat, 95))} (query embedding alone, same run: p50 ${ms(pct(embedLat, 50))}, p95 ${ms(pct(embedLat, 95))})`);
+      rows.push([`search p95 end to end at ${SERVICE_ARCHIVE / 1000}k (HTTP, embedding incl.)`, `<= ${GOALS.p95At100kMs} ms`, BEFORE.p95At100k, `${ms(pct(lat, 95))} (embedding alone p95 ${ms(pct(embedLat, 95))}, p50 ${ms(pct(embedLat, 50))})`, verdict(pct(lat, 95) <= GOALS.p95At100kMs)]);
       const at1M = indexRanking.get(1_000_000);
       if (at1M !== undefined) {
         const est = pct(lat, 95) - (indexRanking.get(SERVICE_ARCHIVE) ?? 0) + at1M;

@@ -15,7 +15,8 @@
  * served before any bulk chunk, and when every bulk worker is busy it goes to one extra worker that
  * takes queries only (started on first need), so a query never waits for a bulk chunk to finish. At
  * most `maxThreads` queries are embedded at once, so looping searchers cannot take every core from
- * the event loop: by default `maxThreads` leaves one core to it (the CPU count minus one, 1 to 4).
+ * the event loop: by default `maxThreads` leaves one core to it (the CPU count minus one, 1 to 4), and
+ * the workers run at a lower CPU priority than the event loop thread (Linux, `niceness`).
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -23,6 +24,8 @@ import { EmbeddingUnavailableError, toUnitVector, type Embedder } from './embedd
 
 export const LOCAL_MODEL_ID = 'local:all-MiniLM-L6-v2';
 export const LOCAL_DIMENSIONS = 384;
+/** Worker threads run at nice 10: about a tenth of a core shared with the event loop thread (CFS weights). */
+export const DEFAULT_WORKER_NICENESS = 10;
 
 export interface LocalEmbedderOptions {
   /**
@@ -30,6 +33,11 @@ export interface LocalEmbedderOptions {
    * copy of the model; the query lane adds one worker). Default: the CPU count minus one, 1 to 4.
    */
   maxThreads?: number;
+  /**
+   * CPU niceness of the worker threads (Linux; 0: the process's own). Default {@link DEFAULT_WORKER_NICENESS}:
+   * when the model and the event loop want the same core, the event loop (lists, the stream) wins.
+   */
+  niceness?: number;
   /** Texts per message to a worker, the unit of load balancing and of fairness. Default 8. */
   chunkSize?: number;
   /** @internal The worker script; tests replace it with a failing one. */
@@ -74,6 +82,7 @@ interface WorkerAnswer {
 export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEmbedder {
   const maxThreads = options.maxThreads ?? Math.max(1, Math.min(availableParallelism() - 1, 4));
   const chunkSize = options.chunkSize ?? 8;
+  const niceness = options.niceness ?? DEFAULT_WORKER_NICENESS;
   const workerUrl = options.workerUrl ?? new URL('./local-worker.mjs', import.meta.url);
   if (!Number.isInteger(maxThreads) || maxThreads < 1) throw new RangeError(`maxThreads must be a positive integer, got ${maxThreads}`);
   if (!Number.isInteger(chunkSize) || chunkSize < 1) throw new RangeError(`chunkSize must be a positive integer, got ${chunkSize}`);
@@ -86,7 +95,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
   let closed = false;
 
   function spawn(lane = false): Slot {
-    const worker = new Worker(workerUrl);
+    const worker = new Worker(workerUrl, { workerData: { niceness } });
     // The id of the request in flight, so that a late answer is never given to the wrong chunk.
     let inFlight = -1;
     const slot: Slot = {
