@@ -57,12 +57,17 @@ export interface SemanticIndexOptions {
    * start loads it and adds only newer vectors. Unset: never saved (tests, tools).
    */
   persistDir?: string;
-  /** While running, a save at most this often, when vectors were added since the last (default {@link DEFAULT_SAVE_EVERY_MS}). */
+  /** While running, how often to look whether enough is new to save (default {@link DEFAULT_SAVE_EVERY_MS}). */
   saveEveryMs?: number;
 }
 
-/** A running service saves the approximate index at most every 15 minutes (and at shutdown). */
+/**
+ * A running service looks every 15 minutes whether to save the approximate index: when at least
+ * {@link SAVE_MIN_NEW_VECTORS} (or 5% of the index) were added since the last save. Also saved after a
+ * build and at shutdown.
+ */
 export const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
+export const SAVE_MIN_NEW_VECTORS = 10_000;
 
 /** Recent query vectors kept (384 floats each: 1.5 KB; 512 of them under 1 MB). */
 export const DEFAULT_QUERY_CACHE = 512;
@@ -107,6 +112,8 @@ export class SemanticIndex {
   private lastId = '';
   /** `lastRowid` when the approximate index was last saved or loaded (nothing new to save when equal). */
   private savedRowid = -1;
+  /** Vectors in the index at the last save or load. */
+  private savedRows = 0;
   private saving: Promise<void> | undefined;
   private saveTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
@@ -182,6 +189,7 @@ export class SemanticIndex {
     const started = performance.now();
     // From here to the index write, no await: the graph, the ids and lastRowid describe one moment.
     const rowid = this.lastRowid;
+    const rows = this.ids.length;
     const o = { ...DEFAULT_HNSW, ...this.options.hnsw };
     try {
       await writeSnapshot(snapshotPaths(dir, this.embedder.modelId), (path) => hnsw.save(path), this.ids.join('\n'), {
@@ -193,6 +201,7 @@ export class SemanticIndex {
         hnsw: o,
       });
       this.savedRowid = rowid;
+      this.savedRows = rows;
       this.options.log?.(`search: approximate index saved (${this.ids.length} vectors up to rowid ${rowid}) in ${Math.round(performance.now() - started)} ms`);
     } catch (e) {
       this.options.log?.(`search: saving the approximate index failed (${e instanceof Error ? e.message : String(e)}); it is rebuilt at the next start`);
@@ -227,6 +236,7 @@ export class SemanticIndex {
         this.positions.set(id, row);
       });
       this.lastRowid = this.savedRowid = manifest.lastRowid;
+      this.savedRows = ids.length;
       this.lastId = manifest.lastId;
       this.options.log?.(`search: saved approximate index loaded (${ids.length} vectors up to rowid ${manifest.lastRowid}) in ${Math.round(performance.now() - started)} ms; adding newer vectors`);
       return true;
@@ -277,7 +287,11 @@ export class SemanticIndex {
     this.maybeBuildApproximate();
     if (this.options.persistDir && this.background && !this.closed) {
       // Newer vectors are added to the graph as they come; saved now and then, and at shutdown.
-      this.saveTimer = setInterval(() => void this.persist(), this.options.saveEveryMs ?? DEFAULT_SAVE_EVERY_MS);
+      this.saveTimer = setInterval(() => {
+        // A save holds the event loop while usearch writes the graph (about a second per million
+        // vectors): only when enough is new that a restart would otherwise spend long adding it.
+        if (this.ids.length - this.savedRows >= Math.max(SAVE_MIN_NEW_VECTORS, this.ids.length * 0.05)) void this.persist();
+      }, this.options.saveEveryMs ?? DEFAULT_SAVE_EVERY_MS);
       this.saveTimer.unref();
     }
   }
