@@ -18,7 +18,8 @@ import { randomId, receiveStamp } from './ids.js';
 import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from './list-query.js';
 import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
 
-const MIGRATIONS: string[] = [
+/** Versioned schema changes; `user_version` counts those applied. Exported for the migration tests. */
+export const MIGRATIONS: string[] = [
   `CREATE TABLE accounts (
      id TEXT PRIMARY KEY,
      tier TEXT NOT NULL,
@@ -76,14 +77,15 @@ const MIGRATIONS: string[] = [
   // The lexical index of hybrid search (issue 22): FTS5 over the article text (porter stemming, bm25
   // ranking), external content (the text is stored once, in articles). Filled by a trigger on every
   // insert, so every ingestion path fills it in the insert's own transaction; backfilled here.
-  `CREATE VIRTUAL TABLE article_fts USING fts5(content, content='articles', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
-   CREATE TRIGGER article_fts_insert AFTER INSERT ON articles BEGIN
+  // Idempotent (IF NOT EXISTS; 'rebuild' recomputes): safe to apply again.
+  `CREATE VIRTUAL TABLE IF NOT EXISTS article_fts USING fts5(content, content='articles', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
+   CREATE TRIGGER IF NOT EXISTS article_fts_insert AFTER INSERT ON articles BEGIN
      INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
    END;
-   CREATE TRIGGER article_fts_delete AFTER DELETE ON articles BEGIN
+   CREATE TRIGGER IF NOT EXISTS article_fts_delete AFTER DELETE ON articles BEGIN
      INSERT INTO article_fts (article_fts, rowid, content) VALUES ('delete', old.seq, old.content);
    END;
-   CREATE TRIGGER article_fts_update AFTER UPDATE OF content ON articles BEGIN
+   CREATE TRIGGER IF NOT EXISTS article_fts_update AFTER UPDATE OF content ON articles BEGIN
      INSERT INTO article_fts (article_fts, rowid, content) VALUES ('delete', old.seq, old.content);
      INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
    END;

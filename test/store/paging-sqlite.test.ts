@@ -3,14 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/ports.js';
 import { describeStorePaging } from './paging.suite.js';
 
 const dirs: string[] = [];
 const files = new Map<Store, string>();
-/** The ticker index's migration: the last one (user_version counts applied migrations). */
-const lastVersion = (s: SqliteStore) => s.db.pragma('user_version', { simple: true }) as number;
+/** The ticker index's migration's version (user_version counts applied migrations); later ones are idempotent and run again. */
+const tickerVersion = MIGRATIONS.findIndex((m) => m.includes('CREATE TABLE article_tickers')) + 1;
 
 const open = async () => {
   const d = mkdtempSync(join(tmpdir(), 'fns-paging-'));
@@ -29,9 +29,8 @@ describeStorePaging('sqlite', {
   },
   async rewindTickerIndex(store) {
     const s = store as SqliteStore;
-    const v = lastVersion(s);
     s.db.exec('DROP TABLE article_tickers');
-    s.db.pragma(`user_version = ${v - 1}`);
+    s.db.pragma(`user_version = ${tickerVersion - 1}`);
   },
   async reopen(store) {
     const file = files.get(store)!;
