@@ -14,9 +14,9 @@
  * The query lane (issue 22): a call of one text (a search query; the indexing worker sends batches) is
  * served before any bulk chunk, and when every bulk worker is busy it goes to one extra worker that
  * takes queries only (started on first need), so a query never waits for a bulk chunk to finish. At
- * most `maxThreads` queries are embedded at once, so looping searchers cannot take every core from
- * the event loop: by default `maxThreads` leaves one core to it (the CPU count minus one, 1 to 4), and
- * the workers run at a lower CPU priority than the event loop thread (Linux, `niceness`).
+ * most `maxQueries` queries are embedded at once (by default the CPU count minus one, 1 to 4), so
+ * looping searchers cannot take every core from the event loop, and every worker runs at a lower CPU
+ * priority than the event loop thread (Linux, `niceness`): lists and the stream win a contended core.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -29,10 +29,12 @@ export const DEFAULT_WORKER_NICENESS = 10;
 
 export interface LocalEmbedderOptions {
   /**
-   * Most worker threads for bulk calls, and most queries embedded at once (each worker holds its own
-   * copy of the model; the query lane adds one worker). Default: the CPU count minus one, 1 to 4.
+   * Most worker threads for bulk calls (each worker holds its own copy of the model; the query lane
+   * adds one). Default: the CPU count, at most 4.
    */
   maxThreads?: number;
+  /** Most one-text calls (queries) embedded at once. Default: the CPU count minus one, 1 to 4. */
+  maxQueries?: number;
   /**
    * CPU niceness of the worker threads (Linux; 0: the process's own). Default {@link DEFAULT_WORKER_NICENESS}:
    * when the model and the event loop want the same core, the event loop (lists, the stream) wins.
@@ -80,7 +82,8 @@ interface WorkerAnswer {
 }
 
 export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEmbedder {
-  const maxThreads = options.maxThreads ?? Math.max(1, Math.min(availableParallelism() - 1, 4));
+  const maxThreads = options.maxThreads ?? Math.min(availableParallelism(), 4);
+  const maxQueries = options.maxQueries ?? Math.max(1, Math.min(availableParallelism() - 1, 4));
   const chunkSize = options.chunkSize ?? 8;
   const niceness = options.niceness ?? DEFAULT_WORKER_NICENESS;
   const workerUrl = options.workerUrl ?? new URL('./local-worker.mjs', import.meta.url);
@@ -149,8 +152,8 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
   }
 
   function pump(): void {
-    // Queries first: any idle worker, else the lane (started on first need), never more than maxThreads at once.
-    while (!closed && queries.length > 0 && queriesInFlight < maxThreads) {
+    // Queries first: any idle worker, else the lane (started on first need), never more than maxQueries at once.
+    while (!closed && queries.length > 0 && queriesInFlight < maxQueries) {
       const bulkSlots = slots.filter((s) => !s.lane).length;
       const slot =
         slots.find((s) => s.current === null) ??
