@@ -92,6 +92,9 @@ export const MIGRATIONS: string[] = [
    INSERT INTO article_fts (article_fts) VALUES ('rebuild');`,
 ];
 
+/** Common query terms remembered by one store (a few hundred KB at most). */
+const COMMON_TERMS_KEPT = 10_000;
+
 function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   for (let v = version; v < MIGRATIONS.length; v++) {
@@ -454,11 +457,21 @@ export class SqliteStore implements Store {
     return this.sources.pruneSeenItems(olderThanMs, now);
   }
 
+  /** Query terms found in more than MAX_TERM_ARTICLES articles (at most COMMON_TERMS_KEPT of them). */
+  private readonly commonTerms = new Set<string>();
+
   async lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]> {
     if (limit <= 0) return [];
     // Each term's article count, bounded (a doclist walk stops at the cap): common words are dropped.
+    // Articles are only ever added, so a term past the cap stays past it: remembered, never walked again.
     const all = lexicalTerms(query);
-    const terms = affordableTerms(all, all.map((t) => this.stmts.termArticles.get(fts5Query([t]), MAX_TERM_ARTICLES + 1)!.n));
+    const counts = all.map((t) => {
+      if (this.commonTerms.has(t)) return MAX_TERM_ARTICLES + 1;
+      const n = this.stmts.termArticles.get(fts5Query([t]), MAX_TERM_ARTICLES + 1)!.n;
+      if (n > MAX_TERM_ARTICLES && this.commonTerms.size < COMMON_TERMS_KEPT) this.commonTerms.add(t);
+      return n;
+    });
+    const terms = affordableTerms(all, counts);
     if (terms.length === 0) return [];
     return this.stmts.lexical.all(fts5Query(terms), limit);
   }

@@ -120,3 +120,22 @@ describe.skipIf(!reachable)('the PostgreSQL migration fills the keyword index fo
     }
   });
 });
+
+describe(`a word in more than ${MAX_TERM_ARTICLES} articles is left to the semantic half (SQLite)`, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fns-lexical-cap-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  it('the common word alone finds nothing by keyword; with a rare word, the rare word decides, again and again', async () => {
+    const s = new SqliteStore(join(dir, 'fns.sqlite'));
+    try {
+      await s.insert(Array.from({ length: MAX_TERM_ARTICLES + 1 }, (_, i) => article(`Markets update number ${i}`)), Date.now());
+      await s.insert([article('Markets shrug off Evergrande liquidation')], Date.now());
+      expect(await s.lexicalSearch('markets', 10)).toEqual([]);
+      for (let i = 0; i < 2; i++) {
+        const hits = await s.lexicalSearch('markets Evergrande', 10);
+        expect((await s.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Markets shrug off Evergrande liquidation']);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+});
