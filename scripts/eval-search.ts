@@ -1,17 +1,31 @@
 /**
  * Search quality and cost of the local embedder on the labelled set test/fixtures/search-eval.json.
  *
- *   npx tsx scripts/eval-search.ts
+ *   npm run eval:search            (EVAL_HYBRID_ONLY=1: the hybrid table only)
+ *
+ * First, hybrid ranking (issue 22): the trader-style set test/fixtures/search-eval-trader.json (64
+ * questions, one right headline each among look-alikes, split dev/test by a hash of the query id) and
+ * the first set, both sets' headlines in one SQLite store (FTS5 lexical index filled by its insert
+ * trigger, vectors of the local model), ranked by the service's own SemanticIndex.search with each
+ * variant: semantic only, lexical only, reciprocal-rank fusion at k = 10 / 30 / 60, weighted sums.
+ * recall@5 and MRR@10 per variant and split; the variant is chosen on dev, reported on test. Then the
+ * contract's `q` limits (2 and 500 characters, ticker only, stop-words only, FTS syntax) through the
+ * same path: each answered, never an error.
  *
  * For each query: recall@5 of the embedding ranking (all-MiniLM-L6-v2, exact cosine) and of a BM25
  * keyword baseline; then their means, embedding throughput, the latency of one query (embed + rank),
  * and the cost of exact ranking over 100,000 random 384-d vectors. Progress goes to stderr, results
  * to stdout. Exits non-zero only on error. Offline: nothing is downloaded.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Bm25, mean, parseEvalSet, recallAtK } from './lib/evaluate-search.js';
-import { LOCAL_DIMENSIONS, createLocalEmbedder } from '../src/search/local.js';
+import { Bm25, mean, parseEvalSet, type EvalSet, recallAtK, reciprocalRankAtK, splitOf } from './lib/evaluate-search.js';
+import { DEFAULT_FUSION, type Fusion } from '../src/search/lexical.js';
+import { LOCAL_DIMENSIONS, createLocalEmbedder, type LocalEmbedder } from '../src/search/local.js';
+import { SemanticIndex } from '../src/indexing/index.js';
+import { SqliteStore } from '../src/store/sqlite.js';
 import { prng } from './lib/random.js';
 import { bufferToVector, cosineTopK, vectorToBuffer } from '../src/search/rank.js';
 
@@ -21,7 +35,119 @@ const progress = (msg: string) => process.stderr.write(`… ${msg}\n`);
 const ms = (t0: number) => performance.now() - t0;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
+type Variant = { name: string; fusion: Fusion | 'semantic' | 'lexical' };
+const VARIANTS: Variant[] = [
+  { name: 'semantic only', fusion: 'semantic' },
+  { name: 'lexical only (bm25)', fusion: 'lexical' },
+  { name: 'RRF k=10', fusion: { kind: 'rrf', k: 10 } },
+  { name: 'RRF k=30', fusion: { kind: 'rrf', k: 30 } },
+  { name: 'RRF k=60', fusion: { kind: 'rrf', k: 60 } },
+  { name: 'weighted a=0.5', fusion: { kind: 'weighted', alpha: 0.5 } },
+  { name: 'weighted a=0.7', fusion: { kind: 'weighted', alpha: 0.7 } },
+  { name: 'weighted a=0.8', fusion: { kind: 'weighted', alpha: 0.8 } },
+  { name: 'weighted a=0.9', fusion: { kind: 'weighted', alpha: 0.9 } },
+  { name: 'RRF k=60, lexical x0.5', fusion: { kind: 'rrf', k: 60, lexicalWeight: 0.5 } },
+];
+
+async function hybridPart(embedder: LocalEmbedder): Promise<void> {
+  const trader = parseEvalSet(JSON.parse(readFileSync(new URL('../test/fixtures/search-eval-trader.json', import.meta.url), 'utf8')));
+  const first = parseEvalSet(JSON.parse(readFileSync(new URL('../test/fixtures/search-eval.json', import.meta.url), 'utf8')));
+  const dirs: string[] = [];
+  const stores: SqliteStore[] = [];
+  /** One store per set: the two sets tell some of the same stories, so mixed, a question would have two right answers. */
+  const open = async (set: EvalSet) => {
+    const dir = mkdtempSync(join(tmpdir(), 'fns-eval-search-'));
+    dirs.push(dir);
+    const store = new SqliteStore(join(dir, 'fns.sqlite'));
+    stores.push(store);
+    const stored = await store.insert(set.headlines.map((h) => ({ content: h.text, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })), Date.now());
+    const vectors = await embedder.embed(set.headlines.map((h) => h.text));
+    await store.storeVectors(embedder.modelId, stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })));
+    return { store, idOf: new Map(stored.map((a, i) => [a.id, set.headlines[i]!.id])) };
+  };
+  try {
+    progress(`hybrid: each set's headlines into its own SQLite store, embedded by the local model`);
+    const traderStore = await open(trader);
+    const firstStore = await open(first);
+    const groups = {
+      'trader dev': { on: traderStore, qs: trader.queries.filter((q) => splitOf(q.id) === 'dev') },
+      'trader test': { on: traderStore, qs: trader.queries.filter((q) => splitOf(q.id) === 'test') },
+      'first set': { on: firstStore, qs: first.queries },
+    };
+    const results: { name: string; cells: Record<string, { r5: number; mrr: number }>; misses: string[] }[] = [];
+    for (const v of VARIANTS) {
+      progress(`hybrid: ${v.name}`);
+      const cells: Record<string, { r5: number; mrr: number }> = {};
+      const misses: string[] = [];
+      for (const [g, { on, qs }] of Object.entries(groups)) {
+        const index = new SemanticIndex(on.store, embedder, { fusion: v.fusion });
+        const r5: number[] = [];
+        const rr: number[] = [];
+        for (const q of qs) {
+          const ranked = (await index.search(q.text, 10)).map((a) => on.idOf.get(a.id)!);
+          r5.push(recallAtK(ranked, q.relevant, K));
+          rr.push(reciprocalRankAtK(ranked, q.relevant, 10));
+          if (g.startsWith('trader') && rr[rr.length - 1]! < 1) misses.push(`${q.id} ${(q as { kind?: string }).kind ?? ''} "${q.text}" -> ${ranked.slice(0, 3).join(' ')} (want ${q.relevant.join(',')})`);
+        }
+        cells[g] = { r5: mean(r5), mrr: mean(rr) };
+      }
+      results.push({ name: v.name, cells, misses });
+    }
+    const cols = Object.keys(groups);
+    console.log(`\n## hybrid ranking: recall@${K} / MRR@10 (trader set: ${trader.headlines.length} headlines, ${trader.queries.length} questions, dev ${groups['trader dev'].qs.length} / test ${groups['trader test'].qs.length}; first set: ${first.headlines.length} headlines, ${first.queries.length} questions)\n`);
+    console.log(`| variant | ${cols.map((c) => `${c} R@${K} | ${c} MRR@10`).join(' | ')} |`);
+    console.log(`|---|${cols.map(() => '---|---').join('|')}|`);
+    for (const r of results) console.log(`| ${r.name} | ${cols.map((c) => `${r.cells[c]!.r5.toFixed(3)} | ${r.cells[c]!.mrr.toFixed(3)}`).join(' | ')} |`);
+    const fused = results.filter((r) => !/only/.test(r.name));
+    const best = fused.reduce((a, b) => (b.cells['trader dev']!.mrr > a.cells['trader dev']!.mrr || (b.cells['trader dev']!.mrr === a.cells['trader dev']!.mrr && b.cells['trader dev']!.r5 > a.cells['trader dev']!.r5) ? b : a));
+    const t = best.cells['trader test']!;
+    console.log(`\nbest fused variant on dev (MRR@10, then recall@${K}): ${best.name}; on test recall@${K} ${t.r5.toFixed(3)} (goal >= 0.95), MRR@10 ${t.mrr.toFixed(3)} (goal >= 0.8)`);
+    const service = VARIANTS.find((v) => JSON.stringify(v.fusion) === JSON.stringify(DEFAULT_FUSION));
+    console.log(`the service's fusion (DEFAULT_FUSION): ${service?.name ?? JSON.stringify(DEFAULT_FUSION)}`);
+    for (const r of results.filter((x) => x.name === best.name || /only/.test(x.name))) {
+      console.log(`\n${r.name}: trader questions whose right headline is not first (${r.misses.length})`);
+      for (const m of r.misses) console.log(`  ${m}`);
+    }
+
+    // The contract's q limits, through the service's path (default fusion).
+    const index = new SemanticIndex(traderStore.store, embedder);
+    const probes: [string, string][] = [
+      ['2 characters', 'oi'],
+      ['500 characters', 'Brent crude oil prices OPEC output cut '.repeat(20).slice(0, 500)],
+      ['ticker only', 'NVDA'],
+      ['ticker only, lower case', 'xom'],
+      ['stop-words only', 'the of and to in'],
+      ['FTS5 syntax', '"unbalanced NEAR(oil gold) a* OR -b:c ^x'],
+      ['tsquery syntax', "gold & !oil | 'x' :* \\"],
+      ['punctuation only', '?!..,,;;'],
+      ['non-Latin and emoji', '日本銀行 利上げ 📈'],
+    ];
+    console.log('\n## the contract\'s q limits (default fusion)\n');
+    for (const [what, q] of probes) {
+      try {
+        const hits = await index.search(q, 5);
+        console.log(`  ${what} (${q.length} chars): ok, ${hits.length} results${hits[0] ? `, first "${hits[0].content.slice(0, 60)}"` : ''}`);
+      } catch (e) {
+        console.log(`  ${what} (${q.length} chars): ERROR ${e instanceof Error ? e.message : String(e)}`);
+        process.exitCode = 1;
+      }
+    }
+  } finally {
+    for (const s of stores) await s.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.env.EVAL_HYBRID_ONLY === '1') {
+    const embedder = createLocalEmbedder();
+    try {
+      await hybridPart(embedder);
+    } finally {
+      await embedder.close();
+    }
+    return;
+  }
   const set = parseEvalSet(JSON.parse(readFileSync(new URL('../test/fixtures/search-eval.json', import.meta.url), 'utf8')));
   const texts = set.headlines.map((h) => h.text);
   const n = texts.length;
@@ -29,6 +155,7 @@ async function main(): Promise<void> {
 
   const embedder = createLocalEmbedder();
   try {
+    await hybridPart(embedder);
     progress('cold start: loading the model in the worker threads and embedding the corpus');
     let t0 = performance.now();
     const vectors = await embedder.embed(texts);

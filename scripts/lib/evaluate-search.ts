@@ -4,6 +4,7 @@
  * of the public face (index.ts).
  */
 import type { Scored } from '../../src/search/rank.js';
+import { tokenize } from '../../src/search/lexical.js';
 
 export interface EvalSet {
   headlines: { id: string; text: string }[];
@@ -36,10 +37,6 @@ export function parseEvalSet(json: unknown): EvalSet {
   return { headlines: o.headlines, queries: o.queries };
 }
 
-/** Lower-case word tokens: runs of letters or digits ("OPEC+ output" → ["opec", "output"]). */
-export function tokenize(text: string): string[] {
-  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-}
 
 /**
  * Okapi BM25 over a fixed set of documents (k1 = 1.2, b = 0.75, idf = ln(1 + (N - df + 0.5) / (df + 0.5)),
@@ -97,4 +94,24 @@ export function recallAtK(ranked: string[], relevant: string[], k: number): numb
 
 export function mean(xs: number[]): number {
   return xs.length === 0 ? NaN : xs.reduce((s, x) => s + x, 0) / xs.length;
+}
+
+/** Reciprocal rank of the first relevant id among the first k ranked ids (0 when none is there). */
+export function reciprocalRankAtK(ranked: string[], relevant: string[], k: number): number {
+  const want = new Set(relevant);
+  const at = ranked.slice(0, k).findIndex((id) => want.has(id));
+  return at < 0 ? 0 : 1 / (at + 1);
+}
+
+/**
+ * The split of a labelled query by a hash of its id (FNV-1a, 32 bits): even → `dev` (choose settings
+ * on it), odd → `test` (report on it). Stable whatever the order of the set or what is added to it.
+ */
+export function splitOf(id: string): 'dev' | 'test' {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % 2 === 0 ? 'dev' : 'test';
 }

@@ -10,13 +10,15 @@
  * the background at start-up (`start()`): until it is ready, search answers the contract's 503 with
  * Retry-After, never results from part of the archive.
  */
-import { HnswIndex, type HnswOptions } from '../search/ann.js';
+import { DEFAULT_HNSW, HnswIndex, type HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
+import { DEFAULT_FUSION, fuseRankings, type Fusion } from '../search/lexical.js';
 import { VectorMatrix } from '../search/matrix.js';
 import { rankMatrix, yieldToEventLoop, type SliceOptions } from '../search/rank.js';
-import { limitBounds } from '../contract/index.js';
+import { limitBounds, searchRankingMax } from '../contract/index.js';
 import { clampLimit, type StoredArticle } from '../domain/articles.js';
 import { isStoreBusy } from '../store/errors.js';
+import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './persist.js';
 import type { ArticleStore, VectorStore } from '../store/ports.js';
 
 /**
@@ -43,7 +45,32 @@ export interface SemanticIndexOptions {
   slice?: SliceOptions;
   retryMs?: number;
   log?: (message: string) => void;
+  /**
+   * How the semantic ranking is fused with the store's lexical one (default {@link DEFAULT_FUSION});
+   * `'semantic'`: vectors only; `'lexical'`: keywords only (evaluation, comparison).
+   */
+  fusion?: Fusion | 'semantic' | 'lexical';
+  /** Query vectors kept for repeated queries (default {@link DEFAULT_QUERY_CACHE}; 0: none). */
+  queryCacheSize?: number;
+  /**
+   * Where the approximate index is saved (src/indexing/persist.ts), e.g. DATA_DIR/search-index: a
+   * start loads it and adds only newer vectors. Unset: never saved (tests, tools).
+   */
+  persistDir?: string;
+  /** While running, how often to look whether enough is new to save (default {@link DEFAULT_SAVE_EVERY_MS}). */
+  saveEveryMs?: number;
 }
+
+/**
+ * A running service looks every 15 minutes whether to save the approximate index: when at least
+ * {@link SAVE_MIN_NEW_VECTORS} (or 5% of the index) were added since the last save. Also saved after a
+ * build and at shutdown.
+ */
+export const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
+export const SAVE_MIN_NEW_VECTORS = 10_000;
+
+/** Recent query vectors kept (384 floats each: 1.5 KB; 512 of them under 1 MB). */
+export const DEFAULT_QUERY_CACHE = 512;
 
 /** Search asked before the index has loaded the archive: the contract's 503 with Retry-After. */
 /** Paging and filter of one search (GET /v1/news/search `offset`, `tickers`). */
@@ -81,6 +108,14 @@ export class SemanticIndex {
   /** Rows replaced in the matrix while the graph was being built: set again in the graph at the switch. */
   private readonly replacedDuringBuild = new Set<number>();
   private lastRowid = 0;
+  /** The article id stored under `lastRowid` (the snapshot's check that its file is of this database). */
+  private lastId = '';
+  /** `lastRowid` when the approximate index was last saved or loaded (nothing new to save when equal). */
+  private savedRowid = -1;
+  /** Vectors in the index at the last save or load. */
+  private savedRows = 0;
+  private saving: Promise<void> | undefined;
+  private saveTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private loading: Promise<void> | undefined;
   private state: SemanticIndexStatus['state'] = 'idle';
@@ -89,6 +124,8 @@ export class SemanticIndex {
   private retryTimer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
   private skipped = 0;
+  /** Recent query vectors, least recently used first (Map order). */
+  private readonly queryCache = new Map<string, Float32Array>();
 
   constructor(
     private readonly store: ArticleStore & VectorStore,
@@ -124,10 +161,90 @@ export class SemanticIndex {
     return this.loadAll();
   }
 
-  /** Stops retrying a failed background load. */
-  close(): void {
+  /**
+   * Stops retrying a failed background load and background work; with `persistDir`, saves the
+   * approximate index when it has vectors the saved one lacks (graceful shutdown). Never rejects.
+   */
+  async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.saveTimer);
+    await this.persist().catch(() => {});
+  }
+
+  /**
+   * Saves the approximate index beside the store (no-op without `persistDir`, without an approximate
+   * index, or when nothing was added since the last save). One save at a time; never mid-refresh.
+   */
+  persist(): Promise<void> {
+    this.saving ??= this.save().finally(() => (this.saving = undefined));
+    return this.saving;
+  }
+
+  private async save(): Promise<void> {
+    const dir = this.options.persistDir;
+    while (this.refreshing) await this.refreshing.catch(() => {});
+    const hnsw = this.hnsw;
+    if (!dir || !hnsw || this.lastRowid === this.savedRowid) return;
+    const started = performance.now();
+    // From here to the index write, no await: the graph, the ids and lastRowid describe one moment.
+    const rowid = this.lastRowid;
+    const rows = this.ids.length;
+    const o = { ...DEFAULT_HNSW, ...this.options.hnsw };
+    try {
+      await writeSnapshot(snapshotPaths(dir, this.embedder.modelId), (path) => hnsw.save(path), this.ids.join('\n'), {
+        modelId: this.embedder.modelId,
+        dim: hnsw.dim,
+        rows: this.ids.length,
+        lastRowid: rowid,
+        lastId: this.lastId,
+        hnsw: o,
+      });
+      this.savedRowid = rowid;
+      this.savedRows = rows;
+      this.options.log?.(`search: approximate index saved (${this.ids.length} vectors up to rowid ${rowid}) in ${Math.round(performance.now() - started)} ms`);
+    } catch (e) {
+      this.options.log?.(`search: saving the approximate index failed (${e instanceof Error ? e.message : String(e)}); it is rebuilt at the next start`);
+    }
+  }
+
+  /**
+   * Loads the saved approximate index when it is whole, of this model and of this database (the vector
+   * under its `lastRowid` is the one it recorded); the caller then loads the newer vectors on top.
+   * Returns false (logged) when there is none or it cannot be used: the caller loads from the store
+   * and rebuilds the graph in the background, the exact scan serving meanwhile.
+   */
+  private async restore(): Promise<boolean> {
+    const dir = this.options.persistDir;
+    if (!dir) return false;
+    const started = performance.now();
+    const paths = snapshotPaths(dir, this.embedder.modelId);
+    try {
+      const { manifest, ids } = await readSnapshot(paths, this.embedder.modelId);
+      if (manifest.rows > 0) {
+        const [at] = await this.store.vectorsAfter(this.embedder.modelId, manifest.lastRowid - 1, 1);
+        if (!at || at.rowid !== manifest.lastRowid || at.id !== manifest.lastId) {
+          throw new SnapshotUnusable(`stale: the store's vector at rowid ${manifest.lastRowid} is not the saved one (another database, or replaced since)`);
+        }
+      }
+      const hnsw = await HnswIndex.load(paths.index, manifest.dim, { ...this.options.hnsw, ...manifest.hnsw });
+      if (hnsw instanceof Error) throw new SnapshotUnusable(`the approximate index cannot load here (${hnsw.message})`);
+      this.hnsw = hnsw;
+      this.dim = manifest.dim;
+      ids.forEach((id, row) => {
+        this.ids.push(id);
+        this.positions.set(id, row);
+      });
+      this.lastRowid = this.savedRowid = manifest.lastRowid;
+      this.savedRows = ids.length;
+      this.lastId = manifest.lastId;
+      this.options.log?.(`search: saved approximate index loaded (${ids.length} vectors up to rowid ${manifest.lastRowid}) in ${Math.round(performance.now() - started)} ms; adding newer vectors`);
+      return true;
+    } catch (e) {
+      if (!(e instanceof SnapshotUnusable)) throw e;
+      this.options.log?.(`search: saved approximate index not used (${e.message}); loading from the store, approximate index rebuilt in the background`);
+      return false;
+    }
   }
 
   private loadAll(): Promise<void> {
@@ -138,8 +255,10 @@ export class SemanticIndex {
   private async firstLoad(): Promise<void> {
     this.state = 'loading';
     const started = performance.now();
+    let restored = false;
     for (;;) {
       try {
+        if (!restored && this.lastRowid === 0) restored = await this.restore();
         await this.refresh();
         break;
       } catch (err) {
@@ -166,11 +285,20 @@ export class SemanticIndex {
     const mode = this.hnsw ? 'approximate (HNSW)' : 'exact';
     this.options.log?.(`search: index ready, ${this.ids.length} vectors, ${mode}, loaded in ${Math.round(performance.now() - started)} ms`);
     this.maybeBuildApproximate();
+    if (this.options.persistDir && this.background && !this.closed) {
+      // Newer vectors are added to the graph as they come; saved now and then, and at shutdown.
+      this.saveTimer = setInterval(() => {
+        // A save holds the event loop while usearch writes the graph (about a second per million
+        // vectors): only when enough is new that a restart would otherwise spend long adding it.
+        if (this.ids.length - this.savedRows >= Math.max(SAVE_MIN_NEW_VECTORS, this.ids.length * 0.05)) void this.persist();
+      }, this.options.saveEveryMs ?? DEFAULT_SAVE_EVERY_MS);
+      this.saveTimer.unref();
+    }
   }
 
-  /** Resolves when no approximate index is being built (tests, benchmarks). */
+  /** Resolves when no approximate index is being built or saved (tests, benchmarks). */
   async settled(): Promise<void> {
-    while (this.building) await this.building;
+    while (this.building || this.saving) await (this.building ?? this.saving);
   }
 
   /** Loads vectors stored since the last refresh (by this or any other process); one load at a time. */
@@ -196,6 +324,7 @@ export class SemanticIndex {
     for (const v of page) {
       if (v.rowid <= this.lastRowid) continue;
       this.lastRowid = v.rowid;
+      this.lastId = v.id;
       this.dim ??= v.vector.length;
       if (v.vector.length !== this.dim) {
         // Vectors of one model share a dimension; a stray one must never be compared.
@@ -265,6 +394,8 @@ export class SemanticIndex {
     this.hnsw = hnsw;
     this.matrix = undefined;
     this.options.log?.(`search: ${rows} vectors, switched to the approximate index (HNSW), built in ${Math.round(performance.now() - started)} ms`);
+    // The next start loads it instead of building it again.
+    void this.persist();
   }
 
   /**
@@ -278,18 +409,51 @@ export class SemanticIndex {
       if (this.background) throw new SearchIndexLoadingError(`search index loading (${this.ids.length} vectors so far)`);
       await this.loadAll();
     }
-    const [q] = await this.embedder.embed([query]);
-    await this.refresh();
     // As the list store: never more than the contract allows, whatever limit reaches this point.
     const size = clampLimit(limit, limitBounds);
     const offset = Math.max(0, Math.trunc(options.offset ?? 0));
     const tickers = options.tickers && options.tickers.length > 0 ? new Set(options.tickers) : undefined;
     // The ranking the pages come from: the first offset + limit results, or (filtered) the whole window.
     const depth = tickers ? limitBounds.max : clampLimit(offset + size, limitBounds);
-    const ranked = (await this.rank(q!, depth)).map((t) => this.ids[t.row]!);
+    // Hybrid: the keyword half is asked first and answers while the query is being embedded.
+    const fusion = this.options.fusion ?? DEFAULT_FUSION;
+    // Both halves give the same fixed number of candidates, whatever the page: a result just below the
+    // page in one ranking can rise by the other, and every page of one query comes from one fused ranking.
+    const candidates = Math.max(depth, searchRankingMax);
+    const lexical = fusion === 'semantic' ? Promise.resolve([]) : this.store.lexicalSearch(query, candidates);
+    lexical.catch(() => {}); // observed below; never an unhandled rejection when the embedding fails first
+    // The query is embedded even for 'lexical' (evaluation only): the embedding's failure is a 503 either way.
+    const q = await this.embedQuery(query);
+    await this.refresh();
+    const semantic = fusion === 'lexical' ? [] : (await this.rank(q, fusion === 'semantic' ? depth : candidates)).map((t) => ({ id: this.ids[t.row]!, score: t.score }));
+    // Only articles the index holds (the contract: searchable once its embedding is stored; never one
+    // whose vector is of another model or not yet made).
+    const keyword = (await lexical).filter((x) => this.positions.has(x.id));
+    const fused = fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
+    const ranked = fused.slice(0, depth).map((x) => x.id);
     if (!tickers) return this.store.getMany(ranked.slice(offset, offset + size));
     const about = (await this.store.getMany(ranked)).filter((a) => a.tickers.some((t) => tickers.has(t.ticker)));
     return about.slice(offset, offset + size);
+  }
+
+  /**
+   * The query's vector: from a small LRU of recent queries (a repeated or paged query skips the model),
+   * or embedded now.
+   */
+  private async embedQuery(query: string): Promise<Float32Array> {
+    const hit = this.queryCache.get(query);
+    if (hit) {
+      this.queryCache.delete(query);
+      this.queryCache.set(query, hit);
+      return hit;
+    }
+    const [q] = await this.embedder.embed([query]);
+    const max = this.options.queryCacheSize ?? DEFAULT_QUERY_CACHE;
+    if (max > 0) {
+      this.queryCache.set(query, q!);
+      if (this.queryCache.size > max) this.queryCache.delete(this.queryCache.keys().next().value!);
+    }
+    return q!;
   }
 
   /** The `k` rows most similar to `query`, best first (equal scores: the newer article first). */

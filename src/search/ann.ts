@@ -31,6 +31,8 @@ interface UsearchIndex {
   search(vector: Float32Array, k: number, threads?: number): { keys: BigUint64Array; distances: Float32Array };
   remove(keys: bigint | BigUint64Array): unknown;
   size(): number;
+  save(path: string): void;
+  load(path: string): void;
 }
 interface UsearchModule {
   Index: new (config: Record<string, unknown>) => UsearchIndex;
@@ -57,8 +59,31 @@ export class HnswIndex {
   static async create(dim: number, options: HnswOptions = {}): Promise<HnswIndex | Error> {
     const mod = await loadHnswEngine();
     if (mod instanceof Error) return mod;
+    return new HnswIndex(HnswIndex.make(mod, dim, options), dim);
+  }
+
+  /**
+   * The index saved by {@link save} at `path`, read into memory (synchronous: about a second per
+   * million 384-d vectors from the page cache). The file must be whole and unaltered: usearch trusts
+   * its bytes (a truncated file aborts the process), so the caller checks its size and checksum first
+   * (src/indexing/persist.ts).
+   */
+  static async load(path: string, dim: number, options: HnswOptions = {}): Promise<HnswIndex | Error> {
+    const mod = await loadHnswEngine();
+    if (mod instanceof Error) return mod;
+    const index = HnswIndex.make(mod, dim, options);
+    index.load(path);
+    return new HnswIndex(index, dim);
+  }
+
+  /** Writes the graph and its vectors to `path` (synchronous). */
+  save(path: string): void {
+    this.index.save(path);
+  }
+
+  private static make(mod: UsearchModule, dim: number, options: HnswOptions): UsearchIndex {
     const o = { ...DEFAULT_HNSW, ...options };
-    const index = new mod.Index({
+    return new mod.Index({
       metric: 'ip',
       dimensions: dim,
       connectivity: o.connectivity,
@@ -67,7 +92,6 @@ export class HnswIndex {
       expansion_search: o.expansionSearch,
       multi: false,
     });
-    return new HnswIndex(index, dim);
   }
 
   get size(): number {

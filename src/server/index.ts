@@ -4,7 +4,7 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { Server } from 'node:http';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { livePrefix } from '../auth/prefix.js';
 import { ConfigError, type Config } from '../config/index.js';
@@ -187,7 +187,9 @@ export async function startService(
       }
     : undefined;
   const embedder = countEmbedderErrors(options.embedder ?? embedderFor(config), metrics);
-  const index = new SemanticIndex(store, embedder, { log });
+  // The approximate index is saved under DATA_DIR on either engine: with PostgreSQL, each instance keeps
+  // its own copy on its own disk (docs/search.md says why).
+  const index = new SemanticIndex(store, embedder, { log, persistDir: join(config.dataDir, 'search-index') });
   const worker = new EmbeddingWorker(store, embedder, { log });
   // One IP guard for REST and the stream: a key presented on either counts for the client IP.
   const memoryIpGuard = new MemoryIpGuard(limits.ipGuard, ipGuardOptions);
@@ -342,7 +344,7 @@ export async function startService(
       await admin?.close();
       await stream.close();
       await worker.stop();
-      index.close();
+      await index.close();
       // Let requests in flight finish (up to 5 s), then cut whatever is left.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -109,6 +109,14 @@ export interface VectorStore {
    * every one, or the first `limit` (a positive integer) when given, so a large archive loads in pages.
    */
   vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]>;
+  /**
+   * The lexical half of hybrid search: up to `limit` articles whose text has words of `query` (stemmed;
+   * stop-words ignored, see src/search/lexical.ts), best keyword match first (SQLite FTS5 bm25,
+   * PostgreSQL ts_rank_cd; a higher score is better), equal scores newer first. Any `query` text is
+   * safe (never a syntax error); one with no indexable word gives `[]`. Independent of the model: an
+   * article is found by its words as soon as it is stored.
+   */
+  lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]>;
 }
 
 /** A source's urgency: fixed, or `auto` (derived from the text by src/enrich). */

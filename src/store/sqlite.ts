@@ -15,6 +15,7 @@ import { defaultNearRule } from './near-rule.js';
 import type { SliceOptions } from './sources-plan.js';
 import { IDENTITY_MIGRATION, SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
 import { SqliteWebhooks, WEBHOOKS_MIGRATION } from './sqlite/webhooks.js';
+import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../search/lexical.js';
 import { randomId, receiveStamp } from './ids.js';
 import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from './list-query.js';
 import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
@@ -78,7 +79,26 @@ export const MIGRATIONS: readonly string[] = [
   IDENTITY_MIGRATION,
   // Webhook endpoints (issue 21): registry, delivery cursor, failure run, leases.
   WEBHOOKS_MIGRATION,
+  // The lexical index of hybrid search (issue 22): FTS5 over the article text (porter stemming, bm25
+  // ranking), external content (the text is stored once, in articles). Filled by a trigger on every
+  // insert, so every ingestion path fills it in the insert's own transaction; backfilled here.
+  // Idempotent (IF NOT EXISTS; 'rebuild' recomputes): safe to apply again.
+  `CREATE VIRTUAL TABLE IF NOT EXISTS article_fts USING fts5(content, content='articles', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
+   CREATE TRIGGER IF NOT EXISTS article_fts_insert AFTER INSERT ON articles BEGIN
+     INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
+   END;
+   CREATE TRIGGER IF NOT EXISTS article_fts_delete AFTER DELETE ON articles BEGIN
+     INSERT INTO article_fts (article_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+   END;
+   CREATE TRIGGER IF NOT EXISTS article_fts_update AFTER UPDATE OF content ON articles BEGIN
+     INSERT INTO article_fts (article_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+     INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
+   END;
+   INSERT INTO article_fts (article_fts) VALUES ('rebuild');`,
 ];
+
+/** Common query terms remembered by one store (a few hundred KB at most). */
+const COMMON_TERMS_KEPT = 10_000;
 
 function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
@@ -203,6 +223,14 @@ export class SqliteStore implements Store {
       deferEmbedding: db.prepare('UPDATE embed_queue SET attempts = attempts + 1, enqueued_at = ? WHERE article_id = ? RETURNING attempts'),
       queueLength: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM embed_queue'),
       // LIMIT -1: no limit (SQLite), for a call without one.
+      // bm25() is lower for a better match: negated, so a higher score is better (as cosine).
+      lexical: db.prepare<[string, number], { id: string; score: number }>(
+        `SELECT a.id AS id, -bm25(article_fts) AS score FROM article_fts JOIN articles a ON a.seq = article_fts.rowid
+         WHERE article_fts MATCH ? ORDER BY bm25(article_fts), a.id DESC LIMIT ?`,
+      ),
+      termArticles: db.prepare<[string, number], { n: number }>(
+        'SELECT count(*) AS n FROM (SELECT 1 FROM article_fts WHERE article_fts MATCH ? LIMIT ?)',
+      ),
       vectorsAfter: db.prepare<[string, number, number], { rowid: number; article_id: string; vector: Buffer }>(
         'SELECT rowid, article_id, vector FROM article_vectors WHERE model = ? AND rowid > ? ORDER BY rowid LIMIT ?',
       ),
@@ -439,6 +467,25 @@ export class SqliteStore implements Store {
   }
   pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
     return this.sources.pruneSeenItems(olderThanMs, now);
+  }
+
+  /** Query terms found in more than MAX_TERM_ARTICLES articles (at most COMMON_TERMS_KEPT of them). */
+  private readonly commonTerms = new Set<string>();
+
+  async lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]> {
+    if (limit <= 0) return [];
+    // Each term's article count, bounded (a doclist walk stops at the cap): common words are dropped.
+    // Articles are only ever added, so a term past the cap stays past it: remembered, never walked again.
+    const all = lexicalTerms(query);
+    const counts = all.map((t) => {
+      if (this.commonTerms.has(t)) return MAX_TERM_ARTICLES + 1;
+      const n = this.stmts.termArticles.get(fts5Query([t]), MAX_TERM_ARTICLES + 1)!.n;
+      if (n > MAX_TERM_ARTICLES && this.commonTerms.size < COMMON_TERMS_KEPT) this.commonTerms.add(t);
+      return n;
+    });
+    const terms = affordableTerms(all, counts);
+    if (terms.length === 0) return [];
+    return this.stmts.lexical.all(fts5Query(terms), limit);
   }
 
   async vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {

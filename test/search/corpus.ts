@@ -82,8 +82,11 @@ export class MatrixVectorStore {
     private readonly dim: number,
   ) {}
 
+  /** Rows the store holds so far (default all of `data`): raise it to "store" newer vectors. */
+  visible = Infinity;
+
   get count(): number {
-    return this.data.length / this.dim;
+    return Math.min(this.visible, this.data.length / this.dim);
   }
 
   async vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
@@ -98,6 +101,11 @@ export class MatrixVectorStore {
     const out = [];
     for (let r = afterRowid; r < end; r++) out.push({ rowid: r + 1, id: idOf(r), vector: this.data.subarray(r * this.dim, (r + 1) * this.dim) });
     return out;
+  }
+
+  /** No article text here: the lexical half finds nothing, the ranking is the vectors'. */
+  async lexicalSearch(): Promise<{ id: string; score: number }[]> {
+    return [];
   }
 
   async getMany(ids: string[]): Promise<{ id: string }[]> {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Bm25, parseEvalSet, recallAtK, tokenize } from '../../scripts/lib/evaluate-search.js';
+import { Bm25, parseEvalSet, recallAtK, reciprocalRankAtK, splitOf } from '../../scripts/lib/evaluate-search.js';
+import { tokenize } from '../../src/search/lexical.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/search-eval.json', import.meta.url), 'utf8')) as unknown;
 
@@ -19,6 +20,40 @@ describe('the labelled set test/fixtures/search-eval.json', () => {
       return q.relevant.every((id) => words.every((w) => !text.get(id)!.has(w)));
     });
     expect(disjoint.length / set.queries.length).toBeGreaterThan(0.5);
+  });
+});
+
+const trader = JSON.parse(readFileSync(new URL('../fixtures/search-eval-trader.json', import.meta.url), 'utf8')) as unknown;
+
+describe('the trader-style set test/fixtures/search-eval-trader.json (issue 22)', () => {
+  const set = parseEvalSet(trader);
+  it('has at least 60 questions, each with exactly one right headline', () => {
+    expect(set.queries.length).toBeGreaterThanOrEqual(60);
+    for (const q of set.queries) expect(q.relevant).toHaveLength(1);
+  });
+  it('puts every right headline among look-alikes: two other headlines of its group', () => {
+    const groups = new Map<string, number>();
+    for (const h of set.headlines) groups.set(h.id.slice(0, 3), (groups.get(h.id.slice(0, 3)) ?? 0) + 1);
+    for (const q of set.queries) expect(groups.get(q.relevant[0]!.slice(0, 3))).toBeGreaterThanOrEqual(3);
+  });
+  it('covers the kinds of question a trader asks', () => {
+    const kinds = new Set(set.queries.map((q) => (q as { kind?: string }).kind));
+    expect([...kinds].sort()).toEqual(['company', 'figure', 'paraphrase', 'rare', 'ticker']);
+  });
+  it('splits dev/test by a hash of the query id, both halves used', () => {
+    const dev = set.queries.filter((q) => splitOf(q.id) === 'dev').length;
+    expect(dev).toBeGreaterThan(set.queries.length / 4);
+    expect(set.queries.length - dev).toBeGreaterThan(set.queries.length / 4);
+    // Stable: the split of an id never depends on the set.
+    expect(splitOf('t01')).toBe(splitOf('t01'));
+  });
+});
+
+describe('reciprocalRankAtK', () => {
+  it('is 1 / the rank of the first relevant id within k, else 0', () => {
+    expect(reciprocalRankAtK(['a', 'b', 'c'], ['b'], 10)).toBe(0.5);
+    expect(reciprocalRankAtK(['a', 'b', 'c'], ['c', 'a'], 10)).toBe(1);
+    expect(reciprocalRankAtK(['a', 'b', 'c'], ['c'], 2)).toBe(0);
   });
 });
 

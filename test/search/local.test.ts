@@ -99,6 +99,23 @@ describe('the local embedder serves calls round-robin', () => {
   });
 });
 
+describe('the query lane: a one-text call never waits for a bulk chunk in flight', () => {
+  it('a query sent while the only bulk worker embeds one long chunk is answered before that chunk ends', SLOW, async () => {
+    // One bulk worker, one chunk of 40 texts (well over a second): without the lane the query would wait for all of it.
+    const own = createLocalEmbedder({ maxThreads: 1, chunkSize: 40 });
+    try {
+      await own.embed(['warm the bulk worker up']);
+      const done: string[] = [];
+      const bulk = own.embed(Array.from({ length: 40 }, (_, i) => `Headline number ${i} about markets and rates`)).then(() => done.push('bulk'));
+      const query = own.embed(['Fed raises interest rates']).then(() => done.push('query'));
+      await Promise.all([bulk, query]);
+      expect(done).toEqual(['query', 'bulk']);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('the local embedder rejects nonsensical options', () => {
   it.each([{ maxThreads: 0 }, { maxThreads: 1.5 }, { chunkSize: 0 }])('%o', (options) => {
     expect(() => createLocalEmbedder(options)).toThrow(RangeError);

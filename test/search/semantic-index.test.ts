@@ -196,3 +196,29 @@ describe('the service answers at once while the index loads; search is the contr
     expect((await after.json()).articles.map((a: { content: string }) => a.content)).toEqual(['Copper hits a record high']);
   });
 });
+
+describe('recent query vectors are kept (LRU): a repeated or paged query skips the model', () => {
+  it('embeds a query once while it is among the last queryCacheSize queries', async () => {
+    const dim = 8;
+    const data = randomUnitVectors(50, dim, 3);
+    const store = new MatrixVectorStore('m', data, dim);
+    const asked: string[] = [];
+    const embedder: Embedder = {
+      modelId: 'm',
+      embed: async ([t]) => {
+        asked.push(t!);
+        return [data.slice(0, dim)];
+      },
+    };
+    const index = new SemanticIndex(asIndexStore(store), embedder, { queryCacheSize: 2 });
+    await index.search('a', 5);
+    await index.search('a', 5, { offset: 5 });
+    await index.search('b', 5);
+    await index.search('a', 5); // a is the most recent again; b is the least recent
+    await index.search('c', 5); // evicts b
+    await index.search('a', 5);
+    await index.search('b', 5);
+    expect(asked).toEqual(['a', 'b', 'c', 'b']);
+    await index.close();
+  });
+});

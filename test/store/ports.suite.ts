@@ -242,6 +242,40 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     expect(await s.vectorsAfter('nope', 0)).toEqual([]);
   });
 
+  test('lexicalSearch: every ingestion path fills the keyword index in its transaction; the article naming the company, figure or rare word ranks first', async () => {
+    const s = await open();
+    await s.insert([article('Brent crude falls 3% as OPEC+ signals higher output'), article('Nvidia revenue triples to $22.1 billion on data center demand')], T0);
+    await s.insert([article('AMD revenue rises 10% as data center chips offset PC slump')], T0 + 1);
+    await s.ingestItems([{ source: 'wire', externalId: 'x-1', canonicalUrl: null, article: article('Maersk pauses Red Sea shipping after Houthi attacks', { source: 'wire' }), nearKeys: [] }], T0 + 2);
+    // A write rolled back leaves nothing in the index.
+    await expect(s.transaction(async (tx) => {
+      await tx.insert([article('Houthi rollback never committed')], T0 + 3);
+      throw new Error('roll back');
+    })).rejects.toThrow('roll back');
+    const first = async (q: string) => (await s.getMany((await s.lexicalSearch(q, 10)).map((h) => h.id))).map((a) => a.content);
+    expect((await first('Nvidia data center revenue'))[0]).toMatch(/^Nvidia/);
+    expect((await first('AMD data center'))[0]).toMatch(/^AMD/);
+    expect(await first('Houthi attacks')).toEqual(['Maersk pauses Red Sea shipping after Houthi attacks']);
+    // Stemmed: "signal" finds "signals"; scores are positive, best first.
+    const hits = await s.lexicalSearch('OPEC signal', 10);
+    expect(hits).toHaveLength(1);
+    expect(hits[0]!.score).toBeGreaterThan(0);
+    expect(await s.lexicalSearch('nothing matches zyzzyva', 10)).toEqual([]);
+    expect(await s.lexicalSearch('revenue', 1)).toHaveLength(1);
+  });
+
+  test('lexicalSearch: any query text is safe (quoted terms), stop-words or punctuation only give no keyword hits', async () => {
+    const s = await open();
+    await s.insert([article('Gold slips as dollar strengthens'), article("Fed's Powell: no hurry to cut")], T0);
+    for (const q of ['the of and to', '?!..,;', '', '"', "'", '\\', 'a* OR -b:c NEAR(x y) ^z', "gold & !oil | 'x' :*", 'AND OR NOT', '日本銀行 📈', 'x'.repeat(500)]) {
+      const hits = await s.lexicalSearch(q, 5);
+      expect(Array.isArray(hits), q).toBe(true);
+    }
+    expect(await s.lexicalSearch('the of and to', 5)).toEqual([]);
+    expect((await s.lexicalSearch('gold & !oil', 5)).length).toBe(1);
+    expect((await s.lexicalSearch("Powell's", 5)).length).toBe(1);
+  });
+
   test('vectorsAfter with a limit: pages in rowid order that together give every vector once', async () => {
     const s = await open();
     const arts = await s.insert(['a', 'b', 'c', 'd', 'e'].map((x) => article(x)), T0);

@@ -189,6 +189,9 @@ export class PostgresStore implements Store {
   deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]> {
     return this.vectors.deferEmbedding(ids, now, maxAttempts);
   }
+  lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]> {
+    return this.vectors.lexicalSearch(query, limit);
+  }
   vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
     return this.vectors.vectorsAfter(model, afterRowid, limit);
   }

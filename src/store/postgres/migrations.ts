@@ -76,6 +76,12 @@ export const MIGRATIONS: readonly string[] = [
   IDENTITY_MIGRATION,
   // 5: webhook endpoints (issue 21): registry, delivery cursor, failure run, leases.
   WEBHOOKS_MIGRATION,
+  // 6: the lexical index of hybrid search (issue 22): the article text as an English tsvector, a
+  // stored generated column (computed by every insert, whatever the path, in its own transaction, and
+  // here for the rows already stored), with a GIN index; ranked by ts_rank_cd.
+  // Idempotent (IF NOT EXISTS): safe to apply again.
+  `ALTER TABLE articles ADD COLUMN IF NOT EXISTS search_tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, content)) STORED;
+   CREATE INDEX IF NOT EXISTS articles_search_tsv ON articles USING GIN (search_tsv);`,
 ];
 
 export const LATEST_VERSION = MIGRATIONS.length;

@@ -4,6 +4,7 @@
  * measured by scripts/bench-pg-driver.ts, reading 5,000 384-dim vectors takes ~60 ms as bytea vs
  * ~1,200 ms as real[], writing ~5x faster, same size on disk.
  */
+import { affordableTerms, lexicalTerms, MAX_TERM_ARTICLES, tsQuery } from '../../search/lexical.js';
 import type { VectorStore } from '../ports.js';
 import { LOCK, type Db } from './db.js';
 
@@ -84,6 +85,27 @@ export class PgVectors implements VectorStore {
       // In the caller's order, as the SQLite store.
       return ids.filter((id) => dropped.has(id));
     });
+  }
+
+  /** The lexical half of hybrid search: ts_rank_cd over the generated tsvector (GIN), best first, newer first on a tie. */
+  async lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]> {
+    if (limit <= 0) return [];
+    const all = lexicalTerms(query);
+    if (all.length === 0) return [];
+    // Each term's article count, bounded (LIMIT): common words are dropped (src/search/lexical.ts).
+    const counts = await this.db.query<{ n: string[] }>(
+      `SELECT array_agg((SELECT count(*) FROM (SELECT 1 FROM articles WHERE search_tsv @@ to_tsquery('english'::regconfig, t) LIMIT $2) s) ORDER BY o) AS n
+       FROM unnest($1::text[]) WITH ORDINALITY AS u(t, o)`,
+      [all.map((t) => tsQuery([t])), MAX_TERM_ARTICLES + 1],
+    );
+    const terms = affordableTerms(all, (counts[0]?.n ?? []).map(Number));
+    if (terms.length === 0) return [];
+    const rows = await this.db.query<{ id: string; score: number }>(
+      `SELECT a.id, ts_rank_cd(a.search_tsv, q)::float8 AS score FROM articles a, to_tsquery('english'::regconfig, $1) q
+       WHERE a.search_tsv @@ q ORDER BY score DESC, a.id DESC LIMIT $2`,
+      [tsQuery(terms), limit],
+    );
+    return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
   }
 
   async vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {

@@ -54,7 +54,10 @@ export interface paths {
          * @description Semantic search over the whole retained archive (not limited to the lookback window). Results
          *     are ranked by semantic relevance to `q`, most relevant first, so a query finds articles that
          *     say the same thing in other words ("Fed raises rates" finds "FOMC hikes benchmark rate by 25
-         *     basis points"). Available to `max` keys only; counts against the rate limit.
+         *     basis points"); the words of `q` themselves (a company, a ticker written in the text, a figure,
+         *     a rare word) also count, so among articles about the same thing the one that has them ranks
+         *     higher. Equal relevance: the newer article first. Available to `max` keys only; counts against
+         *     the rate limit.
          *
          *     - `query` echoes `q` back unchanged.
          *     - Every article carries `tickers` (an empty array when no tickers were detected).
