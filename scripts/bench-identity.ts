@@ -14,8 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nearDuplicateKeys } from '../src/dedup/near.js';
 import { enrich } from '../src/enrich/index.js';
-import { identify, repeatKey } from '../src/ingest/identity.js';
-import { canonicalLink } from '../src/ingest/link.js';
+import { identify } from '../src/ingest/identity.js';
+import { repeatKey } from '../src/dedup/repeat.js';
+import { canonicalLink } from '../src/dedup/link.js';
 import type { SourcedItem } from '../src/store/ports.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 

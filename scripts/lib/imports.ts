@@ -8,6 +8,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 /** The layers of docs/architecture.md, bottom (0) to top; a top-level folder of src/ belongs to one. */
 export const LAYERS: Record<string, number> = {
   domain: 0,
+  runtime: 0,
   contract: 0,
   config: 0,
   enrich: 1,
@@ -23,6 +24,7 @@ export const LAYERS: Record<string, number> = {
   ops: 4,
   mock: 4,
   sources: 4,
+  webhooks: 4,
   server: 5,
   cli: 5,
 };

@@ -2,7 +2,7 @@
 import { assignableTiers, plans, type Tier } from '../contract/index.js';
 import { effectiveTier, type AccountRecord } from '../domain/tiers.js';
 import { operatorOffer, storeOffers, type Offer } from '../ingest/pipeline.js';
-import { sliceTurns, type SliceBudget } from '../ingest/slices.js';
+import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { hashKey, newApiKey, randomId } from '../store/ids.js';
 import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports.js';
 
@@ -198,7 +198,7 @@ export async function ingest(
     linesAtDone = report.lines;
   };
   // Parsing and enrichment cost tens of us a line: the event loop (progress, Ctrl+C, a server sharing
-  // the process) gets a turn whenever a few ms of them have run (src/ingest/slices.ts).
+  // the process) gets a turn whenever a few ms of them have run (src/runtime/slices.ts).
   const turns = sliceTurns(opts.slices);
   try {
     for await (const raw of lines) {

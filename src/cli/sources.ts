@@ -9,7 +9,7 @@ import type { Config } from '../config/index.js';
 import { urgencies } from '../contract/index.js';
 import type { SourceRecord, Store, UrgencySetting } from '../store/ports.js';
 import { SourceExistsError } from '../store/errors.js';
-import { SOURCE_NAME } from '../sources/name.js';
+import { SOURCE_NAME } from '../domain/source-name.js';
 import { CliError, EXIT, UsageError } from './errors.js';
 
 /** `--every`: the default, and the bounds an operator may choose within. */

@@ -8,7 +8,7 @@ import type { NewArticle } from '../store/ports.js';
 import { conformArticle } from '../domain/articles.js';
 import { parseRfc3339 } from '../domain/time.js';
 import { deriveAll } from './derive.js';
-import { SOURCE_NAME } from '../sources/name.js';
+import { SOURCE_NAME } from '../domain/source-name.js';
 import { loneSurrogateError } from './utf8.js';
 
 export type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };

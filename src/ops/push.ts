@@ -9,7 +9,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { parseArticle } from '../ingest/parse.js';
-import { sliceTurns, type SliceBudget } from '../ingest/slices.js';
+import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { decodeUtf8, invalidUtf8Offset, lineOfOffset, loneSurrogateError, notUtf8Message } from '../ingest/utf8.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH, SOURCE_NAME, sourcedArticle } from '../sources/pipeline.js';
 import type { SourcedItem, SourceStore } from '../store/ports.js';
@@ -92,7 +92,7 @@ type RawLine = { line: number; value?: unknown; error?: string };
  * (PushBodyError). A value holding a lone surrogate (`"\ud800"`) is refused like any invalid line.
  *
  * The lines are read and checked (parse, enrichment, near-duplicate keys: tens of us each) in slices of a
- * few ms with a turn of the event loop between them (src/ingest/slices.ts): a 1 MiB push of 1,000
+ * few ms with a turn of the event loop between them (src/runtime/slices.ts): a 1 MiB push of 1,000
  * articles never holds the loop at once. Same lines, same order as reading them in one go.
  */
 export async function readPushBody(body: Uint8Array | string, format: PushFormat, budget: SliceBudget = {}): Promise<PushLine[]> {

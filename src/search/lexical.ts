@@ -1,84 +1,8 @@
 /**
- * The lexical half of hybrid search: how a query's words become a keyword query that is safe for each
- * engine (SQLite FTS5 `MATCH`, PostgreSQL `to_tsquery`), and how the keyword ranking is fused with the
- * semantic one. Pure functions; the stores run the queries (`VectorStore.lexicalSearch`).
- *
- * Terms are the query's word tokens (runs of letters or digits, lower-cased: the same split as the
- * BM25 baseline of scripts/lib/evaluate-search.ts), without common English stop-words (which every
- * article has: they only cost time and add noise), each distinct term once, at most
- * {@link MAX_LEXICAL_TERMS}. Every term is
- * quoted, so no character of `q` is ever read as query syntax (FTS5 `"`, `*`, `NEAR`, `-`, `:`;
- * tsquery `&`, `|`, `!`, `:*`): any `q` the contract allows is answered, never a syntax error.
+ * The fusion of hybrid search: the keyword ranking (the stores' `VectorStore.lexicalSearch`, whose
+ * queries src/store/lexical-query.ts builds) merged with the semantic one. Pure.
  */
 import type { Scored } from './rank.js';
-
-/** Lower-case word tokens: runs of letters or digits ("OPEC+ output" → ["opec", "output"]). */
-export function tokenize(text: string): string[] {
-  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-}
-
-/** Terms kept from one query (a 500-character `q` has at most ~250 tokens; ranking cost grows with each). */
-export const MAX_LEXICAL_TERMS = 32;
-
-/** Common English function words: matched by most articles, so they carry no signal for ranking. */
-export const STOP_WORDS: ReadonlySet<string> = new Set(
-  ('a about above after again against all am an and any are as at be because been before being below between both but by ' +
-    'can could did do does doing down during each few for from further had has have having he her here hers him his how i ' +
-    'if in into is it its itself just me more most my no nor not now of off on once only or other our ours out over own ' +
-    'same she should so some such than that the their theirs them then there these they this those through to too under ' +
-    'until up very was we were what when where which while who whom why will with would you your yours')
-    .split(' '),
-);
-
-/** The distinct, non-stop-word terms of `q`, in order (empty: nothing for the keyword index to match). */
-export function lexicalTerms(q: string): string[] {
-  const out: string[] = [];
-  const seen = new Set<string>();
-  for (const t of tokenize(q)) {
-    if (STOP_WORDS.has(t) || seen.has(t)) continue;
-    seen.add(t);
-    out.push(t);
-    if (out.length === MAX_LEXICAL_TERMS) break;
-  }
-  return out;
-}
-
-/**
- * A term found in more articles than this is left to the semantic half: its keyword weight is small
- * (its idf is low), and ranking every article that has it is what costs (bm25 / ts_rank_cd score every
- * match: a word in all 100,000 articles took the keyword query to tens of ms).
- */
-export const MAX_TERM_ARTICLES = 10_000;
-/** Most matches (the sum of the kept terms' article counts) one keyword query ranks. */
-export const MAX_LEXICAL_POSTINGS = 40_000;
-
-/**
- * The terms the keyword query keeps, given how many articles have each (counted up to
- * MAX_TERM_ARTICLES + 1): the rarest first, while the sum stays within MAX_LEXICAL_POSTINGS; terms in
- * no article or in more than MAX_TERM_ARTICLES are dropped. Query order is kept.
- */
-export function affordableTerms(terms: readonly string[], articles: readonly number[]): string[] {
-  const order = terms.map((t, i) => ({ t, i, n: articles[i] ?? 0 })).filter((x) => x.n > 0 && x.n <= MAX_TERM_ARTICLES);
-  order.sort((a, b) => a.n - b.n);
-  const kept = new Set<number>();
-  let sum = 0;
-  for (const x of order) {
-    if (sum + x.n > MAX_LEXICAL_POSTINGS) break;
-    sum += x.n;
-    kept.add(x.i);
-  }
-  return terms.filter((_, i) => kept.has(i));
-}
-
-/** FTS5 MATCH text: every term a quoted string (`"` doubled), any one of them matching (OR); bm25 ranks. */
-export function fts5Query(terms: readonly string[]): string {
-  return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ');
-}
-
-/** PostgreSQL to_tsquery text: every term a quoted lexeme (`'` and `\` escaped), any one matching (`|`). */
-export function tsQuery(terms: readonly string[]): string {
-  return terms.map((t) => `'${t.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`).join(' | ');
-}
 
 /** How the two rankings become one. */
 export type Fusion =

@@ -20,7 +20,7 @@ import { articleRules, type ArticleSentiment, type TickerSentiment } from '../co
 import { enrich } from '../enrich/index.js';
 import { identify } from '../ingest/identity.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH } from '../ingest/pipeline.js';
-import { eachInSlices, type SliceBudget } from '../ingest/slices.js';
+import { eachInSlices, type SliceBudget } from '../runtime/slices.js';
 import type { NewArticle, SourcedItem, UrgencySetting } from '../store/ports.js';
 import { canonicalUrl, type FeedItem } from './feed/index.js';
 
@@ -90,7 +90,7 @@ export function toSourcedItem(f: ItemFields): SourcedItem {
   );
 }
 
-export { SOURCE_NAME } from './name.js';
+export { SOURCE_NAME } from '../domain/source-name.js';
 
 /** An article already complete (a push line checked by src/ingest/parse.ts) as the store ingests it. */
 export function sourcedArticle(source: string, externalId: string, article: NewArticle): SourcedItem {
@@ -128,7 +128,7 @@ export function toSourcedItems(source: { name: string; urgency: UrgencySetting }
 }
 
 /**
- * `toSourcedItems` in slices of a few ms (src/ingest/slices.ts), a turn of the event loop between them:
+ * `toSourcedItems` in slices of a few ms (src/runtime/slices.ts), a turn of the event loop between them:
  * enrichment and near-duplicate keys cost about 50-70 us an item, so a feed of 5,000 items is a third of
  * a second of work that must not hold the loop at once. Same result, same order.
  */

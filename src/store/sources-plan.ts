@@ -10,8 +10,8 @@
  * which this source has not carried yet -> `near-duplicate` (the source becomes a carrier). Items of
  * one batch are checked against the earlier items of that batch too.
  */
-import { isUndatedRepeatKey } from '../ingest/identity.js';
-import { nextTurn } from '../ingest/slices.js';
+import { isUndatedRepeatKey } from '../dedup/repeat.js';
+import { nextTurn } from '../runtime/slices.js';
 import type { DuplicateReason, NearDuplicateRule, SourcedItem } from './ports.js';
 
 /** An article: stored already (`id`), or the `pending`-th item to insert in this batch. */

@@ -15,7 +15,7 @@ import { defaultNearRule } from './near-rule.js';
 import type { SliceOptions } from './sources-plan.js';
 import { IDENTITY_MIGRATION, SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
 import { SqliteWebhooks, WEBHOOKS_MIGRATION } from './sqlite/webhooks.js';
-import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../search/lexical.js';
+import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from './lexical-query.js';
 import { randomId, receiveStamp } from './ids.js';
 import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from './list-query.js';
 import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ingest } from '../../src/cli/operator.js';
-import { mapInSlices, sliceTurns } from '../../src/ingest/slices.js';
+import { mapInSlices, sliceTurns } from '../../src/runtime/slices.js';
 import { pushArticles, readPushBody } from '../../src/ops/push.js';
 import { parseFeed, parseFeedOffThread, toSourcedItems, toSourcedItemsInSlices } from '../../src/sources/index.js';
 import { OFF_THREAD_MIN_BYTES } from '../../src/sources/feed/index.js';

@@ -1,6 +1,7 @@
 /** The identity step (src/ingest/identity.ts) and the operator scope (src/ingest/pipeline.ts): one describe per rule. */
 import { describe, expect, it } from 'vitest';
-import { articleLink, identify, isUndatedRepeatKey, OPERATOR_SOURCE, repeatHeadline, repeatKey, URL_MAX_LENGTH } from '../../src/ingest/identity.js';
+import { articleLink, identify, OPERATOR_SOURCE, URL_MAX_LENGTH } from '../../src/ingest/identity.js';
+import { isUndatedRepeatKey, repeatHeadline, repeatKey } from '../../src/dedup/repeat.js';
 import { operatorItem, operatorOffer } from '../../src/ingest/pipeline.js';
 import type { NewArticle } from '../../src/store/ports.js';
 

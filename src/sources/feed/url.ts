@@ -1,5 +1,5 @@
 /** URLs of feed items: resolution against a base, and the canonical form used for exact deduplication. */
-import { canonicalLink } from '../../ingest/link.js';
+import { canonicalLink } from '../../dedup/link.js';
 
 function httpUrl(u: URL): boolean {
   return u.protocol === 'http:' || u.protocol === 'https:';
@@ -30,7 +30,7 @@ export function resolveBase(ref: string | null | undefined, base: string | null)
 }
 
 /**
- * Canonical form for exact dedup: the rules of src/ingest/link.ts (case, ports, fragments, trailing
+ * Canonical form for exact dedup: the rules of src/dedup/link.ts (case, ports, fragments, trailing
  * slashes, tracking parameters, AMP and redirector spellings); null for a URL that is not absolute http(s).
  */
 export function canonicalUrl(url: string): string | null {

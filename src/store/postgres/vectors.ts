@@ -4,7 +4,7 @@
  * measured by scripts/bench-pg-driver.ts, reading 5,000 384-dim vectors takes ~60 ms as bytea vs
  * ~1,200 ms as real[], writing ~5x faster, same size on disk.
  */
-import { affordableTerms, lexicalTerms, MAX_TERM_ARTICLES, tsQuery } from '../../search/lexical.js';
+import { affordableTerms, lexicalTerms, MAX_TERM_ARTICLES, tsQuery } from '../lexical-query.js';
 import type { VectorStore } from '../ports.js';
 import { LOCK, type Db } from './db.js';
 

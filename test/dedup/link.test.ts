@@ -1,6 +1,6 @@
-/** Canonical links (src/ingest/link.ts): one describe per rule, on spellings seen in real feeds. */
+/** Canonical links (src/dedup/link.ts): one describe per rule, on spellings seen in real feeds. */
 import { describe, expect, it } from 'vitest';
-import { canonicalLink, redirectTarget } from '../../src/ingest/link.js';
+import { canonicalLink, redirectTarget } from '../../src/dedup/link.js';
 
 const same = (a: string, b: string) => expect(canonicalLink(a)).toBe(canonicalLink(b));
 
