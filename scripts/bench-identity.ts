@@ -17,8 +17,8 @@ import { enrich } from '../src/enrich/index.js';
 import { identify } from '../src/ingest/identity.js';
 import { repeatKey } from '../src/dedup/repeat.js';
 import { canonicalLink } from '../src/dedup/link.js';
-import type { SourcedItem } from '../src/store/ports.js';
-import { SqliteStore } from '../src/store/sqlite.js';
+import type { SourcedItem } from '../src/store/ports/index.js';
+import { SqliteStore } from '../src/store/sqlite/index.js';
 
 const arg = (name: string, dflt: number): number => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));

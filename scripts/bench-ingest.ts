@@ -37,7 +37,7 @@ import { createLogger } from '../src/ops/logger.js';
 import type { Embedder } from '../src/search/index.js';
 import { livePrefix, startService } from '../src/server/index.js';
 import { parseFeed, toSourcedItems } from '../src/sources/index.js';
-import { SqliteStore } from '../src/store/sqlite.js';
+import { SqliteStore } from '../src/store/sqlite/index.js';
 
 const arg = (name: string, dflt: number): number => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));

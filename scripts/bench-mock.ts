@@ -23,8 +23,8 @@ import { createApp } from '../src/http/app.js';
 import { benchAppDeps } from './lib/bench-app.js';
 import { SemanticIndex } from '../src/indexing/index.js';
 import { startMock, type RunningMock } from '../src/mock/index.js';
-import type { NewArticle } from '../src/store/ports.js';
-import { SqliteStore } from '../src/store/sqlite.js';
+import type { NewArticle } from '../src/store/ports/index.js';
+import { SqliteStore } from '../src/store/sqlite/index.js';
 import { TrigramEmbedder } from '../test/support/service.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));

@@ -37,7 +37,7 @@ import { createApp } from '../src/http/app.js';
 import { benchAppDeps } from './lib/bench-app.js';
 import { seedArchive } from './lib/archive.js';
 import { createKey } from '../src/cli/operator.js';
-import { SqliteStore } from '../src/store/sqlite.js';
+import { SqliteStore } from '../src/store/sqlite/index.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const ARCHIVE = Number(process.env.BENCH_ARCHIVE ?? 100_000);

@@ -35,7 +35,7 @@ import { createKey } from '../src/cli/operator.js';
 import { seedArchive } from './lib/archive.js';
 import { createRedisState, DEFAULT_LEASE_MS, DEFAULT_RENEW_MS } from '../src/state/redis/index.js';
 import { openPostgresStore, type PostgresStore } from '../src/store/postgres/index.js';
-import type { NewArticle } from '../src/store/ports.js';
+import type { NewArticle } from '../src/store/ports/index.js';
 import { PG_URL, REDIS_URL } from '../test/scale/engines.js';
 import { deployment, type Deployment, type Instance } from '../test/scale/support.js';
 

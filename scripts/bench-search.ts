@@ -32,7 +32,7 @@ import { DEFAULT_ANN_THRESHOLD, SemanticIndex } from '../src/indexing/index.js';
 import { createKey } from '../src/cli/operator.js';
 import { createLocalEmbedder, type Embedder } from '../src/search/index.js';
 import { rankMatrix } from '../src/search/rank.js';
-import { SqliteStore } from '../src/store/sqlite.js';
+import { SqliteStore } from '../src/store/sqlite/index.js';
 import { seedArchive } from './lib/archive.js';
 import { asIndexStore, clusteredUnitVectors, idOf, MatrixVectorStore, randomUnitVectors } from '../test/search/corpus.js';
 

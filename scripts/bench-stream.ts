@@ -134,7 +134,7 @@ async function clientMain(): Promise<void> {
       send({ type: 'armed' });
       if (m.write) {
         if (writerFile !== m.write.file) {
-          const { SqliteStore } = await import('../src/store/sqlite.js');
+          const { SqliteStore } = await import('../src/store/sqlite/index.js');
           writer?.close();
           writer = new SqliteStore(m.write.file);
           writerFile = m.write.file;
@@ -270,7 +270,7 @@ async function serverMain(): Promise<void> {
     return m.heapUsed + m.external + m.arrayBuffers;
   };
 
-  const { SqliteStore } = await import('../src/store/sqlite.js');
+  const { SqliteStore } = await import('../src/store/sqlite/index.js');
   const { createKey } = await import('../src/cli/operator.js');
   const { limits, streamAddress } = await import('../src/contract/index.js');
   const { MemoryIpGuard } = await import('../src/state/memory.js');

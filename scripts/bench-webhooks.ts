@@ -28,7 +28,7 @@ import { streamAddress } from '../src/contract/index.js';
 import { startService, type RunningService } from '../src/server/index.js';
 import { livePrefix } from '../src/auth/prefix.js';
 import { httpSender, messageId, newEndpointId, newSecret, SecretBox, signedHeaders } from '../src/webhooks/index.js';
-import type { NewArticle } from '../src/store/ports.js';
+import type { NewArticle } from '../src/store/ports/index.js';
 
 const arg = (name: string, dflt: number) => {
   const m = process.argv.find((a) => a.startsWith(`--${name}=`));

@@ -14,7 +14,7 @@ import { createKey } from '../src/cli/operator.js';
 import { parseNdjson } from '../src/ingest/parse.js';
 import { livePrefix, startService } from '../src/server/index.js';
 import { openapiDocument, plans } from '../src/contract/index.js';
-import { hashKey } from '../src/store/ids.js';
+import { hashKey } from '../src/store/ports/ids.js';
 import { startTrigramEmbeddings, TRIGRAM_MODEL } from './lib/trigram-embeddings.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));

@@ -25,7 +25,7 @@ import { Bm25, mean, parseEvalSet, type EvalSet, recallAtK, reciprocalRankAtK, s
 import { DEFAULT_FUSION, type Fusion } from '../src/search/lexical.js';
 import { LOCAL_DIMENSIONS, createLocalEmbedder, type LocalEmbedder } from '../src/search/local.js';
 import { SemanticIndex } from '../src/indexing/index.js';
-import { SqliteStore } from '../src/store/sqlite.js';
+import { SqliteStore } from '../src/store/sqlite/index.js';
 import { prng } from './lib/random.js';
 import { bufferToVector, cosineTopK, vectorToBuffer } from '../src/search/rank.js';
 

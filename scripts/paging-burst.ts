@@ -24,7 +24,7 @@ import { limits } from '../src/contract/index.js';
 import { createKey } from '../src/cli/operator.js';
 import { createApp } from '../src/http/app.js';
 import { benchAppDeps } from './lib/bench-app.js';
-import { SqliteStore } from '../src/store/sqlite.js';
+import { SqliteStore } from '../src/store/sqlite/index.js';
 
 const BURST = Number(process.env.BURST ?? 20_000);
 const BATCH = Number(process.env.BATCH ?? 250);

@@ -2,7 +2,7 @@
  * The benchmarks' archive: `count` look-alike headlines spread over the last 6 days, oldest first,
  * inserted `batch` at a time at fixed (back-dated) receive times.
  */
-import type { ArticleStore, NewArticle } from '../../src/store/ports.js';
+import type { ArticleStore, NewArticle } from '../../src/store/ports/index.js';
 
 const URGENCIES = ['regular', 'regular', 'regular', 'flash', 'breaking'] as const;
 const SPAN_MS = 6 * 24 * 3600_000;

@@ -7,7 +7,7 @@
 import { limits } from '../../src/contract/index.js';
 import type { AppDeps } from '../../src/http/app.js';
 import { AdmitAllRateLimiter, MemoryIpGuard } from '../../src/state/memory.js';
-import type { Store } from '../../src/store/ports.js';
+import type { Store } from '../../src/store/ports/index.js';
 
 export function benchAppDeps(store: Store, search: AppDeps['search'] = { search: async () => [] }): AppDeps {
   return {

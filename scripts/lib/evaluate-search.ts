@@ -4,7 +4,7 @@
  * of the public face (index.ts).
  */
 import type { Scored } from '../../src/search/rank.js';
-import { tokenize } from '../../src/store/lexical-query.js';
+import { tokenize } from '../../src/store/ports/lexical-query.js';
 
 export interface EvalSet {
   headlines: { id: string; text: string }[];

@@ -7,7 +7,7 @@
  * ends on time).
  */
 import type { AccountRecord } from '../domain/tiers.js';
-import type { AccountStore, KeyRecord } from '../store/ports.js';
+import type { AccountStore, KeyRecord } from '../store/ports/index.js';
 
 export interface KeyAndAccount {
   key: KeyRecord;

@@ -4,9 +4,9 @@
  */
 import type { ProblemKind, Tier } from '../contract/index.js';
 import { effectiveTier, isBlocked } from '../domain/tiers.js';
-import type { AccountStore } from '../store/ports.js';
+import type { AccountStore } from '../store/ports/index.js';
 import type { IpGuard } from '../state/ports.js';
-import { hashKey } from '../store/ids.js';
+import { hashKey } from '../store/ports/ids.js';
 import { storeLookup, type KeyLookup } from './cache.js';
 
 export { cachedLookup, storeLookup, type KeyAndAccount, type KeyLookup } from './cache.js';

@@ -14,7 +14,7 @@ import { createLogger } from '../ops/logger.js';
 import { embedderFor, livePrefix, startService } from '../server/index.js';
 import { startDemoFeeds } from '../sources/demo-feeds.js';
 import { sqliteFile } from '../store/index.js';
-import { SqliteStore } from '../store/sqlite.js';
+import { SqliteStore } from '../store/sqlite/index.js';
 import { cancel, createKey } from './operator.js';
 import { demoDataDir } from './demo-data.js';
 

@@ -4,7 +4,7 @@
  * database. Only an error nobody expected prints its stack.
  */
 import { ConfigError } from '../config/index.js';
-import { isStoreBusy } from '../store/errors.js';
+import { isStoreBusy } from '../store/ports/errors.js';
 import { OperatorError } from './operator.js';
 
 /** Documented in `fns help` and the README ("Operating it"). */

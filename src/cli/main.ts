@@ -8,9 +8,9 @@
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
 import { livePrefix } from '../auth/prefix.js';
-import type { SourceStore, Store } from '../store/ports.js';
+import type { SourceStore, Store } from '../store/ports/index.js';
 import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
-import { isStoreBusy } from '../store/errors.js';
+import { isStoreBusy } from '../store/ports/errors.js';
 import { CliError, EXIT, explain, type ErrorContext } from './errors.js';
 import { openInput, readLines } from './input.js';
 import {

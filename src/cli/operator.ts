@@ -3,8 +3,8 @@ import { assignableTiers, plans, type Tier } from '../contract/index.js';
 import { effectiveTier, type AccountRecord } from '../domain/tiers.js';
 import { operatorOffer, storeOffers, type Offer } from '../ingest/pipeline.js';
 import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
-import { hashKey, newApiKey, randomId } from '../store/ids.js';
-import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports.js';
+import { hashKey, newApiKey, randomId } from '../store/ports/ids.js';
+import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports/index.js';
 
 /**
  * An operator request that cannot be done. `usage`: the request itself is malformed (exit 2, like a

@@ -7,8 +7,8 @@
  */
 import type { Config } from '../config/index.js';
 import { urgencies } from '../contract/index.js';
-import type { SourceRecord, Store, UrgencySetting } from '../store/ports.js';
-import { SourceExistsError } from '../store/errors.js';
+import type { SourceRecord, Store, UrgencySetting } from '../store/ports/index.js';
+import { SourceExistsError } from '../store/ports/errors.js';
 import { SOURCE_NAME } from '../domain/source-name.js';
 import { CliError, EXIT, UsageError } from './errors.js';
 

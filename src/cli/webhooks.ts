@@ -10,7 +10,7 @@ import type { Config } from '../config/index.js';
 import { articleRules, webhookRules, type Tier } from '../contract/index.js';
 import { effectiveTier, planOf } from '../domain/tiers.js';
 import type { StoredArticle } from '../domain/articles.js';
-import type { Store, WebhookEndpoint } from '../store/ports.js';
+import type { Store, WebhookEndpoint } from '../store/ports/index.js';
 import { checkUrlShape, DestinationError, httpSender, messageId, newEndpointId, newSecret, resolveDestination, SecretBox, signedHeaders, webhookBody, type Lookup, type Sender } from '../webhooks/index.js';
 import { CliError, EXIT, UsageError } from './errors.js';
 import { relative } from './sources.js';

@@ -9,7 +9,7 @@ import { cachedLookup, type AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { effectiveSince } from '../domain/lookback.js';
 import { usageOf } from '../domain/tiers.js';
-import type { ArticleStore, ListQuery } from '../store/ports.js';
+import type { ArticleStore, ListQuery } from '../store/ports/index.js';
 import type { SearchOptions } from '../indexing/index.js';
 import type { RateLimiter } from '../state/ports.js';
 import { EmbeddingUnavailableError } from '../search/index.js';

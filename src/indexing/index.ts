@@ -17,9 +17,9 @@ import { VectorMatrix } from '../search/matrix.js';
 import { rankMatrix, yieldToEventLoop, type SliceOptions } from '../search/rank.js';
 import { limitBounds, searchRankingMax } from '../contract/index.js';
 import { clampLimit, type StoredArticle } from '../domain/articles.js';
-import { isStoreBusy } from '../store/errors.js';
+import { isStoreBusy } from '../store/ports/errors.js';
 import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './persist.js';
-import type { ArticleStore, VectorStore } from '../store/ports.js';
+import type { ArticleStore, VectorStore } from '../store/ports/index.js';
 
 /**
  * Vectors at which the index switches from the exact scan to HNSW. Measured (npm run bench:search,

@@ -1,6 +1,6 @@
 /**
  * Identity of an item, the step between enrichment and the store: what makes two items the same story
- * before the store compares them with what it holds (src/store/sources-plan.ts). Pure.
+ * before the store compares them with what it holds (src/store/ports/sources-plan.ts). Pure.
  *
  * - Its canonical link (src/dedup/link.ts): exact dedup by link across every source, and the `url` the
  *   article shows (null when there is no http(s) link, or when the canonical link is longer than the
@@ -11,7 +11,7 @@
  */
 import { nearDuplicateKeys } from '../dedup/near.js';
 import { repeatKey } from '../dedup/repeat.js';
-import type { NewArticle, SourcedItem } from '../store/ports.js';
+import type { NewArticle, SourcedItem } from '../store/ports/index.js';
 import { canonicalLink } from '../dedup/link.js';
 
 /** The source scope of an operator's line that names no source (`fns articles ingest`). */

@@ -4,7 +4,7 @@
  * number and skipped; the good lines still go in.
  */
 import { articleRules, articleSentiments, tickerSentiments, urgencies, type TickerSentiment } from '../contract/index.js';
-import type { NewArticle } from '../store/ports.js';
+import type { NewArticle } from '../store/ports/index.js';
 import { conformArticle } from '../domain/articles.js';
 import { parseRfc3339 } from '../domain/time.js';
 import { deriveAll } from './derive.js';

@@ -16,7 +16,7 @@
  * the reason and the stored article's id) or `invalid` (with the error).
  */
 import { createHash } from 'node:crypto';
-import type { DuplicateReason, NewArticle, SourcedItem, SourceStore } from '../store/ports.js';
+import type { DuplicateReason, NewArticle, SourcedItem, SourceStore } from '../store/ports/index.js';
 import { articleLink, identify, OPERATOR_SOURCE } from './identity.js';
 import { parseArticle } from './parse.js';
 

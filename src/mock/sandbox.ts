@@ -8,8 +8,8 @@ import { limits, plans, tiers, type Tier } from '../contract/index.js';
 import { nextPeriodEnd, toIso, type AccountRecord } from '../domain/tiers.js';
 import type { IpGuard } from '../state/ports.js';
 import type { IpVerdict } from '../domain/ip-guard.js';
-import { hashKey } from '../store/ids.js';
-import type { AccountStore, KeyInfo, KeyRecord } from '../store/ports.js';
+import { hashKey } from '../store/ports/ids.js';
+import type { AccountStore, KeyInfo, KeyRecord } from '../store/ports/index.js';
 
 /** The sandbox key of every tier of the contract (`starter`, `pro`, `max`, `expired`, `free`). */
 export function sandboxKeys(testPrefix: string = limits.keyPrefixes.test): Record<Tier, string> {

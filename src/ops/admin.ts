@@ -14,7 +14,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { limits } from '../contract/index.js';
 import { isDependencyUnavailable } from '../http/unavailable.js';
-import type { SourceStore } from '../store/ports.js';
+import type { SourceStore } from '../store/ports/index.js';
 import type { Metrics } from './metrics.js';
 import { bearerToken, PUSH_MAX_BYTES, PushBodyError, pushArticles, readPushBody, tokenMatches, type PushFormat } from './push.js';
 

@@ -1,6 +1,6 @@
 /**
  * What the instance knows about its dependencies' health from the calls it makes: every failed call of
- * a dependency-failure class (src/store/errors.ts: connection, authentication, resource) is counted in
+ * a dependency-failure class (src/store/ports/errors.ts: connection, authentication, resource) is counted in
  * `fns_dependency_errors_total` and keeps that dependency's readiness check red for `holdMs` after the
  * last one, so `/readyz` tells the load balancer about an outage that a plain ping would not see (a
  * full disk: reads and `SELECT 1` still work, every write fails). When the failures stop and the

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Caller } from '../auth/index.js';
 import type { Embedder } from '../search/embedder.js';
-import type { FeedEntry } from '../store/ports.js';
+import type { FeedEntry } from '../store/ports/index.js';
 import type { OpsLogger } from './logger.js';
 import { scrubKeys } from './logger.js';
 import type { Metrics } from './metrics.js';

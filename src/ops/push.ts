@@ -12,12 +12,12 @@ import { parseArticle } from '../ingest/parse.js';
 import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { decodeUtf8, invalidUtf8Offset, lineOfOffset, loneSurrogateError, notUtf8Message } from '../ingest/utf8.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH, SOURCE_NAME, sourcedArticle } from '../sources/pipeline.js';
-import type { SourcedItem, SourceStore } from '../store/ports.js';
+import type { SourcedItem, SourceStore } from '../store/ports/index.js';
 import { storeOffers, type BatchAnswer, type LineOutcome } from '../ingest/pipeline.js';
 
 /** Default body cap of one push. */
 export const PUSH_MAX_BYTES = 1024 * 1024;
-/** At most this many lines (articles) per push (stored in short write transactions: src/store/sources-plan.ts). */
+/** At most this many lines (articles) per push (stored in short write transactions: src/store/ports/sources-plan.ts). */
 export const PUSH_MAX_LINES = 1000;
 
 export type PushFormat = 'ndjson' | 'json';

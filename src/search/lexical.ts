@@ -1,6 +1,6 @@
 /**
  * The fusion of hybrid search: the keyword ranking (the stores' `VectorStore.lexicalSearch`, whose
- * queries src/store/lexical-query.ts builds) merged with the semantic one. Pure.
+ * queries src/store/ports/lexical-query.ts builds) merged with the semantic one. Pure.
  */
 import type { Scored } from './rank.js';
 

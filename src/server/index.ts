@@ -18,7 +18,7 @@ import { MemoryIpGuard, MemoryRateLimiter } from '../state/memory.js';
 import { FallbackIpGuard, FallbackRateLimiter, type FallbackHooks } from '../state/fallback.js';
 import { createRedisState } from '../state/redis/index.js';
 import { openStore, sqliteFile } from '../store/index.js';
-import type { Store } from '../store/ports.js';
+import type { Store } from '../store/ports/index.js';
 import { listenFeed, PostgresStore } from '../store/postgres/index.js';
 import { attachStream, DEFAULT_FEED_POLL_MS, type StreamHandle } from '../stream/index.js';
 import { MemoryStreamSlots } from '../state/stream-slots.js';

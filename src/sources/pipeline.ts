@@ -21,7 +21,7 @@ import { enrich } from '../enrich/index.js';
 import { identify } from '../ingest/identity.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH } from '../ingest/pipeline.js';
 import { eachInSlices, type SliceBudget } from '../runtime/slices.js';
-import type { NewArticle, SourcedItem, UrgencySetting } from '../store/ports.js';
+import type { NewArticle, SourcedItem, UrgencySetting } from '../store/ports/index.js';
 import { canonicalUrl, type FeedItem } from './feed/index.js';
 
 export { boundedId, EXTERNAL_ID_MAX_LENGTH };

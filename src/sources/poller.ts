@@ -18,7 +18,7 @@ import { hostname } from 'node:os';
 import { backoffMs, fetchFeed, FeedError, parseFeedOffThread, type FetchOptions, type FetchResult, type Validators } from './feed/index.js';
 import { toSourcedItemsInSlices } from './pipeline.js';
 import { storeOffers, type LineOutcome } from '../ingest/pipeline.js';
-import type { PollOutcome, SourceRecord, SourceStore } from '../store/ports.js';
+import type { PollOutcome, SourceRecord, SourceStore } from '../store/ports/index.js';
 
 /** The HTTP behaviour of the poller: timeouts, caps. The User-Agent is built by `pollerUserAgent`. */
 export const POLL_HTTP = {

@@ -1,8 +1,8 @@
 /**
  * Errors of the shared-state adapters that callers map to a client-visible answer, and the class of a
- * shared-state (Redis) failure (the classes of src/store/errors.ts).
+ * shared-state (Redis) failure (the classes of src/store/ports/errors.ts).
  */
-import { failureClass, type FailureClass } from '../store/errors.js';
+import { failureClass, type FailureClass } from '../store/ports/errors.js';
 
 /**
  * The shared state (Redis) could not be reached or did not answer in time. Stream slots do not fall
@@ -28,7 +28,7 @@ const REPLY_CLASSES: ReadonlyArray<readonly [RegExp, FailureClass]> = [
 ];
 const CONNECTION_MESSAGES = /^(Connection is closed|Reached the max retries per request limit|Stream isn't writeable)/;
 
-/** The class of a shared-state failure, or undefined when it is not one (see src/store/errors.ts). */
+/** The class of a shared-state failure, or undefined when it is not one (see src/store/ports/errors.ts). */
 export function sharedStateFailureClass(err: unknown): FailureClass | undefined {
   if (err === null || typeof err !== 'object') return undefined;
   const { name, message, cause } = err as { name?: unknown; message?: unknown; cause?: unknown };

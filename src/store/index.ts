@@ -4,9 +4,9 @@
  */
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
-import type { Store } from './ports.js';
+import type { Store } from './ports/index.js';
 import type { OpenPostgresOptions } from './postgres/index.js';
-import { SqliteStore } from './sqlite.js';
+import { SqliteStore } from './sqlite/index.js';
 
 /** How long the service's own SQLite writes may wait, synchronously, for another process's lock. */
 export const SERVICE_BUSY_TIMEOUT_MS = 5;

@@ -8,7 +8,7 @@ import { plans, stream, type Tier } from '../contract/index.js';
 import type { Admission } from '../auth/index.js';
 import { effectiveTier } from '../domain/tiers.js';
 import type { AccountRecord } from '../domain/tiers.js';
-import type { KeyRecord } from '../store/ports.js';
+import type { KeyRecord } from '../store/ports/index.js';
 
 export type CloseSpec = { code: number; reason: string };
 

@@ -17,7 +17,7 @@
  * - A connection may join at any point at or after `settledSeq()` (a resuming connection that has read
  *   the older part of the feed from the store): every later entry reaches it through the fan-out.
  */
-import type { FeedEntry } from '../store/ports.js';
+import type { FeedEntry } from '../store/ports/index.js';
 import { matchesTickers, type TickerFilter } from './params.js';
 
 export interface FanOutTarget {

@@ -2,7 +2,7 @@
  * The feed poller: follows the store's change feed (ordered by commit, fed by any process: the service,
  * the `fns articles ingest` command line) and hands every new article to the fan-out, in order.
  */
-import type { ArticleStore, FeedEntry } from '../store/ports.js';
+import type { ArticleStore, FeedEntry } from '../store/ports/index.js';
 
 /** Articles read per feed query; a full page is followed at once by the next one. */
 export const FEED_PAGE = 500;

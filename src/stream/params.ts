@@ -6,7 +6,7 @@
 import { streamQuery, streamRules } from '../../generated/stream.js';
 import { articleRules } from '../contract/index.js';
 import type { StoredArticle } from '../domain/articles.js';
-import { ulidTimePrefix } from '../store/ids.js';
+import { ulidTimePrefix } from '../store/ports/ids.js';
 import type { CloseSpec } from './admission.js';
 
 /** A connection's `tickers`: the symbols, and a canonical key (sorted, deduplicated) shared by equal filters. */

@@ -1,11 +1,11 @@
 /**
  * Where a resuming connection starts reading the change feed. The store commits articles so that feed
- * order (`seq`), id order and receive-time order agree (src/store/ports.ts `insert`), so "every article
+ * order (`seq`), id order and receive-time order agree (src/store/ports/index.ts `insert`), so "every article
  * with an id above a bound" is "every feed entry after some seq". That seq is found by a binary search
  * over the feed (each probe one primary-key read), up to the connection's admission point: no new
  * store method, and the same code on SQLite and PostgreSQL.
  */
-import type { ArticleStore } from '../store/ports.js';
+import type { ArticleStore } from '../store/ports/index.js';
 
 /**
  * The smallest `k` in [0, upTo] such that every feed entry with a seq in (k, upTo] has an id above

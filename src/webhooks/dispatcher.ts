@@ -21,7 +21,7 @@ import { webhookRules, type Tier } from '../contract/index.js';
 import { effectiveTier, planOf } from '../domain/tiers.js';
 import { FeedPoller } from '../stream/feed.js';
 import { matchesTickers, type TickerFilter } from '../stream/params.js';
-import type { FeedEntry, Store, WebhookAttempt, WebhookEndpoint } from '../store/ports.js';
+import type { FeedEntry, Store, WebhookAttempt, WebhookEndpoint } from '../store/ports/index.js';
 import { resolveDestination, systemLookup, DestinationError, type Lookup } from './address.js';
 import { messageId, webhookBody } from './message.js';
 import { CONTRACT_RETRY_RULES, nextRetry, type RetryRules } from './schedule.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { startService, type RunningService } from '../../src/server/index.js';
-import { hashKey } from '../../src/store/ids.js';
+import { hashKey } from '../../src/store/ports/ids.js';
 import { TrigramEmbedder, get } from '../support/service.js';
 import { expectCleanFailure, tempDataDir } from './support.js';
 

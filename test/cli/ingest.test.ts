@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readLines } from '../../src/cli/input.js';
 import { ingest, IngestStopped, INGEST_CHUNK } from '../../src/cli/operator.js';
 import { Progress } from '../../src/cli/progress.js';
-import type { ItemOutcome, SourcedItem } from '../../src/store/ports.js';
+import type { ItemOutcome, SourcedItem } from '../../src/store/ports/index.js';
 import { fnsBin, fnsWith, ndjson, tempDataDir } from './support.js';
 
 const data = tempDataDir('fns-ingest-');

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isNearDuplicate, nearDuplicateKeys, prepare } from '../../src/dedup/near.js';
 import { canonicalHeadline } from '../../src/dedup/normalize.js';
 import { toSourcedItem } from '../../src/sources/pipeline.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 
 const BASE = 'Nvidia to invest $5 billion in Intel, co-develop chips';
 /** `ch` inside three words of BASE, as in the report (a soft hyphen in three words). */

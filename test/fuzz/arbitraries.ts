@@ -10,7 +10,7 @@
  */
 import fc from 'fast-check';
 import { openapiDocument, operationParameters, searchRankingMax, type ParameterSpec } from '../../src/contract/index.js';
-import { ulidTimePrefix } from '../../src/store/ids.js';
+import { ulidTimePrefix } from '../../src/store/ports/ids.js';
 
 // ---------------------------------------------------------------------------------------------
 // The contract's operations

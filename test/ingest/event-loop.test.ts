@@ -13,9 +13,9 @@ import { pushArticles, readPushBody } from '../../src/ops/push.js';
 import { parseFeed, parseFeedOffThread, toSourcedItems, toSourcedItemsInSlices } from '../../src/sources/index.js';
 import { OFF_THREAD_MIN_BYTES } from '../../src/sources/feed/index.js';
 import { stopFeedParser } from '../../src/sources/feed/off-thread.js';
-import { ingestInSlices, nextSliceSize, planIngest } from '../../src/store/sources-plan.js';
-import type { NearDuplicateRule, SourcedItem } from '../../src/store/ports.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { ingestInSlices, nextSliceSize, planIngest } from '../../src/store/ports/sources-plan.js';
+import type { NearDuplicateRule, SourcedItem } from '../../src/store/ports/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 
 const dirs: string[] = [];
 afterAll(async () => {

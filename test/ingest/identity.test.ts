@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { articleLink, identify, OPERATOR_SOURCE, URL_MAX_LENGTH } from '../../src/ingest/identity.js';
 import { isUndatedRepeatKey, repeatHeadline, repeatKey } from '../../src/dedup/repeat.js';
 import { operatorItem, operatorOffer } from '../../src/ingest/pipeline.js';
-import type { NewArticle } from '../../src/store/ports.js';
+import type { NewArticle } from '../../src/store/ports/index.js';
 
 const article = (content: string, over: Partial<NewArticle> = {}): NewArticle => ({ content, urgency: 'regular', sentiment: null, published_at: null, tickers: [], ...over });
 

@@ -8,7 +8,7 @@ import { dependencyFailureClass, isDependencyUnavailable } from '../../src/http/
 import { DependencyHealth } from '../../src/ops/health.js';
 import { createMetrics } from '../../src/ops/metrics.js';
 import { SharedStateUnavailableError } from '../../src/state/errors.js';
-import { isStoreBusy, isStoreUnavailable, StoreUnavailableError } from '../../src/store/errors.js';
+import { isStoreBusy, isStoreUnavailable, StoreUnavailableError } from '../../src/store/ports/errors.js';
 
 const coded = (code: string, message = `failure ${code}`) => Object.assign(new Error(message), { code });
 const reply = (message: string) => new ReplyError(message);

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/ops/logger.js';
 import { createMetrics } from '../../src/ops/metrics.js';
 import { livePrefix, startService, type RunningService } from '../../src/server/index.js';
 import { sqliteFile } from '../../src/store/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { TrigramEmbedder } from '../support/service.js';
 
 export type Tier = 'starter' | 'pro' | 'max' | 'free';

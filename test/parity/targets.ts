@@ -12,7 +12,7 @@ import { createKey } from '../../src/cli/operator.js';
 import { loadConfig } from '../../src/config/index.js';
 import { startMock } from '../../src/mock/index.js';
 import { livePrefix, startService } from '../../src/server/index.js';
-import type { NewArticle } from '../../src/store/ports.js';
+import type { NewArticle } from '../../src/store/ports/index.js';
 import { TrigramEmbedder } from '../support/service.js';
 import { loopbackFetch, nextLoopbackAddress } from './loopback-fetch.js';
 

@@ -16,9 +16,9 @@ import { createApp } from '../../src/http/app.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { createKey, setKeyActive, setTier } from '../../src/cli/operator.js';
 import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { openPostgresStore, PostgresStore } from '../../src/store/postgres/index.js';
-import type { NewArticle, Store } from '../../src/store/ports.js';
+import type { NewArticle, Store } from '../../src/store/ports/index.js';
 import { FakeClock, get, LIVE } from '../support/service.js';
 import { dropSchemas, freshSchema, PG_TEST_URL, pgReachable, reportUnreachable } from '../support/postgres.js';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from '../../clients/typescript/src/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { newEndpointId, newSecret, SecretBox, WebhookDispatcher } from '../../src/webhooks/index.js';
 import { startReceiver } from '../webhooks/receiver.js';
 

@@ -4,7 +4,7 @@
  * approximate index: every point is nearly as far as any other); `clustered` scatters them around a
  * few hundred topics, closer to what a text embedding model produces.
  */
-import type { VectorStore } from '../../src/store/ports.js';
+import type { VectorStore } from '../../src/store/ports/index.js';
 
 export { prng } from '../../scripts/lib/random.js';
 import { prng } from '../../scripts/lib/random.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Bm25, parseEvalSet, recallAtK, reciprocalRankAtK, splitOf } from '../../scripts/lib/evaluate-search.js';
-import { tokenize } from '../../src/store/lexical-query.js';
+import { tokenize } from '../../src/store/ports/lexical-query.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/search-eval.json', import.meta.url), 'utf8')) as unknown;
 

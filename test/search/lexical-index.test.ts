@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fuseRankings } from '../../src/search/lexical.js';
-import { affordableTerms, fts5Query, lexicalTerms, MAX_LEXICAL_POSTINGS, MAX_LEXICAL_TERMS, MAX_TERM_ARTICLES, tsQuery } from '../../src/store/lexical-query.js';
+import { affordableTerms, fts5Query, lexicalTerms, MAX_LEXICAL_POSTINGS, MAX_LEXICAL_TERMS, MAX_TERM_ARTICLES, tsQuery } from '../../src/store/ports/lexical-query.js';
 import { migrate, type PostgresStore } from '../../src/store/postgres/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { PG_TEST_URL, pgReachable, pgTestStores, sql } from '../support/postgres.js';
 import { article } from '../store/ports.suite.js';
 

@@ -8,7 +8,7 @@ import { SearchIndexLoadingError, SemanticIndex } from '../../src/indexing/index
 import type { Embedder } from '../../src/search/index.js';
 import { rankMatrix } from '../../src/search/rank.js';
 import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { createKey } from '../../src/cli/operator.js';
 import { TrigramEmbedder } from '../support/service.js';
 import { asIndexStore, clusteredUnitVectors, idOf, MatrixVectorStore, randomUnitVectors } from './corpus.js';

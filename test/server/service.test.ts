@@ -8,7 +8,7 @@ import { loadConfig, TRUST_PROXY_TRUE_WARNING } from '../../src/config/index.js'
 import { limits, streamAddress } from '../../src/contract/index.js';
 import { livePrefix, startService, type RunningService } from '../../src/server/index.js';
 import { sqliteFile } from '../../src/store/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { get, TrigramEmbedder } from '../support/service.js';
 import { connect } from '../stream/support.js';
 import { until } from '../support/wait.js';

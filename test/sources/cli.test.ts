@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { urgencies } from '../../src/contract/index.js';
 import { formatDuration, parseDuration, SOURCE_EVERY, sourcesTable } from '../../src/cli/sources.js';
 import { EXIT } from '../../src/cli/errors.js';
-import type { SourceRecord } from '../../src/store/ports.js';
+import type { SourceRecord } from '../../src/store/ports/index.js';
 import { expectCleanFailure, tempDataDir } from '../cli/support.js';
 
 const data = tempDataDir('fns-sources-cli-');

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS, pollerUserAgent, SourcePoller, type PollReport, type PollerOptions } from '../../src/sources/poller.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
-import type { SourceRecord } from '../../src/store/ports.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import type { SourceRecord } from '../../src/store/ports/index.js';
 import { until } from '../support/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fns-poller-'));

@@ -15,7 +15,7 @@ import { createMetrics } from '../../src/ops/metrics.js';
 import { PUSH_MAX_BYTES, PUSH_MAX_LINES } from '../../src/ops/push.js';
 import { livePrefix, startService, type RunningService } from '../../src/server/index.js';
 import { sqliteFile } from '../../src/store/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { TrigramEmbedder } from '../support/service.js';
 import { connect, dropClients } from '../stream/support.js';
 

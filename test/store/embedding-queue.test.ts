@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddingWorker, SemanticIndex } from '../../src/indexing/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { TrigramEmbedder } from '../support/service.js';
 
 const dirs: string[] = [];

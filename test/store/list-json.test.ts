@@ -1,7 +1,7 @@
 /** listJson (SQLite-built JSON, the list hot path) says exactly what list + presentArticle say. */
 import { describe, expect, it } from 'vitest';
 import { presentArticle } from '../../src/domain/articles.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 
 describe('articles serialised by the store', () => {
   it('match JSON.stringify of the presented article, for both variants, with and without an urgency filter', async () => {

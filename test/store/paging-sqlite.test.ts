@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/ports.js';
+import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite/index.js';
+import type { Store } from '../../src/store/ports/index.js';
 import { describeStorePaging } from './paging.suite.js';
 
 const dirs: string[] = [];

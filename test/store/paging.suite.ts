@@ -9,8 +9,8 @@ import { registerStoreTests } from './suite-kit.js';
 import fc from 'fast-check';
 import { limitBounds, urgencies, type Urgency } from '../../src/contract/index.js';
 import type { StoredArticle } from '../../src/domain/articles.js';
-import type { ListQuery, NewArticle, SourcedItem, Store } from '../../src/store/ports.js';
-import { ulidTimePrefix } from '../../src/store/ids.js';
+import type { ListQuery, NewArticle, SourcedItem, Store } from '../../src/store/ports/index.js';
+import { ulidTimePrefix } from '../../src/store/ports/ids.js';
 import type { StoreHarness } from './ports.suite.js';
 
 export interface PagingHarness extends StoreHarness {

@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { OpenedStores, registerStoreTests } from './suite-kit.js';
 import { articleRules, limitBounds } from '../../src/contract/index.js';
 import { toIso } from '../../src/domain/tiers.js';
-import type { NewArticle, Store } from '../../src/store/ports.js';
+import type { NewArticle, Store } from '../../src/store/ports/index.js';
 import { until } from '../support/wait.js';
 
 export interface StoreHarness {

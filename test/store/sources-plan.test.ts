@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { SourcedItem } from '../../src/store/ports.js';
-import { chooseCandidates, keyHits, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_SINGLE_KEY_CANDIDATES, rankNearCandidates } from '../../src/store/sources-plan.js';
+import type { SourcedItem } from '../../src/store/ports/index.js';
+import { chooseCandidates, keyHits, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_SINGLE_KEY_CANDIDATES, rankNearCandidates } from '../../src/store/ports/sources-plan.js';
 
 const item = (source: string, nearKeys: string[]): SourcedItem => ({
   source,

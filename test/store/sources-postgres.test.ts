@@ -1,5 +1,5 @@
 /** The SourceStore suite on PostgreSQL: a fresh schema per test (dropped afterwards); a peer is a second pool on it. */
-import type { NearDuplicateRule, Store } from '../../src/store/ports.js';
+import type { NearDuplicateRule, Store } from '../../src/store/ports/index.js';
 import { describeSourceStore } from './sources.suite.js';
 import { pgReachable, pgTestStores, reportUnreachable, sql } from '../support/postgres.js';
 import type { PostgresStore } from '../../src/store/postgres/index.js';

@@ -2,9 +2,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
+import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite/index.js';
 import { IDENTITY_MIGRATION } from '../../src/store/sqlite/sources.js';
-import type { NearDuplicateRule, Store } from '../../src/store/ports.js';
+import type { NearDuplicateRule, Store } from '../../src/store/ports/index.js';
 import { describeSourceStore } from './sources.suite.js';
 
 const dirs: string[] = [];

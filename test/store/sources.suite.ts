@@ -6,8 +6,8 @@
  */
 import { expect } from 'vitest';
 import { OpenedStores, registerStoreTests } from './suite-kit.js';
-import { SourceExistsError } from '../../src/store/errors.js';
-import type { NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, Store } from '../../src/store/ports.js';
+import { SourceExistsError } from '../../src/store/ports/errors.js';
+import type { NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, Store } from '../../src/store/ports/index.js';
 import { identify } from '../../src/ingest/identity.js';
 import { operatorItem, storeOffers } from '../../src/ingest/pipeline.js';
 import { parseArticle } from '../../src/ingest/parse.js';

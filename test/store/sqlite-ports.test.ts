@@ -2,8 +2,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/ports.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import type { Store } from '../../src/store/ports/index.js';
 import { describeStorePorts } from './ports.suite.js';
 
 const dirs: string[] = [];

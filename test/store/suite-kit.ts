@@ -4,7 +4,7 @@
  * first so the suite can count what it registers (for the loud "skipped N tests" line).
  */
 import { afterAll, afterEach, describe, it } from 'vitest';
-import type { Store } from '../../src/store/ports.js';
+import type { Store } from '../../src/store/ports/index.js';
 
 export type SuiteTest = [title: string, fn: () => Promise<void>];
 

@@ -6,7 +6,7 @@
  */
 import { expect } from 'vitest';
 import { OpenedStores, registerStoreTests } from './suite-kit.js';
-import type { NewArticle, Store, WebhookAttempt } from '../../src/store/ports.js';
+import type { NewArticle, Store, WebhookAttempt } from '../../src/store/ports/index.js';
 
 export interface WebhooksHarness {
   open(): Promise<Store>;

@@ -11,7 +11,7 @@ import { articleRules } from '../../src/contract/index.js';
 import { parseArticle } from '../../src/ingest/parse.js';
 import { EmbeddingWorker } from '../../src/indexing/index.js';
 import { SERVICE_BUSY_TIMEOUT_MS } from '../../src/store/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { repoRoot } from '../support/specs.js';
 import { TrigramEmbedder } from '../support/service.js';
 

@@ -6,7 +6,7 @@
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { stream } from '../../src/contract/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { connectAdmitted, useStreamHarness, waitFor, type TestClient } from './support.js';
 
 const BOUND = 64 * 1024;

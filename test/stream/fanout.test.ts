@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FanOut, type FanOutTarget } from '../../src/stream/fanout.js';
-import type { FeedEntry } from '../../src/store/ports.js';
+import type { FeedEntry } from '../../src/store/ports/index.js';
 
 interface Target extends FanOutTarget {
   name: string;

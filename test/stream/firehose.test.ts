@@ -1,6 +1,6 @@
 /** The firehose: every article that enters the store, from any process, pushed to every open connection. */
 import { describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { FEED_PAGE } from '../../src/stream/feed.js';
 import { connectAdmitted, useStreamHarness } from './support.js';
 

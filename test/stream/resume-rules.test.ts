@@ -10,8 +10,8 @@ import { streamRules } from '../../generated/stream.js';
 import { FanOut, type FanOutTarget } from '../../src/stream/fanout.js';
 import { replayLowerBound, streamParams, type TickerFilter } from '../../src/stream/params.js';
 import { replayStartSeq } from '../../src/stream/replay.js';
-import { ulidTimePrefix } from '../../src/store/ids.js';
-import type { FeedEntry } from '../../src/store/ports.js';
+import { ulidTimePrefix } from '../../src/store/ports/ids.js';
+import type { FeedEntry } from '../../src/store/ports/index.js';
 
 const T0 = Date.parse('2026-11-21T12:00:00Z');
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { streamRules } from '../../generated/stream.js';
 import { plans } from '../../src/contract/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { connect, connectAdmitted, useStreamHarness, waitFor, type StreamHarness } from './support.js';
 
 const ctx = useStreamHarness({ feedPollMs: 20 });

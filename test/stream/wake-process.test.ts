@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { streamAddress } from '../../src/contract/index.js';
 import { livePrefix, startService, type RunningService } from '../../src/server/index.js';
 import { sqliteFile } from '../../src/store/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { TrigramEmbedder } from '../support/service.js';
 import { repoRoot } from '../support/specs.js';
 import { connect, dropClients } from './support.js';

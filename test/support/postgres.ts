@@ -7,7 +7,7 @@ import pg from 'pg';
 import { it } from 'vitest';
 import { connectionString } from '../../src/store/postgres/db.js';
 import { openPostgresStore, type OpenPostgresOptions, type PostgresStore } from '../../src/store/postgres/index.js';
-import type { Store } from '../../src/store/ports.js';
+import type { Store } from '../../src/store/ports/index.js';
 
 export const PG_TEST_URL = process.env.PG_TEST_URL ?? 'postgres://127.0.0.1:5432/test';
 const REQUIRE = process.env.FNS_REQUIRE_ENGINES === '1';

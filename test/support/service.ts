@@ -8,10 +8,10 @@ import { SemanticIndex, EmbeddingWorker } from '../../src/indexing/index.js';
 import { limits } from '../../src/contract/index.js';
 import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
 import type { IpGuardOptions } from '../../src/state/ports.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { createKey } from '../../src/cli/operator.js';
 import { EmbeddingUnavailableError, type Embedder } from '../../src/search/index.js';
-import type { NewArticle } from '../../src/store/ports.js';
+import type { NewArticle } from '../../src/store/ports/index.js';
 
 export const LIVE = 'fns_live_';
 

@@ -1,10 +1,10 @@
 /** AccountStore on PostgreSQL: accounts and key hashes (never the keys). */
 import type { Tier } from '../../contract/index.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../../domain/tiers.js';
-import { randomId } from '../ids.js';
-import type { AccountStore, KeyInfo, KeyRecord } from '../ports.js';
+import { randomId } from '../ports/ids.js';
+import type { AccountStore, KeyInfo, KeyRecord } from '../ports/index.js';
 import type { Db } from './db.js';
-import { toAccount, type AccountRow } from '../rows.js';
+import { toAccount, type AccountRow } from '../ports/rows.js';
 
 interface KeyRow {
   id: string;

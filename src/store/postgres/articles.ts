@@ -7,11 +7,11 @@
  */
 import { monotonicFactory } from 'ulid';
 import { conformArticle, type StoredArticle } from '../../domain/articles.js';
-import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports.js';
-import { receiveStamp } from '../ids.js';
-import { listShape, listSql, listValues, normaliseTickers, numberedPlaceholders, shapeKey, tickerRows } from '../list-query.js';
+import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports/index.js';
+import { receiveStamp } from '../ports/ids.js';
+import { listShape, listSql, listValues, normaliseTickers, numberedPlaceholders, shapeKey, tickerRows } from '../ports/list-query.js';
 import { feedChannel, LOCK, type Db } from './db.js';
-import { toArticle, type ArticleRow } from '../rows.js';
+import { toArticle, type ArticleRow } from '../ports/rows.js';
 
 const COLUMNS = 'seq, id, content, urgency, sentiment, published_at, received_at, tickers, source, url';
 

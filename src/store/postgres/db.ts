@@ -4,7 +4,7 @@
  */
 import { userInfo } from 'node:os';
 import pg from 'pg';
-import { isStoreUnavailable, StoreUnavailableError } from '../errors.js';
+import { isStoreUnavailable, StoreUnavailableError } from '../ports/errors.js';
 
 export interface PgOptions {
   /** Schema holding the tables (created by the migrations); default `public`. */

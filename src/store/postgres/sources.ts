@@ -4,11 +4,11 @@
  * takes the article writers' advisory lock first, so two processes' check-then-insert never interleave,
  * then inserts through PgArticles (ids, received_at, seq and the feed notification as every insert).
  */
-import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
-import { SourceExistsError } from '../errors.js';
+import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports/index.js';
+import { SourceExistsError } from '../ports/errors.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
-import { ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, lookupKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
-import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
+import { ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, lookupKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
+import { SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
 
@@ -88,7 +88,7 @@ export class PgSources implements SourceStore {
   constructor(
     private readonly db: Db,
     private readonly rule: NearDuplicateRule,
-    /** The slices of ingestItems (INGEST_SLICES, src/store/sources-plan.ts). */
+    /** The slices of ingestItems (INGEST_SLICES, src/store/ports/sources-plan.ts). */
     private readonly slices: SliceOptions = { maxItems: INGEST_SLICES.maxItems },
   ) {}
 

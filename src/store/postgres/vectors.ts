@@ -4,8 +4,8 @@
  * measured by scripts/bench-pg-driver.ts, reading 5,000 384-dim vectors takes ~60 ms as bytea vs
  * ~1,200 ms as real[], writing ~5x faster, same size on disk.
  */
-import { affordableTerms, lexicalTerms, MAX_TERM_ARTICLES, tsQuery } from '../lexical-query.js';
-import type { VectorStore } from '../ports.js';
+import { affordableTerms, lexicalTerms, MAX_TERM_ARTICLES, tsQuery } from '../ports/lexical-query.js';
+import type { VectorStore } from '../ports/index.js';
 import { LOCK, type Db } from './db.js';
 
 /** How long a batch handed to one worker stays invisible to the others (default of nextBatch). */

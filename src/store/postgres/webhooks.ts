@@ -3,8 +3,8 @@
  * delivers an endpoint at a time; FOR UPDATE SKIP LOCKED: claimers never wait on each other; a lease
  * that is not renewed expires and another instance takes the endpoint over).
  */
-import type { WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports.js';
-import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../webhook-rows.js';
+import type { WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
+import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
 import type { Db } from './db.js';
 
 /** The migration adding the endpoints table (appended to the PostgreSQL migration list). */

@@ -6,11 +6,11 @@
  */
 import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';
-import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports.js';
-import { SourceExistsError } from '../errors.js';
-import { chooseCandidates, ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, keyHits, lookupKeys, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../sources-plan.js';
+import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports/index.js';
+import { SourceExistsError } from '../ports/errors.js';
+import { chooseCandidates, ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, keyHits, lookupKeys, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
-import { SOURCE_COLUMNS, toSource, type SourceRow } from '../sources-rows.js';
+import { SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 
 /** The migration adding the registry and dedup tables (appended to the SQLite migration list). */
 export const SOURCES_MIGRATION = `
@@ -98,7 +98,7 @@ export class SqliteSources implements SourceStore {
     /** The store's insert, synchronous, joining the caller's transaction. */
     private readonly insertNow: (articles: NewArticle[], at: number | (() => number)) => StoredArticle[],
     private readonly rule: NearDuplicateRule,
-    /** The slices of ingestItems (INGEST_SLICES, src/store/sources-plan.ts). */
+    /** The slices of ingestItems (INGEST_SLICES, src/store/ports/sources-plan.ts). */
     private readonly slices: SliceOptions = { maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs },
   ) {
     this.st = {

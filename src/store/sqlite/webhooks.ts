@@ -4,8 +4,8 @@
  * an endpoint the service holds). Every write is one IMMEDIATE transaction.
  */
 import type Database from 'better-sqlite3';
-import type { WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports.js';
-import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../webhook-rows.js';
+import type { WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
+import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
 
 /** The migration adding the endpoints table (appended to the SQLite migration list). */
 export const WEBHOOKS_MIGRATION = `

@@ -1,7 +1,7 @@
 /** The row shapes both SQL adapters read, and their mapping to the domain records. */
-import type { Tier } from '../contract/index.js';
-import type { StoredArticle } from '../domain/articles.js';
-import type { AccountRecord } from '../domain/tiers.js';
+import type { Tier } from '../../contract/index.js';
+import type { StoredArticle } from '../../domain/articles.js';
+import type { AccountRecord } from '../../domain/tiers.js';
 
 export interface ArticleRow {
   /** A number from SQLite, a string from PostgreSQL's bigint. */

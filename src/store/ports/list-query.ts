@@ -11,9 +11,9 @@
  *   union (an article about two of the symbols once), then the page: O(k·(log n + limit)) for k
  *   symbols, whatever the size of the archive.
  */
-import { clampLimit } from '../domain/articles.js';
-import { limitBounds } from '../contract/index.js';
-import type { ListQuery } from './ports.js';
+import { clampLimit } from '../../domain/articles.js';
+import { limitBounds } from '../../contract/index.js';
+import type { ListQuery } from './index.js';
 import { ulidTimePrefix } from './ids.js';
 
 /** Above every ULID (their first character is 0-7). */

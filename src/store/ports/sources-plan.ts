@@ -10,9 +10,9 @@
  * which this source has not carried yet -> `near-duplicate` (the source becomes a carrier). Items of
  * one batch are checked against the earlier items of that batch too.
  */
-import { isUndatedRepeatKey } from '../dedup/repeat.js';
-import { nextTurn } from '../runtime/slices.js';
-import type { DuplicateReason, NearDuplicateRule, SourcedItem } from './ports.js';
+import { isUndatedRepeatKey } from '../../dedup/repeat.js';
+import { nextTurn } from '../../runtime/slices.js';
+import type { DuplicateReason, NearDuplicateRule, SourcedItem } from './index.js';
 
 /** An article: stored already (`id`), or the `pending`-th item to insert in this batch. */
 export type ArticleRef = { id: string } | { pending: number };

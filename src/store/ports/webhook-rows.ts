@@ -2,7 +2,7 @@
  * The webhook endpoints' row shape (both engines: times as epoch ms, tickers and secrets as JSON text)
  * and its mapping to WebhookEndpoint; the rotation rule shared by both adapters.
  */
-import type { WebhookEndpoint, WebhookSecretRecord, WebhookState } from './ports.js';
+import type { WebhookEndpoint, WebhookSecretRecord, WebhookState } from './index.js';
 
 export interface WebhookRow {
   id: string;

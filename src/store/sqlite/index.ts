@@ -7,18 +7,18 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { monotonicFactory } from 'ulid';
-import type { Tier } from '../contract/index.js';
-import { conformArticle, type StoredArticle } from '../domain/articles.js';
-import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../domain/tiers.js';
-import type { CarrierRecord, FeedEntry, ItemOutcome, ItemRecord, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting, WebhookAttempt, WebhookEndpoint, WebhookState } from './ports.js';
-import { defaultNearRule } from './near-rule.js';
-import type { SliceOptions } from './sources-plan.js';
-import { IDENTITY_MIGRATION, SOURCES_MIGRATION, SqliteSources } from './sqlite/sources.js';
-import { SqliteWebhooks, WEBHOOKS_MIGRATION } from './sqlite/webhooks.js';
-import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from './lexical-query.js';
-import { randomId, receiveStamp } from './ids.js';
-import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from './list-query.js';
-import { toAccount, toArticle, type AccountRow, type ArticleRow } from './rows.js';
+import type { Tier } from '../../contract/index.js';
+import { conformArticle, type StoredArticle } from '../../domain/articles.js';
+import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../../domain/tiers.js';
+import type { CarrierRecord, FeedEntry, ItemOutcome, ItemRecord, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting, WebhookAttempt, WebhookEndpoint, WebhookState } from '../ports/index.js';
+import { defaultNearRule } from '../ports/near-rule.js';
+import type { SliceOptions } from '../ports/sources-plan.js';
+import { IDENTITY_MIGRATION, SOURCES_MIGRATION, SqliteSources } from './sources.js';
+import { SqliteWebhooks, WEBHOOKS_MIGRATION } from './webhooks.js';
+import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../ports/lexical-query.js';
+import { randomId, receiveStamp } from '../ports/ids.js';
+import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from '../ports/list-query.js';
+import { toAccount, toArticle, type AccountRow, type ArticleRow } from '../ports/rows.js';
 
 /** Exported for the migration tests (rewinding to an earlier version); user_version counts the applied ones. */
 export const MIGRATIONS: readonly string[] = [
@@ -119,7 +119,7 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /** The near-duplicate rule of ingestItems (default: src/dedup/near.ts). */
   nearRule?: NearDuplicateRule;
-  /** The slices of ingestItems (default: INGEST_SLICES, src/store/sources-plan.ts, sized by time). */
+  /** The slices of ingestItems (default: INGEST_SLICES, src/store/ports/sources-plan.ts, sized by time). */
   ingestSlices?: SliceOptions;
 }
 

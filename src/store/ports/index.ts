@@ -1,7 +1,7 @@
 /** Storage ports: the service depends on these, adapters (SQLite now, PostgreSQL later) implement them. */
-import type { Tier, Urgency, ArticleSentiment, TickerSentiment } from '../contract/index.js';
-import type { AccountRecord } from '../domain/tiers.js';
-import type { StoredArticle } from '../domain/articles.js';
+import type { Tier, Urgency, ArticleSentiment, TickerSentiment } from '../../contract/index.js';
+import type { AccountRecord } from '../../domain/tiers.js';
+import type { StoredArticle } from '../../domain/articles.js';
 
 export interface KeyRecord {
   keyId: string;
@@ -120,8 +120,8 @@ export interface VectorStore {
 }
 
 /** A source's urgency: fixed, or `auto` (derived from the text by src/enrich). */
-export type { UrgencySetting } from '../enrich/index.js';
-import type { UrgencySetting } from '../enrich/index.js';
+export type { UrgencySetting } from '../../enrich/index.js';
+import type { UrgencySetting } from '../../enrich/index.js';
 
 /** A registered source as the operator and the poller see it. Times are ISO 8601 UTC text. */
 export interface SourceRecord {
@@ -214,7 +214,7 @@ export interface NearDuplicateRule {
 }
 
 export interface SourceStore {
-  /** A duplicate name throws SourceExistsError (src/store/errors.ts). */
+  /** A duplicate name throws SourceExistsError (src/store/ports/errors.ts). */
   addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord>;
   /** In creation order. */
   listSources(): Promise<SourceRecord[]>;
@@ -231,7 +231,7 @@ export interface SourceStore {
    * Exact dedup (same (source, externalId) or same canonical URL within 30 days), near dedup (a stored article
    * sharing a near key within NEAR_DUPLICATE_WINDOW_MS whose content isNearDuplicate: the new source is recorded
    * as a carrier of that article), then insert of the rest: in write transactions of a slice of the items each
-   * (src/store/sources-plan.ts INGEST_SLICES: a large batch never holds the event loop or the write lock
+   * (src/store/ports/sources-plan.ts INGEST_SLICES: a large batch never holds the event loop or the write lock
    * for long), each race-free across processes; a later slice sees the earlier ones as stored. Returns one outcome per item, in order. Items are never stored twice across restarts.
    */
   ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;

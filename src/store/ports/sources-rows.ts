@@ -1,5 +1,5 @@
 /** The source registry's row shape (both engines: times as epoch ms) and its mapping to SourceRecord. */
-import type { SourceRecord, UrgencySetting } from './ports.js';
+import type { SourceRecord, UrgencySetting } from './index.js';
 
 export interface SourceRow {
   name: string;
