@@ -65,10 +65,10 @@ describe('the slices helpers give the event loop a turn between slices and keep 
     for (let i = 0; i < 10; i++) await turn();
     expect(yields).toBeGreaterThanOrEqual(3);
   });
-  it('nextSliceSize fits the budget at the measured time per item, within its bounds', () => {
-    expect(nextSliceSize(10, 10, 6, 64)).toBe(8); // 1 ms an item: 6 fit, never fewer than the floor
-    expect(nextSliceSize(10, 1, 6, 64)).toBe(60);
-    expect(nextSliceSize(10, 0, 6, 64)).toBe(64);
+  it('nextSliceSize grows under the budget, shrinks to it over, within its bounds', () => {
+    expect(nextSliceSize(40, 5, 8, 64)).toBe(64); // under the budget: twice as many, up to the cap
+    expect(nextSliceSize(40, 20, 8, 64)).toBe(16); // over it: scaled down to fit
+    expect(nextSliceSize(10, 100, 8, 64)).toBe(8); // never under the floor
   });
 });
 

@@ -136,12 +136,12 @@ export function chooseCandidates(
  * about `budgetMs` on this machine under its current load (the 10 ms goal of docs/sources.md).
  */
 export const INGEST_SLICES = {
-  maxItems: 64,
+  maxItems: 128,
   /** The first slice, before any measurement. */
   firstItems: 16,
   /** A commit costs a sync to disk whatever the size (a few ms on a busy disk): slices never get smaller than this. */
   minItems: 8,
-  budgetMs: 6,
+  budgetMs: 8,
 } as const;
 
 export interface SliceOptions {
@@ -152,10 +152,14 @@ export interface SliceOptions {
   now?: () => number;
 }
 
-/** The size of the next slice: the budget at the last slice's time per item, within [minItems, maxItems]. */
+/**
+ * The size of the next slice, within [minItems, maxItems]: twice the last one when it took less than the
+ * budget, else the last size scaled down to the budget. (Not simply budget / time per item: a commit's
+ * sync to disk costs the same for 1 item as for 100, and counting it per item would keep slices at the
+ * floor, one sync every few items.)
+ */
 export function nextSliceSize(lastItems: number, lastMs: number, budgetMs: number, maxItems: number): number {
-  const perItem = lastMs / Math.max(1, lastItems);
-  const fit = perItem > 0 ? Math.floor(budgetMs / perItem) : maxItems;
+  const fit = lastMs <= budgetMs ? lastItems * 2 : Math.floor((lastItems * budgetMs) / lastMs);
   return Math.max(Math.min(INGEST_SLICES.minItems, maxItems), Math.min(maxItems, fit));
 }
 
