@@ -37,13 +37,21 @@ function failAll(e: unknown): void {
   ready = null;
 }
 
+/** A parse is over: the thread stops holding the process once none is under way. */
+function settled(w: Worker, id: number): void {
+  pending.delete(id);
+  if (pending.size === 0) w.unref();
+}
+
 function start(): Promise<Worker> {
   ready ??= new Promise<Worker>((resolve, reject) => {
     const w = new Worker(new URL('./parse-worker.mjs', import.meta.url));
-    w.unref();
     w.on('message', (m: Answer) => {
       if ('ready' in m) {
         worker = w;
+        // Held while starting (a caller awaits it); from now on only while a parse is under way (an idle
+        // thread must not keep the process alive). Unref'd here, after the 'message' listener, which refs.
+        if (pending.size === 0) w.unref();
         return resolve(w);
       }
       const p = pending.get(m.id);
@@ -51,10 +59,10 @@ function start(): Promise<Worker> {
       if ('items' in m) {
         for (const item of m.items) p.items.push(item);
       } else if ('done' in m) {
-        pending.delete(m.id);
+        settled(w, m.id);
         p.resolve({ format: m.done.format, title: m.done.title, items: p.items, minIntervalSeconds: m.done.minIntervalSeconds });
       } else {
-        pending.delete(m.id);
+        settled(w, m.id);
         p.reject(m.error.kind === null ? new Error(m.error.message) : new FeedError(m.error.kind, m.error.message));
       }
     });
@@ -84,6 +92,8 @@ export async function parseFeedOffThread(body: Uint8Array, opts: { contentType?:
   const id = nextId++;
   return new Promise<ParsedFeed>((resolve, reject) => {
     pending.set(id, { items: [], resolve, reject });
+    // While a parse is under way the thread keeps the process alive (its answer is awaited).
+    w.ref();
     // A copy goes over (the caller's buffer may be a view into a pool).
     w.postMessage({ id, body, contentType: opts.contentType ?? null, baseUrl: opts.baseUrl });
   });
