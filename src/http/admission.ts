@@ -39,15 +39,13 @@ const ACCESS: Record<OperationId, Access> = {
 export interface Locals {
   operationId: OperationId;
   caller: Caller;
-  /** The operation's parameters, checked and typed (integers as numbers, `tickers` as an array). */
+  /**
+   * The operation's parameters, checked and typed (integers as numbers, `tickers` as an array); one
+   * with a default in the contract (`limit`, `offset`) is always there (src/http/parameters.ts).
+   */
   params: Record<string, unknown>;
 }
 
-/** The `limit` default of each operation that takes one, read once from the contract. */
-export const LIMIT_DEFAULT: Record<'listNews' | 'searchNews', number> = {
-  listNews: operationParameters('listNews').find((p) => p.name === 'limit')!.schema.default,
-  searchNews: operationParameters('searchNews').find((p) => p.name === 'limit')!.schema.default,
-};
 
 export interface AdmissionDeps {
   auth: AuthDeps;
@@ -69,9 +67,7 @@ const takesTickers = new Set((Object.keys(OPERATION_PATHS) as OperationId[]).fil
 function crossParameterProblem(operationId: OperationId, params: Record<string, unknown>): 'cursorConflict' | 'offsetPastRanking' | undefined {
   if (operationId === 'listNews' && params.after !== undefined && params.before !== undefined) return 'cursorConflict';
   if (operationId === 'searchNews') {
-    const offset = (params.offset as number | undefined) ?? 0;
-    const limit = (params.limit as number | undefined) ?? LIMIT_DEFAULT.searchNews;
-    if (offset + limit > searchRankingMax) return 'offsetPastRanking';
+    if ((params.offset as number) + (params.limit as number) > searchRankingMax) return 'offsetPastRanking';
   }
   return undefined;
 }

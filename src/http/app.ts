@@ -13,7 +13,7 @@ import type { ArticleStore, ListQuery } from '../store/ports/index.js';
 import type { SearchOptions } from '../indexing/index.js';
 import type { RateLimiter } from '../state/ports.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
-import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from './admission.js';
+import { createOperationChain, OPERATION_PATHS, type Locals, type OperationId } from './admission.js';
 import { contractApp, contractFallbacks, JSON_TYPE, sendJson, sendProblem } from './problem.js';
 import { FirstPageCache, pageOf, type Page } from './list-cache.js';
 import { linkHeader, listNext, listParams, searchNext, tickerList } from './paging.js';
@@ -81,7 +81,7 @@ export function createApp(deps: AppDeps): express.Express {
     const { caller, params: checked } = res.locals as Locals;
     const now = deps.clock();
     const params = listParams(checked);
-    const limit = Number(params.limit ?? LIMIT_DEFAULT.listNews);
+    const limit = checked.limit as number;
     const since = params.since === undefined ? undefined : parseRfc3339(params.since);
     const urgency = params.urgency as Urgency | undefined;
     const withTickers = plans[caller.tier].tickers;
@@ -113,8 +113,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.get(OPERATION_PATHS.searchNews, ...route('searchNews'), async (_req, res) => {
     const { params } = res.locals as Locals;
     const q = params.q as string;
-    const limit = (params.limit as number | undefined) ?? LIMIT_DEFAULT.searchNews;
-    const offset = (params.offset as number | undefined) ?? 0;
+    const limit = params.limit as number;
+    const offset = params.offset as number;
     const tickers = tickerList(params.tickers);
     let rows: StoredArticle[];
     try {

@@ -18,7 +18,7 @@ import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { usageOf } from '../domain/tiers.js';
 import type { RateLimiter } from '../state/ports.js';
 import { contractApp, contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
-import { createOperationChain, LIMIT_DEFAULT, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
+import { createOperationChain, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
 import { queryOf, readQuery } from '../http/parameters.js';
 import { linkHeader, listNext, listParams, searchNext, tickerList } from '../http/paging.js';
 import type { SandboxAccounts } from './sandbox.js';
@@ -58,7 +58,7 @@ function upstreamQuery(rawUrl: string): string {
 /** The articles of a list example, as the real list endpoint would return them for this request. */
 function shapeList(body: NewsList, tier: Tier, checked: Record<string, unknown>): NewsList {
   const params = listParams(checked);
-  const limit = Number(params.limit ?? LIMIT_DEFAULT.listNews);
+  const limit = checked.limit as number;
   const since = params.since === undefined ? undefined : parseRfc3339(params.since);
   const tickers = params.tickers ? new Set(params.tickers) : undefined;
   const withTickers = plans[tier].tickers;
@@ -77,8 +77,8 @@ function shapeList(body: NewsList, tier: Tier, checked: Record<string, unknown>)
 }
 
 function shapeSearch(body: SearchResults, query: Record<string, unknown>): SearchResults {
-  const limit = (query.limit as number | undefined) ?? LIMIT_DEFAULT.searchNews;
-  const offset = (query.offset as number | undefined) ?? 0;
+  const limit = query.limit as number;
+  const offset = query.offset as number;
   const tickers = tickerList(query.tickers);
   const wanted = tickers ? new Set(tickers) : undefined;
   const articles = body.articles
