@@ -36,5 +36,6 @@ export async function openStore(config: Pick<Config, 'dataDir' | 'databaseUrl'>,
       ...options.postgres,
     });
   }
-  return new SqliteStore(sqliteFile(config), options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS } : {});
+  // The service: ingestion's SQLite work on a worker thread (sqlite/ingest-thread.ts), off its event loop.
+  return new SqliteStore(sqliteFile(config), options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS, ingestOffThread: true } : {});
 }

@@ -12,7 +12,8 @@ import { conformArticle, type StoredArticle } from '../../domain/articles.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../../domain/tiers.js';
 import type { CarrierRecord, FeedEntry, ItemOutcome, ItemRecord, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting, WebhookAttempt, WebhookEndpoint, WebhookState } from '../ports/index.js';
 import { defaultNearRule } from '../ports/near-rule.js';
-import type { SliceOptions } from '../ports/sources-plan.js';
+import { ingestInSlices, INGEST_SLICES, type SliceOptions } from '../ports/sources-plan.js';
+import { IngestThread } from './ingest-thread.js';
 import { IDENTITY_MIGRATION, SOURCES_MIGRATION, SqliteSources } from './sources.js';
 import { SqliteWebhooks, WEBHOOKS_MIGRATION } from './webhooks.js';
 import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../ports/lexical-query.js';
@@ -121,6 +122,11 @@ export interface OpenOptions {
   nearRule?: NearDuplicateRule;
   /** The slices of ingestItems (default: INGEST_SLICES, src/store/ports/sources-plan.ts, sized by time). */
   ingestSlices?: SliceOptions;
+  /**
+   * The SQLite work of ingestItems on a worker thread with its own connection (ingest-thread.ts), so it
+   * never holds the event loop (the service); a file store with the default near rule only.
+   */
+  ingestOffThread?: boolean;
 }
 
 /** Owner-only: accounts and key hashes are not for other local users. */
@@ -176,6 +182,8 @@ export class SqliteStore implements Store {
   private readonly ulid = monotonicFactory();
   private readonly stmts;
   private readonly sources: SqliteSources;
+  private readonly ingestThread: IngestThread | undefined;
+  private readonly ingestSlices: SliceOptions;
   private readonly webhooks: SqliteWebhooks;
   /** List statements by shape (rows, Article JSON with or without tickers): prepared on first use. */
   private readonly listStatements = new Map<string, Database.Statement>();
@@ -184,6 +192,11 @@ export class SqliteStore implements Store {
     this.db = openDatabase(file, options);
     const db = this.db;
     this.sources = new SqliteSources(db, (articles, at) => this.insertNow(articles, at), options.nearRule ?? defaultNearRule, options.ingestSlices);
+    this.ingestSlices = options.ingestSlices ?? { maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs };
+    this.ingestThread =
+      options.ingestOffThread && file !== ':memory:' && options.nearRule === undefined
+        ? new IngestThread(file, Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)), (items, at) => this.sources.ingestItems(items, at))
+        : undefined;
     this.webhooks = new SqliteWebhooks(db);
     this.stmts = {
       getAccount: db.prepare<[string], AccountRow>('SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = ?'),
@@ -238,6 +251,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.ingestThread?.close();
     this.db.close();
   }
 
@@ -457,7 +471,10 @@ export class SqliteStore implements Store {
     return this.sources.registryVersion();
   }
   ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
-    return this.sources.ingestItems(items, at);
+    const thread = this.ingestThread;
+    if (thread === undefined || items.length === 0) return this.sources.ingestItems(items, at);
+    // The same slices, each one transaction on the worker thread.
+    return ingestInSlices(items, (slice) => thread.ingestSlice(slice, at), this.ingestSlices);
   }
   carriersOf(articleId: string): Promise<CarrierRecord[]> {
     return this.sources.carriersOf(articleId);

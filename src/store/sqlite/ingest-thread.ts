@@ -1,0 +1,115 @@
+/**
+ * The SQLite work of `ingestItems` on a worker thread (ingest-worker.mjs), for the service. Each slice of
+ * an ingest (src/store/ports/sources-plan.ts: one short write transaction) runs there, on a second
+ * connection to the same file: the look-ups, the dedup plan, the inserts and the commit (a sync to disk)
+ * cost a millisecond or more per item and grow with the archive, which on the event loop held requests,
+ * the stream and the admin listener for tens of ms per slice. The main thread keeps the slicing (one
+ * slice in flight, a turn of the event loop between slices): what it does per slice is copy the items
+ * over and read the outcomes back.
+ *
+ * Same outcomes as the inline path: the worker runs the adapter's own `ingestItems` on one slice, inside
+ * one IMMEDIATE transaction, and the write lock serialises it with every other writer (this process's
+ * connection, the CLI), as for any second writer on the file. The receive clock is read on the main
+ * thread when the slice is sent (a clock function cannot cross threads); the receive stamp is still
+ * taken inside the transaction, never before the newest stored article (src/store/ports/ids.ts). An error
+ * comes back with its name, message and code (SQLITE_BUSY, SQLITE_FULL…), so callers classify it as before.
+ */
+import { Worker } from 'node:worker_threads';
+import type { ItemOutcome, SourcedItem } from '../ports/index.js';
+
+/**
+ * The worker's connection waits this long at least for the write lock: waiting there holds no event
+ * loop (the service's own connection waits a few ms only), and the service's other writes (poll records,
+ * embeddings) take the lock between slices.
+ */
+export const INGEST_THREAD_BUSY_TIMEOUT_MS = 1000;
+
+type Answer = { ready: true } | { id: number; outcomes: ItemOutcome[] } | { id: number; error: { name: string; message: string; code?: string } };
+
+interface Pending {
+  resolve: (outcomes: ItemOutcome[]) => void;
+  reject: (e: unknown) => void;
+}
+
+/** An error as the worker reported it: same name, message and code as the adapter's. */
+function rebuilt(e: { name: string; message: string; code?: string }): Error {
+  const err = new Error(e.message);
+  err.name = e.name;
+  if (e.code !== undefined) Object.assign(err, { code: e.code });
+  return err;
+}
+
+export class IngestThread {
+  private worker: Worker | null = null;
+  private ready: Promise<Worker> | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closed = false;
+  private readonly inFlight = new Set<Promise<ItemOutcome[]>>();
+
+  constructor(
+    private readonly file: string,
+    private readonly busyTimeoutMs: number,
+    /** The slice on this thread, when no worker thread can be had (e.g. a runtime without tsx). */
+    private readonly inline: (items: SourcedItem[], at: number | (() => number)) => Promise<ItemOutcome[]>,
+  ) {}
+
+  /** One slice, one transaction, on the worker thread; rejects with the adapter's error. */
+  async ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
+    if (this.closed) throw new Error('the store is closed');
+    let w: Worker;
+    try {
+      w = this.worker ?? (await this.start());
+    } catch {
+      return this.inline(items, at);
+    }
+    const id = this.nextId++;
+    const answer = new Promise<ItemOutcome[]>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // Held while a slice is under way (its answer is awaited), not while idle.
+      w.ref();
+      w.postMessage(typeof at === 'number' ? { id, items, at } : { id, items, clock: at() });
+    });
+    this.inFlight.add(answer);
+    const forget = () => void this.inFlight.delete(answer);
+    answer.then(forget, forget);
+    return answer;
+  }
+
+  private start(): Promise<Worker> {
+    this.ready ??= new Promise<Worker>((resolve, reject) => {
+      const w = new Worker(new URL('./ingest-worker.mjs', import.meta.url), { workerData: { file: this.file, busyTimeoutMs: Math.max(this.busyTimeoutMs, INGEST_THREAD_BUSY_TIMEOUT_MS) } });
+      w.on('message', (m: Answer) => {
+        if ('ready' in m) {
+          this.worker = w;
+          if (this.pending.size === 0) w.unref();
+          return resolve(w);
+        }
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        if (this.pending.size === 0) w.unref();
+        if ('outcomes' in m) p.resolve(m.outcomes);
+        else p.reject(rebuilt(m.error));
+      });
+      const fail = (e: Error) => {
+        reject(e);
+        for (const p of this.pending.values()) p.reject(e);
+        this.pending.clear();
+        this.worker = null;
+        this.ready = null;
+      };
+      w.once('error', fail);
+      w.once('exit', (code) => fail(new Error(`the ingest thread exited (${code})`)));
+    });
+    return this.ready;
+  }
+
+  /** Stops the worker thread (the store's close), once the slices under way are answered. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.inFlight]);
+    const w = this.worker ?? (this.ready ? await this.ready.catch(() => null) : null);
+    if (w) await w.terminate();
+  }
+}
