@@ -16,7 +16,7 @@ import { limits } from '../contract/index.js';
 import { isDependencyUnavailable } from '../http/unavailable.js';
 import type { SourceStore } from '../store/ports/index.js';
 import type { Metrics } from './metrics.js';
-import { bearerToken, PUSH_MAX_BYTES, PushBodyError, pushArticles, readPushBody, tokenMatches, type PushFormat } from './push.js';
+import { bearerToken, PUSH_MAX_BYTES, PushBodyError, pushArticles, readPushBodyOffThread, tokenMatches, type PushFormat } from './push.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -199,7 +199,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     }
     let lines;
     try {
-      lines = await readPushBody(body, format);
+      lines = await readPushBodyOffThread(body, format);
     } catch (e) {
       if (e instanceof PushBodyError) return problem(res, 400, 'Bad Request', e.message);
       throw e;

@@ -15,8 +15,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { backoffMs, fetchFeed, FeedError, parseFeedOffThread, type FetchOptions, type FetchResult, type Validators } from './feed/index.js';
-import { toSourcedItemsInSlices } from './pipeline.js';
+import { backoffMs, fetchFeed, FeedError, type FetchOptions, type FetchResult, type Validators } from './feed/index.js';
+import { prepareFeedItems } from './off-thread.js';
 import { storeOffers, type LineOutcome } from '../ingest/pipeline.js';
 import type { PollOutcome, SourceRecord, SourceStore } from '../store/ports/index.js';
 
@@ -344,17 +344,16 @@ export class SourcePoller {
         unusable: 0,
       });
     }
-    let feed;
+    let feed, items;
     try {
-      // A large body is parsed on a worker thread; enrichment and the store work in slices: no step of a
-      // poll holds the event loop for more than a few ms, whatever the feed (docs/sources.md).
-      feed = await parseFeedOffThread(result.body, { contentType: result.contentType, baseUrl: result.finalUrl });
+      // A large body is parsed, mapped and enriched on a worker thread, and the store works in slices on
+      // its own: no step of a poll holds the event loop for more than a few ms, whatever the feed
+      // (docs/sources.md).
+      ({ feed, items } = await prepareFeedItems(result.body, { contentType: result.contentType, baseUrl: result.finalUrl }, { name: rec.name, urgency: rec.urgency }));
     } catch (e) {
       if (!(e instanceof FeedError)) throw e;
       return this.failed(rec, at, result.status, `${e.kind}: ${e.message}`, null, e.kind);
     }
-    if (signal.aborted) return this.release(rec);
-    const items = await toSourcedItemsInSlices({ name: rec.name, urgency: rec.urgency }, feed.items);
     if (signal.aborted) return this.release(rec);
     let outcomes: LineOutcome[];
     try {
@@ -382,7 +381,7 @@ export class SourcePoller {
       lastModified: result.validators.lastModified,
       minIntervalMs,
       outcomes,
-      unusable: feed.items.length - items.length,
+      unusable: feed.itemCount - items.length,
     });
   }
 

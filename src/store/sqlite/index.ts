@@ -96,6 +96,9 @@ export const MIGRATIONS: readonly string[] = [
      INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
    END;
    INSERT INTO article_fts (article_fts) VALUES ('rebuild');`,
+  // The embedding queue in the order it is read (nextBatch): a batch is an index range, not a scan and
+  // sort of the whole queue (which grows by thousands during a large ingest, on the event loop's thread).
+  `CREATE INDEX IF NOT EXISTS embed_queue_order ON embed_queue(enqueued_at, article_id);`,
 ];
 
 /** Common query terms remembered by one store (a few hundred KB at most). */
@@ -192,11 +195,22 @@ export class SqliteStore implements Store {
     this.db = openDatabase(file, options);
     const db = this.db;
     this.sources = new SqliteSources(db, (articles, at) => this.insertNow(articles, at), options.nearRule ?? defaultNearRule, options.ingestSlices);
+    // The same slices as inline (INGEST_SLICES): each holds the write lock, which this connection's own
+    // writes wait for a few ms at most (SERVICE_BUSY_TIMEOUT_MS).
     this.ingestSlices = options.ingestSlices ?? { maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs };
     this.ingestThread =
       options.ingestOffThread && file !== ':memory:' && options.nearRule === undefined
-        ? new IngestThread(file, Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)), (items, at) => this.sources.ingestItems(items, at))
+        ? new IngestThread(
+            file,
+            Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)),
+            (items, at) => this.sources.ingestItems(items, at),
+            // While the ingest thread runs, its connection copies the WAL back into the database file (its
+            // commits and a passive checkpoint when idle): a checkpoint run by a commit of this connection
+            // would hold the event loop for as long as it takes to write and sync the pages.
+            (running) => void (db.open && db.pragma(`wal_autocheckpoint = ${running ? 0 : 1000}`)),
+          )
         : undefined;
+    this.ingestThread?.warm();
     this.webhooks = new SqliteWebhooks(db);
     this.stmts = {
       getAccount: db.prepare<[string], AccountRow>('SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = ?'),

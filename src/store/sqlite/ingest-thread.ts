@@ -52,7 +52,14 @@ export class IngestThread {
     private readonly busyTimeoutMs: number,
     /** The slice on this thread, when no worker thread can be had (e.g. a runtime without tsx). */
     private readonly inline: (items: SourcedItem[], at: number | (() => number)) => Promise<ItemOutcome[]>,
+    /** Told when the worker thread is up (true) and when it is gone (false). */
+    private readonly onRunning: (running: boolean) => void = () => {},
   ) {}
+
+  /** Starts the worker thread now rather than on the first ingest (the service, at start). */
+  warm(): void {
+    this.start().catch(() => {});
+  }
 
   /** One slice, one transaction, on the worker thread; rejects with the adapter's error. */
   async ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
@@ -83,6 +90,7 @@ export class IngestThread {
         if ('ready' in m) {
           this.worker = w;
           if (this.pending.size === 0) w.unref();
+          this.onRunning(true);
           return resolve(w);
         }
         const p = this.pending.get(m.id);
@@ -93,6 +101,7 @@ export class IngestThread {
         else p.reject(rebuilt(m.error));
       });
       const fail = (e: Error) => {
+        if (this.worker === w) this.onRunning(false);
         reject(e);
         for (const p of this.pending.values()) p.reject(e);
         this.pending.clear();
@@ -110,6 +119,13 @@ export class IngestThread {
     this.closed = true;
     await Promise.allSettled([...this.inFlight]);
     const w = this.worker ?? (this.ready ? await this.ready.catch(() => null) : null);
-    if (w) await w.terminate();
+    if (!w) return;
+    // The worker closes its connection and ends; terminated if it has not within a second.
+    const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+    w.ref();
+    w.postMessage({ close: true });
+    const timer = setTimeout(() => void w.terminate(), 1000);
+    await exited;
+    clearTimeout(timer);
   }
 }

@@ -11,20 +11,57 @@ import { register } from 'tsx/esm/api';
 
 if (!parentPort) throw new Error('ingest-worker.mjs must run in a worker thread');
 const port = parentPort;
+// Not given a lower CPU priority (as the parse threads are): this thread holds the write lock during a
+// slice, and the event loop's own writes wait for it.
 register();
 const { SqliteStore } = await import('./index.ts');
 
 // One message, one transaction: the main thread sizes the slices (src/store/ports/sources-plan.ts).
-const store = new SqliteStore(workerData.file, { busyTimeoutMs: workerData.busyTimeoutMs, ingestSlices: { maxItems: Number.MAX_SAFE_INTEGER } });
+// SQLite's own busy handler sleeps ever longer (up to 100 ms a try) while another connection holds the
+// write lock; this thread waits in steps of 1 ms instead, up to workerData.busyTimeoutMs, so a slice starts
+// as soon as the service's own short writes (poll records, embeddings) are done.
+const store = new SqliteStore(workerData.file, { busyTimeoutMs: 0, ingestSlices: { maxItems: Number.MAX_SAFE_INTEGER } });
+const pause = new Int32Array(new SharedArrayBuffer(4));
+const isBusy = (e) => typeof e?.code === 'string' && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(e.code);
 
-port.on('message', async ({ id, items, at, clock }) => {
+async function ingest(items, at) {
+  const until = performance.now() + workerData.busyTimeoutMs;
+  for (;;) {
+    try {
+      return await store.ingestItems(items, at);
+    } catch (e) {
+      // Nothing of the slice was written (its transaction never began, or rolled back): try it again.
+      if (!isBusy(e) || performance.now() >= until) throw e;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
+}
+
+port.on('message', async ({ id, items, at, clock, close }) => {
+  if (close) {
+    clearInterval(checkpoints);
+    await store.close();
+    port.close();
+    return;
+  }
   try {
     // The main thread read its clock when it sent the slice (a clock function cannot cross threads).
-    const outcomes = await store.ingestItems(items, at ?? (() => clock));
+    const outcomes = await ingest(items, at ?? (() => clock));
     port.postMessage({ id, outcomes });
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     port.postMessage({ id, error: { name: e.name, message: e.message, code: typeof e.code === 'string' ? e.code : undefined } });
   }
 });
+// The service's own connection leaves checkpoints to this one (SqliteStore, ingestOffThread): besides the
+// automatic ones of its commits, a passive checkpoint (never waits for a lock, never blocks a reader or
+// the writer) every CHECKPOINT_EVERY_MS keeps the WAL short while nothing is ingested.
+const CHECKPOINT_EVERY_MS = 2000;
+const checkpoints = setInterval(() => {
+  try {
+    store.db.pragma('wal_checkpoint(PASSIVE)');
+  } catch {
+    // busy or failing: the next round or the next commit tries again
+  }
+}, CHECKPOINT_EVERY_MS).unref();
 port.postMessage({ ready: true });

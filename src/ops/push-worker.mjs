@@ -1,0 +1,53 @@
+// Worker thread of readPushBodyOffThread (push.ts): a large push body read and checked (each line's
+// JSON, its fields, enrichment and identity keys: readPushBody) off the service's event loop. Plain
+// JavaScript on purpose (as src/sources/feed/parse-worker.mjs): registers tsx, then loads push.ts, the
+// same code the main thread runs for small bodies.
+//
+// Answers {id, body, format} with {id, items} messages of at most CHUNK PushLines (body order; each after
+// the main thread's {id, next} for the one before), then
+// {id, done: true}, or {id, error: {name, message}} (PushBodyError: the whole body is refused).
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort } from 'node:worker_threads';
+import { register } from 'tsx/esm/api';
+
+if (!parentPort) throw new Error('push-worker.mjs must run in a worker thread');
+const port = parentPort;
+// A lower CPU priority for this thread only (Linux: setpriority on the thread id, from /proc/thread-self,
+// as src/search/local-worker.mjs), so on a contended core the event loop thread (requests, the stream,
+// the admin listener) runs first; elsewhere, or when refused, the thread keeps the process's priority.
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 10);
+} catch {
+  // not Linux, or not allowed: unchanged
+}
+register();
+const { readPushBody, PushBodyError } = await import('./push.ts');
+
+const CHUNK = 100;
+
+// Flow control (src/runtime/off-thread.ts): after each chunk, wait for the main thread's {id, next}.
+const waiting = new Map();
+const nextChunk = (id) => new Promise((resolve) => waiting.set(id, resolve));
+const acknowledged = (id) => {
+  const go = waiting.get(id);
+  waiting.delete(id);
+  go?.();
+};
+
+port.on('message', async ({ id, next, body, format }) => {
+  if (next) return acknowledged(id);
+  try {
+    // No turns to give here: this thread serves nothing else.
+    const lines = await readPushBody(body, format, { budgetMs: Number.POSITIVE_INFINITY });
+    for (let i = 0; i < lines.length; i += CHUNK) {
+      const read = nextChunk(id);
+      port.postMessage({ id, items: lines.slice(i, i + CHUNK) });
+      await read;
+    }
+    port.postMessage({ id, done: true });
+  } catch (err) {
+    port.postMessage({ id, error: { name: err instanceof PushBodyError ? 'PushBodyError' : (err?.name ?? 'Error'), message: err instanceof Error ? err.message : String(err) } });
+  }
+});
+port.postMessage({ ready: true });

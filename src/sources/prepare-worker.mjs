@@ -1,0 +1,55 @@
+// Worker thread of prepareFeedItems (off-thread.ts): a large feed body parsed (./feed/parse.ts), then its
+// items mapped, enriched and given their identity keys (./pipeline.ts toSourcedItems), all off the
+// service's event loop. Plain JavaScript on purpose (as ./feed/parse-worker.mjs): registers tsx, then
+// loads the same TypeScript modules the main thread runs for small bodies.
+//
+// Answers {id, body, contentType, baseUrl, source} with {id, items} messages of at most CHUNK
+// SourcedItems (each after the main thread's {id, next} for the one before) (feed order; items without text left out), then {id, done: {format, title,
+// minIntervalSeconds, itemCount}}, or {id, error: {name, message, kind}}.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort } from 'node:worker_threads';
+import { register } from 'tsx/esm/api';
+
+if (!parentPort) throw new Error('prepare-worker.mjs must run in a worker thread');
+const port = parentPort;
+// A lower CPU priority for this thread only (Linux: setpriority on the thread id, from /proc/thread-self,
+// as src/search/local-worker.mjs), so on a contended core the event loop thread (requests, the stream,
+// the admin listener) runs first; elsewhere, or when refused, the thread keeps the process's priority.
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 10);
+} catch {
+  // not Linux, or not allowed: unchanged
+}
+register();
+const { parseFeed } = await import('./feed/parse.ts');
+const { toSourcedItems } = await import('./pipeline.ts');
+
+const CHUNK = 100;
+
+// Flow control (src/runtime/off-thread.ts): after each chunk, wait for the main thread's {id, next}.
+const waiting = new Map();
+const nextChunk = (id) => new Promise((resolve) => waiting.set(id, resolve));
+const acknowledged = (id) => {
+  const go = waiting.get(id);
+  waiting.delete(id);
+  go?.();
+};
+
+port.on('message', async ({ id, next, body, contentType, baseUrl, source }) => {
+  if (next) return acknowledged(id);
+  try {
+    const { items, ...head } = parseFeed(body, { contentType, baseUrl });
+    for (let i = 0; i < items.length; i += CHUNK) {
+      const mapped = toSourcedItems(source, items.slice(i, i + CHUNK));
+      if (mapped.length === 0) continue;
+      const read = nextChunk(id);
+      port.postMessage({ id, items: mapped });
+      await read;
+    }
+    port.postMessage({ id, done: { ...head, itemCount: items.length } });
+  } catch (err) {
+    port.postMessage({ id, error: { name: err?.name ?? 'Error', message: err instanceof Error ? err.message : String(err), kind: err?.name === 'FeedError' ? err.kind : null } });
+  }
+});
+port.postMessage({ ready: true });
