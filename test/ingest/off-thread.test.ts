@@ -1,0 +1,213 @@
+/**
+ * Issue 19, item 1, second round: the ingestion work of a large input runs on worker threads, with the
+ * same results as on the event loop's thread. The SQLite side of `ingestItems` (look-ups, dedup plan,
+ * inserts, commit) on the ingest thread (src/store/sqlite/ingest-thread.ts); a large feed parsed, mapped
+ * and enriched on one (src/sources/off-thread.ts); a large push body read and checked on one
+ * (src/ops/push.ts readPushBodyOffThread). Machine independent: turns of the event loop are counted,
+ * never durations.
+ */
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PUSH_OFF_THREAD_MIN_BYTES, PushBodyError, readPushBody, readPushBodyOffThread, stopPushReader } from '../../src/ops/push.js';
+import { OFF_THREAD_MIN_BYTES } from '../../src/sources/feed/index.js';
+import { FeedError, parseFeed, toSourcedItems } from '../../src/sources/index.js';
+import { prepareFeedItems, stopFeedPreparer } from '../../src/sources/off-thread.js';
+import type { ItemOutcome, SourcedItem } from '../../src/store/ports/index.js';
+import { INGEST_THREAD_BUSY_TIMEOUT_MS } from '../../src/store/sqlite/ingest-thread.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { sourcedArticle } from '../../src/sources/pipeline.js';
+
+const dirs: string[] = [];
+const stores: SqliteStore[] = [];
+afterAll(async () => {
+  await stopFeedPreparer();
+  await stopPushReader();
+  for (const s of stores) await s.close().catch(() => {});
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const fileStore = (offThread: boolean, maxItems = 20) => {
+  const d = mkdtempSync(join(tmpdir(), 'fns-off-'));
+  dirs.push(d);
+  const file = join(d, 'fns.sqlite');
+  const s = new SqliteStore(file, { busyTimeoutMs: 5, ingestOffThread: offThread, ingestSlices: { maxItems } });
+  stores.push(s);
+  return { store: s, file };
+};
+
+/** Counts the turns of the event loop while `work` runs: a setImmediate chain re-armed at every turn. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let running = true;
+  const tick = () => {
+    if (!running) return;
+    turns++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  const result = await work();
+  running = false;
+  return { result, turns };
+}
+
+const words = 'harbor copper lithium pipeline refinery tariff merger lawsuit pension dividend bond yield inflation payroll'.split(' ');
+const title = (i: number) => `${words[i % 14]} ${words[(i * 3) % 14]} ${words[(i * 5) % 14]} story number ${i}`;
+const rssOf = (n: number, pad = 0) =>
+  `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title>${Array.from(
+    { length: n },
+    (_, i) => `<item><title>${title(i)}</title><link>https://ex.com/${i}</link><guid>g-${i}</guid><description>${'x'.repeat(pad)}</description></item>`,
+  ).join('')}</channel></rss>`;
+
+const article = (content: string, url: string | null = null) => ({ content, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [], url });
+
+/**
+ * Batches that exercise every rule: new items, the same item again (same-item), another source's copy
+ * by link (same-url), by headline (near-duplicate, across batches and within one), a repeat within a
+ * batch, and plain new stories.
+ */
+function batches(): SourcedItem[][] {
+  const stories = [
+    'Acme Corp shares jump 12% after record quarterly profit beats forecasts',
+    'Globex to cut 3,000 jobs as demand for its chips slumps in Asia',
+    'Initech agrees to buy Hooli for $4.2 billion in cash and stock',
+    'Central bank holds rates steady, signals cuts later this year',
+  ];
+  const a = stories.map((s, i) => sourcedArticle('wire-a', `a-${i}`, article(s, `https://a.example/${i}`)));
+  const b = [
+    sourcedArticle('wire-b', 'b-0', article('Acme Corp shares jump 12 percent after record quarterly profit beats forecasts')),
+    sourcedArticle('wire-b', 'b-1', article('Different words entirely about a harbor strike', 'https://a.example/1?utm_source=x')),
+    sourcedArticle('wire-b', 'b-2', article('Initech agrees to buy Hooli for $4.2bn in cash and stock')),
+    sourcedArticle('wire-b', 'b-3', article('A brand new story about cocoa prices in Ghana')),
+    sourcedArticle('wire-c', 'c-3', article('A brand new story about cocoa prices in Ghana, as wheat climbs')),
+    sourcedArticle('wire-b', 'b-3', article('A brand new story about cocoa prices in Ghana')),
+  ];
+  const many = Array.from({ length: 120 }, (_, i) => sourcedArticle('wire-d', `d-${i}`, article(`${title(i)} as ${words[(i * 7) % 14]} climbs`)));
+  return [a, b, a.slice(0, 2), many, many.slice(50, 70)];
+}
+
+/** Outcomes without the random ids: a stored item's number, a duplicate's reason and the number of the item it resolved to. */
+function shape(all: ItemOutcome[][]): string[][] {
+  const n = new Map<string, number>();
+  return all.map((outcomes) =>
+    outcomes.map((o) => {
+      if (o.status === 'stored') {
+        n.set(o.id, n.size);
+        return `stored #${n.get(o.id)}`;
+      }
+      return `duplicate ${o.reason} of #${n.get(o.id)}`;
+    }),
+  );
+}
+
+describe('the ingest thread: same outcomes as ingesting on the event loop, without holding it', () => {
+  it('every rule (same-item, same-url, near-duplicate, within a batch) answers as the inline store does', async () => {
+    const inline = fileStore(false).store;
+    const thread = fileStore(true).store;
+    const a: ItemOutcome[][] = [];
+    const b: ItemOutcome[][] = [];
+    let t = 1_800_000_000_000;
+    for (const batch of batches()) {
+      a.push(await inline.ingestItems(batch, t));
+      b.push(await thread.ingestItems(batch, t));
+      t += 1000;
+    }
+    expect(shape(b)).toEqual(shape(a));
+    expect(shape(a).flat()).toEqual(expect.arrayContaining([expect.stringMatching(/^duplicate same-item/), expect.stringMatching(/^duplicate same-url/), expect.stringMatching(/^duplicate near-duplicate/)]));
+    expect(await thread.count()).toBe(await inline.count());
+    // What the thread stored is what this thread's connection reads.
+    const stored = b.flat().find((o) => o.status === 'stored')!;
+    expect((await thread.carriersOf(stored.id)).length).toBeGreaterThan(0);
+  });
+
+  it('300 items in slices of 20: the event loop gets a turn between slices; the clock is read per slice', async () => {
+    const { store } = fileStore(true, 20);
+    const items = toSourcedItems({ name: 'wire', urgency: 'auto' }, parseFeed(new TextEncoder().encode(rssOf(300)), { baseUrl: 'https://ex.com/' }).items);
+    let reads = 0;
+    const clock = () => (reads++, 1_800_000_000_000);
+    const { result, turns } = await turnsDuring(() => store.ingestItems(items, clock));
+    expect(turns).toBeGreaterThanOrEqual(14);
+    expect(reads).toBeGreaterThanOrEqual(15);
+    expect(result.every((o) => o.status === 'stored' && o.received_at === new Date(1_800_000_000_000).toISOString())).toBe(true);
+    expect(await store.count()).toBe(300);
+  });
+
+  it('waits for a write lock another connection holds for a moment, and fails with SQLITE_BUSY past INGEST_THREAD_BUSY_TIMEOUT_MS', async () => {
+    const { store, file } = fileStore(true);
+    await store.ingestItems([sourcedArticle('w', 'warm', article('warm up the ingest thread'))], 1_800_000_000_000);
+    const other = new Database(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      setTimeout(() => other.exec('COMMIT'), 100);
+      const [brief] = await store.ingestItems([sourcedArticle('w', 'one', article('a story stored once the lock is free'))], 1_800_000_000_000);
+      expect(brief).toMatchObject({ status: 'stored' });
+      other.exec('BEGIN IMMEDIATE');
+      const held = store.ingestItems([sourcedArticle('w', 'two', article('a story that finds the lock held too long'))], 1_800_000_000_000);
+      await expect(held).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
+      other.exec('ROLLBACK');
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+  }, INGEST_THREAD_BUSY_TIMEOUT_MS + 10_000);
+});
+
+describe('a large feed is parsed, mapped and enriched on a worker thread', () => {
+  it('over OFF_THREAD_MIN_BYTES: a timer set before fires before the result; the items of parseFeed + toSourcedItems', async () => {
+    // Item 7 has no text (left out, but counted in itemCount).
+    const body = new TextEncoder().encode(rssOf(600, 200).replace(`<title>${title(7)}</title>`, '<title></title>').replace(/(<guid>g-7<\/guid>)<description>x+<\/description>/, '$1'));
+    expect(body.length).toBeGreaterThan(OFF_THREAD_MIN_BYTES);
+    const source = { name: 'wire', urgency: 'auto' as const };
+    let fired = false;
+    setTimeout(() => (fired = true), 0);
+    const { feed, items } = await prepareFeedItems(body, { baseUrl: 'https://ex.com/' }, source);
+    expect(fired).toBe(true);
+    const parsed = parseFeed(body, { baseUrl: 'https://ex.com/' });
+    expect(items).toEqual(toSourcedItems(source, parsed.items));
+    expect(items).toHaveLength(parsed.items.length - 1);
+    expect(feed).toEqual({ format: parsed.format, title: parsed.title, minIntervalSeconds: parsed.minIntervalSeconds, itemCount: parsed.items.length });
+  });
+
+  it('a large body that is no feed: the FeedError parseFeed throws, kind and message', async () => {
+    const body = new TextEncoder().encode(`<html><body>${'<p>not a feed</p>'.repeat(5000)}</body></html>`);
+    expect(body.length).toBeGreaterThan(OFF_THREAD_MIN_BYTES);
+    let expected: unknown;
+    try {
+      parseFeed(body, { baseUrl: 'https://ex.com/' });
+    } catch (e) {
+      expected = e;
+    }
+    expect(expected).toBeInstanceOf(FeedError);
+    const err = await prepareFeedItems(body, { baseUrl: 'https://ex.com/' }, { name: 'w', urgency: 'auto' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FeedError);
+    expect(err).toMatchObject({ kind: (expected as FeedError).kind, message: (expected as FeedError).message });
+  });
+});
+
+describe('a large push body is read and checked on a worker thread', () => {
+  const line = (i: number) => JSON.stringify({ source: 'desk', id: `d-${i}`, content: `${title(i)} ${'and more words '.repeat(12)}` });
+
+  it('the lines of readPushBody, in order: good lines, bad JSON, a line that is not UTF-8', async () => {
+    const parts = Array.from({ length: 400 }, (_, i) => Buffer.from(i === 7 ? '{"source": "desk", "id": ' : line(i)));
+    parts[9] = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    const body = Buffer.concat(parts.flatMap((p) => [p, Buffer.from('\n')]));
+    expect(body.length).toBeGreaterThan(PUSH_OFF_THREAD_MIN_BYTES);
+    let fired = false;
+    setTimeout(() => (fired = true), 0);
+    const lines = await readPushBodyOffThread(body, 'ndjson');
+    expect(fired).toBe(true);
+    expect(lines).toEqual(await readPushBody(body, 'ndjson'));
+    expect(lines.filter((l) => 'error' in l).map((l) => l.line)).toEqual([8, 10]);
+  });
+
+  it('a large body with no JSON line: the PushBodyError readPushBody throws', async () => {
+    const body = Buffer.from(Array.from({ length: 3000 }, (_, i) => `not json at all, line ${i}`).join('\n'));
+    expect(body.length).toBeGreaterThan(PUSH_OFF_THREAD_MIN_BYTES);
+    const expected = await readPushBody(body, 'ndjson').catch((e: unknown) => e);
+    expect(expected).toBeInstanceOf(PushBodyError);
+    const err = await readPushBodyOffThread(body, 'ndjson').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PushBodyError);
+    expect((err as Error).message).toBe((expected as Error).message);
+  });
+});
