@@ -133,7 +133,7 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
     expect(await store.count()).toBe(300);
   });
 
-  it('waits for a write lock another connection holds for a moment, and fails with SQLITE_BUSY past INGEST_THREAD_BUSY_TIMEOUT_MS', async () => {
+  it('waits for a write lock another connection holds for a moment (a slice, a poll\'s record), and fails with SQLITE_BUSY past INGEST_THREAD_BUSY_TIMEOUT_MS', async () => {
     const { store, file } = fileStore(true);
     await store.ingestItems([sourcedArticle('w', 'warm', article('warm up the ingest thread'))], 1_800_000_000_000);
     const other = new Database(file);
@@ -142,6 +142,12 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
       setTimeout(() => other.exec('COMMIT'), 100);
       const [brief] = await store.ingestItems([sourcedArticle('w', 'one', article('a story stored once the lock is free'))], 1_800_000_000_000);
       expect(brief).toMatchObject({ status: 'stored' });
+      // The record of a poll (right after its ingest) waits for the lock the same way: its counters are kept.
+      await store.addSource({ name: 'w', url: 'https://ex.com/feed', everyMs: 60_000, urgency: 'auto' }, 1_800_000_000_000);
+      other.exec('BEGIN IMMEDIATE');
+      setTimeout(() => other.exec('COMMIT'), 100);
+      await store.recordPoll('w', 'me', { at: 1_800_000_000_000, status: 200, error: null, etag: null, lastModified: null, nextPollAt: 1_800_000_060_000, failures: 0, minIntervalMs: null, seen: 2, ingested: 1, deduplicated: 1 });
+      expect(await store.getSource('w')).toMatchObject({ itemsSeen: 2, itemsIngested: 1, itemsDeduplicated: 1 });
       other.exec('BEGIN IMMEDIATE');
       const held = store.ingestItems([sourcedArticle('w', 'two', article('a story that finds the lock held too long'))], 1_800_000_000_000);
       await expect(held).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });

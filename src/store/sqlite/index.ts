@@ -203,7 +203,7 @@ export class SqliteStore implements Store {
         ? new IngestThread(
             file,
             Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)),
-            (items, at) => this.sources.ingestItems(items, at),
+            { ingest: (items, at) => this.sources.ingestItems(items, at), recordPoll: (name, owner, o) => this.sources.recordPoll(name, owner, o) },
             // While the ingest thread runs, its connection copies the WAL back into the database file (its
             // commits and a passive checkpoint when idle): a checkpoint run by a commit of this connection
             // would hold the event loop for as long as it takes to write and sync the pages.
@@ -479,6 +479,7 @@ export class SqliteStore implements Store {
     return this.sources.claimDueSources(owner, now, leaseMs, limit);
   }
   recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
+    if (this.ingestThread) return this.ingestThread.recordPoll(name, owner, outcome);
     return this.sources.recordPoll(name, owner, outcome);
   }
   registryVersion(): Promise<number> {

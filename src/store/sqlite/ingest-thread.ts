@@ -13,21 +13,23 @@
  * thread when the slice is sent (a clock function cannot cross threads); the receive stamp is still
  * taken inside the transaction, never before the newest stored article (src/store/ports/ids.ts). An error
  * comes back with its name, message and code (SQLITE_BUSY, SQLITE_FULL…), so callers classify it as before.
+ * The record of a poll (`recordPoll`, right after its ingest) runs there too. The thread's connection
+ * does the WAL checkpoints while it runs (SqliteStore turns them off on its own connection).
  */
 import { Worker } from 'node:worker_threads';
-import type { ItemOutcome, SourcedItem } from '../ports/index.js';
+import type { ItemOutcome, PollOutcome, SourcedItem } from '../ports/index.js';
 
 /**
- * The worker's connection waits this long at least for the write lock: waiting there holds no event
- * loop (the service's own connection waits a few ms only), and the service's other writes (poll records,
- * embeddings) take the lock between slices.
+ * The worker's connection waits this long at least for the write lock (in steps of 1 ms): waiting there
+ * holds no event loop (the service's own connection waits a few ms only, SERVICE_BUSY_TIMEOUT_MS), and
+ * the service's other writes (embeddings, webhooks) take the lock between slices.
  */
 export const INGEST_THREAD_BUSY_TIMEOUT_MS = 1000;
 
-type Answer = { ready: true } | { id: number; outcomes: ItemOutcome[] } | { id: number; error: { name: string; message: string; code?: string } };
+type Answer = { ready: true } | { id: number; result: unknown } | { id: number; error: { name: string; message: string; code?: string } };
 
 interface Pending {
-  resolve: (outcomes: ItemOutcome[]) => void;
+  resolve: (result: unknown) => void;
   reject: (e: unknown) => void;
 }
 
@@ -39,19 +41,25 @@ function rebuilt(e: { name: string; message: string; code?: string }): Error {
   return err;
 }
 
+/** What the worker runs: a slice of an ingest, or the record of a poll (the write that follows it). */
+type Request = { op: 'ingest'; items: SourcedItem[]; at?: number; clock?: number } | { op: 'recordPoll'; name: string; owner: string; outcome: PollOutcome };
+
 export class IngestThread {
   private worker: Worker | null = null;
   private ready: Promise<Worker> | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
-  private readonly inFlight = new Set<Promise<ItemOutcome[]>>();
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(
     private readonly file: string,
     private readonly busyTimeoutMs: number,
-    /** The slice on this thread, when no worker thread can be had (e.g. a runtime without tsx). */
-    private readonly inline: (items: SourcedItem[], at: number | (() => number)) => Promise<ItemOutcome[]>,
+    /** This thread's own adapter, when no worker thread can be had (e.g. a runtime without tsx). */
+    private readonly inline: {
+      ingest: (items: SourcedItem[], at: number | (() => number)) => Promise<ItemOutcome[]>;
+      recordPoll: (name: string, owner: string, outcome: PollOutcome) => Promise<void>;
+    },
     /** Told when the worker thread is up (true) and when it is gone (false). */
     private readonly onRunning: (running: boolean) => void = () => {},
   ) {}
@@ -63,19 +71,34 @@ export class IngestThread {
 
   /** One slice, one transaction, on the worker thread; rejects with the adapter's error. */
   async ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
+    // The clock is read here, when the slice is sent (a clock function cannot cross threads).
+    const r = await this.call(typeof at === 'number' ? { op: 'ingest', items, at } : { op: 'ingest', items, clock: at() }, () => this.inline.ingest(items, at));
+    return r as ItemOutcome[];
+  }
+
+  /**
+   * The record of a poll on the worker thread too: right after its ingest, it would otherwise wait for
+   * the lock on the event loop (a few ms at most, then fail, losing the poll's counters) whenever another
+   * writer (the CLI, a second poller) holds it; there it waits as a slice does.
+   */
+  async recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
+    await this.call({ op: 'recordPoll', name, owner, outcome }, () => this.inline.recordPoll(name, owner, outcome));
+  }
+
+  private async call(req: Request, inline: () => Promise<unknown>): Promise<unknown> {
     if (this.closed) throw new Error('the store is closed');
     let w: Worker;
     try {
       w = this.worker ?? (await this.start());
     } catch {
-      return this.inline(items, at);
+      return inline();
     }
     const id = this.nextId++;
-    const answer = new Promise<ItemOutcome[]>((resolve, reject) => {
+    const answer = new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      // Held while a slice is under way (its answer is awaited), not while idle.
+      // Held while a call is under way (its answer is awaited), not while idle.
       w.ref();
-      w.postMessage(typeof at === 'number' ? { id, items, at } : { id, items, clock: at() });
+      w.postMessage({ ...req, id });
     });
     this.inFlight.add(answer);
     const forget = () => void this.inFlight.delete(answer);
@@ -97,7 +120,7 @@ export class IngestThread {
         if (!p) return;
         this.pending.delete(m.id);
         if (this.pending.size === 0) w.unref();
-        if ('outcomes' in m) p.resolve(m.outcomes);
+        if ('result' in m) p.resolve(m.result);
         else p.reject(rebuilt(m.error));
       });
       const fail = (e: Error) => {

@@ -4,8 +4,9 @@
 // itself, outside the TypeScript loader of the main thread, so it registers tsx and then loads index.ts
 // (the same adapter the main thread runs).
 //
-// workerData {file, busyTimeoutMs}. Answers {id, items, at | clock} (one slice: one write transaction)
-// with {id, outcomes} or {id, error: {name, message, code}}.
+// workerData {file, busyTimeoutMs}. Answers {id, op: 'ingest', items, at | clock} (one slice: one write
+// transaction) and {id, op: 'recordPoll', name, owner, outcome} with {id, result} or {id, error: {name,
+// message, code}}; {close: true} closes the connection and ends the thread.
 import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
@@ -24,30 +25,34 @@ const store = new SqliteStore(workerData.file, { busyTimeoutMs: 0, ingestSlices:
 const pause = new Int32Array(new SharedArrayBuffer(4));
 const isBusy = (e) => typeof e?.code === 'string' && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(e.code);
 
-async function ingest(items, at) {
+async function patiently(write) {
   const until = performance.now() + workerData.busyTimeoutMs;
   for (;;) {
     try {
-      return await store.ingestItems(items, at);
+      return await write();
     } catch (e) {
-      // Nothing of the slice was written (its transaction never began, or rolled back): try it again.
+      // Nothing was written (the transaction never began, or rolled back): try it again.
       if (!isBusy(e) || performance.now() >= until) throw e;
       Atomics.wait(pause, 0, 0, 1);
     }
   }
 }
 
-port.on('message', async ({ id, items, at, clock, close }) => {
-  if (close) {
+port.on('message', async (m) => {
+  if (m.close) {
     clearInterval(checkpoints);
     await store.close();
     port.close();
     return;
   }
+  const { id } = m;
   try {
-    // The main thread read its clock when it sent the slice (a clock function cannot cross threads).
-    const outcomes = await ingest(items, at ?? (() => clock));
-    port.postMessage({ id, outcomes });
+    const result =
+      m.op === 'recordPoll'
+        ? await patiently(() => store.recordPoll(m.name, m.owner, m.outcome))
+        : // The main thread read its clock when it sent the slice (a clock function cannot cross threads).
+          await patiently(() => store.ingestItems(m.items, m.at ?? (() => m.clock)));
+    port.postMessage({ id, result: result ?? null });
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     port.postMessage({ id, error: { name: e.name, message: e.message, code: typeof e.code === 'string' ? e.code : undefined } });
