@@ -96,9 +96,6 @@ export const MIGRATIONS: readonly string[] = [
      INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
    END;
    INSERT INTO article_fts (article_fts) VALUES ('rebuild');`,
-  // The embedding queue in the order it is read (nextBatch): a batch is an index range, not a scan and
-  // sort of the whole queue (which grows by thousands during a large ingest, on the event loop's thread).
-  `CREATE INDEX IF NOT EXISTS embed_queue_order ON embed_queue(enqueued_at, article_id);`,
 ];
 
 /** Common query terms remembered by one store (a few hundred KB at most). */
