@@ -200,7 +200,11 @@ export class SqliteStore implements Store {
         ? new IngestThread(
             file,
             Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)),
-            { ingest: (items, at) => this.sources.ingestItems(items, at), recordPoll: (name, owner, o) => this.sources.recordPoll(name, owner, o) },
+            {
+              ingest: (items, at) => this.sources.ingestItems(items, at),
+              recordPoll: (name, owner, o) => this.sources.recordPoll(name, owner, o),
+              nextBatch: async (limit) => this.stmts.nextBatch.all(limit),
+            },
             // While the ingest thread runs, its connection copies the WAL back into the database file (its
             // commits and a passive checkpoint when idle): a checkpoint run by a commit of this connection
             // would hold the event loop for as long as it takes to write and sync the pages.
@@ -425,6 +429,7 @@ export class SqliteStore implements Store {
   }
 
   async nextBatch(limit: number): Promise<{ id: string; content: string }[]> {
+    if (this.ingestThread) return this.ingestThread.nextBatch(limit);
     return this.stmts.nextBatch.all(limit);
   }
 

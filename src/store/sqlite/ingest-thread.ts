@@ -42,7 +42,10 @@ function rebuilt(e: { name: string; message: string; code?: string }): Error {
 }
 
 /** What the worker runs: a slice of an ingest, or the record of a poll (the write that follows it). */
-type Request = { op: 'ingest'; items: SourcedItem[]; at?: number; clock?: number } | { op: 'recordPoll'; name: string; owner: string; outcome: PollOutcome };
+type Request =
+  | { op: 'ingest'; items: SourcedItem[]; at?: number; clock?: number }
+  | { op: 'recordPoll'; name: string; owner: string; outcome: PollOutcome }
+  | { op: 'nextBatch'; limit: number };
 
 export class IngestThread {
   private worker: Worker | null = null;
@@ -59,6 +62,7 @@ export class IngestThread {
     private readonly inline: {
       ingest: (items: SourcedItem[], at: number | (() => number)) => Promise<ItemOutcome[]>;
       recordPoll: (name: string, owner: string, outcome: PollOutcome) => Promise<void>;
+      nextBatch: (limit: number) => Promise<{ id: string; content: string }[]>;
     },
     /** Told when the worker thread is up (true) and when it is gone (false). */
     private readonly onRunning: (running: boolean) => void = () => {},
@@ -83,6 +87,14 @@ export class IngestThread {
    */
   async recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
     await this.call({ op: 'recordPoll', name, owner, outcome }, () => this.inline.recordPoll(name, owner, outcome));
+  }
+
+  /**
+   * The embedding queue's next batch, read on the worker thread: the read sorts the whole queue, which a
+   * large ingest grows by thousands (tens of ms on the event loop per batch of 32).
+   */
+  async nextBatch(limit: number): Promise<{ id: string; content: string }[]> {
+    return (await this.call({ op: 'nextBatch', limit }, () => this.inline.nextBatch(limit))) as { id: string; content: string }[];
   }
 
   private async call(req: Request, inline: () => Promise<unknown>): Promise<unknown> {

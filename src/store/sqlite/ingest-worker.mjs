@@ -5,7 +5,7 @@
 // (the same adapter the main thread runs).
 //
 // workerData {file, busyTimeoutMs}. Answers {id, op: 'ingest', items, at | clock} (one slice: one write
-// transaction) and {id, op: 'recordPoll', name, owner, outcome} with {id, result} or {id, error: {name,
+// transaction), {id, op: 'recordPoll', name, owner, outcome} and {id, op: 'nextBatch', limit} with {id, result} or {id, error: {name,
 // message, code}}; {close: true} closes the connection and ends the thread.
 import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
@@ -50,8 +50,10 @@ port.on('message', async (m) => {
     const result =
       m.op === 'recordPoll'
         ? await patiently(() => store.recordPoll(m.name, m.owner, m.outcome))
-        : // The main thread read its clock when it sent the slice (a clock function cannot cross threads).
-          await patiently(() => store.ingestItems(m.items, m.at ?? (() => m.clock)));
+        : m.op === 'nextBatch'
+          ? await store.nextBatch(m.limit)
+          : // The main thread read its clock when it sent the slice (a clock function cannot cross threads).
+            await patiently(() => store.ingestItems(m.items, m.at ?? (() => m.clock)));
     port.postMessage({ id, result: result ?? null });
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
