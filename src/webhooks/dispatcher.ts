@@ -19,8 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { webhookRules, type Tier } from '../contract/index.js';
 import { effectiveTier, planOf } from '../domain/tiers.js';
-import { FeedPoller } from '../stream/feed.js';
-import { matchesTickers, type TickerFilter } from '../stream/params.js';
+import { FeedPoller, matchesTickers, PresentationCache, RecentFeed, tickerFilter, type TickerFilter } from '../delivery/index.js';
 import type { FeedEntry, Store, WebhookAttempt, WebhookEndpoint } from '../store/ports/index.js';
 import { resolveDestination, systemLookup, DestinationError, type Lookup } from './address.js';
 import { messageId, webhookBody } from './message.js';
@@ -78,39 +77,8 @@ export interface DispatcherOptions {
 export const DISPATCH_DEFAULTS = { leaseMs: 15_000, refreshMs: 2_000, feedPollMs: 1_000, flushMs: 1_000, maxInFlight: 256, maxEndpoints: 10_000 };
 /** A destination's checked address is used this long before its name is resolved and checked again. */
 const ADDRESS_TTL_MS = 30_000;
-/** Articles a worker reads per page, and recent feed entries kept in memory for every worker. */
+/** Articles a worker reads per page (recent pages are shared in memory by every worker: delivery's RecentFeed). */
 const PAGE = 100;
-const RECENT = 4_096;
-
-/** Recent feed entries shared by every endpoint; an endpoint behind them reads the store. */
-class RecentFeed {
-  private entries: FeedEntry[] = [];
-  constructor(
-    private readonly store: Pick<Store, 'feedAfter'>,
-    private readonly head: () => number,
-  ) {}
-
-  push(batch: FeedEntry[]): void {
-    for (const e of batch) this.entries.push(e);
-    if (this.entries.length > RECENT * 2) this.entries = this.entries.slice(-RECENT);
-  }
-
-  async after(seq: number, limit: number): Promise<FeedEntry[]> {
-    const first = this.entries[0];
-    if (seq >= this.head()) return [];
-    if (first && seq >= first.seq - 1) {
-      let lo = 0;
-      let hi = this.entries.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (this.entries[mid]!.seq <= seq) lo = mid + 1;
-        else hi = mid;
-      }
-      return this.entries.slice(lo, lo + limit);
-    }
-    return this.store.feedAfter(seq, limit);
-  }
-}
 
 class Semaphore {
   private active = 0;
@@ -282,7 +250,7 @@ class EndpointWorker {
         return;
       }
       // The stream's ticker filter, applied as there (max accounts only).
-      const filter: TickerFilter | undefined = this.e.tickers && planOf(tier).tickers ? { key: this.e.tickers.join(','), symbols: new Set(this.e.tickers) } : undefined;
+      const filter: TickerFilter | undefined = planOf(tier).tickers ? tickerFilter(this.e.tickers) : undefined;
       for (const entry of page) {
         if (this.stopped) return;
         if (!matchesTickers(entry.article, filter)) {
@@ -430,15 +398,11 @@ export class WebhookDispatcher {
     tick();
   }
 
-  /** Bodies of recent articles per tier: one article goes to many endpoints as the same bytes. */
-  private readonly bodies = new WeakMap<FeedEntry['article'], Map<Tier, string>>();
+  /** Bodies of recent articles per tier (delivery's presentation cache): one article goes to many endpoints as the same bytes. */
+  readonly bodies = new PresentationCache<string>((article, tier) => webhookBody(article, tier as Tier));
 
   bodyOf(entry: FeedEntry, tier: Tier): string {
-    let byTier = this.bodies.get(entry.article);
-    if (!byTier) this.bodies.set(entry.article, (byTier = new Map()));
-    let body = byTier.get(tier);
-    if (body === undefined) byTier.set(tier, (body = webhookBody(entry.article, tier)));
-    return body;
+    return this.bodies.of(entry.article, tier);
   }
 
   /** Reads the feed now (an article was stored by this process). */

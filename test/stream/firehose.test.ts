@@ -1,7 +1,7 @@
 /** The firehose: every article that enters the store, from any process, pushed to every open connection. */
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import { FEED_PAGE } from '../../src/stream/feed.js';
+import { FEED_PAGE } from '../../src/delivery/feed.js';
 import { connectAdmitted, useStreamHarness } from './support.js';
 
 const ctx = useStreamHarness();

@@ -7,9 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { monotonicFactory } from 'ulid';
 import { streamRules } from '../../generated/stream.js';
-import { FanOut, type FanOutTarget } from '../../src/stream/fanout.js';
-import { replayLowerBound, streamParams, type TickerFilter } from '../../src/stream/params.js';
-import { replayStartSeq } from '../../src/stream/replay.js';
+import { FanOut, type FanOutTarget } from '../../src/delivery/fanout.js';
+import { streamParams } from '../../src/stream/params.js';
+import type { TickerFilter } from '../../src/delivery/filters.js';
+import { replayLowerBound, replayStartSeq } from '../../src/delivery/replay.js';
 import { ulidTimePrefix } from '../../src/store/ports/ids.js';
 import type { FeedEntry } from '../../src/store/ports/index.js';
 

@@ -4,7 +4,7 @@
  * (closed, slow consumer) gets nothing more, a connection admitted mid-batch gets only its own part.
  */
 import { describe, expect, it } from 'vitest';
-import { FanOut, type FanOutTarget } from '../../src/stream/fanout.js';
+import { FanOut, type FanOutTarget } from '../../src/delivery/fanout.js';
 import type { FeedEntry } from '../../src/store/ports/index.js';
 
 interface Target extends FanOutTarget {
