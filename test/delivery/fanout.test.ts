@@ -1,5 +1,5 @@
 /**
- * The time-sliced fan-out (src/stream/fanout.ts), with an injected clock and scheduler: slices end when
+ * The time-sliced fan-out (src/delivery/fanout.ts), with an injected clock and scheduler: slices end when
  * the clock says so, batches arriving mid-pass keep every connection's order, a refusing connection
  * (closed, slow consumer) gets nothing more, a connection admitted mid-batch gets only its own part.
  */

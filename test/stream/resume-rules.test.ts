@@ -1,7 +1,7 @@
 /**
- * The pure parts of resume and filter: where a replay starts in the feed (src/stream/replay.ts), the
+ * The pure parts of resume and filter: where a replay starts in the feed (src/delivery/replay.ts), the
  * replay's lower bound (after vs lookback window), the parameter rules (src/stream/params.ts) and the
- * fan-out's ticker filter and join point (src/stream/fanout.ts), with an in-memory feed and an injected
+ * fan-out's ticker filter and join point (src/delivery/fanout.ts), with an in-memory feed and an injected
  * clock and scheduler.
  */
 import { describe, expect, it } from 'vitest';
