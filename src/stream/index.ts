@@ -116,22 +116,70 @@ const SHUTDOWN_GRACE_MS = 2000;
 export const CLOSE_HANDSHAKE_MS = stream.closeHandshakeSeconds * 1000;
 const INTERNAL_ERROR: CloseSpec = { code: 1011, reason: '' };
 
-/** An admitted connection: the hub's sink (the upgraded socket). */
-interface Connection extends Sink {
-  id: string;
-  ws: WebSocket;
-  /** The upgraded TCP socket, which `ws` writes to as well. */
-  socket: Duplex;
-  accountId: string;
-  keyId: string;
-  /** Only the hash of the key is kept, for the re-check. */
-  keyHash: string;
+/**
+ * An admitted connection: the hub's sink, writing to the upgraded socket itself (whole frames, in
+ * order with the pings and closes `ws` writes). A class: its methods are shared, not closures per
+ * connection.
+ */
+class Connection implements Sink {
   /** Its subscription in the hub (set right after admission). */
-  sub: Subscriber<Connection>;
+  sub!: Subscriber<Connection>;
   /** A pong (or the connection itself) since the last ping. */
-  alive: boolean;
+  alive = true;
   /** Closed by the server, waiting for the close to flush; seen by one keep-alive tick already. */
-  drainSeen: boolean;
+  drainSeen = false;
+
+  constructor(
+    readonly id: string,
+    readonly ws: WebSocket,
+    /** The upgraded TCP socket, which `ws` writes to as well. */
+    readonly socket: Duplex,
+    readonly accountId: string,
+    readonly keyId: string,
+    /** Only the hash of the key is kept, for the re-check. */
+    readonly keyHash: string,
+    /** Told when the hub (or the adapter, through the hub) ends it: closes the WebSocket. */
+    private readonly onEnd: (conn: Connection, spec: CloseSpec, why: string) => void,
+  ) {}
+
+  open(): boolean {
+    return this.ws.readyState === WebSocket.OPEN;
+  }
+
+  buffered(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  write(frames: Buffer[]): void {
+    const socket = this.socket;
+    if (frames.length === 1) {
+      socket.write(frames[0]!);
+      return;
+    }
+    socket.cork();
+    for (const f of frames) socket.write(f);
+    socket.uncork();
+  }
+
+  drained(): Promise<void> {
+    const socket = this.socket;
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        socket.off('drain', done);
+        socket.off('close', done);
+        resolve();
+      };
+      // 'drain' when the socket's queue empties; the timer covers frames queued inside `ws` itself.
+      const timer = setTimeout(done, REPLAY_DRAIN_POLL_MS);
+      socket.once('drain', done);
+      socket.once('close', done);
+    });
+  }
+
+  end(spec: CloseSpec, why: string): void {
+    this.onEnd(this, spec, why);
+  }
 }
 
 export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
@@ -260,48 +308,11 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     return { ...outcome, keyHash: hashKey(key!), fromSeq, params: params.params };
   };
 
-  /** The hub's sink over the upgraded socket: whole frames, in order with the pings and closes `ws` writes. */
-  const connection = (ws: WebSocket, socket: Duplex, connectionId: string, outcome: Extract<Outcome, { ok: true }>): Connection => {
-    const conn = {
-      id: connectionId,
-      ws,
-      socket,
-      accountId: outcome.accountId,
-      keyId: outcome.keyId,
-      keyHash: outcome.keyHash,
-      alive: true,
-      drainSeen: false,
-      open: () => ws.readyState === WebSocket.OPEN,
-      buffered: () => ws.bufferedAmount,
-      write(frames: Buffer[]) {
-        if (frames.length === 1) {
-          socket.write(frames[0]!);
-          return;
-        }
-        socket.cork();
-        for (const f of frames) socket.write(f);
-        socket.uncork();
-      },
-      drained: () =>
-        new Promise<void>((resolve) => {
-          const done = (): void => {
-            clearTimeout(timer);
-            socket.off('drain', done);
-            socket.off('close', done);
-            resolve();
-          };
-          // 'drain' when the socket's queue empties; the timer covers frames queued inside `ws` itself.
-          const timer = setTimeout(done, REPLAY_DRAIN_POLL_MS);
-          socket.once('drain', done);
-          socket.once('close', done);
-        }),
-      end(spec: CloseSpec, why: string) {
-        draining.add(conn);
-        log(`stream: closing ${connectionId} account=${outcome.accountId} key=${outcome.keyId}: ${why} (${spec.code})`);
-        ws.close(spec.code, spec.reason);
-      },
-    } as Connection;
-    return conn;
+  /** A connection ended by the server (slow consumer, re-check, replay failure, lost slot): closed, waiting for the peer. */
+  const ended = (conn: Connection, spec: CloseSpec, why: string): void => {
+    draining.add(conn);
+    log(`stream: closing ${conn.id} account=${conn.accountId} key=${conn.keyId}: ${why} (${spec.code})`);
+    conn.ws.close(spec.code, spec.reason);
   };
 
   const open = (ws: WebSocket, socket: Duplex, connectionId: string, outcome: Outcome): void => {
@@ -314,7 +325,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
       ws.close(close.code, close.reason);
       return;
     }
-    const conn = connection(ws, socket, connectionId, outcome);
+    const conn = new Connection(connectionId, ws, socket, outcome.accountId, outcome.keyId, outcome.keyHash, ended);
     conn.sub = hub.subscribe(conn, {
       fromSeq: outcome.fromSeq,
       withTickers: outcome.withTickers,
