@@ -37,7 +37,7 @@ import type { StreamSlots } from '../state/stream-slots.js';
 
 export { admissionOutcome, recheckOutcome, keyFromRequest, clientIpResolver, tierMayStream, type CloseSpec } from './admission.js';
 export { streamParams, type StreamParams, type ParamsOutcome } from './params.js';
-export { matchesTickers, replayLowerBound, type TickerFilter, REPLAY_PAGE, FAN_OUT_SLICE_MS, DEFAULT_FEED_POLL_MS } from '../delivery/index.js';
+export { REPLAY_PAGE, FAN_OUT_SLICE_MS, DEFAULT_FEED_POLL_MS } from '../delivery/index.js';
 
 export interface StreamDeps {
   accounts: AccountStore;

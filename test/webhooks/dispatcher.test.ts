@@ -206,6 +206,25 @@ describe('operator resume: an endpoint waiting for a retry tries again at once',
   });
 });
 
+describe('presentation: one body per article and tier, whatever the number of endpoints', () => {
+  it('three endpoints of a pro account get the same bytes, built once per article (the delivery core\'s cache)', async () => {
+    const { store, receiver, account, dispatcher } = await setup({ tier: 'pro' });
+    const others = [await startReceiver(), await startReceiver()];
+    for (const r of others) {
+      cleanups.push(() => r.close());
+      await store.addWebhook({ id: newEndpointId(), accountId: account.id, url: r.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    }
+    await dispatcher.refresh();
+    await store.insert([article('a', ['AAPL']), article('b')], Date.now());
+    dispatcher.wake();
+    await Promise.all([receiver, ...others].map((r) => r.waitFor(2)));
+    const sent = [receiver, ...others].map((r) => r.received.map((x) => x.body));
+    expect(sent[1]).toEqual(sent[0]);
+    expect(sent[2]).toEqual(sent[0]);
+    expect(dispatcher.bodies.built).toBe(2);
+  });
+});
+
 describe('isolation: one slow endpoint never delays another', () => {
   it('an endpoint that never answers holds only itself; the other receives every article meanwhile', async () => {
     const { store, receiver, account, attempt } = await setup({ answer: () => 'hang', dispatcher: { timeoutMs: 60_000 } });
