@@ -289,7 +289,7 @@ async function serverMain(): Promise<void> {
     const LIVE = 'fns_live_';
     const keys: string[] = [];
     store.db.exec('BEGIN');
-    for (let i = 0; i < n + 1; i++) keys.push((await createKey(store, { tier: 'pro', livePrefix: LIVE, now: Date.now() })).key);
+    for (let i = 0; i < n + 1; i++) keys.push((await createKey(store.accounts, { tier: 'pro', livePrefix: LIVE, now: Date.now() })).key);
     store.db.exec('COMMIT');
 
     server = createServer((_req, res) => {
@@ -362,7 +362,7 @@ async function serverMain(): Promise<void> {
     const inProcess: number[] = [];
     for (let r = 0; r < Math.max(rounds, 10); r++) {
       const got = await child.round(1, async () => {
-        await store.insert([article(r)], Date.now);
+        await store.articles.insert([article(r)], Date.now);
         handle.wake();
       });
       inProcess.push(...got.lat);

@@ -190,7 +190,7 @@ export async function startService(
   // The approximate index is saved under DATA_DIR on either engine: with PostgreSQL, each instance keeps
   // its own copy on its own disk (docs/search.md says why).
   const index = new SemanticIndex(store, embedder, { log, persistDir: join(config.dataDir, 'search-index') });
-  const worker = new EmbeddingWorker(store, embedder, { log });
+  const worker = new EmbeddingWorker(store.vectors, embedder, { log });
   // One IP guard for REST and the stream: a key presented on either counts for the client IP.
   const memoryIpGuard = new MemoryIpGuard(limits.ipGuard, ipGuardOptions);
   const memoryRateLimiter = new MemoryRateLimiter();
@@ -244,8 +244,8 @@ export async function startService(
     openStreams: () => stream.connections(),
     feedCursor: () => stream.feedCursor(),
     // Counted by the metrics themselves when they fail (not through `health`: once, not twice).
-    latestSeq: () => opened.latestSeq(),
-    embeddingQueueLength: () => opened.queueLength(),
+    latestSeq: () => opened.articles.latestSeq(),
+    embeddingQueueLength: () => opened.vectors.queueLength(),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

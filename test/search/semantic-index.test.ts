@@ -141,7 +141,7 @@ describe('the service answers at once while the index loads; search is the contr
   const gate = new Promise<void>((r) => (open = r));
   const gated = new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop === 'vectorsAfter') return async (...args: Parameters<SqliteStore['vectorsAfter']>) => (await gate, target.vectorsAfter(...args));
+      if (prop === 'vectorsAfter') return async (...args: Parameters<SqliteStore['vectorsAfter']>) => (await gate, target.vectors.vectorsAfter(...args));
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },
@@ -152,10 +152,10 @@ describe('the service answers at once while the index loads; search is the contr
   let server: ReturnType<typeof createHttpServer>;
   beforeAll(async () => {
     const now = Date.now();
-    const [a] = await store.insert([{ content: 'Copper hits a record high', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], now);
+    const [a] = await store.articles.insert([{ content: 'Copper hits a record high', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], now);
     const [v] = await embedder.embed([a!.content]);
-    await store.storeVectors(embedder.modelId, [{ id: a!.id, vector: v! }]);
-    key = (await createKey(store, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
+    await store.vectors.storeVectors(embedder.modelId, [{ id: a!.id, vector: v! }]);
+    key = (await createKey(store.accounts, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
     server = createHttpServer(
       createApp({
         accounts: store,
