@@ -44,7 +44,7 @@ async function main(): Promise<number> {
     // documented 503 of every operation is exercised for real through the service's error path.
     const outage = await key('max');
     const outageHash = hashKey(outage);
-    const findKey = svc.store.accounts.findKey.bind(svc.store);
+    const findKey = svc.store.accounts.findKey.bind(svc.store.accounts);
     svc.store.accounts.findKey = async (keyHash: string) => {
       if (keyHash === outageHash) throw Object.assign(new Error('database outage drill'), { unavailable: true });
       return findKey(keyHash);

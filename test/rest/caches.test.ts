@@ -91,14 +91,15 @@ async function start(engine: Engine): Promise<Running> {
   const { service, cli, cleanup } = await engine.open();
   const clock = new FakeClock(Date.now());
   let calls = 0;
-  const articles = Object.create(service) as Store;
-  articles.articles.listJson = (q, withTickers) => {
+  const articles = Object.create(service.articles) as Store['articles'];
+  articles.listJson = (q, withTickers) => {
     calls++;
     return service.articles.listJson(q, withTickers);
   };
   const app = createApp({
-    accounts: service,
+    accounts: service.accounts,
     articles,
+    changes: service.changes,
     search: { search: async () => [] },
     rateLimiter: new MemoryRateLimiter(),
     ipGuard: new MemoryIpGuard(limits.ipGuard),

@@ -25,7 +25,7 @@ describe('REST: a database that cannot answer gives 503 with Retry-After, never 
     ['locked by another process', busy],
   ])('answers every operation with the serviceUnavailable problem when the store is %s', async (_what, failure) => {
     const { key } = await svc.key('max');
-    const findKey = svc.store.accounts.findKey.bind(svc.store);
+    const findKey = svc.store.accounts.findKey.bind(svc.store.accounts);
     svc.store.accounts.findKey = async () => {
       throw failure();
     };

@@ -139,14 +139,14 @@ describe('the service answers at once while the index loads; search is the contr
   const embedder = new TrigramEmbedder();
   let open!: () => void;
   const gate = new Promise<void>((r) => (open = r));
-  const gated = new Proxy(store, {
+  const gated = new Proxy(store.vectors, {
     get(target, prop, receiver) {
-      if (prop === 'vectorsAfter') return async (...args: Parameters<SqliteStore['vectorsAfter']>) => (await gate, target.vectors.vectorsAfter(...args));
+      if (prop === 'vectorsAfter') return async (...args: Parameters<SqliteStore['vectors']['vectorsAfter']>) => (await gate, target.vectorsAfter(...args));
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },
   });
-  const index = new SemanticIndex(gated, embedder);
+  const index = new SemanticIndex({ articles: store.articles, vectors: gated }, embedder);
   let url: string;
   let key: string;
   let server: ReturnType<typeof createHttpServer>;
@@ -158,8 +158,9 @@ describe('the service answers at once while the index loads; search is the contr
     key = (await createKey(store.accounts, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
     server = createHttpServer(
       createApp({
-        accounts: store,
-        articles: store,
+        accounts: store.accounts,
+        articles: store.articles,
+        changes: store.changes,
         search: index,
         rateLimiter: new MemoryRateLimiter(),
         ipGuard: new MemoryIpGuard(limits.ipGuard),

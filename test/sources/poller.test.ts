@@ -96,7 +96,7 @@ function poller(store: SqliteStore, extra: Partial<PollerOptions> = {}) {
   const reports: PollReport[] = [];
   const logs: string[] = [];
   const p = new SourcePoller({
-    store,
+    store: store.sources,
     tickMs: 50,
     registryCheckMs: 50,
     http: { timeoutMs: 2000, connectTimeoutMs: 1000 },
@@ -156,7 +156,7 @@ describe('a 304 costs nothing', () => {
     const srv = await feedServer({ '/feed': (q, s) => feed.route(q, s) });
     const store = db.open();
     let ingestCalls = 0;
-    const ingest = store.sources.ingestItems.bind(store);
+    const ingest = store.sources.ingestItems.bind(store.sources);
     store.sources.ingestItems = (items, at) => {
       ingestCalls++;
       return ingest(items, at);

@@ -226,7 +226,7 @@ describe('the admin server tells the service what a push stored (to wake the str
       checks: [],
       metrics: createMetrics(),
       log: () => {},
-      push: { token: TOKEN, store, clock: Date.now },
+      push: { token: TOKEN, store: store.sources, clock: Date.now },
       onArticlesStored: (ids) => void calls.push(ids),
     });
   });

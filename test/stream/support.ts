@@ -86,8 +86,8 @@ export async function startStream(opts: Options = {}): Promise<StreamHarness> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as AddressInfo).port;
   const stream = attachStream(server, {
-    accounts: store,
-    articles: store,
+    accounts: store.accounts,
+    articles: store.articles,
     ipGuard: new MemoryIpGuard(limits.ipGuard),
     livePrefix: LIVE,
     clock: clock.fn,

@@ -63,8 +63,9 @@ export async function startTestService(opts: { trustProxy?: boolean; ipGuard?: I
   const clock = new FakeClock();
   const embedder = new TrigramEmbedder();
   const app = createApp({
-    accounts: store,
-    articles: store,
+    accounts: store.accounts,
+    articles: store.articles,
+    changes: store.changes,
     search: new SemanticIndex(store, embedder),
     rateLimiter: new MemoryRateLimiter(),
     ipGuard: new MemoryIpGuard(limits.ipGuard, opts.ipGuard),

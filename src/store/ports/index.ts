@@ -344,6 +344,11 @@ export interface Store extends StorePorts {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Resolves when the engine answers (readiness); rejects like any store call otherwise. */
   ping(): Promise<void>;
+  /**
+   * Applied and latest schema migrations, for an engine whose schema can be behind the code (PostgreSQL:
+   * another instance or `fns migrate` applies them); absent where opening the store migrates it (SQLite).
+   */
+  migrationStatus?(): Promise<{ applied: number; latest: number }>;
   close(): Promise<void>;
 }
 
