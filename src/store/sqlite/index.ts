@@ -18,8 +18,7 @@ import { SqliteVectors } from './vectors.js';
 import { SqliteWebhooks } from './webhooks.js';
 
 export { MIGRATIONS } from './migrations.js';
-export { openDatabase, type OpenOptions } from './db.js';
-export { sqliteFreshness, SQLITE_RECHECK_MS } from './changes.js';
+export type { OpenOptions } from './db.js';
 
 export class SqliteStore implements Store {
   readonly engine = 'sqlite' as const;
