@@ -176,6 +176,37 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     expect(await p.articles.latestSeq()).toBe(feed[31]!.seq);
   });
 
+  test('changes: a commit by another connection wakes `follow` and moves the freshness generation', async () => {
+    const s = await open();
+    const p = await peer(s);
+    const wakers = new Set<() => void>();
+    let wakes = 0;
+    const problems: string[] = [];
+    const stop = await s.changes.follow({
+      wake: () => {
+        wakes++;
+        wakers.forEach((w) => w());
+      },
+      onReconnect: () => problems.push('reconnected'),
+      onError: (m) => problems.push(m),
+      onUnavailable: (m) => problems.push(m),
+    });
+    expect(stop).toBeTypeOf('function');
+    // A clock that never moves: only a commit and its wake-up can move the generation.
+    const freshness = s.changes.freshness({ wake: (w) => (wakers.add(w), () => wakers.delete(w)), monotonic: () => 0 });
+    try {
+      const before = freshness.generation();
+      expect(freshness.generation()).toBe(before);
+      await p.articles.insert([article('committed by the peer')], T0);
+      await until(() => wakes > 0, 'a wake-up after the peer commit');
+      expect(freshness.generation()).not.toBe(before);
+      expect(problems).toEqual([]);
+    } finally {
+      freshness.close();
+      await stop!();
+    }
+  });
+
   test('embedding queue: oldest first, stored vectors leave it, refused ones go back and are dropped after maxAttempts', async () => {
     const s = await open();
     const arts = await s.articles.insert([article('one'), article('two'), article('three')], T0);
