@@ -1,37 +1,35 @@
 /**
  * The composition root: reads the config, wires adapters, starts the HTTP server. Nothing else reads
  * the environment. Each job has its file: the store (store.ts), the shared state of admission
- * (state.ts), wake-ups on commits (changes.ts), the background workers (workers.ts), the admin
- * listener and its readiness checks (admin.ts); `startService` puts them together and `close` takes
- * them apart in the reverse order.
+ * (state.ts), wake-ups on commits (changes.ts), the REST app and the stream on one HTTP server
+ * (listeners.ts), the background workers (workers.ts), the admin listener and its readiness checks
+ * (admin.ts); `startService` puts them together and `close` takes them apart in the reverse order.
  */
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { livePrefix } from '../auth/prefix.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
 import { limits } from '../contract/index.js';
-import { createApp } from '../http/app.js';
-import { createHttpServer } from '../http/server.js';
 import { EmbeddingWorker, SemanticIndex } from '../indexing/index.js';
 import { createEmbedder, type ClosableEmbedder, type Embedder } from '../search/index.js';
 import type { Store } from '../store/ports/index.js';
-import { attachStream, DEFAULT_FEED_POLL_MS, type StreamHandle } from '../stream/index.js';
+import { DEFAULT_FEED_POLL_MS, type StreamHandle } from '../stream/index.js';
 import { createLogger, type OpsLogger } from '../ops/logger.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
 import { DependencyHealth } from '../ops/health.js';
-import { countEmbedderErrors, createRequestObserver, createStreamObserver } from '../ops/observe.js';
+import { countEmbedderErrors } from '../ops/observe.js';
 import type { SourcePoller } from '../sources/poller.js';
 import type { WebhookDispatcher } from '../webhooks/index.js';
 import { startAdmin } from './admin.js';
 import { followCommits, WOKEN_FEED_POLL_MS } from './changes.js';
+import { closeServer, createListeners, listen } from './listeners.js';
 import { openServiceState } from './state.js';
 import { openServiceStore } from './store.js';
 import { startPoller, startWebhooks } from './workers.js';
 
 export { READINESS_CACHE_MS } from './admin.js';
 export { WOKEN_FEED_POLL_MS } from './changes.js';
+export { DEFAULT_HOST } from './listeners.js';
 export { livePrefix } from '../auth/prefix.js';
 
 export interface RunningService {
@@ -70,8 +68,6 @@ export interface ServiceOptions {
   webhooks?: boolean;
 }
 
-/** `fns serve` listens on every interface unless HOST says otherwise (the demo: loopback). */
-export const DEFAULT_HOST = '0.0.0.0';
 
 export function embedderFor(config: Config): ClosableEmbedder {
   return createEmbedder({
@@ -87,27 +83,6 @@ function observability(options: ServiceOptions): { logger: OpsLogger; log: (m: s
   const sink = options.log;
   const logger = options.logger ?? createLogger(sink ? { destination: { write: (line) => sink(line.endsWith('\n') ? line.slice(0, -1) : line) } } : {});
   return { logger, log: options.log ?? ((m: string) => logger.log(m)), metrics: options.metrics ?? createMetrics() };
-}
-
-/** Listens on HOST:PORT; the URL clients use. */
-async function listen(server: Server, config: Config): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host ?? DEFAULT_HOST, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const bound = config.host ?? DEFAULT_HOST;
-  const host = bound === '0.0.0.0' || bound === '::' ? 'localhost' : bound.includes(':') ? `[${bound}]` : bound;
-  return `http://${host}:${port}`;
-}
-
-/** Lets requests in flight finish (up to 5 s), then cuts whatever is left. */
-async function closeServer(server: Server): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const grace = setTimeout(() => server.closeAllConnections(), 5000);
-  await closed;
-  clearTimeout(grace);
 }
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
@@ -133,40 +108,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // its own copy on its own disk (docs/search.md says why).
   const index = new SemanticIndex(store, embedder, { log, persistDir: join(config.dataDir, 'search-index') });
   const worker = new EmbeddingWorker(store.vectors, embedder, { log });
-  const app = createApp({
-    accounts: store.accounts,
-    articles: store.articles,
-    changes: store.changes,
-    search: index,
-    rateLimiter: state.rateLimiter,
-    ipGuard: state.ipGuard,
-    livePrefix: livePrefix(config),
-    clock,
-    trustProxy: config.trustProxy,
-    validateResponses: config.validateResponses,
-    observe: createRequestObserver({ logger, metrics }),
-    // The key and first-page caches look at the store again on the next request after a commit.
-    ...(feedWake ? { feedWake } : {}),
-  });
-  const server = createHttpServer(app, {
-    maxConnections: config.maxConnections,
-    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
-    onConnectionRefused: (cap) => metrics.connectionRefusals.inc({ cap }),
-  });
-  const stream = attachStream(server, {
-    accounts: store.accounts,
-    articles: store.articles,
-    ipGuard: state.ipGuard,
-    livePrefix: livePrefix(config),
-    clock,
-    trustProxy: config.trustProxy,
-    slots: state.slots,
-    ...(feedWake ? { feedWake } : {}),
-    feedPollMs,
-    recheckMs: config.streamRecheckMs,
-    log,
-    events: createStreamObserver({ logger, metrics }),
-  });
+  const { server, stream } = createListeners({ config, store, state, search: index, clock, log, logger, metrics, feedWake, feedPollMs });
   state.onLeaseLost((connectionId) => stream.drop(connectionId, 'stream slot lease lost'));
   metrics.collectFrom({
     openStreams: () => stream.connections(),
