@@ -1,4 +1,4 @@
-/** Storage ports: the service depends on these, adapters (SQLite now, PostgreSQL later) implement them. */
+/** Storage ports: the service depends on these; each engine (SQLite, PostgreSQL) implements each port in a file of its own. */
 import type { Tier, Urgency, ArticleSentiment, TickerSentiment } from '../../contract/index.js';
 import type { AccountRecord } from '../../domain/tiers.js';
 import type { StoredArticle } from '../../domain/articles.js';

@@ -58,7 +58,10 @@ export function sqliteFreshness(db: Database.Database, options: FreshnessOptions
 
 /** Wake-ups from a watch on the directory of `file`: any write to the file, its -wal or -shm. */
 async function followFile(file: string, hooks: FollowHooks): Promise<(() => Promise<void>) | undefined> {
-  if (file === ':memory:') return undefined;
+  if (file === ':memory:') {
+    hooks.onUnavailable('an in-memory database has no file to watch');
+    return undefined;
+  }
   const prefix = basename(file);
   try {
     const watcher = watch(dirname(file), { persistent: false }, (_event, name) => {
