@@ -11,7 +11,7 @@
  * - Failures: non-2xx, timeout, refused → retry per schedule.ts; 410 → disabled; after 24 h → paused.
  * - One slow endpoint never delays another (each has its own loop), nor the stream (separate feed
  *   reader, requests bounded by `maxInFlight`).
- * - Leases (store.claimWebhooks): renewed every `refreshMs`; an endpoint whose lease this instance lost,
+ * - Leases (store.webhooks.claimWebhooks): renewed every `refreshMs`; an endpoint whose lease this instance lost,
  *   or that was paused or removed, is dropped; a dead instance's endpoints are taken over once its lease
  *   (`leaseMs`) runs out.
  * - The account's tier is re-checked every `recheckMs`: one that left pro/max pauses the endpoint.
@@ -28,10 +28,7 @@ import type { SecretBox } from './secrets.js';
 import { httpSender, type Sender } from './sender.js';
 import { signedHeaders } from './signing.js';
 
-export type DispatchStore = Pick<
-  Store,
-  'claimWebhooks' | 'releaseWebhooks' | 'recordWebhookAttempt' | 'getAccount' | 'feedAfter' | 'latestSeq' | 'transaction'
->;
+export type DispatchStore = Pick<Store, 'accounts' | 'articles' | 'webhooks' | 'transaction'>;
 
 export type AttemptOutcome = 'delivered' | 'failed' | 'disabled' | 'paused';
 
@@ -178,7 +175,7 @@ class EndpointWorker {
 
   private async currentTier(now: number): Promise<Tier | undefined> {
     if (this.tier && now - this.tier.at < this.d.opts.recheckMs) return this.tier.tier;
-    const account = await this.d.opts.store.getAccount(this.e.accountId);
+    const account = await this.d.opts.store.accounts.getAccount(this.e.accountId);
     if (!account) return undefined;
     this.tier = { tier: effectiveTier(account, now), at: now };
     return this.tier.tier;
@@ -217,7 +214,7 @@ class EndpointWorker {
 
   /** Writes now; a lost lease stops the worker. */
   private async record(a: WebhookAttempt): Promise<boolean> {
-    const held = await this.d.opts.store.recordWebhookAttempt(this.e.id, this.d.owner, a);
+    const held = await this.d.opts.store.webhooks.recordWebhookAttempt(this.e.id, this.d.owner, a);
     this.recordedAt = performance.now();
     if (a.cursor !== null && a.cursor >= this.cursor) this.dirty = false;
     if (!held) {
@@ -366,7 +363,7 @@ export class WebhookDispatcher {
     this.refreshMs = opts.refreshMs ?? DISPATCH_DEFAULTS.refreshMs;
     this.inFlight = new Semaphore(opts.maxInFlight ?? DISPATCH_DEFAULTS.maxInFlight);
     this.poller = new FeedPoller({
-      articles: opts.store,
+      articles: opts.store.articles,
       intervalMs: opts.feedPollMs ?? DISPATCH_DEFAULTS.feedPollMs,
       hasListeners: () => true,
       deliver: (batch) => {
@@ -375,7 +372,7 @@ export class WebhookDispatcher {
       },
       log: opts.log,
     });
-    this.feed = new RecentFeed(opts.store, () => this.poller.cursor);
+    this.feed = new RecentFeed(opts.store.articles, () => this.poller.cursor);
   }
 
   async start(): Promise<void> {
@@ -414,7 +411,7 @@ export class WebhookDispatcher {
   async refresh(): Promise<void> {
     if (this.stopped) return;
     const readStartedAt = performance.now();
-    const held = await this.opts.store.claimWebhooks(this.owner, this.clock(), this.opts.leaseMs ?? DISPATCH_DEFAULTS.leaseMs, this.opts.maxEndpoints ?? DISPATCH_DEFAULTS.maxEndpoints);
+    const held = await this.opts.store.webhooks.claimWebhooks(this.owner, this.clock(), this.opts.leaseMs ?? DISPATCH_DEFAULTS.leaseMs, this.opts.maxEndpoints ?? DISPATCH_DEFAULTS.maxEndpoints);
     const ids = new Set(held.map((e) => e.id));
     for (const id of [...this.workers.keys()]) if (!ids.has(id)) this.drop(id);
     for (const e of held) {
@@ -456,7 +453,7 @@ export class WebhookDispatcher {
       await this.opts.store.transaction(async (tx) => {
         for (const w of batch) {
           const cursor = w.cursor;
-          const held = await tx.recordWebhookAttempt(w.e.id, this.owner, {
+          const held = await tx.webhooks.recordWebhookAttempt(w.e.id, this.owner, {
             at,
             cursor,
             status: w.e.lastStatus,
@@ -510,6 +507,6 @@ export class WebhookDispatcher {
     await this.flush().catch(() => {});
     this.workers.clear();
     // A clean stop: another instance takes the endpoints over at once instead of after the lease.
-    await this.opts.store.releaseWebhooks(this.owner).catch(() => {});
+    await this.opts.store.webhooks.releaseWebhooks(this.owner).catch(() => {});
   }
 }
