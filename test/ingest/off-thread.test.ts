@@ -109,16 +109,16 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
     const b: ItemOutcome[][] = [];
     let t = 1_800_000_000_000;
     for (const batch of batches()) {
-      a.push(await inline.ingestItems(batch, t));
-      b.push(await thread.ingestItems(batch, t));
+      a.push(await inline.sources.ingestItems(batch, t));
+      b.push(await thread.sources.ingestItems(batch, t));
       t += 1000;
     }
     expect(shape(b)).toEqual(shape(a));
     expect(shape(a).flat()).toEqual(expect.arrayContaining([expect.stringMatching(/^duplicate same-item/), expect.stringMatching(/^duplicate same-url/), expect.stringMatching(/^duplicate near-duplicate/)]));
-    expect(await thread.count()).toBe(await inline.count());
+    expect(await thread.articles.count()).toBe(await inline.articles.count());
     // What the thread stored is what this thread's connection reads.
     const stored = b.flat().find((o) => o.status === 'stored')!;
-    expect((await thread.carriersOf(stored.id)).length).toBeGreaterThan(0);
+    expect((await thread.sources.carriersOf(stored.id)).length).toBeGreaterThan(0);
   });
 
   it('300 items in slices of 20: the event loop gets a turn between slices; the clock is read per slice', async () => {
@@ -126,30 +126,30 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
     const items = toSourcedItems({ name: 'wire', urgency: 'auto' }, parseFeed(new TextEncoder().encode(rssOf(300)), { baseUrl: 'https://ex.com/' }).items);
     let reads = 0;
     const clock = () => (reads++, 1_800_000_000_000);
-    const { result, turns } = await turnsDuring(() => store.ingestItems(items, clock));
+    const { result, turns } = await turnsDuring(() => store.sources.ingestItems(items, clock));
     expect(turns).toBeGreaterThanOrEqual(14);
     expect(reads).toBeGreaterThanOrEqual(15);
     expect(result.every((o) => o.status === 'stored' && o.received_at === new Date(1_800_000_000_000).toISOString())).toBe(true);
-    expect(await store.count()).toBe(300);
+    expect(await store.articles.count()).toBe(300);
   });
 
   it('waits for a write lock another connection holds for a moment (a slice, a poll\'s record), and fails with SQLITE_BUSY past INGEST_THREAD_BUSY_TIMEOUT_MS', async () => {
     const { store, file } = fileStore(true);
-    await store.ingestItems([sourcedArticle('w', 'warm', article('warm up the ingest thread'))], 1_800_000_000_000);
+    await store.sources.ingestItems([sourcedArticle('w', 'warm', article('warm up the ingest thread'))], 1_800_000_000_000);
     const other = new Database(file);
     try {
       other.exec('BEGIN IMMEDIATE');
       setTimeout(() => other.exec('COMMIT'), 100);
-      const [brief] = await store.ingestItems([sourcedArticle('w', 'one', article('a story stored once the lock is free'))], 1_800_000_000_000);
+      const [brief] = await store.sources.ingestItems([sourcedArticle('w', 'one', article('a story stored once the lock is free'))], 1_800_000_000_000);
       expect(brief).toMatchObject({ status: 'stored' });
       // The record of a poll (right after its ingest) waits for the lock the same way: its counters are kept.
-      await store.addSource({ name: 'w', url: 'https://ex.com/feed', everyMs: 60_000, urgency: 'auto' }, 1_800_000_000_000);
+      await store.sources.addSource({ name: 'w', url: 'https://ex.com/feed', everyMs: 60_000, urgency: 'auto' }, 1_800_000_000_000);
       other.exec('BEGIN IMMEDIATE');
       setTimeout(() => other.exec('COMMIT'), 100);
-      await store.recordPoll('w', 'me', { at: 1_800_000_000_000, status: 200, error: null, etag: null, lastModified: null, nextPollAt: 1_800_000_060_000, failures: 0, minIntervalMs: null, seen: 2, ingested: 1, deduplicated: 1 });
-      expect(await store.getSource('w')).toMatchObject({ itemsSeen: 2, itemsIngested: 1, itemsDeduplicated: 1 });
+      await store.sources.recordPoll('w', 'me', { at: 1_800_000_000_000, status: 200, error: null, etag: null, lastModified: null, nextPollAt: 1_800_000_060_000, failures: 0, minIntervalMs: null, seen: 2, ingested: 1, deduplicated: 1 });
+      expect(await store.sources.getSource('w')).toMatchObject({ itemsSeen: 2, itemsIngested: 1, itemsDeduplicated: 1 });
       other.exec('BEGIN IMMEDIATE');
-      const held = store.ingestItems([sourcedArticle('w', 'two', article('a story that finds the lock held too long'))], 1_800_000_000_000);
+      const held = store.sources.ingestItems([sourcedArticle('w', 'two', article('a story that finds the lock held too long'))], 1_800_000_000_000);
       await expect(held).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
       other.exec('ROLLBACK');
     } finally {

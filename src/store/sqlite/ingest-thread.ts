@@ -16,8 +16,12 @@
  * The record of a poll (`recordPoll`, right after its ingest) runs there too. The thread's connection
  * does the WAL checkpoints while it runs (SqliteStore turns them off on its own connection).
  */
+import type Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 import type { ItemOutcome, PollOutcome, SourcedItem } from '../ports/index.js';
+import { ingestInSlices, type SliceOptions } from '../ports/sources-plan.js';
+import type { SqliteSources } from './sources.js';
+import type { SqliteVectors } from './vectors.js';
 
 /**
  * The worker's connection waits this long at least for the write lock (in steps of 1 ms): waiting there
@@ -163,4 +167,30 @@ export class IngestThread {
     await exited;
     clearTimeout(timer);
   }
+}
+
+/**
+ * The store's ports as they were, three of their methods through the ingest thread: `sources.ingestItems`
+ * (the same slices, each one transaction there), `sources.recordPoll` and `vectors.nextBatch`. While the
+ * thread runs, the WAL checkpoints are its connection's (off on `db`: a checkpoint run by a commit of the
+ * event loop's connection would hold the loop while it writes and syncs the pages). The thread starts now.
+ */
+export function ingestOffThread(
+  file: string,
+  db: Database.Database,
+  sources: SqliteSources,
+  vectors: SqliteVectors,
+  opts: { busyTimeoutMs: number; slices: SliceOptions },
+): IngestThread {
+  const inline = {
+    ingest: sources.ingestItems.bind(sources),
+    recordPoll: sources.recordPoll.bind(sources),
+    nextBatch: vectors.nextBatch.bind(vectors),
+  };
+  const thread = new IngestThread(file, opts.busyTimeoutMs, inline, (running) => void (db.open && db.pragma(`wal_autocheckpoint = ${running ? 0 : 1000}`)));
+  sources.ingestItems = (items, at) => (items.length === 0 ? inline.ingest(items, at) : ingestInSlices(items, (slice) => thread.ingestSlice(slice, at), opts.slices));
+  sources.recordPoll = (name, owner, outcome) => thread.recordPoll(name, owner, outcome);
+  vectors.nextBatch = (limit) => thread.nextBatch(limit);
+  thread.warm();
+  return thread;
 }

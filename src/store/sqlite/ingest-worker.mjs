@@ -49,11 +49,11 @@ port.on('message', async (m) => {
   try {
     const result =
       m.op === 'recordPoll'
-        ? await patiently(() => store.recordPoll(m.name, m.owner, m.outcome))
+        ? await patiently(() => store.sources.recordPoll(m.name, m.owner, m.outcome))
         : m.op === 'nextBatch'
-          ? await store.nextBatch(m.limit)
+          ? await store.vectors.nextBatch(m.limit)
           : // The main thread read its clock when it sent the slice (a clock function cannot cross threads).
-            await patiently(() => store.ingestItems(m.items, m.at ?? (() => m.clock)));
+            await patiently(() => store.sources.ingestItems(m.items, m.at ?? (() => m.clock)));
     port.postMessage({ id, result: result ?? null });
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
