@@ -159,6 +159,15 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
   }, INGEST_THREAD_BUSY_TIMEOUT_MS + 10_000);
 });
 
+describe('the ingest thread inside a transaction of the store', () => {
+  it('an ingest inside store.transaction joins it on this thread (the thread would wait for the lock it holds)', async () => {
+    const { store } = fileStore(true);
+    const outcomes = await store.transaction(async (tx) => tx.sources.ingestItems([sourcedArticle('w', 'tx-1', article('a story stored inside a transaction'))], 1_800_000_000_000));
+    expect(outcomes).toMatchObject([{ status: 'stored' }]);
+    expect(await store.articles.count()).toBe(1);
+  });
+});
+
 describe('a large feed is parsed, mapped and enriched on a worker thread', () => {
   it('over OFF_THREAD_MIN_BYTES: a timer set before fires before the result; the items of parseFeed + toSourcedItems', async () => {
     // Item 7 has no text (left out, but counted in itemCount).

@@ -188,9 +188,12 @@ export function ingestOffThread(
     nextBatch: vectors.nextBatch.bind(vectors),
   };
   const thread = new IngestThread(file, opts.busyTimeoutMs, inline, (running) => void (db.open && db.pragma(`wal_autocheckpoint = ${running ? 0 : 1000}`)));
-  sources.ingestItems = (items, at) => (items.length === 0 ? inline.ingest(items, at) : ingestInSlices(items, (slice) => thread.ingestSlice(slice, at), opts.slices));
-  sources.recordPoll = (name, owner, outcome) => thread.recordPoll(name, owner, outcome);
-  vectors.nextBatch = (limit) => thread.nextBatch(limit);
+  // Inside a transaction of `db` (store.transaction), the work joins it, on this thread, as before: the
+  // worker's connection would wait for the lock that transaction holds.
+  sources.ingestItems = (items, at) =>
+    items.length === 0 || db.inTransaction ? inline.ingest(items, at) : ingestInSlices(items, (slice) => thread.ingestSlice(slice, at), opts.slices);
+  sources.recordPoll = (name, owner, outcome) => (db.inTransaction ? inline.recordPoll(name, owner, outcome) : thread.recordPoll(name, owner, outcome));
+  vectors.nextBatch = (limit) => (db.inTransaction ? inline.nextBatch(limit) : thread.nextBatch(limit));
   thread.warm();
   return thread;
 }
