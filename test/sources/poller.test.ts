@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS, pollerUserAgent, SourcePoller, type PollReport, type PollerOptions } from '../../src/sources/poller.js';
+import { nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS, pollerUserAgent, SourcePoller, type PollReport, type PollerOptions } from '../../src/sources/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { SourceRecord } from '../../src/store/ports/index.js';
 import { until } from '../support/wait.js';
