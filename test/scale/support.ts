@@ -78,15 +78,28 @@ export async function deployment(opts: { redisUrl?: string } = {}): Promise<Depl
         child.on('exit', (code) => reject(new Error(`fns serve exited with ${code}:\n${out}`)));
       });
       const exited = new Promise<void>((r) => child.on('exit', () => r()));
-      const waitOutput = async (re: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> => {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const m = re.exec(out);
-          if (m) return m;
-          if (Date.now() > deadline) throw new Error(`no ${re} in the output of fns serve within ${timeoutMs} ms:\n${out}`);
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      };
+      // Checked on each chunk of output (after `out` has it: its listener was added first).
+      const waitOutput = (re: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> =>
+        new Promise((resolve, reject) => {
+          const done = () => {
+            clearTimeout(timer);
+            child.stdout!.off('data', check);
+            child.stderr!.off('data', check);
+          };
+          const check = () => {
+            const m = re.exec(out);
+            if (!m) return;
+            done();
+            resolve(m);
+          };
+          const timer = setTimeout(() => {
+            done();
+            reject(new Error(`no ${re} in the output of fns serve within ${timeoutMs} ms:\n${out}`));
+          }, timeoutMs);
+          child.stdout!.on('data', check);
+          child.stderr!.on('data', check);
+          check();
+        });
       // The admin line follows the listening line (src/cli/main.ts).
       const adminUrl = extraEnv.ADMIN_PORT !== undefined ? (await waitOutput(/admin listener on (http:\/\/\S+)/))[1]! : undefined;
       const instance: Instance = {
