@@ -21,7 +21,7 @@ import { get, type Reply } from '../support/service.js';
 import { connect, type Closed, type TestClient } from '../stream/support.js';
 import { connectionString } from '../../src/store/postgres/db.js';
 import { missingEngines, PG_URL } from './engines.js';
-import { createKey, deployment, type Deployment, type Instance } from './support.js';
+import { createKey, deployment, streamOutcome, type Deployment, type Instance } from './support.js';
 import { until } from '../support/wait.js';
 
 const TESTS = 3;
@@ -51,16 +51,6 @@ function counter(metrics: string, name: string): number {
     .split('\n')
     .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-}
-
-/**
- * How a new stream connection of `keyId` ends up: 'open' once the service logs its admission (`stream
- * open` with the key's id), or its close code and reason when it is refused; neither within `ms` fails.
- */
-async function outcome(svc: Instance, c: TestClient, keyId: string, ms = 5000): Promise<'open' | Closed> {
-  const admitted = svc.waitOutput(new RegExp(`^(?=[^\\n]*stream open)[^\\n]*\\b${keyId}\\b`, 'm'), ms).then(() => 'open' as const);
-  admitted.catch(() => {}); // when the close comes first
-  return Promise.race([c.closed, admitted]);
 }
 
 /**
@@ -133,7 +123,7 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     const pro = createKey(d, 'pro');
     const open = connect(ws(svc), { key: pro.key, ip: '127.93.0.1' });
     clients.push(open);
-    expect(await outcome(svc, open, pro.key_id)).toBe('open');
+    expect(await streamOutcome(svc, open, pro.key_id)).toBe('open');
 
     await redis.kill();
 
@@ -154,7 +144,7 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     // A new stream connection is refused with "try again later".
     const another = createKey(d, 'pro');
     const refused = connect(ws(svc), { key: another.key, ip: '127.93.2.1' });
-    expect(await outcome(svc, refused, another.key_id)).toEqual(stream.closeCodes.unavailable);
+    expect(await streamOutcome(svc, refused, another.key_id)).toEqual(stream.closeCodes.unavailable);
 
     // Logged, counted, and /readyz names redis.
     expect(svc.output()).toMatch(/redis[^\n]*(unreachable|connection lost|not reachable)/i);
@@ -175,7 +165,7 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     // A new connection after each refusal, until one is admitted.
     const opens = async () => {
       const c = connect(ws(svc), { key, ip: '127.93.3.1' });
-      const o = await outcome(svc, c, key_id);
+      const o = await streamOutcome(svc, c, key_id);
       seen.push(o);
       if (o === 'open') reopened = c;
       return reopened !== undefined;
@@ -199,7 +189,7 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     const pro = createKey(d, 'pro');
     const listener = connect(ws(svc), { key: pro.key, ip: '127.93.4.1' });
     clients.push(listener);
-    expect(await outcome(svc, listener, pro.key_id)).toBe('open');
+    expect(await streamOutcome(svc, listener, pro.key_id)).toBe('open');
     // A request right before the cut: the pool holds at least one connection to cut.
     expect((await getNews(svc, key, '127.93.5.1')).status).toBe(200);
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { startTrigramEmbeddings, TRIGRAM_MODEL } from '../../scripts/lib/trigram-embeddings.js';
 import { repoRoot } from '../support/specs.js';
 import { PG_URL, REDIS_URL, runId } from './engines.js';
+import type { Closed, TestClient } from '../stream/support.js';
 
 const BIN = join(repoRoot, 'bin', 'fns.mjs');
 
@@ -137,4 +138,15 @@ export function createKey(d: Deployment, tier: string): { key: string; key_id: s
   const r = d.fns(['keys', 'create', '--tier', tier, '--json']);
   if (r.status !== 0) throw new Error(`keys create: ${r.status} ${r.stderr}`);
   return JSON.parse(r.stdout);
+}
+
+/**
+ * How a new stream connection of `keyId` to `instance` ends up: 'open' once the instance logs its
+ * admission (`stream open` with the key's id), or its close code and reason when it is refused; neither
+ * within `ms` fails.
+ */
+export function streamOutcome(instance: Instance, c: TestClient, keyId: string, ms = 5000): Promise<'open' | Closed> {
+  const admitted = instance.waitOutput(new RegExp(`^(?=[^\\n]*stream open)[^\\n]*\\b${keyId}\\b`, 'm'), ms).then(() => 'open' as const);
+  admitted.catch(() => {}); // when the close comes first
+  return Promise.race([c.closed, admitted]);
 }
