@@ -102,7 +102,11 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     expect(migrate.status, migrate.stderr).toBe(0);
     svc = await d.serve({ ADMIN_PORT: '0' });
     expect(svc.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect((await admin(svc, '/readyz')).status).toBe(200);
+    // Listening is not ready yet (its connections may still be opening): wait for /readyz to say so.
+    let ready: { status: number; text: string } | undefined;
+    await until(async () => (ready = await admin(svc, '/readyz')).status === 200, 'the service ready', 30_000, 100).catch((e: Error) => {
+      throw new Error(`${e.message} (last: ${ready?.status} ${ready?.text})`);
+    });
   }, 90_000);
 
   afterAll(async () => {
