@@ -74,7 +74,7 @@ async function storeRun(withRepeat: boolean, round: number): Promise<number> {
       return withRepeat ? item : { ...item, repeatKey: null };
     });
     const t = performance.now();
-    for (let i = 0; i < items.length; i += 200) await store.ingestItems(items.slice(i, i + 200), Date.now);
+    for (let i = 0; i < items.length; i += 200) await store.sources.ingestItems(items.slice(i, i + 200), Date.now);
     return ((performance.now() - t) * 1000) / ITEMS;
   } finally {
     await store.close();

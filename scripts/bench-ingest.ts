@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ destination: { write: () => {} } });
   const svc = await startService(config, { embedder: stubEmbedder, logger });
   const feeds = await feedServer();
-  const key = (await createKey(svc.store, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key;
+  const key = (await createKey(svc.store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key;
   const received = new Map<string, number>();
   const ws = new WebSocket(`${svc.url.replace(/^http/, 'ws')}/v1/stream?api_key=${key}`);
   // By headline for the latency section (a published title -> its arrival); by id to count arrivals (two
@@ -174,8 +174,8 @@ async function main(): Promise<void> {
     // 1. Latency: publish -> stream client (first, so no item is a near-duplicate of the throughput items).
     feeds.set('/a.rss', []);
     feeds.set('/b.rss', []);
-    await svc.store.addSource({ name: 'lat-a', url: feeds.url('/a.rss'), everyMs: EVERY_MS, urgency: 'auto' }, Date.now());
-    await svc.store.addSource({ name: 'lat-b', url: feeds.url('/b.rss'), everyMs: EVERY_MS, urgency: 'auto' }, Date.now());
+    await svc.store.sources.addSource({ name: 'lat-a', url: feeds.url('/a.rss'), everyMs: EVERY_MS, urgency: 'auto' }, Date.now());
+    await svc.store.sources.addSource({ name: 'lat-b', url: feeds.url('/b.rss'), everyMs: EVERY_MS, urgency: 'auto' }, Date.now());
     await sleep(1500);
     const published = new Map<string, number>();
     const end = performance.now() + LATENCY_S * 1000;
@@ -191,7 +191,7 @@ async function main(): Promise<void> {
     const lat = [...published].map(([t, at]) => (received.has(t) ? received.get(t)! - at : Number.POSITIVE_INFINITY)).sort((a, b) => a - b);
     const missing = lat.filter((x) => !Number.isFinite(x)).length;
     if (process.env.BENCH_DEBUG) {
-      const archived = new Set((await svc.store.list({ afterMs: 0, limit: 100000 })).map((x) => x.content));
+      const archived = new Set((await svc.store.articles.list({ afterMs: 0, limit: 100000 })).map((x) => x.content));
       for (const [t] of published) if (!received.has(t)) console.log('missing:', JSON.stringify(t), 'stored:', archived.has(t));
     }
     const goal = EVERY_MS + 50;
@@ -199,8 +199,8 @@ async function main(): Promise<void> {
     console.log(`\n1. latency, publish -> stream client, ${lat.length} items on 2 sources polled every ${EVERY_MS / 1000} s (${missing} never arrived)`);
     console.log(`   p50 ${pct(lat, 50).toFixed(0)} ms   p90 ${pct(lat, 90).toFixed(0)} ms   p99 ${p99.toFixed(0)} ms   max ${lat.at(-1)!.toFixed(0)} ms`);
     console.log(`   goal p99 <= poll interval + 50 ms = ${goal} ms: ${p99 <= goal ? 'met' : 'NOT met'} (p99 / goal = ${(p99 / goal).toFixed(2)})`);
-    await svc.store.removeSource('lat-a');
-    await svc.store.removeSource('lat-b');
+    await svc.store.sources.removeSource('lat-a');
+    await svc.store.sources.removeSource('lat-b');
 
     // 2. Throughput.
     let n = 0;
@@ -212,19 +212,19 @@ async function main(): Promise<void> {
     const total = FEEDS * ITEMS;
     const before = receivedIds.size;
     const t0 = performance.now();
-    for (let f = 0; f < FEEDS; f++) await svc.store.addSource({ name: `t${f}`, url: feeds.url(`/t${f}.rss`), everyMs: 5_000, urgency: 'auto' }, Date.now());
+    for (let f = 0; f < FEEDS; f++) await svc.store.sources.addSource({ name: `t${f}`, url: feeds.url(`/t${f}.rss`), everyMs: 5_000, urgency: 'auto' }, Date.now());
     svc.poller!.wake();
-    const seen = async () => (await svc.store.listSources()).reduce((s, x) => s + x.itemsSeen, 0);
+    const seen = async () => (await svc.store.sources.listSources()).reduce((s, x) => s + x.itemsSeen, 0);
     const deadline = performance.now() + 100_000;
     while ((await seen()) < total) {
       if (performance.now() > deadline) {
-        const failing = (await svc.store.listSources()).filter((x) => x.lastError !== null).map((x) => `${x.name}: ${x.lastError}`);
+        const failing = (await svc.store.sources.listSources()).filter((x) => x.lastError !== null).map((x) => `${x.name}: ${x.lastError}`);
         throw new Error(`not every item was read within 100 s (${await seen()} of ${total}); ${failing.join('; ') || 'no source failing'}`);
       }
       await sleep(5);
     }
     const readAt = performance.now();
-    const stored = (await svc.store.listSources()).reduce((s, x) => s + x.itemsIngested, 0);
+    const stored = (await svc.store.sources.listSources()).reduce((s, x) => s + x.itemsIngested, 0);
     while (receivedIds.size - before < stored) {
       if (closed !== null) throw new Error(`the stream client was closed by the service (${closed}) after receiving ${receivedIds.size - before} of ${stored} stored articles`);
       if (performance.now() > deadline) throw new Error(`the stream client received ${receivedIds.size - before} of ${stored} stored articles within 100 s`);
@@ -233,12 +233,12 @@ async function main(): Promise<void> {
     const doneAt = performance.now();
     const secs = (doneAt - t0) / 1000;
     const rate = Math.round(total / secs);
-    const dedup = (await svc.store.listSources()).reduce((s, x) => s + x.itemsDeduplicated, 0);
+    const dedup = (await svc.store.sources.listSources()).reduce((s, x) => s + x.itemsDeduplicated, 0);
     console.log(`\n2. throughput: ${total.toLocaleString('en-US')} items from ${FEEDS} feeds of ${ITEMS} (fetch, parse, enrich, dedup, store, publish) in ${secs.toFixed(2)} s`);
     console.log(`   ${rate.toLocaleString('en-US')} items/s   goal >= ${GOAL_RATE.toLocaleString('en-US')}/s: ${rate >= GOAL_RATE ? 'met' : 'NOT met'} (x${(rate / GOAL_RATE).toFixed(2)})`);
     console.log(`   every item read and ingested after ${((readAt - t0) / 1000).toFixed(2)} s (${Math.round(total / ((readAt - t0) / 1000)).toLocaleString('en-US')} items/s), the last one on the stream ${((doneAt - readAt) / 1000).toFixed(2)} s later`);
     console.log(`   stored ${stored.toLocaleString('en-US')}, deduplicated ${dedup}, received by the stream client ${(receivedIds.size - before).toLocaleString('en-US')} (near-duplicates of these made-up headlines: the store's decision)`);
-    for (let f = 0; f < FEEDS; f++) await svc.store.removeSource(`t${f}`);
+    for (let f = 0; f < FEEDS; f++) await svc.store.sources.removeSource(`t${f}`);
 
 
     // 3. Where the time goes: each stage alone on fresh items (a fresh SQLite file per store variant).
@@ -257,11 +257,11 @@ async function main(): Promise<void> {
       const sourced = toSourcedItems({ name: 'stage', urgency: 'auto' }, parsed.items);
       stage.map += performance.now() - t;
       t = performance.now();
-      await withNear.ingestItems(sourced, Date.now);
+      await withNear.sources.ingestItems(sourced, Date.now);
       stage.ingest += performance.now() - t;
       const exact = sourced.map((x) => ({ ...x, nearKeys: [] }));
       t = performance.now();
-      await noNear.ingestItems(exact, Date.now);
+      await noNear.sources.ingestItems(exact, Date.now);
       stage.ingestNoNear += performance.now() - t;
     }
     await withNear.close();
@@ -312,10 +312,10 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awai
   probe.reset();
   probe.enable();
   const t0 = performance.now();
-  await svc.store.addSource({ name: 'big', url: feeds.url('/big.rss'), everyMs: 3600_000, urgency: 'auto' }, Date.now());
+  await svc.store.sources.addSource({ name: 'big', url: feeds.url('/big.rss'), everyMs: 3600_000, urgency: 'auto' }, Date.now());
   svc.poller!.wake();
   for (;;) {
-    const rec = await svc.store.getSource('big');
+    const rec = await svc.store.sources.getSource('big');
     if (rec?.lastPollAt) {
       if (rec.lastError) throw new Error(`the 5,000-item poll failed: ${rec.lastError}`);
       break;
@@ -327,8 +327,8 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awai
   probe.disable();
   const pollBlock = longest();
   const pollGc = gcLongest();
-  const rec = (await svc.store.getSource('big'))!;
-  await svc.store.removeSource('big');
+  const rec = (await svc.store.sources.getSource('big'))!;
+  await svc.store.sources.removeSource('big');
 
   // A push of 1,000 articles, about 1 MiB of NDJSON.
   const lines: string[] = [];

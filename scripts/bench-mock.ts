@@ -83,8 +83,8 @@ async function main(): Promise<void> {
       published_at: null,
       tickers: i % 2 === 0 ? [{ ticker: 'SPY', sentiment: 'neutral' }] : [],
     }));
-    await store.insert(articles, now - 60_000);
-    const realKey = (await createKey(store, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
+    await store.articles.insert(articles, now - 60_000);
+    const realKey = (await createKey(store.accounts, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
     const app = createApp(benchAppDeps(store, new SemanticIndex(store, new TrigramEmbedder())));
     service = createServer(app);
     await new Promise<void>((r) => service!.listen(0, '127.0.0.1', r));

@@ -84,9 +84,9 @@ async function main(): Promise<void> {
   try {
     const now = Date.now();
     process.stdout.write(`bench:rest: seeding ${ARCHIVE.toLocaleString()} articles `);
-    await seedArchive(store, ARCHIVE, { now, batch: 10_000, onBatch: () => process.stdout.write('.') });
-    console.log(` ${await store.count()} stored`);
-    const key = (await createKey(store, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
+    await seedArchive(store.articles, ARCHIVE, { now, batch: 10_000, onBatch: () => process.stdout.write('.') });
+    console.log(` ${await store.articles.count()} stored`);
+    const key = (await createKey(store.accounts, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
 
     const appDeps = benchAppDeps(store);
     const service = await listen(createApp(appDeps));
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
     // The service's own query for a max key's first page, on the same file, for every request.
     const lookbackMs = plans.max.lookbackHours * 3600_000;
     const sqlite = await listen((_req, res) => {
-      store.listJson({ afterMs: effectiveSince('max', Date.now(), undefined), limit: LIMIT }, plans.max.tickers).then((articles) => {
+      store.articles.listJson({ afterMs: effectiveSince('max', Date.now(), undefined), limit: LIMIT }, plans.max.tickers).then((articles) => {
         const text = `{"count":${articles.length},"articles":[${articles.join(',')}]}`;
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
         res.end(text);

@@ -78,7 +78,7 @@ async function makeKeys(store: PostgresStore, tier: 'max' | 'pro', n: number): P
   const now = Date.now();
   for (let start = 0; start < n; start += 500) {
     await store.transaction(async (tx) => {
-      for (let i = start; i < Math.min(n, start + 500); i++) keys.push((await createKey(tx, { tier, livePrefix: LIVE, now })).key);
+      for (let i = start; i < Math.min(n, start + 500); i++) keys.push((await createKey(tx.accounts, { tier, livePrefix: LIVE, now })).key);
     });
   }
   return keys;
@@ -119,7 +119,7 @@ async function waitEmbedded(store: PostgresStore): Promise<void> {
   const deadline = Date.now() + 300_000;
   let last = -1;
   for (;;) {
-    const q = await store.queueLength();
+    const q = await store.vectors.queueLength();
     if (q === 0) return;
     if (Date.now() > deadline) throw new Error(`embedding queue still ${q} after 300 s`);
     if (q !== last) progress(`  waiting for the embedding queue to drain: ${q} left`);
@@ -189,7 +189,7 @@ async function main(): Promise<void> {
     // ---- data ----
     progress(`seeding ${ARCHIVE} articles over the last 6 days`);
     const now = Date.now();
-    await seedArchive(store, ARCHIVE, { now, batch: 1000 });
+    await seedArchive(store.articles, ARCHIVE, { now, batch: 1000 });
     progress(`creating 4 × ${KEYS} max keys (warm-up, memory, redis, two instances) and ${CLIENTS} pro accounts`);
     const warmKeys = await makeKeys(store, 'max', KEYS);
     const memKeys = await makeKeys(store, 'max', KEYS);
@@ -272,14 +272,14 @@ async function main(): Promise<void> {
     await sleep(500);
     const article = (i: number): NewArticle => ({ content: `bench:scale ${i}: central bank signals a pause as inflation cools`, urgency: 'breaking', sentiment: 'dovish', published_at: null, tickers: [{ ticker: 'SPY', sentiment: 'positive' }] });
     for (let i = 0; i < 5; i++) {
-      await store.insert([article(-1 - i)], Date.now);
+      await store.articles.insert([article(-1 - i)], Date.now);
       await sleep(ARTICLE_GAP_MS);
     }
     await sleep(500);
     const lagBefore = await Promise.all([a, b].map(deliveryLag));
     received = 0;
     for (let i = 0; i < ARTICLES; i++) {
-      await store.insert([article(i)], Date.now);
+      await store.articles.insert([article(i)], Date.now);
       await sleep(ARTICLE_GAP_MS);
       if ((i + 1) % 25 === 0) progress(`  ${i + 1}/${ARTICLES} ingested, ${received} deliveries so far`);
     }

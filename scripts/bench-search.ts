@@ -198,23 +198,23 @@ async function servicePart(): Promise<void> {
   const embedder = createLocalEmbedder();
   try {
     const now = Date.now();
-    await seedArchive(store, SERVICE_ARCHIVE, { now, batch: 10_000 });
+    await seedArchive(store.articles, SERVICE_ARCHIVE, { now, batch: 10_000 });
     const vectors = randomUnitVectors(SERVICE_ARCHIVE, DIM, 7);
     // Every article gets a vector for the local model, straight into the store (as the worker would).
     const allIds: string[] = [];
     for (let seq = 0; ; ) {
-      const feed = await store.feedAfter(seq, 10_000);
+      const feed = await store.articles.feedAfter(seq, 10_000);
       if (feed.length === 0) break;
       for (const f of feed) allIds.push(f.article.id);
       seq = feed[feed.length - 1]!.seq;
     }
     for (let i = 0; i < allIds.length; i += 5000) {
-      await store.storeVectors(
+      await store.vectors.storeVectors(
         embedder.modelId,
         allIds.slice(i, i + 5000).map((id, j) => ({ id, vector: vectors.subarray((i + j) * DIM, (i + j + 1) * DIM) })),
       );
     }
-    const key = (await createKey(store, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
+    const key = (await createKey(store.accounts, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
     await embedder.embed(['warm the model up']);
 
     const index = new SemanticIndex(store, embedder);

@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { NewArticle } from '../src/store/ports/index.js';
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -67,7 +68,7 @@ async function clientMain(): Promise<void> {
   let count = 0;
   let expected = 0;
   let onAll: (() => void) | undefined;
-  let writer: { insert(a: unknown[], at: () => number): Promise<unknown>; close(): void } | undefined;
+  let writer: { articles: { insert(a: NewArticle[], at: () => number): Promise<unknown> }; close(): void } | undefined;
   let writerFile = '';
   let seq = 0;
   const send = (m: FromChild) => process.send!(m);
@@ -139,7 +140,7 @@ async function clientMain(): Promise<void> {
           writer = new SqliteStore(m.write.file);
           writerFile = m.write.file;
         }
-        await writer!.insert(
+        await writer!.articles.insert(
           Array.from({ length: m.write.count }, () => article(++seq)),
           Date.now,
         );
@@ -289,7 +290,7 @@ async function serverMain(): Promise<void> {
     const LIVE = 'fns_live_';
     const keys: string[] = [];
     store.db.exec('BEGIN');
-    for (let i = 0; i < n + 1; i++) keys.push((await createKey(store, { tier: 'pro', livePrefix: LIVE, now: Date.now() })).key);
+    for (let i = 0; i < n + 1; i++) keys.push((await createKey(store.accounts, { tier: 'pro', livePrefix: LIVE, now: Date.now() })).key);
     store.db.exec('COMMIT');
 
     server = createServer((_req, res) => {
@@ -314,8 +315,8 @@ async function serverMain(): Promise<void> {
     };
     const attach = (fanOutSliceMs?: number) =>
       attachStream(server!, {
-        accounts: store,
-        articles: store,
+        accounts: store.accounts,
+        articles: store.articles,
         ipGuard: new MemoryIpGuard(limits.ipGuard),
         livePrefix: LIVE,
         clock: Date.now,
@@ -362,7 +363,7 @@ async function serverMain(): Promise<void> {
     const inProcess: number[] = [];
     for (let r = 0; r < Math.max(rounds, 10); r++) {
       const got = await child.round(1, async () => {
-        await store.insert([article(r)], Date.now);
+        await store.articles.insert([article(r)], Date.now);
         handle.wake();
       });
       inProcess.push(...got.lat);

@@ -94,17 +94,17 @@ console.log(`bench:webhooks, ${ENDPOINTS} endpoints, ${ROUNDS} rounds, burst ${B
 // ---- 1 and 2: latency and throughput with N endpoints and one stream client ----
 const dir1 = mkdtempSync(join(tmpdir(), 'fns-bench-wh-'));
 const svc = await service(dir1);
-const acct = await svc.store.createAccount('max', Date.now());
-for (let i = 0; i < ENDPOINTS; i++) await svc.store.addWebhook({ id: newEndpointId(), accountId: acct.id, url: `${rx.url}/e/${i}`, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+const acct = await svc.store.accounts.createAccount('max', Date.now());
+for (let i = 0; i < ENDPOINTS; i++) await svc.store.webhooks.addWebhook({ id: newEndpointId(), accountId: acct.id, url: `${rx.url}/e/${i}`, tickers: null, secret: box.seal(newSecret()) }, Date.now());
 await svc.webhooks!.refresh();
-const { key } = await createKey(svc.store, { tier: 'pro', livePrefix: livePrefix({ brand: 'fns' }), now: Date.now() });
+const { key } = await createKey(svc.store.accounts, { tier: 'pro', livePrefix: livePrefix({ brand: 'fns' }), now: Date.now() });
 let streamLat: number[] = [];
 const ws = new WebSocket(`${svc.url.replace(/^http/, 'ws')}${streamAddress}?api_key=${key}`);
 ws.on('message', (data) => streamLat.push(now() - receivedAtOf(data.toString())));
 await new Promise<void>((r, j) => (ws.once('open', () => r()), ws.once('error', j)));
 
 const publish = async (articles: NewArticle[]) => {
-  await svc.store.insert(articles, Date.now);
+  await svc.store.articles.insert(articles, Date.now);
   svc.stream.wake();
   svc.webhooks!.wake();
 };
@@ -176,7 +176,7 @@ rmSync(dir1, { recursive: true, force: true });
 // ---- 3: memory with M endpoints, D of them down ----
 const dir2 = mkdtempSync(join(tmpdir(), 'fns-bench-wh-'));
 const svc2 = await service(dir2);
-const acct2 = await svc2.store.createAccount('pro', Date.now());
+const acct2 = await svc2.store.accounts.createAccount('pro', Date.now());
 const gc = (globalThis as { gc?: () => void }).gc;
 const settle = async () => {
   gc?.();
@@ -192,12 +192,12 @@ const deadUrl = `http://127.0.0.1:${(dead.address() as AddressInfo).port}`;
 await new Promise<void>((r) => dead.close(() => r())); // a port nobody listens on: refused at once
 for (let i = 0; i < MEMORY_ENDPOINTS; i++) {
   const url = i < DOWN ? `${deadUrl}/down/${i}` : `${rx.url}/e/${i}`;
-  await svc2.store.addWebhook({ id: newEndpointId(), accountId: acct2.id, url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+  await svc2.store.webhooks.addWebhook({ id: newEndpointId(), accountId: acct2.id, url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
 }
 await svc2.webhooks!.refresh();
 count = 0;
 const publish2 = async (articles: NewArticle[]) => {
-  await svc2.store.insert(articles, Date.now);
+  await svc2.store.articles.insert(articles, Date.now);
   svc2.webhooks!.wake();
 };
 const t2 = now();

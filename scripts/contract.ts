@@ -34,18 +34,18 @@ async function main(): Promise<number> {
   try {
     const now = Date.now();
     const { articles } = parseNdjson(readFileSync(join(root, 'fixtures', 'demo-articles.ndjson'), 'utf8'));
-    await svc.store.insert(articles, now - 60_000);
+    await svc.store.articles.insert(articles, now - 60_000);
     await svc.worker.drain();
     const prefix = livePrefix(config);
-    const key = async (tier: 'starter' | 'pro' | 'max') => (await createKey(svc.store, { tier, livePrefix: prefix, now })).key;
-    const inactive = await createKey(svc.store, { tier: 'max', livePrefix: prefix, now });
-    await svc.store.setKeyActive(inactive.key_id, false);
+    const key = async (tier: 'starter' | 'pro' | 'max') => (await createKey(svc.store.accounts, { tier, livePrefix: prefix, now })).key;
+    const inactive = await createKey(svc.store.accounts, { tier: 'max', livePrefix: prefix, now });
+    await svc.store.accounts.setKeyActive(inactive.key_id, false);
     // A database outage drill: lookups of this one key fail as an unreachable database would, so the
     // documented 503 of every operation is exercised for real through the service's error path.
     const outage = await key('max');
     const outageHash = hashKey(outage);
-    const findKey = svc.store.findKey.bind(svc.store);
-    svc.store.findKey = async (keyHash: string) => {
+    const findKey = svc.store.accounts.findKey.bind(svc.store.accounts);
+    svc.store.accounts.findKey = async (keyHash: string) => {
       if (keyHash === outageHash) throw Object.assign(new Error('database outage drill'), { unavailable: true });
       return findKey(keyHash);
     };

@@ -60,9 +60,9 @@ async function hybridPart(embedder: LocalEmbedder): Promise<void> {
     dirs.push(dir);
     const store = new SqliteStore(join(dir, 'fns.sqlite'));
     stores.push(store);
-    const stored = await store.insert(set.headlines.map((h) => ({ content: h.text, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })), Date.now());
+    const stored = await store.articles.insert(set.headlines.map((h) => ({ content: h.text, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })), Date.now());
     const vectors = await embedder.embed(set.headlines.map((h) => h.text));
-    await store.storeVectors(embedder.modelId, stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })));
+    await store.vectors.storeVectors(embedder.modelId, stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })));
     return { store, idOf: new Map(stored.map((a, i) => [a.id, set.headlines[i]!.id])) };
   };
   try {

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   const store = new SqliteStore(join(dir, 'fns.sqlite'));
   let server: Server | undefined;
   try {
-    const key = (await createKey(store, { tier: 'max', livePrefix: limits.keyPrefixes.live, now: Date.now() })).key;
+    const key = (await createKey(store.accounts, { tier: 'max', livePrefix: limits.keyPrefixes.live, now: Date.now() })).key;
     const app = createApp(benchAppDeps(store));
     server = createServer(app);
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     };
 
     // An article both clients have seen before the burst: where each one starts.
-    const [first] = await store.insert([{ content: 'before the burst', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], Date.now);
+    const [first] = await store.articles.insert([{ content: 'before the burst', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], Date.now);
     let burstDone = false;
     const burstIds = new Set<string>();
 
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
       const at = Date.now() + 1;
       for (let n = 0; n < BURST; n += BATCH) {
         const size = Math.min(BATCH, BURST - n);
-        const stored = await store.insert(
+        const stored = await store.articles.insert(
           Array.from({ length: size }, (_, i) => ({ content: `burst article ${n + i}`, urgency: 'flash' as const, sentiment: null, published_at: null, tickers: [] })),
           () => at,
         );
@@ -114,7 +114,7 @@ async function main(): Promise<void> {
     const started = performance.now();
     await Promise.all([ingest(), pollSince(), followAfter()]);
     const seconds = (performance.now() - started) / 1000;
-    const receivedAts = new Set((await store.getMany([...burstIds].slice(0, 1).concat([...burstIds].slice(-1)))).map((a) => a.received_at));
+    const receivedAts = new Set((await store.articles.getMany([...burstIds].slice(0, 1).concat([...burstIds].slice(-1)))).map((a) => a.received_at));
 
     const report = (name: string, t: Tally) => {
       const got = [...burstIds].filter((id) => t.received.has(id)).length;

@@ -11,8 +11,9 @@ import type { Store } from '../../src/store/ports/index.js';
 
 export function benchAppDeps(store: Store, search: AppDeps['search'] = { search: async () => [] }): AppDeps {
   return {
-    accounts: store,
-    articles: store,
+    accounts: store.accounts,
+    articles: store.articles,
+    changes: store.changes,
     search,
     rateLimiter: new AdmitAllRateLimiter(),
     ipGuard: new MemoryIpGuard(limits.ipGuard),

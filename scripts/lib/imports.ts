@@ -19,6 +19,7 @@ export const LAYERS: Record<string, number> = {
   ingest: 3,
   search: 3,
   indexing: 3,
+  delivery: 3,
   http: 4,
   stream: 4,
   ops: 4,

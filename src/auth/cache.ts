@@ -1,8 +1,8 @@
 /**
  * Key + account lookup for admission, cached per key hash. An entry is served only while the store's
- * generation (src/http/store-freshness.ts) is the one it was read under, so a key deactivated, a tier
- * change or a cancellation made by the `fns` CLI in another process is seen within that module's bound
- * (well under a second), and a change made on the service's own connection at once. The tier itself is
+ * generation (its change signal, src/store/ports/changes.ts) is the one it was read under, so a key
+ * deactivated, a tier change or a cancellation made by the `fns` CLI in another process is seen within
+ * that module's bound (well under a second), and a change made on the service's own connection at once. The tier itself is
  * never cached: it is computed from the account record and the clock on every request (a grace window
  * ends on time).
  */

@@ -46,13 +46,13 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   const span = 6 * 24 * 3600 * 1000;
   for (let i = 0; i < articles.length; i++) {
     const age = Math.round((span * (articles.length - 1 - i)) / articles.length) + 60_000;
-    await store.insert([articles[articles.length - 1 - i]!], now - age);
+    await store.articles.insert([articles[articles.length - 1 - i]!], now - age);
   }
   const prefix = livePrefix(config);
   const keys: Record<string, { key: string; key_id: string; account_id: string }> = {};
-  for (const tier of ['starter', 'pro', 'max', 'free'] as const) keys[tier] = await createKey(store, { tier, livePrefix: prefix, now });
-  keys.expired = await createKey(store, { tier: 'pro', livePrefix: prefix, now });
-  await cancel(store, keys.expired.account_id, now);
+  for (const tier of ['starter', 'pro', 'max', 'free'] as const) keys[tier] = await createKey(store.accounts, { tier, livePrefix: prefix, now });
+  keys.expired = await createKey(store.accounts, { tier: 'pro', livePrefix: prefix, now });
+  await cancel(store.accounts, keys.expired.account_id, now);
 
   // Live sources: two sample wires on loopback, registered like `fns sources add` does.
   const feeds = await startDemoFeeds();
@@ -60,13 +60,13 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
     { name: 'harbor-wire', format: 'RSS', url: feeds.rssUrl },
     { name: 'summit-wire', format: 'Atom', url: feeds.atomUrl },
   ];
-  for (const src of sources) await store.addSource({ name: src.name, url: src.url, everyMs: DEMO_POLL_MS, urgency: 'auto' }, now);
+  for (const src of sources) await store.sources.addSource({ name: src.name, url: src.url, everyMs: DEMO_POLL_MS, urgency: 'auto' }, now);
 
   // Ready when it says so: the sample archive is searchable before the "Try:" lines are printed.
   const embedder = embedderFor(config);
   console.error(`demo: embedding ${articles.length} sample articles for search…`);
   try {
-    await new EmbeddingWorker(store, embedder).drain();
+    await new EmbeddingWorker(store.vectors, embedder).drain();
   } catch (err) {
     console.error(`demo: search is not ready (${(err as Error).message}); list, usage and the stream work`);
   }

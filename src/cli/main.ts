@@ -8,7 +8,7 @@
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
 import { livePrefix } from '../auth/prefix.js';
-import type { SourceStore, Store } from '../store/ports/index.js';
+import type { SourceStore, Store, StoreTx } from '../store/ports/index.js';
 import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
 import { isStoreBusy } from '../store/ports/errors.js';
 import { CliError, EXIT, explain, type ErrorContext } from './errors.js';
@@ -60,7 +60,7 @@ export async function whereData(config: Config): Promise<string> {
  * Runs `fn` on the store. A write runs in one transaction (SQLite: IMMEDIATE, so it waits for the write
  * lock first, up to the store's busy timeout): either all of it is stored or nothing is.
  */
-async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, opts: { write: boolean }): Promise<T> {
+async function withStore<T>(config: Config, fn: (store: StoreTx) => Promise<T>, opts: { write: boolean }): Promise<T> {
   const store = await cliStore(config);
   try {
     return opts.write ? await store.transaction(fn) : await fn(store);
@@ -123,7 +123,7 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
   process.once('SIGINT', onSigint);
   try {
     // Received when committed: the store reads the clock inside each write transaction.
-    const report = await ingest(patientIngest(store, progress), readLines(input), Date.now, {
+    const report = await ingest(patientIngest(store.sources, progress), readLines(input), Date.now, {
       onSkip: (e) => progress.note(`line ${e.line}: ${e.error} (skipped)`),
       onProgress: (r) => progress.update(r),
       signal: interrupt.signal,
@@ -189,7 +189,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
       await (await import('./demo.js')).runDemo(listenConfig(config, options), { json });
       return 'running';
     case 'accounts create': {
-      const acct = await withStore(config, (s) => createAccount(s, { tier: str('tier'), now }), write);
+      const acct = await withStore(config, (s) => createAccount(s.accounts, { tier: str('tier'), now }), write);
       print(
         json,
         acct,
@@ -198,7 +198,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
       return EXIT.ok;
     }
     case 'accounts show': {
-      const a = await withStore(config, (s) => showAccount(s, args[0]!, now), read);
+      const a = await withStore(config, (s) => showAccount(s.accounts, args[0]!, now), read);
       const tier = a.effective_tier === a.tier ? a.tier : `${a.tier} (in force now: ${a.effective_tier})`;
       const keys = a.keys.map((k) => `  ${k.key_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  created ${k.created_at}`);
       print(
@@ -216,19 +216,19 @@ async function main(argv: string[]): Promise<number | 'running'> {
       return EXIT.ok;
     }
     case 'accounts set-tier': {
-      const a = await withStore(config, (s) => setTier(s, args[0]!, args[1], now), write);
+      const a = await withStore(config, (s) => setTier(s.accounts, args[0]!, args[1], now), write);
       print(json, a, `${a.account_id}: ${a.tier}, period ends ${a.period_end ?? '-'}`);
       return EXIT.ok;
     }
     case 'accounts cancel': {
-      const a = await withStore(config, (s) => cancel(s, args[0]!, now), write);
+      const a = await withStore(config, (s) => cancel(s.accounts, args[0]!, now), write);
       print(json, a, `${a.account_id}: cancelled at ${a.cancelled_at} (expired for 7 days, then free)`);
       return EXIT.ok;
     }
     case 'keys create': {
       const k = await withStore(
         config,
-        (s) => createKey(s, { tier: str('tier'), accountId: str('account'), livePrefix: livePrefix(config), now }),
+        (s) => createKey(s.accounts, { tier: str('tier'), accountId: str('account'), livePrefix: livePrefix(config), now }),
         write,
       );
       print(json, k, `key:     ${k.key}\nkey_id:  ${k.key_id}\naccount: ${k.account_id}\n(the key is shown only this once; store it now)`);
@@ -236,7 +236,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
     }
     case 'keys list': {
       const account = str('account');
-      const list = await withStore(config, (s) => listKeys(s, account), read);
+      const list = await withStore(config, (s) => listKeys(s.accounts, account), read);
       const rows = list.keys.map((k) => `${k.key_id}  ${k.account_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  ${k.created_at}`);
       const none = account ? `account ${account} has no keys (fns keys create --account ${account} adds one)` : 'no keys yet (fns keys create --tier <tier> makes one)';
       print(json, list, rows.length ? rows.join('\n') : none);
@@ -244,7 +244,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
     }
     case 'keys deactivate':
     case 'keys activate': {
-      const k = await withStore(config, (s) => setKeyActive(s, args[0]!, command.name === 'keys activate'), write);
+      const k = await withStore(config, (s) => setKeyActive(s.accounts, args[0]!, command.name === 'keys activate'), write);
       print(json, k, `${k.key_id}: ${k.active ? 'active' : 'inactive'}`);
       return EXIT.ok;
     }

@@ -93,10 +93,10 @@ export async function showAccount(store: AccountStore, accountId: string, now: n
  * that resolved to it (each source's id of the item, its canonical link, when last seen, and why it
  * was a duplicate; null for the item that was stored).
  */
-export async function showArticle(store: Pick<ArticleStore, 'getMany'> & Pick<SourceStore, 'carriersOf' | 'itemsOf'>, id: string) {
-  const [article] = await store.getMany([id]);
+export async function showArticle(store: { articles: Pick<ArticleStore, 'getMany'>; sources: Pick<SourceStore, 'carriersOf' | 'itemsOf'> }, id: string) {
+  const [article] = await store.articles.getMany([id]);
   if (!article) throw new OperatorError(`no article ${id}`);
-  const [carriers, items] = await Promise.all([store.carriersOf(id), store.itemsOf(id)]);
+  const [carriers, items] = await Promise.all([store.sources.carriersOf(id), store.sources.itemsOf(id)]);
   return {
     ...article,
     carriers: carriers.map((c) => ({ source: c.source, url: c.url, at: c.at, reason: c.reason })),

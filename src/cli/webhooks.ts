@@ -114,7 +114,7 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
     switch (sub) {
       case 'add': {
         const accountId = args[0]!;
-        const account = await store.getAccount(accountId);
+        const account = await store.accounts.getAccount(accountId);
         if (!account) throw new CliError(`no account "${accountId}" (fns accounts show <id>, fns keys list)`);
         const tier = effectiveTier(account, now);
         requireWebhookTier(accountId, tier);
@@ -126,7 +126,7 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
           throw e;
         }
         const secret = newSecret();
-        const e = await store.addWebhook({ id: newEndpointId(), accountId, url: url!.href, tickers, secret: box.seal(secret) }, now);
+        const e = await store.webhooks.addWebhook({ id: newEndpointId(), accountId, url: url!.href, tickers, secret: box.seal(secret) }, now);
         print(
           { id: e.id, secret, account_id: e.accountId, url: e.url, tickers: e.tickers, state: e.state },
           `id:     ${e.id}\nsecret: ${secret}\nurl:    ${e.url}${e.tickers ? `\ntickers: ${e.tickers.join(',')}` : ''}\n(the secret is shown only this once; every article stored from now on is delivered, signed with it)`,
@@ -134,26 +134,26 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
         return EXIT.ok;
       }
       case 'list': {
-        const list = await store.listWebhooks(options.account);
-        const latest = await store.latestSeq();
+        const list = await store.webhooks.listWebhooks(options.account);
+        const latest = await store.articles.latestSeq();
         print({ webhooks: list.map((e) => webhookJson(e, latest, now)) }, webhooksTable(list, latest, now));
         return EXIT.ok;
       }
       case 'remove': {
-        if (!(await store.removeWebhook(args[0]!))) throw noEndpoint(args[0]!);
+        if (!(await store.webhooks.removeWebhook(args[0]!))) throw noEndpoint(args[0]!);
         print({ id: args[0], removed: true }, `${args[0]}: removed (nothing more is sent to it)`);
         return EXIT.ok;
       }
       case 'pause':
       case 'resume': {
-        const before = await store.getWebhook(args[0]!);
+        const before = await store.webhooks.getWebhook(args[0]!);
         if (!before) throw noEndpoint(args[0]!);
         if (sub === 'resume') {
-          const account = await store.getAccount(before.accountId);
+          const account = await store.accounts.getAccount(before.accountId);
           if (account) requireWebhookTier(before.accountId, effectiveTier(account, now));
         }
-        const e = (await store.setWebhookState(args[0]!, sub === 'pause' ? 'paused' : 'active', sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null, now))!;
-        const latest = await store.latestSeq();
+        const e = (await store.webhooks.setWebhookState(args[0]!, sub === 'pause' ? 'paused' : 'active', sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null, now))!;
+        const latest = await store.articles.latestSeq();
         print(
           webhookJson(e, latest, now),
           sub === 'pause'
@@ -164,7 +164,7 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
       }
       case 'rotate-secret': {
         const secret = newSecret();
-        const e = await store.rotateWebhookSecret(args[0]!, box.seal(secret), now, webhookRules.rotationOverlapMs);
+        const e = await store.webhooks.rotateWebhookSecret(args[0]!, box.seal(secret), now, webhookRules.rotationOverlapMs);
         if (!e) throw noEndpoint(args[0]!);
         const until = new Date(now + webhookRules.rotationOverlapMs).toISOString();
         print(
@@ -189,13 +189,13 @@ function sampleArticle(now: number): StoredArticle {
 
 /** One signed request now, from this process, with the newest article (or a sample); it does not move the cursor. */
 async function sendTest(store: Store, id: string, box: SecretBox, config: Config, io: WebhooksIo, print: (d: unknown, h: string) => void, now: number): Promise<number> {
-  const e = await store.getWebhook(id);
+  const e = await store.webhooks.getWebhook(id);
   if (!e) throw noEndpoint(id);
-  const account = await store.getAccount(e.accountId);
+  const account = await store.accounts.getAccount(e.accountId);
   if (!account) throw new CliError(`the account ${e.accountId} of ${id} no longer exists`);
   const tier = effectiveTier(account, now);
   requireWebhookTier(e.accountId, tier);
-  const [newest] = await store.list({ afterMs: 0, limit: 1 });
+  const [newest] = await store.articles.list({ afterMs: 0, limit: 1 });
   const article = newest ?? sampleArticle(now);
   const body = webhookBody(article, tier);
   const msgId = messageId(e.id, article.id).replace(/^msg_/, 'msg_test');

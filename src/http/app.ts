@@ -9,7 +9,7 @@ import { cachedLookup, type AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { effectiveSince } from '../domain/lookback.js';
 import { usageOf } from '../domain/tiers.js';
-import type { ArticleStore, ListQuery } from '../store/ports/index.js';
+import type { ArticleStore, Freshness, ListQuery, StoreChanges, WakeSubscription } from '../store/ports/index.js';
 import type { SearchOptions } from '../indexing/index.js';
 import type { RateLimiter } from '../state/ports.js';
 import { EmbeddingUnavailableError } from '../search/index.js';
@@ -17,7 +17,6 @@ import { createOperationChain, OPERATION_PATHS, type Locals, type OperationId } 
 import { contractApp, contractFallbacks, JSON_TYPE, sendJson, sendProblem } from './problem.js';
 import { FirstPageCache, pageOf, type Page } from './list-cache.js';
 import { linkHeader, listNext, listParams, searchNext, tickerList } from './paging.js';
-import { freshnessOf, type Freshness, type WakeSubscription } from './store-freshness.js';
 
 export interface ArchiveSearch {
   /**
@@ -29,6 +28,11 @@ export interface ArchiveSearch {
 
 export interface AppDeps extends AuthDeps {
   articles: ArticleStore;
+  /**
+   * The change signal of the store `accounts` and `articles` belong to (src/store/ports/changes.ts):
+   * the key and first-page caches serve an entry only under the generation it was read in.
+   */
+  changes: Pick<StoreChanges, 'freshness'>;
   search: ArchiveSearch;
   rateLimiter: RateLimiter;
   clock: () => number;
@@ -41,17 +45,12 @@ export interface AppDeps extends AuthDeps {
    * the caches of keys and first pages look at the store again at the next request.
    */
   feedWake?: WakeSubscription;
-  /** When the caches must look again (default: from the store, see store-freshness.ts). */
+  /** When the caches must look again (default: `changes.freshness`). */
   freshness?: Freshness;
 }
 
 const OPERATION_PATHS_LIST = Object.values(OPERATION_PATHS);
 
-
-function freshnessSource(store: object, wake: WakeSubscription | undefined): () => number {
-  const f = freshnessOf(store, wake ? { wake } : {});
-  return () => f.generation();
-}
 
 /** A NewsList page: the cached or fresh head of the body, then `next` (and its `Link` header). */
 function sendPage(res: express.Response, page: Page, next: string | null): void {
@@ -69,10 +68,10 @@ export function createApp(deps: AppDeps): express.Express {
   const app = contractApp(deps.observe?.middleware);
   app.set('trust proxy', deps.trustProxy);
 
-  const freshness = deps.freshness ?? freshnessOf(deps.articles, deps.feedWake ? { wake: deps.feedWake } : {});
+  // One generation for both caches: the accounts and the articles are ports of one store.
+  const freshness = deps.freshness ?? deps.changes.freshness(deps.feedWake ? { wake: deps.feedWake } : {});
   const generation = () => freshness.generation();
-  const accountsGeneration = (deps.accounts as object) === deps.articles || deps.freshness ? generation : freshnessSource(deps.accounts, deps.feedWake);
-  const auth: AuthDeps = { ...deps, keyLookup: cachedLookup(deps.accounts, accountsGeneration) };
+  const auth: AuthDeps = { ...deps, keyLookup: cachedLookup(deps.accounts, generation) };
   const firstPages = new FirstPageCache(generation);
 
   const route = createOperationChain({ auth, rateLimiter: deps.rateLimiter, clock: deps.clock, validateResponses: deps.validateResponses, ...(deps.observe ? { onRateLimited: deps.observe.rateLimited } : {}) });

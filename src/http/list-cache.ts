@@ -3,7 +3,7 @@
  * plan's window, which change only when an article arrives. A page is keyed by what shapes it (tickers
  * or not, the lookback window, the urgency filter, the limit) and served only while
  *
- * - the store's generation is the one it was read under (src/http/store-freshness.ts: a new article,
+ * - the store's generation is the one it was read under (src/store/ports/changes.ts: a new article,
  *   from this process or another, moves it; seen at once, or within that module's bound), and
  * - its oldest article is still inside the window at the time of the request (the window slides: an
  *   article that has left it is never served; nothing can enter it without a new generation).

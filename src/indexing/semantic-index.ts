@@ -19,7 +19,7 @@ import { limitBounds, searchRankingMax } from '../contract/index.js';
 import { clampLimit, type StoredArticle } from '../domain/articles.js';
 import { isStoreBusy } from '../store/ports/errors.js';
 import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './persist.js';
-import type { ArticleStore, VectorStore } from '../store/ports/index.js';
+import type { StorePorts } from '../store/ports/index.js';
 
 /**
  * Vectors at which the index switches from the exact scan to HNSW. Measured (npm run bench:search,
@@ -128,7 +128,7 @@ export class SemanticIndex {
   private readonly queryCache = new Map<string, Float32Array>();
 
   constructor(
-    private readonly store: ArticleStore & VectorStore,
+    private readonly store: Pick<StorePorts, 'articles' | 'vectors'>,
     private readonly embedder: Embedder,
     private readonly options: SemanticIndexOptions = {},
   ) {}
@@ -222,7 +222,7 @@ export class SemanticIndex {
     try {
       const { manifest, ids } = await readSnapshot(paths, this.embedder.modelId);
       if (manifest.rows > 0) {
-        const [at] = await this.store.vectorsAfter(this.embedder.modelId, manifest.lastRowid - 1, 1);
+        const [at] = await this.store.vectors.vectorsAfter(this.embedder.modelId, manifest.lastRowid - 1, 1);
         if (!at || at.rowid !== manifest.lastRowid || at.id !== manifest.lastId) {
           throw new SnapshotUnusable(`stale: the store's vector at rowid ${manifest.lastRowid} is not the saved one (another database, or replaced since)`);
         }
@@ -310,7 +310,7 @@ export class SemanticIndex {
   private async load(): Promise<void> {
     const pageSize = Math.max(1, this.options.pageSize ?? DEFAULT_LOAD_PAGE);
     for (;;) {
-      const page = await this.store.vectorsAfter(this.embedder.modelId, this.lastRowid, pageSize);
+      const page = await this.store.vectors.vectorsAfter(this.embedder.modelId, this.lastRowid, pageSize);
       await this.ingest(page);
       if (page.length < pageSize) return;
       // Each page is one synchronous read on SQLite: let requests in between.
@@ -420,7 +420,7 @@ export class SemanticIndex {
     // Both halves give the same fixed number of candidates, whatever the page: a result just below the
     // page in one ranking can rise by the other, and every page of one query comes from one fused ranking.
     const candidates = Math.max(depth, searchRankingMax);
-    const lexical = fusion === 'semantic' ? Promise.resolve([]) : this.store.lexicalSearch(query, candidates);
+    const lexical = fusion === 'semantic' ? Promise.resolve([]) : this.store.vectors.lexicalSearch(query, candidates);
     lexical.catch(() => {}); // observed below; never an unhandled rejection when the embedding fails first
     // The query is embedded even for 'lexical' (evaluation only): the embedding's failure is a 503 either way.
     const q = await this.embedQuery(query);
@@ -431,8 +431,8 @@ export class SemanticIndex {
     const keyword = (await lexical).filter((x) => this.positions.has(x.id));
     const fused = fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
     const ranked = fused.slice(0, depth).map((x) => x.id);
-    if (!tickers) return this.store.getMany(ranked.slice(offset, offset + size));
-    const about = (await this.store.getMany(ranked)).filter((a) => a.tickers.some((t) => tickers.has(t.ticker)));
+    if (!tickers) return this.store.articles.getMany(ranked.slice(offset, offset + size));
+    const about = (await this.store.articles.getMany(ranked)).filter((a) => a.tickers.some((t) => tickers.has(t.ticker)));
     return about.slice(offset, offset + size);
   }
 

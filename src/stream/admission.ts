@@ -10,7 +10,9 @@ import { effectiveTier } from '../domain/tiers.js';
 import type { AccountRecord } from '../domain/tiers.js';
 import type { KeyRecord } from '../store/ports/index.js';
 
-export type CloseSpec = { code: number; reason: string };
+import type { CloseSpec } from '../delivery/index.js';
+
+export type { CloseSpec };
 
 export type StreamAdmission =
   | { ok: true; keyId: string; accountId: string; tier: Tier; withTickers: boolean }

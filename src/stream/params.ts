@@ -5,15 +5,8 @@
  */
 import { streamQuery, streamRules } from '../../generated/stream.js';
 import { articleRules } from '../contract/index.js';
-import type { StoredArticle } from '../domain/articles.js';
-import { ulidTimePrefix } from '../store/ports/ids.js';
+import { tickerFilter, type TickerFilter } from '../delivery/index.js';
 import type { CloseSpec } from './admission.js';
-
-/** A connection's `tickers`: the symbols, and a canonical key (sorted, deduplicated) shared by equal filters. */
-export interface TickerFilter {
-  key: string;
-  symbols: ReadonlySet<string>;
-}
 
 export interface StreamParams {
   /** Resume after this article id (exclusive); undefined: live only. */
@@ -58,26 +51,7 @@ export function streamParams(url: string | undefined, planHasTickers: boolean): 
     const symbols = raw.split(',');
     if (symbols.length > streamRules.tickersMaxItems || !symbols.every((s) => articleRules.tickerPattern.test(s))) return invalid;
     if (!planHasTickers) return { ok: false, close: streamRules.closeCodes.tickersRequireMax };
-    const set = new Set(symbols);
-    params.tickers = { key: [...set].sort().join(','), symbols: set };
+    params.tickers = tickerFilter(symbols)!;
   }
   return { ok: true, params };
-}
-
-/** Whether an article is about at least one of the filter's symbols (no filter: every article). */
-export function matchesTickers(article: Pick<StoredArticle, 'tickers'>, filter: TickerFilter | undefined): boolean {
-  if (!filter) return true;
-  for (const t of article.tickers) if (filter.symbols.has(t.ticker)) return true;
-  return false;
-}
-
-/**
- * The exclusive lower bound on article ids that a resuming connection replays: the later of `after`
- * and the start of the key's lookback window (`windowStartMs`, from src/domain/lookback.ts). An id
- * sorts by its receive time, so an article received at or before the window start sorts at or below
- * the bound (the same rule as the list endpoint's `since` clamp).
- */
-export function replayLowerBound(after: string, windowStartMs: number): string {
-  const windowBound = ulidTimePrefix(Math.max(0, windowStartMs)) + 'ZZZZZZZZZZZZZZZZ';
-  return after > windowBound ? after : windowBound;
 }

@@ -11,7 +11,7 @@
  * - Failures: non-2xx, timeout, refused → retry per schedule.ts; 410 → disabled; after 24 h → paused.
  * - One slow endpoint never delays another (each has its own loop), nor the stream (separate feed
  *   reader, requests bounded by `maxInFlight`).
- * - Leases (store.claimWebhooks): renewed every `refreshMs`; an endpoint whose lease this instance lost,
+ * - Leases (store.webhooks.claimWebhooks): renewed every `refreshMs`; an endpoint whose lease this instance lost,
  *   or that was paused or removed, is dropped; a dead instance's endpoints are taken over once its lease
  *   (`leaseMs`) runs out.
  * - The account's tier is re-checked every `recheckMs`: one that left pro/max pauses the endpoint.
@@ -19,8 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { webhookRules, type Tier } from '../contract/index.js';
 import { effectiveTier, planOf } from '../domain/tiers.js';
-import { FeedPoller } from '../stream/feed.js';
-import { matchesTickers, type TickerFilter } from '../stream/params.js';
+import { FeedPoller, matchesTickers, PresentationCache, RecentFeed, tickerFilter, type TickerFilter } from '../delivery/index.js';
 import type { FeedEntry, Store, WebhookAttempt, WebhookEndpoint } from '../store/ports/index.js';
 import { resolveDestination, systemLookup, DestinationError, type Lookup } from './address.js';
 import { messageId, webhookBody } from './message.js';
@@ -29,10 +28,7 @@ import type { SecretBox } from './secrets.js';
 import { httpSender, type Sender } from './sender.js';
 import { signedHeaders } from './signing.js';
 
-export type DispatchStore = Pick<
-  Store,
-  'claimWebhooks' | 'releaseWebhooks' | 'recordWebhookAttempt' | 'getAccount' | 'feedAfter' | 'latestSeq' | 'transaction'
->;
+export type DispatchStore = Pick<Store, 'accounts' | 'articles' | 'webhooks' | 'transaction'>;
 
 export type AttemptOutcome = 'delivered' | 'failed' | 'disabled' | 'paused';
 
@@ -78,39 +74,8 @@ export interface DispatcherOptions {
 export const DISPATCH_DEFAULTS = { leaseMs: 15_000, refreshMs: 2_000, feedPollMs: 1_000, flushMs: 1_000, maxInFlight: 256, maxEndpoints: 10_000 };
 /** A destination's checked address is used this long before its name is resolved and checked again. */
 const ADDRESS_TTL_MS = 30_000;
-/** Articles a worker reads per page, and recent feed entries kept in memory for every worker. */
+/** Articles a worker reads per page (recent pages are shared in memory by every worker: delivery's RecentFeed). */
 const PAGE = 100;
-const RECENT = 4_096;
-
-/** Recent feed entries shared by every endpoint; an endpoint behind them reads the store. */
-class RecentFeed {
-  private entries: FeedEntry[] = [];
-  constructor(
-    private readonly store: Pick<Store, 'feedAfter'>,
-    private readonly head: () => number,
-  ) {}
-
-  push(batch: FeedEntry[]): void {
-    for (const e of batch) this.entries.push(e);
-    if (this.entries.length > RECENT * 2) this.entries = this.entries.slice(-RECENT);
-  }
-
-  async after(seq: number, limit: number): Promise<FeedEntry[]> {
-    const first = this.entries[0];
-    if (seq >= this.head()) return [];
-    if (first && seq >= first.seq - 1) {
-      let lo = 0;
-      let hi = this.entries.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (this.entries[mid]!.seq <= seq) lo = mid + 1;
-        else hi = mid;
-      }
-      return this.entries.slice(lo, lo + limit);
-    }
-    return this.store.feedAfter(seq, limit);
-  }
-}
 
 class Semaphore {
   private active = 0;
@@ -210,7 +175,7 @@ class EndpointWorker {
 
   private async currentTier(now: number): Promise<Tier | undefined> {
     if (this.tier && now - this.tier.at < this.d.opts.recheckMs) return this.tier.tier;
-    const account = await this.d.opts.store.getAccount(this.e.accountId);
+    const account = await this.d.opts.store.accounts.getAccount(this.e.accountId);
     if (!account) return undefined;
     this.tier = { tier: effectiveTier(account, now), at: now };
     return this.tier.tier;
@@ -249,7 +214,7 @@ class EndpointWorker {
 
   /** Writes now; a lost lease stops the worker. */
   private async record(a: WebhookAttempt): Promise<boolean> {
-    const held = await this.d.opts.store.recordWebhookAttempt(this.e.id, this.d.owner, a);
+    const held = await this.d.opts.store.webhooks.recordWebhookAttempt(this.e.id, this.d.owner, a);
     this.recordedAt = performance.now();
     if (a.cursor !== null && a.cursor >= this.cursor) this.dirty = false;
     if (!held) {
@@ -282,7 +247,7 @@ class EndpointWorker {
         return;
       }
       // The stream's ticker filter, applied as there (max accounts only).
-      const filter: TickerFilter | undefined = this.e.tickers && planOf(tier).tickers ? { key: this.e.tickers.join(','), symbols: new Set(this.e.tickers) } : undefined;
+      const filter: TickerFilter | undefined = planOf(tier).tickers ? tickerFilter(this.e.tickers) : undefined;
       for (const entry of page) {
         if (this.stopped) return;
         if (!matchesTickers(entry.article, filter)) {
@@ -398,7 +363,7 @@ export class WebhookDispatcher {
     this.refreshMs = opts.refreshMs ?? DISPATCH_DEFAULTS.refreshMs;
     this.inFlight = new Semaphore(opts.maxInFlight ?? DISPATCH_DEFAULTS.maxInFlight);
     this.poller = new FeedPoller({
-      articles: opts.store,
+      articles: opts.store.articles,
       intervalMs: opts.feedPollMs ?? DISPATCH_DEFAULTS.feedPollMs,
       hasListeners: () => true,
       deliver: (batch) => {
@@ -407,7 +372,7 @@ export class WebhookDispatcher {
       },
       log: opts.log,
     });
-    this.feed = new RecentFeed(opts.store, () => this.poller.cursor);
+    this.feed = new RecentFeed(opts.store.articles, () => this.poller.cursor);
   }
 
   async start(): Promise<void> {
@@ -430,15 +395,11 @@ export class WebhookDispatcher {
     tick();
   }
 
-  /** Bodies of recent articles per tier: one article goes to many endpoints as the same bytes. */
-  private readonly bodies = new WeakMap<FeedEntry['article'], Map<Tier, string>>();
+  /** Bodies of recent articles per tier (delivery's presentation cache): one article goes to many endpoints as the same bytes. */
+  readonly bodies = new PresentationCache<string>((article, tier) => webhookBody(article, tier as Tier));
 
   bodyOf(entry: FeedEntry, tier: Tier): string {
-    let byTier = this.bodies.get(entry.article);
-    if (!byTier) this.bodies.set(entry.article, (byTier = new Map()));
-    let body = byTier.get(tier);
-    if (body === undefined) byTier.set(tier, (body = webhookBody(entry.article, tier)));
-    return body;
+    return this.bodies.of(entry.article, tier);
   }
 
   /** Reads the feed now (an article was stored by this process). */
@@ -450,7 +411,7 @@ export class WebhookDispatcher {
   async refresh(): Promise<void> {
     if (this.stopped) return;
     const readStartedAt = performance.now();
-    const held = await this.opts.store.claimWebhooks(this.owner, this.clock(), this.opts.leaseMs ?? DISPATCH_DEFAULTS.leaseMs, this.opts.maxEndpoints ?? DISPATCH_DEFAULTS.maxEndpoints);
+    const held = await this.opts.store.webhooks.claimWebhooks(this.owner, this.clock(), this.opts.leaseMs ?? DISPATCH_DEFAULTS.leaseMs, this.opts.maxEndpoints ?? DISPATCH_DEFAULTS.maxEndpoints);
     const ids = new Set(held.map((e) => e.id));
     for (const id of [...this.workers.keys()]) if (!ids.has(id)) this.drop(id);
     for (const e of held) {
@@ -492,7 +453,7 @@ export class WebhookDispatcher {
       await this.opts.store.transaction(async (tx) => {
         for (const w of batch) {
           const cursor = w.cursor;
-          const held = await tx.recordWebhookAttempt(w.e.id, this.owner, {
+          const held = await tx.webhooks.recordWebhookAttempt(w.e.id, this.owner, {
             at,
             cursor,
             status: w.e.lastStatus,
@@ -546,6 +507,6 @@ export class WebhookDispatcher {
     await this.flush().catch(() => {});
     this.workers.clear();
     // A clean stop: another instance takes the endpoints over at once instead of after the lease.
-    await this.opts.store.releaseWebhooks(this.owner).catch(() => {});
+    await this.opts.store.webhooks.releaseWebhooks(this.owner).catch(() => {});
   }
 }

@@ -139,12 +139,12 @@ describe('store: an invisible-character copy is a duplicate, not a second articl
     const T0 = Date.parse('2026-03-02T12:00:00Z');
     const item = (source: string, id: string, content: string) =>
       toSourcedItem({ source, externalId: id, content, url: null, publishedAt: null, urgency: 'auto' });
-    const [first] = await store.ingestItems([item('wire-a', 'a-1', BASE)], T0);
+    const [first] = await store.sources.ingestItems([item('wire-a', 'a-1', BASE)], T0);
     expect(first!.status).toBe('stored');
     // The rule could have answered `stored`: a different story from the other wire is stored.
-    const [other] = await store.ingestItems([item('wire-b', 'b-0', 'Intel shares fall 5% after weak forecast')], T0 + 1000);
+    const [other] = await store.sources.ingestItems([item('wire-b', 'b-0', 'Intel shares fall 5% after weak forecast')], T0 + 1000);
     expect(other!.status).toBe('stored');
-    const [copy] = await store.ingestItems([item('wire-b', 'b-1', inThreeWords(ch))], T0 + 2000);
+    const [copy] = await store.sources.ingestItems([item('wire-b', 'b-1', inThreeWords(ch))], T0 + 2000);
     expect(copy).toMatchObject({ status: 'duplicate', id: (first as { id: string }).id });
   });
 });

@@ -176,12 +176,12 @@ export class FuzzHarness {
         return (await this.svc.key(state)).key;
       case 'expired': {
         const k = await this.svc.key('pro');
-        await this.svc.store.cancel(k.account_id, this.svc.clock.now);
+        await this.svc.store.accounts.cancel(k.account_id, this.svc.clock.now);
         return k.key;
       }
       case 'deactivated': {
         const k = await this.svc.key('max');
-        await this.svc.store.setKeyActive(k.key_id, false);
+        await this.svc.store.accounts.setKeyActive(k.key_id, false);
         return k.key;
       }
     }

@@ -77,13 +77,13 @@ describe('store: ingestItems runs in short transactions with a turn of the event
     const items = toSourcedItems({ name: 'wire', urgency: 'auto' }, parseFeed(new TextEncoder().encode(rssOf(200)), { baseUrl: 'https://ex.com/' }).items);
     const sliced = store(20);
     const whole = store(10_000);
-    const { result, turns } = await turnsDuring(() => sliced.ingestItems(items, 1_800_000_000_000));
-    const once = await whole.ingestItems(items, 1_800_000_000_000);
+    const { result, turns } = await turnsDuring(() => sliced.sources.ingestItems(items, 1_800_000_000_000));
+    const once = await whole.sources.ingestItems(items, 1_800_000_000_000);
     expect(turns).toBeGreaterThanOrEqual(9);
     expect(result.map((o) => o.status)).toEqual(once.map((o) => o.status));
-    expect(await sliced.count()).toBe(await whole.count());
+    expect(await sliced.articles.count()).toBe(await whole.articles.count());
     // Again: every item a same-item duplicate, across slices too.
-    expect((await sliced.ingestItems(items, 1_800_000_000_001)).every((o) => o.status === 'duplicate')).toBe(true);
+    expect((await sliced.sources.ingestItems(items, 1_800_000_000_001)).every((o) => o.status === 'duplicate')).toBe(true);
     await sliced.close();
     await whole.close();
   });
@@ -155,7 +155,7 @@ describe('push: the body is read and checked in slices, and stored in slices', (
     expect(turns).toBeGreaterThanOrEqual(14);
     expect(lines.map((l) => l.line)).toEqual([...Array(300).keys()].map((i) => i + 1));
     const s = store(25);
-    const { result: answer, turns: storeTurns } = await turnsDuring(() => pushArticles(lines, s, () => 1_800_000_000_000));
+    const { result: answer, turns: storeTurns } = await turnsDuring(() => pushArticles(lines, s.sources, () => 1_800_000_000_000));
     expect(storeTurns).toBeGreaterThanOrEqual(11);
     expect(answer.stored).toBe(300);
     await s.close();

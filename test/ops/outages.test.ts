@@ -99,7 +99,7 @@ describe.skipIf(mountRefused !== undefined)('SQLite on a full disk: push answers
   });
 
   it('refuses the push with 503 while the disk is full, never a 500, and takes it again once there is room', async () => {
-    const { key } = await createKey(svc.store, { tier: 'pro', livePrefix: livePrefix(loadConfig({})), now: Date.now() });
+    const { key } = await createKey(svc.store.accounts, { tier: 'pro', livePrefix: livePrefix(loadConfig({})), now: Date.now() });
     expect((await push(svc, articles(2, 'before'))).status).toBe(200);
     expect((await readyz(svc)).status).toBe(200);
     expect(await databaseErrors(svc)).toBe(0);
@@ -177,7 +177,7 @@ describe.skipIf(!reachable)('PostgreSQL refusing logins (28000): 503 + Retry-Aft
 
   it('answers 503 (REST, push) and 1013 (stream) while the role may not log in, then serves again', async () => {
     const live = livePrefix(loadConfig({}));
-    const { key } = await createKey(svc.store, { tier: 'pro', livePrefix: live, now: Date.now() });
+    const { key } = await createKey(svc.store.accounts, { tier: 'pro', livePrefix: live, now: Date.now() });
     const port = portOf(svc);
     expect((await readyz(svc)).status).toBe(200);
     const before = await databaseErrors(svc);
@@ -186,7 +186,7 @@ describe.skipIf(!reachable)('PostgreSQL refusing logins (28000): 503 + Retry-Aft
     await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, [role]);
 
     // A key never seen before and a `since` page: nothing of this can come from a cache.
-    const { key: fresh } = await createKey(owner, { tier: 'pro', livePrefix: live, now: Date.now() });
+    const { key: fresh } = await createKey(owner.accounts, { tier: 'pro', livePrefix: live, now: Date.now() });
     const r = await get(port, `/v1/news?since=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}`, { key: fresh, ip: '127.92.0.1' });
     expect(r.status).toBe(503);
     expect(r.body).toEqual(problems.serviceUnavailable);

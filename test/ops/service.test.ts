@@ -55,13 +55,13 @@ describe('metrics of the running service', () => {
     const client = connect(wsUrl(o), { key: pro, ip: '127.81.0.3' });
     await client.opened;
     await waitFor(() => o.svc.stream.connections() === 1, 'admission');
-    await o.svc.store.insert([newArticle({ content: 'ECB raises rates' }), newArticle({ content: 'Oil slides' })], Date.now());
+    await o.svc.store.articles.insert([newArticle({ content: 'ECB raises rates' }), newArticle({ content: 'Oil slides' })], Date.now());
     expect(await client.received(2)).toHaveLength(2);
 
     // The worker embeds meanwhile: the queue only shrinks, so the gauge lies between these two readings.
-    const queuedBefore = await o.svc.store.queueLength();
+    const queuedBefore = await o.svc.store.vectors.queueLength();
     const text = await scrape(o);
-    const queuedAfter = await o.svc.store.queueLength();
+    const queuedAfter = await o.svc.store.vectors.queueLength();
     expect(sample(text, 'fns_http_requests_total{operation="listNews",status="200"}')).toBe(1);
     expect(sample(text, 'fns_http_requests_total{operation="listNews",status="429"}')).toBe(1);
     expect(sample(text, 'fns_http_requests_total{operation="listNews",status="401"}')).toBe(1);
@@ -94,7 +94,7 @@ describe('metrics of the running service', () => {
     ops = await startOps();
     const o = ops;
     await o.svc.worker.stop();
-    await o.svc.store.insert([newArticle(), newArticle(), newArticle()], Date.now());
+    await o.svc.store.articles.insert([newArticle(), newArticle(), newArticle()], Date.now());
     expect(sample(await scrape(o), 'fns_embedding_queue_length')).toBe(3);
     await o.svc.worker.drain();
     expect(sample(await scrape(o), 'fns_embedding_queue_length')).toBe(0);

@@ -35,7 +35,7 @@ export async function startOps(opts: { keys?: Partial<Record<Tier, number>>; adm
   const keys: OpsService['keys'] = {};
   for (const [tier, n] of Object.entries(opts.keys ?? {})) {
     keys[tier] = [];
-    for (let i = 0; i < n; i++) keys[tier].push(await createKey(store, { tier: tier as Tier, livePrefix: livePrefix(config), now: Date.now() }));
+    for (let i = 0; i < n; i++) keys[tier].push(await createKey(store.accounts, { tier: tier as Tier, livePrefix: livePrefix(config), now: Date.now() }));
   }
   store.close();
   const lines: string[] = [];

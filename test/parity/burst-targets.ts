@@ -59,7 +59,7 @@ export async function realTarget(): Promise<Target> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir });
   const svc = await startService(config, { log: () => {}, embedder: new TrigramEmbedder(), pollSources: false });
   const prefix = livePrefix(config);
-  const key = async (tier: 'pro' | 'max') => (await createKey(svc.store, { tier, livePrefix: prefix, now: Date.now() })).key;
+  const key = async (tier: 'pro' | 'max') => (await createKey(svc.store.accounts, { tier, livePrefix: prefix, now: Date.now() })).key;
   const tickersOf = new Map<string, TickerSentiment[]>();
   let n0 = 0;
   return {
@@ -74,7 +74,7 @@ export async function realTarget(): Promise<Target> {
           const tickers: TickerSentiment[] = i % 3 === 0 ? [{ ticker: 'AAPL', sentiment: 'neutral' }] : [];
           return { content: `Burst article ${i}`, urgency: 'regular' as const, sentiment: null, published_at: null, tickers };
         });
-        for (const a of await svc.store.insert(batch, Date.now)) {
+        for (const a of await svc.store.articles.insert(batch, Date.now)) {
           tickersOf.set(a.id, a.tickers);
           ids.push(a.id);
         }

@@ -1,7 +1,7 @@
 /**
  * What only the mock does (docs/mock.md): the `Prefer` header to reach the other documented responses,
- * the extra sandbox tiers (`expired`, `free`), the firehose pace, one stream per sandbox key, and a
- * clean shutdown of the Prism child.
+ * the extra sandbox tiers (`expired`, `free`), the firehose pace and its in-memory history, one stream
+ * per sandbox key, and a clean shutdown of the Prism child.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { limits, plans, problems, stream as streamRules } from '../../src/contract/index.js';
@@ -236,6 +236,22 @@ describe('the firehose', () => {
     const c = connect({ key: mock.keys.max }, `${mock.url}/x`);
     expect((await c.closed).code).toBe(-404);
   });
+
+  it('remembers the last streamHistory articles: an after older than those replays all it remembers, then goes on live', async () => {
+    const other = await startMock({ port: 0, streamIntervalMs: 3_600_000, streamHistory: 5 });
+    try {
+      const pushed = Array.from({ length: 8 }, () => other.stream.pushNext().id);
+      const c = connect({ key: other.keys.max, after: pushed[0]! }, other.url);
+      await opened(c);
+      const replayed = (await c.take(5)) as { id: string }[];
+      expect(replayed.map((a) => a.id)).toEqual(pushed.slice(-5));
+      const live = other.stream.pushNext().id;
+      expect(((await c.take(6)) as { id: string }[]).map((a) => a.id)).toEqual([...pushed.slice(-5), live]);
+      expect(other.stream.size).toBe(1);
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
 
   it('closes open streams with 1001 when the mock stops', async () => {
     const other = await startMock({ port: 0, streamIntervalMs: INTERVAL_MS });

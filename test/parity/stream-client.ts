@@ -15,9 +15,10 @@ export interface StreamClient {
   close(): Promise<void>;
 }
 
-export function openStream(baseUrl: string, opts: { key?: string; header?: boolean } = {}): StreamClient {
+export function openStream(baseUrl: string, opts: { key?: string; header?: boolean; after?: string } = {}): StreamClient {
   const url = new URL(`${baseUrl.replace(/^http/, 'ws')}${streamAddress}`);
   if (opts.key !== undefined && !opts.header) url.searchParams.set('api_key', opts.key);
+  if (opts.after !== undefined) url.searchParams.set('after', opts.after);
   const ws = new WebSocket(url, {
     localAddress: nextLoopbackAddress(),
     ...(opts.key !== undefined && opts.header ? { headers: { 'X-API-Key': opts.key } } : {}),

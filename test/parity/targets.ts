@@ -105,9 +105,9 @@ export async function startRealTarget(): Promise<ParityTarget> {
   const svc = await startService(config, { log: () => {}, embedder: new TrigramEmbedder() });
   const prefix = livePrefix(config);
   const now = Date.now();
-  for (const batch of seed) await svc.store.insert(batch.articles, now + batch.at);
+  for (const batch of seed) await svc.store.articles.insert(batch.articles, now + batch.at);
   await svc.worker.drain();
-  const newKey = async (tier: PaidTier) => (await createKey(svc.store, { tier, livePrefix: prefix, now: Date.now() })).key;
+  const newKey = async (tier: PaidTier) => (await createKey(svc.store.accounts, { tier, livePrefix: prefix, now: Date.now() })).key;
   let arrivals = 0;
   return {
     name: 'real',
@@ -117,7 +117,7 @@ export async function startRealTarget(): Promise<ParityTarget> {
     unknownKey: `${prefix}AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`,
     foreignKey: 'fns_test_max',
     async arrive() {
-      await svc.store.insert(
+      await svc.store.articles.insert(
         [{ content: `ECB's Lagarde says inflation fight is not over (${++arrivals})`, urgency: 'regular', sentiment: 'hawkish', published_at: null, tickers: [] }],
         Date.now(),
       );

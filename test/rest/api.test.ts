@@ -46,9 +46,9 @@ describe('authentication: 401 Invalid API key, 403 API key is inactive', () => {
   });
   it('answers 403 for a deactivated key on every endpoint, usage included, and 200 again once reactivated', async () => {
     const k = await svc.key('max');
-    await svc.store.setKeyActive(k.key_id, false);
+    await svc.store.accounts.setKeyActive(k.key_id, false);
     for (const path of ['/v1/news', '/v1/news/search?q=fed', '/v1/account/usage']) expectProblem(await call(path, k.key), 'inactiveApiKey');
-    await svc.store.setKeyActive(k.key_id, true);
+    await svc.store.accounts.setKeyActive(k.key_id, true);
     expect((await call('/v1/news', k.key)).status).toBe(200);
   });
   it('blocks a free key with 403 but lets it read its usage', async () => {
@@ -69,7 +69,7 @@ describe('search is for the Max plan only', () => {
   });
   it('answers 403 with the Max-plan text to an expired key', async () => {
     const k = await svc.key('max');
-    await svc.store.cancel(k.account_id, svc.clock.now);
+    await svc.store.accounts.cancel(k.account_id, svc.clock.now);
     expectProblem(await call('/v1/news/search?q=fed', k.key), 'maxPlanOnly');
   });
 });
@@ -203,7 +203,7 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
   });
   it(`clamps an expired key to ${lookback(plans.expired.lookbackHours)}`, async () => {
     const k = await svc.key('max');
-    await svc.store.cancel(k.account_id, svc.clock.now);
+    await svc.store.accounts.cancel(k.account_id, svc.clock.now);
     expect((await call('/v1/news', k.key)).body.count).toBe(2);
   });
   it('reads a leap second in since as the next second instead of dropping everything', async () => {
@@ -296,7 +296,7 @@ describe('usage: tier, rate limit and period end, free of charge', () => {
   });
   it(`reports expired for ${limits.graceWindowMs / DAY} days after cancellation, then free`, async () => {
     const k = await svc.key('max');
-    await svc.store.cancel(k.account_id, svc.clock.now);
+    await svc.store.accounts.cancel(k.account_id, svc.clock.now);
     expect((await call('/v1/account/usage', k.key)).body).toEqual({ tier: 'expired', rate_limit: plans.expired.rateLimit, period_end: null });
     expect((await call('/v1/news', k.key)).headers['x-ratelimit-limit']).toBe(String(plans.expired.rateLimit));
     svc.clock.advance(limits.graceWindowMs - 1);

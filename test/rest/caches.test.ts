@@ -86,14 +86,15 @@ async function start(engine: Engine): Promise<Running> {
   const { service, cli, cleanup } = await engine.open();
   const clock = new FakeClock(Date.now());
   let calls = 0;
-  const articles = Object.create(service) as Store;
+  const articles = Object.create(service.articles) as Store['articles'];
   articles.listJson = (q, withTickers) => {
     calls++;
-    return service.listJson(q, withTickers);
+    return service.articles.listJson(q, withTickers);
   };
   const app = createApp({
-    accounts: service,
+    accounts: service.accounts,
     articles,
+    changes: service.changes,
     search: { search: async () => [] },
     rateLimiter: new MemoryRateLimiter(),
     ipGuard: new MemoryIpGuard(limits.ipGuard),
@@ -130,8 +131,8 @@ for (const engine of [sqlite, postgres]) {
   describe.skipIf(engine.skip)(`first-page cache on ${engine.name}`, () => {
     it('answers a repeated first page without asking the store again', async () => {
       const r = await start(engine);
-      await r.cli.insert([article('one'), article('two')], r.clock.now - 60_000);
-      const { key } = await createKey(r.service, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
+      await r.cli.articles.insert([article('one'), article('two')], r.clock.now - 60_000);
+      const { key } = await createKey(r.service.accounts, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
       // The insert's own change notice (LISTEN/NOTIFY on PostgreSQL) may reach the service after the
       // first request and rightly invalidate it: once notices have settled, a repeat costs no query.
       let first: Awaited<ReturnType<typeof list>> | undefined;
@@ -149,18 +150,18 @@ for (const engine of [sqlite, postgres]) {
 
     it('serves an article inserted through another connection within one second', async () => {
       const r = await start(engine);
-      await r.cli.insert([article('old news')], r.clock.now - 60_000);
-      const { key } = await createKey(r.service, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
+      await r.cli.articles.insert([article('old news')], r.clock.now - 60_000);
+      const { key } = await createKey(r.service.accounts, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
       expect((await list(r, key)).body.articles[0].content).toBe('old news');
-      const [fresh] = await r.cli.insert([article('fresh news')], () => r.clock.now);
+      const [fresh] = await r.cli.articles.insert([article('fresh news')], () => r.clock.now);
       expect(await seenWithin(async () => (await list(r, key)).body.articles[0]?.id === fresh!.id)).toBeLessThanOrEqual(WITHIN_MS);
     });
 
     it('never serves a cached article once it has left the lookback window', async () => {
       const r = await start(engine);
       const windowMs = plans.pro.lookbackHours * 3600_000;
-      await r.cli.insert([article('about to expire')], r.clock.now - windowMs + 10_000);
-      const { key } = await createKey(r.service, { tier: 'pro', livePrefix: LIVE, now: r.clock.now });
+      await r.cli.articles.insert([article('about to expire')], r.clock.now - windowMs + 10_000);
+      const { key } = await createKey(r.service.accounts, { tier: 'pro', livePrefix: LIVE, now: r.clock.now });
       // The page must really be cached before the clock moves: the insert's change notice may reach the
       // service after the first request and rightly invalidate it, so wait until a repeat costs no query.
       const settled = await seenWithin(async () => {
@@ -179,18 +180,18 @@ for (const engine of [sqlite, postgres]) {
   describe.skipIf(engine.skip)(`key cache on ${engine.name}`, () => {
     it('refuses a key deactivated through another connection within one second', async () => {
       const r = await start(engine);
-      const k = await createKey(r.cli, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
+      const k = await createKey(r.cli.accounts, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
       expect((await list(r, k.key)).status).toBe(200);
-      await setKeyActive(r.cli, k.key_id, false);
+      await setKeyActive(r.cli.accounts, k.key_id, false);
       expect(await seenWithin(async () => (await list(r, k.key)).status === 403)).toBeLessThanOrEqual(WITHIN_MS);
     });
 
     it('applies a tier change made through another connection within one second', async () => {
       const r = await start(engine);
-      await r.cli.insert([article('with tickers')], r.clock.now - 60_000);
-      const k = await createKey(r.cli, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
+      await r.cli.articles.insert([article('with tickers')], r.clock.now - 60_000);
+      const k = await createKey(r.cli.accounts, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
       expect((await list(r, k.key)).body.articles[0].tickers).toEqual([{ ticker: 'SPY', sentiment: 'neutral' }]);
-      await setTier(r.cli, k.account_id, 'pro', r.clock.now);
+      await setTier(r.cli.accounts, k.account_id, 'pro', r.clock.now);
       expect(
         await seenWithin(async () => {
           const page = await list(r, k.key);
@@ -201,8 +202,8 @@ for (const engine of [sqlite, postgres]) {
 
     it('refuses a key whose account was cancelled past its grace window, with no store change', async () => {
       const r = await start(engine);
-      const k = await createKey(r.cli, { tier: 'pro', livePrefix: LIVE, now: r.clock.now });
-      await r.cli.cancel(k.account_id, r.clock.now);
+      const k = await createKey(r.cli.accounts, { tier: 'pro', livePrefix: LIVE, now: r.clock.now });
+      await r.cli.accounts.cancel(k.account_id, r.clock.now);
       expect((await list(r, k.key)).status).toBe(200);
       r.clock.advance(limits.graceWindowMs);
       expect((await list(r, k.key)).status).toBe(403);

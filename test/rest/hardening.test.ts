@@ -111,10 +111,10 @@ describe('no handler trusts a parameter the validator did not check: the store c
   it('never returns more than the contract maximum, whatever limit reaches the store', async () => {
     await svc.ingest(Array.from({ length: limitBounds.max + 20 }, (_, i) => ({ content: `n${i}` })), svc.clock.now - 1000);
     const query = { afterMs: 0, limit: 999_999_999 };
-    expect(await svc.store.listJson(query, true)).toHaveLength(limitBounds.max);
-    expect(await svc.store.list(query)).toHaveLength(limitBounds.max);
-    expect(await svc.store.listJson({ afterMs: 0, limit: -5 }, false)).toHaveLength(limitBounds.min);
-    expect(await svc.store.listJson({ afterMs: 0, limit: Number.NaN }, false)).toHaveLength(limitBounds.max);
+    expect(await svc.store.articles.listJson(query, true)).toHaveLength(limitBounds.max);
+    expect(await svc.store.articles.list(query)).toHaveLength(limitBounds.max);
+    expect(await svc.store.articles.listJson({ afterMs: 0, limit: -5 }, false)).toHaveLength(limitBounds.min);
+    expect(await svc.store.articles.listJson({ afterMs: 0, limit: Number.NaN }, false)).toHaveLength(limitBounds.max);
   });
   it('never ranks more than the contract maximum in search either', async () => {
     await svc.ingest(Array.from({ length: limitBounds.max + 20 }, (_, i) => ({ content: `rates news ${i}` })), svc.clock.now - 1000);

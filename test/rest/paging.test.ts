@@ -43,7 +43,7 @@ async function burst(n: number, symbols: string[][] = [[]], at = svc.clock.now) 
 
 /** Every id of the archive, oldest first (straight from the store). */
 async function archive(): Promise<string[]> {
-  return (await svc.store.list({ afterMs: 0, limit: limitBounds.max })).map((a) => a.id).reverse();
+  return (await svc.store.articles.list({ afterMs: 0, limit: limitBounds.max })).map((a) => a.id).reverse();
 }
 
 describe('after: the articles after that id, oldest first, and next always the page to poll', () => {
@@ -139,7 +139,7 @@ describe('tickers filter: the articles about at least one of the listed instrume
   it('keeps exactly those articles, each once, on every page, and next keeps the filter', async () => {
     const k = (await svc.key('max')).key;
     await burst(30, [['AAPL'], ['MSFT'], ['AAPL', 'MSFT'], [], ['EUR/USD']]);
-    const stored = await svc.store.list({ afterMs: 0, limit: limitBounds.max });
+    const stored = await svc.store.articles.list({ afterMs: 0, limit: limitBounds.max });
     const about = (symbols: string[]) => stored.filter((a) => a.tickers.some((t) => symbols.includes(t.ticker))).map((a) => a.id);
     for (const symbols of [['AAPL'], ['AAPL', 'MSFT'], ['EUR/USD'], ['NVDA']]) {
       const seen: string[] = [];

@@ -25,8 +25,8 @@ describe('REST: a database that cannot answer gives 503 with Retry-After, never 
     ['locked by another process', busy],
   ])('answers every operation with the serviceUnavailable problem when the store is %s', async (_what, failure) => {
     const { key } = await svc.key('max');
-    const findKey = svc.store.findKey.bind(svc.store);
-    svc.store.findKey = async () => {
+    const findKey = svc.store.accounts.findKey.bind(svc.store.accounts);
+    svc.store.accounts.findKey = async () => {
       throw failure();
     };
     for (const path of Object.values(OPERATION_PATHS)) {
@@ -36,7 +36,7 @@ describe('REST: a database that cannot answer gives 503 with Retry-After, never 
       expect(r.body).toEqual(problems.serviceUnavailable);
       expect(r.headers['retry-after']).toBe(String(limits.unavailableRetryAfterSeconds));
     }
-    svc.store.findKey = findKey;
+    svc.store.accounts.findKey = findKey;
     expect((await get(svc.port, '/v1/news', { key, ip: '127.80.0.2' })).status).toBe(200);
   });
 

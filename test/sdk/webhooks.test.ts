@@ -84,11 +84,11 @@ describe("verifyWebhook on the service's own deliveries", () => {
     const box = new SecretBox(Buffer.alloc(32, 1));
     const dispatcher = new WebhookDispatcher({ store, secrets: box, allowPrivate: true, recheckMs: 60_000, feedPollMs: 10, refreshMs: 50, flushMs: 10, log: () => {} });
     try {
-      const acct = await store.createAccount('max', Date.now());
+      const acct = await store.accounts.createAccount('max', Date.now());
       const secret = newSecret();
-      await store.addWebhook({ id: newEndpointId(), accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) }, Date.now());
+      await store.webhooks.addWebhook({ id: newEndpointId(), accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) }, Date.now());
       await dispatcher.start();
-      await store.insert(
+      await store.articles.insert(
         [
           { content: 'Apple beats', urgency: 'flash', sentiment: 'positive', published_at: null, tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] },
           { content: 'Oil slips', urgency: 'regular', sentiment: null, published_at: null, tickers: [] },

@@ -113,9 +113,9 @@ export class MatrixVectorStore {
   }
 }
 
-/** The index's store type, for a MatrixVectorStore (only vectorsAfter and getMany are called). */
+/** The index's ports, for a MatrixVectorStore (the articles' getMany, the vectors' vectorsAfter and lexicalSearch). */
 export function asIndexStore(s: MatrixVectorStore): ConstructorParameters<typeof import('../../src/indexing/index.js').SemanticIndex>[0] {
-  return s as unknown as ConstructorParameters<typeof import('../../src/indexing/index.js').SemanticIndex>[0];
+  return { articles: s, vectors: s } as unknown as ConstructorParameters<typeof import('../../src/indexing/index.js').SemanticIndex>[0];
 }
 
 export type { VectorStore };

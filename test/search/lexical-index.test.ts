@@ -84,7 +84,7 @@ describe('the SQLite migration fills the keyword index for articles stored befor
   it('a store from before the migration finds its old articles by their words after opening', async () => {
     const file = join(dir, 'fns.sqlite');
     const s = new SqliteStore(file);
-    await s.insert([article('Evergrande ordered to liquidate by Hong Kong court'), article('Country Garden misses coupon')], Date.now());
+    await s.articles.insert([article('Evergrande ordered to liquidate by Hong Kong court'), article('Country Garden misses coupon')], Date.now());
     await s.close();
     // Back to the schema before the keyword index (its migration is the last one).
     const db = new Database(file);
@@ -94,8 +94,8 @@ describe('the SQLite migration fills the keyword index for articles stored befor
     db.close();
     const again = new SqliteStore(file);
     try {
-      const hits = await again.lexicalSearch('Evergrande liquidation', 5);
-      expect((await again.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Evergrande ordered to liquidate by Hong Kong court']);
+      const hits = await again.vectors.lexicalSearch('Evergrande liquidation', 5);
+      expect((await again.articles.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Evergrande ordered to liquidate by Hong Kong court']);
     } finally {
       await again.close();
     }
@@ -109,13 +109,13 @@ describe.skipIf(!reachable)('the PostgreSQL migration fills the keyword index fo
   it('the generated tsvector is computed for the rows already stored', async () => {
     const s = (await stores.open()) as PostgresStore;
     try {
-      await s.insert([article('Evergrande ordered to liquidate by Hong Kong court'), article('Country Garden misses coupon')], Date.now());
+      await s.articles.insert([article('Evergrande ordered to liquidate by Hong Kong court'), article('Country Garden misses coupon')], Date.now());
       await sql(`ALTER TABLE ${s.schema}.articles DROP COLUMN search_tsv`);
       const [row] = await sql<{ v: number }>(`SELECT max(version) AS v FROM ${s.schema}.schema_migrations`);
       await sql(`DELETE FROM ${s.schema}.schema_migrations WHERE version = $1`, [row!.v]);
       expect(await migrate(PG_TEST_URL, s.schema)).toEqual([row!.v]);
-      const hits = await s.lexicalSearch('Evergrande liquidation', 5);
-      expect((await s.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Evergrande ordered to liquidate by Hong Kong court']);
+      const hits = await s.vectors.lexicalSearch('Evergrande liquidation', 5);
+      expect((await s.articles.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Evergrande ordered to liquidate by Hong Kong court']);
     } finally {
       await s.close();
     }
@@ -128,12 +128,12 @@ describe(`a word in more than ${MAX_TERM_ARTICLES} articles is left to the seman
   it('the common word alone finds nothing by keyword; with a rare word, the rare word decides, again and again', async () => {
     const s = new SqliteStore(join(dir, 'fns.sqlite'));
     try {
-      await s.insert(Array.from({ length: MAX_TERM_ARTICLES + 1 }, (_, i) => article(`Markets update number ${i}`)), Date.now());
-      await s.insert([article('Markets shrug off Evergrande liquidation')], Date.now());
-      expect(await s.lexicalSearch('markets', 10)).toEqual([]);
+      await s.articles.insert(Array.from({ length: MAX_TERM_ARTICLES + 1 }, (_, i) => article(`Markets update number ${i}`)), Date.now());
+      await s.articles.insert([article('Markets shrug off Evergrande liquidation')], Date.now());
+      expect(await s.vectors.lexicalSearch('markets', 10)).toEqual([]);
       for (let i = 0; i < 2; i++) {
-        const hits = await s.lexicalSearch('markets Evergrande', 10);
-        expect((await s.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Markets shrug off Evergrande liquidation']);
+        const hits = await s.vectors.lexicalSearch('markets Evergrande', 10);
+        expect((await s.articles.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Markets shrug off Evergrande liquidation']);
       }
     } finally {
       await s.close();

@@ -147,27 +147,28 @@ describe('the service answers at once while the index loads; search is the contr
   const embedder = new TrigramEmbedder();
   let open!: () => void;
   const gate = new Promise<void>((r) => (open = r));
-  const gated = new Proxy(store, {
+  const gated = new Proxy(store.vectors, {
     get(target, prop, receiver) {
-      if (prop === 'vectorsAfter') return async (...args: Parameters<SqliteStore['vectorsAfter']>) => (await gate, target.vectorsAfter(...args));
+      if (prop === 'vectorsAfter') return async (...args: Parameters<SqliteStore['vectors']['vectorsAfter']>) => (await gate, target.vectorsAfter(...args));
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },
   });
-  const index = new SemanticIndex(gated, embedder);
+  const index = new SemanticIndex({ articles: store.articles, vectors: gated }, embedder);
   let url: string;
   let key: string;
   let server: ReturnType<typeof createHttpServer>;
   beforeAll(async () => {
     const now = Date.now();
-    const [a] = await store.insert([{ content: 'Copper hits a record high', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], now);
+    const [a] = await store.articles.insert([{ content: 'Copper hits a record high', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], now);
     const [v] = await embedder.embed([a!.content]);
-    await store.storeVectors(embedder.modelId, [{ id: a!.id, vector: v! }]);
-    key = (await createKey(store, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
+    await store.vectors.storeVectors(embedder.modelId, [{ id: a!.id, vector: v! }]);
+    key = (await createKey(store.accounts, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
     server = createHttpServer(
       createApp({
-        accounts: store,
-        articles: store,
+        accounts: store.accounts,
+        articles: store.articles,
+        changes: store.changes,
         search: index,
         rateLimiter: new MemoryRateLimiter(),
         ipGuard: new MemoryIpGuard(limits.ipGuard),

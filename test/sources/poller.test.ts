@@ -96,7 +96,7 @@ function poller(store: SqliteStore, extra: Partial<PollerOptions> = {}) {
   const reports: PollReport[] = [];
   const logs: string[] = [];
   const p = new SourcePoller({
-    store,
+    store: store.sources,
     tickMs: 50,
     registryCheckMs: 50,
     http: { timeoutMs: 2000, connectTimeoutMs: 1000 },
@@ -108,9 +108,9 @@ function poller(store: SqliteStore, extra: Partial<PollerOptions> = {}) {
   return { p, reports, logs };
 }
 
-const source = (store: SqliteStore, name: string, url: string, everyMs = 100) => store.addSource({ name, url, everyMs, urgency: 'auto' }, Date.now());
-const get = async (store: SqliteStore, name: string): Promise<SourceRecord> => (await store.getSource(name))!;
-const contents = async (store: SqliteStore) => (await store.list({ afterMs: 0, limit: 100 })).map((a) => a.content).sort();
+const source = (store: SqliteStore, name: string, url: string, everyMs = 100) => store.sources.addSource({ name, url, everyMs, urgency: 'auto' }, Date.now());
+const get = async (store: SqliteStore, name: string): Promise<SourceRecord> => (await store.sources.getSource(name))!;
+const contents = async (store: SqliteStore) => (await store.articles.list({ afterMs: 0, limit: 100 })).map((a) => a.content).sort();
 
 describe('a feed that gains items between polls: each new item is ingested exactly once, none again after a restart', () => {
   it('stores new items as they appear, and a restarted poller (feed without validators) stores nothing twice', async () => {
@@ -122,10 +122,10 @@ describe('a feed that gains items between polls: each new item is ingested exact
     await source(store, 'wire', srv.url('/feed'));
     const first = poller(store);
     await first.p.start();
-    await until(async () => (await store.count()) === 1, 'the first item');
+    await until(async () => (await store.articles.count()) === 1, 'the first item');
     feed.add('Oil falls as stockpiles grow');
     feed.add('Gold steadies near record');
-    await until(async () => (await store.count()) === 3, 'the two new items');
+    await until(async () => (await store.articles.count()) === 3, 'the two new items');
     const polls = srv.hits('/feed').length;
     await until(() => srv.hits('/feed').length >= polls + 3, 'more polls of an unchanged feed');
     await first.p.stop();
@@ -137,7 +137,7 @@ describe('a feed that gains items between polls: each new item is ingested exact
     const before = srv.hits('/feed').length;
     await until(() => srv.hits('/feed').length >= before + 3, 'polls after the restart');
     feed.add('Euro slips after German data');
-    await until(async () => (await again.count()) === 4, 'the item published after the restart');
+    await until(async () => (await again.articles.count()) === 4, 'the item published after the restart');
     await until(() => srv.hits('/feed').length >= before + 6, 'further polls');
     expect(await contents(again)).toEqual(['Copper rises on supply worries', 'Euro slips after German data', 'Gold steadies near record', 'Oil falls as stockpiles grow']);
     const rec = await get(again, 'wire');
@@ -156,8 +156,8 @@ describe('a 304 costs nothing', () => {
     const srv = await feedServer({ '/feed': (q, s) => feed.route(q, s) });
     const store = db.open();
     let ingestCalls = 0;
-    const ingest = store.ingestItems.bind(store);
-    store.ingestItems = (items, at) => {
+    const ingest = store.sources.ingestItems.bind(store.sources);
+    store.sources.ingestItems = (items, at) => {
       ingestCalls++;
       return ingest(items, at);
     };
@@ -172,7 +172,7 @@ describe('a 304 costs nothing', () => {
     expect(rec).toMatchObject({ lastStatus: 304, etag: '"v1"', itemsIngested: 1, itemsSeen: 1, failures: 0, lastError: null });
     // A change is fetched and stored once more.
     feed.add('Microsoft wins cloud contract');
-    await until(async () => (await store.count()) === 2, 'the new item after the 304s');
+    await until(async () => (await store.articles.count()) === 2, 'the new item after the 304s');
   }, 30_000);
 });
 
@@ -318,17 +318,17 @@ describe('pause, resume and remove reach a running poller within a second', () =
     const { p } = poller(store);
     await p.start();
     await until(() => srv.hits('/feed').length >= 3, 'three polls');
-    await cli.setSourcePaused('wire', true, Date.now());
+    await cli.sources.setSourcePaused('wire', true, Date.now());
     const pausedAt = Date.now();
     await until(() => srv.hits('/control').some((h) => h.at > pausedAt + 1200), 'the control source polled past the bound');
     const after = srv.hits('/feed').filter((h) => h.at > pausedAt);
     expect(after.every((h) => h.at - pausedAt <= 1000)).toBe(true);
     expect(srv.hits('/feed').filter((h) => h.at > pausedAt + 1000)).toEqual([]);
 
-    await cli.setSourcePaused('wire', false, Date.now());
+    await cli.sources.setSourcePaused('wire', false, Date.now());
     const resumedAt = Date.now();
     await until(() => srv.hits('/feed').some((h) => h.at > resumedAt), 'a poll after the resume');
-    await cli.removeSource('wire');
+    await cli.sources.removeSource('wire');
     const removedAt = Date.now();
     await until(() => srv.hits('/control').some((h) => h.at > removedAt + 1200), 'the control source polled past the bound');
     expect(srv.hits('/feed').filter((h) => h.at > removedAt + 1000)).toEqual([]);
@@ -358,7 +358,7 @@ describe('stop gives the sources it holds back', () => {
     await until(() => srv.hits('/hang').length === 1, 'the first request');
     await first.p.stop();
     // The lease was released: a claim now (well within the lease of POLL_DEFAULTS.leaseMs) gets it.
-    const claimed = await db.open().claimDueSources('other', Date.now(), 1000, 10);
+    const claimed = await db.open().sources.claimDueSources('other', Date.now(), 1000, 10);
     expect(claimed.map((s) => s.name)).toEqual(['hang']);
     expect((await get(a, 'hang')).failures).toBe(0);
   }, 30_000);

@@ -71,7 +71,7 @@ describe('push on the running service: stored articles reach an open stream, ide
     dataDir = mkdtempSync(join(tmpdir(), 'fns-push-'));
     const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', ADMIN_TOKEN: TOKEN });
     const store = new SqliteStore(sqliteFile(config));
-    key = (await createKey(store, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key;
+    key = (await createKey(store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key;
     await store.close();
     // The feed reader's timer is far away: only a wake-up delivers within the test's time.
     svc = await startService(config, { log: (m) => void logs.push(m), embedder: new TrigramEmbedder(), pollSources: false, feedPollMs: 600_000 });
@@ -106,7 +106,7 @@ describe('push on the running service: stored articles reach an open stream, ide
     expect(again.body.results[0]).toEqual({ line: 1, status: 'duplicate', source: 'desk', external_id: 'n-2', reason: 'same-item', id });
     const other = await push(svc.adminUrl!, JSON.stringify([{ source: 'wire', id: 'w-77', title: 'Zeta: recall', url: 'https://desk.example/n-2#top' }]), { type: 'application/json' });
     expect(other.body.results[0]).toMatchObject({ status: 'duplicate', reason: 'same-url', id });
-    expect((await svc.store.carriersOf(id)).map((c) => c.source)).toEqual(['desk', 'wire']);
+    expect((await svc.store.sources.carriersOf(id)).map((c) => c.source)).toEqual(['desk', 'wire']);
   });
 
   it("one source's same headline and published time under another id is a duplicate (same-headline), answered as every path answers", async () => {
@@ -124,7 +124,7 @@ describe('push on the running service: stored articles reach an open stream, ide
     const id = first.body.results[0].id;
     const second = await push(svc.adminUrl!, ndjson({ source: 'wire', id: 'w-nv', content: 'NVIDIA stock climbs 6 percent as data center sales top forecasts' }));
     expect(second.body.results[0]).toMatchObject({ status: 'duplicate', reason: 'near-duplicate', id });
-    expect((await svc.store.carriersOf(id)).map((c) => c.source)).toEqual(['desk', 'wire']);
+    expect((await svc.store.sources.carriersOf(id)).map((c) => c.source)).toEqual(['desk', 'wire']);
   });
 
   it('bad lines are answered one by one with their line number; the good ones are stored', async () => {
@@ -155,12 +155,12 @@ describe('push on the running service: stored articles reach an open stream, ide
     expect(byLine[8].error).toMatch(/url must be an absolute http\(s\) URL/);
     expect(byLine[9].error).toMatch(/not both/);
     expect(byLine[10].error).toBe('must be a JSON object');
-    const [stored] = await svc.store.getMany([byLine[1].id]);
+    const [stored] = await svc.store.articles.getMany([byLine[1].id]);
     expect(stored).toMatchObject({ content: 'Title only story', published_at: '2026-11-21T10:00:00Z' });
   });
 
   it('a wrong or missing token is 401 (problem JSON, WWW-Authenticate), nothing stored, the token never logged', async () => {
-    const before = await svc.store.count();
+    const before = await svc.store.articles.count();
     for (const token of ['wrong-token-wrong-token', null, `${TOKEN}x`]) {
       const answer = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'nope', content: 'should not be stored' }), { token });
       expect(answer.status).toBe(401);
@@ -168,7 +168,7 @@ describe('push on the running service: stored articles reach an open stream, ide
       expect(answer.headers.get('www-authenticate')).toBe('Bearer');
       expect(answer.body).toMatchObject({ status: 401, title: 'Unauthorized' });
     }
-    expect(await svc.store.count()).toBe(before);
+    expect(await svc.store.articles.count()).toBe(before);
     expect(logs.join('\n')).not.toContain(TOKEN);
   });
 
@@ -226,7 +226,7 @@ describe('the admin server tells the service what a push stored (to wake the str
       checks: [],
       metrics: createMetrics(),
       log: () => {},
-      push: { token: TOKEN, store, clock: Date.now },
+      push: { token: TOKEN, store: store.sources, clock: Date.now },
       onArticlesStored: (ids) => void calls.push(ids),
     });
   });

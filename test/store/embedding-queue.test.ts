@@ -21,15 +21,15 @@ describe('embedding queue', () => {
   it('keeps queued articles across a restart and embeds them afterwards', async () => {
     const f = file();
     const first = new SqliteStore(f);
-    await first.insert([article('Fed raises rates'), article('Oil prices jump')], Date.now());
-    expect(await first.queueLength()).toBe(2);
+    await first.articles.insert([article('Fed raises rates'), article('Oil prices jump')], Date.now());
+    expect(await first.vectors.queueLength()).toBe(2);
     first.close(); // the service stops before the worker ran
 
     const second = new SqliteStore(f);
     const embedder = new TrigramEmbedder();
-    expect(await second.queueLength()).toBe(2);
-    expect(await new EmbeddingWorker(second, embedder).drain()).toBe(2);
-    expect(await second.queueLength()).toBe(0);
+    expect(await second.vectors.queueLength()).toBe(2);
+    expect(await new EmbeddingWorker(second.vectors, embedder).drain()).toBe(2);
+    expect(await second.vectors.queueLength()).toBe(0);
     const hits = await new SemanticIndex(second, embedder).search('oil prices', 1);
     expect(hits.map((a) => a.content)).toEqual(['Oil prices jump']);
     second.close();
@@ -39,10 +39,10 @@ describe('embedding queue', () => {
     const store = new SqliteStore(file());
     const embedder = new TrigramEmbedder();
     const index = new SemanticIndex(store, embedder);
-    await store.insert([article('Copper hits record')], Date.now());
-    expect((await store.list({ afterMs: 0, limit: 10 })).length).toBe(1);
+    await store.articles.insert([article('Copper hits record')], Date.now());
+    expect((await store.articles.list({ afterMs: 0, limit: 10 })).length).toBe(1);
     expect(await index.search('copper record', 5)).toEqual([]);
-    await new EmbeddingWorker(store, embedder).runOnce();
+    await new EmbeddingWorker(store.vectors, embedder).runOnce();
     expect((await index.search('copper record', 5)).map((a) => a.content)).toEqual(['Copper hits record']);
     store.close();
   });
@@ -50,16 +50,16 @@ describe('embedding queue', () => {
   it('re-queues the archive for a new model and never mixes vectors of two models', async () => {
     const store = new SqliteStore(file());
     const oldModel = new TrigramEmbedder();
-    await store.insert([article('Gold slips'), article('Yen strengthens')], Date.now());
-    await new EmbeddingWorker(store, oldModel).drain();
+    await store.articles.insert([article('Gold slips'), article('Yen strengthens')], Date.now());
+    await new EmbeddingWorker(store.vectors, oldModel).drain();
 
     const newModel = Object.assign(new TrigramEmbedder(), { modelId: 'test:other-model' });
-    const worker = new EmbeddingWorker(store, newModel);
-    expect(await store.enqueueMissing(newModel.modelId)).toBe(2);
+    const worker = new EmbeddingWorker(store.vectors, newModel);
+    expect(await store.vectors.enqueueMissing(newModel.modelId)).toBe(2);
     expect(await new SemanticIndex(store, newModel).search('gold', 5)).toEqual([]);
     await worker.drain();
     expect((await new SemanticIndex(store, newModel).search('gold slips', 1)).map((a) => a.content)).toEqual(['Gold slips']);
-    expect(await store.enqueueMissing(oldModel.modelId)).toBe(0);
+    expect(await store.vectors.enqueueMissing(oldModel.modelId)).toBe(0);
     store.close();
   });
 
@@ -71,18 +71,18 @@ describe('embedding queue', () => {
       return embedder.embed(texts);
     } };
     const logs: string[] = [];
-    const worker = new EmbeddingWorker(store, picky, { log: (m) => logs.push(m) });
-    await store.insert([article('poison pill'), article('Gold slips'), article('Yen strengthens')], Date.now());
+    const worker = new EmbeddingWorker(store.vectors, picky, { log: (m) => logs.push(m) });
+    await store.articles.insert([article('poison pill'), article('Gold slips'), article('Yen strengthens')], Date.now());
     expect(await worker.runOnce()).toBe(2); // attempt 1 for the refused article
-    expect(await store.queueLength()).toBe(1);
+    expect(await store.vectors.queueLength()).toBe(1);
     // Alone in a batch, a refusal cannot be told from an outage: back off, no attempt charged.
     await expect(worker.runOnce()).rejects.toThrow('input rejected');
     for (let attempt = 2; attempt <= 5; attempt++) {
-      expect(await store.queueLength()).toBe(1);
-      await store.insert([article(`Fresh headline ${attempt}`)], Date.now() + attempt);
+      expect(await store.vectors.queueLength()).toBe(1);
+      await store.articles.insert([article(`Fresh headline ${attempt}`)], Date.now() + attempt);
       expect(await worker.runOnce()).toBe(1); // the newer article is never stuck behind it
     }
-    expect(await store.queueLength()).toBe(0);
+    expect(await store.vectors.queueLength()).toBe(0);
     expect(logs.some((l) => /dropped after 5 failed attempts/.test(l))).toBe(true);
     store.close();
   });
@@ -91,8 +91,8 @@ describe('embedding queue', () => {
     const store = new SqliteStore(file());
     const down = new TrigramEmbedder();
     down.failing = true;
-    await store.insert([article('a one'), article('b two')], Date.now());
-    const worker = new EmbeddingWorker(store, down);
+    await store.articles.insert([article('a one'), article('b two')], Date.now());
+    const worker = new EmbeddingWorker(store.vectors, down);
     for (let i = 0; i < 7; i++) await expect(worker.runOnce()).rejects.toThrow();
     down.failing = false;
     expect(await worker.drain()).toBe(2);
@@ -101,8 +101,8 @@ describe('embedding queue', () => {
   it('never returns an article twice when searches refresh the index concurrently', async () => {
     const store = new SqliteStore(file());
     const embedder = new TrigramEmbedder();
-    await store.insert([article('alpha news'), article('beta news')], Date.now());
-    await new EmbeddingWorker(store, embedder).drain();
+    await store.articles.insert([article('alpha news'), article('beta news')], Date.now());
+    await new EmbeddingWorker(store.vectors, embedder).drain();
     const index = new SemanticIndex(store, embedder);
     const results = await Promise.all([index.search('news', 10), index.search('news', 10), index.search('news', 10)]);
     for (const r of results) expect(r.map((a) => a.content).sort()).toEqual(['alpha news', 'beta news']);

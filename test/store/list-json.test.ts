@@ -7,7 +7,7 @@ describe('articles serialised by the store', () => {
   it('match JSON.stringify of the presented article, for both variants, with and without an urgency filter', async () => {
     const store = new SqliteStore(':memory:');
     const now = Date.parse('2026-11-21T12:00:00Z');
-    await store.insert(
+    await store.articles.insert(
       [
         { content: 'Plain "quoted" \\ text, ünïcödé €, line\nbreak, tab\t', urgency: 'regular', sentiment: null, published_at: null, tickers: [] },
         { content: 'Fed raises rates', urgency: 'breaking', sentiment: 'hawkish', published_at: '2026-11-21T11:59:00+01:00', tickers: [{ ticker: 'BRK.B', sentiment: 'positive' }] },
@@ -16,10 +16,10 @@ describe('articles serialised by the store', () => {
     );
     for (const urgency of [undefined, 'breaking' as const]) {
       const q = { afterMs: 0, limit: 10, ...(urgency ? { urgency } : {}) };
-      const rows = await store.list(q);
+      const rows = await store.articles.list(q);
       expect(rows.length).toBeGreaterThan(0);
       for (const withTickers of [true, false]) {
-        expect(await store.listJson(q, withTickers)).toEqual(rows.map((a) => JSON.stringify(presentArticle(a, withTickers))));
+        expect(await store.articles.listJson(q, withTickers)).toEqual(rows.map((a) => JSON.stringify(presentArticle(a, withTickers))));
       }
     }
     store.close();

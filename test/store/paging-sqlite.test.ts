@@ -59,13 +59,13 @@ describe('the ticker filter on SQLite: O(log n + limit) per symbol', () => {
         published_at: null,
         tickers: [{ ticker: i % 10 ? 'AAPL' : 'MSFT', sentiment: 'neutral' as const }],
       }));
-      await s.insert(many, Date.parse('2026-11-21T12:00:00Z'));
+      await s.articles.insert(many, Date.parse('2026-11-21T12:00:00Z'));
       s.db.exec('ANALYZE');
       for (const q of [
         { afterMs: 0, limit: 50, tickers: ['AAPL'] },
         { afterMs: 0, limit: 50, tickers: ['AAPL', 'MSFT'], urgency: 'breaking' as const, afterId: '01', ascending: true },
       ]) {
-        const { plan } = s.explainList(q);
+        const { plan } = s.articles.explainList(q);
         console.log(`EXPLAIN QUERY PLAN (${JSON.stringify(q)}):\n  ${plan.join('\n  ')}`);
         expect(plan.some((d) => /SEARCH article_tickers USING (COVERING INDEX article_tickers_urgency|PRIMARY KEY) \(ticker=\?/.test(d))).toBe(true);
         expect(plan.some((d) => /SEARCH articles USING INDEX sqlite_autoindex_articles_1 \(id=\?\)/.test(d))).toBe(true);

@@ -62,7 +62,7 @@ const filterArb: fc.Arbitrary<Filter> = fc.record(
 
 let counter = 0;
 async function insertBurst(s: Store, b: Burst, at: number | (() => number)): Promise<StoredArticle[]> {
-  return s.insert(
+  return s.articles.insert(
     Array.from({ length: b.size }, (_, i) => newArticle(++counter, b.urgencies[i]!, b.tickers[i]!)),
     at,
   );
@@ -75,7 +75,7 @@ const matches = (a: StoredArticle, f: Filter) =>
 async function everything(s: Store): Promise<StoredArticle[]> {
   const out: StoredArticle[] = [];
   for (;;) {
-    const page = await s.list({ afterMs: 0, limit: limitBounds.max, ascending: true, ...(out.length ? { afterId: out[out.length - 1]!.id } : {}) });
+    const page = await s.articles.list({ afterMs: 0, limit: limitBounds.max, ascending: true, ...(out.length ? { afterId: out[out.length - 1]!.id } : {}) });
     out.push(...page);
     if (page.length < limitBounds.max) return out;
   }
@@ -124,7 +124,7 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
             const pending = [...during];
             for (let pages = 0; pages < 1000; pages++) {
               const q: ListQuery = { afterMs, limit, ascending: true, ...filter, ...(cursor ? { afterId: cursor } : {}) };
-              const page = await s.list(q);
+              const page = await s.articles.list(q);
               seen.push(...page.map((a) => a.id));
               if (page.length > 0) cursor = page[page.length - 1]!.id;
               // Another writer commits between two pages (the clock form: as the service and the CLI insert).
@@ -160,7 +160,7 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
             let cursor: string | undefined;
             const pending = [...during];
             for (let pages = 0; pages < 1000; pages++) {
-              const page = await s.list({ afterMs, limit, ...filter, ...(cursor ? { beforeId: cursor } : {}) });
+              const page = await s.articles.list({ afterMs, limit, ...filter, ...(cursor ? { beforeId: cursor } : {}) });
               seen.push(...page.map((a) => a.id));
               const next = pending.shift();
               if (next) await insertBurst(s, next, () => T0 + 120_000 + next.at);
@@ -197,14 +197,14 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
         { afterMs: 0, limit: 5, tickers: ['SPY', 'BRK.B'], beforeId: mid },
       ];
       for (const q of shapes) {
-        const rows = await s.list(q);
+        const rows = await s.articles.list(q);
         for (const withTickers of [true, false]) {
-          const json = await s.listJson(q, withTickers);
+          const json = await s.articles.listJson(q, withTickers);
           expect(json).toEqual(rows.map((a) => JSON.stringify(withTickers ? a : { ...a, tickers: undefined })));
         }
       }
       // An article about two of the symbols is listed once.
-      const both = await s.list({ afterMs: 0, limit: 100, tickers: ['AAPL', 'MSFT'], urgency: 'breaking' });
+      const both = await s.articles.list({ afterMs: 0, limit: 100, tickers: ['AAPL', 'MSFT'], urgency: 'breaking' });
       expect(new Set(both.map((a) => a.id)).size).toBe(both.length);
       expect(both).toHaveLength(8);
     } finally {
@@ -215,7 +215,7 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
   test('the ticker index is filled by insert and by the sources ingest path, and backfilled by its migration', async () => {
     let s = await open();
     try {
-      await s.insert([newArticle(1, 'regular', ['AAPL', 'MSFT']), newArticle(2, 'flash', [])], T0);
+      await s.articles.insert([newArticle(1, 'regular', ['AAPL', 'MSFT']), newArticle(2, 'flash', [])], T0);
       const item = (n: number, tickers: string[]): SourcedItem => ({
         source: 'wire',
         externalId: `x${n}`,
@@ -223,9 +223,9 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
         article: newArticle(100 + n, 'breaking', tickers),
         nearKeys: [],
       });
-      const outcomes = await s.ingestItems([item(1, ['NVDA']), item(2, ['AAPL'])], () => T0 + 10);
+      const outcomes = await s.sources.ingestItems([item(1, ['NVDA']), item(2, ['AAPL'])], () => T0 + 10);
       expect(outcomes.map((o) => o.status)).toEqual(['stored', 'stored']);
-      const about = async (store: Store, t: string) => (await store.list({ afterMs: 0, limit: 100, tickers: [t] })).map((a) => a.content);
+      const about = async (store: Store, t: string) => (await store.articles.list({ afterMs: 0, limit: 100, tickers: [t] })).map((a) => a.content);
       expect(await about(s, 'AAPL')).toEqual(['article 102', 'article 1']);
       expect(await about(s, 'NVDA')).toEqual(['article 101']);
       expect(await about(s, 'MSFT')).toEqual(['article 1']);
@@ -235,7 +235,7 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
       stores.push(s);
       expect(await about(s, 'AAPL')).toEqual(['article 102', 'article 1']);
       expect(await about(s, 'NVDA')).toEqual(['article 101']);
-      expect(await s.list({ afterMs: 0, limit: 100, tickers: ['AAPL'], urgency: 'breaking' })).toHaveLength(1);
+      expect(await s.articles.list({ afterMs: 0, limit: 100, tickers: ['AAPL'], urgency: 'breaking' })).toHaveLength(1);
     } finally {
       await closeAll();
     }

@@ -57,7 +57,7 @@ describe('postgres store engine', () => {
     const reader = (async () => {
       for (;;) {
         const done = !writing;
-        const page = await a.feedAfter(cursor, 500);
+        const page = await a.articles.feedAfter(cursor, 500);
         for (const e of page) {
           expect(e.seq).toBeGreaterThan(cursor);
           cursor = e.seq;
@@ -67,14 +67,14 @@ describe('postgres store engine', () => {
       }
     })();
     const writes: Promise<unknown>[] = [];
-    for (let i = 0; i < 60; i++) writes.push((i % 2 ? a : b).insert([article(`w${i}-1`), article(`w${i}-2`)], Date.now));
+    for (let i = 0; i < 60; i++) writes.push((i % 2 ? a : b).articles.insert([article(`w${i}-1`), article(`w${i}-2`)], Date.now));
     const inserted = (await Promise.all(writes)).flat() as { id: string }[];
     writing = false;
     await reader;
     expect(seen).toHaveLength(120);
     expect(new Set(seen)).toEqual(new Set(inserted.map((x) => x.id)));
     expect(seen).toEqual([...seen].sort()); // id order = seq order
-    const feed = await b.feedAfter(0, 500);
+    const feed = await b.articles.feedAfter(0, 500);
     expect(feed.map((e) => e.seq)).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
   });
 
@@ -85,7 +85,7 @@ describe('postgres store engine', () => {
     let reconnects = 0;
     const stop = await listenFeed(PG_TEST_URL, schema, { onSeq: (s) => seqs.push(s), onReconnect: () => reconnects++, minBackoffMs: 20 });
     closers.push(stop);
-    await writer.insert([article('one'), article('two')], Date.now);
+    await writer.articles.insert([article('one'), article('two')], Date.now);
     await until(() => seqs.length > 0, 'first notification');
     expect(seqs).toEqual([2]);
 
@@ -96,14 +96,14 @@ describe('postgres store engine', () => {
     expect(killed).toEqual([{ ok: true }]);
     await until(() => reconnects === 1, 'reconnect');
     // The consumer re-reads from its cursor; what follows is notified again.
-    await writer.insert([article('three')], Date.now);
+    await writer.articles.insert([article('three')], Date.now);
     await until(() => seqs.includes(3), 'notification after reconnect');
     expect(reconnects).toBe(1);
     // A transaction rolled back notifies nothing; a different schema's channel is not heard.
-    await expect(writer.transaction(async (tx) => { await tx.insert([article('x')], Date.now); throw new Error('no'); })).rejects.toThrow('no');
+    await expect(writer.transaction(async (tx) => { await tx.articles.insert([article('x')], Date.now); throw new Error('no'); })).rejects.toThrow('no');
     const other = await open();
-    await other.insert([article('elsewhere')], Date.now);
-    await writer.insert([article('four')], Date.now);
+    await other.articles.insert([article('elsewhere')], Date.now);
+    await writer.articles.insert([article('four')], Date.now);
     await until(() => seqs.includes(4), 'fourth');
     expect(seqs).toEqual([2, 3, 4]);
   });
@@ -129,17 +129,17 @@ describe('postgres store engine', () => {
     await holder.query('BEGIN');
     await holder.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.articles, schema]);
     const t = Date.now();
-    const busy = await s.insert([article('waits')], Date.now).catch((e: unknown) => e);
+    const busy = await s.articles.insert([article('waits')], Date.now).catch((e: unknown) => e);
     expect(isStoreBusy(busy)).toBe(true);
     expect(isStoreUnavailable(busy)).toBe(false);
     expect(Date.now() - t).toBeLessThan(2000);
 
     const slow = await open(schema, { lockTimeoutMs: 0, statementTimeoutMs: 300 });
-    const timedOut = await slow.insert([article('waits')], Date.now).catch((e: unknown) => e);
+    const timedOut = await slow.articles.insert([article('waits')], Date.now).catch((e: unknown) => e);
     expect(isStoreUnavailable(timedOut)).toBe(true);
     await holder.query('ROLLBACK');
-    expect(await slow.insert([article('now')], Date.now)).toHaveLength(1);
-    expect(await s.count()).toBe(1);
+    expect(await slow.articles.insert([article('now')], Date.now)).toHaveLength(1);
+    expect(await s.articles.count()).toBe(1);
   });
 
   test('unreachable PostgreSQL: open fails fast as unavailable', async () => {
@@ -153,12 +153,12 @@ describe('postgres store engine', () => {
   test('connections killed under the pool: calls fail as unavailable (never a hang), then the pool recovers by itself', async () => {
     const schema = newSchema();
     const s = await open(schema, { applicationName: `fns test ${schema}` });
-    await Promise.all([s.count(), s.count(), s.count()]); // several pooled connections
+    await Promise.all([s.articles.count(), s.articles.count(), s.articles.count()]); // several pooled connections
     // Inside a transaction when its connection dies.
     const failed = s.transaction(async (tx) => {
-      await tx.createAccount('pro', Date.now(), 'acct_lost');
+      await tx.accounts.createAccount('pro', Date.now(), 'acct_lost');
       await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [`fns test ${schema}`]);
-      await tx.getAccount('acct_lost');
+      await tx.accounts.getAccount('acct_lost');
     });
     const err = await failed.catch((e: unknown) => e);
     expect(isStoreUnavailable(err)).toBe(true);
@@ -175,8 +175,8 @@ describe('postgres store engine', () => {
     };
     await until(answers, 'the pool to answer again', 10_000, 50);
     expect(errors.every(isStoreUnavailable)).toBe(true);
-    expect(await s.getAccount('acct_lost')).toBeUndefined();
-    expect(await s.createAccount('pro', Date.now(), 'acct_after')).toMatchObject({ id: 'acct_after' });
+    expect(await s.accounts.getAccount('acct_lost')).toBeUndefined();
+    expect(await s.accounts.createAccount('pro', Date.now(), 'acct_after')).toMatchObject({ id: 'acct_after' });
     expect(s.poolStats().total).toBeGreaterThan(0);
   });
 
@@ -190,10 +190,10 @@ describe('postgres store engine', () => {
         article('Quotes " and \\ backslash / slash\r\n\b\f\u0007\u001f\u007f \u2028 \u2029 é 中文 😀', { tickers: [{ ticker: 'SPY', sentiment: 'neutral' }, { ticker: 'QQQ', sentiment: 'positive' }] }),
       ];
       const at = Date.parse('2026-11-21T12:00:00.123Z');
-      const [p, l] = [await s.insert(rows, at), await lite.insert(rows, at)];
+      const [p, l] = [await s.articles.insert(rows, at), await lite.articles.insert(rows, at)];
       for (const withTickers of [true, false]) {
-        const pj = await s.listJson({ afterMs: 0, limit: 10 }, withTickers);
-        const lj = await lite.listJson({ afterMs: 0, limit: 10 }, withTickers);
+        const pj = await s.articles.listJson({ afterMs: 0, limit: 10 }, withTickers);
+        const lj = await lite.articles.listJson({ afterMs: 0, limit: 10 }, withTickers);
         // Same rows but different random ids: compare with the ids swapped in.
         const swapped = lj.map((j, i) => j.replace(l[l.length - 1 - i]!.id, p[p.length - 1 - i]!.id));
         expect(pj).toEqual(swapped);
@@ -208,19 +208,19 @@ describe('postgres store engine', () => {
     const schema = newSchema();
     const a = await open(schema);
     const b = await open(schema);
-    await a.insert(Array.from({ length: 40 }, (_, i) => article(`q${i}`)), Date.now());
+    await a.articles.insert(Array.from({ length: 40 }, (_, i) => article(`q${i}`)), Date.now());
     const taken: string[] = [];
     const work = async (s: PostgresStore) => {
-      for (let batch = await s.nextBatch(3); batch.length > 0; batch = await s.nextBatch(3)) {
+      for (let batch = await s.vectors.nextBatch(3); batch.length > 0; batch = await s.vectors.nextBatch(3)) {
         taken.push(...batch.map((x) => x.id));
-        await s.storeVectors('m', batch.map((x) => ({ id: x.id, vector: Float32Array.from([1]) })));
+        await s.vectors.storeVectors('m', batch.map((x) => ({ id: x.id, vector: Float32Array.from([1]) })));
       }
     };
     await Promise.all([work(a), work(b), work(a), work(b)]);
     expect(taken).toHaveLength(40);
     expect(new Set(taken).size).toBe(40);
-    expect(await a.queueLength()).toBe(0);
-    const vectors = await b.vectorsAfter('m', 0);
+    expect(await a.vectors.queueLength()).toBe(0);
+    const vectors = await b.vectors.vectorsAfter('m', 0);
     expect(vectors.map((v) => v.rowid)).toEqual([...vectors.map((v) => v.rowid)].sort((x, y) => x - y));
     expect(new Set(vectors.map((v) => v.id)).size).toBe(40);
   });
@@ -229,7 +229,7 @@ describe('postgres store engine', () => {
     const schema = newSchema();
     const a = await open(schema);
     const b = await open(schema);
-    await a.insert([...Array.from({ length: 30 }, (_, i) => article(`filler story ${i}`)), article('Crude oil prices jump on supply cut')], Date.now());
+    await a.articles.insert([...Array.from({ length: 30 }, (_, i) => article(`filler story ${i}`)), article('Crude oil prices jump on supply cut')], Date.now());
     const embedded: string[] = [];
     const counting = () => {
       const e = new TrigramEmbedder();
@@ -240,7 +240,7 @@ describe('postgres store engine', () => {
       };
       return e;
     };
-    const [na, nb] = await Promise.all([new EmbeddingWorker(a, counting(), { batchSize: 4, leaseMs: 30_000 }).drain(), new EmbeddingWorker(b, counting(), { batchSize: 4 }).drain()]);
+    const [na, nb] = await Promise.all([new EmbeddingWorker(a.vectors, counting(), { batchSize: 4, leaseMs: 30_000 }).drain(), new EmbeddingWorker(b.vectors, counting(), { batchSize: 4 }).drain()]);
     expect(na + nb).toBe(31);
     expect(embedded).toHaveLength(31);
     expect(new Set(embedded).size).toBe(31);

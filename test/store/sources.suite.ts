@@ -82,54 +82,54 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
 
   test('registry', 'add, get, list in creation order, pause, resume, remove; the version changes each time', async () => {
     const s = await open();
-    const v0 = await s.registryVersion();
-    const a = await s.addSource(src('wire-a', 30_000), T0);
+    const v0 = await s.sources.registryVersion();
+    const a = await s.sources.addSource(src('wire-a', 30_000), T0);
     expect(a).toEqual({
       name: 'wire-a', url: 'http://127.0.0.1:1/wire-a.xml', everyMs: 30_000, urgency: 'auto', paused: false,
       createdAt: new Date(T0).toISOString(), etag: null, lastModified: null, lastPollAt: null, lastStatus: null,
       lastError: null, nextPollAt: null, failures: 0, minIntervalMs: null, itemsSeen: 0, itemsIngested: 0, itemsDeduplicated: 0,
     });
-    const v1 = await s.registryVersion();
+    const v1 = await s.sources.registryVersion();
     expect(v1).not.toBe(v0);
-    await s.addSource({ ...src('b-wire'), urgency: 'breaking' }, T0 + 1);
-    expect((await s.listSources()).map((r) => r.name)).toEqual(['wire-a', 'b-wire']);
-    expect(await s.getSource('b-wire')).toMatchObject({ urgency: 'breaking' });
-    expect(await s.getSource('missing')).toBeUndefined();
+    await s.sources.addSource({ ...src('b-wire'), urgency: 'breaking' }, T0 + 1);
+    expect((await s.sources.listSources()).map((r) => r.name)).toEqual(['wire-a', 'b-wire']);
+    expect(await s.sources.getSource('b-wire')).toMatchObject({ urgency: 'breaking' });
+    expect(await s.sources.getSource('missing')).toBeUndefined();
 
-    const paused = await s.setSourcePaused('wire-a', true, T0 + 2);
+    const paused = await s.sources.setSourcePaused('wire-a', true, T0 + 2);
     expect(paused?.paused).toBe(true);
-    const v2 = await s.registryVersion();
+    const v2 = await s.sources.registryVersion();
     expect(v2).not.toBe(v1);
-    const resumed = await s.setSourcePaused('wire-a', false, T0 + 3);
+    const resumed = await s.sources.setSourcePaused('wire-a', false, T0 + 3);
     expect(resumed).toMatchObject({ paused: false, nextPollAt: new Date(T0 + 3).toISOString() });
-    const v3 = await s.registryVersion();
+    const v3 = await s.sources.registryVersion();
     expect(v3).not.toBe(v2);
-    expect(await s.setSourcePaused('missing', true, T0)).toBeUndefined();
-    expect(await s.registryVersion()).toBe(v3);
+    expect(await s.sources.setSourcePaused('missing', true, T0)).toBeUndefined();
+    expect(await s.sources.registryVersion()).toBe(v3);
 
-    expect(await s.removeSource('wire-a')).toBe(true);
-    expect(await s.removeSource('wire-a')).toBe(false);
-    expect(await s.registryVersion()).not.toBe(v3);
-    expect((await s.listSources()).map((r) => r.name)).toEqual(['b-wire']);
+    expect(await s.sources.removeSource('wire-a')).toBe(true);
+    expect(await s.sources.removeSource('wire-a')).toBe(false);
+    expect(await s.sources.registryVersion()).not.toBe(v3);
+    expect((await s.sources.listSources()).map((r) => r.name)).toEqual(['b-wire']);
   });
 
   test('registry', 'a name taken throws SourceExistsError and changes nothing', async () => {
     const s = await open();
-    await s.addSource(src('wire'), T0);
-    const v = await s.registryVersion();
-    const err = await s.addSource({ ...src('wire'), url: 'http://127.0.0.1:1/other.xml' }, T0 + 1).catch((e: unknown) => e);
+    await s.sources.addSource(src('wire'), T0);
+    const v = await s.sources.registryVersion();
+    const err = await s.sources.addSource({ ...src('wire'), url: 'http://127.0.0.1:1/other.xml' }, T0 + 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SourceExistsError);
-    expect(await s.registryVersion()).toBe(v);
-    expect((await s.getSource('wire'))?.url).toBe('http://127.0.0.1:1/wire.xml');
+    expect(await s.sources.registryVersion()).toBe(v);
+    expect((await s.sources.getSource('wire'))?.url).toBe('http://127.0.0.1:1/wire.xml');
   });
 
   test('registry', "another process's change is seen (list and version)", async () => {
     const s = await open();
     const p = await peer(s);
-    const v = await s.registryVersion();
-    await p.addSource(src('from-peer'), T0);
-    expect(await s.registryVersion()).not.toBe(v);
-    expect((await s.listSources()).map((r) => r.name)).toEqual(['from-peer']);
+    const v = await s.sources.registryVersion();
+    await p.sources.addSource(src('from-peer'), T0);
+    expect(await s.sources.registryVersion()).not.toBe(v);
+    expect((await s.sources.listSources()).map((r) => r.name)).toEqual(['from-peer']);
   });
 
   // ---- leases ----
@@ -137,98 +137,98 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
   test('poll leases', 'a due source is leased to one owner at a time, across two connections', async () => {
     const s = await open();
     const p = await peer(s);
-    for (const n of ['a', 'b', 'c']) await s.addSource(src(n), T0);
-    const [mine, theirs] = await Promise.all([s.claimDueSources('one', T0, 10_000, 10), p.claimDueSources('two', T0, 10_000, 10)]);
+    for (const n of ['a', 'b', 'c']) await s.sources.addSource(src(n), T0);
+    const [mine, theirs] = await Promise.all([s.sources.claimDueSources('one', T0, 10_000, 10), p.sources.claimDueSources('two', T0, 10_000, 10)]);
     const names = [...mine, ...theirs].map((r) => r.name).sort();
     expect(names).toEqual(['a', 'b', 'c']);
     // Nothing left to claim while the leases live.
-    expect(await s.claimDueSources('three', T0 + 9_999, 10_000, 10)).toEqual([]);
-    expect(await p.claimDueSources('two', T0 + 5_000, 10_000, 10)).toEqual([]);
+    expect(await s.sources.claimDueSources('three', T0 + 9_999, 10_000, 10)).toEqual([]);
+    expect(await p.sources.claimDueSources('two', T0 + 5_000, 10_000, 10)).toEqual([]);
   });
 
   test('poll leases', 'limit, paused and not yet due sources are respected', async () => {
     const s = await open();
-    for (const n of ['a', 'b', 'c', 'd']) await s.addSource(src(n), T0);
-    await s.setSourcePaused('c', true, T0);
-    const first = await s.claimDueSources('one', T0, 10_000, 1);
+    for (const n of ['a', 'b', 'c', 'd']) await s.sources.addSource(src(n), T0);
+    await s.sources.setSourcePaused('c', true, T0);
+    const first = await s.sources.claimDueSources('one', T0, 10_000, 1);
     expect(first.map((r) => r.name)).toEqual(['a']);
-    await s.recordPoll('a', 'one', poll({ nextPollAt: T0 + 60_000 }));
-    const rest = await s.claimDueSources('one', T0 + 1, 10_000, 10);
+    await s.sources.recordPoll('a', 'one', poll({ nextPollAt: T0 + 60_000 }));
+    const rest = await s.sources.claimDueSources('one', T0 + 1, 10_000, 10);
     expect(rest.map((r) => r.name)).toEqual(['b', 'd']);
-    for (const n of ['b', 'd']) await s.recordPoll(n, 'one', poll({ nextPollAt: T0 + 120_000 }));
+    for (const n of ['b', 'd']) await s.sources.recordPoll(n, 'one', poll({ nextPollAt: T0 + 120_000 }));
     // a is due again at its next poll time (b and d later).
-    expect((await s.claimDueSources('two', T0 + 59_999, 10_000, 10)).map((r) => r.name)).toEqual([]);
-    expect((await s.claimDueSources('two', T0 + 60_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    expect((await s.sources.claimDueSources('two', T0 + 59_999, 10_000, 10)).map((r) => r.name)).toEqual([]);
+    expect((await s.sources.claimDueSources('two', T0 + 60_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
   });
 
   test('poll leases', 'an expired lease (its owner died) is taken by another owner', async () => {
     const s = await open();
     const p = await peer(s);
-    await s.addSource(src('a'), T0);
-    expect((await s.claimDueSources('dead', T0, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
-    expect(await p.claimDueSources('alive', T0 + 9_999, 10_000, 10)).toEqual([]);
-    expect((await p.claimDueSources('alive', T0 + 10_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    await s.sources.addSource(src('a'), T0);
+    expect((await s.sources.claimDueSources('dead', T0, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    expect(await p.sources.claimDueSources('alive', T0 + 9_999, 10_000, 10)).toEqual([]);
+    expect((await p.sources.claimDueSources('alive', T0 + 10_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
     // The dead owner's late record adds its counters but leaves the new owner's lease alone.
-    await s.recordPoll('a', 'dead', poll({ at: T0 + 10_001, seen: 1, nextPollAt: T0 }));
-    expect(await s.claimDueSources('third', T0 + 10_002, 10_000, 10)).toEqual([]);
+    await s.sources.recordPoll('a', 'dead', poll({ at: T0 + 10_001, seen: 1, nextPollAt: T0 }));
+    expect(await s.sources.claimDueSources('third', T0 + 10_002, 10_000, 10)).toEqual([]);
   });
 
   // ---- poll records ----
 
   test('poll records', 'recordPoll adds the counters, stores status, error, validators and the next poll, and releases the lease', async () => {
     const s = await open();
-    await s.addSource(src('a'), T0);
-    await s.claimDueSources('me', T0, 10_000, 10);
-    await s.recordPoll('a', 'me', poll({ at: T0 + 1000, status: 200, etag: '"v1"', lastModified: 'Sat, 21 Nov 2026 12:00:00 GMT', seen: 5, ingested: 3, deduplicated: 2, nextPollAt: T0 + 31_000, minIntervalMs: 60_000 }));
-    expect(await s.getSource('a')).toMatchObject({
+    await s.sources.addSource(src('a'), T0);
+    await s.sources.claimDueSources('me', T0, 10_000, 10);
+    await s.sources.recordPoll('a', 'me', poll({ at: T0 + 1000, status: 200, etag: '"v1"', lastModified: 'Sat, 21 Nov 2026 12:00:00 GMT', seen: 5, ingested: 3, deduplicated: 2, nextPollAt: T0 + 31_000, minIntervalMs: 60_000 }));
+    expect(await s.sources.getSource('a')).toMatchObject({
       lastPollAt: new Date(T0 + 1000).toISOString(), lastStatus: 200, lastError: null, etag: '"v1"',
       lastModified: 'Sat, 21 Nov 2026 12:00:00 GMT', nextPollAt: new Date(T0 + 31_000).toISOString(), failures: 0,
       minIntervalMs: 60_000, itemsSeen: 5, itemsIngested: 3, itemsDeduplicated: 2,
     });
     // Released: claimable as soon as it is due, by anyone.
-    expect((await s.claimDueSources('other', T0 + 31_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
-    await s.recordPoll('a', 'other', poll({ at: T0 + 32_000, status: 503, error: 'http: 503 Service Unavailable', failures: 1, seen: 0, nextPollAt: T0 + 40_000, etag: '"v1"' }));
-    expect(await s.getSource('a')).toMatchObject({ lastStatus: 503, lastError: 'http: 503 Service Unavailable', failures: 1, itemsSeen: 5, itemsIngested: 3, itemsDeduplicated: 2 });
-    await s.recordPoll('a', 'other', poll({ at: T0 + 40_000, seen: 2, ingested: 1, deduplicated: 1, nextPollAt: T0 + 70_000 }));
-    expect(await s.getSource('a')).toMatchObject({ lastStatus: 200, lastError: null, failures: 0, itemsSeen: 7, itemsIngested: 4, itemsDeduplicated: 3 });
+    expect((await s.sources.claimDueSources('other', T0 + 31_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    await s.sources.recordPoll('a', 'other', poll({ at: T0 + 32_000, status: 503, error: 'http: 503 Service Unavailable', failures: 1, seen: 0, nextPollAt: T0 + 40_000, etag: '"v1"' }));
+    expect(await s.sources.getSource('a')).toMatchObject({ lastStatus: 503, lastError: 'http: 503 Service Unavailable', failures: 1, itemsSeen: 5, itemsIngested: 3, itemsDeduplicated: 2 });
+    await s.sources.recordPoll('a', 'other', poll({ at: T0 + 40_000, seen: 2, ingested: 1, deduplicated: 1, nextPollAt: T0 + 70_000 }));
+    expect(await s.sources.getSource('a')).toMatchObject({ lastStatus: 200, lastError: null, failures: 0, itemsSeen: 7, itemsIngested: 4, itemsDeduplicated: 3 });
   });
 
   // ---- ingest: exact dedup ----
 
   test('exact dedup', 'the same (source, external id) is stored once, across calls, connections and a restart', async () => {
     const s = await open();
-    const first = await s.ingestItems([item('wire', 'g-1', 'Acme beats estimates', 'https://ex.com/a')], T0);
+    const first = await s.sources.ingestItems([item('wire', 'g-1', 'Acme beats estimates', 'https://ex.com/a')], T0);
     expect(first).toEqual([{ status: 'stored', id: expect.any(String), received_at: new Date(T0).toISOString() }]);
     const id = (first[0] as { id: string }).id;
     // Same guid, other text and URL (a feed that edits its item): still the same item.
-    expect(await s.ingestItems([item('wire', 'g-1', 'Acme beats estimates, shares up', 'https://ex.com/a2')], T0 + 1000)).toEqual([
+    expect(await s.sources.ingestItems([item('wire', 'g-1', 'Acme beats estimates, shares up', 'https://ex.com/a2')], T0 + 1000)).toEqual([
       { status: 'duplicate', reason: 'same-item', id },
     ]);
     // The same external id from another source is another item.
-    expect((await s.ingestItems([item('other', 'g-1', 'Zeta files for bankruptcy')], T0 + 2000))[0]!.status).toBe('stored');
+    expect((await s.sources.ingestItems([item('other', 'g-1', 'Zeta files for bankruptcy')], T0 + 2000))[0]!.status).toBe('stored');
     const restarted = await peer(s);
     await s.close();
     opened.forget(s);
-    expect(await restarted.ingestItems([item('wire', 'g-1', 'Acme beats estimates')], T0 + 3000)).toEqual([{ status: 'duplicate', reason: 'same-item', id }]);
-    expect(await restarted.count()).toBe(2);
+    expect(await restarted.sources.ingestItems([item('wire', 'g-1', 'Acme beats estimates')], T0 + 3000)).toEqual([{ status: 'duplicate', reason: 'same-item', id }]);
+    expect(await restarted.articles.count()).toBe(2);
   });
 
   test('exact dedup', 'the same canonical URL from another item or source is a duplicate, and the source is recorded as a carrier', async () => {
     const s = await open();
-    const [a] = await s.ingestItems([item('wire-a', 'a-1', 'Acme beats estimates', 'https://ex.com/story')], T0);
+    const [a] = await s.sources.ingestItems([item('wire-a', 'a-1', 'Acme beats estimates', 'https://ex.com/story')], T0);
     const id = (a as { id: string }).id;
-    expect(await s.ingestItems([item('wire-b', 'b-9', 'Totally different words here', 'https://ex.com/story')], T0 + 1000)).toEqual([
+    expect(await s.sources.ingestItems([item('wire-b', 'b-9', 'Totally different words here', 'https://ex.com/story')], T0 + 1000)).toEqual([
       { status: 'duplicate', reason: 'same-url', id },
     ]);
-    expect((await s.carriersOf(id)).map((c) => c.source)).toEqual(['wire-a', 'wire-b']);
+    expect((await s.sources.carriersOf(id)).map((c) => c.source)).toEqual(['wire-a', 'wire-b']);
     // wire-b's item is now known by its own id too.
-    expect(await s.ingestItems([item('wire-b', 'b-9', 'Totally different words here', null)], T0 + 2000)).toEqual([{ status: 'duplicate', reason: 'same-item', id }]);
-    expect(await s.count()).toBe(1);
+    expect(await s.sources.ingestItems([item('wire-b', 'b-9', 'Totally different words here', null)], T0 + 2000)).toEqual([{ status: 'duplicate', reason: 'same-item', id }]);
+    expect(await s.articles.count()).toBe(1);
   });
 
   test('exact dedup', 'one batch: each item once, in order, duplicates inside the batch point to the stored one', async () => {
     const s = await open();
-    const out = await s.ingestItems(
+    const out = await s.sources.ingestItems(
       [item('w', '1', 'One story'), item('w', '1', 'One story again'), item('w', '2', 'Two story', 'https://ex.com/2'), item('x', '7', 'Seven', 'https://ex.com/2')],
       () => T0,
     );
@@ -237,7 +237,7 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect(out[3]).toEqual({ status: 'duplicate', reason: 'same-url', id: (out[2] as { id: string }).id });
     const ids = out.filter((o) => o.status === 'stored').map((o) => o.id);
     // Through the ordinary insert: in the change feed, in order, ids ascending.
-    const feed = await s.feedAfter(0, 10);
+    const feed = await s.articles.feedAfter(0, 10);
     expect(feed.map((e) => e.article.id)).toEqual(ids);
     expect(feed.map((e) => e.article.content)).toEqual(['One story', 'Two story']);
   });
@@ -246,8 +246,8 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     const s = await open();
     const p = await peer(s);
     const batch = Array.from({ length: 20 }, (_, i) => item('wire', `g-${i}`, `Story number ${i} about something`));
-    const [x, y] = await Promise.all([s.ingestItems(batch, Date.now), p.ingestItems(batch, Date.now)]);
-    expect(await s.count()).toBe(20);
+    const [x, y] = await Promise.all([s.sources.ingestItems(batch, Date.now), p.sources.ingestItems(batch, Date.now)]);
+    expect(await s.articles.count()).toBe(20);
     const stored = [...x, ...y].filter((o) => o.status === 'stored').length;
     expect(stored).toBe(20);
     for (let i = 0; i < 20; i++) expect(x[i]!.id).toBe(y[i]!.id);
@@ -257,38 +257,38 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
 
   test('near dedup', 'the same story from another source within the window is merged; the source becomes a carrier', async () => {
     const s = await open();
-    const [a] = await s.ingestItems([item('wire-a', 'a-1', 'Fed raises rates by 25 bp', 'https://a.example/1')], T0);
+    const [a] = await s.sources.ingestItems([item('wire-a', 'a-1', 'Fed raises rates by 25 bp', 'https://a.example/1')], T0);
     const id = (a as { id: string }).id;
-    const [b] = await s.ingestItems([item('wire-b', 'b-1', 'FED RAISES RATES BY 25 BP!', 'https://b.example/9')], T0 + 23 * HOUR);
+    const [b] = await s.sources.ingestItems([item('wire-b', 'b-1', 'FED RAISES RATES BY 25 BP!', 'https://b.example/9')], T0 + 23 * HOUR);
     expect(b).toEqual({ status: 'duplicate', reason: 'near-duplicate', id });
-    const carriers = await s.carriersOf(id);
+    const carriers = await s.sources.carriersOf(id);
     expect(carriers).toEqual([
       { source: 'wire-a', url: 'https://a.example/1', at: new Date(T0).toISOString(), reason: null },
       { source: 'wire-b', url: 'https://b.example/9', at: new Date(T0 + 23 * HOUR).toISOString(), reason: 'near-duplicate' },
     ]);
-    expect(await s.count()).toBe(1);
+    expect(await s.articles.count()).toBe(1);
     // Merged once: wire-b's item is known by its id from now on.
-    expect((await s.ingestItems([item('wire-b', 'b-1', 'FED RAISES RATES BY 25 BP!')], T0 + 23 * HOUR + 1))[0]).toEqual({ status: 'duplicate', reason: 'same-item', id });
+    expect((await s.sources.ingestItems([item('wire-b', 'b-1', 'FED RAISES RATES BY 25 BP!')], T0 + 23 * HOUR + 1))[0]).toEqual({ status: 'duplicate', reason: 'same-item', id });
   });
 
   test('near dedup', 'not beyond the window, not a different story sharing a key, not the same source', async () => {
     const s = await open();
-    await s.ingestItems([item('wire-a', 'a-1', 'Fed raises rates by 25 bp')], T0);
+    await s.sources.ingestItems([item('wire-a', 'a-1', 'Fed raises rates by 25 bp')], T0);
     // Shares the key ("fed") but is another story.
-    expect((await s.ingestItems([item('wire-c', 'c-1', 'Fed holds rates steady')], T0 + HOUR))[0]!.status).toBe('stored');
+    expect((await s.sources.ingestItems([item('wire-c', 'c-1', 'Fed holds rates steady')], T0 + HOUR))[0]!.status).toBe('stored');
     // The same source repeating a story under a new id is its own business (an update): stored.
-    expect((await s.ingestItems([item('wire-a', 'a-2', 'fed raises rates by 25 bp')], T0 + 2 * HOUR))[0]!.status).toBe('stored');
+    expect((await s.sources.ingestItems([item('wire-a', 'a-2', 'fed raises rates by 25 bp')], T0 + 2 * HOUR))[0]!.status).toBe('stored');
     // More than 24 h after the last copy: a new article.
-    expect((await s.ingestItems([item('wire-b', 'b-1', 'Fed raises rates by 25 bp')], T0 + 2 * HOUR + DAY + 1))[0]!.status).toBe('stored');
-    expect(await s.count()).toBe(4);
+    expect((await s.sources.ingestItems([item('wire-b', 'b-1', 'Fed raises rates by 25 bp')], T0 + 2 * HOUR + DAY + 1))[0]!.status).toBe('stored');
+    expect(await s.articles.count()).toBe(4);
   });
 
   test('near dedup', 'within one batch, the second source of a story is merged into the first', async () => {
     const s = await open();
-    const out = await s.ingestItems([item('wire-a', 'a-1', 'Oil jumps 5% on supply cut'), item('wire-b', 'b-1', 'oil jumps 5% on supply cut')], T0);
+    const out = await s.sources.ingestItems([item('wire-a', 'a-1', 'Oil jumps 5% on supply cut'), item('wire-b', 'b-1', 'oil jumps 5% on supply cut')], T0);
     expect(out[0]!.status).toBe('stored');
     expect(out[1]).toEqual({ status: 'duplicate', reason: 'near-duplicate', id: out[0]!.id });
-    expect((await s.carriersOf(out[0]!.id)).map((c) => c.source)).toEqual(['wire-a', 'wire-b']);
+    expect((await s.sources.carriersOf(out[0]!.id)).map((c) => c.source)).toEqual(['wire-a', 'wire-b']);
   });
 
   // ---- identity: canonical links, one wire's repeats, operator lines (src/ingest/identity.ts, pipeline.ts) ----
@@ -300,7 +300,7 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
   test('identity', 'every spelling of one link from another wire is the stored story (same-url)', async () => {
     const s = await open();
     const canonical = 'https://www.example.com/markets/2026/11/21/fed-raises-rates';
-    const [first] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Fed raises rates by a quarter point', canonical)], T0);
+    const [first] = await s.sources.ingestItems([wireItem('wire-a', 'a-1', 'Fed raises rates by a quarter point', canonical)], T0);
     expect(first!.status).toBe('stored');
     const id = (first as { id: string }).id;
     const spellings = [
@@ -316,10 +316,10 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
       `https://news.google.example/url?url=${encodeURIComponent(canonical)}`,
       `https://l.example/l.php?u=${encodeURIComponent(canonical)}&h=x`,
     ];
-    const out = await s.ingestItems(spellings.map((u, i) => wireItem('wire-b', `b-${i}`, `Headline number ${i} in other words entirely`, u)), T0 + 1000);
+    const out = await s.sources.ingestItems(spellings.map((u, i) => wireItem('wire-b', `b-${i}`, `Headline number ${i} in other words entirely`, u)), T0 + 1000);
     expect(out).toEqual(spellings.map(() => ({ status: 'duplicate', reason: 'same-url', id })));
-    expect(await s.count()).toBe(1);
-    const [stored] = await s.getMany([id]);
+    expect(await s.articles.count()).toBe(1);
+    const [stored] = await s.articles.getMany([id]);
     expect(stored).toMatchObject({ source: 'wire-a', url: canonical });
   });
 
@@ -334,23 +334,23 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     const feed = parseFeed(Buffer.from(xml, 'latin1'), { contentType: 'application/rss+xml; charset=ISO-8859-1', baseUrl: 'https://feeds.folha.example.com.br/mercado/rss091.xml' });
     const items = toSourcedItems({ name: 'folha-mercado', urgency: 'auto' }, feed.items);
     expect(items.map((i) => i.article.content)).toEqual(['Dólar fecha em alta após decisão do Copom', 'Dólar fecha em alta após decisão do Copom']);
-    const out = await s.ingestItems(items, T0);
+    const out = await s.sources.ingestItems(items, T0);
     expect(out[0]!.status).toBe('stored');
     const id = (out[0] as { id: string }).id;
     expect(out[1]).toMatchObject({ status: 'duplicate', id });
-    expect(await s.count()).toBe(1);
-    expect((await s.getMany([id]))[0]).toMatchObject({ source: 'folha-mercado', url: canonical });
+    expect(await s.articles.count()).toBe(1);
+    expect((await s.articles.getMany([id]))[0]).toMatchObject({ source: 'folha-mercado', url: canonical });
     // Polled again: nothing new.
-    expect((await s.ingestItems(items, T0 + HOUR)).map((o) => o.status)).toEqual(['duplicate', 'duplicate']);
+    expect((await s.sources.ingestItems(items, T0 + HOUR)).map((o) => o.status)).toEqual(['duplicate', 'duplicate']);
   });
 
   test('identity', "one wire's same headline and published time under another id or link is the same item (same-headline)", async () => {
     const s = await open();
     const at = '2026-11-21T11:00:00Z';
-    const [a] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Acme Corp beats estimates, shares jump', 'https://a.example/1', at)], T0);
+    const [a] = await s.sources.ingestItems([wireItem('wire-a', 'a-1', 'Acme Corp beats estimates, shares jump', 'https://a.example/1', at)], T0);
     const id = (a as { id: string }).id;
     // Another id and link, the same text (case, punctuation and spacing aside) and the same instant in another offset.
-    const out = await s.ingestItems(
+    const out = await s.sources.ingestItems(
       [
         wireItem('wire-a', 'a-2', 'ACME CORP BEATS ESTIMATES — SHARES JUMP', 'https://a.example/2', '2026-11-21T12:00:00+01:00'),
         wireItem('wire-a', 'a-3', 'Acme Corp beats estimates, shares jump', null, at),
@@ -361,10 +361,10 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
       { status: 'duplicate', reason: 'same-headline', id },
       { status: 'duplicate', reason: 'same-headline', id },
     ]);
-    expect(await s.count()).toBe(1);
+    expect(await s.articles.count()).toBe(1);
     // The repeat is no carrier: the same source carried it once.
-    expect((await s.carriersOf(id)).map((c) => c.source)).toEqual(['wire-a']);
-    expect((await s.itemsOf(id)).map((r) => [r.externalId, r.reason])).toEqual([
+    expect((await s.sources.carriersOf(id)).map((c) => c.source)).toEqual(['wire-a']);
+    expect((await s.sources.itemsOf(id)).map((r) => [r.externalId, r.reason])).toEqual([
       ['a-1', null],
       ['a-2', 'same-headline'],
       ['a-3', 'same-headline'],
@@ -374,46 +374,46 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
   test('identity', 'repeats inside one batch are found too', async () => {
     const s = await open();
     const at = '2026-11-21T11:00:00Z';
-    const out = await s.ingestItems([wireItem('wire-a', 'a-1', 'Gold hits record high', null, at), wireItem('wire-a', 'a-2', 'Gold hits record high', null, at)], T0);
+    const out = await s.sources.ingestItems([wireItem('wire-a', 'a-1', 'Gold hits record high', null, at), wireItem('wire-a', 'a-2', 'Gold hits record high', null, at)], T0);
     expect(out[1]).toEqual({ status: 'duplicate', reason: 'same-headline', id: (out[0] as { id: string }).id });
   });
 
   test('identity', 'a genuinely updated headline under the same id stays one article', async () => {
     const s = await open();
-    const [a] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Acme to buy Beta for $2bn', 'https://a.example/1', '2026-11-21T11:00:00Z')], T0);
-    const [b] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Acme to buy Beta for $2.4bn in cash and stock', 'https://a.example/1', '2026-11-21T11:05:00Z')], T0 + 60_000);
+    const [a] = await s.sources.ingestItems([wireItem('wire-a', 'a-1', 'Acme to buy Beta for $2bn', 'https://a.example/1', '2026-11-21T11:00:00Z')], T0);
+    const [b] = await s.sources.ingestItems([wireItem('wire-a', 'a-1', 'Acme to buy Beta for $2.4bn in cash and stock', 'https://a.example/1', '2026-11-21T11:05:00Z')], T0 + 60_000);
     expect(b).toEqual({ status: 'duplicate', reason: 'same-item', id: (a as { id: string }).id });
-    expect(await s.count()).toBe(1);
+    expect(await s.articles.count()).toBe(1);
   });
 
   test('identity', "a wire's recurring headline on another day is a new story; undated, a repeat only within the window", async () => {
     const s = await open();
     const headline = 'Wall Street opens higher as tech rallies';
-    const [mon] = await s.ingestItems([wireItem('wire-a', 'a-mon', headline, 'https://a.example/mon', '2026-11-23T14:30:00Z')], T0);
-    const [tue] = await s.ingestItems([wireItem('wire-a', 'a-tue', headline, 'https://a.example/tue', '2026-11-24T14:30:00Z')], T0 + DAY);
+    const [mon] = await s.sources.ingestItems([wireItem('wire-a', 'a-mon', headline, 'https://a.example/mon', '2026-11-23T14:30:00Z')], T0);
+    const [tue] = await s.sources.ingestItems([wireItem('wire-a', 'a-tue', headline, 'https://a.example/tue', '2026-11-24T14:30:00Z')], T0 + DAY);
     expect(mon!.status).toBe('stored');
     expect(tue!.status).toBe('stored');
     // Without a published time: a repeat within the near window, a new story after it.
-    const [u1] = await s.ingestItems([wireItem('wire-a', 'u-1', 'Markets open mixed', null)], T0);
-    const [u2] = await s.ingestItems([wireItem('wire-a', 'u-2', 'Markets open mixed', null)], T0 + 2 * HOUR);
-    const [u3] = await s.ingestItems([wireItem('wire-a', 'u-3', 'Markets open mixed', null)], T0 + 2 * DAY);
+    const [u1] = await s.sources.ingestItems([wireItem('wire-a', 'u-1', 'Markets open mixed', null)], T0);
+    const [u2] = await s.sources.ingestItems([wireItem('wire-a', 'u-2', 'Markets open mixed', null)], T0 + 2 * HOUR);
+    const [u3] = await s.sources.ingestItems([wireItem('wire-a', 'u-3', 'Markets open mixed', null)], T0 + 2 * DAY);
     expect(u2).toEqual({ status: 'duplicate', reason: 'same-headline', id: (u1 as { id: string }).id });
     expect(u3!.status).toBe('stored');
     // ...and the next day's repeat of that one is its duplicate, not the first's.
-    const [u4] = await s.ingestItems([wireItem('wire-a', 'u-4', 'Markets open mixed', null)], T0 + 2 * DAY + HOUR);
+    const [u4] = await s.sources.ingestItems([wireItem('wire-a', 'u-4', 'Markets open mixed', null)], T0 + 2 * DAY + HOUR);
     expect(u4).toEqual({ status: 'duplicate', reason: 'same-headline', id: (u3 as { id: string }).id });
     // A dated item and an undated one with the same text are not repeats of each other.
-    const [d] = await s.ingestItems([wireItem('wire-a', 'd-1', 'Markets open mixed', null, '2026-11-23T14:30:00Z')], T0 + 2 * DAY + 2 * HOUR);
+    const [d] = await s.sources.ingestItems([wireItem('wire-a', 'd-1', 'Markets open mixed', null, '2026-11-23T14:30:00Z')], T0 + 2 * DAY + 2 * HOUR);
     expect(d!.status).toBe('stored');
   });
 
   test('identity', "another wire's same headline and time is no repeat of this wire (the near-duplicate rule decides)", async () => {
     const s = await open();
     const at = '2026-11-21T11:00:00Z';
-    const [a] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Oil jumps on supply cut', null, at)], T0);
-    const [b] = await s.ingestItems([wireItem('wire-b', 'b-1', 'Oil jumps on supply cut', null, at)], T0 + 1000);
+    const [a] = await s.sources.ingestItems([wireItem('wire-a', 'a-1', 'Oil jumps on supply cut', null, at)], T0);
+    const [b] = await s.sources.ingestItems([wireItem('wire-b', 'b-1', 'Oil jumps on supply cut', null, at)], T0 + 1000);
     expect(b).toEqual({ status: 'duplicate', reason: 'near-duplicate', id: (a as { id: string }).id });
-    expect(await s.carriersOf((a as { id: string }).id)).toMatchObject([{ source: 'wire-a', reason: null }, { source: 'wire-b', reason: 'near-duplicate' }]);
+    expect(await s.sources.carriersOf((a as { id: string }).id)).toMatchObject([{ source: 'wire-a', reason: null }, { source: 'wire-b', reason: 'near-duplicate' }]);
   });
 
   test('identity', 'operator lines: the same NDJSON twice stores nothing the second time; a link a wire brought is a duplicate', async () => {
@@ -423,46 +423,46 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
       if (!r.ok) throw new Error(r.error);
       return operatorItem(r.article);
     };
-    const [w] = await s.ingestItems([wireItem('wire-a', 'a-1', 'Nvidia beats on data-center revenue', 'https://www.cnbc.example/2026/11/21/nvidia.html')], T0);
+    const [w] = await s.sources.ingestItems([wireItem('wire-a', 'a-1', 'Nvidia beats on data-center revenue', 'https://www.cnbc.example/2026/11/21/nvidia.html')], T0);
     const lines = [
       { content: 'ECB holds rates, Lagarde says the fight is not over' },
       { content: 'Bitcoin tops $110,000', published_at: '2026-11-21T10:00:00Z', source: 'desk' },
       { content: 'Nvidia results: what the street says', url: 'https://www.cnbc.example/2026/11/21/nvidia.html?utm_source=twitter' },
     ];
-    const first = await storeOffers(lines.map((o, i) => ({ line: i + 1, item: line(o) })), s, () => T0 + 1000);
+    const first = await storeOffers(lines.map((o, i) => ({ line: i + 1, item: line(o) })), s.sources, () => T0 + 1000);
     expect(first.results.map((r) => r.status)).toEqual(['stored', 'stored', 'duplicate']);
     expect(first.results[2]).toMatchObject({ status: 'duplicate', reason: 'same-url', id: (w as { id: string }).id, source: 'operator' });
-    const again = await storeOffers(lines.map((o, i) => ({ line: i + 1, item: line(o) })), s, () => T0 + 2000);
+    const again = await storeOffers(lines.map((o, i) => ({ line: i + 1, item: line(o) })), s.sources, () => T0 + 2000);
     expect(again).toMatchObject({ stored: 0, duplicates: 3, invalid: 0 });
-    expect(await s.count()).toBe(3);
+    expect(await s.articles.count()).toBe(3);
     // A line without source is scoped to `operator` for dedup and shows no source; a named source is shown.
-    const stored = await s.getMany(first.results.flatMap((r) => (r.status === 'stored' ? [r.id] : [])));
+    const stored = await s.articles.getMany(first.results.flatMap((r) => (r.status === 'stored' ? [r.id] : [])));
     expect(stored.map((a) => [a.source, a.url])).toEqual([
       [null, null],
       ['desk', null],
     ]);
-    expect((await s.carriersOf(stored[0]!.id)).map((c) => c.source)).toEqual(['operator']);
+    expect((await s.sources.carriersOf(stored[0]!.id)).map((c) => c.source)).toEqual(['operator']);
   });
 
   test('identity', 'every article carries source and url in the list JSON and the change feed, null when unknown', async () => {
     const s = await open();
-    await s.ingestItems([wireItem('wire-a', 'a-1', 'Copper rallies', 'https://a.example/copper?utm_source=x')], T0);
-    await s.insert([article('Operator note without source')], T0 + 1);
-    const json = (await s.listJson({ afterMs: 0, limit: 10 }, false)).map((j) => JSON.parse(j));
+    await s.sources.ingestItems([wireItem('wire-a', 'a-1', 'Copper rallies', 'https://a.example/copper?utm_source=x')], T0);
+    await s.articles.insert([article('Operator note without source')], T0 + 1);
+    const json = (await s.articles.listJson({ afterMs: 0, limit: 10 }, false)).map((j) => JSON.parse(j));
     expect(json.map((a) => [a.source, a.url])).toEqual([
       [null, null],
       ['wire-a', 'https://a.example/copper'],
     ]);
     expect(Object.keys(json[0]!)).toEqual(['id', 'content', 'urgency', 'sentiment', 'published_at', 'received_at', 'source', 'url']);
-    const full = (await s.listJson({ afterMs: 0, limit: 10 }, true)).map((j) => JSON.parse(j));
+    const full = (await s.articles.listJson({ afterMs: 0, limit: 10 }, true)).map((j) => JSON.parse(j));
     expect(Object.keys(full[0]!)).toEqual(['id', 'content', 'urgency', 'sentiment', 'published_at', 'received_at', 'source', 'url', 'tickers']);
-    const feed = await s.feedAfter(0, 10);
+    const feed = await s.articles.feedAfter(0, 10);
     expect(feed.map((e) => e.article.source)).toEqual(['wire-a', null]);
   });
 
   test('identity', 'the identity migration backfills source and url from the carriers and hides what is no source name or link', async () => {
     const s = await open();
-    const [a, b, c] = await s.insert(
+    const [a, b, c] = await s.articles.insert(
       [article('Carried story stored before identity'), article('Operator line with free text', { source: 'Reuters Markets desk', url: 'see the website' }), article('Plain line')],
       T0,
     );
@@ -474,32 +474,32 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
        INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at) VALUES ('wire-a', 'g-1', 'https://a.example/story', '${a!.id}', ${T0})`,
     );
     const migrated = await peer(s);
-    const byId = new Map((await migrated.getMany([a!.id, b!.id, c!.id])).map((x) => [x.id, x]));
+    const byId = new Map((await migrated.articles.getMany([a!.id, b!.id, c!.id])).map((x) => [x.id, x]));
     expect(byId.get(a!.id)).toMatchObject({ source: 'wire-a', url: 'https://a.example/story' });
     expect(byId.get(b!.id)).toMatchObject({ source: null, url: null });
     expect(byId.get(c!.id)).toMatchObject({ source: null, url: null });
-    expect((await migrated.carriersOf(a!.id)).map((x) => x.reason)).toEqual([null, 'near-duplicate']);
+    expect((await migrated.sources.carriersOf(a!.id)).map((x) => x.reason)).toEqual([null, 'near-duplicate']);
   });
 
   // ---- prune ----
 
   test('prune', 'dedup records not seen for the retention are dropped (counted); newer ones stay', async () => {
     const s = await open();
-    await s.ingestItems([item('w', 'old', 'Old story', 'https://ex.com/old')], T0);
-    await s.ingestItems([item('w', 'new', 'New story', 'https://ex.com/new')], T0 + 20 * DAY);
-    expect(await s.pruneSeenItems(30 * DAY, T0 + 30 * DAY - 1)).toBe(0);
-    expect(await s.pruneSeenItems(30 * DAY, T0 + 31 * DAY)).toBe(1);
+    await s.sources.ingestItems([item('w', 'old', 'Old story', 'https://ex.com/old')], T0);
+    await s.sources.ingestItems([item('w', 'new', 'New story', 'https://ex.com/new')], T0 + 20 * DAY);
+    expect(await s.sources.pruneSeenItems(30 * DAY, T0 + 30 * DAY - 1)).toBe(0);
+    expect(await s.sources.pruneSeenItems(30 * DAY, T0 + 31 * DAY)).toBe(1);
     // The pruned one is new again (by id and URL); the kept one is still a duplicate.
-    expect((await s.ingestItems([item('w', 'old', 'Old story', 'https://ex.com/old')], T0 + 31 * DAY))[0]!.status).toBe('stored');
-    expect((await s.ingestItems([item('w', 'new', 'New story', 'https://ex.com/new')], T0 + 31 * DAY))[0]).toMatchObject({ status: 'duplicate', reason: 'same-item' });
+    expect((await s.sources.ingestItems([item('w', 'old', 'Old story', 'https://ex.com/old')], T0 + 31 * DAY))[0]!.status).toBe('stored');
+    expect((await s.sources.ingestItems([item('w', 'new', 'New story', 'https://ex.com/new')], T0 + 31 * DAY))[0]).toMatchObject({ status: 'duplicate', reason: 'same-item' });
   });
 
   test('prune', 'seeing an item again keeps its record: retention counts from the last sighting', async () => {
     const s = await open();
-    await s.ingestItems([item('w', 'kept', 'Kept story')], T0);
-    await s.ingestItems([item('w', 'kept', 'Kept story')], T0 + 25 * DAY);
-    expect(await s.pruneSeenItems(30 * DAY, T0 + 40 * DAY)).toBe(0);
-    expect((await s.ingestItems([item('w', 'kept', 'Kept story')], T0 + 40 * DAY))[0]!.status).toBe('duplicate');
+    await s.sources.ingestItems([item('w', 'kept', 'Kept story')], T0);
+    await s.sources.ingestItems([item('w', 'kept', 'Kept story')], T0 + 25 * DAY);
+    expect(await s.sources.pruneSeenItems(30 * DAY, T0 + 40 * DAY)).toBe(0);
+    expect((await s.sources.ingestItems([item('w', 'kept', 'Kept story')], T0 + 40 * DAY))[0]!.status).toBe('duplicate');
   });
 
   for (const [group, tests] of groups) registerStoreTests(`sources (${name}): ${group}`, tests, h, () => opened.closeAll());

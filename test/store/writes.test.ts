@@ -36,7 +36,7 @@ describe('received_at and id are taken inside the write transaction', () => {
   it('reads the clock only once the transaction holds the write lock', async () => {
     const store = new SqliteStore(join(dir(), 'fns.sqlite'));
     const seen: boolean[] = [];
-    await store.insert([article('a'), article('b')], () => {
+    await store.articles.insert([article('a'), article('b')], () => {
       seen.push(store.db.inTransaction);
       return Date.parse('2026-11-21T12:00:00Z');
     });
@@ -50,18 +50,18 @@ describe('received_at and id are taken inside the write transaction', () => {
     const early = new SqliteStore(f);
     const t = Date.parse('2026-11-21T12:00:00Z');
     // Commits first, with the later time; the other process's clock says earlier (read before it got the lock).
-    const [first] = await late.insert([article('committed first')], () => t + 8600);
-    const second = await early.insert([article('committed second'), article('and third')], () => t);
+    const [first] = await late.articles.insert([article('committed first')], () => t + 8600);
+    const second = await early.articles.insert([article('committed second'), article('and third')], () => t);
     for (const a of second) {
       expect(a.id > first!.id).toBe(true);
       expect(Date.parse(a.received_at)).toBeGreaterThanOrEqual(Date.parse(first!.received_at));
     }
-    const feed = await late.feedAfter(0, 10);
+    const feed = await late.articles.feedAfter(0, 10);
     const byCommit = feed.map((e) => e.article.id);
     expect(byCommit).toEqual([...byCommit].sort());
     expect(feed.map((e) => e.article.received_at)).toEqual([...feed.map((e) => e.article.received_at)].sort());
     // A polling client with since = the newest received_at it saw before the second commit sees it.
-    const page = await late.list({ afterMs: Date.parse(first!.received_at) - 1, limit: 10 });
+    const page = await late.articles.list({ afterMs: Date.parse(first!.received_at) - 1, limit: 10 });
     expect(page.map((a) => a.content)).toContain('committed second');
     late.close();
     early.close();
@@ -80,18 +80,18 @@ describe('what is stored and served obeys the contract, whatever the derivation 
   it('caps tickers in the store too, and drops invalid or repeated symbols', async () => {
     const store = new SqliteStore(':memory:');
     const tickers = Array.from({ length: 150 }, (_, i) => ({ ticker: `S${i}`, sentiment: 'neutral' as const }));
-    const [stored] = await store.insert([article('x', [{ ticker: 'not a symbol', sentiment: 'neutral' }, { ticker: 'S0', sentiment: 'neutral' }, ...tickers])], Date.now());
+    const [stored] = await store.articles.insert([article('x', [{ ticker: 'not a symbol', sentiment: 'neutral' }, { ticker: 'S0', sentiment: 'neutral' }, ...tickers])], Date.now());
     expect(stored!.tickers).toHaveLength(articleRules.tickersMaxItems);
     expect(stored!.tickers[0]).toEqual({ ticker: 'S0', sentiment: 'neutral' });
-    const [served] = await store.listJson({ afterMs: 0, limit: 1 }, true);
+    const [served] = await store.articles.listJson({ afterMs: 0, limit: 1 }, true);
     expect(JSON.parse(served!).tickers).toHaveLength(articleRules.tickersMaxItems);
     store.close();
   });
 
   it('refuses content longer than the contract allows instead of storing it', async () => {
     const store = new SqliteStore(':memory:');
-    await expect(store.insert([article('x'.repeat(articleRules.contentMaxLength + 1))], Date.now())).rejects.toThrow(/longer than/);
-    expect(await store.count()).toBe(0);
+    await expect(store.articles.insert([article('x'.repeat(articleRules.contentMaxLength + 1))], Date.now())).rejects.toThrow(/longer than/);
+    expect(await store.articles.count()).toBe(0);
     store.close();
   });
 });
@@ -100,7 +100,7 @@ describe('secrets at rest: the data directory and database files are owner-only'
   it('creates the directory 0700 and the database, WAL and shared-memory files 0600', async () => {
     const data = join(dir(), 'nested', 'data');
     const store = new SqliteStore(join(data, 'fns.sqlite'));
-    await store.insert([article('x')], Date.now());
+    await store.articles.insert([article('x')], Date.now());
     expect(statSync(data).mode & 0o777).toBe(0o700);
     for (const f of ['fns.sqlite', 'fns.sqlite-wal', 'fns.sqlite-shm']) expect(statSync(join(data, f)).mode & 0o777, f).toBe(0o600);
     store.close();
@@ -133,11 +133,11 @@ describe('the service never waits on a lock held by another process', () => {
   it('the embedding worker leaves the lock alone and stores the vectors once it is free', async () => {
     const f = join(dir(), 'fns.sqlite');
     const cli = new SqliteStore(f);
-    await cli.insert([article('Fed raises rates'), article('Oil prices jump')], Date.now());
+    await cli.articles.insert([article('Fed raises rates'), article('Oil prices jump')], Date.now());
     cli.close();
     const store = new SqliteStore(f, { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS });
     const logs: string[] = [];
-    const worker = new EmbeddingWorker(store, new TrigramEmbedder(), { idleMs: 20, log: (m) => logs.push(m) });
+    const worker = new EmbeddingWorker(store.vectors, new TrigramEmbedder(), { idleMs: 20, log: (m) => logs.push(m) });
     const lock = await holdWriteLock(f, 1500);
     // While the lock is held the worker's write fails at once (SQLITE_BUSY) instead of blocking the loop.
     await expect(worker.runOnce()).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
@@ -148,9 +148,9 @@ describe('the service never waits on a lock held by another process', () => {
     const releasedAt = await lock.released;
     clearInterval(ticker);
     expect(ticks).toBeGreaterThan(10);
-    expect(await store.queueLength()).toBe(2);
+    expect(await store.vectors.queueLength()).toBe(2);
     // Once released, the vectors computed earlier are stored by the background retries.
-    await until(async () => (await store.queueLength()) === 0, 'the vectors stored by the background retries', 5000, 25);
+    await until(async () => (await store.vectors.queueLength()) === 0, 'the vectors stored by the background retries', 5000, 25);
     expect(Date.now()).toBeGreaterThanOrEqual(releasedAt);
     expect(logs.filter((l) => /failed/.test(l))).toEqual([]);
     await worker.stop();

@@ -53,7 +53,7 @@ describe('connecting: keys that may not stream are accepted as WebSockets, then 
 
   it('closes an expired (cancelled) account with 1008 "Streaming requires the Pro or Max plan"', async () => {
     const { key, account_id } = await ctx.h.key('pro');
-    await ctx.h.store.cancel(account_id, ctx.h.clock.now);
+    await ctx.h.store.accounts.cancel(account_id, ctx.h.clock.now);
     expect(await connect(ctx.h.url, { key }).closed).toEqual(codes.planRequired);
   });
 
@@ -64,7 +64,7 @@ describe('connecting: keys that may not stream are accepted as WebSockets, then 
 
   it('closes a deactivated key with 1008 "API key is inactive"', async () => {
     const { key, key_id } = await ctx.h.key('max');
-    await ctx.h.store.setKeyActive(key_id, false);
+    await ctx.h.store.accounts.setKeyActive(key_id, false);
     expect(await connect(ctx.h.url, { key }).closed).toEqual(codes.inactiveKey);
   });
 

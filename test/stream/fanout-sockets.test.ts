@@ -24,7 +24,7 @@ describe('sliced fan-out: every connection gets every article once, in store ord
         const n = round === 3 ? 60 : 1 + (round % 3);
         const batch = Array.from({ length: n }, (_, i) => `r${round} i${i}`);
         contents.push(...batch);
-        await cli.insert(
+        await cli.articles.insert(
           batch.map((content) => ({ content, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })),
           ctx.h.clock.now,
         );

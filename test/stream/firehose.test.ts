@@ -1,7 +1,7 @@
 /** The firehose: every article that enters the store, from any process, pushed to every open connection. */
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import { FEED_PAGE } from '../../src/stream/feed.js';
+import { FEED_PAGE } from '../../src/delivery/feed.js';
 import { connectAdmitted, useStreamHarness } from './support.js';
 
 const ctx = useStreamHarness();
@@ -13,7 +13,7 @@ describe('firehose: articles inserted by another process reach every open connec
     const cli = new SqliteStore(ctx.h.file);
     try {
       const insertedAt = Date.now();
-      const [stored] = await cli.insert(
+      const [stored] = await cli.articles.insert(
         [{ content: 'Nvidia beats', urgency: 'flash', sentiment: 'positive', published_at: null, tickers: [{ ticker: 'NVDA', sentiment: 'positive' }] }],
         ctx.h.clock.now,
       );
@@ -33,7 +33,7 @@ describe('firehose: articles inserted by another process reach every open connec
     const n = FEED_PAGE * 2 + 17;
     const cli = new SqliteStore(ctx.h.file);
     try {
-      await cli.insert(
+      await cli.articles.insert(
         Array.from({ length: n }, (_, i) => ({ content: `item ${i}`, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })),
         ctx.h.clock.now,
       );

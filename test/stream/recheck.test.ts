@@ -15,7 +15,7 @@ const expired = stream.closeCodes.subscriptionExpired;
 async function fullRecheckPass(ip: string): Promise<void> {
   const w = await ctx.h.key('pro');
   const witness = await connectAdmitted(ctx.h, { key: w.key, ip });
-  await ctx.h.store.cancel(w.account_id, ctx.h.clock.now);
+  await ctx.h.store.accounts.cancel(w.account_id, ctx.h.clock.now);
   expect(await witness.closed).toEqual(expired);
 }
 
@@ -25,7 +25,7 @@ describe('re-check: an account that can no longer stream is closed with 1008 "Su
     const kept = await ctx.h.key('max');
     const a = await connectAdmitted(ctx.h, { key: cancelled.key, ip: '127.0.5.1' });
     const b = await connectAdmitted(ctx.h, { key: kept.key, ip: '127.0.5.2' });
-    await ctx.h.store.cancel(cancelled.account_id, ctx.h.clock.now);
+    await ctx.h.store.accounts.cancel(cancelled.account_id, ctx.h.clock.now);
     expect(await a.closed).toEqual(expired);
     await fullRecheckPass('127.0.5.3');
     expect(b.isOpen).toBe(true);
@@ -37,31 +37,31 @@ describe('re-check: an account that can no longer stream is closed with 1008 "Su
   it('closes an account downgraded to starter', async () => {
     const { key, account_id } = await ctx.h.key('max');
     const c = await connectAdmitted(ctx.h, { key });
-    await ctx.h.store.setTier(account_id, 'starter', ctx.h.clock.now);
+    await ctx.h.store.accounts.setTier(account_id, 'starter', ctx.h.clock.now);
     expect(await c.closed).toEqual(expired);
   });
 
   it('closes an account moved to free', async () => {
     const { key, account_id } = await ctx.h.key('pro');
     const c = await connectAdmitted(ctx.h, { key });
-    await ctx.h.store.setTier(account_id, 'free', ctx.h.clock.now);
+    await ctx.h.store.accounts.setTier(account_id, 'free', ctx.h.clock.now);
     expect(await c.closed).toEqual(expired);
   });
 
   it('closes a connection whose key was deactivated', async () => {
     const { key, key_id } = await ctx.h.key('pro');
     const c = await connectAdmitted(ctx.h, { key });
-    await ctx.h.store.setKeyActive(key_id, false);
+    await ctx.h.store.accounts.setKeyActive(key_id, false);
     expect(await c.closed).toEqual(expired);
   });
 
   it('frees the slot of a closed connection: a re-subscribed account can connect again', async () => {
     const { key, account_id } = await ctx.h.key('pro');
     const c = await connectAdmitted(ctx.h, { key });
-    await ctx.h.store.cancel(account_id, ctx.h.clock.now);
+    await ctx.h.store.accounts.cancel(account_id, ctx.h.clock.now);
     await c.closed;
     await waitFor(() => ctx.h.slots.inUse() === 0, 'slot release');
-    await ctx.h.store.setTier(account_id, 'pro', ctx.h.clock.now);
+    await ctx.h.store.accounts.setTier(account_id, 'pro', ctx.h.clock.now);
     expect((await connectAdmitted(ctx.h, { key })).isOpen).toBe(true);
   });
 });
@@ -72,7 +72,7 @@ describe('re-check: a change between pro and max switches the tickers variant', 
     const c = await connectAdmitted(ctx.h, { key });
     await ctx.h.ingest([{ content: 'before', tickers: [{ ticker: 'MSFT', sentiment: 'neutral' }] }]);
     await c.received(1);
-    await ctx.h.store.setTier(account_id, 'max', ctx.h.clock.now);
+    await ctx.h.store.accounts.setTier(account_id, 'max', ctx.h.clock.now);
     await fullRecheckPass('127.0.5.4');
     await ctx.h.ingest([{ content: 'after', tickers: [{ ticker: 'MSFT', sentiment: 'neutral' }] }]);
     const msgs = await c.received(2);

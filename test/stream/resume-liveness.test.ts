@@ -32,10 +32,10 @@ describe('liveness: pings reach a replaying connection as they reach a live one'
     // the client has received one more ping. If the service did not ping a replaying connection, the
     // replay would stall here and the client would not get its 5,000 articles.
     const store = harness.h.store;
-    const feedAfter = store.feedAfter.bind(store);
+    const feedAfter = store.articles.feedAfter.bind(store.articles);
     let pagesServed = 0;
     let c: Awaited<ReturnType<typeof connectAdmitted>> | undefined;
-    store.feedAfter = async (seq, limit) => {
+    store.articles.feedAfter = async (seq, limit) => {
       if (limit === REPLAY_PAGE && pagesServed++ > 0) {
         const pingsBefore = pagesServed - 1;
         await waitFor(() => (c?.pings ?? 0) >= pingsBefore || c?.closeEvent !== undefined, 'a ping during the replay');

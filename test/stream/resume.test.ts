@@ -14,7 +14,7 @@ const ctx = useStreamHarness({ feedPollMs: 20 });
 async function allIds(h: StreamHarness): Promise<string[]> {
   const ids: string[] = [];
   for (let seq = 0; ; ) {
-    const page = await h.store.feedAfter(seq, 1000);
+    const page = await h.store.articles.feedAfter(seq, 1000);
     if (page.length === 0) return ids;
     ids.push(...page.map((e) => e.article.id));
     seq = page[page.length - 1]!.seq;
@@ -64,7 +64,7 @@ describe('resume: the seam holds under concurrent inserts (no gap, no duplicate)
     let n = 0;
     const inserting = (async () => {
       while (!stop) {
-        await writer.insert([{ content: `n${n++}`, urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], ctx.h.clock.fn);
+        await writer.articles.insert([{ content: `n${n++}`, urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], ctx.h.clock.fn);
         if (n % 5 === 0) await new Promise((r) => setImmediate(r));
       }
     })();

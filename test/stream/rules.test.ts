@@ -7,7 +7,7 @@ import { limits, plans, stream, tiers, type Tier } from '../../src/contract/inde
 import type { AccountRecord } from '../../src/domain/tiers.js';
 import { admissionOutcome, clientIpResolver, keyFromRequest, recheckOutcome } from '../../src/stream/admission.js';
 import { originForm, pathOnly } from '../../src/http/target.js';
-import { textFrames } from '../../src/stream/frames.js';
+import { textFrames } from '../../src/delivery/frames.js';
 import { MemoryStreamSlots } from '../../src/state/stream-slots.js';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');

@@ -85,8 +85,8 @@ export async function startStream(opts: Options = {}): Promise<StreamHarness> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as AddressInfo).port;
   const stream = attachStream(server, {
-    accounts: store,
-    articles: store,
+    accounts: store.accounts,
+    articles: store.articles,
     ipGuard: new MemoryIpGuard(limits.ipGuard),
     livePrefix: LIVE,
     clock: clock.fn,
@@ -111,11 +111,11 @@ export async function startStream(opts: Options = {}): Promise<StreamHarness> {
     logs,
     key: async (tier, accountId) => {
       // A named account is made on first use (accounts are created explicitly, then given keys).
-      if (accountId && !(await store.getAccount(accountId))) await store.createAccount(tier, clock.now, accountId);
-      return createKey(store, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) });
+      if (accountId && !(await store.accounts.getAccount(accountId))) await store.accounts.createAccount(tier, clock.now, accountId);
+      return createKey(store.accounts, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) });
     },
     async ingest(articles, via = store) {
-      await via.insert(articles.map(newArticle), clock.now);
+      await via.articles.insert(articles.map(newArticle), clock.now);
     },
     async close() {
       await stream.close();

@@ -46,7 +46,7 @@ describe('delivery wakes on a write by another process (fns articles ingest), no
     dataDir = mkdtempSync(join(tmpdir(), 'fns-wake-'));
     const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
     const store = new SqliteStore(sqliteFile(config));
-    const { key } = await createKey(store, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() });
+    const { key } = await createKey(store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() });
     store.close();
     svc = await startService(config, { log: () => {}, embedder: new TrigramEmbedder(), feedPollMs: HOUR, pollSources: false });
     const client = connect(`${svc.url.replace(/^http/, 'ws')}${streamAddress}`, { key, ip: '127.0.11.1' });

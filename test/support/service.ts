@@ -63,8 +63,9 @@ export async function startTestService(opts: { trustProxy?: boolean; ipGuard?: I
   const clock = new FakeClock();
   const embedder = new TrigramEmbedder();
   const app = createApp({
-    accounts: store,
-    articles: store,
+    accounts: store.accounts,
+    articles: store.articles,
+    changes: store.changes,
     search: new SemanticIndex(store, embedder),
     rateLimiter: new MemoryRateLimiter(),
     ipGuard: new MemoryIpGuard(limits.ipGuard, opts.ipGuard),
@@ -77,7 +78,7 @@ export async function startTestService(opts: { trustProxy?: boolean; ipGuard?: I
   const server: Server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
-  const worker = new EmbeddingWorker(store, embedder);
+  const worker = new EmbeddingWorker(store.vectors, embedder);
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -87,11 +88,11 @@ export async function startTestService(opts: { trustProxy?: boolean; ipGuard?: I
     worker,
     key: async (tier, accountId) => {
       // A named account is made on first use (accounts are created explicitly, then given keys).
-      if (accountId && !(await store.getAccount(accountId))) await store.createAccount(tier, clock.now, accountId);
-      return createKey(store, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) });
+      if (accountId && !(await store.accounts.getAccount(accountId))) await store.accounts.createAccount(tier, clock.now, accountId);
+      return createKey(store.accounts, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) });
     },
     async ingest(articles, at) {
-      await store.insert(
+      await store.articles.insert(
         articles.map((a) => ({ content: 'x', urgency: 'regular', sentiment: null, published_at: null, tickers: [], ...a })),
         at ?? clock.now,
       );

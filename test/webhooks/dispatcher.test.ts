@@ -31,9 +31,9 @@ async function setup(opts: { tier?: Tier; answer?: (n: number) => Answer; ticker
   const dir = mkdtempSync(join(tmpdir(), 'fns-wh-'));
   const store = new SqliteStore(join(dir, 'fns.sqlite'));
   const receiver = await startReceiver(opts.answer);
-  const account = await store.createAccount(opts.tier ?? 'pro', Date.now());
+  const account = await store.accounts.createAccount(opts.tier ?? 'pro', Date.now());
   const secret = newSecret();
-  const endpoint = await store.addWebhook({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: opts.tickers ?? null, secret: box.seal(secret) }, Date.now());
+  const endpoint = await store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: opts.tickers ?? null, secret: box.seal(secret) }, Date.now());
   const events: AttemptEvent[] = [];
   const waiters: { pred: (e: AttemptEvent) => boolean; resolve: () => void }[] = [];
   const dispatcher = new WebhookDispatcher({
@@ -68,7 +68,7 @@ async function setup(opts: { tier?: Tier; answer?: (n: number) => Answer; ticker
 async function until(store: SqliteStore, id: string, pred: (e: WebhookEndpoint) => boolean): Promise<WebhookEndpoint> {
   let e: WebhookEndpoint | undefined;
   const holds = async () => {
-    e = await store.getWebhook(id);
+    e = await store.webhooks.getWebhook(id);
     return e !== undefined && pred(e);
   };
   // Read again at once (a state between two attempts is short-lived).
@@ -81,8 +81,8 @@ const bodies = (r: Receiver) => r.received.map((x) => JSON.parse(x.body) as { ty
 describe('delivery: every article stored after the endpoint was added, in order, signed', () => {
   it('posts article.created with the Article as a pro account sees it, each verifiable with the secret', async () => {
     const { store, receiver, secret } = await setup({ tier: 'pro' });
-    await store.insert([article('one', ['AAPL'])], Date.now());
-    await store.insert([article('two'), article('three')], Date.now());
+    await store.articles.insert([article('one', ['AAPL'])], Date.now());
+    await store.articles.insert([article('two'), article('three')], Date.now());
     const got = await receiver.waitFor(3);
     expect(bodies(receiver).map((b) => b.data.content)).toEqual(['one', 'two', 'three']);
     for (const r of got) {
@@ -99,14 +99,14 @@ describe('delivery: every article stored after the endpoint was added, in order,
 
   it('a max account gets tickers; its ticker filter skips other articles (the cursor still moves past them)', async () => {
     const { store, receiver, endpoint } = await setup({ tier: 'max', tickers: ['MSFT'] });
-    await store.insert([article('apple', ['AAPL']), article('microsoft', ['MSFT']), article('none')], Date.now());
-    await store.insert([article('microsoft again', ['MSFT'])], Date.now());
+    await store.articles.insert([article('apple', ['AAPL']), article('microsoft', ['MSFT']), article('none')], Date.now());
+    await store.articles.insert([article('microsoft again', ['MSFT'])], Date.now());
     await receiver.waitFor(2);
     expect(bodies(receiver).map((b) => [b.data.content, b.data.tickers])).toEqual([
       ['microsoft', [{ ticker: 'MSFT', sentiment: 'neutral' }]],
       ['microsoft again', [{ ticker: 'MSFT', sentiment: 'neutral' }]],
     ]);
-    const latest = await store.latestSeq();
+    const latest = await store.articles.latestSeq();
     await until(store, endpoint.id, (e) => e.cursor === latest);
   });
 });
@@ -114,7 +114,7 @@ describe('delivery: every article stored after the endpoint was added, in order,
 describe('failures: retried with the same webhook-id until a 2xx, in order', () => {
   it('a receiver that fails twice then recovers gets the same message three times, then the next one', async () => {
     const { store, receiver, endpoint, secret } = await setup({ answer: (n) => (n < 2 ? 503 : 200) });
-    await store.insert([article('first'), article('second')], Date.now());
+    await store.articles.insert([article('first'), article('second')], Date.now());
     const got = await receiver.waitFor(4);
     expect(got.map((r) => (JSON.parse(r.body) as { data: { content: string } }).data.content)).toEqual(['first', 'first', 'first', 'second']);
     expect(new Set(got.slice(0, 3).map((r) => r.headers['webhook-id'])).size).toBe(1);
@@ -129,7 +129,7 @@ describe('failures: retried with the same webhook-id until a 2xx, in order', () 
   it('no answer within the timeout is a failure; the article is sent again', async () => {
     const { store, receiver, endpoint, attempt } = await setup({ answer: (n) => (n === 0 ? 'hang' : 200), dispatcher: { timeoutMs: 150 } });
     const failed = attempt((e) => e.outcome === 'failed');
-    await store.insert([article('slow')], Date.now());
+    await store.articles.insert([article('slow')], Date.now());
     await failed;
     const e = await until(store, endpoint.id, (x) => x.lastError !== null);
     expect(e.lastError).toBe('no answer within 0.15 s');
@@ -141,7 +141,7 @@ describe('failures: retried with the same webhook-id until a 2xx, in order', () 
     const { store, receiver, endpoint, attempt } = await setup();
     await receiver.close();
     const failed = attempt((e) => e.outcome === 'failed');
-    await store.insert([article('nobody home')], Date.now());
+    await store.articles.insert([article('nobody home')], Date.now());
     await failed;
     const e = await until(store, endpoint.id, (x) => x.failures >= 1);
     expect(e.lastError).toMatch(/ECONNREFUSED/);
@@ -151,7 +151,7 @@ describe('failures: retried with the same webhook-id until a 2xx, in order', () 
   it('a redirect is a failure, never followed', async () => {
     const { store, receiver, endpoint, attempt } = await setup({ answer: (n) => (n === 0 ? 302 : 200) });
     const failed = attempt((e) => e.outcome === 'failed');
-    await store.insert([article('moved')], Date.now());
+    await store.articles.insert([article('moved')], Date.now());
     await failed;
     const e = await until(store, endpoint.id, (x) => x.lastError !== null);
     expect(e.lastError).toMatch(/^HTTP 302 \(redirects are not followed\)/);
@@ -163,7 +163,7 @@ describe('failures: retried with the same webhook-id until a 2xx, in order', () 
   it('410 Gone disables the endpoint: nothing more is sent', async () => {
     const { store, receiver, endpoint, attempt } = await setup({ answer: () => 410 });
     const disabled = attempt((e) => e.outcome === 'disabled');
-    await store.insert([article('a'), article('b')], Date.now());
+    await store.articles.insert([article('a'), article('b')], Date.now());
     await disabled;
     const e = await until(store, endpoint.id, (x) => x.state === 'disabled');
     expect(e.pausedReason).toBe('the receiver answered 410 Gone');
@@ -185,7 +185,7 @@ describe('failures: retried with the same webhook-id until a 2xx, in order', () 
       },
     });
     const paused = attempt((e) => e.outcome === 'paused');
-    await store.insert([article('never')], t0);
+    await store.articles.insert([article('never')], t0);
     await paused;
     const e = await until(store, endpoint.id, (x) => x.state === 'paused');
     // Failures at +10 h (the first), +20 h, +30 h, +40 h: the run is 30 h old at the fourth.
@@ -201,12 +201,31 @@ describe('operator resume: an endpoint waiting for a retry tries again at once',
       dispatcher: { retryRules: { scheduleMs: [3_600_000], everyMs: 3_600_000, jitterRatio: 0, giveUpAfterMs: 24 * 3600_000 } },
     });
     const failed = attempt((e) => e.outcome === 'failed');
-    await store.insert([article('retry me')], Date.now());
+    await store.articles.insert([article('retry me')], Date.now());
     await failed;
     expect((await until(store, endpoint.id, (x) => x.nextAttemptAt !== null)).failures).toBe(1);
-    await store.setWebhookState(endpoint.id, 'active', null, Date.now());
+    await store.webhooks.setWebhookState(endpoint.id, 'active', null, Date.now());
     await receiver.waitFor(2);
     await until(store, endpoint.id, (x) => x.cursor === 1 && x.failures === 0);
+  });
+});
+
+describe('presentation: one body per article and tier, whatever the number of endpoints', () => {
+  it('three endpoints of a pro account get the same bytes, built once per article (the delivery core\'s cache)', async () => {
+    const { store, receiver, account, dispatcher } = await setup({ tier: 'pro' });
+    const others = [await startReceiver(), await startReceiver()];
+    for (const r of others) {
+      cleanups.push(() => r.close());
+      await store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: r.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    }
+    await dispatcher.refresh();
+    await store.articles.insert([article('a', ['AAPL']), article('b')], Date.now());
+    dispatcher.wake();
+    await Promise.all([receiver, ...others].map((r) => r.waitFor(2)));
+    const sent = [receiver, ...others].map((r) => r.received.map((x) => x.body));
+    expect(sent[1]).toEqual(sent[0]);
+    expect(sent[2]).toEqual(sent[0]);
+    expect(dispatcher.bodies.built).toBe(2);
   });
 });
 
@@ -215,9 +234,9 @@ describe('isolation: one slow endpoint never delays another', () => {
     const { store, receiver, account, attempt } = await setup({ answer: () => 'hang', dispatcher: { timeoutMs: 60_000 } });
     const fast = await startReceiver();
     cleanups.push(() => fast.close());
-    await store.addWebhook({ id: newEndpointId(), accountId: account.id, url: fast.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    await store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: fast.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
     const delivered = attempt((e) => e.outcome === 'delivered');
-    await store.insert([article('a'), article('b'), article('c')], Date.now());
+    await store.articles.insert([article('a'), article('b'), article('c')], Date.now());
     await fast.waitFor(3);
     await delivered;
     // The slow one still has its first request open: one at a time, in order.
@@ -229,10 +248,10 @@ describe('isolation: one slow endpoint never delays another', () => {
 describe('access: pro and max accounts only; destinations checked', () => {
   it('an account that left pro/max is paused at the re-check and receives nothing', async () => {
     const { store, receiver, endpoint, account } = await setup({ tier: 'pro', dispatcher: { recheckMs: 1 } });
-    await store.insert([article('while pro')], Date.now());
+    await store.articles.insert([article('while pro')], Date.now());
     await receiver.waitFor(1);
-    await store.setTier(account.id, 'starter', Date.now());
-    await store.insert([article('after the downgrade')], Date.now());
+    await store.accounts.setTier(account.id, 'starter', Date.now());
+    await store.articles.insert([article('after the downgrade')], Date.now());
     const e = await until(store, endpoint.id, (x) => x.state === 'paused');
     expect(e.pausedReason).toBe("the account's plan (starter) does not include webhooks (pro or max only)");
     expect(receiver.received).toHaveLength(1);
@@ -240,7 +259,7 @@ describe('access: pro and max accounts only; destinations checked', () => {
 
   it('without WEBHOOK_ALLOW_PRIVATE a loopback destination is refused before any request', async () => {
     const { store, receiver, endpoint } = await setup({ dispatcher: { allowPrivate: false } });
-    await store.insert([article('x')], Date.now());
+    await store.articles.insert([article('x')], Date.now());
     const e = await until(store, endpoint.id, (x) => x.failures >= 1);
     expect(e.lastError).toMatch(/^refused destination: the webhook URL must use https/);
     expect(receiver.received).toHaveLength(0);
@@ -251,9 +270,9 @@ describe('access: pro and max accounts only; destinations checked', () => {
       dispatcher: { allowPrivate: false, lookup: async () => [{ address: '127.0.0.1', family: 4 }] },
     });
     const https = receiver.url.replace('http://127.0.0.1', 'https://hooks.partner.example');
-    await store.removeWebhook(endpoint.id);
-    const e2 = await store.addWebhook({ id: newEndpointId(), accountId: endpoint.accountId, url: https, tickers: null, secret: box.seal(newSecret()) }, Date.now());
-    await store.insert([article('x')], Date.now());
+    await store.webhooks.removeWebhook(endpoint.id);
+    const e2 = await store.webhooks.addWebhook({ id: newEndpointId(), accountId: endpoint.accountId, url: https, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    await store.articles.insert([article('x')], Date.now());
     const e = await until(store, e2.id, (x) => x.failures >= 1);
     expect(e.lastError).toMatch(/hooks\.partner\.example resolves to 127\.0\.0\.1/);
     expect(receiver.received).toHaveLength(0);

@@ -46,13 +46,13 @@ describe('operations: one log line per attempt, metrics by outcome and backlog',
     const { svc, lines, line } = await service();
     const receiver = await startReceiver((n) => (n === 0 ? 500 : 200));
     cleanups.push(() => receiver.close());
-    const acct = await svc.store.createAccount('pro', Date.now());
+    const acct = await svc.store.accounts.createAccount('pro', Date.now());
     const secret = newSecret();
     const box = new SecretBox(Buffer.alloc(32, 3));
     const id = newEndpointId();
-    await svc.store.addWebhook({ id, accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) }, Date.now());
+    await svc.store.webhooks.addWebhook({ id, accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) }, Date.now());
     await svc.webhooks!.refresh();
-    await svc.store.insert([{ content: 'Logged', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], Date.now);
+    await svc.store.articles.insert([{ content: 'Logged', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], Date.now);
     svc.webhooks!.wake();
     const failed = JSON.parse(await line(/"kind":"webhook".*"outcome":"failed"/)) as Record<string, unknown>;
     expect(failed).toMatchObject({ level: 'warn', endpoint_id: id, status: 500, outcome: 'failed' });
@@ -71,7 +71,7 @@ describe('operations: one log line per attempt, metrics by outcome and backlog',
     expect(after).toMatch(/fns_webhook_oldest_undelivered_seconds 0/);
     expect(lines.join('\n')).not.toContain(secret.slice('whsec_'.length));
     // Stored encrypted (WEBHOOK_SECRETS_KEY): the database row does not hold the secret.
-    const stored = await svc.store.getWebhook(id);
+    const stored = await svc.store.webhooks.getWebhook(id);
     expect(stored!.secrets[0]!.secret.startsWith('enc1:')).toBe(true);
     expect(JSON.stringify(stored)).not.toContain(secret.slice('whsec_'.length));
   });

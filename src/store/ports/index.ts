@@ -1,4 +1,4 @@
-/** Storage ports: the service depends on these, adapters (SQLite now, PostgreSQL later) implement them. */
+/** Storage ports: the service depends on these; each engine (SQLite, PostgreSQL) implements each port in a file of its own. */
 import type { Tier, Urgency, ArticleSentiment, TickerSentiment } from '../../contract/index.js';
 import type { AccountRecord } from '../../domain/tiers.js';
 import type { StoredArticle } from '../../domain/articles.js';
@@ -314,20 +314,45 @@ export interface WebhookStore {
   recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean>;
 }
 
+export type { Freshness, FreshnessOptions, FollowHooks, StoreChanges, WakeSubscription } from './changes.js';
+import type { StoreChanges } from './changes.js';
+
+/** The ports of one store, each one object of its engine's adapter (one file per port). */
+export interface StorePorts {
+  readonly accounts: AccountStore;
+  readonly articles: ArticleStore;
+  readonly vectors: VectorStore;
+  readonly sources: SourceStore;
+  readonly webhooks: WebhookStore;
+}
+
 /**
- * The whole store as the composition root and the CLI see it: every port, on one engine (the embedded
- * SQLite file, or PostgreSQL when DATABASE_URL is set).
+ * The whole store as the composition root and the CLI see it: a record of its ports, on one engine (the
+ * embedded SQLite file, or PostgreSQL when DATABASE_URL is set). Nothing is forwarded from one object to
+ * another: a caller takes the port it uses (`store.articles.list(…)`).
  */
-export interface Store extends AccountStore, ArticleStore, VectorStore, SourceStore, WebhookStore {
+export interface Store extends StorePorts {
   readonly engine: 'sqlite' | 'postgres';
+  /** How callers learn that the store changed (a commit by any process), whatever the engine. */
+  readonly changes: StoreChanges;
   /**
-   * Runs `fn` in one write transaction: every store call made through `tx` is committed together or
-   * rolled back when `fn` throws. SQLite: BEGIN IMMEDIATE (waits for the write lock first, up to the
-   * busy timeout); PostgreSQL: one pooled connection in BEGIN … COMMIT. A transaction inside `tx` runs
-   * in the same transaction.
+   * Runs `fn` in one write transaction: every store call made through `tx` (the same record of ports)
+   * is committed together or rolled back when `fn` throws. SQLite: BEGIN IMMEDIATE (waits for the write
+   * lock first, up to the busy timeout); PostgreSQL: one pooled connection in BEGIN … COMMIT. A
+   * transaction inside `tx` runs in the same transaction.
    */
-  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Resolves when the engine answers (readiness); rejects like any store call otherwise. */
   ping(): Promise<void>;
+  /**
+   * Applied and latest schema migrations, for an engine whose schema can be behind the code (PostgreSQL:
+   * another instance or `fns migrate` applies them); absent where opening the store migrates it (SQLite).
+   */
+  migrationStatus?(): Promise<{ applied: number; latest: number }>;
   close(): Promise<void>;
+}
+
+/** What a transaction's `fn` is given: the ports, bound to the transaction, and nested transactions. */
+export interface StoreTx extends StorePorts {
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
 }

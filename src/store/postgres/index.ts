@@ -12,15 +12,13 @@
  * Every option is passed in (schema, pool size, timeouts); nothing here reads the environment.
  */
 import type pg from 'pg';
-import type { Tier } from '../../contract/index.js';
-import type { StoredArticle } from '../../domain/articles.js';
-import type { AccountRecord } from '../../domain/tiers.js';
 import { isStoreUnavailable, StoreUnavailableError } from '../ports/errors.js';
-import type { CarrierRecord, FeedEntry, ItemRecord, ItemOutcome, KeyInfo, KeyRecord, ListQuery, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, Store, UrgencySetting, WebhookAttempt, WebhookEndpoint, WebhookState } from '../ports/index.js';
+import type { NearDuplicateRule, Store, StoreChanges, StoreTx } from '../ports/index.js';
 import { defaultNearRule } from '../ports/near-rule.js';
 import { PgSources } from './sources.js';
 import { PgAccounts } from './accounts.js';
 import { PgArticles } from './articles.js';
+import { pgChanges } from './changes.js';
 import { checkSchema, createPool, DEFAULTS, PoolDb, type Db, type PgOptions } from './db.js';
 import { LATEST_VERSION, migrate } from './migrations.js';
 import { PgVectors } from './vectors.js';
@@ -37,32 +35,47 @@ export interface OpenPostgresOptions extends PgOptions {
   nearRule?: NearDuplicateRule;
 }
 
-export class PostgresStore implements Store {
-  readonly engine = 'postgres' as const;
-  private readonly accounts: PgAccounts;
-  private readonly articles: PgArticles;
-  private readonly vectors: PgVectors;
-  private readonly sources: PgSources;
-  private readonly webhooks: PgWebhooks;
+/** The ports on one `Db`: the pool's, or one transaction's connection. */
+class PgPorts implements StoreTx {
+  readonly accounts: PgAccounts;
+  readonly articles: PgArticles;
+  readonly vectors: PgVectors;
+  readonly sources: PgSources;
+  readonly webhooks: PgWebhooks;
 
   constructor(
-    private readonly db: Db,
-    private readonly pool: pg.Pool | undefined,
-    private readonly nearRule: NearDuplicateRule = defaultNearRule,
+    protected readonly db: Db,
+    protected readonly nearRule: NearDuplicateRule,
   ) {
-    this.sources = new PgSources(db, nearRule);
     this.accounts = new PgAccounts(db);
     this.articles = new PgArticles(db);
     this.vectors = new PgVectors(db);
+    this.sources = new PgSources(db, nearRule);
     this.webhooks = new PgWebhooks(db);
+  }
+
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    return this.db.tx((db) => fn(db === this.db ? this : new PgPorts(db, this.nearRule)));
+  }
+}
+
+export class PostgresStore extends PgPorts implements Store {
+  readonly engine = 'postgres' as const;
+  readonly changes: StoreChanges;
+
+  constructor(
+    db: Db,
+    private readonly pool: pg.Pool | undefined,
+    nearRule: NearDuplicateRule = defaultNearRule,
+    /** Where the change signal listens (LISTEN/NOTIFY needs a connection of its own). */
+    listen?: { url: string; connectTimeoutMs?: number },
+  ) {
+    super(db, nearRule);
+    this.changes = pgChanges(db.schema, listen);
   }
 
   get schema(): string {
     return this.db.schema;
-  }
-
-  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
-    return this.db.tx((db) => fn(db === this.db ? this : new PostgresStore(db, undefined, this.nearRule)));
   }
 
   async ping(): Promise<void> {
@@ -85,146 +98,6 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     await this.pool?.end();
   }
-
-  // ---- AccountStore ----
-  createAccount(tier: Tier, now: number, accountId?: string): Promise<AccountRecord> {
-    return this.accounts.createAccount(tier, now, accountId);
-  }
-  getAccount(accountId: string): Promise<AccountRecord | undefined> {
-    return this.accounts.getAccount(accountId);
-  }
-  setTier(accountId: string, tier: Tier, now: number): Promise<AccountRecord | undefined> {
-    return this.accounts.setTier(accountId, tier, now);
-  }
-  cancel(accountId: string, now: number): Promise<AccountRecord | undefined> {
-    return this.accounts.cancel(accountId, now);
-  }
-  createKey(accountId: string, keyHash: string, keyId: string, now: number): Promise<void> {
-    return this.accounts.createKey(accountId, keyHash, keyId, now);
-  }
-  findKey(keyHash: string): Promise<KeyRecord | undefined> {
-    return this.accounts.findKey(keyHash);
-  }
-  setKeyActive(keyId: string, active: boolean): Promise<KeyRecord | undefined> {
-    return this.accounts.setKeyActive(keyId, active);
-  }
-  listKeys(accountId?: string): Promise<KeyInfo[]> {
-    return this.accounts.listKeys(accountId);
-  }
-
-  // ---- ArticleStore ----
-  insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]> {
-    return this.articles.insert(articles, at);
-  }
-  list(query: ListQuery): Promise<StoredArticle[]> {
-    return this.articles.list(query);
-  }
-  listJson(query: ListQuery, withTickers: boolean): Promise<string[]> {
-    return this.articles.listJson(query, withTickers);
-  }
-  getMany(ids: string[]): Promise<StoredArticle[]> {
-    return this.articles.getMany(ids);
-  }
-  count(): Promise<number> {
-    return this.articles.count();
-  }
-  feedAfter(seq: number, limit: number): Promise<FeedEntry[]> {
-    return this.articles.feedAfter(seq, limit);
-  }
-  latestSeq(): Promise<number> {
-    return this.articles.latestSeq();
-  }
-
-  // ---- SourceStore (sources.ts) ----
-  addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
-    return this.sources.addSource(s, now);
-  }
-  listSources(): Promise<SourceRecord[]> {
-    return this.sources.listSources();
-  }
-  getSource(name: string): Promise<SourceRecord | undefined> {
-    return this.sources.getSource(name);
-  }
-  setSourcePaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
-    return this.sources.setSourcePaused(name, paused, now);
-  }
-  removeSource(name: string): Promise<boolean> {
-    return this.sources.removeSource(name);
-  }
-  claimDueSources(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
-    return this.sources.claimDueSources(owner, now, leaseMs, limit);
-  }
-  recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
-    return this.sources.recordPoll(name, owner, outcome);
-  }
-  registryVersion(): Promise<number> {
-    return this.sources.registryVersion();
-  }
-  ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
-    return this.sources.ingestItems(items, at);
-  }
-  carriersOf(articleId: string): Promise<CarrierRecord[]> {
-    return this.sources.carriersOf(articleId);
-  }
-  itemsOf(articleId: string): Promise<ItemRecord[]> {
-    return this.sources.itemsOf(articleId);
-  }
-  pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
-    return this.sources.pruneSeenItems(olderThanMs, now);
-  }
-
-  // ---- VectorStore ----
-  enqueueMissing(model: string): Promise<number> {
-    return this.vectors.enqueueMissing(model);
-  }
-  nextBatch(limit: number, leaseMs?: number): Promise<{ id: string; content: string }[]> {
-    return this.vectors.nextBatch(limit, leaseMs);
-  }
-  storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
-    return this.vectors.storeVectors(model, vectors);
-  }
-  queueLength(): Promise<number> {
-    return this.vectors.queueLength();
-  }
-  deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]> {
-    return this.vectors.deferEmbedding(ids, now, maxAttempts);
-  }
-  lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]> {
-    return this.vectors.lexicalSearch(query, limit);
-  }
-  vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
-    return this.vectors.vectorsAfter(model, afterRowid, limit);
-  }
-
-  // ---- webhooks (webhooks.ts) ----
-
-  addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; secret: string }, now: number): Promise<WebhookEndpoint> {
-    return this.webhooks.addWebhook(e, now);
-  }
-  getWebhook(id: string): Promise<WebhookEndpoint | undefined> {
-    return this.webhooks.getWebhook(id);
-  }
-  listWebhooks(accountId?: string): Promise<WebhookEndpoint[]> {
-    return this.webhooks.listWebhooks(accountId);
-  }
-  removeWebhook(id: string): Promise<boolean> {
-    return this.webhooks.removeWebhook(id);
-  }
-  setWebhookState(id: string, state: WebhookState, reason: string | null, now: number): Promise<WebhookEndpoint | undefined> {
-    return this.webhooks.setWebhookState(id, state, reason, now);
-  }
-  rotateWebhookSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
-    return this.webhooks.rotateWebhookSecret(id, secret, now, overlapMs);
-  }
-  claimWebhooks(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]> {
-    return this.webhooks.claimWebhooks(owner, now, leaseMs, limit);
-  }
-  releaseWebhooks(owner: string): Promise<void> {
-    return this.webhooks.releaseWebhooks(owner);
-  }
-  recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
-    return this.webhooks.recordWebhookAttempt(id, owner, a);
-  }
 }
 
 /**
@@ -244,7 +117,7 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
     }
   }
   const pool = createPool(url, { ...options, schema });
-  const store = new PostgresStore(new PoolDb(schema, pool), pool, options.nearRule);
+  const store = new PostgresStore(new PoolDb(schema, pool), pool, options.nearRule, { url, connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs });
   try {
     const { applied, latest } = await store.migrationStatus();
     if (applied !== latest) throw new Error(`PostgreSQL schema "${schema}" is at migration ${applied} of ${latest}: run \`fns migrate\``);

@@ -2,7 +2,7 @@
  * SourceStore on SQLite: the source registry (with poll leases), the exact-dedup records, the near-dup
  * keys and the carriers. Every write is one IMMEDIATE transaction (the write lock is taken first), so
  * check-then-insert cannot race another process on the same file. Articles are inserted through the
- * store's own insert (ids, received_at and commit order as every other insert).
+ * articles port's insert (articles.ts: ids, received_at and commit order as every other insert).
  */
 import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';

@@ -1,15 +1,14 @@
 /**
- * The pure parts of resume and filter: where a replay starts in the feed (src/stream/replay.ts), the
- * replay's lower bound (after vs lookback window), the parameter rules (src/stream/params.ts) and the
- * fan-out's ticker filter and join point (src/stream/fanout.ts), with an in-memory feed and an injected
- * clock and scheduler.
+ * The pure parts of resume and filter in the delivery core: where a replay starts in the feed
+ * (src/delivery/replay.ts), the replay's lower bound (after vs lookback window), and the fan-out's
+ * ticker filter and join point (src/delivery/fanout.ts), with an in-memory feed and an injected clock
+ * and scheduler. The stream's parameters are in test/stream/params.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { monotonicFactory } from 'ulid';
-import { streamRules } from '../../generated/stream.js';
-import { FanOut, type FanOutTarget } from '../../src/stream/fanout.js';
-import { replayLowerBound, streamParams, type TickerFilter } from '../../src/stream/params.js';
-import { replayStartSeq } from '../../src/stream/replay.js';
+import { FanOut, type FanOutTarget } from '../../src/delivery/fanout.js';
+import type { TickerFilter } from '../../src/delivery/filters.js';
+import { replayLowerBound, replayStartSeq } from '../../src/delivery/replay.js';
 import { ulidTimePrefix } from '../../src/store/ports/ids.js';
 import type { FeedEntry } from '../../src/store/ports/index.js';
 
@@ -72,23 +71,6 @@ describe('replay bound: the later of after and the start of the lookback window'
     const bound = replayLowerBound('0'.repeat(26), T0);
     expect(bound > ulidTimePrefix(T0) + 'Z'.repeat(15) + 'Y').toBe(true);
     expect(bound < ulidTimePrefix(T0 + 1) + '0'.repeat(16)).toBe(true);
-  });
-});
-
-describe('parameters: form first, then the plan', () => {
-  it('reads after and tickers; equal filters share one key', () => {
-    const a = streamParams(`/v1/stream?after=${'0'.repeat(26)}&tickers=MSFT,AAPL,MSFT`, true);
-    const b = streamParams('/v1/stream?tickers=AAPL,MSFT', true);
-    expect(a.ok && a.params.after).toBe('0'.repeat(26));
-    expect(a.ok && b.ok && a.params.tickers!.key === b.params.tickers!.key).toBe(true);
-  });
-  it('no parameters: live, unfiltered', () => {
-    expect(streamParams('/v1/stream?api_key=x', false)).toEqual({ ok: true, params: {} });
-  });
-  it('tickers on a plan without ticker data: tickersRequireMax; malformed: invalidParameter whatever the plan', () => {
-    expect(streamParams('/v1/stream?tickers=AAPL', false)).toEqual({ ok: false, close: streamRules.closeCodes.tickersRequireMax });
-    expect(streamParams('/v1/stream?tickers=aapl', false)).toEqual({ ok: false, close: streamRules.closeCodes.invalidParameter });
-    expect(streamParams('/v1/stream?after=x', true)).toEqual({ ok: false, close: streamRules.closeCodes.invalidParameter });
   });
 });
 

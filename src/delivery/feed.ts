@@ -1,8 +1,9 @@
 /**
- * The feed poller: follows the store's change feed (ordered by commit, fed by any process: the service,
- * the `fns articles ingest` command line) and hands every new article to the fan-out, in order.
+ * The feed poller: follows the change feed (the store's, ordered by commit, fed by any process: the
+ * service, the `fns articles ingest` command line; or a MemoryFeed) and hands every new article to its
+ * reader (the hub's fan-out, the webhook dispatcher), in order.
  */
-import type { ArticleStore, FeedEntry } from '../store/ports/index.js';
+import type { FeedEntry, FeedPort } from './ports.js';
 
 /** Articles read per feed query; a full page is followed at once by the next one. */
 export const FEED_PAGE = 500;
@@ -15,7 +16,7 @@ export const FEED_PAGE = 500;
 export const WAKE_RETRY_MS: readonly number[] = [1, 3, 8, 20, 50, 100];
 
 export interface FeedPollerOptions {
-  articles: Pick<ArticleStore, 'feedAfter' | 'latestSeq'>;
+  articles: FeedPort;
   intervalMs: number;
   /** Called once per batch of new articles, in feed order. */
   deliver: (batch: FeedEntry[]) => void;

@@ -5,14 +5,15 @@
  * over the feed (each probe one primary-key read), up to the connection's admission point: no new
  * store method, and the same code on SQLite and PostgreSQL.
  */
-import type { ArticleStore } from '../store/ports/index.js';
+import { ulidTimePrefix } from '../store/ports/ids.js';
+import type { FeedPort } from './ports.js';
 
 /**
  * The smallest `k` in [0, upTo] such that every feed entry with a seq in (k, upTo] has an id above
  * `boundId` (the seq of the last entry at or below the bound, or 0): reading `feedAfter(k, …)` from
  * there yields exactly the articles after the bound, oldest first. O(log upTo) reads of one entry.
  */
-export async function replayStartSeq(articles: Pick<ArticleStore, 'feedAfter'>, boundId: string, upTo: number): Promise<number> {
+export async function replayStartSeq(articles: Pick<FeedPort, 'feedAfter'>, boundId: string, upTo: number): Promise<number> {
   let lo = 0;
   let hi = upTo;
   // Invariant: the answer lies in [lo, hi]; every entry in (hi, upTo] is above the bound.
@@ -23,4 +24,15 @@ export async function replayStartSeq(articles: Pick<ArticleStore, 'feedAfter'>, 
     else lo = Math.min(first.seq, hi);
   }
   return lo;
+}
+
+/**
+ * The exclusive lower bound on article ids that a resuming subscriber replays: the later of `after`
+ * and the start of the key's lookback window (`windowStartMs`, from src/domain/lookback.ts). An id
+ * sorts by its receive time, so an article received at or before the window start sorts at or below
+ * the bound (the same rule as the list endpoint's `since` clamp).
+ */
+export function replayLowerBound(after: string, windowStartMs: number): string {
+  const windowBound = ulidTimePrefix(Math.max(0, windowStartMs)) + 'ZZZZZZZZZZZZZZZZ';
+  return after > windowBound ? after : windowBound;
 }

@@ -1,10 +1,10 @@
 /**
- * The time-sliced fan-out (src/stream/fanout.ts), with an injected clock and scheduler: slices end when
+ * The time-sliced fan-out (src/delivery/fanout.ts), with an injected clock and scheduler: slices end when
  * the clock says so, batches arriving mid-pass keep every connection's order, a refusing connection
  * (closed, slow consumer) gets nothing more, a connection admitted mid-batch gets only its own part.
  */
 import { describe, expect, it } from 'vitest';
-import { FanOut, type FanOutTarget } from '../../src/stream/fanout.js';
+import { FanOut, type FanOutTarget } from '../../src/delivery/fanout.js';
 import type { FeedEntry } from '../../src/store/ports/index.js';
 
 interface Target extends FanOutTarget {

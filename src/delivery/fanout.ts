@@ -17,8 +17,8 @@
  * - A connection may join at any point at or after `settledSeq()` (a resuming connection that has read
  *   the older part of the feed from the store): every later entry reaches it through the fan-out.
  */
-import type { FeedEntry } from '../store/ports/index.js';
-import { matchesTickers, type TickerFilter } from './params.js';
+import type { FeedEntry } from './ports.js';
+import { matchesTickers, type TickerFilter } from './filters.js';
 
 export interface FanOutTarget {
   /** The feed `seq` up to which this connection has been served (its admission point at first). */

@@ -1,6 +1,6 @@
 /** The feed poller reads the feed when woken by a notification bus, not only on its timer. */
 import { describe, expect, it, vi } from 'vitest';
-import { FeedPoller, WAKE_RETRY_MS } from '../../src/stream/feed.js';
+import { FeedPoller, WAKE_RETRY_MS } from '../../src/delivery/feed.js';
 import type { FeedEntry } from '../../src/store/ports/index.js';
 import { until } from '../support/wait.js';
 

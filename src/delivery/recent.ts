@@ -1,0 +1,42 @@
+/**
+ * Recent feed entries shared in memory by every reader that follows the feed with a cursor of its own
+ * (a webhook endpoint): a reader within the window reads from memory, one behind it reads its own
+ * pages from the feed port (the store), so a reader far behind never holds the others back.
+ */
+import type { FeedEntry, FeedPort } from './ports.js';
+
+/** Entries kept for the readers: between RECENT_ENTRIES and twice that many. */
+export const RECENT_ENTRIES = 4_096;
+
+export class RecentFeed {
+  private entries: FeedEntry[] = [];
+  constructor(
+    private readonly feed: Pick<FeedPort, 'feedAfter'>,
+    /** The seq up to which the feed has been read (the poller's cursor): nothing after it is asked of the store. */
+    private readonly head: () => number,
+    private readonly keep: number = RECENT_ENTRIES,
+  ) {}
+
+  /** The next batch read by the poller, in feed order. */
+  push(batch: readonly FeedEntry[]): void {
+    for (const e of batch) this.entries.push(e);
+    if (this.entries.length > this.keep * 2) this.entries = this.entries.slice(-this.keep);
+  }
+
+  /** Entries after `seq` (at most `limit`), from memory when `seq` is within the window, else from the feed port. */
+  async after(seq: number, limit: number): Promise<FeedEntry[]> {
+    const first = this.entries[0];
+    if (seq >= this.head()) return [];
+    if (first && seq >= first.seq - 1) {
+      let lo = 0;
+      let hi = this.entries.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (this.entries[mid]!.seq <= seq) lo = mid + 1;
+        else hi = mid;
+      }
+      return this.entries.slice(lo, lo + limit);
+    }
+    return this.feed.feedAfter(seq, limit);
+  }
+}

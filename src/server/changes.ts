@@ -1,0 +1,48 @@
+/**
+ * Wake-ups on commits, fanned out: the store's change signal (`store.changes.follow`: PostgreSQL
+ * LISTEN/NOTIFY, the SQLite data directory watch) wakes the stream's feed reader, the webhook dispatcher
+ * and the REST caches on every commit by any process, instead of waiting for their timers.
+ */
+import type { Metrics } from '../ops/metrics.js';
+import type { Store, WakeSubscription } from '../store/ports/index.js';
+
+/** The feed reader's safety-net timer when commits wake it (a directory watch, LISTEN/NOTIFY). */
+export const WOKEN_FEED_POLL_MS = 500;
+
+export interface CommitWakes {
+  /** Undefined when the store cannot follow commits: the readers run on their timers only. */
+  feedWake: WakeSubscription | undefined;
+  stop(): Promise<void>;
+}
+
+export async function followCommits(
+  store: Pick<Store, 'changes'>,
+  deps: { metrics: Metrics; log: (m: string) => void; timerMs: () => number },
+): Promise<CommitWakes> {
+  const { metrics, log } = deps;
+  const wakers = new Set<() => void>();
+  const wakeAll = () => wakers.forEach((w) => w());
+  const stop = await store.changes.follow({
+    wake: wakeAll,
+    onReconnect: () => {
+      log('database: feed notifications reconnected; reading what was committed meanwhile');
+      wakeAll();
+    },
+    onError: (m) => {
+      metrics.dependencyErrors.inc({ dependency: 'database' });
+      log(`database: ${m}`);
+    },
+    onUnavailable: (m) => log(`stream: ${m}; the feed is read every ${deps.timerMs()} ms`),
+  });
+  return {
+    feedWake: stop
+      ? (wake) => {
+          wakers.add(wake);
+          return () => wakers.delete(wake);
+        }
+      : undefined,
+    stop: async () => {
+      await stop?.();
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/** The service's store: opened from the Config, every port's failing calls reported to the health of `database`. */
+import type { Config } from '../config/index.js';
+import type { DependencyHealth } from '../ops/health.js';
+import type { Metrics } from '../ops/metrics.js';
+import { openStore } from '../store/index.js';
+import type { Store } from '../store/ports/index.js';
+
+/**
+ * SQLite: the service never waits on another process's write lock for more than a few ms. PostgreSQL
+ * (DATABASE_URL): migrations applied at start, under a lock. `opened` is the store itself (metrics read
+ * it directly: they count their own failures), `store` the same ports watched by `health`.
+ */
+export async function openServiceStore(
+  config: Config,
+  deps: { metrics: Metrics; log: (m: string) => void; health: DependencyHealth },
+): Promise<{ opened: Store; store: Store }> {
+  const { metrics, log, health } = deps;
+  const opened = await openStore(config, {
+    role: 'service',
+    postgres: { schema: config.databaseSchema, log: (m) => void (metrics.dependencyErrors.inc({ dependency: 'database' }), log(`database: ${m}`)) },
+  });
+  return { opened, store: watchedStore(health, opened) };
+}
+
+/**
+ * The same record, each port wrapped by `health.watch` (a failed call of a dependency-failure class
+ * keeps /readyz red and is counted); the record-level calls are watched too.
+ */
+export function watchedStore(health: DependencyHealth, store: Store): Store {
+  const watch = <T extends object>(target: T): T => health.watch('database', target);
+  const top = watch(store);
+  const migrationStatus = store.migrationStatus;
+  return {
+    engine: store.engine,
+    accounts: watch(store.accounts),
+    articles: watch(store.articles),
+    vectors: watch(store.vectors),
+    sources: watch(store.sources),
+    webhooks: watch(store.webhooks),
+    changes: store.changes,
+    transaction: (fn) => top.transaction(fn),
+    ping: () => top.ping(),
+    ...(migrationStatus ? { migrationStatus: () => top.migrationStatus!() } : {}),
+    close: () => top.close(),
+  };
+}

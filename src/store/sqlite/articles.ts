@@ -1,0 +1,128 @@
+/**
+ * ArticleStore on SQLite. Inserts take the write lock (BEGIN IMMEDIATE) before the clock and the newest
+ * id are read; `seq` (the change feed's order) is assigned by SQLite in commit order, so a second
+ * process (the CLI) may insert while the service runs and every reader of the feed sees one order.
+ */
+import type Database from 'better-sqlite3';
+import { monotonicFactory } from 'ulid';
+import { conformArticle, type StoredArticle } from '../../domain/articles.js';
+import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports/index.js';
+import { receiveStamp } from '../ports/ids.js';
+import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from '../ports/list-query.js';
+import { toArticle, type ArticleRow } from '../ports/rows.js';
+
+/** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
+function articleJson(withTickers: boolean): string {
+  const fields = ["'id', id", "'content', content", "'urgency', urgency", "'sentiment', sentiment", "'published_at', published_at", "'received_at', received_at", "'source', source", "'url', url"];
+  if (withTickers) fields.push("'tickers', json(tickers)");
+  return `json_object(${fields.join(', ')})`;
+}
+
+export class SqliteArticles implements ArticleStore {
+  private readonly ulid = monotonicFactory();
+  private readonly st;
+  /** List statements by shape (rows, Article JSON with or without tickers): prepared on first use. */
+  private readonly listStatements = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: Database.Database) {
+    this.st = {
+      insertArticle: db.prepare(
+        `INSERT INTO articles (id, content, urgency, sentiment, published_at, received_at, tickers, source, url)
+         VALUES (@id, @content, @urgency, @sentiment, @published_at, @received_at, @tickers, @source, @url)`,
+      ),
+      enqueue: db.prepare('INSERT OR IGNORE INTO embed_queue (article_id, enqueued_at) VALUES (?, ?)'),
+      insertTicker: db.prepare('INSERT OR IGNORE INTO article_tickers (ticker, article_id, urgency) VALUES (@ticker, @article_id, @urgency)'),
+      newestId: db.prepare<[], string>('SELECT id FROM articles ORDER BY id DESC LIMIT 1').pluck(),
+      byId: db.prepare<[string], ArticleRow>('SELECT * FROM articles WHERE id = ?'),
+      count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM articles'),
+      feed: db.prepare<[number, number], ArticleRow>('SELECT * FROM articles WHERE seq > ? ORDER BY seq LIMIT ?'),
+      latestSeq: db.prepare<[], { s: number | null }>('SELECT max(seq) AS s FROM articles'),
+    };
+  }
+
+  async insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]> {
+    return this.insertNow(articles, at);
+  }
+
+  /** `insert`, synchronously: inside another write transaction (the source ingest), it joins it. */
+  insertNow(articles: NewArticle[], at: number | (() => number)): StoredArticle[] {
+    const out: StoredArticle[] = [];
+    const write = () => {
+      // Inside the transaction, which holds the write lock: no other process commits in between.
+      const { receivedMs, nextId } = receiveStamp(at, typeof at === 'number' ? undefined : this.st.newestId.get(), this.ulid);
+      const receivedAt = new Date(receivedMs).toISOString();
+      for (const a of articles) {
+        const article = conformArticle(a);
+        const id = nextId();
+        const row = {
+          id,
+          content: article.content,
+          urgency: article.urgency,
+          sentiment: article.sentiment,
+          published_at: article.published_at,
+          received_at: receivedAt,
+          tickers: JSON.stringify(article.tickers),
+          source: article.source ?? null,
+          url: article.url ?? null,
+        };
+        this.st.insertArticle.run(row);
+        this.st.enqueue.run(id, receivedAt);
+        for (const t of tickerRows([{ id, urgency: article.urgency, tickers: article.tickers }])) this.st.insertTicker.run(t);
+        out.push({ id, content: article.content, urgency: article.urgency, sentiment: article.sentiment, published_at: article.published_at, received_at: receivedAt, source: row.source, url: row.url, tickers: article.tickers });
+      }
+    };
+    // IMMEDIATE: take the write lock before reading the clock and the newest id.
+    this.db.transaction(write).immediate();
+    return out;
+  }
+
+  /** The statement of one list shape, prepared once: `select` `rows` (ArticleRow), `full` or `public` (Article JSON). */
+  private listStatement(kind: 'rows' | 'full' | 'public', shape: ListShape): Database.Statement {
+    const key = `${kind}:${shapeKey(shape)}`;
+    let st = this.listStatements.get(key);
+    if (!st) {
+      const select = kind === 'rows' ? '*' : articleJson(kind === 'full');
+      st = this.db.prepare(listSql(select, shape, (name) => `@${name}`));
+      if (kind !== 'rows') st.pluck();
+      this.listStatements.set(key, st);
+    }
+    return st;
+  }
+
+  /** The SQL of a list page and SQLite's plan for it (EXPLAIN QUERY PLAN), for tests and the docs. */
+  explainList(q: ListQuery): { sql: string; plan: string[] } {
+    const query = normaliseTickers(q);
+    const sql = listSql('*', listShape(query), (name) => `@${name}`);
+    const plan = this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(listValues(query)) as { detail: string }[];
+    return { sql, plan: plan.map((r) => r.detail) };
+  }
+
+  async list(q: ListQuery): Promise<StoredArticle[]> {
+    const query = normaliseTickers(q);
+    return (this.listStatement('rows', listShape(query)).all(listValues(query)) as ArticleRow[]).map(toArticle);
+  }
+
+  async listJson(q: ListQuery, withTickers: boolean): Promise<string[]> {
+    const query = normaliseTickers(q);
+    return this.listStatement(withTickers ? 'full' : 'public', listShape(query)).all(listValues(query)) as string[];
+  }
+
+  async getMany(ids: string[]): Promise<StoredArticle[]> {
+    return ids.flatMap((id) => {
+      const r = this.st.byId.get(id);
+      return r ? [toArticle(r)] : [];
+    });
+  }
+
+  async count(): Promise<number> {
+    return this.st.count.get()!.n;
+  }
+
+  async feedAfter(seq: number, limit: number): Promise<FeedEntry[]> {
+    return this.st.feed.all(seq, limit).map((r) => ({ seq: Number(r.seq), article: toArticle(r) }));
+  }
+
+  async latestSeq(): Promise<number> {
+    return this.st.latestSeq.get()!.s ?? 0;
+  }
+}

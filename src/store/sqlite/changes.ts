@@ -1,0 +1,83 @@
+/**
+ * The change signal of the SQLite store (src/store/ports/changes.ts).
+ *
+ * - Freshness: a commit on this connection is seen at once (`total_changes()`, ~0.1 µs); a commit by
+ *   another connection or process (the `fns` CLI) is seen at the next request after a wake-up and at
+ *   the latest `recheckMs` after it, by reading `PRAGMA data_version` (a few µs, so not on every
+ *   request).
+ * - Follow: another local process commits to the WAL file beside the database; a watch on the
+ *   database's directory wakes the callers on every such write (coalesced by them), instead of waiting
+ *   for their timer. An in-memory database has no file: nothing to follow.
+ */
+import type Database from 'better-sqlite3';
+import { watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import type { Freshness, FreshnessOptions, FollowHooks, StoreChanges } from '../ports/changes.js';
+
+/** A commit by another process is seen at most this long after it even without a wake-up. */
+export const SQLITE_RECHECK_MS = 100;
+
+export function sqliteFreshness(db: Database.Database, options: FreshnessOptions & { recheckMs?: number } = {}): Freshness {
+  const monotonic = options.monotonic ?? (() => performance.now());
+  const recheckMs = options.recheckMs ?? SQLITE_RECHECK_MS;
+  const ownChanges = db.prepare<[], number>('SELECT total_changes()').pluck();
+  // Changes when another connection committed since this connection's previous read of it.
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  let own = ownChanges.get()!;
+  let external = dataVersion.get()!;
+  let checkedAt = monotonic();
+  let woken = false;
+  let generation = 0;
+  const unsubscribe = options.wake?.(() => {
+    woken = true;
+  });
+  return {
+    generation() {
+      const o = ownChanges.get()!;
+      if (o !== own) {
+        own = o;
+        generation++;
+      }
+      const t = monotonic();
+      if (woken || t - checkedAt >= recheckMs) {
+        woken = false;
+        checkedAt = t;
+        const v = dataVersion.get()!;
+        if (v !== external) {
+          external = v;
+          generation++;
+        }
+      }
+      return generation;
+    },
+    close() {
+      unsubscribe?.();
+    },
+  };
+}
+
+/** Wake-ups from a watch on the directory of `file`: any write to the file, its -wal or -shm. */
+async function followFile(file: string, hooks: FollowHooks): Promise<(() => Promise<void>) | undefined> {
+  if (file === ':memory:') {
+    hooks.onUnavailable('an in-memory database has no file to watch');
+    return undefined;
+  }
+  const prefix = basename(file);
+  try {
+    const watcher = watch(dirname(file), { persistent: false }, (_event, name) => {
+      if (typeof name === 'string' && name.startsWith(prefix)) hooks.wake();
+    });
+    watcher.on('error', (e) => hooks.onUnavailable(`data directory watch failed (${e.message})`));
+    return async () => watcher.close();
+  } catch (e) {
+    hooks.onUnavailable(`cannot watch the data directory (${(e as Error).message})`);
+    return undefined;
+  }
+}
+
+export function sqliteChanges(db: Database.Database, file: string): StoreChanges {
+  return {
+    follow: (hooks) => followFile(file, hooks),
+    freshness: (options) => sqliteFreshness(db, options),
+  };
+}

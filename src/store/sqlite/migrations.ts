@@ -1,0 +1,91 @@
+/** The SQLite schema, in order: `PRAGMA user_version` counts the migrations applied. */
+import type Database from 'better-sqlite3';
+import { IDENTITY_MIGRATION, SOURCES_MIGRATION } from './sources.js';
+import { WEBHOOKS_MIGRATION } from './webhooks.js';
+
+/** Exported for the migration tests (rewinding to an earlier version); user_version counts the applied ones. */
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE accounts (
+     id TEXT PRIMARY KEY,
+     tier TEXT NOT NULL,
+     period_end TEXT,
+     cancelled_at TEXT,
+     created_at TEXT NOT NULL
+   );
+   CREATE TABLE api_keys (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     key_hash TEXT NOT NULL UNIQUE,
+     active INTEGER NOT NULL DEFAULT 1,
+     created_at TEXT NOT NULL
+   );
+   CREATE INDEX api_keys_account ON api_keys(account_id);
+   CREATE TABLE articles (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     id TEXT NOT NULL UNIQUE,
+     content TEXT NOT NULL,
+     urgency TEXT NOT NULL,
+     sentiment TEXT,
+     published_at TEXT,
+     received_at TEXT NOT NULL,
+     tickers TEXT NOT NULL,
+     source TEXT,
+     url TEXT
+   );
+   CREATE INDEX articles_urgency_id ON articles(urgency, id);
+   CREATE TABLE embed_queue (
+     article_id TEXT PRIMARY KEY REFERENCES articles(id),
+     enqueued_at TEXT NOT NULL
+   );
+   CREATE TABLE article_vectors (
+     rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+     article_id TEXT NOT NULL REFERENCES articles(id),
+     model TEXT NOT NULL,
+     vector BLOB NOT NULL,
+     UNIQUE (article_id, model)
+   );
+   CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
+  `ALTER TABLE embed_queue ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
+  SOURCES_MIGRATION,
+  // The ticker index of the list filter (issue 12): one row per (symbol, article), urgency copied for
+  // the urgency filter; filled on every insert, backfilled here from the stored tickers JSON.
+  `CREATE TABLE article_tickers (
+     ticker TEXT NOT NULL,
+     article_id TEXT NOT NULL REFERENCES articles(id),
+     urgency TEXT NOT NULL,
+     PRIMARY KEY (ticker, article_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX article_tickers_urgency ON article_tickers(ticker, urgency, article_id);
+   INSERT OR IGNORE INTO article_tickers (ticker, article_id, urgency)
+     SELECT json_extract(j.value, '$.ticker'), a.id, a.urgency FROM articles a, json_each(a.tickers) j
+     WHERE json_extract(j.value, '$.ticker') IS NOT NULL;`,
+  IDENTITY_MIGRATION,
+  // Webhook endpoints (issue 21): registry, delivery cursor, failure run, leases.
+  WEBHOOKS_MIGRATION,
+  // The lexical index of hybrid search (issue 22): FTS5 over the article text (porter stemming, bm25
+  // ranking), external content (the text is stored once, in articles). Filled by a trigger on every
+  // insert, so every ingestion path fills it in the insert's own transaction; backfilled here.
+  // Idempotent (IF NOT EXISTS; 'rebuild' recomputes): safe to apply again.
+  `CREATE VIRTUAL TABLE IF NOT EXISTS article_fts USING fts5(content, content='articles', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
+   CREATE TRIGGER IF NOT EXISTS article_fts_insert AFTER INSERT ON articles BEGIN
+     INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
+   END;
+   CREATE TRIGGER IF NOT EXISTS article_fts_delete AFTER DELETE ON articles BEGIN
+     INSERT INTO article_fts (article_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+   END;
+   CREATE TRIGGER IF NOT EXISTS article_fts_update AFTER UPDATE OF content ON articles BEGIN
+     INSERT INTO article_fts (article_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+     INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
+   END;
+   INSERT INTO article_fts (article_fts) VALUES ('rebuild');`,
+];
+
+export function migrate(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  for (let v = version; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}
