@@ -312,16 +312,7 @@ export function diffOpenApi(oldDoc: Json, newDoc: Json): ContractDiff {
     }
     const oItem = c.oldRes(oPaths[path]);
     const nItem = c.newRes(nPaths[path]);
-    for (const m of METHODS) {
-      if (!oItem[m]) continue;
-      const label = [`${m.toUpperCase()} ${path}`];
-      if (!nItem[m]) {
-        c.add('breaking', label, 'operation removed');
-        continue;
-      }
-      const o = oItem[m] as Json;
-      const n = nItem[m] as Json;
-      if (o.operationId !== n.operationId) c.add('breaking', label, `operationId renamed from ${String(o.operationId)} to ${String(n.operationId)} (generated clients use it)`);
+    for (const { label, o, n } of keptOperations(c, oItem, nItem, (m) => [`${m.toUpperCase()} ${path}`], 'generated clients')) {
       const oSec = JSON.stringify(o.security ?? oldDoc.security ?? []);
       const nSec = JSON.stringify(n.security ?? newDoc.security ?? []);
       if (oSec !== nSec) c.add('breaking', label, `security requirement changed from ${oSec} to ${nSec}`);
@@ -332,6 +323,25 @@ export function diffOpenApi(oldDoc: Json, newDoc: Json): ContractDiff {
   for (const path of Object.keys(nPaths)) if (!(path in oPaths)) c.add('additive', [path], 'path added');
   compareWebhooks(c, oldDoc, newDoc);
   return { breaking: c.breaking, additive: c.additive };
+}
+
+/**
+ * The operations of an old path or webhook item that the new one still has, one at a time with their
+ * label; an operation removed, or its operationId renamed (`users`: who is built on the id), is breaking.
+ */
+function* keptOperations(c: Collector, oItem: Json, nItem: Json, labelOf: (method: string) => string[], users: string): Generator<{ label: string[]; o: Json; n: Json }> {
+  for (const m of METHODS) {
+    if (!oItem[m]) continue;
+    const label = labelOf(m);
+    if (!nItem[m]) {
+      c.add('breaking', label, 'operation removed');
+      continue;
+    }
+    const o = oItem[m] as Json;
+    const n = nItem[m] as Json;
+    if (o.operationId !== n.operationId) c.add('breaking', label, `operationId renamed from ${String(o.operationId)} to ${String(n.operationId)} (${users} use it)`);
+    yield { label, o, n };
+  }
 }
 
 /**
@@ -350,16 +360,7 @@ function compareWebhooks(c: Collector, oldDoc: Json, newDoc: Json): void {
     }
     const oItem = c.oldRes(oHooks[name]);
     const nItem = c.newRes(nHooks[name]);
-    for (const m of METHODS) {
-      if (!oItem[m]) continue;
-      const label = [`webhook ${name}`, m.toUpperCase()];
-      if (!nItem[m]) {
-        c.add('breaking', label, 'operation removed');
-        continue;
-      }
-      const o = oItem[m] as Json;
-      const n = nItem[m] as Json;
-      if (o.operationId !== n.operationId) c.add('breaking', label, `operationId renamed from ${String(o.operationId)} to ${String(n.operationId)} (generated receivers use it)`);
+    for (const { label, o, n } of keptOperations(c, oItem, nItem, (m) => [`webhook ${name}`, m.toUpperCase()], 'generated receivers')) {
       const ob = c.oldRes(o.requestBody ?? {});
       const nb = c.newRes(n.requestBody ?? {});
       compareContent(c, ob.content, nb.content, [...label, 'body'], 'response');

@@ -49,7 +49,7 @@ export interface Metrics {
   sharedStateFallbacks: { inc(labels: { port: SharedStatePort }): void };
   /** TCP connections refused at a cap of the partner listener (`total` or `per_address`), answered 503. */
   connectionRefusals: { inc(labels: { cap: 'total' | 'per_address' }): void };
-  /** Source polls by outcome (`ok`, `not_modified`, an error kind, `store`, `aborted`): src/sources/poller.ts. */
+  /** Source polls by outcome (`ok`, `not_modified`, an error kind, `store`, `aborted`): src/sources/poll-record.ts. */
   sourcePolls: { inc(labels: { outcome: string }): void };
   /** Items read from sources by outcome (`stored`, `same_item`, `same_url`, `same_headline`, `near_duplicate`, `unusable`). */
   sourceItems: { inc(labels: { outcome: string }, n: number): void };

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { until } from '../support/wait.js';
 import { readLines } from '../../src/cli/input.js';
 import { ingest, IngestStopped, INGEST_CHUNK } from '../../src/cli/operator.js';
 import { Progress } from '../../src/cli/progress.js';
@@ -137,7 +138,7 @@ describe('two ingests at once on one DATA_DIR: both succeed, the small one inter
 
       const large = dir.fns('articles', 'ingest', big, '--json');
       // The small one starts once the large one has committed its first chunk.
-      while (count() === 0) await new Promise((r) => setTimeout(r, 20));
+      await until(() => count() > 0, 'the first chunk of the large ingest', 60_000, 20);
       const one = await dir.fns('articles', 'ingest', small, '--json');
       const many = await large;
 

@@ -104,6 +104,17 @@ export function classify(schema: any, s: string): Verdict {
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
+type Range = [min: number, max: number];
+/** A year of 1970-2099 and the other fields of a date and time, each within its range. */
+const dateTimeFields = (r: { mo: Range; d: Range; h: Range; mi: Range; s: Range }) => ({
+  y: fc.integer({ min: 1970, max: 2099 }),
+  mo: fc.integer({ min: r.mo[0], max: r.mo[1] }),
+  d: fc.integer({ min: r.d[0], max: r.d[1] }),
+  h: fc.integer({ min: r.h[0], max: r.h[1] }),
+  mi: fc.integer({ min: r.mi[0], max: r.mi[1] }),
+  s: fc.integer({ min: r.s[0], max: r.s[1] }),
+});
+
 function dateTimeArb(maxLength: number): fc.Arbitrary<string> {
   const offset = fc.oneof(
     fc.constant('Z'),
@@ -111,12 +122,7 @@ function dateTimeArb(maxLength: number): fc.Arbitrary<string> {
   );
   const valid = fc
     .record({
-      y: fc.integer({ min: 1970, max: 2099 }),
-      mo: fc.integer({ min: 1, max: 12 }),
-      d: fc.integer({ min: 1, max: 31 }),
-      h: fc.integer({ min: 0, max: 23 }),
-      mi: fc.integer({ min: 0, max: 59 }),
-      s: fc.integer({ min: 0, max: 59 }),
+      ...dateTimeFields({ mo: [1, 12], d: [1, 31], h: [0, 23], mi: [0, 59], s: [0, 59] }),
       frac: fc.option(fc.stringMatching(/^[0-9]{1,9}$/), { nil: undefined }),
       off: offset,
     })
@@ -127,12 +133,8 @@ function dateTimeArb(maxLength: number): fc.Arbitrary<string> {
     .map((t) => `2026-11-${pad(t.d)}T${pad(t.h)}:00:00${t.off}`);
   const impossible = fc
     .record({
-      y: fc.integer({ min: 1970, max: 2099 }),
-      mo: fc.integer({ min: 0, max: 13 }),
-      d: fc.integer({ min: 0, max: 32 }),
-      h: fc.integer({ min: 0, max: 25 }),
-      mi: fc.integer({ min: 0, max: 60 }),
-      s: fc.integer({ min: 0, max: 61 }),
+      // Fields outside their ranges too.
+      ...dateTimeFields({ mo: [0, 13], d: [0, 32], h: [0, 25], mi: [0, 60], s: [0, 61] }),
       off: fc.constantFrom('Z', '+00:00', '+24:00', '-23:60', '+02:00'),
     })
     .map((t) => `${pad(t.y, 4)}-${pad(t.mo)}-${pad(t.d)}T${pad(t.h)}:${pad(t.mi)}:${pad(t.s)}${t.off}`);

@@ -35,6 +35,17 @@ interface Engine {
 
 const article = (content: string): NewArticle => ({ content, urgency: 'regular', sentiment: null, published_at: null, tickers: [{ ticker: 'SPY', sentiment: 'neutral' }] });
 
+/** The two connections, closed by `cleanup` before the engine's own cleaning (`drop`). */
+const connections = (service: Store, cli: Store, drop: () => unknown) => ({
+  service,
+  cli,
+  async cleanup() {
+    await service.close();
+    await cli.close();
+    await drop();
+  },
+});
+
 const sqlite: Engine = {
   name: 'SQLite',
   skip: false,
@@ -42,15 +53,7 @@ const sqlite: Engine = {
     const dir = mkdtempSync(join(tmpdir(), 'fns-caches-'));
     const service = new SqliteStore(join(dir, 'fns.sqlite'));
     const cli = new SqliteStore(join(dir, 'fns.sqlite'));
-    return {
-      service,
-      cli,
-      async cleanup() {
-        await service.close();
-        await cli.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
+    return connections(service, cli, () => rmSync(dir, { recursive: true, force: true }));
   },
 };
 
@@ -62,15 +65,7 @@ const postgres: Engine = {
     const schema = freshSchema();
     const service = await openPostgresStore(PG_TEST_URL, { schema, poolSize: 2 });
     const cli = await openPostgresStore(PG_TEST_URL, { schema: (service as PostgresStore).schema, poolSize: 2 });
-    return {
-      service,
-      cli,
-      async cleanup() {
-        await service.close();
-        await cli.close();
-        await dropSchemas([schema]);
-      },
-    };
+    return connections(service, cli, () => dropSchemas([schema]));
   },
 };
 

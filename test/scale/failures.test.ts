@@ -21,8 +21,8 @@ import { get, type Reply } from '../support/service.js';
 import { connect, type Closed, type TestClient } from '../stream/support.js';
 import { connectionString } from '../../src/store/postgres/db.js';
 import { missingEngines, PG_URL } from './engines.js';
-import { createKey, deployment, type Deployment, type Instance } from './support.js';
-import { sleep } from '../support/wait.js';
+import { createKey, deployment, streamOutcome, type Deployment, type Instance } from './support.js';
+import { until } from '../support/wait.js';
 
 const TESTS = 3;
 const missing = await missingEngines('test/scale/failures.test.ts', TESTS);
@@ -51,12 +51,6 @@ function counter(metrics: string, name: string): number {
     .split('\n')
     .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-}
-
-/** How a new stream connection ends up within `ms`: 'open', or its close code and reason. */
-async function outcome(c: TestClient, ms = 1000): Promise<'open' | Closed> {
-  await c.opened.catch(() => {});
-  return Promise.race([c.closed, sleep(ms).then(() => 'open' as const)]);
 }
 
 /**
@@ -108,7 +102,11 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     expect(migrate.status, migrate.stderr).toBe(0);
     svc = await d.serve({ ADMIN_PORT: '0' });
     expect(svc.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect((await admin(svc, '/readyz')).status).toBe(200);
+    // Listening is not ready yet (its connections may still be opening): wait for /readyz to say so.
+    let ready: { status: number; text: string } | undefined;
+    await until(async () => (ready = await admin(svc, '/readyz')).status === 200, 'the service ready', 30_000, 100).catch((e: Error) => {
+      throw new Error(`${e.message} (last: ${ready?.status} ${ready?.text})`);
+    });
   }, 90_000);
 
   afterAll(async () => {
@@ -126,9 +124,10 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
   it('Redis stopped: REST serves with the per-instance limiter, open streams stay and receive, new ones get 1013, logged, counted, not ready', async () => {
     const max = createKey(d, 'max');
     const starter = createKey(d, 'starter');
-    const open = connect(ws(svc), { key: createKey(d, 'pro').key, ip: '127.93.0.1' });
+    const pro = createKey(d, 'pro');
+    const open = connect(ws(svc), { key: pro.key, ip: '127.93.0.1' });
     clients.push(open);
-    expect(await outcome(open, 500)).toBe('open');
+    expect(await streamOutcome(svc, open, pro.key_id)).toBe('open');
 
     await redis.kill();
 
@@ -147,8 +146,9 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     expect(open.isOpen).toBe(true);
 
     // A new stream connection is refused with "try again later".
-    const refused = connect(ws(svc), { key: createKey(d, 'pro').key, ip: '127.93.2.1' });
-    expect(await outcome(refused, 3000)).toEqual(stream.closeCodes.unavailable);
+    const another = createKey(d, 'pro');
+    const refused = connect(ws(svc), { key: another.key, ip: '127.93.2.1' });
+    expect(await streamOutcome(svc, refused, another.key_id)).toEqual(stream.closeCodes.unavailable);
 
     // Logged, counted, and /readyz names redis.
     expect(svc.output()).toMatch(/redis[^\n]*(unreachable|connection lost|not reachable)/i);
@@ -162,35 +162,38 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
 
   it('Redis restarted on the same port: new streams open again and /readyz is 200, without restarting the service', async () => {
     await redis.start();
-    const { key } = createKey(d, 'pro');
-    const deadline = Date.now() + 15_000;
+    const started = Date.now();
+    const { key, key_id } = createKey(d, 'pro');
     let reopened: TestClient | undefined;
     const seen: ('open' | Closed)[] = [];
-    while (!reopened && Date.now() < deadline) {
+    // A new connection after each refusal, until one is admitted.
+    const opens = async () => {
       const c = connect(ws(svc), { key, ip: '127.93.3.1' });
-      const o = await outcome(c, 300);
+      const o = await streamOutcome(svc, c, key_id);
       seen.push(o);
       if (o === 'open') reopened = c;
-      else await sleep(200);
-    }
-    expect(reopened, `a new stream opened within 15 s of the restart (outcomes: ${JSON.stringify(seen)})`).toBeDefined();
+      return reopened !== undefined;
+    };
+    await until(opens, 'a new stream to open after the restart', 15_000, 200).catch((e: Error) => {
+      throw new Error(`${e.message} (outcomes: ${JSON.stringify(seen)})`);
+    });
     for (const o of seen) if (o !== 'open') expect(o).toEqual(stream.closeCodes.unavailable);
     clients.push(reopened!);
-    let ready = await admin(svc, '/readyz');
-    while (ready.status !== 200 && Date.now() < deadline) {
-      await sleep(200);
-      ready = await admin(svc, '/readyz');
-    }
-    expect(ready.status, ready.text).toBe(200);
+    let ready: { status: number; text: string } | undefined;
+    const readyAgain = async () => (ready = await admin(svc, '/readyz')).status === 200;
+    await until(readyAgain, '/readyz 200', Math.max(0, started + 15_000 - Date.now()), 200).catch((e: Error) => {
+      throw new Error(`${e.message} (last: ${ready?.status} ${ready?.text})`);
+    });
     // The stream opened before the outage is still there.
     expect(clients[0]!.isOpen).toBe(true);
   }, 30_000);
 
   it('PostgreSQL connections cut: 200 or the contract 503 with Retry-After (never 500, never a hang), 200 again within 10 s, and a CLI article still reaches an open stream', async () => {
     const { key } = createKey(d, 'max');
-    const listener = connect(ws(svc), { key: createKey(d, 'pro').key, ip: '127.93.4.1' });
+    const pro = createKey(d, 'pro');
+    const listener = connect(ws(svc), { key: pro.key, ip: '127.93.4.1' });
     clients.push(listener);
-    expect(await outcome(listener, 500)).toBe('open');
+    expect(await streamOutcome(svc, listener, pro.key_id)).toBe('open');
     // A request right before the cut: the pool holds at least one connection to cut.
     expect((await getNews(svc, key, '127.93.5.1')).status).toBe(200);
 
@@ -230,14 +233,16 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     replies.forEach(expectAcceptable);
     // 200 again within 10 s (another key polls, so the first one's plan is not in the way).
     const poller = createKey(d, 'max').key;
-    const deadline = Date.now() + 10_000;
-    let last = await getNews(svc, poller, '127.93.5.2');
-    while (last.status !== 200 && Date.now() < deadline) {
-      expectAcceptable(last);
-      await sleep(200);
+    let last: Reply | undefined;
+    const servesAgain = async () => {
       last = await getNews(svc, poller, '127.93.5.2');
-    }
-    expect(last.status, last.text).toBe(200);
+      if (last.status === 200) return true;
+      expectAcceptable(last);
+      return false;
+    };
+    await until(servesAgain, '200 again', 10_000, 200).catch((e: Error) => {
+      throw new Error(`${e.message} (last: ${last?.status} ${last?.text})`);
+    });
 
     // The LISTEN connection came back, and an article committed by another process reaches the stream.
     await svc.waitOutput(/feed listener reconnected/, 10_000);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { startTrigramEmbeddings, TRIGRAM_MODEL } from '../../scripts/lib/trigram-embeddings.js';
 import { repoRoot } from '../support/specs.js';
 import { PG_URL, REDIS_URL, runId } from './engines.js';
+import type { Closed, TestClient } from '../stream/support.js';
 
 const BIN = join(repoRoot, 'bin', 'fns.mjs');
 
@@ -78,15 +79,28 @@ export async function deployment(opts: { redisUrl?: string } = {}): Promise<Depl
         child.on('exit', (code) => reject(new Error(`fns serve exited with ${code}:\n${out}`)));
       });
       const exited = new Promise<void>((r) => child.on('exit', () => r()));
-      const waitOutput = async (re: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> => {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const m = re.exec(out);
-          if (m) return m;
-          if (Date.now() > deadline) throw new Error(`no ${re} in the output of fns serve within ${timeoutMs} ms:\n${out}`);
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      };
+      // Checked on each chunk of output (after `out` has it: its listener was added first).
+      const waitOutput = (re: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> =>
+        new Promise((resolve, reject) => {
+          const done = () => {
+            clearTimeout(timer);
+            child.stdout!.off('data', check);
+            child.stderr!.off('data', check);
+          };
+          const check = () => {
+            const m = re.exec(out);
+            if (!m) return;
+            done();
+            resolve(m);
+          };
+          const timer = setTimeout(() => {
+            done();
+            reject(new Error(`no ${re} in the output of fns serve within ${timeoutMs} ms:\n${out}`));
+          }, timeoutMs);
+          child.stdout!.on('data', check);
+          child.stderr!.on('data', check);
+          check();
+        });
       // The admin line follows the listening line (src/cli/main.ts).
       const adminUrl = extraEnv.ADMIN_PORT !== undefined ? (await waitOutput(/admin listener on (http:\/\/\S+)/))[1]! : undefined;
       const instance: Instance = {
@@ -124,4 +138,15 @@ export function createKey(d: Deployment, tier: string): { key: string; key_id: s
   const r = d.fns(['keys', 'create', '--tier', tier, '--json']);
   if (r.status !== 0) throw new Error(`keys create: ${r.status} ${r.stderr}`);
   return JSON.parse(r.stdout);
+}
+
+/**
+ * How a new stream connection of `keyId` to `instance` ends up: 'open' once the instance logs its
+ * admission (`stream open` with the key's id), or its close code and reason when it is refused; neither
+ * within `ms` fails.
+ */
+export function streamOutcome(instance: Instance, c: TestClient, keyId: string, ms = 5000): Promise<'open' | Closed> {
+  const admitted = instance.waitOutput(new RegExp(`^(?=[^\\n]*stream open)[^\\n]*\\b${keyId}\\b`, 'm'), ms).then(() => 'open' as const);
+  admitted.catch(() => {}); // when the close comes first
+  return Promise.race([c.closed, admitted]);
 }

@@ -58,17 +58,24 @@ describe.each([
     const proxy = await cuttingProxy(upstream, rng(seed), 300_000);
     try {
       const events: StreamEvent[] = [];
+      // The first connection's open event (the burst waits for it).
+      let opened = () => {};
+      const firstOpen = new Promise<void>((resolve) => (opened = resolve));
+      const onEvent = (e: StreamEvent) => {
+        events.push(e);
+        if (e.type === 'open') opened();
+      };
       const fns = new FnsClient({ baseUrl: proxy.url, apiKey: t.keys.max });
       const total = 10_000;
       const got: string[] = [];
       const reading = (async () => {
-        for await (const a of fns.stream({ after: anchor, backoff: { initialMs: 5, maxMs: 50 }, onEvent: (e) => events.push(e) })) {
+        for await (const a of fns.stream({ after: anchor, backoff: { initialMs: 5, maxMs: 50 }, onEvent })) {
           got.push(a.id);
           if (got.length === total) break;
         }
       })();
       // The burst starts once the first connection is open, so part of it is live and part replayed.
-      while (!events.some((e) => e.type === 'open')) await new Promise((r) => setTimeout(r, 5));
+      await Promise.race([firstOpen, reading]); // a stream that fails before it opens fails the test here
       const produced = await t.burst(total);
       await reading;
       expect(proxy.cuts()).toBeGreaterThanOrEqual(3);

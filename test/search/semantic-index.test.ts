@@ -115,11 +115,19 @@ describe('the index loads in the background; until it is ready, search is refuse
     const store = new MatrixVectorStore('m', data, dim);
     store.failFirst = 2;
     const logs: string[] = [];
-    const index = new SemanticIndex(asIndexStore(store), vectorEmbedder('m', data, dim), { retryMs: 5, log: (m) => logs.push(m) });
+    // The status as it is when each failed attempt is logged.
+    const meanwhile: ReturnType<SemanticIndex['status']>[] = [];
+    const index: SemanticIndex = new SemanticIndex(asIndexStore(store), vectorEmbedder('m', data, dim), {
+      retryMs: 5,
+      log: (m) => {
+        logs.push(m);
+        meanwhile.push(index.status());
+      },
+    });
     const ready = index.start();
-    await new Promise((r) => setTimeout(r, 1));
     expect(index.status().state).toBe('loading');
     await ready;
+    expect(meanwhile.slice(0, 2)).toEqual([0, 1].map(() => ({ state: 'loading', vectors: 0, mode: 'exact', error: expect.stringMatching(/database unreachable/) })));
     expect(index.status()).toMatchObject({ state: 'ready', vectors: 20 });
     expect(index.status().error).toBeUndefined();
     expect(logs.filter((l) => /loading the index failed .*database unreachable/.test(l))).toHaveLength(2);

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS, pollerUserAgent, SourcePoller, type PollReport, type PollerOptions } from '../../src/sources/poller.js';
+import { nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS, pollerUserAgent, SourcePoller, type PollReport, type PollerOptions } from '../../src/sources/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { SourceRecord } from '../../src/store/ports/index.js';
 import { until } from '../support/wait.js';
@@ -226,6 +226,38 @@ describe('a broken source shows the truth and never delays a healthy one', () =>
     const times = srv.hits('/500').map((h) => h.at);
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     expect(gaps[3]!).toBeGreaterThan(gaps[0]!);
+  }, 30_000);
+});
+
+describe('the poll and item counters', () => {
+  it('count every poll by its outcome (an error by its kind) and the items by what became of them', async () => {
+    const db = database();
+    const feed = growingFeed({ etag: true });
+    feed.add('Gold climbs to a record');
+    const srv = await feedServer({
+      '/feed': (q, s) => feed.route(q, s),
+      '/mixed': (_q, s) => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([{ guid: 'm-1', title: 'Tin slips' }, { guid: 'm-2', title: '' }])),
+      '/500': (_q, s) => s.writeHead(500).end(),
+      '/big': (_q, s) => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([{ guid: 'b', title: 'x'.repeat(4000) }])),
+      '/page': (_q, s) => s.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>not a feed</body></html>'),
+    });
+    const store = db.open();
+    for (const name of ['feed', 'mixed', '500', 'big', 'page']) await source(store, name, srv.url(`/${name}`));
+    const polls = new Map<string, number>();
+    const items = new Map<string, number>();
+    const metrics: PollerOptions['metrics'] = {
+      sourcePolls: { inc: ({ outcome }) => void polls.set(outcome, (polls.get(outcome) ?? 0) + 1) },
+      sourceItems: { inc: ({ outcome }, n) => void items.set(outcome, (items.get(outcome) ?? 0) + n) },
+    };
+    const { p } = poller(store, { metrics, http: { timeoutMs: 2000, connectTimeoutMs: 1000, maxBytes: 2000 } });
+    await p.start();
+    const kinds = ['ok', 'not_modified', 'http', 'too_large', 'parse'];
+    await until(() => kinds.every((k) => polls.has(k)), 'a poll of every outcome');
+    expect([...polls.keys()].sort()).toEqual([...kinds].sort());
+    // Stored once each; the item without text is unusable at every poll; a re-read item is the same item.
+    expect(items.get('stored')).toBe(2);
+    expect(items.get('unusable')).toBeGreaterThanOrEqual(1);
+    expect([...items.keys()].every((k) => ['stored', 'unusable', 'same_item'].includes(k))).toBe(true);
   }, 30_000);
 });
 

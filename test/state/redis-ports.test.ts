@@ -16,7 +16,8 @@ import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
 import type { IpGuardOptions } from '../../src/state/ports.js';
 import { createRedisState, DEFAULT_LEASE_MS, RedisIpGuard, DEFAULT_RENEW_MS, type RedisState, type RedisStateOptions } from '../../src/state/redis/index.js';
 import { fresh, portSuite } from './ports.suite.js';
-import { sleep, until } from '../support/wait.js';
+import { until } from '../support/wait.js';
+import type { RateDecision } from '../../src/domain/rate-limit.js';
 
 const url = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
 const required = process.env.FNS_REQUIRE_ENGINES === '1';
@@ -140,11 +141,21 @@ describe.skipIf(skip)('redis: stream slot leases', () => {
   });
   test('keeps a held lease alive past its length while the heartbeat runs', async () => {
     const alive = open({ slots: { leaseMs: 400 } });
-    await alive.ready();
-    const acct = fresh('acct');
+    const dying = open({ slots: { leaseMs: 400 } });
+    await Promise.all([alive.ready(), dying.ready()]);
+    const [acct, control] = [fresh('acct'), fresh('acct')];
+    const key = `${prefix}{slot:${acct}}`;
     expect(await alive.slots.tryAcquire(acct, 'held')).toBe(true);
-    await sleep(1200);
+    const taken = Number(await admin.zscore(key, 'held'));
+    // The control: a lease of the same length, taken after it, whose heartbeat stops at once.
+    expect(await dying.slots.tryAcquire(control, 'dead')).toBe(true);
+    dying.slots.close();
+    // The held lease could have run out by now: the control's did.
+    await until(() => two.slots.tryAcquire(control, 'next'), 'the control lease to run out', 5000, 50);
+    // And the heartbeat has carried the held one past three lease lengths from when it was taken.
+    await until(async () => Number(await admin.zscore(key, 'held')) > taken + 2 * 400, 'renewals of the held lease', 5000, 50);
     expect(await two.slots.tryAcquire(acct, 'other')).toBe(false);
+    await two.slots.release(control, 'next');
     await alive.slots.release(acct, 'held');
     expect(await two.slots.tryAcquire(acct, 'other')).toBe(true);
     await two.slots.release(acct, 'other');
@@ -176,14 +187,18 @@ describe.skipIf(skip)('redis: stream slot leases', () => {
 
 
 
+/** The fallback hooks, recorded, on a clock of the test's: `nextProbe()` makes the next request a probe. */
 function hooksLog() {
   const events: string[] = [];
   const decisions: Record<FallbackPort, number> = { rateLimiter: 0, ipGuard: 0 };
+  let now = 0;
   return {
     events,
     decisions,
+    nextProbe: () => void (now += 50),
     hooks: {
       probeIntervalMs: 50,
+      now: () => now,
       onFallback: (port: FallbackPort, e: unknown) => events.push(`fallback:${port}:${e instanceof Error ? 'error' : typeof e}`),
       onFallbackDecision: (port: FallbackPort) => void decisions[port]++,
       onRecover: (port: FallbackPort) => events.push(`recover:${port}`),
@@ -257,12 +272,16 @@ describe.skipIf(skip)('redis down', () => {
       } finally {
         redis.signal('SIGCONT');
       }
-      const deadline = Date.now() + 10_000;
-      while (rl.degraded && Date.now() < deadline) {
-        await sleep(60);
-        await rl.hit('hung', limit, WINDOW, Date.now());
-      }
-      expect(rl.degraded).toBe(false);
+      await until(
+        async () => {
+          log.nextProbe();
+          await rl.hit('hung', limit, WINDOW, Date.now());
+          return !rl.degraded;
+        },
+        'a probe answered by Redis',
+        10_000,
+        60,
+      );
       expect(log.events).toEqual(['fallback:rateLimiter:error', 'recover:rateLimiter']);
     }, 30_000);
 
@@ -291,15 +310,19 @@ describe.skipIf(skip)('redis down', () => {
 
       await start(); // empty: nothing persisted
       await state.ready(10_000);
-      const deadline = Date.now() + 10_000;
-      let d = await rl.hit('k', limit, WINDOW, t0 + 3);
-      while (rl.degraded && Date.now() < deadline) {
-        await sleep(60);
-        d = await rl.hit('k', limit, WINDOW, t0 + 3);
-      }
-      expect(rl.degraded).toBe(false);
+      let d: RateDecision | undefined;
+      await until(
+        async () => {
+          log.nextProbe();
+          d = await rl.hit('k', limit, WINDOW, t0 + 3);
+          return !rl.degraded;
+        },
+        'a probe answered by Redis',
+        10_000,
+        60,
+      );
       // The fresh Redis decided: it has not seen the key (memory would refuse it).
-      expect(d.admitted).toBe(true);
+      expect(d?.admitted).toBe(true);
       const fresh = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 0 });
       expect(await fresh.exists(`${prefix}{rl:k}`)).toBe(1);
       const before = log.decisions.rateLimiter;
@@ -307,7 +330,7 @@ describe.skipIf(skip)('redis down', () => {
       expect(log.decisions.rateLimiter).toBe(before);
       expect(log.events).toContain('recover:rateLimiter');
       // The guard recovers on its next probe too.
-      await sleep(60);
+      log.nextProbe();
       await guard.check('192.0.2.7', 'fp', t0 + 5);
       expect(guard.degraded).toBe(false);
       expect(await fresh.exists(`${prefix}{ip:192.0.2.7}:keys`)).toBe(1);

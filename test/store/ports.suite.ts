@@ -4,10 +4,12 @@
  * to the same data (another process's view: a second SqliteStore on the file, a second pool).
  */
 import { expect } from 'vitest';
-import { OpenedStores, registerStoreTests } from './suite-kit.js';
+import { article, OpenedStores, registerStoreTests } from './suite-kit.js';
 import { articleRules, limitBounds } from '../../src/contract/index.js';
 import { toIso } from '../../src/domain/tiers.js';
-import type { NewArticle, Store } from '../../src/store/ports/index.js';
+import type { Store } from '../../src/store/ports/index.js';
+
+export { article } from './suite-kit.js';
 import { until } from '../support/wait.js';
 
 export interface StoreHarness {
@@ -20,15 +22,6 @@ export interface StoreHarness {
   /** Register every test as skipped (the engine is not reachable). */
   skip?: boolean;
 }
-
-export const article = (content: string, over: Partial<NewArticle> = {}): NewArticle => ({
-  content,
-  urgency: 'regular',
-  sentiment: null,
-  published_at: null,
-  tickers: [],
-  ...over,
-});
 
 const T0 = Date.parse('2026-11-21T12:00:00.000Z');
 

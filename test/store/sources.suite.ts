@@ -5,9 +5,9 @@
  * data (another process's view); `reopen` closes nothing and opens the same data anew (a restart).
  */
 import { expect } from 'vitest';
-import { OpenedStores, registerStoreTests } from './suite-kit.js';
+import { article, OpenedStores, registerStoreTests } from './suite-kit.js';
 import { SourceExistsError } from '../../src/store/ports/errors.js';
-import type { NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, Store } from '../../src/store/ports/index.js';
+import type { NearDuplicateRule, PollOutcome, SourcedItem, Store } from '../../src/store/ports/index.js';
 import { identify } from '../../src/ingest/identity.js';
 import { operatorItem, storeOffers } from '../../src/ingest/pipeline.js';
 import { parseArticle } from '../../src/ingest/parse.js';
@@ -40,15 +40,6 @@ export const testRule: NearDuplicateRule = {
   isNearDuplicate: (a, b) => words(a).sort().join(' ') === words(b).sort().join(' '),
 };
 const keysOf = (content: string) => [`w:${words(content)[0] ?? ''}`];
-
-const article = (content: string, over: Partial<NewArticle> = {}): NewArticle => ({
-  content,
-  urgency: 'regular',
-  sentiment: null,
-  published_at: null,
-  tickers: [],
-  ...over,
-});
 
 export const item = (source: string, externalId: string, content: string, url: string | null = null): SourcedItem => ({
   source,

@@ -4,7 +4,17 @@
  * first so the suite can count what it registers (for the loud "skipped N tests" line).
  */
 import { afterAll, afterEach, describe, it } from 'vitest';
-import type { Store } from '../../src/store/ports/index.js';
+import type { NewArticle, Store } from '../../src/store/ports/index.js';
+
+/** An article to store: `content`, regular, no sentiment, date or tickers unless `over` says. */
+export const article = (content: string, over: Partial<NewArticle> = {}): NewArticle => ({
+  content,
+  urgency: 'regular',
+  sentiment: null,
+  published_at: null,
+  tickers: [],
+  ...over,
+});
 
 export type SuiteTest = [title: string, fn: () => Promise<void>];
 

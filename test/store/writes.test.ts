@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../support/wait.js';
 import { articleRules } from '../../src/contract/index.js';
 import { parseArticle } from '../../src/ingest/parse.js';
 import { EmbeddingWorker } from '../../src/indexing/index.js';
@@ -149,8 +150,7 @@ describe('the service never waits on a lock held by another process', () => {
     expect(ticks).toBeGreaterThan(10);
     expect(await store.vectors.queueLength()).toBe(2);
     // Once released, the vectors computed earlier are stored by the background retries.
-    for (let i = 0; i < 200 && (await store.vectors.queueLength()) > 0; i++) await new Promise((r) => setTimeout(r, 25));
-    expect(await store.vectors.queueLength()).toBe(0);
+    await until(async () => (await store.vectors.queueLength()) === 0, 'the vectors stored by the background retries', 5000, 25);
     expect(Date.now()).toBeGreaterThanOrEqual(releasedAt);
     expect(logs.filter((l) => /failed/.test(l))).toEqual([]);
     await worker.stop();

@@ -23,7 +23,6 @@ import { FakeClock, LIVE } from '../support/service.js';
 import { repoRoot } from '../support/specs.js';
 import { until } from '../support/wait.js';
 
-export { sleep } from '../support/wait.js';
 /** Waits for a condition (a deadline, not a timing assertion). */
 export const waitFor = (cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> => until(cond, what, timeoutMs);
 

@@ -5,7 +5,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
-import { sleep } from './wait.js';
 
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -34,21 +33,32 @@ export class PrivateRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  /** Starts it (again, empty) and waits until it answers PING. */
+  /** Starts it (again, empty): resolves when the server says it accepts connections, and answers PING. */
   async start(): Promise<void> {
-    this.server = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const server = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      let log = '';
+      let ready = false;
+      const onExit = (code: number | null) => reject(new Error(`redis-server exited (${code}) before it was ready on ${this.port}:\n${log}`));
+      // Its log is read to the end (and dropped once ready) so that a full pipe never blocks the server.
+      server.stdout!.on('data', (chunk: Buffer) => {
+        if (ready) return;
+        log += chunk.toString('utf8');
+        if (!log.includes('Ready to accept connections')) return;
+        ready = true;
+        server.off('exit', onExit);
+        resolve();
+      });
+      server.once('exit', onExit);
+    });
     const probe = new Redis({ port: this.port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
     probe.on('error', () => {});
     try {
-      for (let i = 0; i < 100; i++) {
-        try {
-          await probe.connect();
-          if ((await probe.ping()) === 'PONG') return;
-        } catch {
-          await sleep(50);
-        }
-      }
-      throw new Error(`redis-server did not start on ${this.port}`);
+      await probe.connect();
+      if ((await probe.ping()) !== 'PONG') throw new Error(`redis-server on ${this.port} does not answer PING`);
     } finally {
       probe.disconnect();
     }

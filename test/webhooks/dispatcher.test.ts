@@ -13,6 +13,7 @@ import type { NewArticle, WebhookEndpoint } from '../../src/store/ports/index.js
 import type { Tier } from '../../src/contract/index.js';
 import { newEndpointId, newSecret, SecretBox, WebhookDispatcher, type AttemptEvent, type DispatcherOptions, type RetryRules } from '../../src/webhooks/index.js';
 import { independentlyVerified, startReceiver, type Answer, type Receiver } from './receiver.js';
+import { until as waitUntil } from '../support/wait.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -63,13 +64,16 @@ async function setup(opts: { tier?: Tier; answer?: (n: number) => Answer; ticker
   return { store, receiver, account, secret, endpoint, dispatcher, events, attempt };
 }
 
-/** Polls the store until `pred` holds for the endpoint (the store is the observable outcome here). */
+/** Waits until `pred` holds for the endpoint as stored (the store is the observable outcome here). */
 async function until(store: SqliteStore, id: string, pred: (e: WebhookEndpoint) => boolean): Promise<WebhookEndpoint> {
-  for (;;) {
-    const e = await store.webhooks.getWebhook(id);
-    if (e && pred(e)) return e;
-    await new Promise((r) => setImmediate(r));
-  }
+  let e: WebhookEndpoint | undefined;
+  const holds = async () => {
+    e = await store.webhooks.getWebhook(id);
+    return e !== undefined && pred(e);
+  };
+  // Read again at once (a state between two attempts is short-lived).
+  await waitUntil(holds, `endpoint ${id}: ${pred.toString()}`, 10_000, 0);
+  return e!;
 }
 
 const bodies = (r: Receiver) => r.received.map((x) => JSON.parse(x.body) as { type: string; timestamp: string; data: Record<string, unknown> });
@@ -212,10 +216,10 @@ describe('presentation: one body per article and tier, whatever the number of en
     const others = [await startReceiver(), await startReceiver()];
     for (const r of others) {
       cleanups.push(() => r.close());
-      await store.addWebhook({ id: newEndpointId(), accountId: account.id, url: r.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+      await store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: r.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
     }
     await dispatcher.refresh();
-    await store.insert([article('a', ['AAPL']), article('b')], Date.now());
+    await store.articles.insert([article('a', ['AAPL']), article('b')], Date.now());
     dispatcher.wake();
     await Promise.all([receiver, ...others].map((r) => r.waitFor(2)));
     const sent = [receiver, ...others].map((r) => r.received.map((x) => x.body));

@@ -1,0 +1,145 @@
+/**
+ * The embedding worker: articles are embedded after ingestion, in batches, off the path that stores
+ * and publishes them. The queue lives in the store, so it survives a restart (and several instances
+ * share it by lease); a model change re-queues the archive.
+ */
+import type { Embedder } from '../search/index.js';
+import { isStoreBusy } from '../store/ports/errors.js';
+import type { VectorStore } from '../store/ports/index.js';
+
+export interface WorkerOptions {
+  batchSize?: number;
+  idleMs?: number;
+  /** Backoff after a failed batch. */
+  retryMs?: number;
+  /** Attempts before an article the embedder keeps refusing leaves the queue (default 5). */
+  maxAttempts?: number;
+  /**
+   * How long a batch stays leased to this worker (other instances' workers skip it; after this it is
+   * handed out again, e.g. when this process died mid-batch). Default: the store's (2 minutes on
+   * PostgreSQL); keep it above the embedder's timeout times the batch size.
+   */
+  leaseMs?: number;
+  log?: (message: string) => void;
+}
+
+/** Drains the embedding queue in batches until stopped. */
+export class EmbeddingWorker {
+  private running = false;
+  private timer: NodeJS.Timeout | undefined;
+  private current: Promise<void> | undefined;
+  private unsaved: { stored: { id: string; vector: Float32Array }[]; refused: string[] } | undefined;
+  private busyRetries = 0;
+  private queuedMissing = false;
+
+  constructor(
+    private readonly store: VectorStore,
+    private readonly embedder: Embedder,
+    private readonly options: WorkerOptions = {},
+  ) {}
+
+  /**
+   * Embeds one batch; returns how many articles it stored. When the batch fails, each article is tried
+   * alone: the ones the embedder refuses are deferred (and dropped after `maxAttempts`), the others
+   * stored. When every one fails, the embedder itself is down: the error propagates (back off) and no
+   * article is charged an attempt.
+   */
+  async runOnce(): Promise<number> {
+    if (!this.queuedMissing) {
+      // A write: retried like any other when another process holds the lock.
+      const queued = await this.store.enqueueMissing(this.embedder.modelId);
+      this.queuedMissing = true;
+      if (queued > 0) this.options.log?.(`embedding: ${queued} article(s) queued for model ${this.embedder.modelId}`);
+    }
+    // Vectors computed earlier whose write found the store locked by another process: write them first.
+    if (this.unsaved) {
+      await this.save(this.unsaved);
+      const n = this.unsaved.stored.length;
+      this.unsaved = undefined;
+      return n;
+    }
+    const batch = await this.store.nextBatch(this.options.batchSize ?? 32, this.options.leaseMs);
+    if (batch.length === 0) return 0;
+    let stored: { id: string; vector: Float32Array }[];
+    const refused: string[] = [];
+    try {
+      const vectors = await this.embedder.embed(batch.map((b) => b.content));
+      stored = batch.map((b, i) => ({ id: b.id, vector: vectors[i]! }));
+    } catch (err) {
+      if (batch.length === 1) throw err;
+      stored = [];
+      for (const b of batch) {
+        try {
+          const [vector] = await this.embedder.embed([b.content]);
+          stored.push({ id: b.id, vector: vector! });
+        } catch {
+          refused.push(b.id);
+        }
+      }
+      if (stored.length === 0) throw err;
+    }
+    const result = { stored, refused };
+    try {
+      await this.save(result);
+    } catch (err) {
+      if (isStoreBusy(err)) this.unsaved = result;
+      throw err;
+    }
+    return stored.length;
+  }
+
+  private async save({ stored, refused }: { stored: { id: string; vector: Float32Array }[]; refused: string[] }): Promise<void> {
+    await this.store.storeVectors(this.embedder.modelId, stored);
+    if (refused.length > 0) {
+      const maxAttempts = this.options.maxAttempts ?? 5;
+      const dropped = await this.store.deferEmbedding(refused, Date.now(), maxAttempts);
+      this.options.log?.(`embedding: ${refused.length} article(s) refused by the embedder, retried later`);
+      for (const id of dropped) this.options.log?.(`embedding: article ${id} dropped after ${maxAttempts} failed attempts; it is listed and streamed but not searchable`);
+    }
+  }
+
+  /** Runs until the queue is empty. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (let n = await this.runOnce(); n > 0; n = await this.runOnce()) total += n;
+    return total;
+  }
+
+  /** Starts draining in the background; the first round queues what the current model lacks. */
+  async start(): Promise<void> {
+    this.running = true;
+    this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => {
+      this.current = this.tick().finally(() => (this.current = undefined));
+    }, ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      const n = await this.runOnce();
+      this.busyRetries = 0;
+      this.schedule(n > 0 ? 0 : (this.options.idleMs ?? 500));
+    } catch (err) {
+      if (isStoreBusy(err)) {
+        // Another process holds the write lock (e.g. a long ingest): try again soon, without waiting
+        // on the lock (the service's event loop never does), backing off up to a second.
+        this.busyRetries++;
+        this.schedule(Math.min(1000, 20 * 2 ** Math.min(this.busyRetries, 6)));
+        return;
+      }
+      this.options.log?.(`embedding: batch failed (${(err as Error).message}); retrying`);
+      this.schedule(this.options.retryMs ?? 5000);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    await this.current;
+  }
+}

@@ -1,0 +1,470 @@
+/**
+ * The semantic index: every vector of the current model in memory, for search. Vectors carry their
+ * model id; the index loads the ones the store holds and, on each search, those stored since (by this
+ * or any other process).
+ *
+ * One contiguous float32 matrix ranked exactly, in slices that yield to the event loop; past
+ * `annThreshold` vectors, an HNSW graph (approximate, recall@10 ≥ 0.95), built in the background from
+ * the matrix once loaded, that then holds the vectors instead of it (saved beside the store with
+ * `persistDir`: ./persist.ts). The service loads the matrix in the background at start-up (`start()`):
+ * until it is ready, search answers the contract's 503 with Retry-After, never results from part of
+ * the archive.
+ */
+import { DEFAULT_HNSW, HnswIndex, type HnswOptions } from '../search/ann.js';
+import type { Embedder } from '../search/index.js';
+import { DEFAULT_FUSION, fuseRankings, type Fusion } from '../search/lexical.js';
+import { VectorMatrix } from '../search/matrix.js';
+import { rankMatrix, yieldToEventLoop, type SliceOptions } from '../search/rank.js';
+import { limitBounds, searchRankingMax } from '../contract/index.js';
+import { clampLimit, type StoredArticle } from '../domain/articles.js';
+import { isStoreBusy } from '../store/ports/errors.js';
+import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './persist.js';
+import type { StorePorts } from '../store/ports/index.js';
+
+/**
+ * Vectors at which the index switches from the exact scan to HNSW. Measured (npm run bench:search,
+ * 384 dimensions, 2 shared cores): the exact scan costs ~0.5 µs per vector per query (100k: p50 51 ms),
+ * so 20,000 vectors rank in ~10 ms, leaving room for the ~15 ms query embedding within the 30 ms goal;
+ * past it, HNSW answers in ~1 ms (100k: p95 0.9 ms).
+ */
+export const DEFAULT_ANN_THRESHOLD = 20_000;
+/** Vectors read from the store per page while loading (each page is one short store call). */
+export const DEFAULT_LOAD_PAGE = 1_000;
+/** After a failed background load (the database down at start-up), the next attempt (ms). */
+export const DEFAULT_LOAD_RETRY_MS = 5_000;
+
+export interface SemanticIndexOptions {
+  /** Past this many vectors, the approximate index answers (default {@link DEFAULT_ANN_THRESHOLD}). */
+  annThreshold?: number;
+  hnsw?: HnswOptions;
+  /** Threads inserting into the HNSW graph, each batch (default 1: the other core stays free). */
+  buildThreads?: number;
+  /** Vectors per store page while loading (default {@link DEFAULT_LOAD_PAGE}). */
+  pageSize?: number;
+  /** How ranking and index building share the event loop (slice length, clock). */
+  slice?: SliceOptions;
+  retryMs?: number;
+  log?: (message: string) => void;
+  /**
+   * How the semantic ranking is fused with the store's lexical one (default {@link DEFAULT_FUSION});
+   * `'semantic'`: vectors only; `'lexical'`: keywords only (evaluation, comparison).
+   */
+  fusion?: Fusion | 'semantic' | 'lexical';
+  /** Query vectors kept for repeated queries (default {@link DEFAULT_QUERY_CACHE}; 0: none). */
+  queryCacheSize?: number;
+  /**
+   * Where the approximate index is saved (src/indexing/persist.ts), e.g. DATA_DIR/search-index: a
+   * start loads it and adds only newer vectors. Unset: never saved (tests, tools).
+   */
+  persistDir?: string;
+  /** While running, how often to look whether enough is new to save (default {@link DEFAULT_SAVE_EVERY_MS}). */
+  saveEveryMs?: number;
+}
+
+/**
+ * A running service looks every 15 minutes whether to save the approximate index: when at least
+ * {@link SAVE_MIN_NEW_VECTORS} (or 5% of the index) were added since the last save. Also saved after a
+ * build and at shutdown.
+ */
+export const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
+export const SAVE_MIN_NEW_VECTORS = 10_000;
+
+/** Recent query vectors kept (384 floats each: 1.5 KB; 512 of them under 1 MB). */
+export const DEFAULT_QUERY_CACHE = 512;
+
+/** Paging and filter of one search (GET /v1/news/search `offset`, `tickers`). */
+export interface SearchOptions {
+  offset?: number;
+  tickers?: string[];
+}
+
+/** Search asked before the index has loaded the archive: the contract's 503 with Retry-After. */
+export class SearchIndexLoadingError extends Error {
+  override name = 'SearchIndexLoadingError';
+  /** Read by the HTTP layer (isDependencyUnavailable): a 503 serviceUnavailable, retry shortly. */
+  readonly unavailable = true;
+}
+
+export interface SemanticIndexStatus {
+  state: 'idle' | 'loading' | 'ready';
+  vectors: number;
+  mode: 'exact' | 'approximate';
+  /** Why the last background load attempt failed (it is retried). */
+  error?: string;
+}
+
+export class SemanticIndex {
+  /** row → article id; rows are never reused. */
+  private readonly ids: string[] = [];
+  /** id → row: a vector stored again for an article replaces the old one. */
+  private readonly positions = new Map<string, number>();
+  private dim: number | undefined;
+  private matrix: VectorMatrix | undefined;
+  private hnsw: HnswIndex | undefined;
+  /** usearch could not load here: stay exact whatever the size. */
+  private annUnavailable = false;
+  /** The HNSW graph being built from the matrix in the background (exact search answers meanwhile). */
+  private building: Promise<void> | undefined;
+  /** Rows replaced in the matrix while the graph was being built: set again in the graph at the switch. */
+  private readonly replacedDuringBuild = new Set<number>();
+  private lastRowid = 0;
+  /** The article id stored under `lastRowid` (the snapshot's check that its file is of this database). */
+  private lastId = '';
+  /** `lastRowid` when the approximate index was last saved or loaded (nothing new to save when equal). */
+  private savedRowid = -1;
+  /** Vectors in the index at the last save or load. */
+  private savedRows = 0;
+  private saving: Promise<void> | undefined;
+  private saveTimer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
+  private loading: Promise<void> | undefined;
+  private state: SemanticIndexStatus['state'] = 'idle';
+  private background = false;
+  private closed = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private lastError: string | undefined;
+  private skipped = 0;
+  /** Recent query vectors, least recently used first (Map order). */
+  private readonly queryCache = new Map<string, Float32Array>();
+
+  constructor(
+    private readonly store: Pick<StorePorts, 'articles' | 'vectors'>,
+    private readonly embedder: Embedder,
+    private readonly options: SemanticIndexOptions = {},
+  ) {}
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  get ready(): boolean {
+    return this.state === 'ready';
+  }
+
+  status(): SemanticIndexStatus {
+    return {
+      state: this.state,
+      vectors: this.ids.length,
+      mode: this.hnsw ? 'approximate' : 'exact',
+      ...(this.lastError && this.state !== 'ready' ? { error: this.lastError } : {}),
+    };
+  }
+
+  /**
+   * Loads the archive in the background (the service calls it at start-up and does not wait): from
+   * now on a search before the index is ready is refused (SearchIndexLoadingError), and a failed load
+   * is retried until it succeeds. Resolves when the index is ready. Without `start()`, the first
+   * search loads the index and waits for it (tests, tools).
+   */
+  start(): Promise<void> {
+    this.background = true;
+    return this.loadAll();
+  }
+
+  /**
+   * Stops retrying a failed background load and background work; with `persistDir`, saves the
+   * approximate index when it has vectors the saved one lacks (graceful shutdown). Never rejects.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    clearInterval(this.saveTimer);
+    await this.persist().catch(() => {});
+  }
+
+  /**
+   * Saves the approximate index beside the store (no-op without `persistDir`, without an approximate
+   * index, or when nothing was added since the last save). One save at a time; never mid-refresh.
+   */
+  persist(): Promise<void> {
+    this.saving ??= this.save().finally(() => (this.saving = undefined));
+    return this.saving;
+  }
+
+  private async save(): Promise<void> {
+    const dir = this.options.persistDir;
+    while (this.refreshing) await this.refreshing.catch(() => {});
+    const hnsw = this.hnsw;
+    if (!dir || !hnsw || this.lastRowid === this.savedRowid) return;
+    const started = performance.now();
+    // From here to the index write, no await: the graph, the ids and lastRowid describe one moment.
+    const rowid = this.lastRowid;
+    const rows = this.ids.length;
+    const o = { ...DEFAULT_HNSW, ...this.options.hnsw };
+    try {
+      await writeSnapshot(snapshotPaths(dir, this.embedder.modelId), (path) => hnsw.save(path), this.ids.join('\n'), {
+        modelId: this.embedder.modelId,
+        dim: hnsw.dim,
+        rows: this.ids.length,
+        lastRowid: rowid,
+        lastId: this.lastId,
+        hnsw: o,
+      });
+      this.savedRowid = rowid;
+      this.savedRows = rows;
+      this.options.log?.(`search: approximate index saved (${this.ids.length} vectors up to rowid ${rowid}) in ${Math.round(performance.now() - started)} ms`);
+    } catch (e) {
+      this.options.log?.(`search: saving the approximate index failed (${e instanceof Error ? e.message : String(e)}); it is rebuilt at the next start`);
+    }
+  }
+
+  /**
+   * Loads the saved approximate index when it is whole, of this model and of this database (the vector
+   * under its `lastRowid` is the one it recorded); the caller then loads the newer vectors on top.
+   * Returns false (logged) when there is none or it cannot be used: the caller loads from the store
+   * and rebuilds the graph in the background, the exact scan serving meanwhile.
+   */
+  private async restore(): Promise<boolean> {
+    const dir = this.options.persistDir;
+    if (!dir) return false;
+    const started = performance.now();
+    const paths = snapshotPaths(dir, this.embedder.modelId);
+    try {
+      const { manifest, ids } = await readSnapshot(paths, this.embedder.modelId);
+      if (manifest.rows > 0) {
+        const [at] = await this.store.vectors.vectorsAfter(this.embedder.modelId, manifest.lastRowid - 1, 1);
+        if (!at || at.rowid !== manifest.lastRowid || at.id !== manifest.lastId) {
+          throw new SnapshotUnusable(`stale: the store's vector at rowid ${manifest.lastRowid} is not the saved one (another database, or replaced since)`);
+        }
+      }
+      const hnsw = await HnswIndex.load(paths.index, manifest.dim, { ...this.options.hnsw, ...manifest.hnsw });
+      if (hnsw instanceof Error) throw new SnapshotUnusable(`the approximate index cannot load here (${hnsw.message})`);
+      this.hnsw = hnsw;
+      this.dim = manifest.dim;
+      ids.forEach((id, row) => {
+        this.ids.push(id);
+        this.positions.set(id, row);
+      });
+      this.lastRowid = this.savedRowid = manifest.lastRowid;
+      this.savedRows = ids.length;
+      this.lastId = manifest.lastId;
+      this.options.log?.(`search: saved approximate index loaded (${ids.length} vectors up to rowid ${manifest.lastRowid}) in ${Math.round(performance.now() - started)} ms; adding newer vectors`);
+      return true;
+    } catch (e) {
+      if (!(e instanceof SnapshotUnusable)) throw e;
+      this.options.log?.(`search: saved approximate index not used (${e.message}); loading from the store, approximate index rebuilt in the background`);
+      return false;
+    }
+  }
+
+  private loadAll(): Promise<void> {
+    this.loading ??= this.firstLoad();
+    return this.loading;
+  }
+
+  private async firstLoad(): Promise<void> {
+    this.state = 'loading';
+    const started = performance.now();
+    let restored = false;
+    for (;;) {
+      try {
+        if (!restored && this.lastRowid === 0) restored = await this.restore();
+        await this.refresh();
+        break;
+      } catch (err) {
+        if (!this.background || this.closed) {
+          // A caller waits on this load: it sees the error (a 503 when the store is unavailable).
+          this.loading = undefined;
+          this.state = 'idle';
+          throw err;
+        }
+        this.lastError = err instanceof Error ? err.message : String(err);
+        const retryMs = isStoreBusy(err) ? 200 : (this.options.retryMs ?? DEFAULT_LOAD_RETRY_MS);
+        this.options.log?.(`search: loading the index failed after ${this.ids.length} vectors (${this.lastError}); retrying in ${retryMs} ms`);
+        await new Promise<void>((resolve) => {
+          this.retryTimer = setTimeout(resolve, retryMs);
+          this.retryTimer.unref();
+        });
+        if (this.closed) throw new SearchIndexLoadingError('search index closed before it was ready');
+      }
+    }
+    // Growth slack off: the matrix keeps a little room for new articles.
+    this.matrix?.trim(Math.max(256, this.matrix.rows >> 4));
+    this.state = 'ready';
+    this.lastError = undefined;
+    const mode = this.hnsw ? 'approximate (HNSW)' : 'exact';
+    this.options.log?.(`search: index ready, ${this.ids.length} vectors, ${mode}, loaded in ${Math.round(performance.now() - started)} ms`);
+    this.maybeBuildApproximate();
+    if (this.options.persistDir && this.background && !this.closed) {
+      // Newer vectors are added to the graph as they come; saved now and then, and at shutdown.
+      this.saveTimer = setInterval(() => {
+        // A save holds the event loop while usearch writes the graph (about a second per million
+        // vectors): only when enough is new that a restart would otherwise spend long adding it.
+        if (this.ids.length - this.savedRows >= Math.max(SAVE_MIN_NEW_VECTORS, this.ids.length * 0.05)) void this.persist();
+      }, this.options.saveEveryMs ?? DEFAULT_SAVE_EVERY_MS);
+      this.saveTimer.unref();
+    }
+  }
+
+  /** Resolves when no approximate index is being built or saved (tests, benchmarks). */
+  async settled(): Promise<void> {
+    while (this.building || this.saving) await (this.building ?? this.saving);
+  }
+
+  /** Loads vectors stored since the last refresh (by this or any other process); one load at a time. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.load().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  private async load(): Promise<void> {
+    const pageSize = Math.max(1, this.options.pageSize ?? DEFAULT_LOAD_PAGE);
+    for (;;) {
+      const page = await this.store.vectors.vectorsAfter(this.embedder.modelId, this.lastRowid, pageSize);
+      await this.ingest(page);
+      if (page.length < pageSize) return;
+      // Each page is one synchronous read on SQLite: let requests in between.
+      await (this.options.slice?.pause ?? yieldToEventLoop)();
+    }
+  }
+
+  private async ingest(page: { rowid: number; id: string; vector: Float32Array }[]): Promise<void> {
+    const fresh: Float32Array[] = [];
+    const firstFresh = this.ids.length;
+    for (const v of page) {
+      if (v.rowid <= this.lastRowid) continue;
+      this.lastRowid = v.rowid;
+      this.lastId = v.id;
+      this.dim ??= v.vector.length;
+      if (v.vector.length !== this.dim) {
+        // Vectors of one model share a dimension; a stray one must never be compared.
+        if (this.skipped++ === 0) this.options.log?.(`search: vector of article ${v.id} has dimension ${v.vector.length}, the index ${this.dim}; skipped`);
+        continue;
+      }
+      const at = this.positions.get(v.id);
+      if (at !== undefined) {
+        if (this.hnsw) this.hnsw.set(at, v.vector);
+        else {
+          this.matrix!.set(at, v.vector);
+          if (this.building) this.replacedDuringBuild.add(at);
+        }
+        continue;
+      }
+      this.positions.set(v.id, this.ids.length);
+      this.ids.push(v.id);
+      if (this.hnsw) fresh.push(v.vector);
+      else (this.matrix ??= new VectorMatrix(this.dim, Math.min(page.length, (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD) + 1))).append(v.vector);
+    }
+    if (this.hnsw && fresh.length > 0) {
+      const block = new Float32Array(fresh.length * this.dim!);
+      fresh.forEach((v, i) => block.set(v, i * this.dim!));
+      await this.hnsw.addRows(firstFresh, block, { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
+    }
+    if (this.state === 'ready') this.maybeBuildApproximate();
+  }
+
+  /**
+   * Past the threshold, builds the HNSW graph in the background, without holding up loading or search:
+   * the index is ready (exact) as soon as every vector is in the matrix, and switches when the graph
+   * has caught up.
+   */
+  private maybeBuildApproximate(): void {
+    if (this.hnsw || this.building || this.annUnavailable || this.closed || !this.matrix) return;
+    if (this.matrix.rows <= (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD)) return;
+    this.building = this.toApproximate()
+      .catch((e: unknown) => {
+        this.annUnavailable = true;
+        this.options.log?.(`search: building the approximate index failed (${e instanceof Error ? e.message : String(e)}); ranking exactly`);
+      })
+      .finally(() => (this.building = undefined));
+  }
+
+  /** Builds the HNSW graph from the matrix (searches stay exact meanwhile), then drops the matrix. */
+  private async toApproximate(): Promise<void> {
+    const started = performance.now();
+    const dim = this.matrix!.dim;
+    const hnsw = await HnswIndex.create(dim, this.options.hnsw);
+    if (hnsw instanceof Error) {
+      this.annUnavailable = true;
+      this.options.log?.(`search: the approximate index cannot load here (${hnsw.message}); ranking exactly at ${this.matrix!.rows} vectors`);
+      return;
+    }
+    this.replacedDuringBuild.clear();
+    // Rows appended while a part was being added (new articles) are added in the next round.
+    for (let done = 0; done < this.matrix!.rows; ) {
+      if (this.closed) return;
+      const rows = this.matrix!.rows;
+      await hnsw.addRows(done, this.matrix!.data.subarray(done * dim, rows * dim), { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
+      done = rows;
+    }
+    // No await from here to the switch: nothing can change the matrix in between.
+    for (const row of this.replacedDuringBuild) hnsw.set(row, this.matrix!.row(row));
+    this.replacedDuringBuild.clear();
+    const rows = this.matrix!.rows;
+    this.hnsw = hnsw;
+    this.matrix = undefined;
+    this.options.log?.(`search: ${rows} vectors, switched to the approximate index (HNSW), built in ${Math.round(performance.now() - started)} ms`);
+    // The next start loads it instead of building it again.
+    void this.persist();
+  }
+
+  /**
+   * The ranked results `offset` to `offset + limit`, most relevant first. With `tickers`, the most
+   * relevant `limitBounds.max` results are ranked first, then only those about one of the symbols are
+   * kept and paged through (openapi.yaml, searchNews: a filtered search may return fewer).
+   */
+  async search(query: string, limit: number, options: SearchOptions = {}): Promise<StoredArticle[]> {
+    if (this.state !== 'ready') {
+      // Results from part of the archive would be a silent wrong answer: refuse until loaded.
+      if (this.background) throw new SearchIndexLoadingError(`search index loading (${this.ids.length} vectors so far)`);
+      await this.loadAll();
+    }
+    // As the list store: never more than the contract allows, whatever limit reaches this point.
+    const size = clampLimit(limit, limitBounds);
+    const offset = Math.max(0, Math.trunc(options.offset ?? 0));
+    const tickers = options.tickers && options.tickers.length > 0 ? new Set(options.tickers) : undefined;
+    // The ranking the pages come from: the first offset + limit results, or (filtered) the whole window.
+    const depth = tickers ? limitBounds.max : clampLimit(offset + size, limitBounds);
+    // Hybrid: the keyword half is asked first and answers while the query is being embedded.
+    const fusion = this.options.fusion ?? DEFAULT_FUSION;
+    // Both halves give the same fixed number of candidates, whatever the page: a result just below the
+    // page in one ranking can rise by the other, and every page of one query comes from one fused ranking.
+    const candidates = Math.max(depth, searchRankingMax);
+    const lexical = fusion === 'semantic' ? Promise.resolve([]) : this.store.vectors.lexicalSearch(query, candidates);
+    lexical.catch(() => {}); // observed below; never an unhandled rejection when the embedding fails first
+    // The query is embedded even for 'lexical' (evaluation only): the embedding's failure is a 503 either way.
+    const q = await this.embedQuery(query);
+    await this.refresh();
+    const semantic = fusion === 'lexical' ? [] : (await this.rank(q, fusion === 'semantic' ? depth : candidates)).map((t) => ({ id: this.ids[t.row]!, score: t.score }));
+    // Only articles the index holds (the contract: searchable once its embedding is stored; never one
+    // whose vector is of another model or not yet made).
+    const keyword = (await lexical).filter((x) => this.positions.has(x.id));
+    const fused = fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
+    const ranked = fused.slice(0, depth).map((x) => x.id);
+    if (!tickers) return this.store.articles.getMany(ranked.slice(offset, offset + size));
+    const about = (await this.store.articles.getMany(ranked)).filter((a) => a.tickers.some((t) => tickers.has(t.ticker)));
+    return about.slice(offset, offset + size);
+  }
+
+  /**
+   * The query's vector: from a small LRU of recent queries (a repeated or paged query skips the model),
+   * or embedded now.
+   */
+  private async embedQuery(query: string): Promise<Float32Array> {
+    const hit = this.queryCache.get(query);
+    if (hit) {
+      this.queryCache.delete(query);
+      this.queryCache.set(query, hit);
+      return hit;
+    }
+    const [q] = await this.embedder.embed([query]);
+    const max = this.options.queryCacheSize ?? DEFAULT_QUERY_CACHE;
+    if (max > 0) {
+      this.queryCache.set(query, q!);
+      if (this.queryCache.size > max) this.queryCache.delete(this.queryCache.keys().next().value!);
+    }
+    return q!;
+  }
+
+  /** The `k` rows most similar to `query`, best first (equal scores: the newer article first). */
+  private async rank(query: Float32Array, k: number): Promise<{ row: number; score: number }[]> {
+    if (this.dim === undefined || this.ids.length === 0) return [];
+    if (query.length !== this.dim) throw new RangeError(`query has dimension ${query.length}, the index ${this.dim}`);
+    const idOf = (row: number) => this.ids[row]!;
+    if (this.hnsw) {
+      return this.hnsw.search(query, k).sort((a, b) => b.score - a.score || (idOf(b.row) > idOf(a.row) ? 1 : idOf(b.row) < idOf(a.row) ? -1 : 0));
+    }
+    const m = this.matrix!;
+    return rankMatrix(m.data, m.dim, m.rows, query, k, idOf, this.options.slice);
+  }
+}

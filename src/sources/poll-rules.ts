@@ -1,0 +1,89 @@
+/**
+ * The poller's settings and schedule rules (pure): its HTTP behaviour, its defaults, its User-Agent and
+ * lease owner id, and when a source is polled next after a success or a failure.
+ *
+ * Scheduling: a success polls again after max(every, the feed's own ttl / sy:updatePeriod floor); an
+ * error after `backoffMs` (exponential from the source's interval, with jitter; a `Retry-After` wins when
+ * longer).
+ *
+ * Every HTTP setting of the poller is in POLL_HTTP (one place; docs/sources.md quotes it).
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { backoffMs } from './feed/index.js';
+
+/** The HTTP behaviour of the poller: timeouts, caps. The User-Agent is built by `pollerUserAgent`. */
+export const POLL_HTTP = {
+  /** Connecting (DNS, TCP, TLS) may take this long. */
+  connectTimeoutMs: 5_000,
+  /** The whole request, body included. */
+  timeoutMs: 20_000,
+  /** A larger body is refused (`too-large`) without reading the rest. */
+  maxBytes: 5 * 1024 * 1024,
+  /** More redirects than this in a row is an error (`redirects`). */
+  maxRedirects: 5,
+} as const;
+
+export const POLL_DEFAULTS = {
+  /** Sources polled at the same time by one process. */
+  concurrency: 8,
+  /** A claimed source is this process's for this long: a bit longer than the whole fetch may take, plus parse and store. */
+  leaseMs: POLL_HTTP.timeoutMs + 15_000,
+  /** The schedule is read at least this often (sources polled by other instances, expired leases). */
+  tickMs: 1_000,
+  /** The registry version is read this often: an add, pause, resume or remove is seen within it. */
+  registryCheckMs: 250,
+  /** Backoff never waits longer than this (unless the source's own interval is longer)... */
+  backoffMaxMs: 30 * 60_000,
+  /** ...but a server's Retry-After is obeyed up to this. */
+  retryAfterMaxMs: 6 * 3600_000,
+  /** A feed's ttl / sy:updatePeriod floor is honoured up to this. */
+  feedFloorMaxMs: 24 * 3600_000,
+  /** After the store failed (e.g. busy), the same poll is tried again this soon. */
+  storeRetryMs: 2_000,
+  /** Dedup records older than this are dropped (the issue's "at least 30 days"). */
+  seenRetentionMs: 30 * 24 * 3600_000,
+  /** ...checked this often. */
+  pruneEveryMs: 3600_000,
+} as const;
+
+const PACKAGE_VERSION: string = (() => {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0';
+  }
+})();
+
+/** `FinancialNewsService/0.1.0 (fns; feed poller)`: the service, its version and the brand. */
+export function pollerUserAgent(brand: string, version: string = PACKAGE_VERSION): string {
+  return `FinancialNewsService/${version} (${brand}; feed poller)`;
+}
+
+/** A process-wide id for leases: host, pid and a random part (two pollers in one process differ too). */
+export function pollerOwnerId(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+}
+
+/** When a source is polled next after a success: its interval, or the feed's own floor when longer (capped). */
+export function nextPollAfterSuccess(now: number, everyMs: number, minIntervalMs: number | null): number {
+  const floor = Math.min(minIntervalMs ?? 0, POLL_DEFAULTS.feedFloorMaxMs);
+  return now + Math.max(everyMs, floor);
+}
+
+/**
+ * When a source is polled next after its `failures`-th consecutive failure: exponential backoff from its
+ * interval with jitter (never sooner than the interval), capped; a Retry-After (capped) wins when longer.
+ */
+export function nextPollAfterFailure(
+  now: number,
+  everyMs: number,
+  failures: number,
+  retryAfterMs: number | null,
+  random: () => number = Math.random,
+): number {
+  const retryAfter = retryAfterMs === null ? null : Math.min(Math.max(0, retryAfterMs), POLL_DEFAULTS.retryAfterMaxMs);
+  const delay = backoffMs(failures, { baseMs: everyMs, maxMs: Math.max(everyMs, POLL_DEFAULTS.backoffMaxMs), retryAfterMs: retryAfter, random });
+  return now + Math.max(everyMs, delay, retryAfter ?? 0);
+}

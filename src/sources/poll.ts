@@ -1,0 +1,93 @@
+/**
+ * One poll of one claimed source: fetch with its stored validators (a 304 costs nothing), parse (on a
+ * worker thread when large), map and enrich, and store the new items through the ingestion pipeline
+ * (dedup, enrichment, one transaction). It answers what happened; recording it is the bookkeeping's job
+ * (./poll-record.ts) and when to poll is the scheduler's (./poller.ts).
+ */
+import { FeedError, type FeedErrorKind, type FetchOptions, type FetchResult, type Validators } from './feed/index.js';
+import { prepareFeedItems } from './off-thread.js';
+import { storeOffers, type LineOutcome } from '../ingest/pipeline.js';
+import type { SourceRecord, SourceStore } from '../store/ports/index.js';
+
+export type FetchFn = (url: string, validators: Validators, opts: FetchOptions) => Promise<FetchResult>;
+
+/** What one poll did, before it is recorded. */
+export type PollResult =
+  /** Stopped, paused or removed meanwhile: nothing to record but the lease to give back. */
+  | { kind: 'aborted' }
+  /** The source failed (HTTP, network, timeout, a body that is not a feed...). */
+  | { kind: 'failed'; at: number; status: number | null; error: FeedErrorKind; message: string; retryAfterMs: number | null }
+  /** Our side failed (the store), not the source. */
+  | { kind: 'store-failed'; status: number; cause: unknown }
+  /** Fetched (200) or unchanged (304); `outcomes` has one answer per item offered to the store. */
+  | {
+      kind: 'fetched';
+      /** A 304: the feed is as the stored validators describe it. */
+      notModified: boolean;
+      at: number;
+      status: number;
+      etag: string | null;
+      lastModified: string | null;
+      minIntervalMs: number | null;
+      outcomes: LineOutcome[];
+      /** Items of the feed without usable text. */
+      unusable: number;
+    };
+
+export interface PollSteps {
+  store: SourceStore;
+  fetch: FetchFn;
+  fetchOptions: Omit<FetchOptions, 'signal'>;
+  clock: () => number;
+}
+
+/** Polls `rec` once, from fetch to store; `signal` abandons it between steps. */
+export async function pollOnce(rec: SourceRecord, signal: AbortSignal, { store, fetch, fetchOptions, clock }: PollSteps): Promise<PollResult> {
+  const validators: Validators = { etag: rec.etag, lastModified: rec.lastModified };
+  const result = await fetch(rec.url, validators, { ...fetchOptions, signal });
+  if (signal.aborted) return { kind: 'aborted' };
+  const at = clock();
+  if (result.kind === 'error') return { kind: 'failed', at, status: result.status, error: result.error, message: result.message, retryAfterMs: result.retryAfterMs };
+  if (result.kind === 'not-modified') {
+    return {
+      kind: 'fetched',
+      notModified: true,
+      at,
+      status: 304,
+      etag: result.validators.etag ?? rec.etag,
+      lastModified: result.validators.lastModified ?? rec.lastModified,
+      minIntervalMs: rec.minIntervalMs,
+      outcomes: [],
+      unusable: 0,
+    };
+  }
+  let feed, items;
+  try {
+    // A large body is parsed, mapped and enriched on a worker thread, and the store works in slices on
+    // its own: no step of a poll holds the event loop for more than a few ms, whatever the feed
+    // (docs/sources.md).
+    ({ feed, items } = await prepareFeedItems(result.body, { contentType: result.contentType, baseUrl: result.finalUrl }, { name: rec.name, urgency: rec.urgency }));
+  } catch (e) {
+    if (!(e instanceof FeedError)) throw e;
+    return { kind: 'failed', at, status: result.status, error: e.kind, message: e.message, retryAfterMs: null };
+  }
+  if (signal.aborted) return { kind: 'aborted' };
+  let outcomes: LineOutcome[];
+  try {
+    // The pipeline's store step, as push and `fns articles ingest` take it (one transaction per poll).
+    outcomes = items.length > 0 ? (await storeOffers(items.map((item, i) => ({ line: i + 1, item })), store, clock)).results : [];
+  } catch (e) {
+    return { kind: 'store-failed', status: result.status, cause: e };
+  }
+  return {
+    kind: 'fetched',
+    notModified: false,
+    at: clock(),
+    status: result.status,
+    etag: result.validators.etag,
+    lastModified: result.validators.lastModified,
+    minIntervalMs: feed.minIntervalSeconds === null ? null : feed.minIntervalSeconds * 1000,
+    outcomes,
+    unusable: feed.itemCount - items.length,
+  };
+}
