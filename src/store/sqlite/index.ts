@@ -16,7 +16,6 @@ import { openDatabase, type OpenOptions } from './db.js';
 import { SqliteSources } from './sources.js';
 import { SqliteVectors } from './vectors.js';
 import { SqliteWebhooks } from './webhooks.js';
-import { INGEST_SLICES } from '../ports/sources-plan.js';
 import { ingestOffThread, type IngestThread } from './ingest-thread.js';
 
 export { MIGRATIONS } from './migrations.js';
@@ -49,9 +48,6 @@ export class SqliteStore implements Store {
     if (options.ingestOffThread && file !== ':memory:' && options.nearRule === undefined) {
       this.ingestThread = ingestOffThread(file, db, this.sources, this.vectors, {
         busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)),
-        // The same slices as inline (INGEST_SLICES): each holds the write lock, which this connection's
-        // own writes wait for a few ms at most (SERVICE_BUSY_TIMEOUT_MS).
-        slices: options.ingestSlices ?? { maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs },
       });
     }
   }

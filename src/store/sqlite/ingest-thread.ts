@@ -19,7 +19,6 @@
 import type Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 import type { ItemOutcome, PollOutcome, SourcedItem } from '../ports/index.js';
-import { ingestInSlices, type SliceOptions } from '../ports/sources-plan.js';
 import type { SqliteSources } from './sources.js';
 import type { SqliteVectors } from './vectors.js';
 
@@ -170,8 +169,8 @@ export class IngestThread {
 }
 
 /**
- * The store's ports as they were, three of their methods through the ingest thread: `sources.ingestItems`
- * (the same slices, each one transaction there), `sources.recordPoll` and `vectors.nextBatch`. While the
+ * Starts the ingest thread and tells the ports to use it (their `writeVia` / `readBatchVia`): the slices of
+ * `sources.ingestItems` (each one transaction there), `sources.recordPoll` and `vectors.nextBatch`. While the
  * thread runs, the WAL checkpoints are its connection's (off on `db`: a checkpoint run by a commit of the
  * event loop's connection would hold the loop while it writes and syncs the pages). The thread starts now.
  */
@@ -180,20 +179,17 @@ export function ingestOffThread(
   db: Database.Database,
   sources: SqliteSources,
   vectors: SqliteVectors,
-  opts: { busyTimeoutMs: number; slices: SliceOptions },
+  opts: { busyTimeoutMs: number },
 ): IngestThread {
   const inline = {
-    ingest: sources.ingestItems.bind(sources),
-    recordPoll: sources.recordPoll.bind(sources),
-    nextBatch: vectors.nextBatch.bind(vectors),
+    ingest: async (items: SourcedItem[], at: number | (() => number)) => sources.ingestSlice(items, at),
+    recordPoll: async (name: string, owner: string, outcome: PollOutcome) => sources.recordPollHere(name, owner, outcome),
+    nextBatch: async (limit: number) => vectors.nextBatchHere(limit),
   };
   const thread = new IngestThread(file, opts.busyTimeoutMs, inline, (running) => void (db.open && db.pragma(`wal_autocheckpoint = ${running ? 0 : 1000}`)));
-  // Inside a transaction of `db` (store.transaction), the work joins it, on this thread, as before: the
-  // worker's connection would wait for the lock that transaction holds.
-  sources.ingestItems = (items, at) =>
-    items.length === 0 || db.inTransaction ? inline.ingest(items, at) : ingestInSlices(items, (slice) => thread.ingestSlice(slice, at), opts.slices);
-  sources.recordPoll = (name, owner, outcome) => (db.inTransaction ? inline.recordPoll(name, owner, outcome) : thread.recordPoll(name, owner, outcome));
-  vectors.nextBatch = (limit) => (db.inTransaction ? inline.nextBatch(limit) : thread.nextBatch(limit));
+  // The ports send their work here; inside a transaction of `db` (store.transaction) it stays on `db`.
+  sources.writeVia({ ingestSlice: (items, at) => thread.ingestSlice(items, at), recordPoll: (name, owner, outcome) => thread.recordPoll(name, owner, outcome) });
+  vectors.readBatchVia((limit) => thread.nextBatch(limit));
   thread.warm();
   return thread;
 }

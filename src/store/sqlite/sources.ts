@@ -88,8 +88,19 @@ export const IDENTITY_MIGRATION = `
   UPDATE articles SET url = NULL
     WHERE url IS NOT NULL AND (length(url) > 2000 OR NOT (url GLOB 'http://?*' OR url GLOB 'https://?*') OR url GLOB '*[ ' || char(9) || char(10) || char(13) || ']*');`;
 
+/**
+ * Where the slices of an ingest and the record of a poll run instead of this connection: the service's
+ * ingest thread (ingest-thread.ts), off the event loop. Work asked for inside a transaction of this
+ * connection stays here (it joins that transaction; another connection would wait for its lock).
+ */
+export interface SourcesWriter {
+  ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;
+  recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void>;
+}
+
 export class SqliteSources implements SourceStore {
   private readonly st;
+  private writer: SourcesWriter | undefined;
   /** Recent articles' content by id (an article's content never changes): candidates are read once. */
   private readonly contents = new ContentCache();
 
@@ -226,7 +237,18 @@ export class SqliteSources implements SourceStore {
     );
   }
 
+  /** From now on the slices of an ingest and the records of polls run on `writer` (none: here again). */
+  writeVia(writer: SourcesWriter | undefined): void {
+    this.writer = writer;
+  }
+
   async recordPoll(name: string, owner: string, o: PollOutcome): Promise<void> {
+    if (this.writer && !this.db.inTransaction) return this.writer.recordPoll(name, owner, o);
+    this.recordPollHere(name, owner, o);
+  }
+
+  /** The record of a poll on this connection (a writer's fallback when it has no thread). */
+  recordPollHere(name: string, owner: string, o: PollOutcome): void {
     this.write(() =>
       this.st.record.run({
         name,
@@ -252,11 +274,12 @@ export class SqliteSources implements SourceStore {
 
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     if (items.length === 0) return [];
-    return ingestInSlices(items, async (slice) => this.ingestSlice(slice, at), this.slices);
+    const writer = this.db.inTransaction ? undefined : this.writer;
+    return ingestInSlices(items, async (slice) => (writer ? writer.ingestSlice(slice, at) : this.ingestSlice(slice, at)), this.slices);
   }
 
-  /** One slice of `ingestItems`: one IMMEDIATE transaction. */
-  private ingestSlice(items: SourcedItem[], at: number | (() => number)): ItemOutcome[] {
+  /** One slice of `ingestItems` on this connection: one IMMEDIATE transaction (also a writer's fallback). */
+  ingestSlice(items: SourcedItem[], at: number | (() => number)): ItemOutcome[] {
     return this.write(() => {
       // Read inside the transaction, which holds the write lock.
       const now = typeof at === 'number' ? at : at();

@@ -13,6 +13,8 @@ export class SqliteVectors implements VectorStore {
   private readonly st;
   /** Query terms found in more than MAX_TERM_ARTICLES articles (at most COMMON_TERMS_KEPT of them). */
   private readonly commonTerms = new Set<string>();
+  /** Reads the embedding queue's next batch instead of this connection (the service's ingest thread). */
+  private batchReader: ((limit: number) => Promise<{ id: string; content: string }[]>) | undefined;
 
   constructor(private readonly db: Database.Database) {
     this.st = {
@@ -48,7 +50,18 @@ export class SqliteVectors implements VectorStore {
     return this.st.enqueueMissing.run(new Date().toISOString(), model).changes;
   }
 
+  /** From now on the queue's next batch is read by `reader` (none: here again), except inside a transaction. */
+  readBatchVia(reader: ((limit: number) => Promise<{ id: string; content: string }[]>) | undefined): void {
+    this.batchReader = reader;
+  }
+
   async nextBatch(limit: number): Promise<{ id: string; content: string }[]> {
+    if (this.batchReader && !this.db.inTransaction) return this.batchReader(limit);
+    return this.nextBatchHere(limit);
+  }
+
+  /** The next batch read on this connection (a reader's fallback when it has no thread). */
+  nextBatchHere(limit: number): { id: string; content: string }[] {
     return this.st.nextBatch.all(limit);
   }
 
