@@ -23,6 +23,8 @@ export interface FeedPollerOptions {
   /** When false nobody is listening: the poller only moves its cursor to the end of the feed. */
   hasListeners: () => boolean;
   log: (m: string) => void;
+  /** Who reads the feed, the first word of its log lines (`stream`, `webhooks`). Default `stream`. */
+  label?: string;
 }
 
 export class FeedPoller {
@@ -77,7 +79,7 @@ export class FeedPoller {
       this.again = false;
       const before = this.lastSeq;
       this.running = this.poll()
-        .catch((e: unknown) => this.opts.log(`stream: feed poll failed: ${e instanceof Error ? e.message : String(e)}`))
+        .catch((e: unknown) => this.opts.log(`${this.opts.label ?? 'stream'}: feed poll failed: ${e instanceof Error ? e.message : String(e)}`))
         .finally(() => {
           this.running = undefined;
           this.schedule(this.again ? 0 : this.nextDelay(this.lastSeq !== before));

@@ -371,6 +371,7 @@ export class WebhookDispatcher {
         for (const w of this.workers.values()) w.kick();
       },
       log: opts.log,
+      label: 'webhooks',
     });
     this.feed = new RecentFeed(opts.store.articles, () => this.poller.cursor);
   }

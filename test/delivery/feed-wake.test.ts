@@ -115,3 +115,23 @@ describe('FeedPoller.wake: a wake that comes before the commit is visible still 
     await poller.stop();
   });
 });
+
+describe('FeedPoller: a failed read is logged under its reader, and the next wake reads again', () => {
+  it('names the reader (webhooks) in the log line, then delivers once the feed answers', async () => {
+    const f = feed();
+    let failing = true;
+    const articles = { ...f.articles, feedAfter: async (seq: number, limit: number) => (failing ? Promise.reject(new Error('connection lost')) : f.articles.feedAfter(seq, limit)) };
+    const lines: string[] = [];
+    const delivered: number[] = [];
+    const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: (b) => delivered.push(...b.map((e) => e.seq)), hasListeners: () => true, log: (m) => lines.push(m), label: 'webhooks' });
+    await poller.start();
+    f.add(1);
+    poller.wake();
+    await until(() => lines.length > 0, 'the failure logged');
+    expect(lines[0]).toBe('webhooks: feed poll failed: connection lost');
+    failing = false;
+    poller.wake();
+    await until(() => delivered.length === 1, 'the article once the feed answers');
+    await poller.stop();
+  });
+});
