@@ -16,6 +16,7 @@ import { stopFeedParser } from '../../src/sources/feed/off-thread.js';
 import { ingestInSlices, nextSliceSize, planIngest } from '../../src/store/ports/sources-plan.js';
 import type { NearDuplicateRule, SourcedItem } from '../../src/store/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { rssOf, title, turnsDuring } from './support.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -28,28 +29,6 @@ const store = (maxItems: number) => {
   return new SqliteStore(join(d, 'fns.sqlite'), { ingestSlices: { maxItems } });
 };
 
-/** Counts the turns of the event loop while `work` runs: a setImmediate chain re-armed at every turn. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    if (!running) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  const result = await work();
-  running = false;
-  return { result, turns };
-}
-
-const words = 'harbor copper lithium pipeline refinery tariff merger lawsuit pension dividend bond yield inflation payroll'.split(' ');
-const title = (i: number) => `${words[i % 14]} ${words[(i * 3) % 14]} ${words[(i * 5) % 14]} story number ${i}`;
-const rssOf = (n: number, pad = 0) =>
-  `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title>${Array.from(
-    { length: n },
-    (_, i) => `<item><title>${title(i)}</title><link>https://ex.com/${i}</link><guid>g-${i}</guid><description>${'x'.repeat(pad)}</description></item>`,
-  ).join('')}</channel></rss>`;
 
 describe('the slices helpers give the event loop a turn between slices and keep results and order', () => {
   it('mapInSlices over 100 items in slices of 10: 9 turns, same results in order', async () => {

@@ -19,6 +19,7 @@ import type { ItemOutcome, SourcedItem } from '../../src/store/ports/index.js';
 import { INGEST_THREAD_BUSY_TIMEOUT_MS } from '../../src/store/sqlite/ingest-thread.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { sourcedArticle } from '../../src/sources/pipeline.js';
+import { rssOf, title, turnsDuring, words } from './support.js';
 
 const dirs: string[] = [];
 const stores: SqliteStore[] = [];
@@ -37,28 +38,6 @@ const fileStore = (offThread: boolean, maxItems = 20) => {
   return { store: s, file };
 };
 
-/** Counts the turns of the event loop while `work` runs: a setImmediate chain re-armed at every turn. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    if (!running) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  const result = await work();
-  running = false;
-  return { result, turns };
-}
-
-const words = 'harbor copper lithium pipeline refinery tariff merger lawsuit pension dividend bond yield inflation payroll'.split(' ');
-const title = (i: number) => `${words[i % 14]} ${words[(i * 3) % 14]} ${words[(i * 5) % 14]} story number ${i}`;
-const rssOf = (n: number, pad = 0) =>
-  `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title>${Array.from(
-    { length: n },
-    (_, i) => `<item><title>${title(i)}</title><link>https://ex.com/${i}</link><guid>g-${i}</guid><description>${'x'.repeat(pad)}</description></item>`,
-  ).join('')}</channel></rss>`;
 
 const article = (content: string, url: string | null = null) => ({ content, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [], url });
 
