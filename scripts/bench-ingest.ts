@@ -348,6 +348,20 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awai
     gcMax = 0;
     return g;
   };
+  /** Opens a measured window: the harness's own garbage collected first, then every probe from zero. */
+  const openWindow = async () => {
+    collect();
+    await sleep(100);
+    gcLongest();
+    probe.reset();
+    probe.enable();
+    cpuStart();
+  };
+  /** Closes it: the longest block, the p99 block, the loop's own CPU at once and the longest GC pause. */
+  const closeWindow = () => {
+    probe.disable();
+    return { cpu: cpuStop(), block: longest(), p99: p99(), gc: gcLongest() };
+  };
   const verdict = (ms: number) => (ms <= BLOCK_GOAL_MS ? 'met' : 'NOT met');
   // Let the start-up settle (index load, first timers) before measuring.
   await sleep(500);
@@ -383,12 +397,7 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awai
     { eval: true, workerData: { url: `${svc.adminUrl}/admin/v1/articles`, token: ADMIN_TOKEN, body } },
   );
   await new Promise<void>((r) => pusher.once('online', () => r()));
-  collect();
-  await sleep(100);
-  gcLongest();
-  probe.reset();
-  probe.enable();
-  cpuStart();
+  await openWindow();
   const t0 = performance.now();
   await svc.store.sources.addSource({ name: 'big', url: feeds.url('/big.rss'), everyMs: 3600_000, urgency: 'auto' }, Date.now());
   svc.poller!.wake();
@@ -402,40 +411,23 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awai
     await sleep(5);
   }
   const pollMs = performance.now() - t0;
-  probe.disable();
-  const pollCpu = cpuStop();
-  const pollBlock = longest();
-  const pollP99 = p99();
-  const pollGc = gcLongest();
+  const { cpu: pollCpu, block: pollBlock, p99: pollP99, gc: pollGc } = closeWindow();
   const rec = (await svc.store.sources.getSource('big'))!;
   await svc.store.sources.removeSource('big');
 
   // A push of 1,000 articles, about 1 MiB of NDJSON (made above).
-  collect();
-  await sleep(100);
-  gcLongest();
-  probe.reset();
-  probe.enable();
-  cpuStart();
+  await openWindow();
   const p0 = performance.now();
   const pushed = new Promise<{ status: number; answer: { stored: number; duplicates: number; invalid: number } }>((r) => pusher.once('message', r));
   pusher.postMessage('push');
   const { status: pushStatus, answer } = await pushed;
   const pushMs = performance.now() - p0;
-  probe.disable();
-  const pushCpu = cpuStop();
-  const pushBlock = longest();
-  const pushP99 = p99();
-  const pushGc = gcLongest();
+  const { cpu: pushCpu, block: pushBlock, p99: pushP99, gc: pushGc } = closeWindow();
   await pusher.terminate();
   if (pushStatus !== 200) throw new Error(`the push answered ${pushStatus}: ${JSON.stringify(answer)}`);
 
   // The floor: one plain JSON.parse of the same body (as one JSON array), under the same probe.
-  collect();
-  await sleep(100);
-  probe.reset();
-  probe.enable();
-  cpuStart();
+  await openWindow();
   await sleep(20);
   let parseMs = 0;
   await new Promise<void>((resolve) =>
@@ -447,9 +439,7 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awai
     }, 5),
   );
   await sleep(20);
-  probe.disable();
-  const floorCpu = cpuStop();
-  const floorBlock = longest();
+  const { cpu: floorCpu, block: floorBlock } = closeWindow();
 
   const ms = (x: number) => `${x.toFixed(1)} ms`.padStart(8);
   console.log(`\n4. event-loop blocks (monitorEventLoopDelay, 1 ms resolution; goal: longest <= ${BLOCK_GOAL_MS} ms), on ${cpus().length} CPU(s), load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
