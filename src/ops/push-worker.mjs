@@ -6,44 +6,29 @@
 // Answers {id, body, format} with {id, items} messages of at most CHUNK PushLines (body order; each after
 // the main thread's {id, next} for the one before), then
 // {id, done: true}, or {id, error: {name, message}} (PushBodyError: the whole body is refused).
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
+import { chunkChannel, lowerThreadPriority } from '../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('push-worker.mjs must run in a worker thread');
 const port = parentPort;
-// A lower CPU priority for this thread only (Linux: setpriority on the thread id, from /proc/thread-self,
-// as src/search/local-worker.mjs), so on a contended core the event loop thread (requests, the stream,
-// the admin listener) runs first; elsewhere, or when refused, the thread keeps the process's priority.
-try {
-  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 10);
-} catch {
-  // not Linux, or not allowed: unchanged
-}
+// On a contended core the event loop thread runs first.
+lowerThreadPriority(10);
 register();
 const { readPushBody, PushBodyError } = await import('./push.ts');
 
 const CHUNK = 100;
 
 // Flow control (src/runtime/off-thread.ts): after each chunk, wait for the main thread's {id, next}.
-const waiting = new Map();
-const nextChunk = (id) => new Promise((resolve) => waiting.set(id, resolve));
-const acknowledged = (id) => {
-  const go = waiting.get(id);
-  waiting.delete(id);
-  go?.();
-};
+const chunks = chunkChannel(port);
 
 port.on('message', async ({ id, next, body, format }) => {
-  if (next) return acknowledged(id);
+  if (chunks.acknowledge({ id, next })) return;
   try {
     // No turns to give here: this thread serves nothing else.
     const lines = await readPushBody(body, format, { budgetMs: Number.POSITIVE_INFINITY });
     for (let i = 0; i < lines.length; i += CHUNK) {
-      const read = nextChunk(id);
-      port.postMessage({ id, items: lines.slice(i, i + CHUNK) });
-      await read;
+      await chunks.send(id, lines.slice(i, i + CHUNK));
     }
     port.postMessage({ id, done: true });
   } catch (err) {

