@@ -35,13 +35,17 @@ const HOLD_MS = 300;
 async function start(env: Record<string, string>): Promise<RunningService> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', ADMIN_TOKEN: TOKEN, ...env });
   const lines: string[] = [];
-  return startService(config, {
+  const svc = await startService(config, {
     logger: createLogger({ destination: { write: (l) => void lines.push(l) }, pretty: false }),
     metrics: createMetrics({ defaultMetrics: false }),
     embedder: new TrigramEmbedder(),
     pollSources: false,
     dependencyHoldMs: HOLD_MS,
   });
+  // The search index loads in the background and is a readiness check of its own: the tests start from
+  // a service that is ready, so that /readyz turns red for the outage alone.
+  await svc.searchReady;
+  return svc;
 }
 
 const portOf = (svc: RunningService) => Number(new URL(svc.url).port);

@@ -103,6 +103,8 @@ describe('metrics of the running service', () => {
   it('counts embedder failures and names the embedder in /readyz', async () => {
     ops = await startOps({ keys: { max: 1 } });
     const o = ops;
+    // The search index loads in the background and is a readiness check of its own: wait for it.
+    await o.svc.searchReady;
     const ready = await fetch(`${o.adminUrl}/readyz`);
     expect(ready.status).toBe(200);
     expect((await ready.json()).checks).toMatchObject({ database: { ok: true }, embedder: { ok: true } });
@@ -115,6 +117,8 @@ describe('metrics of the running service', () => {
 
   it('is not ready while the embedder fails (first check after start)', async () => {
     ops = await startOps();
+    // Only the embedder may fail here: the search index (loading in the background) has loaded first.
+    await ops.svc.searchReady;
     ops.embedder.failing = true;
     const res = await fetch(`${ops.adminUrl}/readyz`);
     expect(res.status).toBe(503);
