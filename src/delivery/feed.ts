@@ -35,6 +35,8 @@ export class FeedPoller {
   private again = false;
   /** Index into WAKE_RETRY_MS while following up a wake; -1 when not woken. */
   private retry = -1;
+  /** A read is already due at once (a wake's zero-delay timer is pending). */
+  private due = false;
 
   constructor(private readonly opts: FeedPollerOptions) {}
 
@@ -60,7 +62,9 @@ export class FeedPoller {
   /**
    * Reads the feed now instead of at the next tick: a notification bus (PostgreSQL LISTEN/NOTIFY) calls
    * this when a commit announces new articles, and after it reconnected (to fill what it may have
-   * missed). Coalesced: a wake during a poll runs one more poll right after it.
+   * missed). Coalesced: a wake during a poll runs one more poll right after it, and a wake while a read
+   * is already due does nothing more (a data directory watch can fire thousands of times a second
+   * during a large ingest: each wake must not cost a timer).
    */
   wake(): void {
     if (this.stopped) return;
@@ -69,13 +73,16 @@ export class FeedPoller {
       this.again = true;
       return;
     }
+    if (this.due) return;
     if (this.timer) clearTimeout(this.timer);
     this.schedule(0);
   }
 
   private schedule(delayMs: number = this.opts.intervalMs): void {
     if (this.stopped) return;
+    this.due = delayMs === 0;
     this.timer = setTimeout(() => {
+      this.due = false;
       this.again = false;
       const before = this.lastSeq;
       this.running = this.poll()

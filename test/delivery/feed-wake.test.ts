@@ -69,6 +69,31 @@ describe('FeedPoller.wake: a commit notification delivers at once', () => {
   });
 });
 
+describe('FeedPoller.wake: a storm of wakes costs one read, not a timer per wake', () => {
+  // A data directory watch fires on every page SQLite writes: thousands of wakes a second during a large
+  // ingest. Each re-armed a timer (cleared, then set again): tens of MB of garbage per poll of a big feed.
+  it('10,000 wakes while a read is already due arm one timer and run one read', async () => {
+    const f = feed();
+    let reads = 0;
+    const articles = { latestSeq: f.articles.latestSeq, feedAfter: async (seq: number, limit: number) => (reads++, f.articles.feedAfter(seq, limit)) };
+    const delivered: number[] = [];
+    const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: (b) => delivered.push(...b.map((e) => e.seq)), hasListeners: () => true, log: () => {} });
+    await poller.start();
+    f.add(2);
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      for (let i = 0; i < 10_000; i++) poller.wake();
+      expect(timers).toHaveBeenCalledTimes(1);
+    } finally {
+      timers.mockRestore();
+    }
+    await until(() => delivered.length >= 2, 'two articles');
+    expect(delivered).toEqual([1, 2]);
+    expect(reads).toBe(1);
+    await poller.stop();
+  });
+});
+
 describe('FeedPoller.wake: a wake that comes before the commit is visible still delivers at once', () => {
   it('reads again shortly after a woken read that found nothing, long before the timer', async () => {
     const f = feed();

@@ -56,16 +56,27 @@ export function sqliteFreshness(db: Database.Database, options: FreshnessOptions
   };
 }
 
-/** Wake-ups from a watch on the directory of `file`: any write to the file, its -wal or -shm. */
+/**
+ * Wake-ups from a watch on the directory of `file`: any write to the file, its -wal or -shm. The watch
+ * reports every write (a page of the WAL, a checkpoint's page of the database), thousands a second while
+ * a large ingest commits: they are coalesced here into at most one wake per turn of the event loop.
+ */
 async function followFile(file: string, hooks: FollowHooks): Promise<(() => Promise<void>) | undefined> {
   if (file === ':memory:') {
     hooks.onUnavailable('an in-memory database has no file to watch');
     return undefined;
   }
   const prefix = basename(file);
+  let queued = false;
+  const wakeOnce = () => {
+    queued = false;
+    hooks.wake();
+  };
   try {
     const watcher = watch(dirname(file), { persistent: false }, (_event, name) => {
-      if (typeof name === 'string' && name.startsWith(prefix)) hooks.wake();
+      if (queued || typeof name !== 'string' || !name.startsWith(prefix)) return;
+      queued = true;
+      setImmediate(wakeOnce);
     });
     watcher.on('error', (e) => hooks.onUnavailable(`data directory watch failed (${e.message})`));
     return async () => watcher.close();
