@@ -46,6 +46,17 @@ export interface BatchAnswer {
   results: LineOutcome[];
 }
 
+/** An answer with no line yet (to add the answers of an input's chunks to, in order). */
+export const emptyAnswer = (): BatchAnswer => ({ stored: 0, duplicates: 0, invalid: 0, results: [] });
+
+/** Adds the answer of the input's next chunk to `total`. */
+export function addAnswer(total: BatchAnswer, part: BatchAnswer): void {
+  total.stored += part.stored;
+  total.duplicates += part.duplicates;
+  total.invalid += part.invalid;
+  for (const r of part.results) total.results.push(r);
+}
+
 /**
  * An operator's article (a checked `fns articles ingest` line) with its identity. Its source scope is
  * the line's `source`, else OPERATOR_SOURCE, so repeats of lines without a source are found too; the
@@ -84,7 +95,7 @@ export async function storeOffers(
 ): Promise<BatchAnswer> {
   const valid = offers.filter((o): o is { line: number; item: SourcedItem } => 'item' in o);
   const outcomes = valid.length > 0 ? await store.ingestItems(valid.map((o) => o.item), clock) : [];
-  const answer: BatchAnswer = { stored: 0, duplicates: 0, invalid: 0, results: [] };
+  const answer = emptyAnswer();
   const storedIds: string[] = [];
   let v = 0;
   // In slices (a poll of 5,000 items is 5,000 answers to make): same answers, same order.

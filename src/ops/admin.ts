@@ -16,7 +16,7 @@ import { limits } from '../contract/index.js';
 import { isDependencyUnavailable } from '../http/unavailable.js';
 import type { SourceStore } from '../store/ports/index.js';
 import type { Metrics } from './metrics.js';
-import { bearerToken, PUSH_MAX_BYTES, PushBodyError, pushArticles, readPushBodyOffThread, tokenMatches, type PushFormat } from './push.js';
+import { bearerToken, PUSH_MAX_BYTES, PushBodyError, pushArticles, tokenMatches, type PushFormat } from './push.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -197,25 +197,18 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
       res.once('finish', () => req.socket.destroySoon());
       return;
     }
-    let lines;
-    try {
-      lines = await readPushBodyOffThread(body, format);
-    } catch (e) {
-      if (e instanceof PushBodyError) return problem(res, 400, 'Bad Request', e.message);
-      throw e;
-    }
     let answer;
     try {
-      answer = await pushArticles(lines, cfg.store, cfg.clock);
+      // Each chunk's stored articles are published as soon as it is stored.
+      answer = await pushArticles(body, format, cfg.store, cfg.clock, opts.onArticlesStored);
     } catch (e) {
+      if (e instanceof PushBodyError) return problem(res, 400, 'Bad Request', e.message);
       if (!isDependencyUnavailable(e)) throw e;
       opts.log(`admin: push not stored, the database is busy or unavailable (${e instanceof Error ? e.message : String(e)})`);
       return problem(res, 503, 'Service Unavailable', 'The database cannot take the push right now; send the same body again (a line already stored answers duplicate, same-item)', {
         'Retry-After': String(limits.unavailableRetryAfterSeconds),
       });
     }
-    const ids = answer.results.flatMap((r) => (r.status === 'stored' ? [r.id] : []));
-    if (ids.length > 0) opts.onArticlesStored?.(ids);
     opts.log(`admin: push: ${answer.stored} stored, ${answer.duplicates} duplicate(s), ${answer.invalid} invalid`);
     return send(res, 200, 'application/json', JSON.stringify(answer));
   };

@@ -10,11 +10,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { parseArticle } from '../ingest/parse.js';
 import { ChunkedWorker, OffThreadUnavailable } from '../runtime/off-thread.js';
-import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
+import { eachChunk, sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { decodeUtf8, invalidUtf8Offset, lineOfOffset, loneSurrogateError, notUtf8Message } from '../ingest/utf8.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH, SOURCE_NAME, sourcedArticle } from '../sources/pipeline.js';
 import type { SourcedItem, SourceStore } from '../store/ports/index.js';
-import { storeOffers, type BatchAnswer, type LineOutcome } from '../ingest/pipeline.js';
+import { addAnswer, emptyAnswer, storeOffers, type BatchAnswer, type LineOutcome } from '../ingest/pipeline.js';
 
 /** Default body cap of one push. */
 export const PUSH_MAX_BYTES = 1024 * 1024;
@@ -162,26 +162,32 @@ export async function readPushBody(body: Uint8Array | string, format: PushFormat
 /** Bodies at least this large are read on a worker thread (readPushBodyOffThread). */
 export const PUSH_OFF_THREAD_MIN_BYTES = 64 * 1024;
 
+/** Lines per chunk handed on (the worker's chunk size too: push-worker.mjs). */
+export const PUSH_CHUNK = 100;
+
 let worker: ChunkedWorker<{ body: Uint8Array; format: PushFormat }, PushLine, true> | null = null;
 
 /**
- * `readPushBody`, on a worker thread (push-worker.mjs) when the body is PUSH_OFF_THREAD_MIN_BYTES or
- * more: a 1 MiB body of 1,000 articles is about half a second of JSON, checks, enrichment and keys, and
- * tens of thousands of short-lived objects the main thread's collector would pause for. The lines come
- * back in chunks of a few hundred. Same lines, same order, same PushBodyError.
+ * `readPushBody`, chunk by chunk to `take` (body order; the next chunk once the one before was taken), on
+ * a worker thread (push-worker.mjs) when the body is PUSH_OFF_THREAD_MIN_BYTES or more: a 1 MiB body of
+ * 1,000 articles is about half a second of JSON, checks, enrichment and keys, and tens of thousands of
+ * short-lived objects the main thread's collector would pause for. Same lines, same order; a
+ * PushBodyError (the whole body refused) comes before any chunk.
  */
-export async function readPushBodyOffThread(body: Uint8Array, format: PushFormat, budget: SliceBudget = {}): Promise<PushLine[]> {
+export async function readPushBodyOffThread(body: Uint8Array, format: PushFormat, take: (lines: PushLine[]) => void | Promise<void>, budget: SliceBudget = {}): Promise<void> {
   if (body.length >= PUSH_OFF_THREAD_MIN_BYTES) {
     worker ??= new ChunkedWorker(new URL('./push-worker.mjs', import.meta.url), (e) =>
       e.name === 'PushBodyError' ? new PushBodyError(e.message) : Object.assign(new Error(e.message), { name: e.name }),
     );
     try {
-      return (await worker.call({ body, format })).items;
+      await worker.stream({ body, format }, take);
+      return;
     } catch (e) {
       if (!(e instanceof OffThreadUnavailable)) throw e;
     }
   }
-  return readPushBody(body, format, budget);
+  const lines = await readPushBody(body, format, budget);
+  await eachChunk(lines, PUSH_CHUNK, take);
 }
 
 /** Stops the push reader's worker thread (tests; a process exits without it anyway). */
@@ -191,12 +197,20 @@ export async function stopPushReader(): Promise<void> {
   await w?.stop();
 }
 
-/** Stores the valid lines (one ingest, one transaction) and answers per line, in body order (the pipeline's store step). */
+/**
+ * A push: the body read and checked, and each chunk of lines stored (the pipeline's store step: short
+ * write transactions) before the next is read, so a large body's articles are never all on the event
+ * loop's heap at once; answers per line, in body order. Throws PushBodyError (nothing stored) or the
+ * store's error (the chunks before it stay stored).
+ */
 export async function pushArticles(
-  lines: PushLine[],
+  body: Uint8Array,
+  format: PushFormat,
   store: Pick<SourceStore, 'ingestItems'>,
   clock: () => number,
   onStored?: (ids: string[]) => void,
 ): Promise<PushAnswer> {
-  return storeOffers(lines, store, clock, onStored);
+  const answer = emptyAnswer();
+  await readPushBodyOffThread(body, format, async (lines) => addAnswer(answer, await storeOffers(lines, store, clock, onStored)));
+  return answer;
 }

@@ -8,6 +8,12 @@
  * thread sends after a turn of its event loop. Without it, chunks that queue up while the loop is busy
  * are all read (copied into this thread's heap) in one go: one long task.
  *
+ * `stream` hands each chunk to a consumer and asks for the next one only once the consumer is done with
+ * it (the ingestion paths store a chunk, then read the next): the items of a large input are never all
+ * on this thread's heap at once, where thousands of them, alive for seconds, would be copied by the
+ * collector's young-generation pauses (about 1 ms per MB) and then promoted. A consumer that throws
+ * ends the call: the worker is told to stop (`{id, cancel: true}`) and the call rejects with that error.
+ *
  * The thread is started on first use and kept; it holds the process open only while a call is under
  * way. When no worker thread can be had (a runtime without the TypeScript loader), `call` rejects with
  * OffThreadUnavailable and the caller does the work inline.
@@ -20,8 +26,8 @@ export class OffThreadUnavailable extends Error {}
 type Answer<I, D> = { ready: true } | { id: number; items: I[] } | { id: number; done: D } | { id: number; error: Record<string, unknown> & { name: string; message: string } };
 
 interface Pending<I, D> {
-  items: I[];
-  resolve: (r: { items: I[]; done: D }) => void;
+  consume: (items: I[]) => void | Promise<void>;
+  resolve: (done: D) => void;
   reject: (e: unknown) => void;
 }
 
@@ -39,6 +45,19 @@ export class ChunkedWorker<Req extends object, I, D> {
 
   /** The worker's items (in order) and its final answer; rejects with the rebuilt error. */
   async call(req: Req): Promise<{ items: I[]; done: D }> {
+    const items: I[] = [];
+    const done = await this.stream(req, (chunk) => {
+      for (const item of chunk) items.push(item);
+    });
+    return { items, done };
+  }
+
+  /**
+   * The worker's items chunk by chunk to `consume` (in order; the next chunk is asked for once the
+   * returned promise settled), then its final answer; rejects with the rebuilt error, or with the
+   * consumer's own.
+   */
+  async stream(req: Req, consume: (items: I[]) => void | Promise<void>): Promise<D> {
     let w: Worker;
     try {
       w = this.worker ?? (await this.start());
@@ -47,10 +66,25 @@ export class ChunkedWorker<Req extends object, I, D> {
     }
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { items: [], resolve, reject });
+      this.pending.set(id, { consume, resolve, reject });
       // While a call is under way the thread keeps the process alive (its answer is awaited).
       w.ref();
       w.postMessage({ ...req, id });
+    });
+  }
+
+  /** A chunk to its consumer; then the next chunk after a turn of the event loop, or the call ends. */
+  private async take(w: Worker, id: number, p: Pending<I, D>, items: I[]): Promise<void> {
+    try {
+      await p.consume(items);
+    } catch (e) {
+      if (this.pending.get(id) !== p) return;
+      this.settled(w, id);
+      w.postMessage({ id, cancel: true });
+      return p.reject(e);
+    }
+    setImmediate(() => {
+      if (this.pending.get(id) === p) w.postMessage({ id, next: true });
     });
   }
 
@@ -79,14 +113,10 @@ export class ChunkedWorker<Req extends object, I, D> {
         const p = this.pending.get(m.id);
         if (!p) return;
         if ('items' in m) {
-          for (const item of m.items) p.items.push(item);
-          // The next chunk once the event loop has had a turn.
-          setImmediate(() => {
-            if (this.pending.has(m.id)) w.postMessage({ id: m.id, next: true });
-          });
+          void this.take(w, m.id, p, m.items);
         } else if ('done' in m) {
           this.settled(w, m.id);
-          p.resolve({ items: p.items, done: m.done });
+          p.resolve(m.done);
         } else {
           this.settled(w, m.id);
           p.reject(this.rebuild(m.error));

@@ -71,3 +71,15 @@ export function sliceTurns(opts: SliceBudget = {}): () => Promise<void> | void {
     inSlice++;
   };
 }
+
+/**
+ * `items` handed to `take` in chunks of `size`, in order, each once the one before was taken and the
+ * event loop had a turn: what a chunked worker (./off-thread.ts `stream`) does, for the same input
+ * prepared on this thread.
+ */
+export async function eachChunk<T>(items: readonly T[], size: number, take: (chunk: T[]) => void | Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) {
+    if (i > 0) await nextTurn();
+    await take(items.slice(i, i + size));
+  }
+}

@@ -19,18 +19,19 @@ export function lowerThreadPriority(niceness) {
 }
 
 /**
- * Flow control: `send(id, items)` posts `{id, items}` and resolves once the main thread has answered
- * `{id, next: true}` (after a turn of its event loop); `acknowledge(message)` takes that answer and is
- * true when the message was one.
+ * Flow control: `send(id, items)` posts `{id, items}` and resolves once the main thread has answered:
+ * true on `{id, next: true}` (after a turn of its event loop and once it is done with the chunk), false
+ * on `{id, cancel: true}` (it wants no more: the worker stops that request, posting nothing else).
+ * `acknowledge(message)` takes such an answer and is true when the message was one.
  */
 export function chunkChannel(port) {
   const waiting = new Map();
   return {
-    acknowledge({ id, next }) {
-      if (!next) return false;
+    acknowledge({ id, next, cancel }) {
+      if (!next && !cancel) return false;
       const go = waiting.get(id);
       waiting.delete(id);
-      go?.();
+      go?.(next === true);
       return true;
     },
     send(id, items) {

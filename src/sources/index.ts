@@ -11,6 +11,6 @@ export { POLL_HTTP, POLL_DEFAULTS, pollerUserAgent, pollerOwnerId, nextPollAfter
 export type { PollReport, PollerMetrics } from './poll-record.js';
 export type { FetchFn } from './poll.js';
 export { toSourcedItems, toSourcedItemsInSlices, toSourcedItem, sourcedArticle, SOURCE_NAME } from './pipeline.js';
-export { fetchFeed, parseFeed, parseFeedOffThread, canonicalUrl, backoffMs, FeedError } from './feed/index.js';
+export { fetchFeed, parseFeed, canonicalUrl, backoffMs, FeedError } from './feed/index.js';
 export type { FeedItem, ParsedFeed, FetchOptions, FetchResult, Validators } from './feed/index.js';
 export { startDemoFeeds, type DemoFeeds } from './demo-feeds.js';

@@ -1,19 +1,32 @@
 /**
- * A polled feed's body to the items the store ingests, off the event loop when it is large: parse (about
- * 30 us per KiB), mapping, enrichment and identity keys (about 50-300 us per item, tens of thousands of
- * short-lived objects) run on a worker thread (prepare-worker.mjs) for bodies of OFF_THREAD_MIN_BYTES
- * and more; the items come back in chunks of a few hundred, each read in its own short task. Smaller
- * bodies are parsed here and mapped in slices (src/runtime/slices.ts). Same items, same order, same
- * FeedError as `parseFeed` + `toSourcedItems`.
+ * A polled feed's body to the items the store ingests, off the event loop when it is large, handed on
+ * chunk by chunk. Parse (about 30 us per KiB), mapping, enrichment and identity keys (about 50-300 us per
+ * item, tens of thousands of short-lived objects) run on a worker thread (prepare-worker.mjs) for bodies
+ * of OFF_THREAD_MIN_BYTES and more; the items come back in chunks of PREPARED_CHUNK, and the next chunk
+ * is asked for only once the caller has taken the one before (the poll stores it first). So a feed of
+ * 5,000 items is never on the event loop's heap at once: held there for the seconds its ingest takes,
+ * its megabytes would be copied by the collector's young-generation pauses and then promoted, the
+ * longest pauses a poll caused. Smaller bodies are parsed here and mapped in slices
+ * (src/runtime/slices.ts). Same items, same order, same FeedError as `parseFeed` + `toSourcedItems`;
+ * a FeedError comes before the first chunk (the whole body is parsed first).
  */
 import { ChunkedWorker, OffThreadUnavailable } from '../runtime/off-thread.js';
-import type { SliceBudget } from '../runtime/slices.js';
+import { eachChunk, type SliceBudget } from '../runtime/slices.js';
 import type { SourcedItem, UrgencySetting } from '../store/ports/index.js';
-import { FeedError, OFF_THREAD_MIN_BYTES, parseFeed, parseFeedOffThread, type FeedErrorKind, type ParsedFeed } from './feed/index.js';
+import { FeedError, parseFeed, type FeedErrorKind, type ParsedFeed } from './feed/index.js';
 import { toSourcedItemsInSlices } from './pipeline.js';
+
+/** Bodies at least this large are prepared on the worker thread (smaller ones: about 2 ms of work here). */
+export const OFF_THREAD_MIN_BYTES = 64 * 1024;
+
+/** Items per chunk handed to the caller (the worker's chunk size too: prepare-worker.mjs). */
+export const PREPARED_CHUNK = 100;
 
 /** What a feed says about itself, and how many items it had (with or without text). */
 export type FeedHead = Omit<ParsedFeed, 'items'> & { itemCount: number };
+
+/** Takes one chunk of prepared items; the next chunk comes once the returned promise settled. */
+export type TakeItems = (items: SourcedItem[]) => void | Promise<void>;
 
 type Request = { body: Uint8Array; contentType: string | null; baseUrl: string; source: { name: string; urgency: UrgencySetting } };
 
@@ -24,27 +37,29 @@ const thread = () =>
   ));
 
 /**
- * The feed's items as the store ingests them (items without text left out: `feed.itemCount -
- * items.length` of them), in feed order; throws FeedError as `parseFeed` does.
+ * The feed's items as the store ingests them (items without text left out: `itemCount` minus the items
+ * taken), in feed order, in chunks to `take`; answers what the feed says about itself. Throws FeedError as
+ * `parseFeed` does (before any chunk), or what `take` threw (no chunk after it).
  */
 export async function prepareFeedItems(
   body: Uint8Array,
   opts: { contentType?: string | null; baseUrl: string },
   source: { name: string; urgency: UrgencySetting },
+  take: TakeItems,
   budget: SliceBudget = {},
-): Promise<{ feed: FeedHead; items: SourcedItem[] }> {
+): Promise<FeedHead> {
   if (body.length >= OFF_THREAD_MIN_BYTES) {
     try {
-      const { items, done } = await thread().call({ body, contentType: opts.contentType ?? null, baseUrl: opts.baseUrl, source: { name: source.name, urgency: source.urgency } });
-      return { feed: done, items };
+      return await thread().stream({ body, contentType: opts.contentType ?? null, baseUrl: opts.baseUrl, source: { name: source.name, urgency: source.urgency } }, take);
     } catch (e) {
       if (!(e instanceof OffThreadUnavailable)) throw e;
-      // No worker thread: the parse thread of ./feed if it can be had, the mapping here in slices.
+      // No worker thread (a runtime without the TypeScript loader): here, the mapping in slices.
     }
   }
-  const parsed = body.length >= OFF_THREAD_MIN_BYTES ? await parseFeedOffThread(body, opts) : parseFeed(body, opts);
-  const { items, ...head } = parsed;
-  return { feed: { ...head, itemCount: items.length }, items: await toSourcedItemsInSlices(source, items, budget) };
+  const { items, ...head } = parseFeed(body, opts);
+  const prepared = await toSourcedItemsInSlices(source, items, budget);
+  await eachChunk(prepared, PREPARED_CHUNK, take);
+  return { ...head, itemCount: items.length };
 }
 
 /** Stops the worker thread (tests; a process exits without it anyway). */

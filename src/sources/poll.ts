@@ -9,6 +9,9 @@ import { prepareFeedItems } from './off-thread.js';
 import { storeOffers, type LineOutcome } from '../ingest/pipeline.js';
 import type { SourceRecord, SourceStore } from '../store/ports/index.js';
 
+/** Stopped, paused or removed while its items were being stored: the rest is not stored. */
+class PollAborted extends Error {}
+
 export type FetchFn = (url: string, validators: Validators, opts: FetchOptions) => Promise<FetchResult>;
 
 /** What one poll did, before it is recorded. */
@@ -61,23 +64,32 @@ export async function pollOnce(rec: SourceRecord, signal: AbortSignal, { store, 
       unusable: 0,
     };
   }
-  let feed, items;
+  // A large body is parsed, mapped and enriched on a worker thread, and its items come in chunks: each is
+  // stored (the pipeline's store step, as push and `fns articles ingest` take it: slices of short write
+  // transactions) before the next is read, so no step of a poll holds the event loop for more than a few
+  // ms and the feed is never all on its heap at once, whatever its size (docs/sources.md).
+  const outcomes: LineOutcome[] = [];
+  let offered = 0;
+  let storeFailure: { cause: unknown } | undefined;
+  let feed;
   try {
-    // A large body is parsed, mapped and enriched on a worker thread, and the store works in slices on
-    // its own: no step of a poll holds the event loop for more than a few ms, whatever the feed
-    // (docs/sources.md).
-    ({ feed, items } = await prepareFeedItems(result.body, { contentType: result.contentType, baseUrl: result.finalUrl }, { name: rec.name, urgency: rec.urgency }));
+    feed = await prepareFeedItems(result.body, { contentType: result.contentType, baseUrl: result.finalUrl }, { name: rec.name, urgency: rec.urgency }, async (items) => {
+      if (signal.aborted) throw new PollAborted();
+      const first = offered + 1;
+      offered += items.length;
+      try {
+        const answer = await storeOffers(items.map((item, i) => ({ line: first + i, item })), store, clock);
+        for (const o of answer.results) outcomes.push(o);
+      } catch (cause) {
+        storeFailure = { cause };
+        throw cause;
+      }
+    });
   } catch (e) {
+    if (e instanceof PollAborted) return { kind: 'aborted' };
+    if (storeFailure) return { kind: 'store-failed', status: result.status, cause: storeFailure.cause };
     if (!(e instanceof FeedError)) throw e;
     return { kind: 'failed', at, status: result.status, error: e.kind, message: e.message, retryAfterMs: null };
-  }
-  if (signal.aborted) return { kind: 'aborted' };
-  let outcomes: LineOutcome[];
-  try {
-    // The pipeline's store step, as push and `fns articles ingest` take it (one transaction per poll).
-    outcomes = items.length > 0 ? (await storeOffers(items.map((item, i) => ({ line: i + 1, item })), store, clock)).results : [];
-  } catch (e) {
-    return { kind: 'store-failed', status: result.status, cause: e };
   }
   return {
     kind: 'fetched',
@@ -88,6 +100,6 @@ export async function pollOnce(rec: SourceRecord, signal: AbortSignal, { store, 
     lastModified: result.validators.lastModified,
     minIntervalMs: feed.minIntervalSeconds === null ? null : feed.minIntervalSeconds * 1000,
     outcomes,
-    unusable: feed.itemCount - items.length,
+    unusable: feed.itemCount - offered,
   };
 }

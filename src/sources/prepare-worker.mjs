@@ -1,11 +1,14 @@
 // Worker thread of prepareFeedItems (off-thread.ts): a large feed body parsed (./feed/parse.ts), then its
 // items mapped, enriched and given their identity keys (./pipeline.ts toSourcedItems), all off the
-// service's event loop. Plain JavaScript on purpose (as ./feed/parse-worker.mjs): registers tsx, then
+// service's event loop. Plain JavaScript on purpose (a worker is started by Node itself, outside the
+// TypeScript loader of the main thread): registers tsx, then
 // loads the same TypeScript modules the main thread runs for small bodies.
 //
 // Answers {id, body, contentType, baseUrl, source} with {id, items} messages of at most CHUNK
-// SourcedItems (each after the main thread's {id, next} for the one before) (feed order; items without text left out), then {id, done: {format, title,
-// minIntervalSeconds, itemCount}}, or {id, error: {name, message, kind}}.
+// SourcedItems (feed order, items without text left out; each after the main thread's {id, next} for the
+// one before; {id, cancel} stops the request), then {id, done: {format, title, minIntervalSeconds,
+// itemCount}}, or {id, error: {name, message, kind}} (a FeedError comes before any chunk: the parse is
+// done first).
 import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 import { chunkChannel, lowerThreadPriority } from '../runtime/worker-side.mjs';
@@ -18,19 +21,20 @@ register();
 const { parseFeed } = await import('./feed/parse.ts');
 const { toSourcedItems } = await import('./pipeline.ts');
 
+// PREPARED_CHUNK of ./off-thread.ts.
 const CHUNK = 100;
 
 // Flow control (src/runtime/off-thread.ts): after each chunk, wait for the main thread's {id, next}.
 const chunks = chunkChannel(port);
 
-port.on('message', async ({ id, next, body, contentType, baseUrl, source }) => {
-  if (chunks.acknowledge({ id, next })) return;
+port.on('message', async ({ id, next, cancel, body, contentType, baseUrl, source }) => {
+  if (chunks.acknowledge({ id, next, cancel })) return;
   try {
     const { items, ...head } = parseFeed(body, { contentType, baseUrl });
     for (let i = 0; i < items.length; i += CHUNK) {
       const mapped = toSourcedItems(source, items.slice(i, i + CHUNK));
       if (mapped.length === 0) continue;
-      await chunks.send(id, mapped);
+      if (!(await chunks.send(id, mapped))) return;
     }
     port.postMessage({ id, done: { ...head, itemCount: items.length } });
   } catch (err) {

@@ -10,9 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ingest } from '../../src/cli/operator.js';
 import { mapInSlices, sliceTurns } from '../../src/runtime/slices.js';
 import { pushArticles, readPushBody } from '../../src/ops/push.js';
-import { parseFeed, parseFeedOffThread, toSourcedItems, toSourcedItemsInSlices } from '../../src/sources/index.js';
-import { OFF_THREAD_MIN_BYTES } from '../../src/sources/feed/index.js';
-import { stopFeedParser } from '../../src/sources/feed/off-thread.js';
+import { parseFeed, toSourcedItems, toSourcedItemsInSlices } from '../../src/sources/index.js';
 import { ingestInSlices, nextSliceSize, planIngest } from '../../src/store/ports/sources-plan.js';
 import type { NearDuplicateRule, SourcedItem } from '../../src/store/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -20,7 +18,6 @@ import { rssOf, title, turnsDuring } from './support.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
-  await stopFeedParser();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 const store = (maxItems: number) => {
@@ -104,17 +101,7 @@ describe('near-duplicates within one batch: an item is compared with other sourc
   });
 });
 
-describe('poll: a large feed is parsed off the event loop and enriched in slices', () => {
-  it('a feed over OFF_THREAD_MIN_BYTES: a timer set before the parse fires before its result; same result as parseFeed', async () => {
-    const body = new TextEncoder().encode(rssOf(600, 200));
-    expect(body.length).toBeGreaterThan(OFF_THREAD_MIN_BYTES);
-    await parseFeedOffThread(body, { baseUrl: 'https://ex.com/' }); // the worker started
-    let fired = false;
-    setTimeout(() => (fired = true), 0);
-    const feed = await parseFeedOffThread(body, { baseUrl: 'https://ex.com/' });
-    expect(fired).toBe(true);
-    expect(feed).toEqual(parseFeed(body, { baseUrl: 'https://ex.com/' }));
-  });
+describe('poll: a small feed is enriched in slices (a large one is prepared on a worker thread: off-thread.test.ts)', () => {
   it('toSourcedItemsInSlices: 300 items in slices of 25 give 11 turns; same items as toSourcedItems', async () => {
     const items = parseFeed(new TextEncoder().encode(rssOf(300)), { baseUrl: 'https://ex.com/' }).items;
     let yields = 0;
@@ -134,7 +121,7 @@ describe('push: the body is read and checked in slices, and stored in slices', (
     expect(turns).toBeGreaterThanOrEqual(14);
     expect(lines.map((l) => l.line)).toEqual([...Array(300).keys()].map((i) => i + 1));
     const s = store(25);
-    const { result: answer, turns: storeTurns } = await turnsDuring(() => pushArticles(lines, s.sources, () => 1_800_000_000_000));
+    const { result: answer, turns: storeTurns } = await turnsDuring(() => pushArticles(Buffer.from(body), 'ndjson', s.sources, () => 1_800_000_000_000));
     expect(storeTurns).toBeGreaterThanOrEqual(11);
     expect(answer.stored).toBe(300);
     await s.close();

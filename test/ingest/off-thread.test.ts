@@ -3,18 +3,19 @@
  * same results as on the event loop's thread. The SQLite side of `ingestItems` (look-ups, dedup plan,
  * inserts, commit) on the ingest thread (src/store/sqlite/ingest-thread.ts); a large feed parsed, mapped
  * and enriched on one (src/sources/off-thread.ts); a large push body read and checked on one
- * (src/ops/push.ts readPushBodyOffThread). Machine independent: turns of the event loop are counted,
- * never durations.
+ * (src/ops/push.ts readPushBodyOffThread). Both hand their results on chunk by chunk, the next one only
+ * once the caller took the one before (a poll or a push stores each chunk first), so a large input is
+ * never all on the event loop's heap at once. Machine independent: turns of the event loop and chunks
+ * are counted, never durations.
  */
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PUSH_OFF_THREAD_MIN_BYTES, PushBodyError, readPushBody, readPushBodyOffThread, stopPushReader } from '../../src/ops/push.js';
-import { OFF_THREAD_MIN_BYTES } from '../../src/sources/feed/index.js';
+import { PUSH_CHUNK, PUSH_OFF_THREAD_MIN_BYTES, PushBodyError, pushArticles, readPushBody, readPushBodyOffThread, stopPushReader, type PushLine } from '../../src/ops/push.js';
 import { FeedError, parseFeed, toSourcedItems } from '../../src/sources/index.js';
-import { prepareFeedItems, stopFeedPreparer } from '../../src/sources/off-thread.js';
+import { OFF_THREAD_MIN_BYTES, PREPARED_CHUNK, prepareFeedItems, stopFeedPreparer } from '../../src/sources/off-thread.js';
 import type { ItemOutcome, SourcedItem } from '../../src/store/ports/index.js';
 import { INGEST_THREAD_BUSY_TIMEOUT_MS } from '../../src/store/sqlite/ingest-thread.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -136,6 +137,23 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
       other.close();
     }
   }, INGEST_THREAD_BUSY_TIMEOUT_MS + 10_000);
+
+  it('the embedding worker\'s vectors are written there too: a write lock held for a moment is waited for there, not failed with SQLITE_BUSY on the event loop', async () => {
+    const { store, file } = fileStore(true);
+    const [o] = await store.sources.ingestItems([sourcedArticle('w', 'v', article('a story to embed'))], 1_800_000_000_000);
+    const id = (o as { id: string }).id;
+    const other = new Database(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      // Released by this thread's event loop: the write must not hold it meanwhile.
+      setTimeout(() => other.exec('COMMIT'), 100);
+      await store.vectors.storeVectors('test-model', [{ id, vector: new Float32Array([1, 0, 0]) }]);
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+    expect((await store.vectors.vectorsAfter('test-model', 0)).map((v) => v.id)).toEqual([id]);
+  });
 });
 
 describe('the ingest thread inside a transaction of the store', () => {
@@ -155,7 +173,8 @@ describe('a large feed is parsed, mapped and enriched on a worker thread', () =>
     const source = { name: 'wire', urgency: 'auto' as const };
     let fired = false;
     setTimeout(() => (fired = true), 0);
-    const { feed, items } = await prepareFeedItems(body, { baseUrl: 'https://ex.com/' }, source);
+    const items: SourcedItem[] = [];
+    const feed = await prepareFeedItems(body, { baseUrl: 'https://ex.com/' }, source, (chunk) => void items.push(...chunk));
     expect(fired).toBe(true);
     const parsed = parseFeed(body, { baseUrl: 'https://ex.com/' });
     expect(items).toEqual(toSourcedItems(source, parsed.items));
@@ -173,7 +192,9 @@ describe('a large feed is parsed, mapped and enriched on a worker thread', () =>
       expected = e;
     }
     expect(expected).toBeInstanceOf(FeedError);
-    const err = await prepareFeedItems(body, { baseUrl: 'https://ex.com/' }, { name: 'w', urgency: 'auto' }).catch((e: unknown) => e);
+    let chunks = 0;
+    const err = await prepareFeedItems(body, { baseUrl: 'https://ex.com/' }, { name: 'w', urgency: 'auto' }, () => void chunks++).catch((e: unknown) => e);
+    expect(chunks).toBe(0);
     expect(err).toBeInstanceOf(FeedError);
     expect(err).toMatchObject({ kind: (expected as FeedError).kind, message: (expected as FeedError).message });
   });
@@ -189,7 +210,8 @@ describe('a large push body is read and checked on a worker thread', () => {
     expect(body.length).toBeGreaterThan(PUSH_OFF_THREAD_MIN_BYTES);
     let fired = false;
     setTimeout(() => (fired = true), 0);
-    const lines = await readPushBodyOffThread(body, 'ndjson');
+    const lines: PushLine[] = [];
+    await readPushBodyOffThread(body, 'ndjson', (chunk) => void lines.push(...chunk));
     expect(fired).toBe(true);
     expect(lines).toEqual(await readPushBody(body, 'ndjson'));
     expect(lines.filter((l) => 'error' in l).map((l) => l.line)).toEqual([8, 10]);
@@ -200,8 +222,98 @@ describe('a large push body is read and checked on a worker thread', () => {
     expect(body.length).toBeGreaterThan(PUSH_OFF_THREAD_MIN_BYTES);
     const expected = await readPushBody(body, 'ndjson').catch((e: unknown) => e);
     expect(expected).toBeInstanceOf(PushBodyError);
-    const err = await readPushBodyOffThread(body, 'ndjson').catch((e: unknown) => e);
+    let chunks = 0;
+    const err = await readPushBodyOffThread(body, 'ndjson', () => void chunks++).catch((e: unknown) => e);
+    expect(chunks).toBe(0);
     expect(err).toBeInstanceOf(PushBodyError);
     expect((err as Error).message).toBe((expected as Error).message);
+  });
+});
+
+describe('a large input comes back chunk by chunk, the next once the one before was taken', () => {
+  const feedBody = () => new TextEncoder().encode(rssOf(1000, 200));
+  const source = { name: 'wire', urgency: 'auto' as const };
+  const pushBody = () => Buffer.from(Array.from({ length: 1000 }, (_, i) => JSON.stringify({ source: 'desk', id: `c-${i}`, content: `${title(i)} ${'and more words '.repeat(6)}` })).join('\n'));
+
+  /** A taker that holds each chunk until released, counting the chunks it has been given. */
+  const heldTaker = <T>() => {
+    const got: T[][] = [];
+    let release: () => void = () => {};
+    let arrived: () => void = () => {};
+    const take = (chunk: T[]) => {
+      got.push(chunk);
+      arrived();
+      return new Promise<void>((r) => (release = r));
+    };
+    const nextArrival = () => new Promise<void>((r) => (arrived = r));
+    return { got, take, release: () => release(), nextArrival };
+  };
+
+  // A call that fails at once on the same worker: its answer comes after every chunk the worker sent before it.
+  const notAFeed = () => new TextEncoder().encode(`<html><body>${'<p>not a feed</p>'.repeat(5000)}</body></html>`);
+  const notJson = () => Buffer.from(Array.from({ length: 3000 }, (_, i) => `not json at all, line ${i}`).join('\n'));
+  for (const [name, run, barrier, size, total] of [
+    [
+      'a feed of 1,000 items',
+      (take: (c: unknown[]) => Promise<void>) => prepareFeedItems(feedBody(), { baseUrl: 'https://ex.com/' }, source, take as never),
+      () => prepareFeedItems(notAFeed(), { baseUrl: 'https://ex.com/' }, source, () => {}).catch(() => {}),
+      PREPARED_CHUNK,
+      1000,
+    ],
+    [
+      'a push of 1,000 lines',
+      (take: (c: unknown[]) => Promise<void>) => readPushBodyOffThread(pushBody(), 'ndjson', take as never),
+      () => readPushBodyOffThread(notJson(), 'ndjson', () => {}).catch(() => {}),
+      PUSH_CHUNK,
+      1000,
+    ],
+  ] as const) {
+    it(`${name}: while a chunk is held no other arrives; every item once, in order`, async () => {
+      const t = heldTaker<unknown>();
+      let arrival = t.nextArrival();
+      const call = run(t.take);
+      for (let n = 1; n <= total / size; n++) {
+        await arrival;
+        await barrier();
+        expect(t.got).toHaveLength(n);
+        arrival = t.nextArrival();
+        t.release();
+      }
+      await call;
+      expect(t.got.flat()).toHaveLength(total);
+      expect(t.got.every((c) => c.length <= size)).toBe(true);
+    });
+
+    it(`${name}: a taker that throws ends the call with its error, no chunk comes after it, and the thread answers the next call`, async () => {
+      let chunks = 0;
+      const boom = new Error('the store failed');
+      const err = await run(async () => {
+        chunks++;
+        throw boom;
+      }).catch((e: unknown) => e);
+      expect(err).toBe(boom);
+      await barrier();
+      expect(chunks).toBe(1);
+      let items = 0;
+      await run(async (c) => void (items += c.length));
+      expect(items).toBe(total);
+    });
+  }
+});
+
+describe('a push is stored chunk by chunk as it is read', () => {
+  it('a 1,000-line push over PUSH_OFF_THREAD_MIN_BYTES: the store is asked per chunk, each before the next chunk is read; answers in body order', async () => {
+    const body = Buffer.from(Array.from({ length: 1000 }, (_, i) => JSON.stringify({ source: 'desk', id: `s-${i}`, content: `${title(i)} ${'and more words '.repeat(6)}` })).join('\n'));
+    expect(body.length).toBeGreaterThan(PUSH_OFF_THREAD_MIN_BYTES);
+    const { store } = fileStore(false, 1000);
+    const asked: number[] = [];
+    const recording = { ingestItems: (items: SourcedItem[], at: number | (() => number)) => (asked.push(items.length), store.sources.ingestItems(items, at)) };
+    const published: string[][] = [];
+    const answer = await pushArticles(body, 'ndjson', recording, () => 1_800_000_000_000, (ids) => published.push(ids));
+    expect(asked).toEqual(Array(1000 / PUSH_CHUNK).fill(PUSH_CHUNK));
+    expect(published).toHaveLength(1000 / PUSH_CHUNK);
+    expect(answer.stored).toBe(1000);
+    expect(answer.results.map((r) => r.line)).toEqual([...Array(1000).keys()].map((i) => i + 1));
+    expect(await store.articles.count()).toBe(1000);
   });
 });

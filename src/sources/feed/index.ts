@@ -7,4 +7,3 @@ export { parseFeed, type FeedItem, type ParsedFeed } from './parse.js';
 export { canonicalUrl } from './url.js';
 export { backoffMs } from './backoff.js';
 export { fetchFeed, parseRetryAfter, type FetchOptions, type FetchResult, type Validators } from './fetch.js';
-export { parseFeedOffThread, OFF_THREAD_MIN_BYTES } from './off-thread.js';

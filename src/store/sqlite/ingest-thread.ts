@@ -48,7 +48,8 @@ function rebuilt(e: { name: string; message: string; code?: string }): Error {
 type Request =
   | { op: 'ingest'; items: SourcedItem[]; at?: number; clock?: number }
   | { op: 'recordPoll'; name: string; owner: string; outcome: PollOutcome }
-  | { op: 'nextBatch'; limit: number };
+  | { op: 'nextBatch'; limit: number }
+  | { op: 'storeVectors'; model: string; vectors: { id: string; vector: Float32Array }[] };
 
 export class IngestThread {
   private worker: Worker | null = null;
@@ -66,6 +67,7 @@ export class IngestThread {
       ingest: (items: SourcedItem[], at: number | (() => number)) => Promise<ItemOutcome[]>;
       recordPoll: (name: string, owner: string, outcome: PollOutcome) => Promise<void>;
       nextBatch: (limit: number) => Promise<{ id: string; content: string }[]>;
+      storeVectors: (model: string, vectors: { id: string; vector: Float32Array }[]) => Promise<void>;
     },
     /** Told when the worker thread is up (true) and when it is gone (false). */
     private readonly onRunning: (running: boolean) => void = () => {},
@@ -98,6 +100,15 @@ export class IngestThread {
    */
   async nextBatch(limit: number): Promise<{ id: string; content: string }[]> {
     return (await this.call({ op: 'nextBatch', limit }, () => this.inline.nextBatch(limit))) as { id: string; content: string }[];
+  }
+
+  /**
+   * The embedding worker's vectors written on the worker thread: a write of this connection would wait
+   * for the write lock on the event loop (SQLite's busy handler sleeps there) whenever a slice holds it,
+   * and its commit syncs the WAL there; on the thread it waits as a slice does.
+   */
+  async storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
+    await this.call({ op: 'storeVectors', model, vectors }, () => this.inline.storeVectors(model, vectors));
   }
 
   private async call(req: Request, inline: () => Promise<unknown>): Promise<unknown> {
@@ -169,8 +180,9 @@ export class IngestThread {
 }
 
 /**
- * Starts the ingest thread and tells the ports to use it (their `writeVia` / `readBatchVia`): the slices of
- * `sources.ingestItems` (each one transaction there), `sources.recordPoll` and `vectors.nextBatch`. While the
+ * Starts the ingest thread and tells the ports to use it (their `writeVia`): the slices of
+ * `sources.ingestItems` (each one transaction there), `sources.recordPoll`, and the embedding queue's
+ * `vectors.nextBatch` and `vectors.storeVectors`. While the
  * thread runs, the WAL checkpoints are its connection's (off on `db`: a checkpoint run by a commit of the
  * event loop's connection would hold the loop while it writes and syncs the pages). The thread starts now.
  */
@@ -185,11 +197,12 @@ export function ingestOffThread(
     ingest: async (items: SourcedItem[], at: number | (() => number)) => sources.ingestSlice(items, at),
     recordPoll: async (name: string, owner: string, outcome: PollOutcome) => sources.recordPollHere(name, owner, outcome),
     nextBatch: async (limit: number) => vectors.nextBatchHere(limit),
+    storeVectors: async (model: string, batch: { id: string; vector: Float32Array }[]) => vectors.storeVectorsHere(model, batch),
   };
   const thread = new IngestThread(file, opts.busyTimeoutMs, inline, (running) => void (db.open && db.pragma(`wal_autocheckpoint = ${running ? 0 : 1000}`)));
   // The ports send their work here; inside a transaction of `db` (store.transaction) it stays on `db`.
   sources.writeVia({ ingestSlice: (items, at) => thread.ingestSlice(items, at), recordPoll: (name, owner, outcome) => thread.recordPoll(name, owner, outcome) });
-  vectors.readBatchVia((limit) => thread.nextBatch(limit));
+  vectors.writeVia({ nextBatch: (limit) => thread.nextBatch(limit), storeVectors: (model, batch) => thread.storeVectors(model, batch) });
   thread.warm();
   return thread;
 }

@@ -1,12 +1,12 @@
 // Worker thread of IngestThread (ingest-thread.ts): the SQLite side of `ingestItems` (look-ups, the dedup
 // plan, inserts, commit) on a second connection to the same file, so none of it holds the service's event
-// loop. Plain JavaScript on purpose (as src/sources/feed/parse-worker.mjs): a worker is started by Node
+// loop. Plain JavaScript on purpose (as src/sources/prepare-worker.mjs): a worker is started by Node
 // itself, outside the TypeScript loader of the main thread, so it registers tsx and then loads index.ts
 // (the same adapter the main thread runs).
 //
 // workerData {file, busyTimeoutMs}. Answers {id, op: 'ingest', items, at | clock} (one slice: one write
-// transaction), {id, op: 'recordPoll', name, owner, outcome} and {id, op: 'nextBatch', limit} with {id, result} or {id, error: {name,
-// message, code}}; {close: true} closes the connection and ends the thread.
+// transaction), {id, op: 'recordPoll', name, owner, outcome}, {id, op: 'nextBatch', limit} and {id, op:
+// 'storeVectors', model, vectors} with {id, result} or {id, error: {name, message, code}}; {close: true} closes the connection and ends the thread.
 import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
@@ -52,6 +52,8 @@ port.on('message', async (m) => {
         ? await patiently(() => store.sources.recordPoll(m.name, m.owner, m.outcome))
         : m.op === 'nextBatch'
           ? await store.vectors.nextBatch(m.limit)
+          : m.op === 'storeVectors'
+            ? await patiently(() => store.vectors.storeVectors(m.model, m.vectors))
           : // The main thread read its clock when it sent the slice (a clock function cannot cross threads).
             await patiently(() => store.sources.ingestItems(m.items, m.at ?? (() => m.clock)));
     port.postMessage({ id, result: result ?? null });
