@@ -21,6 +21,7 @@ import { INGEST_THREAD_BUSY_TIMEOUT_MS } from '../../src/store/sqlite/ingest-thr
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { sourcedArticle } from '../../src/sources/pipeline.js';
 import { rssOf, title, turnsDuring, words } from './support.js';
+import { until } from '../support/wait.js';
 
 const dirs: string[] = [];
 const stores: SqliteStore[] = [];
@@ -137,6 +138,34 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
       other.close();
     }
   }, INGEST_THREAD_BUSY_TIMEOUT_MS + 10_000);
+
+  it('a write of the event loop\'s connection while the thread writes waits for the slice under way, not in SQLite\'s busy handler (no SQLITE_BUSY) and not for the whole ingest', async () => {
+    // Busy timeout 0 on the event loop's connection: a write that met the thread's lock would fail at once.
+    const d = mkdtempSync(join(tmpdir(), 'fns-off-'));
+    dirs.push(d);
+    const store = new SqliteStore(join(d, 'fns.sqlite'), { busyTimeoutMs: 0, ingestOffThread: true, ingestSlices: { maxItems: 20 } });
+    stores.push(store);
+    await store.sources.ingestItems([sourcedArticle('w', 'warm', article('warm up the ingest thread'))], 1_800_000_000_000);
+    const items = (n: number, src: string) => toSourcedItems({ name: src, urgency: 'auto' }, parseFeed(new TextEncoder().encode(rssOf(n)), { baseUrl: `https://${src}.example/` }).items);
+    // Each slice is sent right after the clock is read: a write of this connection is started then.
+    const writes: Promise<unknown>[] = [];
+    let n = 0;
+    const clock = () => {
+      const name = `s-${n++}`;
+      setImmediate(() => writes.push(store.sources.addSource({ name, url: `https://ex.com/${name}`, everyMs: 60_000, urgency: 'auto' }, 1_800_000_000_000)));
+      return 1_800_000_000_000;
+    };
+    let ingestsDone = false;
+    // Two ingests at once: the thread always has a slice under way or about to be sent.
+    const ingests = Promise.all([store.sources.ingestItems(items(300, 'a'), clock), store.sources.ingestItems(items(300, 'b'), clock)]).then(() => (ingestsDone = true));
+    await until(() => writes.length >= 10, 'writes started during the ingests');
+    const firstTen = Promise.all(writes.slice(0, 10)).then(() => ingestsDone);
+    expect(await firstTen).toBe(false); // they had their turn between slices
+    await ingests;
+    const settled = await Promise.allSettled(writes);
+    expect(settled.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    expect((await store.sources.listSources()).length).toBe(writes.length);
+  });
 
   it('the embedding worker\'s vectors are written there too: a write lock held for a moment is waited for there, not failed with SQLITE_BUSY on the event loop', async () => {
     const { store, file } = fileStore(true);

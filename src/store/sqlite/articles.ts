@@ -10,6 +10,7 @@ import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports/in
 import { receiveStamp } from '../ports/ids.js';
 import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from '../ports/list-query.js';
 import { toArticle, type ArticleRow } from '../ports/rows.js';
+import { writeTurn } from './write-turn.js';
 
 /** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
 function articleJson(withTickers: boolean): string {
@@ -41,6 +42,7 @@ export class SqliteArticles implements ArticleStore {
   }
 
   async insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]> {
+    await writeTurn(this.db);
     return this.insertNow(articles, at);
   }
 

@@ -13,6 +13,7 @@ import { SqliteAccounts } from './accounts.js';
 import { SqliteArticles } from './articles.js';
 import { sqliteChanges } from './changes.js';
 import { openDatabase, type OpenOptions } from './db.js';
+import { writeTurn } from './write-turn.js';
 import { SqliteSources } from './sources.js';
 import { SqliteVectors } from './vectors.js';
 import { SqliteWebhooks } from './webhooks.js';
@@ -69,6 +70,7 @@ export class SqliteStore implements Store {
    */
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     if (this.db.inTransaction) return fn(this);
+    await writeTurn(this.db);
     this.db.exec('BEGIN IMMEDIATE');
     try {
       const result = await fn(this);

@@ -19,6 +19,7 @@
 import type Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 import type { ItemOutcome, PollOutcome, SourcedItem } from '../ports/index.js';
+import { setWriteGate } from './write-turn.js';
 import type { SqliteSources } from './sources.js';
 import type { SqliteVectors } from './vectors.js';
 
@@ -58,6 +59,10 @@ export class IngestThread {
   private nextId = 1;
   private closed = false;
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** This thread's writes under way (they may hold the write lock). */
+  private writing = 0;
+  /** Writes of the event loop's connection waiting for their turn (writeGate). */
+  private turns: (() => void)[] = [];
 
   constructor(
     private readonly file: string,
@@ -111,6 +116,17 @@ export class IngestThread {
     await this.call({ op: 'storeVectors', model, vectors }, () => this.inline.storeVectors(model, vectors));
   }
 
+  /**
+   * The turn of a write of the event loop's connection (write-turn.ts): none needed while this
+   * thread writes nothing (undefined), else a promise resolved once its writes under way are done. An
+   * ingest gives the event loop a turn between its slices (src/store/ports/sources-plan.ts), where the
+   * waiting writes run: they wait for the slice under way, not for the whole ingest.
+   */
+  writeGate(): Promise<void> | undefined {
+    if (this.writing === 0) return undefined;
+    return new Promise((resolve) => this.turns.push(resolve));
+  }
+
   private async call(req: Request, inline: () => Promise<unknown>): Promise<unknown> {
     if (this.closed) throw new Error('the store is closed');
     let w: Worker;
@@ -119,6 +135,8 @@ export class IngestThread {
     } catch {
       return inline();
     }
+    const write = req.op !== 'nextBatch';
+    if (write) this.writing++;
     const id = this.nextId++;
     const answer = new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -127,7 +145,11 @@ export class IngestThread {
       w.postMessage({ ...req, id });
     });
     this.inFlight.add(answer);
-    const forget = () => void this.inFlight.delete(answer);
+    const forget = () => {
+      this.inFlight.delete(answer);
+      if (!write || --this.writing > 0) return;
+      for (const go of this.turns.splice(0)) go();
+    };
     answer.then(forget, forget);
     return answer;
   }
@@ -166,6 +188,7 @@ export class IngestThread {
   /** Stops the worker thread (the store's close), once the slices under way are answered. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const go of this.turns.splice(0)) go();
     await Promise.allSettled([...this.inFlight]);
     const w = this.worker ?? (this.ready ? await this.ready.catch(() => null) : null);
     if (!w) return;
@@ -203,6 +226,8 @@ export function ingestOffThread(
   // The ports send their work here; inside a transaction of `db` (store.transaction) it stays on `db`.
   sources.writeVia({ ingestSlice: (items, at) => thread.ingestSlice(items, at), recordPoll: (name, owner, outcome) => thread.recordPoll(name, owner, outcome) });
   vectors.writeVia({ nextBatch: (limit) => thread.nextBatch(limit), storeVectors: (model, batch) => thread.storeVectors(model, batch) });
+  // The event loop's own writes wait for their turn instead of for the lock (write-turn.ts).
+  setWriteGate(db, () => thread.writeGate());
   thread.warm();
   return thread;
 }

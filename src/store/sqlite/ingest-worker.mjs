@@ -9,11 +9,14 @@
 // 'storeVectors', model, vectors} with {id, result} or {id, error: {name, message, code}}; {close: true} closes the connection and ends the thread.
 import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
+import { lowerThreadPriority } from '../../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('ingest-worker.mjs must run in a worker thread');
 const port = parentPort;
-// Not given a lower CPU priority (as the parse threads are): this thread holds the write lock during a
-// slice, and the event loop's own writes wait for it.
+// A lower CPU priority, as the other worker threads: on a contended core the event loop thread runs first.
+// The event loop's own writes never wait for this thread's write lock in SQLite's busy handler (they
+// await their turn: write-turn.ts), so a slice that runs slower here holds no request.
+lowerThreadPriority(10);
 register();
 const { SqliteStore } = await import('./index.ts');
 

@@ -11,6 +11,7 @@ import { SourceExistsError } from '../ports/errors.js';
 import { chooseCandidates, ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, keyHits, lookupKeys, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
+import { writeTurn } from './write-turn.js';
 
 /** The migration adding the registry and dedup tables (appended to the SQLite migration list). */
 export const SOURCES_MIGRATION = `
@@ -194,8 +195,14 @@ export class SqliteSources implements SourceStore {
     return this.db.transaction(fn).immediate();
   }
 
+  /** `write` once it is this connection's turn (write-turn.ts): the async methods' writes. */
+  private async writeInTurn<T>(fn: () => T): Promise<T> {
+    await writeTurn(this.db);
+    return this.write(fn);
+  }
+
   async addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
-    return this.write(() => {
+    return this.writeInTurn(() => {
       if (this.st.insert.run(s.name, s.url, Math.trunc(s.everyMs), s.urgency, now).changes === 0) throw new SourceExistsError(s.name);
       this.st.bump.run();
       return toSource(this.st.get.get(s.name)!);
@@ -212,7 +219,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async setSourcePaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
-    return this.write(() => {
+    return this.writeInTurn(() => {
       const changed = paused ? this.st.pause.run(name).changes : this.st.resume.run(now, name).changes;
       if (changed === 0) return undefined;
       this.st.bump.run();
@@ -221,7 +228,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async removeSource(name: string): Promise<boolean> {
-    return this.write(() => {
+    return this.writeInTurn(() => {
       if (this.st.remove.run(name).changes === 0) return false;
       this.st.bump.run();
       return true;
@@ -229,7 +236,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async claimDueSources(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
-    return this.write(() =>
+    return this.writeInTurn(() =>
       this.st.due.all(now, now, Math.max(0, Math.trunc(limit))).map(({ name }) => {
         this.st.lease.run(owner, now + leaseMs, name);
         return toSource(this.st.get.get(name)!);
@@ -355,7 +362,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
-    return this.write(() => {
+    return this.writeInTurn(() => {
       const seen = this.st.pruneSeen.run(now - olderThanMs).changes;
       // Near keys matter within the near-duplicate window only.
       this.st.pruneKeys.run(now - Math.min(olderThanMs, this.rule.windowMs));

@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { VectorStore } from '../ports/index.js';
 import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../ports/lexical-query.js';
+import { writeTurn } from './write-turn.js';
 
 /** Common query terms remembered by one store (a few hundred KB at most). */
 const COMMON_TERMS_KEPT = 10_000;
@@ -53,6 +54,7 @@ export class SqliteVectors implements VectorStore {
   }
 
   async enqueueMissing(model: string): Promise<number> {
+    await writeTurn(this.db);
     return this.st.enqueueMissing.run(new Date().toISOString(), model).changes;
   }
 
@@ -76,6 +78,7 @@ export class SqliteVectors implements VectorStore {
 
   async storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
     if (this.worker && !this.db.inTransaction) return this.worker.storeVectors(model, vectors);
+    await writeTurn(this.db);
     this.storeVectorsHere(model, vectors);
   }
 
@@ -90,6 +93,7 @@ export class SqliteVectors implements VectorStore {
   }
 
   async deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]> {
+    await writeTurn(this.db);
     const dropped: string[] = [];
     this.db.transaction(() => {
       for (const id of ids) {

@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import type { WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
 import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
+import { writeTurn } from './write-turn.js';
 
 /** The migration adding the endpoints table (appended to the SQLite migration list). */
 export const WEBHOOKS_MIGRATION = `
@@ -71,6 +72,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; secret: string }, now: number): Promise<WebhookEndpoint> {
+    await writeTurn(this.db);
     this.db
       .transaction(() => this.st.insert.run(e.id, e.accountId, e.url, e.tickers === null ? null : JSON.stringify(e.tickers), secretsJson(e.secret), now))
       .immediate();
@@ -87,16 +89,19 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async removeWebhook(id: string): Promise<boolean> {
+    await writeTurn(this.db);
     return this.st.remove.run(id).changes > 0;
   }
 
   async setWebhookState(id: string, state: WebhookState, reason: string | null, _now: number): Promise<WebhookEndpoint | undefined> {
+    await writeTurn(this.db);
     if (state === 'active') this.st.resume.run(id);
     else this.st.pause.run(state, reason, id);
     return this.getWebhook(id);
   }
 
   async rotateWebhookSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
+    await writeTurn(this.db);
     this.db
       .transaction(() => {
         const r = this.st.get.get(id);
@@ -107,6 +112,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async claimWebhooks(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]> {
+    await writeTurn(this.db);
     const ids = this.db
       .transaction(() => {
         const rows = this.st.claimable.all(now, owner, Math.max(0, Math.trunc(limit)));
@@ -121,10 +127,12 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async releaseWebhooks(owner: string): Promise<void> {
+    await writeTurn(this.db);
     this.st.release.run(owner);
   }
 
   async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
+    await writeTurn(this.db);
     const r = this.st.record.run({
       id,
       owner,
