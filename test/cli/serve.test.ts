@@ -1,8 +1,8 @@
 /** `fns serve` as a real process: REST and the stream on one port; SIGTERM closes streams with 1001 and exits. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -78,5 +78,35 @@ describe('fns serve', () => {
     const [exitCode] = (await exited) as [number];
     expect(exitCode).toBe(0);
     expect(output()).not.toContain(key);
+  }, 60_000);
+});
+
+describe('npm start sizes V8\'s background threads to the machine (--v8-pool-size=0)', () => {
+  // Node's default is 4 threads whatever the machine; on 2 CPUs they took the event loop's core while a
+  // large feed was stored (docs/operations.md). Linux: the threads are read from /proc.
+  it.runIf(existsSync('/proc/self/task'))('the service started by npm start has one fewer than the CPUs (at least one)', async () => {
+    const child = spawn('npm', ['start', '--silent'], { cwd: repoRoot, env: { ...env, ADMIN_PORT: undefined }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    // The service's log lines carry its pid (npm runs it as a child).
+    const pid = await new Promise<number>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no log line with a pid: ${out}`)), 30_000);
+      child.once('exit', () => reject(new Error(`exited: ${out}`)));
+      const look = () => {
+        const m = /listening on[\s\S]*"pid":(\d+)/.exec(out);
+        if (m) {
+          clearTimeout(t);
+          resolve(Number(m[1]));
+        }
+      };
+      child.stdout!.on('data', look);
+      child.stderr!.on('data', look);
+    });
+    const v8Threads = readdirSync(`/proc/${pid}/task`).filter((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim() === 'V8Worker').length;
+    expect(v8Threads).toBe(Math.max(1, availableParallelism() - 1));
+    process.kill(pid, 'SIGTERM');
+    await once(child, 'exit');
   }, 60_000);
 });
