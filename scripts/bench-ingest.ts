@@ -13,9 +13,11 @@
  *    stream client. Goal p99 <= one poll interval + 50 ms.
  *
  * 4. Event-loop blocks (issue 19): the longest time the service's event loop was held at once while it
- *    polls one feed of 5,000 items (~4.9 MB) and while it takes a push of 1,000 articles (~1 MiB) on the
- *    admin listener; goal <= 10 ms each. The floor, in the same run: the same probe around one plain
- *    `JSON.parse` of that push body (as a JSON array), the least any reading of the body costs at once.
+ *    polls one feed of 1,000 items, then one of 5,000 (~4.5 MB), and while it takes a push of 1,000
+ *    articles (~1 MiB) on the admin listener; goal <= 10 ms each. The time per item of the two polls
+ *    (registration to recorded) shows whether the cost per item grows with the feed (goal: flat). The
+ *    floor, in the same run: the same probe around one plain `JSON.parse` of that push body (as a JSON
+ *    array), the least any reading of the body costs at once.
  *    Probe: perf_hooks monitorEventLoopDelay, resolution 1 ms (its max is the longest delay of a 1 ms
  *    timer, i.e. the longest block, to about 1 ms; GC pauses count too; its p99 is printed too). Next to
  *    it, the loop's own CPU: the most CPU time the event-loop thread used between two ticks of a 1 ms
@@ -29,7 +31,7 @@
  * (--v8-pool-size=0, docs/operations.md); the heading of section 4 says how many there were.
  *
  * Everything (service, feed server, client) runs in this one process: the figures include their
- * competition for the CPU. In section 4 the clients and the 5,000-item feed's server run on worker
+ * competition for the CPU. In section 4 the clients and the feeds' servers run on worker
  * threads of it, so the event loop measured is the service's alone. Embeddings are a constant stub (the embedding worker is not what this measures).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -138,14 +140,6 @@ async function feedServer() {
       const f = feeds.get(path);
       feeds.set(path, { items, version: (f?.version ?? 0) + 1 });
     },
-    /** Renders a feed's body now (not on its first request); its size in bytes. */
-    render(path: string): number {
-      const f = feeds.get(path)!;
-      f.body ??= rss(f.items);
-      return Buffer.byteLength(f.body);
-    },
-    /** A feed's body as rendered. */
-    body: (path: string): string => (feeds.get(path)!.body ??= rss(feeds.get(path)!.items)),
     add(path: string, item: Item) {
       const f = feeds.get(path)!;
       f.items = [item, ...f.items].slice(0, 50);
@@ -200,7 +194,7 @@ async function main(): Promise<void> {
     const streamUrl = `${svc.url.replace(/^http/, 'ws')}/v1/stream?api_key=${key}`;
     if (ONLY === 'blocks') {
       ws.close();
-      await blocks(svc, feeds, streamUrl);
+      await blocks(svc, streamUrl);
       return;
     }
     // 1. Latency: publish -> stream client (first, so no item is a near-duplicate of the throughput items).
@@ -305,7 +299,7 @@ async function main(): Promise<void> {
     console.log(`   ingestItems without near keys (exact only)     ${us(stage.ingestNoNear)}`);
     console.log(`   5,000 items/s is ${(1e6 / GOAL_RATE).toFixed(0)} us per item for everything, on one event loop`);
     ws.close();
-    await blocks(svc, feeds, streamUrl);
+    await blocks(svc, streamUrl);
   } finally {
     ws.close();
     await svc.close();
@@ -323,8 +317,8 @@ const HARNESS_THREAD = `const { parentPort, workerData } = require('node:worker_
      try { require('node:os').setPriority(Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()), 10); } catch {}
      `;
 
-/** Section 4: the longest event-loop block while polling a 5,000-item feed and taking a 1,000-article push, and the JSON.parse floor. */
-async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awaited<ReturnType<typeof feedServer>>, streamUrl: string): Promise<void> {
+/** Section 4: the longest event-loop block while polling a 1,000- and a 5,000-item feed and taking a 1,000-article push, and the JSON.parse floor. */
+async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: string): Promise<void> {
   // The stream client of this section runs on a worker thread: it keeps the service's stream busy (every
   // stored article is sent to it) without its own reading of the frames counting as the service's blocks.
   const client = new Worker(
@@ -393,25 +387,6 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awai
   // Let the start-up settle (index load, first timers) before measuring.
   await sleep(500);
 
-  // A 5,000-item RSS feed of about 4.9 MB: distinct headlines, each with a ~900-byte description.
-  const big: Item[] = [];
-  for (let i = 0; i < 5000; i++) {
-    const description = Array.from({ length: 85 }, word).join(' ');
-    big.push({ guid: `big-${i}`, title: `${headline(100_000 + i)} ${i}`, link: `https://example.com/big/${i}`, description });
-  }
-  feeds.set('/big.rss', big);
-  const bytes = feeds.render('/big.rss');
-  // The 5,000-item feed is served from a worker thread (as the stream and push clients run on theirs): its
-  // sending of 4.5 MB is not the service's work.
-  const bigServer = new Worker(
-    `${HARNESS_THREAD}
-     const body = Buffer.from(workerData.body);
-     const server = require('node:http').createServer((req, res) => res.writeHead(200, { 'content-type': 'application/rss+xml; charset=utf-8' }).end(body));
-     server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
-     parentPort.on('message', () => { server.closeAllConnections(); server.close(); parentPort.close(); });`,
-    { eval: true, workerData: { body: feeds.body('/big.rss') } },
-  );
-  const bigPort = await new Promise<number>((r) => bigServer.once('message', r));
   // The push body too (section 4's second window), before the first window.
   const lines: string[] = [];
   for (let i = 0; i < 1000; i++) {
@@ -435,25 +410,50 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awai
     { eval: true, workerData: { url: `${svc.adminUrl}/admin/v1/articles`, token: ADMIN_TOKEN, body } },
   );
   await new Promise<void>((r) => pusher.once('online', () => r()));
-  await openWindow();
-  const t0 = performance.now();
-  await svc.store.sources.addSource({ name: 'big', url: `http://127.0.0.1:${bigPort}/big.rss`, everyMs: 3600_000, urgency: 'auto' }, Date.now());
-  svc.poller!.wake();
-  for (;;) {
-    const rec = await svc.store.sources.getSource('big');
-    if (rec?.lastPollAt) {
-      if (rec.lastError) throw new Error(`the 5,000-item poll failed: ${rec.lastError}`);
-      break;
+  /**
+   * One measured poll of a feed of `n` distinct items (each with a ~900-byte description), served from a
+   * worker thread (as the clients run on theirs: its sending of megabytes is not the service's work).
+   */
+  const pollWindow = async (name: string, n: number, first: number) => {
+    const items: Item[] = [];
+    for (let i = 0; i < n; i++) {
+      const description = Array.from({ length: 85 }, word).join(' ');
+      items.push({ guid: `${name}-${i}`, title: `${headline(first + i)} ${i}`, link: `https://example.com/${name}/${i}`, description });
     }
-    if (performance.now() - t0 > 120_000) throw new Error('the 5,000-item feed was not polled within 120 s');
-    await sleep(5);
-  }
-  const pollMs = performance.now() - t0;
-  const { cpu: pollCpu, block: pollBlock, p99: pollP99, gc: pollGc } = closeWindow();
-  const rec = (await svc.store.sources.getSource('big'))!;
-  await svc.store.sources.removeSource('big');
-  bigServer.postMessage('close');
-  await bigServer.terminate();
+    const feedBody = rss(items);
+    const server = new Worker(
+      `${HARNESS_THREAD}
+       const body = Buffer.from(workerData.body);
+       const server = require('node:http').createServer((req, res) => res.writeHead(200, { 'content-type': 'application/rss+xml; charset=utf-8' }).end(body));
+       server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+       parentPort.on('message', () => { server.closeAllConnections(); server.close(); parentPort.close(); });`,
+      { eval: true, workerData: { body: feedBody } },
+    );
+    const port = await new Promise<number>((r) => server.once('message', r));
+    await openWindow();
+    const t0 = performance.now();
+    await svc.store.sources.addSource({ name, url: `http://127.0.0.1:${port}/${name}.rss`, everyMs: 3600_000, urgency: 'auto' }, Date.now());
+    svc.poller!.wake();
+    for (;;) {
+      const rec = await svc.store.sources.getSource(name);
+      if (rec?.lastPollAt) {
+        if (rec.lastError) throw new Error(`the ${n}-item poll failed: ${rec.lastError}`);
+        break;
+      }
+      if (performance.now() - t0 > 120_000) throw new Error(`the ${n}-item feed was not polled within 120 s`);
+      await sleep(5);
+    }
+    const elapsed = performance.now() - t0;
+    const window = closeWindow();
+    const rec = (await svc.store.sources.getSource(name))!;
+    await svc.store.sources.removeSource(name);
+    server.postMessage('close');
+    await server.terminate();
+    return { ...window, rec, ms: elapsed, bytes: Buffer.byteLength(feedBody) };
+  };
+  // Two feeds, 1,000 then 5,000 items (~0.9 and ~4.5 MB): the cost per item must not grow with the feed.
+  const small = await pollWindow('feed-1k', 1000, 300_000);
+  const big = await pollWindow('big', 5000, 100_000);
 
   // A push of 1,000 articles, about 1 MiB of NDJSON (made above).
   await openWindow();
@@ -484,12 +484,18 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, feeds: Awai
   const ms = (x: number) => `${x.toFixed(1)} ms`.padStart(8);
   console.log(`\n4. event-loop blocks (monitorEventLoopDelay, 1 ms resolution; goal: longest <= ${BLOCK_GOAL_MS} ms), on ${cpus().length} CPU(s), load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}, ${v8BackgroundThreads()} V8 background thread(s)`);
   console.log(`                                            longest      p99   loop CPU at once   items/s`);
-  console.log(`   poll of one feed, ${rec.itemsSeen.toLocaleString('en-US')} items, ${(bytes / 1e6).toFixed(1)} MB: ${ms(pollBlock)} ${ms(pollP99)}   ${ms(pollCpu)}        ${String(Math.round(rec.itemsSeen / (pollMs / 1000))).padStart(6)}   ${verdict(pollBlock)}`);
-  console.log(`      (stored ${rec.itemsIngested}, deduplicated ${rec.itemsDeduplicated}; ${(pollMs / 1000).toFixed(2)} s from registration; longest GC pause ${pollGc.toFixed(1)} ms)`);
+  const pollRow = (p: typeof big) => {
+    console.log(`   poll of one feed, ${p.rec.itemsSeen.toLocaleString('en-US')} items, ${(p.bytes / 1e6).toFixed(1)} MB: ${ms(p.block)} ${ms(p.p99)}   ${ms(p.cpu)}        ${String(Math.round(p.rec.itemsSeen / (p.ms / 1000))).padStart(6)}   ${verdict(p.block)}`);
+    console.log(`      (stored ${p.rec.itemsIngested}, deduplicated ${p.rec.itemsDeduplicated}; ${(p.ms / 1000).toFixed(2)} s from registration; longest GC pause ${p.gc.toFixed(1)} ms)`);
+  };
+  pollRow(small);
+  pollRow(big);
+  const perItem = (p: typeof big) => (p.ms * 1000) / p.rec.itemsSeen;
+  console.log(`   per item, registration to recorded: ${perItem(small).toFixed(0)} us (1,000 items), ${perItem(big).toFixed(0)} us (5,000 items): x${(perItem(big) / perItem(small)).toFixed(2)} (flat: about 1)`);
   console.log(`   push of ${lines.length.toLocaleString('en-US')} articles, ${(Buffer.byteLength(body) / 1048576).toFixed(2)} MiB:  ${ms(pushBlock)} ${ms(pushP99)}   ${ms(pushCpu)}        ${String(Math.round(lines.length / (pushMs / 1000))).padStart(6)}   ${verdict(pushBlock)}`);
   console.log(`      (stored ${answer.stored}, duplicates ${answer.duplicates}, invalid ${answer.invalid}; ${(pushMs / 1000).toFixed(2)} s; longest GC pause ${pushGc.toFixed(1)} ms)`);
   console.log(`   floor, one JSON.parse of that body:       ${ms(floorBlock)}            ${ms(floorCpu)}   (the parse alone: ${parseMs.toFixed(1)} ms)`);
-  console.log(`   ratios to the floor (longest): poll x${(pollBlock / floorBlock).toFixed(2)}, push x${(pushBlock / floorBlock).toFixed(2)}`);
+  console.log(`   ratios to the floor (longest): poll x${(big.block / floorBlock).toFixed(2)}, push x${(pushBlock / floorBlock).toFixed(2)}`);
   gc.disconnect();
   client.postMessage('close');
   await client.terminate();
