@@ -22,6 +22,8 @@ export interface FeedPollerOptions {
   deliver: (batch: FeedEntry[]) => void;
   /** When false nobody is listening: the poller only moves its cursor to the end of the feed. */
   hasListeners: () => boolean;
+  /** Told when the cursor moved past articles nobody listened to (they were not delivered). */
+  onSkip?: () => void;
   log: (m: string) => void;
   /** Who reads the feed, the first word of its log lines (`stream`, `webhooks`). Default `stream`. */
   label?: string;
@@ -109,7 +111,10 @@ export class FeedPoller {
     if (!this.opts.hasListeners()) {
       const latest = await this.opts.articles.latestSeq();
       // A connection admitted meanwhile keeps the older cursor (it filters by its own start point).
-      if (!this.opts.hasListeners()) this.lastSeq = Math.max(this.lastSeq, latest);
+      if (!this.opts.hasListeners() && latest > this.lastSeq) {
+        this.lastSeq = latest;
+        this.opts.onSkip?.();
+      }
       this.retry = -1;
       return;
     }

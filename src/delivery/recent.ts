@@ -23,6 +23,11 @@ export class RecentFeed {
     if (this.entries.length > this.keep * 2) this.entries = this.entries.slice(-this.keep);
   }
 
+  /** Forgets every entry (the feed was skipped: what follows is not contiguous with them). */
+  clear(): void {
+    this.entries = [];
+  }
+
   /** Entries after `seq` (at most `limit`), from memory when `seq` is within the window, else from the feed port. */
   async after(seq: number, limit: number): Promise<FeedEntry[]> {
     const first = this.entries[0];

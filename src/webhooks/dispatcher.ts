@@ -365,7 +365,10 @@ export class WebhookDispatcher {
     this.poller = new FeedPoller({
       articles: opts.store.articles,
       intervalMs: opts.feedPollMs ?? DISPATCH_DEFAULTS.feedPollMs,
-      hasListeners: () => true,
+      // With no endpoint held, the articles are not read at all (the store has them for an endpoint that
+      // comes later, from its own cursor): no page read on the event loop, none kept in memory.
+      hasListeners: () => this.workers.size > 0,
+      onSkip: () => this.feed.clear(),
       deliver: (batch) => {
         this.feed.push(batch);
         for (const w of this.workers.values()) w.kick();

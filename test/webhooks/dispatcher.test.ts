@@ -111,6 +111,63 @@ describe('delivery: every article stored after the endpoint was added, in order,
   });
 });
 
+describe('no endpoint held: the feed is not read, and an endpoint held later misses nothing', () => {
+  /** A dispatcher whose reads of the article feed are counted (pages read; looks at the feed's end). */
+  async function counted() {
+    const dir = mkdtempSync(join(tmpdir(), 'fns-wh-'));
+    const store = new SqliteStore(join(dir, 'fns.sqlite'));
+    const receiver = await startReceiver();
+    const reads = { pages: 0, looks: 0 };
+    const articles = Object.assign(Object.create(store.articles) as typeof store.articles, {
+      feedAfter: (seq: number, limit: number) => (reads.pages++, store.articles.feedAfter(seq, limit)),
+      latestSeq: () => (reads.looks++, store.articles.latestSeq()),
+    });
+    const dispatcher = new WebhookDispatcher({ store: { accounts: store.accounts, webhooks: store.webhooks, transaction: store.transaction.bind(store), articles }, secrets: box, allowPrivate: true, recheckMs: 60_000, retryRules: FAST, feedPollMs: 10, refreshMs: 50, flushMs: 10, log: () => {} });
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    cleanups.push(() => store.close());
+    cleanups.push(() => receiver.close());
+    cleanups.push(() => dispatcher.stop());
+    await dispatcher.start();
+    const addEndpoint = async () => {
+      const account = await store.accounts.createAccount('pro', Date.now());
+      return store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    };
+    /** Waits until the feed's poller has been round at least `n` more times (looked at the end, or read a page). */
+    const rounds = async (n: number) => {
+      const before = reads.looks + reads.pages;
+      await waitUntil(() => reads.looks + reads.pages >= before + n, 'the feed poller going round');
+    };
+    return { store, receiver, dispatcher, reads, addEndpoint, rounds };
+  }
+
+  it('articles stored while no endpoint exists cost no page read; an endpoint added then gets every article after it, in order', async () => {
+    const { store, receiver, dispatcher, reads, addEndpoint, rounds } = await counted();
+    for (let i = 0; i < 5; i++) await store.articles.insert([article(`before ${i}`)], Date.now());
+    await rounds(3);
+    expect(reads.pages).toBe(0);
+    await addEndpoint();
+    await waitUntil(() => dispatcher.endpoints() === 1, 'the endpoint held');
+    for (let i = 0; i < 3; i++) await store.articles.insert([article(`after ${i}`)], Date.now());
+    await receiver.waitFor(3);
+    expect(bodies(receiver).map((b) => b.data.content)).toEqual(['after 0', 'after 1', 'after 2']);
+  });
+
+  it('an endpoint paused while articles arrive gets them once resumed: the skipped stretch is read from the store, not from the recent pages', async () => {
+    const { store, receiver, dispatcher, addEndpoint, rounds } = await counted();
+    const endpoint = await addEndpoint();
+    await waitUntil(() => dispatcher.endpoints() === 1, 'the endpoint held');
+    await store.articles.insert([article('one')], Date.now());
+    await receiver.waitFor(1);
+    await store.webhooks.setWebhookState(endpoint.id, 'paused', 'paused by the test', Date.now());
+    await waitUntil(() => dispatcher.endpoints() === 0, 'the endpoint dropped');
+    await store.articles.insert([article('two'), article('three')], Date.now());
+    await rounds(3); // the poller moved past them with no endpoint held
+    await store.webhooks.setWebhookState(endpoint.id, 'active', null, Date.now());
+    await receiver.waitFor(3);
+    expect(bodies(receiver).map((b) => b.data.content)).toEqual(['one', 'two', 'three']);
+  });
+});
+
 describe('failures: retried with the same webhook-id until a 2xx, in order', () => {
   it('a receiver that fails twice then recovers gets the same message three times, then the next one', async () => {
     const { store, receiver, endpoint, secret } = await setup({ answer: (n) => (n < 2 ? 503 : 200) });
