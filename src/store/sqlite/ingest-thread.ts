@@ -205,9 +205,10 @@ export class IngestThread {
 /**
  * Starts the ingest thread and tells the ports to use it (their `writeVia`): the slices of
  * `sources.ingestItems` (each one transaction there), `sources.recordPoll`, and the embedding queue's
- * `vectors.nextBatch` and `vectors.storeVectors`. While the
- * thread runs, the WAL checkpoints are its connection's (off on `db`: a checkpoint run by a commit of the
- * event loop's connection would hold the loop while it writes and syncs the pages). The thread starts now.
+ * `vectors.nextBatch` and `vectors.storeVectors`; the other writes of `db` await their turn
+ * (write-turn.ts). While the thread runs, the WAL checkpoints are its connection's (off on `db`: a
+ * checkpoint run by a commit of the event loop's connection would hold the loop while it writes and
+ * syncs the pages). The thread starts now.
  */
 export function ingestOffThread(
   file: string,
