@@ -1,6 +1,7 @@
 /**
- * Ingestion benchmark (issue 11): the real service (`startService`, SQLite in a temp DATA_DIR, its own
- * source poller) polling feeds from a loopback feed server, and one stream client (a pro key).
+ * Ingestion benchmark (issue 11): the real service (`startService`, SQLite in a temp DATA_DIR or, with
+ * --database-url, PostgreSQL in a schema of its own; its own source poller) polling feeds from a loopback
+ * feed server, and one stream client (a pro key).
  *
  *   npm run bench:ingest -- [--feeds=10] [--items=200] [--latency-s=45] [--every-s=1]
  *
@@ -26,6 +27,7 @@
  *    Items/s: items of the feed (articles of the push) / the time from registration (request) to the end.
  *
  *   npm run bench:ingest -- --only=blocks     (section 4 alone, about 20 s)
+ *   npm run bench:ingest -- --only=blocks --database-url=postgres://127.0.0.1:5432/test   (on PostgreSQL)
  *
  * It runs the service as `npm start` does, with V8's background threads sized to the machine
  * (--v8-pool-size=0, docs/operations.md); the heading of section 4 says how many there were.
@@ -42,6 +44,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import pg from 'pg';
 import WebSocket from 'ws';
 import { createKey } from '../src/cli/operator.js';
 import { loadConfig } from '../src/config/index.js';
@@ -50,6 +53,7 @@ import type { Embedder } from '../src/search/index.js';
 import { livePrefix, startService } from '../src/server/index.js';
 import { parseFeed, toSourcedItems } from '../src/sources/index.js';
 import { SqliteStore } from '../src/store/sqlite/index.js';
+import { connectionString } from '../src/store/postgres/db.js';
 
 const arg = (name: string, dflt: number): number => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));
@@ -61,6 +65,8 @@ const LATENCY_S = arg('latency-s', 45);
 const EVERY_MS = arg('every-s', 1) * 1000;
 const GOAL_RATE = 5000;
 const ONLY = process.argv.find((x) => x.startsWith('--only='))?.split('=')[1];
+/** --database-url=postgres://…: the service on PostgreSQL instead of SQLite, in a schema of its own (dropped at the end). */
+const DATABASE_URL = process.argv.find((x) => x.startsWith('--database-url='))?.slice('--database-url='.length);
 const BLOCK_GOAL_MS = 10;
 const ADMIN_TOKEN = 'bench-token-0123456789abcdef';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -169,7 +175,8 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fns-bench-ingest-'));
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', ADMIN_TOKEN });
+  const schema = `bench_ingest_${process.pid}`;
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', ADMIN_TOKEN, ...(DATABASE_URL ? { DATABASE_URL, DATABASE_SCHEMA: schema } : {}) });
   const logger = createLogger({ destination: { write: () => {} } });
   const svc = await startService(config, { embedder: stubEmbedder, logger });
   const feeds = await feedServer();
@@ -188,7 +195,7 @@ async function main(): Promise<void> {
   // The service ends a client whose send buffer overflows (slow consumer): say so instead of waiting.
   let closed: string | null = null;
   ws.on('close', (code, reason) => (closed = `${code} ${reason.toString()}`));
-  console.log(`bench:ingest on ${cpus().length} CPU(s), Node ${process.version}, SQLite in ${dataDir}`);
+  console.log(`bench:ingest on ${cpus().length} CPU(s), Node ${process.version}, ${DATABASE_URL ? `PostgreSQL (schema ${schema})` : `SQLite in ${dataDir}`}`);
 
   try {
     const streamUrl = `${svc.url.replace(/^http/, 'ws')}/v1/stream?api_key=${key}`;
@@ -305,6 +312,12 @@ async function main(): Promise<void> {
     await svc.close();
     await feeds.close();
     rmSync(dataDir, { recursive: true, force: true });
+    if (DATABASE_URL) {
+      const db = new pg.Client({ connectionString: connectionString(DATABASE_URL) });
+      await db.connect();
+      await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await db.end();
+    }
   }
 }
 
