@@ -11,7 +11,7 @@ import { ingest } from '../../src/cli/operator.js';
 import { mapInSlices, sliceTurns } from '../../src/runtime/slices.js';
 import { pushArticles, readPushBody } from '../../src/ops/push.js';
 import { parseFeed, toSourcedItems, toSourcedItemsInSlices } from '../../src/sources/index.js';
-import { ingestInSlices, nextSliceSize, planIngest } from '../../src/store/ports/sources-plan.js';
+import { ingestInSlices, INGEST_SLICES, nextSliceSize, planIngest } from '../../src/store/ports/sources-plan.js';
 import type { NearDuplicateRule, SourcedItem } from '../../src/store/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { rssOf, title, turnsDuring } from './support.js';
@@ -77,6 +77,48 @@ describe('store: ingestItems runs in short transactions with a turn of the event
     const out = await ingestInSlices(items, async (s) => (seen.push(...s), (t += s.length * 0.1), s), { maxItems: 64, budgetMs: 6, now: () => t });
     expect(seen).toEqual(items);
     expect(out).toEqual(items);
+  });
+});
+
+describe('slices sent to a writer of their own (the SQLite service\'s ingest thread) are sized by its budget', () => {
+  const items = (n: number): SourcedItem[] =>
+    Array.from({ length: n }, (_, i) => ({
+      source: 'wire',
+      externalId: `w-${i}`,
+      canonicalUrl: null,
+      article: { content: `Story number ${i} of the day`, urgency: 'regular', sentiment: null, published_at: null, tickers: [], source: 'wire' },
+      nearKeys: [],
+    }));
+  // A clock that moves 1 ms per item stored: the sizes follow from the budget alone.
+  const sizedStore = (slices: { maxItems: number; budgetMs?: number }) => {
+    let t = 0;
+    const d = mkdtempSync(join(tmpdir(), 'fns-loop-'));
+    dirs.push(d);
+    const s = new SqliteStore(join(d, 'fns.sqlite'), { ingestSlices: { ...slices, now: () => t } });
+    const sizes: number[] = [];
+    s.sources.writeVia({
+      ingestSlice: async (slice, at) => (sizes.push(slice.length), (t += slice.length), s.sources.ingestSlice(slice, at)),
+      recordPoll: async () => {},
+      budgetMs: INGEST_SLICES.threadBudgetMs,
+    });
+    return { s, sizes };
+  };
+
+  it(`the writer's ${INGEST_SLICES.threadBudgetMs} ms instead of the event loop's ${INGEST_SLICES.budgetMs} ms: bigger slices, fewer commits, same outcomes`, async () => {
+    const { s, sizes } = sizedStore({ maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs });
+    const out = await s.sources.ingestItems(items(100), Date.now);
+    // 16 first; 16 ms <= 24: twice; 32 ms > 24: scaled to 24; 24 ms <= 24: twice (the 28 left).
+    expect(sizes).toEqual([16, 32, 24, 28]);
+    expect(out.map((o) => o.status)).toEqual(Array(100).fill('stored'));
+    expect((await s.sources.ingestItems(items(100), Date.now)).map((o) => o.status === 'duplicate' && o.reason)).toEqual(Array(100).fill('same-item'));
+    await s.close();
+  });
+
+  it('slices of a fixed size stay that size', async () => {
+    const { s, sizes } = sizedStore({ maxItems: 20 });
+    await s.sources.ingestItems(items(50), Date.now);
+    expect(sizes).toEqual([20, 20, 10]);
+    await s.close();
   });
 });
 

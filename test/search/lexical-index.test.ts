@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fuseRankings } from '../../src/search/lexical.js';
 import { affordableTerms, fts5Query, lexicalTerms, MAX_LEXICAL_POSTINGS, MAX_LEXICAL_TERMS, MAX_TERM_ARTICLES, tsQuery } from '../../src/store/ports/lexical-query.js';
 import { migrate, type PostgresStore } from '../../src/store/postgres/index.js';
-import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite/index.js';
 import { PG_TEST_URL, pgReachable, pgTestStores, sql } from '../support/postgres.js';
 import { article } from '../store/ports.suite.js';
 
@@ -86,11 +86,10 @@ describe('the SQLite migration fills the keyword index for articles stored befor
     const s = new SqliteStore(file);
     await s.articles.insert([article('Evergrande ordered to liquidate by Hong Kong court'), article('Country Garden misses coupon')], Date.now());
     await s.close();
-    // Back to the schema before the keyword index (its migration is the last one).
+    // Back to the schema before the keyword index (the migrations after it are applied again: idempotent).
     const db = new Database(file);
-    const version = db.pragma('user_version', { simple: true }) as number;
     db.exec('DROP TRIGGER article_fts_insert; DROP TRIGGER article_fts_delete; DROP TRIGGER article_fts_update; DROP TABLE article_fts;');
-    db.pragma(`user_version = ${version - 1}`);
+    db.pragma(`user_version = ${MIGRATIONS.findIndex((m) => m.includes('USING fts5'))}`);
     db.close();
     const again = new SqliteStore(file);
     try {

@@ -18,6 +18,19 @@ afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force
 const article = (content: string) => ({ content, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] });
 
 describe('embedding queue', () => {
+  it("reads the next batch in the queue's order from its index, without sorting the whole queue", async () => {
+    const store = new SqliteStore(file());
+    try {
+      await store.articles.insert([article('Fed raises rates'), article('Oil prices jump')], Date.now());
+      const plan = store.vectors.explainNextBatch().join('\n');
+      expect(plan).toContain('embed_queue_order');
+      expect(plan).not.toContain('TEMP B-TREE');
+      expect((await store.vectors.nextBatch(5)).map((b) => b.content)).toEqual(['Fed raises rates', 'Oil prices jump']);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps queued articles across a restart and embeds them afterwards', async () => {
     const f = file();
     const first = new SqliteStore(f);

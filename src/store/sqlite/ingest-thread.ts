@@ -19,6 +19,7 @@
 import type Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 import type { ItemOutcome, PollOutcome, SourcedItem } from '../ports/index.js';
+import { INGEST_SLICES } from '../ports/sources-plan.js';
 import { setWriteGate } from './write-turn.js';
 import type { SqliteSources } from './sources.js';
 import type { SqliteVectors } from './vectors.js';
@@ -225,7 +226,12 @@ export function ingestOffThread(
   };
   const thread = new IngestThread(file, opts.busyTimeoutMs, inline, (running) => void (db.open && db.pragma(`wal_autocheckpoint = ${running ? 0 : 1000}`)));
   // The ports send their work here; inside a transaction of `db` (store.transaction) it stays on `db`.
-  sources.writeVia({ ingestSlice: (items, at) => thread.ingestSlice(items, at), recordPoll: (name, owner, outcome) => thread.recordPoll(name, owner, outcome) });
+  // Its slices get the thread's budget (INGEST_SLICES.threadBudgetMs): a slice there holds no event loop.
+  sources.writeVia({
+    ingestSlice: (items, at) => thread.ingestSlice(items, at),
+    recordPoll: (name, owner, outcome) => thread.recordPoll(name, owner, outcome),
+    budgetMs: INGEST_SLICES.threadBudgetMs,
+  });
   vectors.writeVia({ nextBatch: (limit) => thread.nextBatch(limit), storeVectors: (model, batch) => thread.storeVectors(model, batch) });
   // The event loop's own writes wait for their turn instead of for the lock (write-turn.ts).
   setWriteGate(db, () => thread.writeGate());

@@ -78,6 +78,10 @@ export const MIGRATIONS: readonly string[] = [
      INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
    END;
    INSERT INTO article_fts (article_fts) VALUES ('rebuild');`,
+  // The embedding queue's next batch (vectors.ts nextBatch) reads it in (enqueued_at, article_id) order:
+  // without an index every batch sorted the whole queue, which a large ingest grows by thousands. The
+  // PostgreSQL schema has had the same index (embed_queue_order) from the start. Idempotent.
+  `CREATE INDEX IF NOT EXISTS embed_queue_order ON embed_queue(enqueued_at, article_id);`,
 ];
 
 export function migrate(db: Database.Database): void {

@@ -97,6 +97,8 @@ export const IDENTITY_MIGRATION = `
 export interface SourcesWriter {
   ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;
   recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void>;
+  /** The time budget of a slice sent there, instead of this connection's (INGEST_SLICES.threadBudgetMs). */
+  budgetMs?: number;
 }
 
 export class SqliteSources implements SourceStore {
@@ -282,7 +284,9 @@ export class SqliteSources implements SourceStore {
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     if (items.length === 0) return [];
     const writer = this.db.inTransaction ? undefined : this.writer;
-    return ingestInSlices(items, async (slice) => (writer ? writer.ingestSlice(slice, at) : this.ingestSlice(slice, at)), this.slices);
+    // Slices sized by time keep their sizing there, with the writer's budget (a slice there holds no event loop).
+    const slices = writer?.budgetMs !== undefined && this.slices.budgetMs !== undefined ? { ...this.slices, budgetMs: writer.budgetMs } : this.slices;
+    return ingestInSlices(items, async (slice) => (writer ? writer.ingestSlice(slice, at) : this.ingestSlice(slice, at)), slices);
   }
 
   /** One slice of `ingestItems` on this connection: one IMMEDIATE transaction (also a writer's fallback). */

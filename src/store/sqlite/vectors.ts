@@ -76,6 +76,11 @@ export class SqliteVectors implements VectorStore {
     return this.st.nextBatch.all(limit);
   }
 
+  /** SQLite's plan for the next batch (EXPLAIN QUERY PLAN), for the tests: the queue's index, no sort. */
+  explainNextBatch(): string[] {
+    return (this.db.prepare(`EXPLAIN QUERY PLAN ${this.st.nextBatch.source}`).all(1) as { detail: string }[]).map((r) => r.detail);
+  }
+
   async storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
     if (this.worker && !this.db.inTransaction) return this.worker.storeVectors(model, vectors);
     await writeTurn(this.db);
