@@ -78,6 +78,25 @@ describe('store: ingestItems runs in short transactions with a turn of the event
     expect(seen).toEqual(items);
     expect(out).toEqual(items);
   });
+
+  it('ingestInSlices when a slice stores a prefix only (a plan stopped at its budget): the rest starts the next slice; every item once, in order', async () => {
+    const seen: number[] = [];
+    // Each slice stores at most 3 of its items.
+    const out = await ingestInSlices([...Array(20).keys()], async (s) => (seen.push(...s.slice(0, 3)), s.slice(0, 3)), { maxItems: 8 });
+    expect(seen).toEqual([...Array(20).keys()]);
+    expect(out).toEqual([...Array(20).keys()]);
+    await expect(ingestInSlices([1, 2], async () => [])).rejects.toThrow(/answered for 0/);
+  });
+
+  it('ingestInSlices sized by the event loop\'s own time (busyMs: PostgreSQL\'s plan), not the wall time of its queries, down to minItems', async () => {
+    let t = 0;
+    let busy = 0;
+    const sizes: number[] = [];
+    // Each slice: 50 ms of queries (wall time, the loop free) and 1 ms of plan per item.
+    await ingestInSlices([...Array(40).keys()], async (s) => (sizes.push(s.length), (t += 50), (busy = s.length), s), { maxItems: 128, budgetMs: 8, minItems: 1, busyMs: () => busy, now: () => t });
+    // 16 first (16 ms > 8: scaled to 8), then 8 ms each: doubled; the wall time (50 ms a slice) never counts.
+    expect(sizes).toEqual([16, 8, 16]);
+  });
 });
 
 describe('slices sent to a writer of their own (the SQLite service\'s ingest thread) are sized by its budget', () => {
@@ -114,6 +133,17 @@ describe('slices sent to a writer of their own (the SQLite service\'s ingest thr
     await s.close();
   });
 
+  it('the next call starts from the size the last one reached, not from the first guess (a poll\'s chunks are one ingest in several calls)', async () => {
+    const { s, sizes } = sizedStore({ maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs });
+    await s.sources.ingestItems(items(100), Date.now);
+    expect(sizes).toEqual([16, 32, 24, 28]);
+    sizes.length = 0;
+    // 28 ms > 24: the next size is 24, and the next call starts there.
+    await s.sources.ingestItems(items(148).slice(100), Date.now);
+    expect(sizes[0]).toBe(24);
+    await s.close();
+  });
+
   it('slices of a fixed size stay that size', async () => {
     const { s, sizes } = sizedStore({ maxItems: 20 });
     await s.sources.ingestItems(items(50), Date.now);
@@ -140,6 +170,25 @@ describe('near-duplicates within one batch: an item is compared with other sourc
     // Two sources: the other source's look-alikes are still candidates (capped as before).
     const two = planIngest([item('a', 1), item('b', 2)], empty, { ...rule, isNearDuplicate: () => (asked++, true) });
     expect(two.outcomes[1]).toMatchObject({ status: 'duplicate', reason: 'near-duplicate' });
+  });
+
+  it('a plan with `enough` stops before the item where it became true (one item at least): outcomes, inserts and records for that prefix only', () => {
+    const rule: NearDuplicateRule = { windowMs: 86_400_000, isNearDuplicate: () => false };
+    const item = (i: number): SourcedItem => ({
+      source: 'wire',
+      externalId: `w-${i}`,
+      canonicalUrl: null,
+      article: { content: `Test item ${i}`, urgency: 'regular', sentiment: null, published_at: null, tickers: [], source: 'wire' },
+      nearKeys: [],
+    });
+    const empty = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map() };
+    let asked = 0;
+    const plan = planIngest([0, 1, 2, 3, 4].map(item), empty, rule, undefined, () => ++asked > 2);
+    expect(plan.outcomes).toHaveLength(3);
+    expect(plan.store).toEqual([0, 1, 2]);
+    expect(plan.seen.map((s) => s.externalId)).toEqual(['w-0', 'w-1', 'w-2']);
+    // Enough at once: still the first item.
+    expect(planIngest([0, 1].map(item), empty, rule, undefined, () => true).outcomes).toHaveLength(1);
   });
 });
 

@@ -502,6 +502,41 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect((await s.sources.ingestItems([item('w', 'kept', 'Kept story')], T0 + 40 * DAY))[0]!.status).toBe('duplicate');
   });
 
+  // ---- the event loop ----
+
+  test('event loop', 'a dedup plan that runs long is cut into slices of about the budget, with a turn of the event loop between them, even right after cheap items grew the slices', async () => {
+    // A rule that takes 2 ms a comparison (busy: on the event loop's thread): each costly item below is
+    // compared with 4 stored look-alikes, 8 ms of plan, the slices' budget; 40 items, 320 ms of plan in
+    // all. A slower machine only makes the slices smaller.
+    let turn = 0;
+    const turnsOfComparisons = new Set<number>();
+    const costly: NearDuplicateRule = {
+      windowMs: DAY,
+      isNearDuplicate: () => {
+        const until = performance.now() + 2;
+        while (performance.now() < until);
+        turnsOfComparisons.add(turn);
+        return false;
+      },
+    };
+    const s = opened.track(await h.open(costly));
+    await s.sources.ingestItems([0, 1, 2, 3].map((i) => item('wire-a', `a-${i}`, `Acme story ${i}`)), T0);
+    // 300 items with nothing to compare: the slices grow to their largest, and the next call starts there.
+    await s.sources.ingestItems(Array.from({ length: 300 }, (_, i) => item('wire-c', `c-${i}`, `Unique${i} headline`)), T0 + 500);
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turn++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const outcomes = await s.sources.ingestItems(Array.from({ length: 40 }, (_, i) => item('wire-b', `b-${i}`, `Acme other ${i}`)), T0 + 1000);
+    counting = false;
+    expect(outcomes.every((o) => o.status === 'stored')).toBe(true);
+    // The comparisons ran in at least 4 turns of the event loop (one plan of 40 items: all in one).
+    expect(turnsOfComparisons.size).toBeGreaterThanOrEqual(4);
+  });
+
   for (const [group, tests] of groups) registerStoreTests(`sources (${name}): ${group}`, tests, h, () => opened.closeAll());
   return count;
 }

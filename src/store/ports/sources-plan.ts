@@ -131,9 +131,12 @@ export function chooseCandidates(
  * so the outcomes are those of one transaction; if the store fails mid-way, the slices before stay
  * stored (a retry answers them `same-item`).
  *
- * Size: at most `maxItems`; with `budgetMs` (the embedded engine, whose transaction runs synchronously on
- * the event loop), the next slice is sized from the time the last one took per item, so a slice takes
- * about `budgetMs` on this machine under its current load (the 10 ms goal of docs/sources.md).
+ * Size: at most `maxItems`; with `budgetMs`, the next slice is sized from the time the last one took per
+ * item, so a slice takes about `budgetMs` on this machine under its current load (the 10 ms goal of
+ * docs/sources.md). The embedded engine's transaction runs synchronously (on the event loop, or on the
+ * service's ingest thread: `threadBudgetMs`); PostgreSQL's queries are I/O, but its dedup plan (the
+ * near-duplicate comparisons: a few ms per item when the archive holds look-alikes) runs on the event
+ * loop, so its slices are sized by the plan's own time (`busyMs`), down to `pgMinItems`.
  */
 export const INGEST_SLICES = {
   maxItems: 128,
@@ -153,14 +156,32 @@ export const INGEST_SLICES = {
    * and 2.0 -> 1.6 ms (push), same outcomes.
    */
   threadBudgetMs: 24,
+  /**
+   * PostgreSQL's floor: its commit is a round trip that holds no event loop, so a slice may go down to
+   * one item when one item's plan alone takes the budget.
+   */
+  pgMinItems: 1,
 } as const;
 
 export interface SliceOptions {
   maxItems?: number;
   /** Target time of one slice, from the measured time per item; none: always `maxItems`. */
   budgetMs?: number;
+  /** Slices never get smaller than this (default INGEST_SLICES.minItems). */
+  minItems?: number;
+  /**
+   * What a slice's time is: the event loop's time the last slice took (PostgreSQL: its dedup plan, the
+   * one synchronous step; its queries are I/O). Default: the slice's wall time.
+   */
+  busyMs?: () => number;
   /** Monotonic milliseconds (performance.now). */
   now?: () => number;
+  /**
+   * The next slice's size, kept from one call to the next (one per store): a poll or a push arrives in
+   * chunks, each its own call, and each would otherwise start again from `firstItems`, a guess that
+   * can hold the event loop for many budgets before the first measurement.
+   */
+  carry?: { size?: number };
 }
 
 /**
@@ -169,27 +190,32 @@ export interface SliceOptions {
  * sync to disk costs the same for 1 item as for 100, and counting it per item would keep slices at the
  * floor, one sync every few items.)
  */
-export function nextSliceSize(lastItems: number, lastMs: number, budgetMs: number, maxItems: number): number {
+export function nextSliceSize(lastItems: number, lastMs: number, budgetMs: number, maxItems: number, minItems: number = INGEST_SLICES.minItems): number {
   const fit = lastMs <= budgetMs ? lastItems * 2 : Math.floor((lastItems * budgetMs) / lastMs);
-  return Math.max(Math.min(INGEST_SLICES.minItems, maxItems), Math.min(maxItems, fit));
+  return Math.max(Math.min(minItems, maxItems), Math.min(maxItems, fit));
 }
 
 /**
  * `ingest` over consecutive slices of `items`, one after the other, with a turn of the event loop before
- * every slice but the first; the outcomes in item order.
+ * every slice but the first; the outcomes in item order. `ingest` may store a prefix of its slice only
+ * (at least one item: planIngest's `enough`), answering for that prefix; the rest starts the next slice.
  */
 export async function ingestInSlices<T, R>(items: readonly T[], ingest: (slice: T[]) => Promise<R[]>, opts: SliceOptions = {}): Promise<R[]> {
   const maxItems = Math.max(1, Math.trunc(opts.maxItems ?? INGEST_SLICES.maxItems));
   const now = opts.now ?? (() => performance.now());
-  let size = opts.budgetMs === undefined ? maxItems : Math.min(maxItems, INGEST_SLICES.firstItems);
+  let size = opts.budgetMs === undefined ? maxItems : Math.min(maxItems, opts.carry?.size ?? INGEST_SLICES.firstItems);
   const out: R[] = [];
   for (let start = 0; start < items.length; ) {
     if (start > 0) await nextTurn();
     const slice = items.slice(start, start + size);
-    start += slice.length;
     const t = now();
-    out.push(...(await ingest(slice)));
-    if (opts.budgetMs !== undefined) size = nextSliceSize(slice.length, now() - t, opts.budgetMs, maxItems);
+    const answered = await ingest(slice);
+    if (answered.length === 0 || answered.length > slice.length) throw new Error(`a slice of ${slice.length} items was answered for ${answered.length}`);
+    start += answered.length;
+    for (const r of answered) out.push(r);
+    if (opts.budgetMs === undefined) continue;
+    size = nextSliceSize(answered.length, opts.busyMs ? opts.busyMs() : now() - t, opts.budgetMs, maxItems, opts.minItems);
+    if (opts.carry) opts.carry.size = size;
   }
   return out;
 }
@@ -262,7 +288,13 @@ export interface IngestPlan {
 
 export const seenKey = (source: string, externalId: string) => `${source}\n${externalId}`;
 
-export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rule: NearDuplicateRule, now?: number): IngestPlan {
+/**
+ * The plan of a slice, item by item in order. With `enough`, the plan stops before an item once
+ * `enough()` is true (after one item at least): the outcomes then cover a prefix of `items`, and the
+ * caller stores that prefix only (PostgreSQL: its plan runs on the event loop, which a slice of costly
+ * items must not hold past its budget whatever the slice's size).
+ */
+export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rule: NearDuplicateRule, now?: number, enough?: () => boolean): IngestPlan {
   const plan: IngestPlan = { outcomes: [], store: [], seen: [], carriers: [] };
   // What this batch adds, visible to its later items.
   const batchItems = new Map<string, ArticleRef>();
@@ -307,6 +339,7 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
   };
 
   for (const [i, item] of items.entries()) {
+    if (i > 0 && enough?.()) break;
     const key = seenKey(item.source, item.externalId);
     const sameItem = found.bySourceItem.get(key) ?? batchItems.get(key);
     if (sameItem !== undefined) {

@@ -84,13 +84,18 @@ export const IDENTITY_MIGRATION = `
 export class PgSources implements SourceStore {
   /** Recent articles' content by id (an article's content never changes): candidates are read once. */
   private readonly contents = new ContentCache();
+  /** How long the last slice's dedup plan held the event loop (ms): what the slices are sized by. */
+  private planMs = 0;
+  private readonly slices: SliceOptions;
 
   constructor(
     private readonly db: Db,
     private readonly rule: NearDuplicateRule,
-    /** The slices of ingestItems (INGEST_SLICES, src/store/ports/sources-plan.ts). */
-    private readonly slices: SliceOptions = { maxItems: INGEST_SLICES.maxItems },
-  ) {}
+    /** The slices of ingestItems (default INGEST_SLICES, src/store/ports/sources-plan.ts); always sized by the plan's time. */
+    slices: SliceOptions = { maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs, minItems: INGEST_SLICES.pgMinItems },
+  ) {
+    this.slices = { ...slices, busyMs: () => this.planMs, carry: {} };
+  }
 
   async addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
     return this.db.tx(async (db) => {
@@ -181,7 +186,14 @@ export class PgSources implements SourceStore {
       // The lock every article insert takes (articles.ts): no other process checks or inserts until commit.
       await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.articles, db.schema]);
       const now = typeof at === 'number' ? at : at();
-      const plan = planIngest(items, await this.lookup(db, items, now), this.rule, now);
+      const found = await this.lookup(db, items, now);
+      // The one synchronous step of a slice (its queries are I/O): the slices are sized by its time, and
+      // it stops at the budget whatever the slice's size (the items after it start the next slice).
+      const clock = this.slices.now ?? (() => performance.now());
+      const planStarted = clock();
+      const budget = this.slices.budgetMs ?? Number.POSITIVE_INFINITY;
+      const plan = planIngest(items, found, this.rule, now, () => clock() - planStarted >= budget);
+      this.planMs = clock() - planStarted;
       const stored = plan.store.length > 0 ? await new PgArticles(db).insert(plan.store.map((i) => items[i]!.article), at) : [];
       const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
       for (const a of stored) this.contents.set(a.id, a.content);

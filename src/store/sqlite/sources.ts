@@ -106,6 +106,8 @@ export class SqliteSources implements SourceStore {
   private writer: SourcesWriter | undefined;
   /** Recent articles' content by id (an article's content never changes): candidates are read once. */
   private readonly contents = new ContentCache();
+  /** The next slice's size on this connection and on the writer, kept between calls (SliceOptions.carry). */
+  private readonly carried = { here: {}, writer: {} };
 
   constructor(
     private readonly db: Database.Database,
@@ -284,8 +286,12 @@ export class SqliteSources implements SourceStore {
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     if (items.length === 0) return [];
     const writer = this.db.inTransaction ? undefined : this.writer;
-    // Slices sized by time keep their sizing there, with the writer's budget (a slice there holds no event loop).
-    const slices = writer?.budgetMs !== undefined && this.slices.budgetMs !== undefined ? { ...this.slices, budgetMs: writer.budgetMs } : this.slices;
+    // Slices sized by time keep their sizing there, with the writer's budget (a slice there holds no event
+    // loop); each place keeps its next size from one call to the next (a poll's chunks are one ingest).
+    const slices =
+      writer?.budgetMs !== undefined && this.slices.budgetMs !== undefined
+        ? { ...this.slices, budgetMs: writer.budgetMs, carry: this.carried.writer }
+        : { ...this.slices, carry: this.carried.here };
     return ingestInSlices(items, async (slice) => (writer ? writer.ingestSlice(slice, at) : this.ingestSlice(slice, at)), slices);
   }
 
@@ -294,7 +300,12 @@ export class SqliteSources implements SourceStore {
     return this.write(() => {
       // Read inside the transaction, which holds the write lock.
       const now = typeof at === 'number' ? at : at();
-      const plan = planIngest(items, this.lookup(items, now), this.rule, now);
+      const found = this.lookup(items, now);
+      // With a time budget, the plan stops there whatever the slice's size (the rest starts the next slice).
+      const clock = this.slices.now ?? (() => performance.now());
+      const planStarted = clock();
+      const budget = this.slices.budgetMs ?? Number.POSITIVE_INFINITY;
+      const plan = planIngest(items, found, this.rule, now, () => clock() - planStarted >= budget);
       const stored = plan.store.length > 0 ? this.insertNow(plan.store.map((i) => items[i]!.article), at) : [];
       const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
       if (plan.seen.length > 0) this.st.upsertSeen.run(now, JSON.stringify(plan.seen.map((s) => [s.source, s.externalId, s.canonicalUrl, idOf(s.ref), s.reason])));
