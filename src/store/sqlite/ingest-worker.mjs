@@ -9,14 +9,13 @@
 // 'storeVectors', model, vectors} with {id, result} or {id, error: {name, message, code}}; {close: true} closes the connection and ends the thread.
 import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
-import { lowerThreadPriority } from '../../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('ingest-worker.mjs must run in a worker thread');
 const port = parentPort;
-// A lower CPU priority, as the other worker threads: on a contended core the event loop thread runs first.
-// The event loop's own writes never wait for this thread's write lock in SQLite's busy handler (they
-// await their turn: write-turn.ts), so a slice that runs slower here holds no request.
-lowerThreadPriority(10);
+// Not given a lower CPU priority (the parse and push threads are, for large inputs only): every write of
+// the service's ingestion goes through this thread (slices, poll records, vectors), and a niced thread on a
+// host busy with other processes would hold back the news itself. The event loop never waits for its lock
+// synchronously (its writes await their turn: write-turn.ts).
 register();
 const { SqliteStore } = await import('./index.ts');
 
