@@ -9,13 +9,16 @@
 // 'storeVectors', model, vectors} with {id, result} or {id, error: {name, message, code}}; {close: true} closes the connection and ends the thread.
 import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
+import { lowerThreadPriority } from '../../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('ingest-worker.mjs must run in a worker thread');
 const port = parentPort;
-// Not given a lower CPU priority (the parse and push threads are, for large inputs only): every write of
-// the service's ingestion goes through this thread (slices, poll records, vectors), and a niced thread on a
-// host busy with other processes would hold back the news itself. The event loop never waits for its lock
-// synchronously (its writes await their turn: write-turn.ts).
+// A slightly lower CPU priority (nice 5; the threads that prepare large inputs get 10): on a contended core
+// the event loop runs first (its writes never wait for this thread's lock synchronously: they await their
+// turn, write-turn.ts), but every write of ingestion goes through this thread (slices, poll records,
+// vectors), so it keeps a fair share against other processes of a busy host (nice 10 would leave it a
+// tenth of a core there, holding back the news itself).
+lowerThreadPriority(5);
 register();
 const { SqliteStore } = await import('./index.ts');
 
