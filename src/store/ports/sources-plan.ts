@@ -220,6 +220,18 @@ export async function ingestInSlices<T, R>(items: readonly T[], ingest: (slice: 
   return out;
 }
 
+/**
+ * `planIngest` within the slices' time budget (none: the whole slice): the plan stops once it has run
+ * `budgetMs` on the slices' clock, and answers how long it ran (what PostgreSQL's slices are sized by).
+ */
+export function planWithinBudget(items: readonly SourcedItem[], found: SeenLookup, rule: NearDuplicateRule, now: number, slices: SliceOptions): { plan: IngestPlan; ms: number } {
+  const clock = slices.now ?? (() => performance.now());
+  const started = clock();
+  const budget = slices.budgetMs ?? Number.POSITIVE_INFINITY;
+  const plan = planIngest(items, found, rule, now, () => clock() - started >= budget);
+  return { plan, ms: clock() - started };
+}
+
 /** Keys per item the adapters look up (nearDuplicateKeys gives 15-30); an item's further keys are stored only. */
 export const NEAR_LOOKUP_KEYS_MAX = 64;
 

@@ -7,7 +7,7 @@
 import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
-import { ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, lookupKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
+import { ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, lookupKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planWithinBudget, seenKey, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
@@ -189,11 +189,8 @@ export class PgSources implements SourceStore {
       const found = await this.lookup(db, items, now);
       // The one synchronous step of a slice (its queries are I/O): the slices are sized by its time, and
       // it stops at the budget whatever the slice's size (the items after it start the next slice).
-      const clock = this.slices.now ?? (() => performance.now());
-      const planStarted = clock();
-      const budget = this.slices.budgetMs ?? Number.POSITIVE_INFINITY;
-      const plan = planIngest(items, found, this.rule, now, () => clock() - planStarted >= budget);
-      this.planMs = clock() - planStarted;
+      const { plan, ms } = planWithinBudget(items, found, this.rule, now, this.slices);
+      this.planMs = ms;
       const stored = plan.store.length > 0 ? await new PgArticles(db).insert(plan.store.map((i) => items[i]!.article), at) : [];
       const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
       for (const a of stored) this.contents.set(a.id, a.content);

@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
-import { chooseCandidates, ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, keyHits, lookupKeys, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planIngest, seenKey, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
+import { chooseCandidates, ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, keyHits, lookupKeys, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planWithinBudget, seenKey, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import { SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 import { writeTurn } from './write-turn.js';
@@ -300,12 +300,8 @@ export class SqliteSources implements SourceStore {
     return this.write(() => {
       // Read inside the transaction, which holds the write lock.
       const now = typeof at === 'number' ? at : at();
-      const found = this.lookup(items, now);
       // With a time budget, the plan stops there whatever the slice's size (the rest starts the next slice).
-      const clock = this.slices.now ?? (() => performance.now());
-      const planStarted = clock();
-      const budget = this.slices.budgetMs ?? Number.POSITIVE_INFINITY;
-      const plan = planIngest(items, found, this.rule, now, () => clock() - planStarted >= budget);
+      const { plan } = planWithinBudget(items, this.lookup(items, now), this.rule, now, this.slices);
       const stored = plan.store.length > 0 ? this.insertNow(plan.store.map((i) => items[i]!.article), at) : [];
       const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
       if (plan.seen.length > 0) this.st.upsertSeen.run(now, JSON.stringify(plan.seen.map((s) => [s.source, s.externalId, s.canonicalUrl, idOf(s.ref), s.reason])));
