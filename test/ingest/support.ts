@@ -1,7 +1,7 @@
 /** What the ingestion suites share: counting event-loop turns, and RSS feeds of distinct headlines. */
 
-/** Counts the turns of the event loop while `work` runs: a setImmediate chain re-armed at every turn. */
-export async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+/** Counts the turns of the event loop from now: a setImmediate chain re-armed at every turn until `stop`. */
+export function turnCounter(): { turns: () => number; stop: () => number } {
   let turns = 0;
   let running = true;
   const tick = () => {
@@ -10,9 +10,17 @@ export async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: 
     setImmediate(tick);
   };
   setImmediate(tick);
+  return {
+    turns: () => turns,
+    stop: () => ((running = false), turns),
+  };
+}
+
+/** Counts the turns of the event loop while `work` runs. */
+export async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  const counter = turnCounter();
   const result = await work();
-  running = false;
-  return { result, turns };
+  return { result, turns: counter.stop() };
 }
 
 /** The vocabulary of the headlines. */

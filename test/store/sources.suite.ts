@@ -13,6 +13,7 @@ import { operatorItem, storeOffers } from '../../src/ingest/pipeline.js';
 import { parseArticle } from '../../src/ingest/parse.js';
 import { parseFeed } from '../../src/sources/feed/index.js';
 import { toSourcedItems } from '../../src/sources/pipeline.js';
+import { turnCounter } from '../ingest/support.js';
 
 export interface SourcesHarness {
   open(rule: NearDuplicateRule): Promise<Store>;
@@ -508,14 +509,14 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     // A rule that takes 2 ms a comparison (busy: on the event loop's thread): each costly item below is
     // compared with 4 stored look-alikes, 8 ms of plan, the slices' budget; 40 items, 320 ms of plan in
     // all. A slower machine only makes the slices smaller.
-    let turn = 0;
+    let turn = () => 0;
     const turnsOfComparisons = new Set<number>();
     const costly: NearDuplicateRule = {
       windowMs: DAY,
       isNearDuplicate: () => {
         const until = performance.now() + 2;
         while (performance.now() < until);
-        turnsOfComparisons.add(turn);
+        turnsOfComparisons.add(turn());
         return false;
       },
     };
@@ -523,15 +524,10 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     await s.sources.ingestItems([0, 1, 2, 3].map((i) => item('wire-a', `a-${i}`, `Acme story ${i}`)), T0);
     // 300 items with nothing to compare: the slices grow to their largest, and the next call starts there.
     await s.sources.ingestItems(Array.from({ length: 300 }, (_, i) => item('wire-c', `c-${i}`, `Unique${i} headline`)), T0 + 500);
-    let counting = true;
-    const tick = () => {
-      if (!counting) return;
-      turn++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
+    const counter = turnCounter();
+    turn = counter.turns;
     const outcomes = await s.sources.ingestItems(Array.from({ length: 40 }, (_, i) => item('wire-b', `b-${i}`, `Acme other ${i}`)), T0 + 1000);
-    counting = false;
+    counter.stop();
     expect(outcomes.every((o) => o.status === 'stored')).toBe(true);
     // The comparisons ran in at least 4 turns of the event loop (one plan of 40 items: all in one).
     expect(turnsOfComparisons.size).toBeGreaterThanOrEqual(4);
