@@ -15,6 +15,7 @@ export const LAYERS: Record<string, number> = {
   dedup: 1,
   store: 2,
   state: 2,
+  net: 2,
   auth: 3,
   ingest: 3,
   search: 3,

@@ -37,6 +37,8 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
     // lock themself out: the IP guard exempts loopback here (DEMO_EXEMPT, printed below).
     host: base.host ?? '127.0.0.1',
     ipGuardExempt: [...base.ipGuardExempt, DEMO_EXEMPT],
+    // Its sample wires are served on loopback (src/sources/demo-feeds.ts): the poller may reach them here.
+    feedAllowPrivate: true,
   };
   rmSync(config.dataDir, { recursive: true, force: true });
   const now = Date.now();

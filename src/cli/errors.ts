@@ -48,7 +48,12 @@ interface SystemError {
   port?: number;
   address?: string;
   hostname?: string;
+  /** Which listener could not listen, and its settings (server/listeners.ts `fromListener`). */
+  listenerSettings?: { listener: string; port: string; host: string };
 }
+
+/** The public listener's settings, when an error does not say which listener it came from. */
+const PUBLIC = { listener: '', port: 'PORT or --port', host: 'HOST or --host' };
 
 /** The message and exit code of an expected failure; undefined for anything else (a bug: print the stack). */
 export function explain(err: unknown, ctx: ErrorContext = {}): { message: string; exitCode: number } | undefined {
@@ -69,13 +74,16 @@ export function explain(err: unknown, ctx: ErrorContext = {}): { message: string
   if (code.startsWith('SQLITE_READONLY')) return failed(`the database${where(ctx)} is read-only for this user`);
   if (code.startsWith('SQLITE_FULL') || code === 'ENOSPC') return failed(`the disk is full${where(ctx)}`);
 
+  // Each listener names its own settings: the admin listener's port is ADMIN_PORT, not PORT.
+  const l = e.listenerSettings ?? PUBLIC;
+  const of = l.listener ? `${l.listener}: ` : '';
   if (e.syscall === 'listen' || e.syscall === 'bind') {
     const port = e.port ?? ctx.port;
-    if (code === 'EADDRINUSE') return failed(`port ${port} is in use; set PORT or --port`);
-    if (code === 'EACCES') return failed(`not allowed to listen on port ${port} (ports below 1024 need privileges); set PORT or --port`);
-    if (code === 'EADDRNOTAVAIL') return failed(`cannot listen on ${e.address ?? ctx.host}: not an address of this machine; set HOST or --host`);
+    if (code === 'EADDRINUSE') return failed(`${of}port ${port} is in use; set ${l.port}`);
+    if (code === 'EACCES') return failed(`${of}not allowed to listen on port ${port} (ports below 1024 need privileges); set ${l.port}`);
+    if (code === 'EADDRNOTAVAIL') return failed(`${of}cannot listen on ${e.address ?? ctx.host}: not an address of this machine; set ${l.host}`);
   }
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return failed(`unknown host ${e.hostname ?? ctx.host}; set HOST or --host`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return failed(`${of}unknown host ${e.hostname ?? ctx.host}; set ${l.host}`);
 
   if (e.path !== undefined) {
     if (code === 'ENOENT') return failed(`${e.path}: no such file or directory`);

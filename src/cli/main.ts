@@ -28,19 +28,25 @@ import {
 } from './operator.js';
 import { Progress } from './progress.js';
 import { demoHint } from './demo-data.js';
+import { printable, printableJson, printableLines } from '../domain/printable.js';
 import { basename } from 'node:path';
 
 /** What the current command works on, to name it in an error message. */
 const context: ErrorContext = {};
 
+/**
+ * Every line written goes through `printableLines`: whatever outside text a message carries, no
+ * control character reaches the terminal (each field of outside text is `printable` where it is put in
+ * a line, so it cannot break the line either). JSON is written with `printableJson`: the same value.
+ */
 function out(text: string): void {
-  process.stdout.write(`${text}\n`);
+  process.stdout.write(`${printableLines(text)}\n`);
 }
 function err(text: string): void {
-  process.stderr.write(`${text}\n`);
+  process.stderr.write(`${printableLines(text)}\n`);
 }
 function print(json: boolean, data: unknown, human: string): void {
-  out(json ? JSON.stringify(data) : human);
+  out(json ? printableJson(data) : human);
 }
 
 /** The store factory, and with it the SQLite driver: loaded by the commands that open a store, not by `fns --help`. */
@@ -253,18 +259,20 @@ async function main(argv: string[]): Promise<number | 'running'> {
       return ingestCommand(config, args[0]!, json);
     case 'articles show': {
       const a = await withStore(config, (s) => showArticle(s, args[0]!), read);
-      const carriers = a.carriers.map((c) => `  ${c.source}  ${c.at}  ${c.reason ?? 'first'}  ${c.url ?? '-'}`);
-      const items = a.items.map((i) => `  ${i.source}  ${i.external_id}  ${i.seen_at}  ${i.reason ?? 'stored'}  ${i.url ?? '-'}`);
+      // Pushed, ingested or polled text, each field on its line: escaped (domain/printable.ts).
+      const p = (v: string | null | undefined) => (v == null ? '-' : printable(v));
+      const carriers = a.carriers.map((c) => `  ${p(c.source)}  ${p(c.at)}  ${c.reason ?? 'first'}  ${p(c.url)}`);
+      const items = a.items.map((i) => `  ${p(i.source)}  ${p(i.external_id)}  ${p(i.seen_at)}  ${i.reason ?? 'stored'}  ${p(i.url)}`);
       print(
         json,
         a,
         [
           `article:      ${a.id}`,
-          `content:      ${a.content}`,
-          `source:       ${a.source ?? '-'}`,
-          `url:          ${a.url ?? '-'}`,
+          `content:      ${p(a.content)}`,
+          `source:       ${p(a.source)}`,
+          `url:          ${p(a.url)}`,
           `urgency:      ${a.urgency}`,
-          `published_at: ${a.published_at ?? '-'}`,
+          `published_at: ${p(a.published_at)}`,
           `received_at:  ${a.received_at}`,
           `carriers:     ${a.carriers.length}${a.carriers.length ? ' (source, at, reason, url)' : ''}`,
           ...carriers,

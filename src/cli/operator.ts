@@ -167,7 +167,8 @@ export interface IngestOptions {
  * Reads NDJSON lines and takes them through the ingestion pipeline (src/ingest/pipeline.ts: parse,
  * enrich, identity, then store in chunks of at most `chunkSize` lines, one `ingestItems` and one short
  * write transaction each). Each line is stored, a duplicate of a stored article (reason and id) or
- * skipped (its error, by line number). `clock` is read by the store inside each write transaction:
+ * skipped (its error, by line number); a line whose enrichment, identity or dedup step fails with an
+ * unexpected error is skipped by itself too (its error names the error's class), never its block. `clock` is read by the store inside each write transaction:
  * `received_at` is the commit time of the chunk.
  */
 export async function ingest(
@@ -187,12 +188,21 @@ export async function ingest(
     if (pending.length > 0) {
       const answer = await storeOffers(pending, store, clock);
       pending = [];
+      let skipped = false;
       for (const r of answer.results) {
         if (r.status === 'stored') {
           report.ingested++;
           report.ids.push(r.id);
         } else if (r.status === 'duplicate') report.duplicates.push({ line: r.line, reason: r.reason, id: r.id });
+        else {
+          // Its dedup step failed with an unexpected error: skipped by itself, the block is stored.
+          const e = { line: r.line, error: r.error };
+          report.errors.push(e);
+          opts.onSkip?.(e);
+          skipped = true;
+        }
       }
+      if (skipped) report.errors.sort((a, b) => a.line - b.line);
     }
     done = lineNo;
     linesAtDone = report.lines;

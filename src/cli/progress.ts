@@ -2,6 +2,8 @@
  * The progress line of a long ingest: on standard error, only when it is a terminal (never in a pipe or
  * a log file), rewritten in place at most every `everyMs`.
  */
+import { printable } from '../domain/printable.js';
+
 export interface ProgressCounts {
   lines: number;
   ingested: number;
@@ -45,10 +47,13 @@ export class Progress {
     this.shown = true;
   }
 
-  /** A whole line (a skipped input line, a warning) without garbling the progress line. */
+  /**
+   * A whole line (a skipped input line, a warning) without garbling the progress line. It may quote the
+   * input (an unknown field's name): escaped, one line (domain/printable.ts).
+   */
   note(line: string): void {
     this.clear();
-    this.out.write(`${line}\n`);
+    this.out.write(`${printable(line)}\n`);
   }
 
   /** Removes the progress line (before the final report). */

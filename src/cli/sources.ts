@@ -10,6 +10,7 @@ import { urgencies } from '../contract/index.js';
 import type { SourceRecord, Store, UrgencySetting } from '../store/ports/index.js';
 import { SourceExistsError } from '../store/ports/errors.js';
 import { SOURCE_NAME } from '../domain/source-name.js';
+import { printable, printableJson } from '../domain/printable.js';
 import { CliError, EXIT, UsageError } from './errors.js';
 
 /** `--every`: the default, and the bounds an operator may choose within. */
@@ -46,16 +47,34 @@ export function checkUrgency(raw: string | undefined): UrgencySetting {
   return raw as UrgencySetting;
 }
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3600_000 };
+/** The units of `--every`, largest first: the order in which a duration spells them. */
+const UNIT_MS: ReadonlyMap<string, number> = new Map([
+  ['h', 3600_000],
+  ['m', 60_000],
+  ['s', 1000],
+  ['ms', 1],
+]);
+const UNITS = [...UNIT_MS.keys()];
 
-/** A duration such as `30s`, `5m`, `1h`, `1m30s`, `1500ms`, within SOURCE_EVERY's bounds. */
+/**
+ * A duration such as `30s`, `5m`, `1h`, `1500ms`, or several parts as `formatDuration` writes them
+ * (`1m30s`, `1h30m`), within SOURCE_EVERY's bounds. Each unit is given at most once and the units go
+ * from the largest down: `1m1m` or `30s1m` is refused, never added up.
+ */
 export function parseDuration(raw: string, flag = '--every'): number {
-  const parts = [...raw.matchAll(/(\d+)(ms|h|m|s)/g)];
   const bounds = `between ${formatDuration(SOURCE_EVERY.minMs)} and ${formatDuration(SOURCE_EVERY.maxMs)}`;
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== raw) {
-    throw new UsageError(`${flag} must be a duration such as 30s, 5m or 1h (units ms, s, m, h) ${bounds}, got "${raw}"`);
+  const refuse = () =>
+    new UsageError(`${flag} must be a duration such as 30s, 5m, 1h or 1m30s (units h, m, s, ms, each at most once, largest first) ${bounds}, got "${raw}"`);
+  const parts = [...raw.matchAll(/(\d+)(ms|h|m|s)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== raw) throw refuse();
+  let ms = 0;
+  let last = -1;
+  for (const [, digits, unit] of parts) {
+    const rank = UNITS.indexOf(unit!);
+    if (rank <= last) throw refuse();
+    last = rank;
+    ms += Number(digits) * UNIT_MS.get(unit!)!;
   }
-  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2]!]!, 0);
   if (ms < SOURCE_EVERY.minMs || ms > SOURCE_EVERY.maxMs) throw new UsageError(`${flag} must be ${bounds}, got "${raw}"`);
   return ms;
 }
@@ -120,8 +139,9 @@ export function sourcesTable(list: SourceRecord[], now: number): string {
   const out = [line(head)];
   list.forEach((s, i) => {
     out.push(line(rows[i]!));
-    out.push(`  ${s.url}${s.urgency === 'auto' ? '' : `  (urgency ${s.urgency})`}`);
-    if (s.lastError) out.push(`  last error: ${s.lastError}`);
+    // The URL and the last error (a feed server's reason phrase, its text) escaped: one line each.
+    out.push(`  ${printable(s.url)}${s.urgency === 'auto' ? '' : `  (urgency ${s.urgency})`}`);
+    if (s.lastError) out.push(`  last error: ${printable(s.lastError)}`);
   });
   return out.join('\n');
 }
@@ -146,7 +166,7 @@ export async function runSourcesCommand(
   config: Config,
   io: SourcesIo,
 ): Promise<number> {
-  const print = (data: unknown, human: string) => io.out(options.json ? JSON.stringify(data) : human);
+  const print = (data: unknown, human: string) => io.out(options.json ? printableJson(data) : human);
   if (sub === 'run') return runPoller(config, io);
   // Validate everything before touching the store.
   const name = sub === 'list' ? '' : checkSourceName(args[0]!);
@@ -172,7 +192,7 @@ export async function runSourcesCommand(
         }
         print(
           sourceJson(s),
-          `added ${s.name}: ${s.url}, every ${formatDuration(s.everyMs)}, urgency ${s.urgency}\n(a running fns serve or fns sources run polls it within a second)`,
+          `added ${s.name}: ${printable(s.url)}, every ${formatDuration(s.everyMs)}, urgency ${s.urgency}\n(a running fns serve or fns sources run polls it within a second)`,
         );
         return EXIT.ok;
       }
@@ -206,10 +226,12 @@ async function runPoller(config: Config, io: SourcesIo): Promise<number> {
   const poller = new SourcePoller({
     store: store.sources,
     userAgent: pollerUserAgent(config.brand),
-    log: (m) => io.err(`fns: ${m}`),
+    allowPrivate: config.feedAllowPrivate,
+    // A poll's error and the poller's lines quote what a feed server answered: escaped, one line each.
+    log: (m) => io.err(`fns: ${printable(m)}`),
     onPoll: (r) => {
-      if (r.outcome === 'error') io.out(`${r.source}: ${r.error}${r.status === null ? '' : ` (HTTP ${r.status})`}; next try ${new Date(r.nextPollAt).toISOString()}`);
-      else if (r.seen > 0) io.out(`${r.source}: ${r.seen} new item(s): ${r.ingested} stored, ${r.deduplicated} duplicate(s) of other articles${r.seen - r.ingested - r.deduplicated > 0 ? `, ${r.seen - r.ingested - r.deduplicated} without text (skipped)` : ''}`);
+      if (r.outcome === 'error') io.out(`${printable(r.source)}: ${printable(String(r.error))}${r.status === null ? '' : ` (HTTP ${r.status})`}; next try ${new Date(r.nextPollAt).toISOString()}`);
+      else if (r.seen > 0) io.out(`${printable(r.source)}: ${r.seen} new item(s): ${r.ingested} stored, ${r.deduplicated} duplicate(s) of other articles${r.seen - r.ingested - r.deduplicated > 0 ? `, ${r.seen - r.ingested - r.deduplicated} without text (skipped)` : ''}`);
     },
   });
   const sources = await store.sources.listSources();

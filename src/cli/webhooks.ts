@@ -9,11 +9,13 @@
 import type { Config } from '../config/index.js';
 import { articleRules, webhookRules, type Tier } from '../contract/index.js';
 import { effectiveTier, planOf } from '../domain/tiers.js';
+import { PREVIOUS_SECRETS_MAX, signingSecrets } from '../domain/webhook-secrets.js';
 import type { StoredArticle } from '../domain/articles.js';
 import type { Store, WebhookEndpoint } from '../store/ports/index.js';
 import { checkUrlShape, DestinationError, httpSender, messageId, newEndpointId, newSecret, resolveDestination, SecretBox, signedHeaders, webhookBody, type Lookup, type Sender } from '../webhooks/index.js';
 import { CliError, EXIT, UsageError } from './errors.js';
 import { relative } from './sources.js';
+import { printable, printableJson } from '../domain/printable.js';
 
 const URL_MAX = 2048;
 const TICKERS_MAX = 100;
@@ -55,7 +57,7 @@ export function webhookJson(e: WebhookEndpoint, latestSeq: number, now: number) 
     failures_in_a_row: e.failures,
     next_attempt_at: e.nextAttemptAt,
     backlog: Math.max(0, latestSeq - e.cursor),
-    secrets: e.secrets.filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > now).length,
+    secrets: signingSecrets(e.secrets, now).length,
   };
 }
 
@@ -76,9 +78,10 @@ export function webhooksTable(list: WebhookEndpoint[], latestSeq: number, now: n
   const out = [line(head)];
   list.forEach((e, i) => {
     out.push(line(rows[i]!));
-    out.push(`  ${e.url}${e.tickers ? `  (tickers ${e.tickers.join(',')})` : ''}`);
-    if (e.pausedReason) out.push(`  ${e.state}: ${e.pausedReason}`);
-    if (e.lastError) out.push(`  last error: ${e.lastError}${e.lastAttemptAt ? ` (${relative(e.lastAttemptAt, now)})` : ''}`);
+    // The URL and the last error (a receiver's status text and answer) escaped: one line each.
+    out.push(`  ${printable(e.url)}${e.tickers ? `  (tickers ${e.tickers.join(',')})` : ''}`);
+    if (e.pausedReason) out.push(`  ${e.state}: ${printable(e.pausedReason)}`);
+    if (e.lastError) out.push(`  last error: ${printable(e.lastError)}${e.lastAttemptAt ? ` (${relative(e.lastAttemptAt, now)})` : ''}`);
   });
   return out.join('\n');
 }
@@ -93,7 +96,7 @@ function requireWebhookTier(accountId: string, tier: Tier): void {
 }
 
 export async function runWebhooksCommand(sub: WebhooksSub, args: string[], options: { json: boolean; tickers?: string; account?: string }, config: Config, io: WebhooksIo): Promise<number> {
-  const print = (data: unknown, human: string) => io.out(options.json ? JSON.stringify(data) : human);
+  const print = (data: unknown, human: string) => io.out(options.json ? printableJson(data) : human);
   const box = new SecretBox(config.webhookSecretsKey);
   // Validate the command line before touching the store.
   let url: URL | undefined;
@@ -129,7 +132,7 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
         const e = await store.webhooks.addWebhook({ id: newEndpointId(), accountId, url: url!.href, tickers, secret: box.seal(secret) }, now);
         print(
           { id: e.id, secret, account_id: e.accountId, url: e.url, tickers: e.tickers, state: e.state },
-          `id:     ${e.id}\nsecret: ${secret}\nurl:    ${e.url}${e.tickers ? `\ntickers: ${e.tickers.join(',')}` : ''}\n(the secret is shown only this once; every article stored from now on is delivered, signed with it)`,
+          `id:     ${e.id}\nsecret: ${secret}\nurl:    ${printable(e.url)}${e.tickers ? `\ntickers: ${e.tickers.join(',')}` : ''}\n(the secret is shown only this once; every article stored from now on is delivered, signed with it)`,
         );
         return EXIT.ok;
       }
@@ -150,7 +153,16 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
         if (!before) throw noEndpoint(args[0]!);
         if (sub === 'resume') {
           const account = await store.accounts.getAccount(before.accountId);
-          if (account) requireWebhookTier(before.accountId, effectiveTier(account, now));
+          if (account) {
+            const tier = effectiveTier(account, now);
+            requireWebhookTier(before.accountId, tier);
+            // A ticker filter is never dropped to fit a lower plan (the dispatcher would pause it again).
+            if (before.tickers !== null && !planOf(tier).tickers) {
+              throw new CliError(
+                `${before.id} filters by tickers (${before.tickers.join(',')}), available to max accounts only (as the stream's ticker filter); account ${before.accountId} is on ${tier}: fns accounts set-tier ${before.accountId} max, or add an endpoint without --tickers`,
+              );
+            }
+          }
         }
         const e = (await store.webhooks.setWebhookState(args[0]!, sub === 'pause' ? 'paused' : 'active', sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null, now))!;
         const latest = await store.articles.latestSeq();
@@ -163,13 +175,22 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
         return EXIT.ok;
       }
       case 'rotate-secret': {
+        const before = await store.webhooks.getWebhook(args[0]!);
+        if (!before) throw noEndpoint(args[0]!);
         const secret = newSecret();
         const e = await store.webhooks.rotateWebhookSecret(args[0]!, box.seal(secret), now, webhookRules.rotationOverlapMs);
         if (!e) throw noEndpoint(args[0]!);
         const until = new Date(now + webhookRules.rotationOverlapMs).toISOString();
+        // The previous secrets still valid that the rotation's bound left out: they stop signing now.
+        const kept = new Set(e.secrets.map((s) => s.secret));
+        const dropped = before.secrets.filter((s) => (s.expiresAt === null || Date.parse(s.expiresAt) > now) && !kept.has(s.secret)).length;
+        const previous = e.secrets.length - 1;
         print(
-          { id: e.id, secret, previous_secrets_valid_until: until },
-          `id:     ${e.id}\nsecret: ${secret}\n(shown only this once; until ${until} every delivery is signed with the old and the new secret, then with the new one only)`,
+          { id: e.id, secret, previous_secrets_valid_until: until, previous_secrets_signing: previous, previous_secrets_dropped: dropped },
+          `id:     ${e.id}\nsecret: ${secret}\n(shown only this once; until ${until} every delivery is signed with the new secret and ${previous === 1 ? 'the previous one' : `the ${previous} previous ones`}, then with the new one only)` +
+            (dropped > 0
+              ? `\n(the oldest previous secret${dropped === 1 ? '' : `s (${dropped})`} no longer sign${dropped === 1 ? 's' : ''}: at most ${PREVIOUS_SECRETS_MAX} previous secrets sign beside the new one)`
+              : ''),
         );
         return EXIT.ok;
       }
@@ -199,7 +220,7 @@ async function sendTest(store: Store, id: string, box: SecretBox, config: Config
   const article = newest ?? sampleArticle(now);
   const body = webhookBody(article, tier);
   const msgId = messageId(e.id, article.id).replace(/^msg_/, 'msg_test');
-  const secrets = e.secrets.filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > now).map((s) => box.open(s.secret));
+  const secrets = signingSecrets(e.secrets, now).map((s) => box.open(s.secret));
   const url = new URL(e.url);
   let address;
   try {
@@ -212,7 +233,7 @@ async function sendTest(store: Store, id: string, box: SecretBox, config: Config
   const ok = r.status !== null && r.status >= 200 && r.status < 300;
   print(
     { id: e.id, webhook_id: msgId, status: r.status, error: r.error, latency_ms: Math.round(r.latencyMs), ok },
-    `${e.id}: ${ok ? 'delivered' : 'failed'}: ${r.status === null ? r.error : `HTTP ${r.status}`} in ${Math.round(r.latencyMs)} ms (webhook-id ${msgId}${newest ? `, article ${article.id}` : ', a sample article'})${ok || r.status === null ? '' : `\n${r.error}`}`,
+    `${e.id}: ${ok ? 'delivered' : 'failed'}: ${r.status === null ? printable(r.error ?? '') : `HTTP ${r.status}`} in ${Math.round(r.latencyMs)} ms (webhook-id ${msgId}${newest ? `, article ${article.id}` : ', a sample article'})${ok || r.status === null ? '' : `\n${printable(r.error ?? '')}`}`,
   );
   return ok ? EXIT.ok : EXIT.failed;
 }

@@ -35,6 +35,8 @@ export interface Config {
   maxConnectionsPerAddress: number;
   /** WEBHOOK_ALLOW_PRIVATE: webhooks may go to private, loopback and link-local addresses, and over http (tests, a private network). */
   webhookAllowPrivate: boolean;
+  /** FEED_ALLOW_PRIVATE: the feed poller may connect (and follow redirects) to private, loopback and link-local addresses (tests, the demo, a private network). */
+  feedAllowPrivate: boolean;
   /** WEBHOOK_SECRETS_KEY: 32 bytes (base64 or 64 hex digits) encrypting the webhook signing secrets at rest; unset = stored as given. Never logged. */
   webhookSecretsKey?: Buffer;
   /** Said once at start (e.g. a risky but valid setting). */
@@ -46,7 +48,7 @@ const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'TRUST_PROXY', 'STREAM_RECHECK_MS', 'EMBEDDINGS_URL',
   'EMBEDDINGS_MODEL', 'EMBEDDINGS_API_KEY', 'EMBEDDINGS_TIMEOUT_MS', 'FNS_BRAND', 'VALIDATE_RESPONSES', 'IP_GUARD_EXEMPT',
   'ADMIN_PORT', 'ADMIN_HOST', 'DATABASE_SCHEMA', 'REDIS_PREFIX', 'ADMIN_TOKEN', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_ADDRESS',
-  'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_SECRETS_KEY',
+  'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_SECRETS_KEY', 'FEED_ALLOW_PRIVATE',
 ] as const;
 
 /** Connection caps of the partner listener (docs/operations.md): in all, and per client address. */
@@ -175,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConnections: int(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 0, 1_000_000),
     maxConnectionsPerAddress: 0,
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE'),
+    feedAllowPrivate: bool(env, 'FEED_ALLOW_PRIVATE'),
     warnings: [],
   };
   // Behind a proxy every connection comes from the proxy's address: no per-address cap unless asked for.

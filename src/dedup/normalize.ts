@@ -76,8 +76,16 @@ const GENERIC_CAPS = new Set(
   breaking analysis sources source`.split(/\s+/),
 );
 
-/** Adjectives of place folded to the place (`Chilean` = `Chile`, `Turkish` = `Turkey`). */
-const DEMONYMS: Record<string, string> = {
+/** A constant table as a Map of its values stemmed (tables looked up by outside words are Maps). */
+function stemmedValues(table: { readonly [word: string]: string }): ReadonlyMap<string, string> {
+  return new Map(Object.entries(table).map(([k, v]) => [k, stem(v)]));
+}
+
+/**
+ * Adjectives of place folded to the place (`Chilean` = `Chile`, `Turkish` = `Turkey`), stemmed. A Map: it is
+ * looked up by the headline's words, and a word such as `constructor` is no key of it.
+ */
+const DEMONYMS = stemmedValues({
   chilean: 'chile', turkish: 'turkey', japanese: 'japan', chinese: 'china', german: 'germany', french: 'france',
   british: 'britain', uk: 'britain', indian: 'india', brazilian: 'brazil', mexican: 'mexico', canadian: 'canada',
   australian: 'australia', swiss: 'switzerland', swedish: 'sweden', norwegian: 'norway', danish: 'denmark',
@@ -92,18 +100,17 @@ const DEMONYMS: Record<string, string> = {
   // A capital often stands for its government (`Beijing hits US soybeans with tariffs` = `China`).
   beijing: 'china', moscow: 'russia', kyiv: 'ukraine', berlin: 'germany', ottawa: 'canada', canberra: 'australia',
   tehran: 'iran', ankara: 'turkey', pyongyang: 'korea',
-};
+});
 
-for (const [k, v] of Object.entries(DEMONYMS)) DEMONYMS[k] = stem(v);
 /** Places (countries, regions) as entity tokens: they locate a story but do not tell two stories apart. */
-export const PLACES = new Set<string>([...Object.values(DEMONYMS), 'us', 'uk', 'eu', 'asia', 'africa', 'latin', 'gulf', 'london', 'new', 'york', 'tokyo', 'beijing', 'washington', 'texas', 'california']);
+export const PLACES = new Set<string>([...DEMONYMS.values(), 'us', 'uk', 'eu', 'asia', 'africa', 'latin', 'gulf', 'london', 'new', 'york', 'tokyo', 'beijing', 'washington', 'texas', 'california']);
 
 /**
  * Place tokens that tell two stories apart when each headline names one the other does not (`tariff on Brazil` /
  * `on India`, `Japan's economy` / `Germany's`): countries (stemmed, as `wordToken` leaves them), regions, cities.
  */
 const PLACE_TOKENS = new Set<string>([
-  ...Object.values(DEMONYMS),
+  ...DEMONYMS.values(),
   ...`canada chile mexico japan china germany france britain india brazil australia switzerland sweden norway denmark
   netherlands italy spain korea taiwan russia israel poland argentina indonesia ireland belgium austria finland greece
   portugal turkey ukraine egypt nigeria vietnam thailand philippines malaysia singapore colombia peru hungary czechia
@@ -122,11 +129,10 @@ const PLACE_TOKENS = new Set<string>([
   colorado oregon louisiana kentucky alabama utah`.trim().split(/\s+/).map((w) => stem(w)),
 ]);
 /** Central banks: each names its country too (`BOJ` = `Bank of Japan` = `Japan's central bank`). */
-const CENTRAL_BANKS: Record<string, string> = {
+const CENTRAL_BANKS = stemmedValues({
   fed: 'us', ecb: 'euro', boe: 'britain', boj: 'japan', pboc: 'china', rbi: 'india', snb: 'switzerland', rba: 'australia',
   boc: 'canada', rbnz: 'zealand', bok: 'korea', riksbank: 'sweden', norg: 'norway', banxico: 'mexico',
-};
-for (const [k, v] of Object.entries(CENTRAL_BANKS)) CENTRAL_BANKS[k] = stem(v);
+});
 /** The United States as written (case-sensitive, so the pronoun `us` is not it). */
 const US = /\b(?:U\.S\.?|US|USA|United States|America)\b/;
 
@@ -309,12 +315,12 @@ const PERCENTAGE_POINTS = /\b(\d+(?:\.\d+)?)[- ]?(?:percentage[- ]points?|ppts?|
 
 /** Quarter ordinals: `Q3`, `3Q`, `third-quarter`, `third quarter` -> `q3` (the token `quarter` is kept too). */
 const QUARTER = /\b(?:q([1-4])|([1-4])q|(first|second|third|fourth)[- ]quarter)\b/g;
-const ORDINAL: Record<string, string> = { first: '1', second: '2', third: '3', fourth: '4' };
+const ORDINAL = new Map([['first', '1'], ['second', '2'], ['third', '3'], ['fourth', '4']]);
 
 const MONTHS = new Set(['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']);
 
 const WORD_NUMBER = /\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/g;
-const WORD_NUMBERS: Record<string, string> = { one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12' };
+const WORD_NUMBERS = new Map('one two three four five six seven eight nine ten eleven twelve'.split(' ').map((w, i) => [w, String(i + 1)]));
 
 const NUMBER = /(?<![\p{L}\d.])([$€£¥]?)\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|trln|tn|t|k|thousand)?(?![\p{L}\d])/giu;
 
@@ -385,7 +391,7 @@ export function wordToken(w: string): string | null {
   if (STOP.has(bare) || bare.length === 0) t = null;
   else {
     const s = stem(bare);
-    t = SYNONYMS.get(s) ?? SYNONYMS.get(bare) ?? DEMONYMS[bare] ?? s;
+    t = SYNONYMS.get(s) ?? SYNONYMS.get(bare) ?? DEMONYMS.get(bare) ?? s;
   }
   if (wordMemo.size > 50_000) wordMemo.clear();
   wordMemo.set(w, t);
@@ -448,7 +454,7 @@ function entitiesOf(t: string, caps: Set<string>, initials: Set<string>): Set<st
       flush();
       continue;
     }
-    entities.add(DEMONYMS[lw] ?? stem(lw));
+    entities.add(DEMONYMS.get(lw) ?? stem(lw));
     run.push(lw);
   }
   flush();
@@ -521,12 +527,12 @@ export function normalizeTokens(text: string): Prepared {
   };
   if (/[1-4]q|q[1-4]|quarter/.test(t)) {
     t = t.replace(QUARTER, (_all, a?: string, b?: string, c?: string) => {
-      const q = `q${a ?? b ?? ORDINAL[c!]}`;
+      const q = `q${a ?? b ?? ORDINAL.get(c!)}`;
       flag('quarter', q);
       return ' quarter ';
     });
   }
-  t = t.replace(WORD_NUMBER, (w) => WORD_NUMBERS[w]!);
+  t = t.replace(WORD_NUMBER, (w) => WORD_NUMBERS.get(w)!);
   const numbers = new Set<string>();
   const numberValues: NumberValue[] = [];
   t = t.replace(NUMBER, (_all, currency: string, value: string, unit: string | undefined) => {
@@ -560,7 +566,7 @@ export function normalizeTokens(text: string): Prepared {
     sequence.push(tok);
     if (m.index < mainEnd) mainLength = sequence.length;
     if (PLACE_TOKENS.has(tok)) places.add(tok === 'america' ? 'us' : tok);
-    const bankOf = CENTRAL_BANKS[tok];
+    const bankOf = CENTRAL_BANKS.get(tok);
     if (bankOf !== undefined) {
       places.add(tok);
       places.add(bankOf);

@@ -237,7 +237,7 @@ const INDEX_WORDS = new Map<string, string>(
 const INDEX_PAIRS = new Map<string, string>([['hang seng', 'hangseng'], ['shanghai composite', 'shcomp']]);
 
 /** Crypto assets named by their symbol (the dictionary maps `Bitcoin`, `Ether` to one). */
-const CRYPTO: Record<string, string> = { 'BTC-USD': 'bitcoin', 'ETH-USD': 'ether' };
+const CRYPTO = new Map([['BTC-USD', 'bitcoin'], ['ETH-USD', 'ether']]);
 
 const UP = new Set(['rise', 'beat', 'raise', 'win', 'high', 'highest', 'above']);
 const DOWN = new Set(['fall', 'miss', 'cut', 'lose', 'low', 'lowest', 'below', 'shrink']);
@@ -291,7 +291,8 @@ const GROUP_OF = new Map<string, [string, string][]>();
 for (const [group, members] of EXCLUSIVE) for (const m of members) GROUP_OF.set(m, [...(GROUP_OF.get(m) ?? []), [group, m]]);
 for (const [group, member, words] of CLASSES) for (const t of tokensOf(words)) GROUP_OF.set(t, [...(GROUP_OF.get(t) ?? []), [group, member]]);
 
-const SPAN: Record<string, string> = { week: 'week', weekly: 'week', month: 'month', monthly: 'month' };
+/** The span a word names (looked up by the headline's words: a Map, so `constructor` is no span). */
+const SPAN = new Map([['week', 'week'], ['weekly', 'week'], ['month', 'month'], ['monthly', 'month']]);
 
 /** Fills the features the guards read (events, lean, exclusive flags, total weight). */
 export function annotate(p: Prepared): Prepared {
@@ -319,7 +320,7 @@ export function annotate(p: Prepared): Prepared {
   }
   // The span a market report or a figure covers (`weekly gain` / `monthly gain`, `ends the week` / `the month`): `week` is a stop word, read from the words.
   for (const w of p.words) {
-    const span = SPAN[w];
+    const span = SPAN.get(w);
     if (span === undefined) continue;
     const set = p.flags.get('span');
     if (set) set.add(span);
@@ -340,7 +341,7 @@ export function annotate(p: Prepared): Prepared {
     else p.flags.set('index', new Set([name]));
   }
   for (const t of p.tickers) {
-    const c = CRYPTO[t];
+    const c = CRYPTO.get(t);
     if (c === undefined) continue;
     const set = p.flags.get('asset');
     if (set) set.add(c);

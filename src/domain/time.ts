@@ -29,3 +29,17 @@ export function parseRfc3339(raw: string): number | undefined {
   d.setUTCHours(hour, minute, Math.min(second, 59), Number((m[7] ?? '').padEnd(3, '0').slice(0, 3)));
   return d.getTime() + (second === 60 ? 1000 : 0) - offsetMinutes * 60_000;
 }
+
+/** The instants a date-time written in UTC can name with four-digit years: 0001-01-01 to 9999-12-31. */
+const FIRST_INSTANT_MS = new Date(0).setUTCFullYear(1, 0, 1);
+const LAST_INSTANT_MS = new Date(0).setUTCFullYear(9999, 11, 31) + 86_400_000 - 1;
+
+/**
+ * An instant as the service stores and shows it: RFC 3339 in UTC with milliseconds
+ * (`2026-11-21T10:00:00.000Z`, the form of `received_at`); undefined when its UTC year is not 0001-9999
+ * (no such RFC 3339 date-time: `9999-12-31T23:59:60Z` is in year 10000).
+ */
+export function utcDateTime(ms: number): string | undefined {
+  if (!Number.isFinite(ms) || ms < FIRST_INSTANT_MS || ms > LAST_INSTANT_MS) return undefined;
+  return new Date(ms).toISOString();
+}

@@ -114,20 +114,20 @@ const COMPOUND_OK = new Set(['backed', 'owned', 'led', 'made', 'based', 'linked'
 
 export const CURRENCIES = new Set(['US', 'USD', 'AUD', 'CAD', 'NZD', 'HKD', 'SGD', 'EUR', 'GBP', 'JPY', 'CHF', 'CNY', 'A', 'C', 'NZ', 'HK', 'S', 'M', 'B', 'K', 'T']);
 const CASHTAG = /(?<![\p{L}\p{N}$])\$([A-Z]{1,6}(?:[.\-][A-Z]{1,3})?)(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
-const CRYPTO_CASHTAGS: Record<string, string> = { BTC: 'BTC-USD', ETH: 'ETH-USD' };
+const CRYPTO_CASHTAGS = new Map([['BTC', 'BTC-USD'], ['ETH', 'ETH-USD']]);
 
-/** Exchange prefix -> suffix of the symbol ('' for US venues). Google Finance style prefixes. */
-const EXCHANGES: Record<string, string> = {
+/** Exchange prefix -> suffix of the symbol ('' for US venues). Google Finance style prefixes. Looked up by the text's words: a Map. */
+const EXCHANGES = new Map(Object.entries({
   NASDAQ: '', NYSE: '', NYSEARCA: '', NYSEAMERICAN: '', AMEX: '', ARCA: '', BATS: '', CBOE: '', OTC: '', OTCMKTS: '',
   LON: '.L', LSE: '.L', ETR: '.DE', XETRA: '.DE', FRA: '.DE', EPA: '.PA', AMS: '.AS', EBR: '.BR', ELI: '.LS',
   BIT: '.MI', BME: '.MC', SWX: '.SW', SIX: '.SW', VTX: '.SW', STO: '.ST', HEL: '.HE', CPH: '.CO', OSL: '.OL',
   VIE: '.VI', ISE: '.IR', WSE: '.WA', TSX: '.TO', TSE: '.TO', TSXV: '.V', CVE: '.V', ASX: '.AX', NSE: '.NS', BOM: '.BO',
   HKG: '.HK', HKEX: '.HK', SEHK: '.HK', TYO: '.T', KRX: '.KS', SGX: '.SI', SHA: '.SS', SHE: '.SZ',
-};
+}));
 const EXCHANGE = /(?<![\p{L}\p{N}])([A-Za-z]{3,12})\s?:\s?([A-Z0-9]{1,6}(?:\.[A-Z0-9]{1,3})?)(?![\p{L}\p{N}]|\.[A-Za-z0-9])/gu;
 
 function exchangeSymbol(exchange: string, symbol: string): string | undefined {
-  const suffix = EXCHANGES[exchange.toUpperCase()];
+  const suffix = EXCHANGES.get(exchange.toUpperCase());
   if (suffix === undefined) return undefined;
   if (!/[A-Z]/.test(symbol) && !['.HK', '.T', '.KS', '.SS', '.SZ', '.SI'].includes(suffix)) return undefined;
   if (suffix === '') return symbol;
@@ -160,7 +160,7 @@ export function findMentions(text: string): Mention[] {
   for (const m of text.matchAll(CASHTAG)) {
     const sym = m[1]!;
     if (CURRENCIES.has(sym)) continue;
-    const ticker = CRYPTO_CASHTAGS[sym] ?? sym;
+    const ticker = CRYPTO_CASHTAGS.get(sym) ?? sym;
     mentions.push({ ticker, start: m.index, end: m.index + m[0].length });
     explicit.add(ticker);
   }

@@ -1,33 +1,50 @@
 /**
  * The ingestion input (NDJSON, one article per line; docs/operations.md "Ingesting articles"): each line is checked
  * against the contract's rules and completed with derived fields. A bad line is reported with its line
- * number and skipped; the good lines still go in.
+ * number and skipped; the good lines still go in. The admin push reads its lines' article fields here too.
+ *
+ * What is stored is written as a polled feed's item is: `content` as one line of plain text
+ * (src/domain/text.ts: control characters dropped, whitespace runs one space), `published_at` as the
+ * instant in UTC with milliseconds (src/domain/time.ts, `2026-11-21T10:00:00.000Z`) whatever offset
+ * or spelling the line used. Only a line's own fields are read; any other name, `__proto__` included,
+ * is refused by name.
  */
 import { articleRules, articleSentiments, tickerSentiments, urgencies, type TickerSentiment } from '../contract/index.js';
 import type { NewArticle } from '../store/ports/index.js';
 import { conformArticle } from '../domain/articles.js';
-import { parseRfc3339 } from '../domain/time.js';
+import { parseRfc3339, utcDateTime } from '../domain/time.js';
+import { plainLine } from '../domain/text.js';
 import { deriveAll } from './derive.js';
 import { SOURCE_NAME } from '../domain/source-name.js';
 import { loneSurrogateError } from './utf8.js';
 
 export type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
 
-const FIELDS = new Set(['content', 'urgency', 'published_at', 'sentiment', 'tickers', 'source', 'url']);
+/** The fields of an article line. */
+export const ARTICLE_FIELDS: ReadonlySet<string> = new Set(['content', 'urgency', 'published_at', 'sentiment', 'tickers', 'source', 'url']);
+
+/**
+ * The refusal of a line's own fields that are none of `known` (by name, `__proto__` and `constructor` as
+ * any other: JSON.parse makes them own fields), or null.
+ */
+export function unknownFieldsError(line: object, ...known: ReadonlySet<string>[]): string | null {
+  const unknown = Object.keys(line).filter((k) => !known.some((set) => set.has(k)));
+  return unknown.length ? `unknown field(s): ${unknown.join(', ')}` : null;
+}
 
 export function parseArticle(input: unknown): LineResult {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, error: 'must be a JSON object' };
   const o = input as Record<string, unknown>;
   const lone = loneSurrogateError(o);
   if (lone !== null) return { ok: false, error: lone };
-  const unknown = Object.keys(o).filter((k) => !FIELDS.has(k));
-  if (unknown.length) return { ok: false, error: `unknown field(s): ${unknown.join(', ')}` };
-  if (typeof o.content !== 'string' || o.content.trim() === '') return { ok: false, error: 'content is required and must be a non-empty string' };
-  const content = o.content.trim();
+  const unknown = unknownFieldsError(o, ARTICLE_FIELDS);
+  if (unknown !== null) return { ok: false, error: unknown };
   // A NUL character is not text (and PostgreSQL cannot store it): the line is refused, on every store.
   for (const f of ['content', 'source', 'url'] as const) {
     if (typeof o[f] === 'string' && (o[f] as string).includes('\u0000')) return { ok: false, error: `${f} must not contain a NUL character` };
   }
+  const content = typeof o.content === 'string' ? plainLine(o.content) : '';
+  if (content === '') return { ok: false, error: 'content is required and must be a non-empty string' };
   if (content.length > articleRules.contentMaxLength) return { ok: false, error: `content is longer than ${articleRules.contentMaxLength} characters` };
 
   const derived = deriveAll(content);
@@ -43,10 +60,11 @@ export function parseArticle(input: unknown): LineResult {
   }
   let published_at: string | null = null;
   if (o.published_at !== undefined && o.published_at !== null) {
-    if (typeof o.published_at !== 'string' || parseRfc3339(o.published_at) === undefined) {
-      return { ok: false, error: 'published_at must be a real RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z' };
-    }
-    published_at = o.published_at;
+    const ms = typeof o.published_at === 'string' ? parseRfc3339(o.published_at) : undefined;
+    if (ms === undefined) return { ok: false, error: 'published_at must be a real RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z' };
+    const utc = utcDateTime(ms);
+    if (utc === undefined) return { ok: false, error: 'published_at must fall within the years 0001-9999 in UTC' };
+    published_at = utc;
   }
   let tickers = derived.tickers;
   if (o.tickers !== undefined) {

@@ -14,9 +14,15 @@
  *
  * Every path answers per line with the same outcomes: `stored` (with the new id), `duplicate` (with
  * the reason and the stored article's id) or `invalid` (with the error).
+ *
+ * One item's unexpected error (a throw of its enrichment, identity or dedup step, not a validation
+ * error) is that item's outcome, never its batch's: it is answered `invalid` with its line and the
+ * error's class (`itemFailedError`; never the error's message, which may quote the input), reported
+ * once to the caller's `onFailed` (to log), and every other item of the batch is stored.
  */
 import { createHash } from 'node:crypto';
 import type { DuplicateReason, NewArticle, SourcedItem, SourceStore } from '../store/ports/index.js';
+import { errorClass } from '../store/ports/errors.js';
 import { eachInSlices } from '../runtime/slices.js';
 import { articleLink, identify, OPERATOR_SOURCE } from './identity.js';
 import { parseArticle } from './parse.js';
@@ -31,8 +37,35 @@ export function boundedId(id: string): string {
   return id.length <= EXTERNAL_ID_MAX_LENGTH ? id : `sha256:${sha256(id)}`;
 }
 
-/** One input line (or feed item, by position) after parse, enrich and identity: an item for the store, or why not. */
-export type Offer = { line: number; item: SourcedItem } | { line: number; error: string };
+/**
+ * One input line (or feed item, by position) after parse, enrich and identity: an item for the store, or
+ * why not (`errClass`: it failed with an unexpected error of that class, see `isolated`).
+ */
+export type Offer = { line: number; item: SourcedItem } | { line: number; error: string; errClass?: string };
+
+/** An item that failed with an unexpected error: its line and the error's class (what may be logged of it). */
+export interface ItemFailure {
+  line: number;
+  errClass: string;
+}
+
+/** The `invalid` answer of an item that failed with an unexpected error of class `errClass`. */
+export function itemFailedError(errClass: string): string {
+  return `could not be processed (an unexpected ${errClass} in the service, not a fault of the line); nothing of it was stored`;
+}
+
+/**
+ * `build()`, the steps that make one line's offer; an unexpected error it throws is that line's answer
+ * (`invalid`, with the error's class), so the other lines of the input go on.
+ */
+export function isolated(line: number, build: () => Offer): Offer {
+  try {
+    return build();
+  } catch (e) {
+    const errClass = errorClass(e);
+    return { line, error: itemFailedError(errClass), errClass };
+  }
+}
 
 export type LineOutcome =
   | { line: number; status: 'stored'; source: string; external_id: string; id: string; received_at: string }
@@ -79,19 +112,23 @@ export function operatorOffer(line: number, raw: string): Offer {
   } catch (err) {
     return { line, error: `not valid JSON (${(err as Error).message})` };
   }
-  const parsed = parseArticle(value);
-  return parsed.ok ? { line, item: operatorItem(parsed.article) } : { line, error: parsed.error };
+  return isolated(line, () => {
+    const parsed = parseArticle(value);
+    return parsed.ok ? { line, item: operatorItem(parsed.article) } : { line, error: parsed.error };
+  });
 }
 
 /**
  * Stores the valid offers (one `ingestItems`, one write transaction) and answers per line, in input
- * order; the ids stored go to `onStored` (publish).
+ * order; the ids stored go to `onStored` (publish); each line that failed with an unexpected error (its
+ * offer, or its dedup step in the store) goes to `onFailed`, once.
  */
 export async function storeOffers(
   offers: readonly Offer[],
   store: Pick<SourceStore, 'ingestItems'>,
   clock: () => number,
   onStored?: (ids: string[]) => void,
+  onFailed?: (failure: ItemFailure) => void,
 ): Promise<BatchAnswer> {
   const valid = offers.filter((o): o is { line: number; item: SourcedItem } => 'item' in o);
   const outcomes = valid.length > 0 ? await store.ingestItems(valid.map((o) => o.item), clock) : [];
@@ -103,11 +140,16 @@ export async function storeOffers(
     if ('error' in o) {
       answer.invalid++;
       answer.results.push({ line: o.line, status: 'invalid', error: o.error });
+      if (o.errClass !== undefined) onFailed?.({ line: o.line, errClass: o.errClass });
       return;
     }
     const outcome = outcomes[v++]!;
     const who = { source: o.item.source, external_id: o.item.externalId };
-    if (outcome.status === 'stored') {
+    if (outcome.status === 'failed') {
+      answer.invalid++;
+      answer.results.push({ line: o.line, status: 'invalid', error: itemFailedError(outcome.errClass) });
+      onFailed?.({ line: o.line, errClass: outcome.errClass });
+    } else if (outcome.status === 'stored') {
       answer.stored++;
       storedIds.push(outcome.id);
       answer.results.push({ line: o.line, status: 'stored', ...who, id: outcome.id, received_at: outcome.received_at });

@@ -13,6 +13,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { limits } from '../contract/index.js';
+import { admit } from '../domain/rate-limit.js';
 import { isDependencyUnavailable } from '../http/unavailable.js';
 import type { SourceStore } from '../store/ports/index.js';
 import type { Metrics } from './metrics.js';
@@ -31,12 +32,18 @@ export interface AdminOptions {
   checks: ReadinessCheck[];
   metrics: Metrics;
   log: (m: string) => void;
+  /** A warning with structured fields (pino's `warn(fields, msg)`); default: `log` of the message and the fields as JSON. */
+  warn?: (fields: Record<string, unknown>, msg: string) => void;
   /** Bound on each readiness check. Default 2000 ms. */
   checkTimeoutMs?: number;
   /** POST /admin/v1/articles; without a `token` (ADMIN_TOKEN unset) the endpoint is off (404). */
   push?: { token?: string; store: Pick<SourceStore, 'ingestItems'>; clock: () => number; maxBytes?: number };
   /** After a push stored articles: wake the stream's feed reader at once. */
   onArticlesStored?: (ids: string[]) => void;
+  /** The clock of the refused-token window. Default Date.now. */
+  clock?: () => number;
+  /** Refused operator tokens allowed per client address. Default ADMIN_TOKEN_ATTEMPTS. */
+  tokenAttempts?: TokenAttemptRules;
   /**
    * A request (head and body) must arrive within this; default DEFAULT_ADMIN_REQUEST_TIMEOUT_MS. A push
    * body still arriving then is answered 408 and the connection closed.
@@ -53,6 +60,51 @@ export interface AdminServer {
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 export const DEFAULT_CHECK_TIMEOUT_MS = 2000;
 export const DEFAULT_ADMIN_REQUEST_TIMEOUT_MS = 10_000;
+
+export interface TokenAttemptRules {
+  limit: number;
+  windowMs: number;
+}
+
+/**
+ * At most 10 refused operator tokens (missing or wrong) from one client address in any 10 minutes; then
+ * that address is answered 429 with Retry-After, its token not looked at, until the oldest of them is
+ * 10 minutes old. Guessing a token of 16+ characters at 10 tries per 10 minutes is hopeless, and the
+ * log gets at most 10 lines per address per window.
+ */
+export const ADMIN_TOKEN_ATTEMPTS: TokenAttemptRules = { limit: 10, windowMs: 10 * 60_000 };
+
+/** Addresses with refusals are forgotten once idle, looked through when the map has grown this far. */
+const ATTEMPTS_SWEEP_MIN = 1024;
+
+/**
+ * The refused tokens of each client address: the sliding window of domain/rate-limit.ts (`admit`) over
+ * the times of its refusals. A right token does not clear them: on loopback every local process shares
+ * one address, and a pusher's successes must not reopen the window for a guesser beside it.
+ */
+function tokenAttempts(rules: TokenAttemptRules, clock: () => number) {
+  const refused = new Map<string, number[]>();
+  let sweepAt = ATTEMPTS_SWEEP_MIN;
+  const peek = (ip: string, now: number) => admit(refused.get(ip) ?? [], now, rules.limit, rules.windowMs).decision;
+  return {
+    /** Seconds the address must wait before a token of it is looked at again; undefined: it may try now. */
+    waitSeconds(ip: string): number | undefined {
+      const d = peek(ip, clock());
+      return d.admitted ? undefined : d.retryAfterSeconds;
+    },
+    /** Records a refusal (after `waitSeconds` said it may try); the refusals in the window, this one included. */
+    refuse(ip: string): number {
+      const { log } = admit(refused.get(ip) ?? [], clock(), rules.limit, rules.windowMs);
+      refused.set(ip, log);
+      if (refused.size > sweepAt) {
+        const now = clock();
+        for (const [addr, times] of refused) if (times.every((t) => t <= now - rules.windowMs)) refused.delete(addr);
+        sweepAt = Math.max(ATTEMPTS_SWEEP_MIN, 2 * refused.size);
+      }
+      return log.length;
+    },
+  };
+}
 
 const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 export const PUSH_PATH = '/admin/v1/articles';
@@ -150,8 +202,11 @@ export async function readiness(checks: ReadinessCheck[], timeoutMs: number): Pr
 export async function startAdminServer(opts: AdminOptions): Promise<AdminServer> {
   const timeoutMs = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   const requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_ADMIN_REQUEST_TIMEOUT_MS;
+  const warn = opts.warn ?? ((fields: Record<string, unknown>, msg: string) => opts.log(`${msg} ${JSON.stringify(fields)}`));
   /** When each request's head was complete (the body deadline counts from there). */
   const started = new WeakMap<IncomingMessage, number>();
+  const attemptRules = opts.tokenAttempts ?? ADMIN_TOKEN_ATTEMPTS;
+  const attempts = tokenAttempts(attemptRules, opts.clock ?? Date.now);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -171,8 +226,23 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     const cfg = opts.push;
     if (!cfg?.token) return problem(res, 404, 'Not Found', 'Push is off on this instance: set ADMIN_TOKEN to accept POST /admin/v1/articles');
     if (req.method !== 'POST') return problem(res, 405, 'Method Not Allowed', `${PUSH_PATH} answers POST`, { Allow: 'POST' });
+    // Refused tokens are counted per client address: past the limit, 429 before the token is looked at.
+    const ip = req.socket.remoteAddress ?? 'unknown';
+    const wait = attempts.waitSeconds(ip);
+    if (wait !== undefined) {
+      closeAfter(res);
+      return problem(res, 429, 'Too Many Requests', `Too many refused operator tokens from this address; try again in ${wait} s`, { 'Retry-After': String(wait) });
+    }
     const presented = bearerToken(req.headers.authorization);
     if (presented === undefined || !tokenMatches(presented, cfg.token)) {
+      // Logged with the client address, never the token; the line that fills the window says so.
+      const reason = presented === undefined ? 'missing' : 'wrong';
+      const refused = attempts.refuse(ip);
+      warn({ kind: 'admin', event: 'token_refused', client_ip: ip, reason, refused_in_window: refused, limit: attemptRules.limit }, `admin: operator token refused (${reason})`);
+      const locked = attempts.waitSeconds(ip);
+      if (locked !== undefined) {
+        warn({ kind: 'admin', event: 'token_locked', client_ip: ip, retry_after_s: locked }, 'admin: too many refused operator tokens; the address is answered 429 until the window frees');
+      }
       closeAfter(res);
       return problem(res, 401, 'Unauthorized', 'Send the operator token (ADMIN_TOKEN) as Authorization: Bearer <token>', { 'WWW-Authenticate': 'Bearer' });
     }
@@ -200,7 +270,11 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     let answer;
     try {
       // Each chunk's stored articles are published as soon as it is stored.
-      answer = await pushArticles(body, format, cfg.store, cfg.clock, opts.onArticlesStored);
+      // A line that failed with an unexpected error is logged once, by its line and the error's class
+      // (never its message: it may quote the line).
+      answer = await pushArticles(body, format, cfg.store, cfg.clock, opts.onArticlesStored, (f) =>
+        warn({ kind: 'push', line: f.line, err_class: f.errClass }, 'admin: push: a line could not be processed (an unexpected error); the other lines went on'),
+      );
     } catch (e) {
       if (e instanceof PushBodyError) return problem(res, 400, 'Bad Request', e.message);
       if (!isDependencyUnavailable(e)) throw e;

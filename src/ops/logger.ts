@@ -8,6 +8,7 @@
  * like a key as a second line of defence.
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { hasUnsafe, printable, printableJson } from '../domain/printable.js';
 
 export interface LogSink {
   write(line: string): void;
@@ -129,21 +130,27 @@ export function createLogger(opts: LoggerOptions = {}): OpsLogger {
 
 const HIDDEN = new Set(['level', 'time', 'msg', 'pid', 'hostname']);
 
-/** One JSON log line as one readable line: `12:00:00.123 INFO  GET listNews 200 request_id=… latency_ms=1.2`. */
+/**
+ * One JSON log line as one readable line: `12:00:00.123 INFO  GET listNews 200 request_id=… latency_ms=1.2`.
+ * Every part that may carry outside text (the message, each name and value, a line that is not JSON) is
+ * escaped (domain/printable.ts): no control character reaches the terminal and a record stays one line.
+ * A value with a space, `"`, `=` or a character to escape is written as a JSON string.
+ */
 export function formatLine(json: string): string {
   let o: Record<string, unknown>;
   try {
     o = JSON.parse(json) as Record<string, unknown>;
   } catch {
-    return json.endsWith('\n') ? json : `${json}\n`;
+    return `${printable(json.endsWith('\n') ? json.slice(0, -1) : json)}\n`;
   }
-  const time = typeof o.time === 'string' ? o.time.slice(11, 23) : '';
-  const level = String(o.level ?? '').toUpperCase().padEnd(5);
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return `${printable(json.endsWith('\n') ? json.slice(0, -1) : json)}\n`;
+  const time = typeof o.time === 'string' ? printable(o.time.slice(11, 23)) : '';
+  const level = printable(String(o.level ?? '').toUpperCase().padEnd(5));
   const rest: string[] = [];
   for (const [k, v] of Object.entries(o)) {
     if (HIDDEN.has(k) || v === null || v === undefined) continue;
     const s = typeof v === 'string' ? v : JSON.stringify(v);
-    rest.push(`${k}=${/[\s"=]/.test(s) ? JSON.stringify(s) : s}`);
+    rest.push(`${printable(k)}=${/[\s"=]/.test(s) || hasUnsafe(s) ? printableJson(s) : s}`);
   }
-  return `${time} ${level} ${String(o.msg ?? '')}${rest.length ? `  ${rest.join(' ')}` : ''}\n`;
+  return `${time} ${level} ${printable(String(o.msg ?? ''))}${rest.length ? `  ${rest.join(' ')}` : ''}\n`;
 }

@@ -51,7 +51,7 @@ export interface Metrics {
   connectionRefusals: { inc(labels: { cap: 'total' | 'per_address' }): void };
   /** Source polls by outcome (`ok`, `not_modified`, an error kind, `store`, `aborted`): src/sources/poll-record.ts. */
   sourcePolls: { inc(labels: { outcome: string }): void };
-  /** Items read from sources by outcome (`stored`, `same_item`, `same_url`, `same_headline`, `near_duplicate`, `unusable`). */
+  /** Items read from sources by outcome (`stored`, `same_item`, `same_url`, `same_headline`, `near_duplicate`, `unusable`, `failed`). */
   sourceItems: { inc(labels: { outcome: string }, n: number): void };
   /** Webhook attempts by outcome (`delivered`, `failed`, `disabled`, `paused`): src/webhooks. */
   webhookAttempts: { inc(labels: { outcome: string }): void };
@@ -166,13 +166,13 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   });
   const sourcePolls = new Counter({
     name: `${PREFIX}source_polls_total`,
-    help: 'Source polls by outcome: ok, not_modified (304), an error kind (http, timeout, network, parse, charset, too_large, redirects), store (our side failed), aborted.',
+    help: 'Source polls by outcome: ok, not_modified (304), an error kind (http, timeout, network, parse, charset, too_large, redirects, refused), store (our side failed), aborted, internal (the poll failed through a fault of the service).',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
   const sourceItems = new Counter({
     name: `${PREFIX}source_items_total`,
-    help: 'Items read from sources by outcome: stored, same_item (already stored from that source), same_url, same_headline (the same source repeating a headline and time), near_duplicate, unusable (no text).',
+    help: 'Items read from sources by outcome: stored, same_item (already stored from that source), same_url, same_headline (the same source repeating a headline and time), near_duplicate, unusable (no text; counted the first time it is offered), failed (an unexpected error of the service; the other items were stored).',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });

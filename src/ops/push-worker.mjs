@@ -8,13 +8,14 @@
 // or {id, error: {name, message}} (PushBodyError: the whole body is refused, before any chunk).
 import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
-import { chunkChannel, lowerThreadPriority } from '../runtime/worker-side.mjs';
+import { chunkChannel, lowerThreadPriority, runPreloads } from '../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('push-worker.mjs must run in a worker thread');
 const port = parentPort;
 // On a contended core the event loop thread runs first.
 lowerThreadPriority(10);
 register();
+await runPreloads();
 const { readPushBody, PushBodyError } = await import('./push.ts');
 
 const CHUNK = 100;

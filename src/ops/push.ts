@@ -8,13 +8,13 @@
  * `published_at`, `urgency`, `tickers`, `sentiment` (as `fns articles ingest`: what is left out is derived).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { parseArticle } from '../ingest/parse.js';
+import { ARTICLE_FIELDS, parseArticle, unknownFieldsError } from '../ingest/parse.js';
 import { ChunkedWorker, OffThreadUnavailable } from '../runtime/off-thread.js';
 import { eachChunk, sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { decodeUtf8, invalidUtf8Offset, lineOfOffset, loneSurrogateError, notUtf8Message } from '../ingest/utf8.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH, SOURCE_NAME, sourcedArticle } from '../sources/pipeline.js';
 import type { SourcedItem, SourceStore } from '../store/ports/index.js';
-import { addAnswer, emptyAnswer, storeOffers, type BatchAnswer, type LineOutcome } from '../ingest/pipeline.js';
+import { addAnswer, emptyAnswer, isolated, storeOffers, type BatchAnswer, type ItemFailure, type LineOutcome, type Offer } from '../ingest/pipeline.js';
 
 /** Default body cap of one push. */
 export const PUSH_MAX_BYTES = 1024 * 1024;
@@ -23,8 +23,11 @@ export const PUSH_MAX_LINES = 1000;
 
 export type PushFormat = 'ndjson' | 'json';
 
-/** One line (NDJSON: its 1-based line number; JSON array: its 1-based position) read and checked. */
-export type PushLine = { line: number; item: SourcedItem } | { line: number; error: string };
+/**
+ * One line (NDJSON: its 1-based line number; JSON array: its 1-based position) read and checked: the
+ * pipeline's offer (an unexpected error of its checks is that line's `invalid`, with the error's class).
+ */
+export type PushLine = Offer;
 
 /** One line's outcome: the pipeline's (src/ingest/pipeline.ts), as every ingestion path answers. */
 export type PushResult = LineOutcome;
@@ -54,6 +57,8 @@ export function readPushLine(value: unknown): { item: SourcedItem } | { error: s
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'must be a JSON object' };
   const lone = loneSurrogateError(value);
   if (lone !== null) return { error: lone };
+  const unknown = unknownFieldsError(value, PUSH_FIELDS, ARTICLE_FIELDS);
+  if (unknown !== null) return { error: unknown };
   const o = value as Record<string, unknown>;
   if (typeof o.source !== 'string' || !SOURCE_NAME.test(o.source)) {
     return { error: 'source is required: 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' };
@@ -70,7 +75,9 @@ export function readPushLine(value: unknown): { item: SourcedItem } | { error: s
   if (o.url !== undefined && o.url !== null && (typeof o.url !== 'string' || !/^https?:\/\//i.test(o.url) || !URL.canParse(o.url))) {
     return { error: 'url must be an absolute http(s) URL' };
   }
-  const fields: Record<string, unknown> = {};
+  // The article's fields, copied into a null-prototype object: a key such as `__proto__` (refused above)
+  // could only ever be a field of its own, never the prototype that other fields are read through.
+  const fields: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(o)) if (!PUSH_FIELDS.has(k)) fields[k] = v;
   if (fields.content === undefined) {
     const text = title ?? summary;
@@ -153,8 +160,13 @@ export async function readPushBody(body: Uint8Array | string, format: PushFormat
       out.push({ line: v.line, error: v.error });
       continue;
     }
-    const r = readPushLine(v.value);
-    out.push('item' in r ? { line: v.line, item: r.item } : { line: v.line, error: r.error });
+    const line = v.line;
+    out.push(
+      isolated(line, () => {
+        const r = readPushLine(v.value);
+        return 'item' in r ? { line, item: r.item } : { line, error: r.error };
+      }),
+    );
   }
   return out;
 }
@@ -200,8 +212,10 @@ export async function stopPushReader(): Promise<void> {
 /**
  * A push: the body read and checked, and each chunk of lines stored (the pipeline's store step: short
  * write transactions) before the next is read, so a large body's articles are never all on the event
- * loop's heap at once; answers per line, in body order. Throws PushBodyError (nothing stored) or the
- * store's error (the chunks before it stay stored).
+ * loop's heap at once; answers per line, in body order. A line that fails with an unexpected error (its
+ * checks, enrichment, identity or dedup step; on the worker thread too) is `invalid` by itself and goes to
+ * `onFailed`; the other lines are stored. Throws PushBodyError (nothing stored) or the store's error (the
+ * chunks before it stay stored).
  */
 export async function pushArticles(
   body: Uint8Array,
@@ -209,8 +223,9 @@ export async function pushArticles(
   store: Pick<SourceStore, 'ingestItems'>,
   clock: () => number,
   onStored?: (ids: string[]) => void,
+  onFailed?: (failure: ItemFailure) => void,
 ): Promise<PushAnswer> {
   const answer = emptyAnswer();
-  await readPushBodyOffThread(body, format, async (lines) => addAnswer(answer, await storeOffers(lines, store, clock, onStored)));
+  await readPushBodyOffThread(body, format, async (lines) => addAnswer(answer, await storeOffers(lines, store, clock, onStored, onFailed)));
   return answer;
 }

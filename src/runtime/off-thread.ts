@@ -20,6 +20,22 @@
  */
 import { Worker } from 'node:worker_threads';
 
+let preloads: readonly string[] = [];
+
+/**
+ * Modules (URLs) that every worker thread started from now on imports before its own code: none in the
+ * service. A test seam: a test makes a step of the ingestion throw inside a worker thread (for one
+ * marked input) as it can on this thread, and checks that the worker paths answer as this one does.
+ */
+export function preloadInWorkers(urls: readonly string[]): void {
+  preloads = [...urls];
+}
+
+/** What a worker thread started now is given as its `workerData.preload` (worker-side.mjs `runPreloads`). */
+export function workerPreloads(): string[] {
+  return [...preloads];
+}
+
 /** No worker thread could be started: do the work on this thread. */
 export class OffThreadUnavailable extends Error {}
 
@@ -102,7 +118,7 @@ export class ChunkedWorker<Req extends object, I, D> {
 
   private start(): Promise<Worker> {
     this.ready ??= new Promise<Worker>((resolve, reject) => {
-      const w = new Worker(this.url);
+      const w = new Worker(this.url, { workerData: { preload: workerPreloads() } });
       w.on('message', (m: Answer<I, D>) => {
         if ('ready' in m) {
           this.worker = w;

@@ -1,8 +1,14 @@
 // What the service's worker-thread entries share (plain JavaScript, as they are: a worker is started by
-// Node itself, outside the TypeScript loader): a lower CPU priority for the thread, and the worker side of
-// the chunk flow control of ./off-thread.ts (ChunkedWorker).
+// Node itself, outside the TypeScript loader): a lower CPU priority for the thread, the worker side of
+// the chunk flow control of ./off-thread.ts (ChunkedWorker), and the test seam of its preloads.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { workerData } from 'node:worker_threads';
+
+/** Imports the modules the main thread asked every worker to load first (off-thread.ts `preloadInWorkers`: tests only). */
+export async function runPreloads() {
+  for (const url of workerData?.preload ?? []) await import(url);
+}
 
 /**
  * A lower CPU priority for this thread only (Linux: setpriority on the thread id, read from

@@ -3,9 +3,11 @@ import type { Config } from '../config/index.js';
 import { startAdminServer, type AdminServer, type ReadinessCheck } from '../ops/admin.js';
 import type { DependencyHealth } from '../ops/health.js';
 import type { Metrics } from '../ops/metrics.js';
+import type { OpsLogger } from '../ops/logger.js';
 import type { SemanticIndex } from '../indexing/index.js';
 import type { Embedder } from '../search/index.js';
 import type { Store } from '../store/ports/index.js';
+import { ADMIN_LISTENER, fromListener } from './listeners.js';
 
 /** Readiness checks that call out (the embedder) reuse a result this long. */
 export const READINESS_CACHE_MS = 30_000;
@@ -66,10 +68,10 @@ export function readinessChecks(deps: ReadinessDeps): ReadinessCheck[] {
 /** Starts the admin listener when ADMIN_PORT is set. */
 export async function startAdmin(
   config: Config,
-  deps: ReadinessDeps & { metrics: Metrics; log: (m: string) => void; clock: () => number; onArticlesStored: () => void },
+  deps: ReadinessDeps & { metrics: Metrics; log: (m: string) => void; clock: () => number; onArticlesStored: () => void; logger?: Pick<OpsLogger, 'pino'> },
 ): Promise<AdminServer | undefined> {
   if (config.adminPort === undefined) return undefined;
-  return startAdminServer({
+  const started = startAdminServer({
     port: config.adminPort,
     host: config.adminHost,
     checks: readinessChecks(deps),
@@ -78,5 +80,13 @@ export async function startAdmin(
     // POST /admin/v1/articles (off without ADMIN_TOKEN); what it stores reaches the stream at once.
     push: { ...(config.adminToken ? { token: config.adminToken } : {}), store: deps.store.sources, clock: deps.clock },
     onArticlesStored: deps.onArticlesStored,
+    clock: deps.clock,
+    // Structured warnings: a refused operator token (kind "admin": the client address, never the token)
+    // and a push line that failed unexpectedly (its line and the error's class).
+    ...(deps.logger ? { warn: (fields: Record<string, unknown>, msg: string) => deps.logger!.pino.warn(fields, msg) } : {}),
+  });
+  // A port in use or a wrong host is told as ADMIN_PORT / ADMIN_HOST, not PORT / HOST.
+  return started.catch((e: unknown) => {
+    throw fromListener(e, ADMIN_LISTENER);
   });
 }

@@ -127,7 +127,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   let webhooksWake = (): void => {};
   const storedNow = () => (stream.wake(), webhooksWake());
   const workerDeps = { config, store, clock, log, metrics };
-  const poller = options.pollSources === false ? undefined : await startPoller({ ...workerDeps, onStored: storedNow });
+  const poller = options.pollSources === false ? undefined : await startPoller({ ...workerDeps, logger, onStored: storedNow });
   const webhooks = options.webhooks === false ? undefined : await startWebhooks({ ...workerDeps, logger, feedWake });
   if (webhooks) webhooksWake = () => webhooks.wake();
   const admin = await startAdmin(config, {
@@ -139,6 +139,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     index,
     metrics,
     log,
+    logger,
     clock,
     onArticlesStored: storedNow,
   });

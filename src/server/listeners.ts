@@ -70,10 +70,31 @@ export function createListeners(deps: ListenerDeps): { server: Server; stream: S
   return { server, stream };
 }
 
+/**
+ * The settings that choose a listener's address, carried by an error of its `listen` (`EADDRINUSE`,
+ * `EACCES`, `EADDRNOTAVAIL`, an unknown host) so that the message names the setting to change.
+ */
+export interface ListenerSettings {
+  /** How the message names the listener; empty for the public one. */
+  listener: string;
+  /** The setting(s) of its port and its host, as an operator writes them. */
+  port: string;
+  host: string;
+}
+
+export const PUBLIC_LISTENER: ListenerSettings = { listener: '', port: 'PORT or --port', host: 'HOST or --host' };
+export const ADMIN_LISTENER: ListenerSettings = { listener: 'the admin listener', port: 'ADMIN_PORT', host: 'ADMIN_HOST' };
+
+/** `e`, marked with the listener it came from (read by the CLI's error messages, cli/errors.ts). */
+export function fromListener(e: unknown, settings: ListenerSettings): unknown {
+  if (typeof e === 'object' && e !== null) Object.assign(e, { listenerSettings: settings });
+  return e;
+}
+
 /** Listens on HOST:PORT; the URL clients use. */
 export async function listen(server: Server, config: Config): Promise<string> {
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e) => reject(fromListener(e, PUBLIC_LISTENER)));
     server.listen(config.port, config.host ?? DEFAULT_HOST, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

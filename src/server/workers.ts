@@ -19,9 +19,11 @@ interface WorkerDeps {
 }
 
 /** Sources: polled here too (and by any `fns sources run`); `onStored` after a poll stored articles. */
-export async function startPoller(deps: WorkerDeps & { onStored: () => void }): Promise<SourcePoller> {
-  const { config, store, clock, log, metrics, onStored } = deps;
-  const poller = new SourcePoller({ store: store.sources, userAgent: pollerUserAgent(config.brand), clock, log, metrics, onStored });
+export async function startPoller(deps: WorkerDeps & { onStored: () => void; logger?: OpsLogger }): Promise<SourcePoller> {
+  const { config, store, clock, log, metrics, onStored, logger } = deps;
+  // A poll or an item that failed unexpectedly is a structured warning (its error's class, never its message).
+  const warn = logger ? (fields: Record<string, unknown>, msg: string) => logger.pino.warn(fields, msg) : undefined;
+  const poller = new SourcePoller({ store: store.sources, userAgent: pollerUserAgent(config.brand), allowPrivate: config.feedAllowPrivate, clock, log, ...(warn ? { warn } : {}), metrics, onStored });
   await poller.start();
   return poller;
 }

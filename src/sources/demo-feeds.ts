@@ -3,7 +3,8 @@
  * wire, each publishing a new headline every few seconds. Every fourth round one story is carried by
  * both wires (reworded, the same article URL with different tracking parameters), so a newcomer
  * watching the stream sees it arrive once: deduplication at work. Both answer conditional GETs (ETag,
- * Last-Modified → 304) like a well-behaved publisher.
+ * Last-Modified → 304) like a well-behaved publisher. Being on loopback, they are polled only because the
+ * demo sets FEED_ALLOW_PRIVATE for itself (src/cli/demo.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

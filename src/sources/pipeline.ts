@@ -22,6 +22,7 @@ import { identify } from '../ingest/identity.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH } from '../ingest/pipeline.js';
 import { eachInSlices, type SliceBudget } from '../runtime/slices.js';
 import type { NewArticle, SourcedItem, UrgencySetting } from '../store/ports/index.js';
+import { errorClass } from '../store/ports/errors.js';
 import { canonicalUrl, type FeedItem } from './feed/index.js';
 
 export { boundedId, EXTERNAL_ID_MAX_LENGTH };
@@ -112,6 +113,40 @@ export function toSourcedFeedItem(source: { name: string; urgency: UrgencySettin
     publishedAt: item.publishedAt,
     urgency: source.urgency,
   });
+}
+
+/** A feed item whose mapping, enrichment or identity failed with an unexpected error: its guid (else its link; bounded as an external id) and the error's class. */
+export interface FailedFeedItem {
+  guid: string | null;
+  errClass: string;
+}
+
+/**
+ * One feed item prepared for the poll: the item the store ingests; or, for an item with no text, its
+ * external id (`textless`: recorded so it is counted once, `SourceStore.recordTextlessItems`); or, when
+ * its preparation threw, what may be reported of it (`failed`), so one item never fails its feed.
+ */
+export type PreparedFeedItem = SourcedItem | { textless: string } | { failed: FailedFeedItem };
+
+/** The guid of a feed item as it may be reported (else its link), bounded as an external id; null when it has neither. */
+function reportedId(item: FeedItem): string | null {
+  try {
+    const id = item.guid?.trim() || item.url?.trim();
+    return id ? boundedId(id) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `toSourcedFeedItem`, with the item's own failure as its outcome (see PreparedFeedItem). */
+export function prepareFeedItem(source: { name: string; urgency: UrgencySetting }, item: FeedItem): PreparedFeedItem {
+  try {
+    const s = toSourcedFeedItem(source, item);
+    if (s !== null) return s;
+    return { textless: externalIdOf(item, item.url === null ? null : canonicalUrl(item.url), '') };
+  } catch (e) {
+    return { failed: { guid: reportedId(item), errClass: errorClass(e) } };
+  }
 }
 
 /**

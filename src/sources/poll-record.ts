@@ -3,15 +3,23 @@
  * and next poll time: `recordPoll`, which also gives the lease back), the counters, the progress report,
  * and one log line per change of a source's state (failing with a new kind of error, recovered; the
  * database failing and answering again), not one per poll.
+ *
+ * A poll that throws (a fault of the service, or of this bookkeeping itself) is recorded too, as a
+ * failure of kind `internal` naming the error's class: the source is retried on its failure schedule,
+ * not only once its lease runs out, and `fns sources list`, the counters and the log say so.
  */
 import type { FeedErrorKind } from './feed/index.js';
 import { nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS } from './poll-rules.js';
 import type { PollResult } from './poll.js';
+import type { FailedFeedItem } from './pipeline.js';
+import { errorClass, failureClass, stackFrames } from '../store/ports/errors.js';
 import type { DuplicateReason, PollOutcome, SourceRecord, SourceStore } from '../store/ports/index.js';
+import { boundedPollOutcome } from '../store/ports/sources-rows.js';
 
-/** Labels of the poll and item counters (bounded). */
-export type PollOutcomeLabel = 'ok' | 'not_modified' | 'store' | 'aborted' | 'http' | 'timeout' | 'network' | 'parse' | 'charset' | 'too_large' | 'redirects';
-const ITEM_OUTCOME_LABELS = ['stored', 'same_item', 'same_url', 'same_headline', 'near_duplicate', 'unusable'] as const;
+/** Labels of the poll and item counters (bounded). `internal`: the poll threw (a fault of the service). */
+export type PollOutcomeLabel = 'ok' | 'not_modified' | 'store' | 'aborted' | 'internal' | 'http' | 'timeout' | 'network' | 'parse' | 'charset' | 'too_large' | 'redirects' | 'refused';
+/** `failed`: an item whose preparation or dedup step threw (the others of its poll were stored). */
+const ITEM_OUTCOME_LABELS = ['stored', 'same_item', 'same_url', 'same_headline', 'near_duplicate', 'unusable', 'failed'] as const;
 export type ItemOutcomeLabel = (typeof ITEM_OUTCOME_LABELS)[number];
 
 /** The counter label of each kind of feed error (every kind has one: the compiler checks it). */
@@ -23,6 +31,7 @@ const ERROR_LABEL: Record<FeedErrorKind, PollOutcomeLabel> = {
   timeout: 'timeout',
   redirects: 'redirects',
   network: 'network',
+  refused: 'refused',
 };
 
 /** The counter label of each duplicate reason. */
@@ -45,7 +54,7 @@ export interface PollReport {
   status: number | null;
   /** `<kind>: <message>` for an error (as `fns sources list` shows it), else null. */
   error: string | null;
-  /** New items offered: ingested + deduplicated + unusable (no text). */
+  /** New items offered: ingested + deduplicated + unusable (no text, counted the first time only). */
   seen: number;
   ingested: number;
   deduplicated: number;
@@ -53,6 +62,8 @@ export interface PollReport {
   nextPollAt: number;
   /** Ids of the stored articles, in feed order. */
   storedIds: string[];
+  /** Items that failed with an unexpected error (by guid and the error's class); the others were stored. */
+  failed: FailedFeedItem[];
 }
 
 export interface PollRecordOptions {
@@ -63,6 +74,8 @@ export interface PollRecordOptions {
   /** Jitter source for the backoff. */
   random: () => number;
   log: (m: string) => void;
+  /** A warning with structured fields (pino's `warn(fields, msg)`); default: `log` of the message and the fields as JSON. */
+  warn?: (fields: Record<string, unknown>, msg: string) => void;
   metrics?: PollerMetrics;
   /** Called after a poll stored at least one article. */
   onStored?: (ids: string[]) => void;
@@ -97,12 +110,25 @@ function unchanged(rec: SourceRecord, now: number): PollOutcome {
   };
 }
 
+/** The error of a poll that threw: its class only (its message may quote what the feed sent). */
+const internalError = (errClass: string) => `internal: an unexpected ${errClass} in the service while polling, not a fault of the feed (the service log has where)`;
+
+/** A failing item is remembered (per source) among this many, so it is logged when it starts failing, not at every poll. */
+const FAILED_ITEMS_KEPT = 1000;
+/** At most this many failing items are logged one by one per poll; the rest as a count. */
+const FAILED_ITEMS_LOGGED = 10;
+
 export class PollRecorder {
   /** The last logged state per source. */
   private readonly states = new Map<string, string>();
+  /** Per source, the guids of the items that failed at its last poll. */
+  private readonly failedItems = new Map<string, Set<string>>();
   private storeState = 'ok';
+  private readonly warn: (fields: Record<string, unknown>, msg: string) => void;
 
-  constructor(private readonly opts: PollRecordOptions) {}
+  constructor(private readonly opts: PollRecordOptions) {
+    this.warn = opts.warn ?? ((fields, msg) => opts.log(`${msg} ${JSON.stringify(fields)}`));
+  }
 
   /** A poll of `rec` starts: its state as stored is the one the next change is logged against. */
   begin(rec: SourceRecord): void {
@@ -124,17 +150,51 @@ export class PollRecorder {
     }
   }
 
-  /** Records what one poll of `rec` did. */
+  /** Records what one poll of `rec` did; when that throws, the poll is recorded as `unexpected` says. Never throws. */
   async record(rec: SourceRecord, result: PollResult): Promise<void> {
-    switch (result.kind) {
-      case 'aborted':
-        return this.release(rec);
-      case 'store-failed':
-        return this.storeFailed(rec, result.status, result.cause);
-      case 'failed':
-        return this.failed(rec, result);
-      case 'fetched':
-        return this.succeeded(rec, result);
+    try {
+      switch (result.kind) {
+        case 'aborted':
+          return await this.release(rec);
+        case 'store-failed':
+          // The database busy or unreachable is our side's trouble (tried again soon); any other error
+          // of the store step is a fault, recorded as one (retried on the failure schedule).
+          if (failureClass(result.cause) === undefined) return await this.unexpected(rec, result.cause);
+          return await this.storeFailed(rec, result.status, result.cause);
+        case 'failed':
+          return await this.failed(rec, result);
+        case 'fetched':
+          return await this.succeeded(rec, result);
+      }
+    } catch (e) {
+      await this.unexpected(rec, e);
+    }
+  }
+
+  /**
+   * A poll of `rec` that threw, or whose bookkeeping did. A failure of the database is one of our side
+   * (as `store-failed`: tried again soon, no failure counted); anything else is a failure of kind
+   * `internal`: recorded with the error's class, counted, retried on the source's failure schedule, and
+   * logged with the error's class and where it was thrown (never its message). Never throws: when even
+   * that record cannot be written, the database's trouble is logged and the lease runs out.
+   */
+  async unexpected(rec: SourceRecord, e: unknown): Promise<void> {
+    try {
+      if (failureClass(e) !== undefined) return await this.storeFailed(rec, null, e);
+      const errClass = errorClass(e);
+      const now = this.opts.clock();
+      const failures = rec.failures + 1;
+      const outcome: PollOutcome = {
+        ...unchanged(rec, now),
+        at: now,
+        status: null,
+        error: internalError(errClass),
+        nextPollAt: nextPollAfterFailure(now, rec.everyMs, failures, null, this.opts.random),
+        failures,
+      };
+      await this.finish(rec, outcome, 'internal', [], [], { kind: 'source', source: rec.name, err_class: errClass, stack: stackFrames(e) });
+    } catch (again) {
+      this.storeTrouble(again);
     }
   }
 
@@ -148,7 +208,7 @@ export class PollRecorder {
    * Our side failed, not the source: its validators stay as they were (the next poll reads the items
    * again), its failure count too; tried again soon.
    */
-  private async storeFailed(rec: SourceRecord, status: number, e: unknown): Promise<void> {
+  private async storeFailed(rec: SourceRecord, status: number | null, e: unknown): Promise<void> {
     this.opts.metrics?.sourcePolls.inc({ outcome: 'store' });
     this.storeTrouble(e);
     const now = this.opts.clock();
@@ -164,7 +224,7 @@ export class PollRecorder {
 
   private async succeeded(rec: SourceRecord, r: Extract<PollResult, { kind: 'fetched' }>): Promise<void> {
     const storedIds: string[] = [];
-    const counts: Record<ItemOutcomeLabel, number> = { stored: 0, same_item: 0, same_url: 0, same_headline: 0, near_duplicate: 0, unusable: r.unusable };
+    const counts: Record<ItemOutcomeLabel, number> = { stored: 0, same_item: 0, same_url: 0, same_headline: 0, near_duplicate: 0, unusable: r.unusable, failed: r.failed.length };
     for (const o of r.outcomes) {
       if (o.status === 'stored') {
         counts.stored++;
@@ -186,10 +246,37 @@ export class PollRecorder {
       ingested: counts.stored,
       deduplicated,
     };
-    if (storedIds.length > 0) this.opts.onStored?.(storedIds);
-    await this.finish(rec, outcome, r.notModified ? 'not_modified' : 'ok', storedIds);
-    const m = this.opts.metrics;
-    if (m) for (const k of ITEM_OUTCOME_LABELS) if (counts[k] > 0) m.sourceItems.inc({ outcome: k }, counts[k]);
+    if (storedIds.length > 0) this.tell(rec, () => this.opts.onStored?.(storedIds));
+    await this.finish(rec, outcome, r.notModified ? 'not_modified' : 'ok', storedIds, r.failed);
+    this.tell(rec, () => {
+      const m = this.opts.metrics;
+      if (m) for (const k of ITEM_OUTCOME_LABELS) if (counts[k] > 0) m.sourceItems.inc({ outcome: k }, counts[k]);
+      // A 304 offered no items: what failed before is still what the feed holds.
+      if (!r.notModified) this.logFailedItems(rec.name, r.failed);
+    });
+  }
+
+  /**
+   * The items of a poll that failed with an unexpected error, logged by guid and the error's class when
+   * they start failing (an item that failed at the last poll too is not logged again), at most
+   * FAILED_ITEMS_LOGGED one by one.
+   */
+  private logFailedItems(source: string, failed: readonly FailedFeedItem[]): void {
+    const before = this.failedItems.get(source);
+    const now = new Set<string>();
+    let logged = 0;
+    let more = 0;
+    for (const f of failed) {
+      const key = f.guid ?? '';
+      if (now.size < FAILED_ITEMS_KEPT) now.add(key);
+      if (before?.has(key)) continue;
+      if (logged++ < FAILED_ITEMS_LOGGED) {
+        this.warn({ kind: 'source-item', source, guid: f.guid, err_class: f.errClass }, `sources: ${source}: an item could not be processed (an unexpected error in the service); the other items were stored`);
+      } else more++;
+    }
+    if (more > 0) this.warn({ kind: 'source-item', source, more }, `sources: ${source}: ${more} more item(s) could not be processed`);
+    if (now.size > 0) this.failedItems.set(source, now);
+    else this.failedItems.delete(source);
   }
 
   private async failed(rec: SourceRecord, r: Extract<PollResult, { kind: 'failed' }>): Promise<void> {
@@ -212,32 +299,58 @@ export class PollRecorder {
       },
       ERROR_LABEL[r.error],
       [],
+      [],
     );
   }
 
-  private async finish(rec: SourceRecord, outcome: PollOutcome, label: PollOutcomeLabel, storedIds: string[]): Promise<void> {
+  /**
+   * Writes the source's record (every number bounded as the store keeps it), then tells: the schedule,
+   * the counter, one log line when the source's state changed (with `fields`, a structured warning), the
+   * report. Once the record is written the poll is recorded: nothing that follows turns it into a failure.
+   */
+  private async finish(rec: SourceRecord, unbounded: PollOutcome, label: PollOutcomeLabel, storedIds: string[], failed: FailedFeedItem[], fields?: Record<string, unknown>): Promise<void> {
+    const outcome = boundedPollOutcome(unbounded);
     await this.opts.store.recordPoll(rec.name, this.opts.owner, outcome);
-    this.opts.onScheduled(rec.name, outcome.nextPollAt);
-    this.opts.metrics?.sourcePolls.inc({ outcome: label });
-    const before = this.states.get(rec.name) ?? 'ok';
-    const now = stateOf(outcome.error, outcome.status);
-    if (now !== before) {
-      const next = new Date(outcome.nextPollAt).toISOString();
-      if (now === 'ok') this.opts.log(`sources: ${rec.name}: polled fine again (HTTP ${outcome.status}) after ${rec.failures} failure(s)`);
-      else this.opts.log(`sources: ${rec.name}: ${outcome.error}; failure ${outcome.failures}, next try ${next}`);
-      this.states.set(rec.name, now);
-    }
-    this.opts.onPoll?.({
-      source: rec.name,
-      outcome: outcome.error !== null ? 'error' : outcome.status === 304 ? 'not-modified' : 'ok',
-      status: outcome.status,
-      error: outcome.error,
-      seen: outcome.seen,
-      ingested: outcome.ingested,
-      deduplicated: outcome.deduplicated,
-      failures: outcome.failures,
-      nextPollAt: outcome.nextPollAt,
-      storedIds,
+    this.tell(rec, () => {
+      this.opts.onScheduled(rec.name, outcome.nextPollAt);
+      this.opts.metrics?.sourcePolls.inc({ outcome: label });
+      const before = this.states.get(rec.name) ?? 'ok';
+      const now = stateOf(outcome.error, outcome.status);
+      if (now !== before) {
+        const next = new Date(outcome.nextPollAt).toISOString();
+        if (now === 'ok') this.opts.log(`sources: ${rec.name}: polled fine again (HTTP ${outcome.status}) after ${rec.failures} failure(s)`);
+        else if (fields) this.warn(fields, `sources: ${rec.name}: ${outcome.error}; failure ${outcome.failures}, next try ${next}`);
+        else this.opts.log(`sources: ${rec.name}: ${outcome.error}; failure ${outcome.failures}, next try ${next}`);
+        this.states.set(rec.name, now);
+      }
     });
+    this.tell(rec, () =>
+      this.opts.onPoll?.({
+        source: rec.name,
+        outcome: outcome.error !== null ? 'error' : outcome.status === 304 ? 'not-modified' : 'ok',
+        status: outcome.status,
+        error: outcome.error,
+        seen: outcome.seen,
+        ingested: outcome.ingested,
+        deduplicated: outcome.deduplicated,
+        failures: outcome.failures,
+        nextPollAt: outcome.nextPollAt,
+        storedIds,
+        failed,
+      }),
+    );
+  }
+
+  /** A step after the record (a callback, a log line): its error is logged by class, never the poll's failure. */
+  private tell(rec: SourceRecord, step: () => void): void {
+    try {
+      step();
+    } catch (e) {
+      try {
+        this.warn({ kind: 'source', source: rec.name, err_class: errorClass(e), stack: stackFrames(e) }, `sources: ${rec.name}: a step after the poll's record failed (an unexpected error)`);
+      } catch {
+        // nothing left to tell it with
+      }
+    }
   }
 }

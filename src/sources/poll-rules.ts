@@ -4,7 +4,8 @@
  *
  * Scheduling: a success polls again after max(every, the feed's own ttl / sy:updatePeriod floor); an
  * error after `backoffMs` (exponential from the source's interval, with jitter; a `Retry-After` wins when
- * longer).
+ * longer). Every number a feed or a server sets is bounded here before it is used or stored: the floor
+ * to [0, 24 h] (`feedFloorMs`), a Retry-After to [0, 6 h]; one that is no number (NaN) counts as unset.
  *
  * Every HTTP setting of the poller is in POLL_HTTP (one place; docs/sources.md quotes it).
  */
@@ -66,9 +67,25 @@ export function pollerOwnerId(): string {
   return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 }
 
-/** When a source is polled next after a success: its interval, or the feed's own floor when longer (capped). */
+/** `ms` as whole milliseconds within [0, maxMs] (Infinity is maxMs); null when unset or no number. */
+function boundedMs(ms: number | null, maxMs: number): number | null {
+  if (ms === null || Number.isNaN(ms)) return null;
+  return Math.min(maxMs, Math.max(0, Math.round(ms)));
+}
+
+/**
+ * A feed's floor (its `<ttl>` or `sy:updatePeriod`/`sy:updateFrequency`, in seconds) in milliseconds,
+ * capped at POLL_DEFAULTS.feedFloorMaxMs (24 h): what the schedule uses and the source's record keeps.
+ * None (null) when the feed sets none, zero or less, or no number.
+ */
+export function feedFloorMs(seconds: number | null): number | null {
+  if (seconds === null || Number.isNaN(seconds) || seconds <= 0) return null;
+  return boundedMs(seconds * 1000, POLL_DEFAULTS.feedFloorMaxMs);
+}
+
+/** When a source is polled next after a success: its interval, or the feed's own floor when longer (capped at 24 h). */
 export function nextPollAfterSuccess(now: number, everyMs: number, minIntervalMs: number | null): number {
-  const floor = Math.min(minIntervalMs ?? 0, POLL_DEFAULTS.feedFloorMaxMs);
+  const floor = boundedMs(minIntervalMs, POLL_DEFAULTS.feedFloorMaxMs) ?? 0;
   return now + Math.max(everyMs, floor);
 }
 
@@ -83,7 +100,7 @@ export function nextPollAfterFailure(
   retryAfterMs: number | null,
   random: () => number = Math.random,
 ): number {
-  const retryAfter = retryAfterMs === null ? null : Math.min(Math.max(0, retryAfterMs), POLL_DEFAULTS.retryAfterMaxMs);
+  const retryAfter = boundedMs(retryAfterMs, POLL_DEFAULTS.retryAfterMaxMs);
   const delay = backoffMs(failures, { baseMs: everyMs, maxMs: Math.max(everyMs, POLL_DEFAULTS.backoffMaxMs), retryAfterMs: retryAfter, random });
   return now + Math.max(everyMs, delay, retryAfter ?? 0);
 }

@@ -6,7 +6,9 @@
  */
 import { FeedError, type FeedErrorKind, type FetchOptions, type FetchResult, type Validators } from './feed/index.js';
 import { prepareFeedItems } from './off-thread.js';
-import { storeOffers, type LineOutcome } from '../ingest/pipeline.js';
+import { storeOffers, type ItemFailure, type LineOutcome } from '../ingest/pipeline.js';
+import type { FailedFeedItem } from './pipeline.js';
+import { feedFloorMs } from './poll-rules.js';
 import type { SourceRecord, SourceStore } from '../store/ports/index.js';
 
 /** Stopped, paused or removed while its items were being stored: the rest is not stored. */
@@ -33,8 +35,10 @@ export type PollResult =
       lastModified: string | null;
       minIntervalMs: number | null;
       outcomes: LineOutcome[];
-      /** Items of the feed without usable text. */
+      /** Items of the feed without any text that it had not offered before (each is counted once). */
       unusable: number;
+      /** Items whose preparation or dedup step failed with an unexpected error (the others were stored). */
+      failed: FailedFeedItem[];
     };
 
 export interface PollSteps {
@@ -62,6 +66,7 @@ export async function pollOnce(rec: SourceRecord, signal: AbortSignal, { store, 
       minIntervalMs: rec.minIntervalMs,
       outcomes: [],
       unusable: 0,
+      failed: [],
     };
   }
   // A large body is parsed, mapped and enriched on a worker thread, and its items come in chunks: each is
@@ -69,22 +74,35 @@ export async function pollOnce(rec: SourceRecord, signal: AbortSignal, { store, 
   // transactions) before the next is read, so no step of a poll holds the event loop for more than a few
   // ms and the feed is never all on its heap at once, whatever its size (docs/sources.md).
   const outcomes: LineOutcome[] = [];
+  const textless: string[] = [];
+  const failed: FailedFeedItem[] = [];
   let offered = 0;
+  let unusable = 0;
   let storeFailure: { cause: unknown } | undefined;
+  /** A write of the store step: its failure is the store's (`store-failed`), not the feed's. */
+  const storeStep = async <T>(write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (cause) {
+      storeFailure = { cause };
+      throw cause;
+    }
+  };
   let feed;
   try {
-    feed = await prepareFeedItems(result.body, { contentType: result.contentType, baseUrl: result.finalUrl }, { name: rec.name, urgency: rec.urgency }, async (items) => {
+    feed = await prepareFeedItems(result.body, { contentType: result.contentType, baseUrl: result.finalUrl }, { name: rec.name, urgency: rec.urgency }, async (items, skipped) => {
       if (signal.aborted) throw new PollAborted();
+      for (const id of skipped.textless) textless.push(id);
+      for (const f of skipped.failed) failed.push(f);
       const first = offered + 1;
       offered += items.length;
-      try {
-        const answer = await storeOffers(items.map((item, i) => ({ line: first + i, item })), store, clock);
-        for (const o of answer.results) outcomes.push(o);
-      } catch (cause) {
-        storeFailure = { cause };
-        throw cause;
-      }
+      // An item whose dedup step fails is reported by its id at the source; the others are stored.
+      const onFailed = (f: ItemFailure) => void failed.push({ guid: items[f.line - first]!.externalId, errClass: f.errClass });
+      const answer = await storeStep(() => storeOffers(items.map((item, i) => ({ line: first + i, item })), store, clock, undefined, onFailed));
+      for (const o of answer.results) outcomes.push(o);
     });
+    // Items without text have a record of their own, so a feed that keeps listing one counts it once.
+    if (textless.length > 0) unusable = await storeStep(() => store.recordTextlessItems(rec.name, textless, clock()));
   } catch (e) {
     if (e instanceof PollAborted) return { kind: 'aborted' };
     if (storeFailure) return { kind: 'store-failed', status: result.status, cause: storeFailure.cause };
@@ -98,8 +116,10 @@ export async function pollOnce(rec: SourceRecord, signal: AbortSignal, { store, 
     status: result.status,
     etag: result.validators.etag,
     lastModified: result.validators.lastModified,
-    minIntervalMs: feed.minIntervalSeconds === null ? null : feed.minIntervalSeconds * 1000,
+    // Capped at 24 h, whatever the feed says (poll-rules.ts).
+    minIntervalMs: feedFloorMs(feed.minIntervalSeconds),
     outcomes,
-    unusable: feed.itemCount - offered,
+    unusable,
+    failed,
   };
 }

@@ -32,12 +32,16 @@ export interface PollerOptions {
   tickMs?: number;
   registryCheckMs?: number;
   http?: Partial<Pick<FetchOptions, 'connectTimeoutMs' | 'timeoutMs' | 'maxBytes' | 'maxRedirects'>>;
+  /** FEED_ALLOW_PRIVATE: feeds (and redirects) on private, loopback and link-local addresses are polled; refused by default. */
+  allowPrivate?: boolean;
   /** Called after a poll stored at least one article (the service wakes its stream with it). */
   onStored?: (ids: string[]) => void;
   /** Called after every poll. */
   onPoll?: (report: PollReport) => void;
   /** One line per change of a source's state (failing with a new kind of error, recovered), not per poll. */
   log?: (m: string) => void;
+  /** A warning with structured fields (pino's `warn(fields, msg)`): a poll or an item that failed unexpectedly. Default: `log`. */
+  warn?: (fields: Record<string, unknown>, msg: string) => void;
   metrics?: PollerMetrics;
 }
 
@@ -81,7 +85,7 @@ export class SourcePoller {
     this.steps = {
       store: this.store,
       fetch: opts.fetch ?? fetchFeed,
-      fetchOptions: { userAgent: opts.userAgent ?? pollerUserAgent('fns'), ...POLL_HTTP, ...opts.http },
+      fetchOptions: { userAgent: opts.userAgent ?? pollerUserAgent('fns'), ...POLL_HTTP, ...opts.http, allowPrivate: opts.allowPrivate === true },
       clock: this.clock,
     };
     this.recorder = new PollRecorder({
@@ -90,6 +94,7 @@ export class SourcePoller {
       clock: this.clock,
       random: opts.random ?? Math.random,
       log: this.log,
+      ...(opts.warn ? { warn: opts.warn } : {}),
       metrics: opts.metrics,
       onStored: opts.onStored,
       onPoll: opts.onPoll,
@@ -206,9 +211,13 @@ export class SourcePoller {
     if (this.inFlight.has(rec.name)) return;
     this.recorder.begin(rec);
     const abort = new AbortController();
+    // A poll that throws is recorded as failed (poll-record.ts `unexpected`), as one that answered: the
+    // source is retried on its failure schedule, not once its lease runs out. Neither step throws.
     const done = pollOnce(rec, abort.signal, this.steps)
-      .then((result) => this.recorder.record(rec, result))
-      .catch((e: unknown) => this.log(`sources: ${rec.name}: poll failed unexpectedly: ${(e as Error)?.stack ?? String(e)}`))
+      .then(
+        (result) => this.recorder.record(rec, result),
+        (e: unknown) => (abort.signal.aborted ? this.recorder.record(rec, { kind: 'aborted' }) : this.recorder.unexpected(rec, e)),
+      )
       .finally(() => {
         this.inFlight.delete(rec.name);
         // A slot is free: claim what is due.

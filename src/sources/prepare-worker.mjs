@@ -1,25 +1,27 @@
 // Worker thread of prepareFeedItems (off-thread.ts): a large feed body parsed (./feed/parse.ts), then its
-// items mapped, enriched and given their identity keys (./pipeline.ts toSourcedItems), all off the
+// items mapped, enriched and given their identity keys (./pipeline.ts prepareFeedItem), all off the
 // service's event loop. Plain JavaScript on purpose (a worker is started by Node itself, outside the
 // TypeScript loader of the main thread): registers tsx, then
 // loads the same TypeScript modules the main thread runs for small bodies.
 //
 // Answers {id, body, contentType, baseUrl, source} with {id, items} messages of at most CHUNK
-// SourcedItems (feed order, items without text left out; each after the main thread's {id, next} for the
+// PreparedFeedItems (feed order: an item to store, a textless item's id, or a failed item's guid and
+// error class; each after the main thread's {id, next} for the
 // one before; {id, cancel} stops the request), then {id, done: {format, title, minIntervalSeconds,
 // itemCount}}, or {id, error: {name, message, kind}} (a FeedError comes before any chunk: the parse is
 // done first).
 import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
-import { chunkChannel, lowerThreadPriority } from '../runtime/worker-side.mjs';
+import { chunkChannel, lowerThreadPriority, runPreloads } from '../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('prepare-worker.mjs must run in a worker thread');
 const port = parentPort;
 // On a contended core the event loop thread runs first.
 lowerThreadPriority(10);
 register();
+await runPreloads();
 const { parseFeed } = await import('./feed/parse.ts');
-const { toSourcedItems } = await import('./pipeline.ts');
+const { prepareFeedItem } = await import('./pipeline.ts');
 
 // PREPARED_CHUNK of ./off-thread.ts.
 const CHUNK = 100;
@@ -32,8 +34,8 @@ port.on('message', async ({ id, next, cancel, body, contentType, baseUrl, source
   try {
     const { items, ...head } = parseFeed(body, { contentType, baseUrl });
     for (let i = 0; i < items.length; i += CHUNK) {
-      const mapped = toSourcedItems(source, items.slice(i, i + CHUNK));
-      if (mapped.length === 0) continue;
+      // Each item by itself: one that throws is answered as failed, the others go on (pipeline.ts).
+      const mapped = items.slice(i, i + CHUNK).map((item) => prepareFeedItem(source, item));
       if (!(await chunks.send(id, mapped))) return;
     }
     port.postMessage({ id, done: { ...head, itemCount: items.length } });

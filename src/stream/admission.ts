@@ -18,10 +18,15 @@ export type StreamAdmission =
   | { ok: true; keyId: string; accountId: string; tier: Tier; withTickers: boolean }
   | { ok: false; close: CloseSpec };
 
-/** The key of an upgrade request: the `api_key` query parameter, else the `X-API-Key` header. */
+/**
+ * The key of an upgrade request: the `api_key` query parameter, else the `X-API-Key` header (an empty one
+ * counts as absent). `api_key` given twice is answered as no key (`Invalid API key`), as REST answers two
+ * keys: the service never picks one of several.
+ */
 export function keyFromRequest(url: string | undefined, headers: IncomingHttpHeaders): string | undefined {
-  const query = new URL(url ?? '/', 'http://stream.invalid').searchParams.get('api_key');
-  if (query !== null && query !== '') return query;
+  const query = new URL(url ?? '/', 'http://stream.invalid').searchParams.getAll('api_key');
+  if (query.length > 1) return undefined;
+  if (query.length === 1 && query[0] !== '') return query[0];
   const header = headers['x-api-key'];
   const value = Array.isArray(header) ? header[0] : header;
   return value === undefined || value === '' ? undefined : value;

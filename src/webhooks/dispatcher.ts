@@ -14,15 +14,19 @@
  * - Leases (store.webhooks.claimWebhooks): renewed every `refreshMs`; an endpoint whose lease this instance lost,
  *   or that was paused or removed, is dropped; a dead instance's endpoints are taken over once its lease
  *   (`leaseMs`) runs out.
- * - The account's tier is re-checked every `recheckMs`: one that left pro/max pauses the endpoint.
+ * - The account's tier is re-checked every `recheckMs`: one that left pro/max pauses the endpoint, and
+ *   so does a ticker filter on an account no longer on max (as the stream closes such a subscription):
+ *   a filter is never dropped, so an endpoint is never sent more than it asked for.
  */
 import { randomUUID } from 'node:crypto';
 import { webhookRules, type Tier } from '../contract/index.js';
-import { effectiveTier, planOf } from '../domain/tiers.js';
+import { effectiveTier } from '../domain/tiers.js';
+import { signingSecrets } from '../domain/webhook-secrets.js';
 import { FeedPoller, matchesTickers, PresentationCache, RecentFeed, tickerFilter, type TickerFilter } from '../delivery/index.js';
 import type { FeedEntry, Store, WebhookAttempt, WebhookEndpoint } from '../store/ports/index.js';
 import { resolveDestination, systemLookup, DestinationError, type Lookup } from './address.js';
 import { messageId, webhookBody } from './message.js';
+import { pauseForPlan } from './plan.js';
 import { CONTRACT_RETRY_RULES, nextRetry, type RetryRules } from './schedule.js';
 import type { SecretBox } from './secrets.js';
 import { httpSender, type Sender } from './sender.js';
@@ -234,8 +238,8 @@ class EndpointWorker {
         return;
       }
       const tier = await this.currentTier(now);
-      if (tier === undefined || !planOf(tier).stream) {
-        const reason = tier === undefined ? 'the account no longer exists' : `the account's plan (${tier}) does not include webhooks (pro or max only)`;
+      const reason = tier === undefined ? 'the account no longer exists' : pauseForPlan(tier, this.e.tickers);
+      if (tier === undefined || reason !== null) {
         this.d.opts.log(`webhooks: endpoint ${this.e.id} paused: ${reason}`);
         await this.record(this.attempt({ at: now, state: 'paused', pausedReason: reason }));
         this.d.drop(this.e.id);
@@ -246,8 +250,8 @@ class EndpointWorker {
         this.pending = undefined;
         return;
       }
-      // The stream's ticker filter, applied as there (max accounts only).
-      const filter: TickerFilter | undefined = planOf(tier).tickers ? tickerFilter(this.e.tickers) : undefined;
+      // The stream's ticker filter (an endpoint with one is held only while its account is on max: above).
+      const filter: TickerFilter | undefined = tickerFilter(this.e.tickers);
       for (const entry of page) {
         if (this.stopped) return;
         if (!matchesTickers(entry.article, filter)) {
@@ -270,7 +274,7 @@ class EndpointWorker {
     const msgId = messageId(this.e.id, entry.article.id);
     const body = d.bodyOf(entry, tier);
     const now = d.clock();
-    const valid = this.e.secrets.filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > now).map((s) => d.opts.secrets.open(s.secret));
+    const valid = signingSecrets(this.e.secrets, now).map((s) => d.opts.secrets.open(s.secret));
     let status: number | null = null;
     let error: string | null = null;
     let latencyMs = 0;

@@ -4,6 +4,7 @@
  */
 export { WebhookDispatcher, DISPATCH_DEFAULTS, type AttemptEvent, type AttemptOutcome, type DispatcherOptions, type DispatchStore } from './dispatcher.js';
 export { checkUrlShape, resolveDestination, isNonPublicAddress, systemLookup, DestinationError, type Lookup } from './address.js';
+export { pauseForPlan } from './plan.js';
 export { nextRetry, baseDelay, CONTRACT_RETRY_RULES, type RetryRules, type RetryDecision } from './schedule.js';
 export { newSecret, signedHeaders, signatureFor, secretKey } from './signing.js';
 export { SecretBox } from './secrets.js';

@@ -1,7 +1,10 @@
 /**
  * One webhook request: POST to the address that was checked (the host name is kept for TLS and the
- * Host header, but never resolved again), a timeout on the whole exchange, redirects not followed, and
- * at most a few KiB of the answer read (for the error text), the rest discarded.
+ * Host header, but never resolved again), redirects not followed. The outcome is the status line: the
+ * timeout runs until it arrives, and a 2xx is a success whatever its body does. The body is then read
+ * for at most ANSWER_READ_MS and ANSWER_READ_BYTES (a failure's first bytes are its error text); one
+ * that is longer or slower is cut off and its connection destroyed, so a receiver trickling its answer
+ * costs one socket for a moment, never a retry.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -28,8 +31,12 @@ export interface SendResult {
 
 export type Sender = (r: SendRequest) => Promise<SendResult>;
 
-/** Bytes of a failed answer kept for `webhooks list` (the rest is discarded unread). */
+/** Bytes of a failed answer kept for `webhooks list`. */
 export const ANSWER_EXCERPT_BYTES = 512;
+/** The most of an answer's body read after its status line (a complete short body keeps the connection for the next request). */
+export const ANSWER_READ_BYTES = 4096;
+/** How long an answer's body is read after its status line before the connection is cut. */
+export const ANSWER_READ_MS = 1000;
 
 const agents = {
   http: new http.Agent({ keepAlive: true, maxSockets: 4 }),
@@ -49,13 +56,14 @@ export const httpSender: Sender = (r) =>
       done(null, 'aborted: the dispatcher is stopping');
       req.destroy();
     };
-    const done = (status: number | null, error: string | null) => {
+    /** `answeredAt`: when the status line arrived (the latency is the receiver's answer, not the reading of its body). */
+    const done = (status: number | null, error: string | null, answeredAt = performance.now()) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       // One signal serves every request of a dispatcher: its listener goes with the request.
       r.signal?.removeEventListener('abort', onAbort);
-      resolve({ status, error, latencyMs: performance.now() - started });
+      resolve({ status, error, latencyMs: answeredAt - started });
     };
     const req = lib.request(
       r.url,
@@ -66,15 +74,32 @@ export const httpSender: Sender = (r) =>
         headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(r.body)), 'user-agent': 'fns-webhooks/1', ...r.headers },
       },
       (res) => {
+        // The status line decides: the answer came in time, whatever its body does next.
+        clearTimeout(timer);
+        const answeredAt = performance.now();
         const status = res.statusCode ?? 0;
         const ok = status >= 200 && status < 300;
-        let excerpt = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          if (!ok && excerpt.length < ANSWER_EXCERPT_BYTES) excerpt += chunk.slice(0, ANSWER_EXCERPT_BYTES - excerpt.length);
+        const chunks: Buffer[] = [];
+        let read = 0;
+        let finished = false;
+        const finish = (complete: boolean) => {
+          if (finished) return;
+          finished = true;
+          clearTimeout(bodyTimer);
+          const excerpt = Buffer.concat(chunks).toString('utf8').trim().replace(/\s+/g, ' ').slice(0, 200);
+          done(status, ok ? null : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}${excerpt ? `: ${excerpt}` : ''}`, answeredAt);
+          // A body not read to its end leaves the connection unusable: it is destroyed, not pooled.
+          if (!complete) res.destroy();
+        };
+        const bodyTimer = setTimeout(() => finish(false), ANSWER_READ_MS);
+        res.on('data', (chunk: Buffer) => {
+          if (read < ANSWER_EXCERPT_BYTES) chunks.push(chunk.subarray(0, ANSWER_EXCERPT_BYTES - read));
+          read += chunk.length;
+          if (read > ANSWER_READ_BYTES) finish(false);
         });
-        res.on('end', () => done(status, ok ? null : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}${excerpt.trim() ? `: ${excerpt.trim().replace(/\s+/g, ' ').slice(0, 200)}` : ''}`));
-        res.on('error', (e) => done(ok ? status : status, ok ? null : `HTTP ${status}: ${e.message}`));
+        res.on('end', () => finish(true));
+        res.on('error', () => finish(false));
+        res.on('close', () => finish(false));
       },
     );
     const timer = setTimeout(() => {

@@ -76,6 +76,35 @@ describe('a port in use (serve, demo): exit 1, "port N is in use; set PORT or --
   }, 60_000);
 });
 
+describe('a port in use by the admin listener: the message names ADMIN_PORT, not PORT', () => {
+  let blocker: Server;
+  let port: number;
+  beforeAll(async () => {
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    port = (blocker.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+
+  it('fns serve with ADMIN_PORT taken: exit 1, "the admin listener: port N is in use; set ADMIN_PORT"', async () => {
+    const r = await fnsWith({ dataDir: data.dir, env: { PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: String(port) } }, 'serve');
+    expectCleanFailure(r, 1, /^fns: the admin listener: port \d+ is in use; set ADMIN_PORT$/m);
+    expect(r.stderr).toContain(`port ${port} is in use`);
+    expect(r.stderr).not.toContain('set PORT');
+  }, 60_000);
+
+  it('each listener names its own settings for a port in use, a port not allowed and an address not of this machine', async () => {
+    const { ADMIN_LISTENER, PUBLIC_LISTENER, fromListener } = await import('../../src/server/listeners.js');
+    const listenError = (code: string) => Object.assign(new Error(code), { code, syscall: 'listen', port: 80, address: '10.9.9.9' });
+    expect(explain(fromListener(listenError('EADDRINUSE'), ADMIN_LISTENER))?.message).toBe('the admin listener: port 80 is in use; set ADMIN_PORT');
+    expect(explain(fromListener(listenError('EACCES'), ADMIN_LISTENER))?.message).toBe('the admin listener: not allowed to listen on port 80 (ports below 1024 need privileges); set ADMIN_PORT');
+    expect(explain(fromListener(listenError('EADDRNOTAVAIL'), ADMIN_LISTENER))?.message).toBe('the admin listener: cannot listen on 10.9.9.9: not an address of this machine; set ADMIN_HOST');
+    const unknownHost = Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname: 'admin.invalid' });
+    expect(explain(fromListener(unknownHost, ADMIN_LISTENER))?.message).toBe('the admin listener: unknown host admin.invalid; set ADMIN_HOST');
+    expect(explain(fromListener(listenError('EADDRINUSE'), PUBLIC_LISTENER))?.message).toBe('port 80 is in use; set PORT or --port');
+  });
+});
+
 describe('a database another process keeps locked', () => {
   /** Holds the write lock of DATA_DIR's database for `ms` from this process. */
   async function holdWriteLock(ms: number): Promise<() => void> {

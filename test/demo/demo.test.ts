@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plans, type Tier } from '../../src/contract/index.js';
 import { get } from '../support/service.js';
 import { repoRoot } from '../support/specs.js';
+import { until } from '../support/wait.js';
 
 let child: ChildProcess;
 let out = '';
@@ -70,6 +71,13 @@ describe('npm run demo: ready when it says so', () => {
       expect(r.body.rate_limit).toBe(plans[m[1] as Tier].rateLimit);
     }
     expect(out).toContain('exempts loopback');
+  });
+
+  it('polls its two sample wires on loopback (it allows private feed addresses for itself, FEED_ALLOW_PRIVATE)', async () => {
+    const port = Number(tryLines()[0]!.url.port);
+    const key = /^  max\s+(fns_live_\S+)$/m.exec(out)![1]!;
+    const sources = async () => new Set(((await get(port, '/v1/news?limit=100', { key })).body.articles as { source: string }[]).map((a) => a.source));
+    await until(async () => (await sources()).has('harbor-wire') && (await sources()).has('summit-wire'), 'articles from both demo wires', 8_000, 200);
   });
 
   it('stops, and frees its port, when npm is stopped', async () => {

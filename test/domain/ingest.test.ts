@@ -39,8 +39,8 @@ describe('ingestion input: NDJSON, bad lines reported by number and skipped', ()
     expect(parseArticle({ content: 'a\u0000b' })).toEqual({ ok: false, error: 'content must not contain a NUL character' });
     expect(parseArticle({ content: 'ok', url: 'http://x/\u0000' })).toEqual({ ok: false, error: 'url must not contain a NUL character' });
   });
-  it('accepts a real publication time, a leap day included', () => {
-    expect(parseArticle({ content: 'x', published_at: '2028-02-29T10:00:00-05:00' })).toMatchObject({ ok: true, article: { published_at: '2028-02-29T10:00:00-05:00' } });
+  it('accepts a real publication time, a leap day included, and keeps it in UTC', () => {
+    expect(parseArticle({ content: 'x', published_at: '2028-02-29T10:00:00-05:00' })).toMatchObject({ ok: true, article: { published_at: '2028-02-29T15:00:00.000Z' } });
   });
   it('keeps given fields over derived ones, including an explicit null sentiment', () => {
     const r = parseArticle({ content: 'Apple shares surge', sentiment: null, tickers: [], urgency: 'regular' });

@@ -102,6 +102,15 @@ export function classify(schema: any, s: string): Verdict {
 // ---------------------------------------------------------------------------------------------
 // Values, from the schema
 
+/**
+ * Every name Object.prototype has (`constructor`, `__proto__`, `toString`, `hasOwnProperty`,
+ * `__defineGetter__`, ...): a table keyed by outside text that is a plain object answers them. Each
+ * kind of value below draws from them too, as written and in capitals (a ticker's spelling).
+ */
+export const PROTOTYPE_NAMES: readonly string[] = Object.getOwnPropertyNames(Object.prototype);
+const prototypeNameArb = fc.constantFrom(...PROTOTYPE_NAMES);
+const prototypeValueArb = fc.oneof(prototypeNameArb, prototypeNameArb.map((n) => n.toUpperCase()));
+
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
 type Range = [min: number, max: number];
@@ -165,8 +174,10 @@ function dateTimeArb(maxLength: number): fc.Arbitrary<string> {
     '',
   );
   const ambiguous = fc.constantFrom('2026-11-21t10:00:00z', '2026-11-21 10:00:00Z', '2026-11-20T23:59:60Z', '2026-06-30T23:59:60+00:00');
+  // Object.prototype's names (`valueOf`, `toString`: what a date object answers) are no date-times.
+  const prototypeNames = prototypeValueArb;
   const tooLong = fc.integer({ min: 1, max: 30 }).map((n) => `2026-11-21T10:00:00.${'1'.repeat(maxLength - 25 + n)}Z`);
-  return fc.oneof({ arbitrary: valid, weight: 4 }, { arbitrary: recent, weight: 3 }, { arbitrary: impossible, weight: 3 }, { arbitrary: malformed, weight: 4 }, { arbitrary: ambiguous, weight: 1 }, { arbitrary: tooLong, weight: 1 });
+  return fc.oneof({ arbitrary: valid, weight: 4 }, { arbitrary: recent, weight: 3 }, { arbitrary: impossible, weight: 3 }, { arbitrary: malformed, weight: 4 }, { arbitrary: ambiguous, weight: 1 }, { arbitrary: tooLong, weight: 1 }, { arbitrary: prototypeNames, weight: 1 });
 }
 
 function integerArb(schema: any): fc.Arbitrary<string> {
@@ -185,6 +196,7 @@ function integerArb(schema: any): fc.Arbitrary<string> {
       ),
       weight: 3,
     },
+    { arbitrary: prototypeValueArb, weight: 1 },
   );
 }
 
@@ -197,6 +209,7 @@ function enumArb(values: string[]): fc.Arbitrary<string> {
     { arbitrary: fc.constant(values.join(',')), weight: 1 },
     { arbitrary: fc.constantFrom('', 'urgent', 'null', '*', '\u0000'), weight: 1 },
     { arbitrary: fc.string({ maxLength: 12 }), weight: 1 },
+    { arbitrary: prototypeValueArb, weight: 1 },
   );
 }
 
@@ -215,6 +228,8 @@ function stringArb(schema: any): fc.Arbitrary<string> {
     { arbitrary: fc.integer({ min: max + 1, max: max * 3 }).map((n) => 'w'.repeat(n)), weight: 1 },
     { arbitrary: fc.string({ unit: spaces, minLength: Math.max(1, min), maxLength: 8 }), weight: 1 },
     { arbitrary: fc.integer({ min: Math.max(1, Math.floor(max / 2) - 2), max: Math.floor(max / 2) + 2 }).map((n) => '\ud83d\udcc8'.repeat(n)), weight: 1 },
+    // Object.prototype's names as the terms of a query: alone, several, among ordinary words (cut to the schema's length).
+    { arbitrary: fc.array(fc.oneof({ arbitrary: prototypeValueArb, weight: 3 }, { arbitrary: fc.constantFrom('fed', 'rates', 'apple', 'the'), weight: 1 }), { minLength: 1, maxLength: 4 }).map((ws) => ws.join(' ').slice(0, max).padEnd(min, 'x')), weight: 2 },
   );
 }
 
@@ -241,6 +256,7 @@ function idArb(schema: any): fc.Arbitrary<string> {
     { arbitrary: fc.tuple(valid, fc.constantFrom('I', 'L', 'O', 'U', '-', ' ')).map(([v, c]) => v.slice(0, 5) + c + v.slice(6)), weight: 1 },
     { arbitrary: valid.map((v) => `8${v.slice(1)}`), weight: 1 },
     { arbitrary: fc.constantFrom('', 'null', '0', '01M7Z87BJ3K8W3Q2ZP7R9T4V6'), weight: 1 },
+    { arbitrary: prototypeValueArb, weight: 1 },
   );
 }
 
@@ -256,6 +272,8 @@ function listArb(schema: any): fc.Arbitrary<string> {
   const odd = fc.oneof(
     fc.constantFrom('aapl', 'Aapl', '', ' AAPL', 'AAPL ', '-X', '.B', 'A+B', 'A_B', '\u00c4PPLE', '\ud83d\udcc8'),
     fc.integer({ min: (item.maxLength ?? 16) + 1, max: (item.maxLength ?? 16) + 4 }).map((n) => 'A'.repeat(n)),
+    // As written (`constructor`: not a symbol) and in capitals (`CONSTRUCTOR`, `VALUEOF`: symbols of the pattern).
+    prototypeValueArb,
   );
   const list = (unit: fc.Arbitrary<string>, lo: number, hi: number) => fc.array(unit, { minLength: lo, maxLength: hi }).map((a) => a.join(','));
   return fc.oneof(
@@ -263,6 +281,7 @@ function listArb(schema: any): fc.Arbitrary<string> {
     { arbitrary: list(fc.oneof({ arbitrary: symbol, weight: 3 }, { arbitrary: odd, weight: 1 }), 1, 3), weight: 2 },
     { arbitrary: list(symbol, max + 1, max + 3), weight: 1 },
     { arbitrary: fc.constantFrom('', ',', 'AAPL,', ',AAPL', 'AAPL,,MSFT', 'AAPL;MSFT', 'AAPL MSFT', '[AAPL]'), weight: 1 },
+    { arbitrary: list(prototypeValueArb, 1, Math.max(1, max)), weight: 1 },
   );
 }
 
@@ -358,13 +377,13 @@ const pieceArb = (name: fc.Arbitrary<string>, value: fc.Arbitrary<string>): fc.A
     salt: fc.nat(1000),
   });
 
-/** Names an operation does not take: prototype keys, other operations' names, brackets, case, long. */
+/** Names an operation does not take: Object.prototype's names, other operations' names, brackets, case, long. */
 function unknownNameArb(op: OperationSpec): fc.Arbitrary<string> {
   const own = op.params.map((p) => p.name);
   const others = allParamNames.filter((n) => !own.includes(n));
   const variants = own.flatMap((n) => [n.toUpperCase(), `${n}[]`, `${n}[0]`, `${n}[a]`, `${n}.x`, ` ${n}`, `${n} `, `${n}\u0000`]);
   return fc.oneof(
-    { arbitrary: fc.constantFrom('__proto__', '__proto__[x]', 'constructor', 'constructor[prototype][x]', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'), weight: 3 },
+    { arbitrary: fc.constantFrom(...PROTOTYPE_NAMES, '__proto__[x]', 'constructor[prototype][x]', 'prototype'), weight: 3 },
     { arbitrary: fc.constantFrom('page', 'offset', 'api_key', 'X-API-Key', 'cursor', 'tickers', 'sort', ''), weight: 2 },
     ...(others.length ? [{ arbitrary: fc.constantFrom(...others), weight: 2 }] : []),
     ...(variants.length ? [{ arbitrary: fc.constantFrom(...variants), weight: 2 }] : []),

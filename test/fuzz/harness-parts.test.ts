@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { classify, classifyDateTime, describeRateCase, encode, operationById, renderQuery, showLine, type Encoding, type ParamPiece, type QuerySpec, type RateCase } from './arbitraries.js';
+import { classify, classifyDateTime, describeRateCase, encode, operationById, operations, PROTOTYPE_NAMES, queryArb, renderQuery, showLine, type Encoding, type ParamPiece, type QuerySpec, type RateCase } from './arbitraries.js';
 import { parseResponse } from './raw-http.js';
 import { searchRankingMax } from '../../src/contract/index.js';
 
@@ -163,5 +163,29 @@ describe('a failure report shows every step as its full request line', () => {
   it('escapes control characters and the backslash, and writes long runs once', () => {
     expect(showLine('GET /a\u0001b\\c HTTP/1.1')).toBe('GET /a\\x01b\\\\c HTTP/1.1');
     expect(showLine(`GET /${'a'.repeat(300)} HTTP/1.1`)).toBe('GET /a{×300} HTTP/1.1');
+  });
+});
+
+describe('the generators draw every Object.prototype name as a parameter name, a value, a query term and a ticker', () => {
+  it('each name (and its capitals) comes up in each role within a few thousand queries', () => {
+    const seen = { name: new Set<string>(), value: new Set<string>(), q: new Set<string>(), tickers: new Set<string>() };
+    for (const op of operations) {
+      for (const q of fc.sample(queryArb(op), { numRuns: 2000, seed: 7 })) {
+        for (const p of q.pieces) {
+          const documented = op.params.some((d) => d.name === p.name);
+          if (!documented) seen.name.add(p.name);
+          else if (p.name === 'q') for (const w of p.value.split(' ')) seen.q.add(w);
+          else if (p.name === 'tickers') for (const t of p.value.split(',')) seen.tickers.add(t);
+          else seen.value.add(p.value);
+        }
+      }
+    }
+    for (const n of PROTOTYPE_NAMES) {
+      expect(seen.name, `name ${n}`).toContain(n);
+      expect(seen.value, `value ${n}`).toContain(n);
+      expect(seen.q, `q ${n}`).toContain(n);
+      expect(seen.tickers, `tickers ${n}`).toContain(n);
+      expect(seen.tickers, `tickers ${n.toUpperCase()}`).toContain(n.toUpperCase());
+    }
   });
 });

@@ -26,7 +26,7 @@
  */
 import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { limits, openapiDocument, plans, problems, type Tier } from '../../src/contract/index.js';
+import { articleRules, limits, openapiDocument, plans, problems, type Tier } from '../../src/contract/index.js';
 import { ContractViolation, createResponseCheck } from '../../src/http/response-check.js';
 import { LIVE, startTestService, type TestService } from '../support/service.js';
 import { deref, openapiAjv } from '../support/specs.js';
@@ -36,6 +36,7 @@ import {
   describeRateStep,
   MALFORMED,
   operationById,
+  PROTOTYPE_NAMES,
   originOf,
   renderQuery,
   requestLine,
@@ -150,6 +151,11 @@ export class FuzzHarness {
         now - age,
       );
     }
+    // One whose words and symbols are Object.prototype's names: the generated `q` and `tickers` find it.
+    await this.svc.ingest(
+      [{ content: `${PROTOTYPE_NAMES.join(' ')} in a headline`, urgency: 'regular', published_at: new Date(now - 120_000).toISOString(), tickers: PROTOTYPE_NAMES.map((n) => n.toUpperCase()).filter((t) => articleRules.tickerPattern.test(t)).slice(0, articleRules.tickersMaxItems).map((ticker) => ({ ticker, sentiment: 'neutral' as const })) }],
+      now - 120_000,
+    );
     await this.svc.worker.drain();
   }
 

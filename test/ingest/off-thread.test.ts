@@ -77,6 +77,7 @@ function shape(all: ItemOutcome[][]): string[][] {
         n.set(o.id, n.size);
         return `stored #${n.get(o.id)}`;
       }
+      if (o.status === 'failed') return `failed ${o.errClass}`;
       return `duplicate ${o.reason} of #${n.get(o.id)}`;
     }),
   );

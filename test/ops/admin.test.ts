@@ -1,7 +1,7 @@
 /** The admin listener on its own: health, readiness with failing and hanging checks, metrics, 404/405. */
 import { connect as netConnect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAdminServer, type AdminServer, type ReadinessCheck } from '../../src/ops/admin.js';
+import { ADMIN_TOKEN_ATTEMPTS, startAdminServer, type AdminServer, type ReadinessCheck } from '../../src/ops/admin.js';
 import { createMetrics } from '../../src/ops/metrics.js';
 
 let admin: AdminServer | undefined;
@@ -150,5 +150,76 @@ describe('admin push: the request timeout holds for the body, whatever the token
     // Node's own request timeout alone let such a body run for a minute; the bound here is generous.
     expect(closedAfterMs).toBeLessThan(5000);
     expect(calls).toBe(0);
+  });
+});
+
+describe('admin push: refused operator tokens are logged and limited per client address', () => {
+  const TOKEN = 'admin-attempts-token-0123456789';
+  const { limit, windowMs } = ADMIN_TOKEN_ATTEMPTS;
+
+  async function startWithClock() {
+    const clock = { now: Date.parse('2026-11-21T12:00:00Z') };
+    const warnings: { fields: Record<string, unknown>; msg: string }[] = [];
+    const lines: string[] = [];
+    let stored = 0;
+    admin = await startAdminServer({
+      port: 0,
+      checks: [],
+      metrics: createMetrics({ defaultMetrics: false }),
+      log: (m) => lines.push(m),
+      warn: (fields, msg) => warnings.push({ fields, msg }),
+      clock: () => clock.now,
+      push: {
+        token: TOKEN,
+        store: {
+          ingestItems: async (items) => {
+            stored += items.length;
+            return items.map(() => ({ status: 'stored', id: '01JD0Q2V5N8Y3C7KQ4W9M6T1ZB', receivedAt: new Date(clock.now).toISOString() }) as never);
+          },
+        },
+        clock: () => clock.now,
+      },
+    });
+    const push = (token: string | undefined) =>
+      fetch(`${admin!.url}/admin/v1/articles`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-ndjson', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+        body: `${JSON.stringify({ source: 'wire', id: 'a-1', content: 'Copper rallies on supply fears' })}\n`,
+      });
+    return { clock, warnings, lines, push, stored: () => stored };
+  }
+
+  it(`logs each refused token with the client address and never the token`, async () => {
+    const t = await startWithClock();
+    expect((await t.push('wrong-token-guess-0001')).status).toBe(401);
+    expect((await t.push(undefined)).status).toBe(401);
+    expect(t.warnings.map((w) => w.fields)).toEqual([
+      { kind: 'admin', event: 'token_refused', client_ip: '127.0.0.1', reason: 'wrong', refused_in_window: 1, limit },
+      { kind: 'admin', event: 'token_refused', client_ip: '127.0.0.1', reason: 'missing', refused_in_window: 2, limit },
+    ]);
+    expect(JSON.stringify(t.warnings)).not.toContain('wrong-token-guess');
+  });
+
+  it(`after ${limit} refused tokens within ${windowMs / 60_000} minutes: 429 with Retry-After, even for the right token, until the oldest leaves the window`, async () => {
+    const t = await startWithClock();
+    for (let i = 0; i < limit; i++) {
+      expect((await t.push(`wrong-token-guess-${i}`)).status).toBe(401);
+      t.clock.now += 1000;
+    }
+    expect(t.warnings.filter((w) => w.fields.event === 'token_locked')).toHaveLength(1);
+    const locked = await t.push(TOKEN);
+    expect(locked.status).toBe(429);
+    const wait = Number(locked.headers.get('retry-after'));
+    // The first refusal was `limit` seconds ago: it leaves the window in windowMs - limit s.
+    expect(wait).toBe((windowMs - limit * 1000) / 1000);
+    expect(((await locked.json()) as { detail: string }).detail).toBe(`Too many refused operator tokens from this address; try again in ${wait} s`);
+    expect(t.stored()).toBe(0);
+    // While it waits, nothing is looked at and nothing more is logged.
+    expect((await t.push('wrong-token-guess-x')).status).toBe(429);
+    expect(t.warnings).toHaveLength(limit + 1);
+
+    t.clock.now += wait * 1000;
+    expect((await t.push(TOKEN)).status).toBe(200);
+    expect(t.stored()).toBe(1);
   });
 });

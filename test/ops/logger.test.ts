@@ -53,6 +53,34 @@ describe('logger', () => {
   });
 });
 
+describe('logger on a terminal: outside text is escaped, one line per record', () => {
+  /** Every character a terminal acts on, and the line breaks. */
+  // eslint-disable-next-line no-control-regex
+  const RAW = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+  const HOSTILE = 'feed \x1b]0;pwned\x07 \x1b[2J\u009b31m cut\r\nfns: forged\u2028\u202e';
+
+  it('escapes the message, every field value and name, so a record is one line with no control character', () => {
+    const { lines, logger } = capture(true);
+    logger.log(`poll failed: ${HOSTILE}`);
+    logger.stream({ event: 'refused', connectionId: HOSTILE, code: 1008, reason: HOSTILE });
+    logger.pino.warn({ error: HOSTILE, plain: 'x\x1bq', [`k${HOSTILE}`]: 1, nested: { v: HOSTILE } }, 'webhook failed');
+    expect(lines).toHaveLength(3);
+    for (const line of lines) {
+      expect(line.endsWith('\n')).toBe(true);
+      expect(line.slice(0, -1)).not.toMatch(RAW);
+    }
+    expect(lines[0]).toContain('poll failed: feed \\x1b]0;pwned\\x07 \\x1b[2J\\x9b31m cut\\r\\nfns: forged\\u2028\\u202e');
+    // A value with a character to escape is written as a JSON string, the same value when read back.
+    const reason = /reason=("(?:[^"\\]|\\.)*")/.exec(lines[1]!)![1]!;
+    expect(JSON.parse(reason)).toBe(HOSTILE);
+    expect(lines[2]).toContain('plain="x\\u001bq"');
+  });
+
+  it('escapes a line that is not JSON', () => {
+    expect(formatLine(`oops ${HOSTILE}\n`)).toBe('oops feed \\x1b]0;pwned\\x07 \\x1b[2J\\x9b31m cut\\r\\nfns: forged\\u2028\\u202e\n');
+  });
+});
+
 describe('ADMIN_PORT and ADMIN_HOST', () => {
   it('has no admin listener by default, loopback as the default host', () => {
     const c = loadConfig({});

@@ -19,7 +19,8 @@ const CLI_WAIT_MS = 15_000;
 const data = tempDataDir('fns-sources-op-');
 const children: ChildProcess[] = [];
 let feeds: FixtureServer;
-const env = { PORT: '0', HOST: '127.0.0.1', EMBEDDINGS_URL: 'http://127.0.0.1:9/v1/embeddings', EMBEDDINGS_MODEL: 'unused' };
+// FEED_ALLOW_PRIVATE: the feeds of this story are on loopback.
+const env = { PORT: '0', HOST: '127.0.0.1', FEED_ALLOW_PRIVATE: 'true', EMBEDDINGS_URL: 'http://127.0.0.1:9/v1/embeddings', EMBEDDINGS_MODEL: 'unused' };
 
 beforeAll(async () => {
   feeds = await startFixtureServer();

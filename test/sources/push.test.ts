@@ -156,7 +156,7 @@ describe('push on the running service: stored articles reach an open stream, ide
     expect(byLine[9].error).toMatch(/not both/);
     expect(byLine[10].error).toBe('must be a JSON object');
     const [stored] = await svc.store.articles.getMany([byLine[1].id]);
-    expect(stored).toMatchObject({ content: 'Title only story', published_at: '2026-11-21T10:00:00Z' });
+    expect(stored).toMatchObject({ content: 'Title only story', published_at: '2026-11-21T10:00:00.000Z' });
   });
 
   it('a wrong or missing token is 401 (problem JSON, WWW-Authenticate), nothing stored, the token never logged', async () => {

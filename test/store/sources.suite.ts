@@ -7,7 +7,7 @@
 import { expect } from 'vitest';
 import { article, OpenedStores, registerStoreTests } from './suite-kit.js';
 import { SourceExistsError } from '../../src/store/ports/errors.js';
-import type { NearDuplicateRule, PollOutcome, SourcedItem, Store } from '../../src/store/ports/index.js';
+import type { ItemOutcome, NearDuplicateRule, PollOutcome, SourcedItem, Store } from '../../src/store/ports/index.js';
 import { identify } from '../../src/ingest/identity.js';
 import { operatorItem, storeOffers } from '../../src/ingest/pipeline.js';
 import { parseArticle } from '../../src/ingest/parse.js';
@@ -64,6 +64,9 @@ const poll = (over: Partial<PollOutcome> = {}): PollOutcome => ({
   deduplicated: 0,
   ...over,
 });
+
+/** The article an outcome names (none for a failed item). */
+const idOf = (o: ItemOutcome | undefined) => (o !== undefined && 'id' in o ? o.id : undefined);
 
 const src = (name: string, everyMs = 30_000) => ({ name, url: `http://127.0.0.1:1/${name}.xml`, everyMs, urgency: 'auto' as const });
 
@@ -194,6 +197,81 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect(await s.sources.getSource('a')).toMatchObject({ lastStatus: 200, lastError: null, failures: 0, itemsSeen: 7, itemsIngested: 4, itemsDeduplicated: 3 });
   });
 
+  test('poll records', 'every number of a record is kept within its bounds, whatever the caller passed (a feed\'s ttl of 10^20 minutes, a NaN)', async () => {
+    const s = await open();
+    await s.sources.addSource(src('a'), T0);
+    await s.sources.claimDueSources('me', T0, 10_000, 10);
+    // What an unbounded ttl, Retry-After or counter would make: past PostgreSQL's bigint and integer, a float in SQLite.
+    await s.sources.recordPoll('a', 'me', poll({ at: T0, status: 70_000, minIntervalMs: 6e24, nextPollAt: 1e25, failures: 1e12, seen: Number.NaN, ingested: 2.6, deduplicated: -3 }));
+    expect(await s.sources.getSource('a')).toMatchObject({
+      lastPollAt: new Date(T0).toISOString(),
+      lastStatus: null,
+      minIntervalMs: 24 * HOUR,
+      nextPollAt: new Date(8_640_000_000_000_000).toISOString(),
+      failures: 2_147_483_647,
+      itemsSeen: 0,
+      itemsIngested: 3,
+      itemsDeduplicated: 0,
+    });
+    // Stored as integers within the columns, not as floats (SQLite keeps what it is given).
+    await s.sources.recordPoll('a', 'me', poll({ at: T0 + 0.5, nextPollAt: Number.NaN, minIntervalMs: Number.POSITIVE_INFINITY, status: 200.7 }));
+    expect(await s.sources.getSource('a')).toMatchObject({ lastPollAt: new Date(T0 + 1).toISOString(), nextPollAt: new Date(T0 + 1).toISOString(), minIntervalMs: 24 * HOUR, lastStatus: 200 });
+    await s.sources.recordPoll('a', 'me', poll({ error: 'x'.repeat(10_000), minIntervalMs: -5 }));
+    const r = (await s.sources.getSource('a'))!;
+    expect(r.lastError!.length).toBe(2000);
+    expect(r.minIntervalMs).toBeNull();
+  });
+
+  // ---- ingest: items without text ----
+
+  test('items without text', 'recordTextlessItems answers how many were new: a feed that keeps listing one counts it once', async () => {
+    const s = await open();
+    expect(await s.sources.recordTextlessItems('w', ['g-1', 'g-2', 'g-2'], T0)).toBe(2);
+    expect(await s.sources.recordTextlessItems('w', ['g-1', 'g-2'], T0 + 1000)).toBe(0);
+    expect(await s.sources.recordTextlessItems('w', ['g-2', 'g-3'], T0 + 2000)).toBe(1);
+    // Per source; and across connections (another process, a restart).
+    expect(await s.sources.recordTextlessItems('other', ['g-1'], T0)).toBe(1);
+    expect(await (await peer(s)).sources.recordTextlessItems('w', ['g-1', 'g-4'], T0 + 3000)).toBe(1);
+    expect(await s.sources.recordTextlessItems('w', [], T0)).toBe(0);
+  });
+
+  test('items without text', 'their records never stand for an item with text under the same id, and are pruned as the others', async () => {
+    const s = await open();
+    await s.sources.recordTextlessItems('w', ['g-1'], T0);
+    // The item gains a title: it is a new item (stored), not the same item as the record without text.
+    expect((await s.sources.ingestItems([item('w', 'g-1', 'Now with a headline')], T0 + 1000))[0]!.status).toBe('stored');
+    expect(await s.sources.recordTextlessItems('w', ['g-1'], T0 + 2000)).toBe(0);
+    // Retention counts from the last sighting: the item's record (T0 + 1000) goes first, then the one without text (T0 + 2000).
+    expect(await s.sources.pruneSeenItems(30 * DAY, T0 + 30 * DAY + 1500)).toBe(1);
+    expect(await s.sources.recordTextlessItems('w', ['g-1'], T0 + 30 * DAY + 1500)).toBe(0);
+    expect(await s.sources.pruneSeenItems(30 * DAY, T0 + 61 * DAY)).toBe(1);
+    expect(await s.sources.recordTextlessItems('w', ['g-1'], T0 + 61 * DAY)).toBe(1);
+  });
+
+  // ---- ingest: one item's unexpected error ----
+
+  test('failed items', 'an item whose dedup step throws is answered failed, leaves no record, and the rest of the batch is stored', async () => {
+    const throwing: NearDuplicateRule = {
+      windowMs: DAY,
+      isNearDuplicate: (a, b) => {
+        if (a.includes('poison') || b.includes('poison')) throw new TypeError('a message that names the input: poison');
+        return testRule.isNearDuplicate(a, b);
+      },
+    };
+    const s = opened.track(await h.open(throwing));
+    await s.sources.ingestItems([item('wire-a', 'a-1', 'Copper poison rally')], T0);
+    const out = await s.sources.ingestItems(
+      [item('wire-b', 'b-1', 'Tin slips'), item('wire-b', 'b-2', 'Copper poison rally again'), item('wire-b', 'b-3', 'Zinc climbs'), item('wire-c', 'c-1', 'Tin slips')],
+      T0 + 1000,
+    );
+    expect(out.map((o) => o.status)).toEqual(['stored', 'failed', 'stored', 'duplicate']);
+    expect(out[1]).toEqual({ status: 'failed', errClass: 'TypeError' });
+    expect(out[3]).toMatchObject({ reason: 'near-duplicate', id: idOf(out[0]) });
+    expect(await s.articles.count()).toBe(3);
+    // Nothing of it was written: the same item offered again is planned afresh (and fails again), not a duplicate.
+    expect((await s.sources.ingestItems([item('wire-b', 'b-2', 'Copper poison rally again')], T0 + 2000))[0]).toEqual({ status: 'failed', errClass: 'TypeError' });
+  });
+
   // ---- ingest: exact dedup ----
 
   test('exact dedup', 'the same (source, external id) is stored once, across calls, connections and a restart', async () => {
@@ -251,7 +329,7 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect(await s.articles.count()).toBe(20);
     const stored = [...x, ...y].filter((o) => o.status === 'stored').length;
     expect(stored).toBe(20);
-    for (let i = 0; i < 20; i++) expect(x[i]!.id).toBe(y[i]!.id);
+    for (let i = 0; i < 20; i++) expect(idOf(x[i])).toBe(idOf(y[i]));
   });
 
   // ---- ingest: near dedup ----
@@ -288,8 +366,8 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     const s = await open();
     const out = await s.sources.ingestItems([item('wire-a', 'a-1', 'Oil jumps 5% on supply cut'), item('wire-b', 'b-1', 'oil jumps 5% on supply cut')], T0);
     expect(out[0]!.status).toBe('stored');
-    expect(out[1]).toEqual({ status: 'duplicate', reason: 'near-duplicate', id: out[0]!.id });
-    expect((await s.sources.carriersOf(out[0]!.id)).map((c) => c.source)).toEqual(['wire-a', 'wire-b']);
+    expect(out[1]).toEqual({ status: 'duplicate', reason: 'near-duplicate', id: idOf(out[0]) });
+    expect((await s.sources.carriersOf(idOf(out[0])!)).map((c) => c.source)).toEqual(['wire-a', 'wire-b']);
   });
 
   // ---- identity: canonical links, one wire's repeats, operator lines (src/ingest/identity.ts, pipeline.ts) ----

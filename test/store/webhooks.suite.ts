@@ -7,6 +7,7 @@
 import { expect } from 'vitest';
 import { OpenedStores, registerStoreTests } from './suite-kit.js';
 import type { NewArticle, Store, WebhookAttempt } from '../../src/store/ports/index.js';
+import { PREVIOUS_SECRETS_MAX } from '../../src/domain/webhook-secrets.js';
 
 export interface WebhooksHarness {
   open(): Promise<Store>;
@@ -96,6 +97,20 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
     const twice = await s.webhooks.rotateWebhookSecret('wh_r', 'sealed-3', T0 + 25 * HOUR, 24 * HOUR);
     expect(twice?.secrets.map((x) => x.secret)).toEqual(['sealed-3', 'sealed-2']);
     expect(await s.webhooks.rotateWebhookSecret('wh_missing', 'x', T0, HOUR)).toBeUndefined();
+  });
+
+  test('rotation: 500 rotations within 24 h keep the new secret and the 3 previous ones, newest first; the oldest are dropped', async () => {
+    const s = await open();
+    await endpoint(s, 'wh_b');
+    for (let i = 1; i <= 500; i++) await s.webhooks.rotateWebhookSecret('wh_b', `sealed-${i}`, T0 + i * 60_000, 24 * HOUR);
+    const e = (await s.webhooks.getWebhook('wh_b'))!;
+    expect(e.secrets).toHaveLength(1 + PREVIOUS_SECRETS_MAX);
+    expect(e.secrets).toEqual([
+      { secret: 'sealed-500', expiresAt: null },
+      { secret: 'sealed-499', expiresAt: new Date(T0 + 500 * 60_000 + 24 * HOUR).toISOString() },
+      { secret: 'sealed-498', expiresAt: new Date(T0 + 499 * 60_000 + 24 * HOUR).toISOString() },
+      { secret: 'sealed-497', expiresAt: new Date(T0 + 498 * 60_000 + 24 * HOUR).toISOString() },
+    ]);
   });
 
   test('leases: one owner at a time across processes; renewed by its owner; taken over once expired; released', async () => {

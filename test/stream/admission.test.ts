@@ -34,8 +34,25 @@ describe('connecting: pro and max keys open and receive articles without sending
     await ctx.h.ingest([{ content: 'Oil jumps 4%' }]);
     expect((await c.received(1)).map((m) => m.content)).toEqual(['Oil jumps 4%']);
   });
+});
 
-  it('lets the api_key query parameter win over the X-API-Key header', async () => {
+describe('connecting with api_key given twice: closed with 1008 "Invalid API key", as REST refuses two keys', () => {
+  /** The stream URL with `api_key` given once per value. */
+  const withKeys = (...keys: string[]) => {
+    const u = new URL(ctx.h.url);
+    for (const k of keys) u.searchParams.append('api_key', k);
+    return u.toString();
+  };
+
+  it('refuses api_key given twice, even with the same valid key twice', async () => {
+    const { key } = await ctx.h.key('pro');
+    const other = await ctx.h.key('pro');
+    expect(await connect(withKeys(key, other.key)).closed).toEqual(codes.invalidKey);
+    expect(await connect(withKeys(key, key)).closed).toEqual(codes.invalidKey);
+    expect(await connect(withKeys(key, '')).closed).toEqual(codes.invalidKey);
+  });
+
+  it('lets the api_key query parameter win over the X-API-Key header (one key each)', async () => {
     const { key } = await ctx.h.key('pro');
     const c = connect(ctx.h.url, { key: `${LIVE}not-a-real-key`, headerKey: key });
     expect(await c.closed).toEqual(codes.invalidKey);

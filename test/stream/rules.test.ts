@@ -60,6 +60,12 @@ describe('rules: the key comes from api_key, else X-API-Key; the address as Expr
     expect(keyFromRequest('/v1/stream', { 'x-api-key': '' })).toBeUndefined();
   });
 
+  it('gives no key when api_key is given twice', () => {
+    expect(keyFromRequest('/v1/stream?api_key=a&api_key=b', {})).toBeUndefined();
+    expect(keyFromRequest('/v1/stream?api_key=a&api_key=a', {})).toBeUndefined();
+    expect(keyFromRequest('/v1/stream?api_key=a&api_key=', {})).toBeUndefined();
+  });
+
   it('compares the path without the query string, the absolute form reduced to its path', () => {
     expect(pathOnly('/v1/stream?api_key=x')).toBe('/v1/stream');
     expect(pathOnly('/v1/stream')).toBe('/v1/stream');

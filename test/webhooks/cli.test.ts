@@ -116,6 +116,44 @@ describe('fns webhooks: the operator commands', () => {
   });
 });
 
+describe('fns webhooks: plan changes and secret rotations', () => {
+  it('resume refuses a ticker-filtered endpoint while its account is not on max, and accepts it on max again', async () => {
+    const { fns } = deploymentDir();
+    const acct = await account(fns, 'max');
+    const a = JSON.parse((await fns('webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--tickers', 'MSFT', '--json')).stdout) as { id: string };
+    expect((await fns('webhooks', 'pause', a.id)).code).toBe(0);
+    expect((await fns('accounts', 'set-tier', acct, 'pro')).code).toBe(0);
+    expectCleanFailure(
+      await fns('webhooks', 'resume', a.id),
+      1,
+      `${a.id} filters by tickers (MSFT), available to max accounts only (as the stream's ticker filter); account ${acct} is on pro`,
+    );
+    const still = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as { webhooks: { state: string; tickers: string[] }[] };
+    expect(still.webhooks[0]).toMatchObject({ state: 'paused', tickers: ['MSFT'] });
+    expect((await fns('accounts', 'set-tier', acct, 'max')).code).toBe(0);
+    expect((await fns('webhooks', 'resume', a.id)).code).toBe(0);
+  });
+
+  it('rotate-secret beyond 3 previous secrets drops the oldest and says so; list counts 4 signing secrets', async () => {
+    const { fns } = deploymentDir();
+    const acct = await account(fns, 'pro');
+    const a = JSON.parse((await fns('webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--json')).stdout) as { id: string };
+    const rotations: { previous_secrets_signing: number; previous_secrets_dropped: number }[] = [];
+    for (let i = 0; i < 3; i++) rotations.push(JSON.parse((await fns('webhooks', 'rotate-secret', a.id, '--json')).stdout) as (typeof rotations)[number]);
+    expect(rotations.map((r) => [r.previous_secrets_signing, r.previous_secrets_dropped])).toEqual([
+      [1, 0],
+      [2, 0],
+      [3, 0],
+    ]);
+    const fourth = await fns('webhooks', 'rotate-secret', a.id);
+    expect(fourth.code).toBe(0);
+    expect(fourth.stdout).toContain('signed with the new secret and the 3 previous ones');
+    expect(fourth.stdout).toContain('(the oldest previous secret no longer signs: at most 3 previous secrets sign beside the new one)');
+    const list = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as { webhooks: { secrets: number }[] };
+    expect(list.webhooks[0]!.secrets).toBe(4);
+  });
+});
+
 describe('fns serve delivers webhooks at least once across kill -9', () => {
   it('an outage, a kill -9, a restart: every article arrives, in order, each verifiable', async () => {
     const { dir, env, fns, ingest } = deploymentDir();

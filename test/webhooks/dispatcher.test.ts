@@ -1,7 +1,8 @@
 /**
  * The dispatcher against a loopback receiver, on the embedded store: order, signatures (checked by an
  * independent implementation), presentation per tier, failures and retries, timeouts, 410, the ticker
- * filter, a downgraded account, the 24 h give-up (on a fake clock) and refused destinations. The retry
+ * filter, a downgraded account (a ticker filter kept across plan changes), an answer decided by its
+ * status line, the bound on signing secrets, the 24 h give-up (on a fake clock) and refused destinations. The retry
  * delays are shortened by injection; every test waits on the receiver's requests or on the store.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,9 +12,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { NewArticle, WebhookEndpoint } from '../../src/store/ports/index.js';
 import type { Tier } from '../../src/contract/index.js';
+import { PREVIOUS_SECRETS_MAX } from '../../src/domain/webhook-secrets.js';
 import { newEndpointId, newSecret, SecretBox, WebhookDispatcher, type AttemptEvent, type DispatcherOptions, type RetryRules } from '../../src/webhooks/index.js';
 import { independentlyVerified, startReceiver, type Answer, type Receiver } from './receiver.js';
 import { until as waitUntil } from '../support/wait.js';
+
+const DAY = 24 * 3600_000;
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -333,5 +337,96 @@ describe('access: pro and max accounts only; destinations checked', () => {
     const e = await until(store, e2.id, (x) => x.failures >= 1);
     expect(e.lastError).toMatch(/hooks\.partner\.example resolves to 127\.0\.0\.1/);
     expect(receiver.received).toHaveLength(0);
+  });
+});
+
+describe('plan changes: a ticker filter is never dropped (the stream closes such a subscription with 1008)', () => {
+  const PAUSED_FOR_PRO =
+    "the account's plan (pro) does not include ticker filters (max only); the filter MSFT is kept and nothing is sent unfiltered (fns webhooks resume once the account is on max, or add an endpoint without --tickers)";
+
+  it('a filtered endpoint of an account moved from max to pro is paused with the reason at the re-check; nothing unfiltered is sent', async () => {
+    const { store, receiver, endpoint, account } = await setup({ tier: 'max', tickers: ['MSFT'], dispatcher: { recheckMs: 1 } });
+    await store.articles.insert([article('microsoft', ['MSFT'])], Date.now());
+    await receiver.waitFor(1);
+    await store.accounts.setTier(account.id, 'pro', Date.now());
+    await store.articles.insert([article('apple', ['AAPL']), article('microsoft again', ['MSFT'])], Date.now());
+    const e = await until(store, endpoint.id, (x) => x.state === 'paused');
+    expect(e.pausedReason).toBe(PAUSED_FOR_PRO);
+    expect(e.tickers).toEqual(['MSFT']);
+    expect(e.cursor).toBe(1);
+    expect(bodies(receiver).map((b) => b.data.content)).toEqual(['microsoft']);
+  });
+
+  it('back on max and resumed, it sends its backlog through the same filter', async () => {
+    const { store, receiver, endpoint, account } = await setup({ tier: 'max', tickers: ['MSFT'], dispatcher: { recheckMs: 1 } });
+    await store.accounts.setTier(account.id, 'pro', Date.now());
+    await store.articles.insert([article('apple', ['AAPL']), article('microsoft', ['MSFT'])], Date.now());
+    await until(store, endpoint.id, (x) => x.state === 'paused');
+    await store.accounts.setTier(account.id, 'max', Date.now());
+    await store.webhooks.setWebhookState(endpoint.id, 'active', null, Date.now());
+    await receiver.waitFor(1);
+    const latest = await store.articles.latestSeq();
+    await until(store, endpoint.id, (e) => e.cursor === latest);
+    expect(bodies(receiver).map((b) => [b.data.content, b.data.tickers])).toEqual([['microsoft', [{ ticker: 'MSFT', sentiment: 'neutral' }]]]);
+  });
+
+  it('an endpoint without a filter goes on after the same downgrade, presented for pro', async () => {
+    const { store, receiver, endpoint, account } = await setup({ tier: 'max', dispatcher: { recheckMs: 1 } });
+    await store.accounts.setTier(account.id, 'pro', Date.now());
+    await store.articles.insert([article('apple', ['AAPL'])], Date.now());
+    await receiver.waitFor(1);
+    expect(bodies(receiver)[0]!.data).not.toHaveProperty('tickers');
+    expect((await until(store, endpoint.id, (e) => e.cursor === 1)).state).toBe('active');
+  });
+});
+
+describe('the outcome is the status line, whatever the body does', () => {
+  it('a 200 whose body trickles forever is one delivery, recorded as delivered, never retried; its connection is cut', async () => {
+    const { store, receiver, endpoint, events, attempt } = await setup({ answer: (n) => (n === 0 ? { trickle: 200 } : 200), dispatcher: { timeoutMs: 200 } });
+    const delivered = attempt((e) => e.outcome === 'delivered');
+    await store.articles.insert([article('trickled')], Date.now());
+    await delivered;
+    await store.articles.insert([article('next')], Date.now());
+    await receiver.waitFor(2);
+    const e = await until(store, endpoint.id, (x) => x.cursor === 2);
+    expect(bodies(receiver).map((b) => b.data.content)).toEqual(['trickled', 'next']);
+    expect(events.map((x) => [x.outcome, x.status, x.error])).toEqual([
+      ['delivered', 200, null],
+      ['delivered', 200, null],
+    ]);
+    expect(e).toMatchObject({ failures: 0, lastStatus: 200, lastError: null });
+    await waitUntil(() => receiver.trickleClosed === 1, 'the trickling answer cut off by the sender');
+  });
+
+  it('a 503 whose body trickles is a failure with its status and the first bytes of its body', async () => {
+    const { store, receiver, endpoint, events, attempt } = await setup({ answer: (n) => (n === 0 ? { trickle: 503 } : 200), dispatcher: { timeoutMs: 200 } });
+    const failed = attempt((e) => e.outcome === 'failed');
+    await store.articles.insert([article('refused slowly')], Date.now());
+    await failed;
+    expect(events[0]).toMatchObject({ status: 503, error: expect.stringMatching(/^HTTP 503: answer 503 \.*$/) as unknown });
+    await receiver.waitFor(2);
+    const e = await until(store, endpoint.id, (x) => x.cursor === 1 && x.failures === 0);
+    expect(e.lastError).toMatch(/^HTTP 503: answer 503/);
+  });
+});
+
+describe('secret rotations: the current secret and at most 3 previous ones sign', () => {
+  it('after 500 rotations within 24 h a delivery carries 4 signatures (a receiver with the usual 16 KiB header limit takes it); the newest 4 secrets verify it', async () => {
+    const { store, receiver, endpoint, secret, dispatcher } = await setup();
+    const secrets = [secret];
+    const t0 = Date.now();
+    for (let i = 0; i < 500; i++) {
+      const s = newSecret();
+      secrets.unshift(s);
+      await store.webhooks.rotateWebhookSecret(endpoint.id, box.seal(s), t0 + i, DAY);
+    }
+    await dispatcher.refresh();
+    await store.articles.insert([article('signed')], Date.now());
+    const [got] = await receiver.waitFor(1);
+    const header = String(got!.headers['webhook-signature']);
+    expect(header.split(' ')).toHaveLength(1 + PREVIOUS_SECRETS_MAX);
+    expect(header.length).toBeLessThan(256);
+    expect(secrets.slice(0, 4).map((s) => independentlyVerified(s, got!.headers, got!.body))).toEqual([true, true, true, true]);
+    expect(independentlyVerified(secrets[4]!, got!.headers, got!.body)).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 /**
- * A loopback webhook receiver for the tests: answers each request as `answer` says (a status, or
- * `hang` to never answer), records every request, and lets a test wait for the n-th one.
+ * A loopback webhook receiver for the tests: answers each request as `answer` says (a status, `hang` to
+ * never answer, or a status whose body then trickles a byte at a time, never ending), records every
+ * request, and lets a test wait for the n-th one.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,13 +12,15 @@ export interface Received {
   at: number;
 }
 
-export type Answer = number | 'hang';
+export type Answer = number | 'hang' | { trickle: number };
 
 export interface Receiver {
   url: string;
   received: Received[];
   /** How to answer the n-th request (0-based); default 200. */
   answer: (n: number, r: Received) => Answer;
+  /** Trickling answers whose connection the sender has closed. */
+  trickleClosed: number;
   /** Resolves once `count` requests have been received in all. */
   waitFor(count: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -39,6 +42,15 @@ export async function startReceiver(answer: (n: number, r: Received) => Answer =
         w.resolve(received.slice());
       }
       if (a === 'hang') return;
+      if (typeof a === 'object') {
+        res.writeHead(a.trickle, { 'content-type': 'text/plain' }).write(`answer ${a.trickle} `);
+        const drip = setInterval(() => res.write('.'), 20);
+        res.on('close', () => {
+          clearInterval(drip);
+          rec.trickleClosed++;
+        });
+        return;
+      }
       res.writeHead(a, { 'content-type': 'text/plain' }).end(a >= 300 ? `answer ${a}` : 'ok');
     });
   });
@@ -49,6 +61,7 @@ export async function startReceiver(answer: (n: number, r: Received) => Answer =
     url: `http://127.0.0.1:${port}/hook`,
     received,
     answer,
+    trickleClosed: 0,
     waitFor(count) {
       if (received.length >= count) return Promise.resolve(received.slice());
       return new Promise((resolve) => waiters.push({ count, resolve }));

@@ -6,6 +6,8 @@ import { checkUrlShape, DestinationError, isNonPublicAddress, resolveDestination
 import { newSecret, signatureFor, signedHeaders } from '../../src/webhooks/signing.js';
 import { SecretBox } from '../../src/webhooks/secrets.js';
 import { messageId, newEndpointId } from '../../src/webhooks/message.js';
+import { pauseForPlan } from '../../src/webhooks/plan.js';
+import { PREVIOUS_SECRETS_MAX, rotateSecrets, signingSecrets } from '../../src/domain/webhook-secrets.js';
 import { independentlyVerified } from './receiver.js';
 
 const T0 = Date.parse('2026-11-24T12:00:00Z');
@@ -109,6 +111,48 @@ describe('signing: Standard Webhooks v1', () => {
   });
 });
 
+describe('signing secrets: the current one and at most 3 previous ones still in their overlap', () => {
+  const DAY = 24 * 60 * MIN;
+
+  it('a rotation keeps the 3 newest previous secrets and says which older ones it dropped', () => {
+    let list: { secret: string; expiresAt: number | null }[] = [{ secret: 's0', expiresAt: null }];
+    const dropped: string[] = [];
+    for (let i = 1; i <= 6; i++) {
+      const r = rotateSecrets(list, `s${i}`, T0 + i * MIN, DAY);
+      list = r.secrets;
+      dropped.push(...r.dropped);
+    }
+    expect(PREVIOUS_SECRETS_MAX).toBe(3);
+    expect(list.map((s) => s.secret)).toEqual(['s6', 's5', 's4', 's3']);
+    expect(dropped).toEqual(['s0', 's1', 's2']);
+  });
+
+  it('expired secrets neither count against the bound nor are reported as dropped', () => {
+    const r = rotateSecrets([{ secret: 'b', expiresAt: null }, { secret: 'a', expiresAt: T0 - 1 }], 'c', T0, DAY);
+    expect(r).toEqual({ secrets: [{ secret: 'c', expiresAt: null }, { secret: 'b', expiresAt: T0 + DAY }], dropped: [] });
+  });
+
+  it('a list stored before the bound (500 valid secrets) still signs with the newest 4 only: a header of about 200 bytes', () => {
+    const stored = Array.from({ length: 500 }, (_, i) => ({ secret: newSecret(), expiresAt: i === 0 ? null : new Date(T0 + DAY).toISOString() }));
+    const signing = signingSecrets(stored, T0);
+    expect(signing).toEqual(stored.slice(0, 1 + PREVIOUS_SECRETS_MAX));
+    const h = signedHeaders(signing.map((s) => s.secret), 'msg_1', T0 / 1000, '{}');
+    expect(h['webhook-signature']!.length).toBeLessThan(256);
+    expect(signingSecrets(stored, T0 + DAY).map((s) => s.secret)).toEqual([stored[0]!.secret]);
+  });
+});
+
+describe('plan: the stream\'s tiers, and a ticker filter is never dropped to fit a lower plan', () => {
+  it('pro and max deliver; a filter needs max; another plan pauses with the reason', () => {
+    expect(pauseForPlan('max', ['AAPL'])).toBeNull();
+    expect(pauseForPlan('pro', null)).toBeNull();
+    expect(pauseForPlan('max', null)).toBeNull();
+    expect(pauseForPlan('pro', ['AAPL', 'MSFT'])).toMatch(/^the account's plan \(pro\) does not include ticker filters \(max only\); the filter AAPL,MSFT is kept and nothing is sent unfiltered/);
+    expect(pauseForPlan('starter', null)).toBe("the account's plan (starter) does not include webhooks (pro or max only)");
+    expect(pauseForPlan('expired', ['AAPL'])).toMatch(/does not include webhooks/);
+  });
+});
+
 describe('secrets at rest: encrypted with WEBHOOK_SECRETS_KEY, as given without it', () => {
   it('seals and opens; the sealed text does not contain the secret', () => {
     const box = new SecretBox(Buffer.alloc(32, 7));
@@ -140,6 +184,37 @@ describe('sender: one request, nothing left behind', () => {
       stop.abort();
       expect(await hanging).toMatchObject({ status: null, error: 'aborted: the dispatcher is stopping' });
       expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+    } finally {
+      await rx.close();
+    }
+  });
+});
+
+describe('sender: the status line decides the outcome, the body is read briefly', () => {
+  const req = (url: string, timeoutMs: number) => ({ url: new URL(url), address: { address: '127.0.0.1', family: 4 }, headers: {}, body: '{}', timeoutMs });
+
+  it('a 200 whose body trickles forever is a success; its connection is cut once the short read is over', async () => {
+    const { httpSender } = await import('../../src/webhooks/sender.js');
+    const { startReceiver } = await import('./receiver.js');
+    const { until } = await import('../support/wait.js');
+    const rx = await startReceiver(() => ({ trickle: 200 }));
+    try {
+      expect(await httpSender(req(rx.url, 100))).toMatchObject({ status: 200, error: null });
+      await until(() => rx.trickleClosed === 1, 'the trickling answer cut off');
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('a 500 whose body trickles is a failure with its status and the first bytes of its body', async () => {
+    const { httpSender } = await import('../../src/webhooks/sender.js');
+    const { startReceiver } = await import('./receiver.js');
+    const rx = await startReceiver(() => ({ trickle: 500 }));
+    try {
+      const r = await httpSender(req(rx.url, 100));
+      expect(r).toMatchObject({ status: 500, error: expect.stringMatching(/^HTTP 500: answer 500 \.*$/) as unknown });
+      // The latency is the answer's: its status line, not the reading of its body.
+      expect(r.latencyMs).toBeLessThan(100);
     } finally {
       await rx.close();
     }

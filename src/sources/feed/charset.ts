@@ -1,6 +1,6 @@
 import iconv from 'iconv-lite';
 import { invalidUtf8Offset, lineOfOffset } from '../../ingest/utf8.js';
-import { FeedError } from './errors.js';
+import { bounded, FeedError } from './errors.js';
 
 /**
  * Bytes of a feed to text. Which encoding: a byte order mark wins; then the Content-Type `charset`; then
@@ -15,16 +15,17 @@ import { FeedError } from './errors.js';
  * Labels follow the WHATWG reading: ISO-8859-1/Latin-1/ASCII are Windows-1252, GB2312 is GBK.
  */
 
-const SUPERSETS: Record<string, string> = {
-  'iso-8859-1': 'windows-1252', 'iso8859-1': 'windows-1252', 'iso_8859-1': 'windows-1252', latin1: 'windows-1252',
-  'l1': 'windows-1252', 'us-ascii': 'windows-1252', ascii: 'windows-1252', 'ansi_x3.4-1968': 'windows-1252',
-  cp1252: 'windows-1252', 'x-cp1252': 'windows-1252',
-  gb2312: 'gbk', 'x-gbk': 'gbk', 'csgb2312': 'gbk', 'gb_2312-80': 'gbk', 'euc-cn': 'gbk',
-};
+// A Map: the label is the feed's text (`charset=constructor` must not find an Object method).
+const SUPERSETS = new Map<string, string>([
+  ['iso-8859-1', 'windows-1252'], ['iso8859-1', 'windows-1252'], ['iso_8859-1', 'windows-1252'], ['latin1', 'windows-1252'],
+  ['l1', 'windows-1252'], ['us-ascii', 'windows-1252'], ['ascii', 'windows-1252'], ['ansi_x3.4-1968', 'windows-1252'],
+  ['cp1252', 'windows-1252'], ['x-cp1252', 'windows-1252'],
+  ['gb2312', 'gbk'], ['x-gbk', 'gbk'], ['csgb2312', 'gbk'], ['gb_2312-80', 'gbk'], ['euc-cn', 'gbk'],
+]);
 
 function normalizeLabel(label: string): string {
   const l = label.trim().replace(/^["']|["']$/g, '').toLowerCase();
-  return SUPERSETS[l] ?? l;
+  return SUPERSETS.get(l) ?? l;
 }
 
 function isUtf8(label: string): boolean {
@@ -135,6 +136,6 @@ export function decodeFeedBytes(bytes: Uint8Array, contentType?: string | null):
     return { text: utf8, encoding: 'utf-8', declared };
   }
   const known = usable.find((l) => iconv.encodingExists(l));
-  if (known === undefined) throw new FeedError('charset', `unsupported charset "${first}"`);
+  if (known === undefined) throw new FeedError('charset', `unsupported charset "${bounded(first, 40)}"`);
   return { text: iconv.decode(bytes, known), encoding: known, declared: known === declared ? null : declared };
 }

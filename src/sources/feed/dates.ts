@@ -1,4 +1,4 @@
-import { parseRfc3339 } from '../../domain/time.js';
+import { parseRfc3339, utcDateTime } from '../../domain/time.js';
 
 /**
  * Feed dates: RFC 822/1123/2822 (`pubDate`) and RFC 3339/W3CDTF (`dc:date`, Atom, JSON Feed), read into
@@ -6,15 +6,16 @@ import { parseRfc3339 } from '../../domain/time.js';
  * a date without a time of day or without a zone is unreadable, and so is an impossible calendar date.
  */
 
-const MONTHS: Record<string, number> = {
-  jan: 1, feb: 2, mar: 3, apr: 4, may: 5, jun: 6, jul: 7, aug: 8, sep: 9, oct: 10, nov: 11, dec: 12,
-};
+// Maps: the keys are looked up with text from the feed.
+const MONTHS = new Map<string, number>([
+  ['jan', 1], ['feb', 2], ['mar', 3], ['apr', 4], ['may', 5], ['jun', 6], ['jul', 7], ['aug', 8], ['sep', 9], ['oct', 10], ['nov', 11], ['dec', 12],
+]);
 
 /** RFC 822 §5 zone names, in minutes east of UTC. */
-const ZONES: Record<string, number> = {
-  UT: 0, UTC: 0, GMT: 0, Z: 0,
-  EST: -300, EDT: -240, CST: -360, CDT: -300, MST: -420, MDT: -360, PST: -480, PDT: -420,
-};
+const ZONES = new Map<string, number>([
+  ['UT', 0], ['UTC', 0], ['GMT', 0], ['Z', 0],
+  ['EST', -300], ['EDT', -240], ['CST', -360], ['CDT', -300], ['MST', -420], ['MDT', -360], ['PST', -480], ['PDT', -420],
+]);
 
 /**
  * The single-letter military zones (A–I, K–Y) were given with inverted signs in RFC 822; RFC 2822 §4.3
@@ -22,7 +23,7 @@ const ZONES: Record<string, number> = {
  */
 function zoneOffsetMinutes(zone: string): number | undefined {
   const z = zone.toUpperCase();
-  const named = ZONES[z];
+  const named = ZONES.get(z);
   if (named !== undefined) return named;
   if (/^[A-IK-Y]$/.test(z)) return 0;
   const m = /^([+-])(\d{2}):?(\d{2})$/.exec(zone);
@@ -47,7 +48,7 @@ const RFC822 =
 export function parseRfc822(raw: string): number | undefined {
   const m = RFC822.exec(raw.trim());
   if (!m) return undefined;
-  const month = MONTHS[m[2]!.slice(0, 3).toLowerCase()];
+  const month = MONTHS.get(m[2]!.slice(0, 3).toLowerCase());
   if (month === undefined) return undefined;
   if (m[2]!.length > 3 && !/^(january|february|march|april|may|june|july|august|september|october|november|december|sept)$/i.test(m[2]!)) {
     return undefined;
@@ -65,6 +66,22 @@ export function parseRfc822(raw: string): number | undefined {
   if (offset === undefined) return undefined;
   const ms = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) + (second === 60 ? 1000 : 0);
   return ms - offset * 60_000;
+}
+
+const ASCTIME = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Za-z]{3}) ( \d|\d{2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
+
+/**
+ * Epoch milliseconds of ANSI C's asctime() format (`Sun Nov  6 08:49:37 1994`, RFC 9110 §5.6.7, in UTC),
+ * or undefined: the third form of an HTTP date (Retry-After), read as strictly as the other two.
+ */
+export function parseAsctime(raw: string): number | undefined {
+  const m = ASCTIME.exec(raw.trim());
+  if (!m) return undefined;
+  const month = MONTHS.get(m[1]!.toLowerCase());
+  if (month === undefined) return undefined;
+  const [day, hour, minute, second, year] = [m[2]!.trim(), m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number];
+  if (year < 1000 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 60) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) + (second === 60 ? 1000 : 0);
 }
 
 /**
@@ -87,8 +104,6 @@ export function feedDate(raw: string | null | undefined): string | null {
   const s = raw.trim();
   if (s === '') return null;
   const ms = /^\d{4}-/.test(s) ? parseIsoDate(s) : parseRfc822(s);
-  if (ms === undefined || !Number.isFinite(ms)) return null;
-  const d = new Date(ms);
-  if (Number.isNaN(d.getTime()) || d.getUTCFullYear() < 1 || d.getUTCFullYear() > 9999) return null;
-  return d.toISOString();
+  // As a pushed or ingested published_at is stored (src/domain/time.ts); a year past 0001-9999 in UTC is unreadable.
+  return ms === undefined ? null : (utcDateTime(ms) ?? null);
 }

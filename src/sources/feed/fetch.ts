@@ -4,8 +4,9 @@ import type { IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { parseRfc822 } from './dates.js';
-import { FeedError, type FeedErrorKind } from './errors.js';
+import { AddressRefused, bareHost, pinnedLookup, resolveChecked, ResolveError, type Lookup, type ResolvedAddress } from '../../net/index.js';
+import { parseAsctime, parseRfc822 } from './dates.js';
+import { bounded, FeedError, MESSAGE_MAX, type FeedErrorKind } from './errors.js';
 
 export interface FetchOptions {
   /** Sent as User-Agent; names the service (and ideally a contact URL). */
@@ -21,8 +22,16 @@ export interface FetchOptions {
   signal?: AbortSignal;
   /** Clock for Retry-After dates (epoch ms); Date.now by default. */
   now?: () => number;
-  /** DNS lookup for the connection (node:dns lookup by default); for pinning resolution, and for tests. */
-  lookup?: LookupFunction;
+  /**
+   * Private, loopback, link-local and other non-public addresses may be polled (FEED_ALLOW_PRIVATE). By
+   * default every hop's host is resolved and each of its addresses checked before connecting (src/net);
+   * a refused hop is a `refused` error and nothing is requested from it.
+   */
+  allowPrivate?: boolean;
+  /** Resolves a host to all its addresses (the system resolver by default); the connection goes to those. */
+  lookup?: Lookup;
+  /** Why an address is not public, or null (src/net's rule by default; tests stand a loopback server in for a public one). */
+  nonPublicReason?: (address: string) => string | null;
 }
 
 export interface Validators { etag: string | null; lastModified: string | null }
@@ -44,21 +53,28 @@ function header(res: IncomingMessage, name: string): string | null {
   return s === undefined || s.trim() === '' ? null : s.trim();
 }
 
+/** The longest Retry-After read (a day); a longer one is read as this. */
+export const RETRY_AFTER_MAX_MS = 86_400_000;
+
 /**
- * Retry-After (RFC 9110 §10.2.3): delay-seconds or an HTTP-date, as milliseconds from `now`; null when
- * absent or unreadable; never negative.
+ * Retry-After (RFC 9110 §10.2.3): delay-seconds (decimal digits only) or an HTTP-date, as milliseconds
+ * from `now`, between 0 and RETRY_AFTER_MAX_MS; null when absent or unreadable.
  */
 export function parseRetryAfter(value: string | null | undefined, now: number): number | null {
   if (value == null) return null;
   const v = value.trim();
-  if (/^\d+$/.test(v)) return Math.min(Number(v), 2 ** 31) * 1000;
-  const at = parseRfc822(v) ?? (/^[A-Za-z]{3,9},? /.test(v) ? Date.parse(v) : Number.NaN);
+  if (/^\d+$/.test(v)) {
+    // Any number of digits: more than nine are more than a day whatever they say.
+    const digits = v.replace(/^0+(?=\d)/, '');
+    return digits.length > 9 ? RETRY_AFTER_MAX_MS : Math.min(Number(digits) * 1000, RETRY_AFTER_MAX_MS);
+  }
+  const at = parseRfc822(v) ?? parseAsctime(v);
   if (at === undefined || !Number.isFinite(at)) return null;
-  return Math.max(0, at - now);
+  return Math.min(Math.max(0, at - now), RETRY_AFTER_MAX_MS);
 }
 
 function fail(kind: FeedErrorKind, message: string, status: number | null = null, retryAfterMs: number | null = null): FetchResult {
-  return { kind: 'error', status, message, retryAfterMs, error: kind };
+  return { kind: 'error', status, message: bounded(message, MESSAGE_MAX), retryAfterMs, error: kind };
 }
 
 interface Hop {
@@ -92,17 +108,19 @@ function requestOnce(target: URL, headers: Record<string, string>, signal: Abort
 
 async function readBody(res: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
   const encoding = (header(res, 'content-encoding') ?? 'identity').toLowerCase();
-  const length = Number(header(res, 'content-length'));
-  if (Number.isFinite(length) && length > maxBytes) {
+  // Decimal digits only (any number of them: too many is over any cap); another spelling is not read.
+  const declared = header(res, 'content-length');
+  const length = declared !== null && /^\d+$/.test(declared) ? Number(declared) : Number.NaN;
+  if (length > maxBytes) {
     res.destroy();
-    throw new FeedError('too-large', `body of ${length} bytes is over the ${maxBytes}-byte cap`);
+    throw new FeedError('too-large', `body of ${bounded(declared!, 40)} bytes is over the ${maxBytes}-byte cap`);
   }
   let decoder: zlib.Unzip | zlib.BrotliDecompress | null = null;
   if (encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate') decoder = zlib.createUnzip();
   else if (encoding === 'br') decoder = zlib.createBrotliDecompress();
   else if (encoding !== 'identity') {
     res.destroy();
-    throw new FeedError('http', `unsupported Content-Encoding "${encoding}"`);
+    throw new FeedError('http', `unsupported Content-Encoding "${bounded(encoding, 40)}"`);
   }
   // The bytes on the wire count against the cap too (a compressed body is checked before decoding).
   let raw = 0;
@@ -140,13 +158,47 @@ async function readBody(res: IncomingMessage, maxBytes: number): Promise<Uint8Ar
 function networkMessage(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   const text = e?.message ?? String(err);
-  return (e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text).slice(0, 300);
+  return bounded(e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text, 300);
+}
+
+/** The longest reason phrase and URL kept in an error message (both are the server's text). */
+const REASON_MAX = 100;
+const URL_MAX = 200;
+
+/**
+ * The addresses of one hop: its host resolved within the connect timeout and, unless `allowPrivate`,
+ * every address checked (src/net). A refused address is a `refused` FeedError naming it and its class.
+ */
+function resolveHop(target: URL, redirected: boolean, opts: FetchOptions, signal: AbortSignal): Promise<ResolvedAddress[]> {
+  return new Promise((resolve, reject) => {
+    const settle = (then: () => void): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      then();
+    };
+    const onAbort = (): void => settle(() => reject(signal.reason));
+    const timer = setTimeout(() => settle(() => reject(new FeedError('timeout', `connect timed out after ${opts.connectTimeoutMs} ms (no DNS answer)`))), opts.connectTimeoutMs);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    resolveChecked(bareHost(target), opts.allowPrivate === true, opts.lookup, opts.nonPublicReason).then(
+      (addresses) => settle(() => resolve(addresses)),
+      (e: unknown) => settle(() => {
+        if (e instanceof AddressRefused) {
+          const hop = redirected ? `redirect to ${bounded(target.href, URL_MAX)}: ` : '';
+          reject(new FeedError('refused', `${hop}${e.message}; feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true`));
+        } else if (e instanceof ResolveError) reject(new FeedError('network', networkMessage(e)));
+        else reject(e);
+      }),
+    );
+  });
 }
 
 /**
  * GET a feed politely: conditional (If-None-Match / If-Modified-Since, a 304 reads nothing), compressed
  * (gzip, deflate, br), with a connect and a total timeout, a body cap checked while the bytes arrive,
- * redirects followed by hand up to a cap (loops fail at once), and Retry-After read on 429/503.
+ * redirects followed by hand up to a cap (loops fail at once), and Retry-After read on 429/503. Each hop
+ * connects only to addresses resolved and checked first (no private, loopback or link-local one unless
+ * `allowPrivate`), so neither a redirect nor a second DNS answer can lead it inside the network.
  * Never throws for HTTP or network failures: they come back as `kind: 'error'`.
  */
 export async function fetchFeed(url: string, validators: Validators, opts: FetchOptions): Promise<FetchResult> {
@@ -155,9 +207,9 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
   try {
     target = new URL(url);
   } catch {
-    return fail('network', `invalid URL: ${url}`.slice(0, 300));
+    return fail('network', `invalid URL: ${bounded(url, URL_MAX)}`);
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') return fail('network', `unsupported URL scheme ${target.protocol}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return fail('network', `unsupported URL scheme ${bounded(target.protocol, 40)}`);
 
   const controller = new AbortController();
   let timedOut = false;
@@ -182,7 +234,11 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
   let lastStatus: number | null = null;
   try {
     for (;;) {
-      const { res } = await requestOnce(target, headers, controller.signal, opts.connectTimeoutMs, opts.lookup);
+      // Every hop, the first and each redirect, goes to addresses resolved and checked here, and only to them.
+      const started = performance.now();
+      const addresses = await resolveHop(target, redirects > 0, opts, controller.signal);
+      const connectLeft = Math.max(1, Math.round(opts.connectTimeoutMs - (performance.now() - started)));
+      const { res } = await requestOnce(target, headers, controller.signal, connectLeft, pinnedLookup(addresses));
       const status = res.statusCode ?? 0;
       lastStatus = status;
       const location = header(res, 'location');
@@ -192,11 +248,11 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
         try {
           next = new URL(location, target);
         } catch {
-          return fail('redirects', `redirect to an invalid URL: ${location}`.slice(0, 300), status);
+          return fail('redirects', `redirect to an invalid URL: ${bounded(location, URL_MAX)}`, status);
         }
-        if (next.protocol !== 'http:' && next.protocol !== 'https:') return fail('redirects', `redirect to ${next.protocol} refused`, status);
+        if (next.protocol !== 'http:' && next.protocol !== 'https:') return fail('redirects', `redirect to ${bounded(next.protocol, 40)} refused`, status);
         next.hash = '';
-        if (seen.has(next.href)) return fail('redirects', `redirect loop at ${next.href}`.slice(0, 300), status);
+        if (seen.has(next.href)) return fail('redirects', `redirect loop at ${bounded(next.href, URL_MAX)}`, status);
         if (redirects >= opts.maxRedirects) return fail('redirects', `more than ${opts.maxRedirects} redirects`, status);
         redirects++;
         seen.add(next.href);
@@ -217,7 +273,7 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
       if (status < 200 || status > 299) {
         res.destroy();
         const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(header(res, 'retry-after'), now()) : null;
-        return fail('http', `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`, status, retryAfterMs);
+        return fail('http', `HTTP ${status}${res.statusMessage ? ` ${bounded(res.statusMessage, REASON_MAX)}` : ''}`, status, retryAfterMs);
       }
       const body = await readBody(res, opts.maxBytes);
       return {

@@ -3,7 +3,7 @@
  * into plain items. Pure: no store, no configuration; the poller (src/sources) decides what to do with them.
  */
 export { FeedError, type FeedErrorKind } from './errors.js';
-export { parseFeed, type FeedItem, type ParsedFeed } from './parse.js';
+export { FEED_FLOOR_MAX_SECONDS, parseFeed, type FeedItem, type ParsedFeed } from './parse.js';
 export { canonicalUrl } from './url.js';
 export { backoffMs } from './backoff.js';
-export { fetchFeed, parseRetryAfter, type FetchOptions, type FetchResult, type Validators } from './fetch.js';
+export { fetchFeed, parseRetryAfter, RETRY_AFTER_MAX_MS, type FetchOptions, type FetchResult, type Validators } from './fetch.js';

@@ -1,8 +1,9 @@
-import { parseFeed as parseAnyFeed } from 'feedsmith';
-import type { AtomFeed, JsonFeed, RdfFeed, RssFeed } from 'feedsmith';
+import { detectJsonFeed, parseFeed as parseAnyFeed } from 'feedsmith';
+import type { AtomFeed, RdfFeed, RssFeed } from 'feedsmith';
 import { decodeFeedBytes } from './charset.js';
 import { feedDate } from './dates.js';
 import { FeedError } from './errors.js';
+import { feedLevelTexts, readDecimal } from './numbers.js';
 import { toPlainText } from './text.js';
 import { resolveBase, resolveHttpUrl } from './url.js';
 
@@ -22,36 +23,83 @@ export interface ParsedFeed {
   format: 'rss' | 'rdf' | 'atom' | 'json';
   title: string | null;
   items: FeedItem[];
-  /** Floor on the poll interval from the feed itself (RSS <ttl>, sy:updatePeriod/updateFrequency), seconds, or null. */
+  /**
+   * Floor on the poll interval from the feed itself (RSS <ttl>, sy:updatePeriod/updateFrequency), whole
+   * seconds from 1 to FEED_FLOOR_MAX_SECONDS (a day), or null; numbers are read as decimal digits only.
+   */
   minIntervalSeconds: number | null;
 }
 
-const PERIOD_SECONDS: Record<string, number> = {
-  hourly: 3600, daily: 86_400, weekly: 604_800, monthly: 2_592_000, yearly: 31_536_000,
-};
+/** The longest floor a feed may set on its own polling (its ttl or sy:updatePeriod), seconds: one day. */
+export const FEED_FLOOR_MAX_SECONDS = 86_400;
 
-/** sy:updatePeriod / sy:updateFrequency (RSS 1.0 Syndication module; frequency defaults to 1) in seconds. */
-function syndicationSeconds(sy: { updatePeriod?: string; updateFrequency?: number } | undefined): number | null {
+/** RSS `<ttl>` is minutes: read from 1 to a day's worth (larger is a day); 0 or unreadable is no floor. */
+const TTL_MAX_MINUTES = FEED_FLOOR_MAX_SECONDS / 60;
+
+/** sy:updateFrequency: a positive whole number (RSS 1.0 Syndication module), read up to this. */
+const FREQUENCY_MAX = 1_000_000;
+
+// A Map: the key is the feed's text.
+const PERIOD_SECONDS = new Map<string, number>([
+  ['hourly', 3600], ['daily', 86_400], ['weekly', 604_800], ['monthly', 2_592_000], ['yearly', 31_536_000],
+]);
+
+/** The feed-level elements whose numbers are read from the document's text (./numbers.ts). */
+const NUMBER_ELEMENTS: ReadonlySet<string> = new Set(['ttl', 'updatefrequency']);
+
+/** A string field: only a string is one (a number, array or object in its place is absent, never converted). */
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** The first string of a list field (e.g. dc:title), or undefined. */
+function firstStr(v: unknown): string | undefined {
+  return Array.isArray(v) ? str(v[0]) : undefined;
+}
+
+/** The strings of a list field. */
+function strs(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/**
+ * sy:updatePeriod / sy:updateFrequency (RSS 1.0 Syndication module; frequency defaults to 1) in
+ * seconds, from 1 to FEED_FLOOR_MAX_SECONDS; null when absent or unreadable. `sy` is the parser's
+ * reading (it knows the module by its namespace); the frequency is read from `rawFrequency`, the
+ * element's own text (the parser's number would read `0x10` as 16).
+ */
+function syndicationSeconds(sy: { updatePeriod?: unknown; updateFrequency?: unknown } | undefined, rawFrequency: string | undefined): number | null {
   if (!sy || (sy.updatePeriod === undefined && sy.updateFrequency === undefined)) return null;
-  const period = PERIOD_SECONDS[(sy.updatePeriod ?? 'daily').trim().toLowerCase()];
+  const periodText = sy.updatePeriod === undefined ? 'daily' : str(sy.updatePeriod);
+  const period = periodText === undefined ? undefined : PERIOD_SECONDS.get(periodText.trim().toLowerCase());
   if (period === undefined) return null;
-  const frequency = sy.updateFrequency ?? 1;
-  if (!Number.isFinite(frequency) || frequency <= 0) return null;
-  return Math.max(1, Math.round(period / frequency));
+  let frequency = 1;
+  if (rawFrequency !== undefined) {
+    const read = readDecimal(rawFrequency, 1, FREQUENCY_MAX);
+    if (read === null) return null;
+    frequency = read;
+  }
+  return Math.min(FEED_FLOOR_MAX_SECONDS, Math.max(1, Math.round(period / frequency)));
+}
+
+/** RSS `<ttl>` (minutes) as seconds, from 60 to FEED_FLOOR_MAX_SECONDS; null when absent, 0 or unreadable. */
+function ttlSeconds(rawTtl: string | undefined): number | null {
+  const minutes = readDecimal(rawTtl, 1, TTL_MAX_MINUTES);
+  return minutes === null ? null : minutes * 60;
 }
 
 function floorOf(...candidates: (number | null)[]): number | null {
   const present = candidates.filter((c): c is number => c !== null && Number.isFinite(c) && c > 0);
-  return present.length ? Math.max(...present) : null;
+  return present.length ? Math.min(FEED_FLOOR_MAX_SECONDS, Math.max(...present)) : null;
 }
 
-function trimmed(s: string | number | null | undefined): string | null {
-  if (s == null) return null;
-  const t = String(s).trim();
+function trimmed(s: string | undefined): string | null {
+  if (s === undefined) return null;
+  const t = s.trim();
   return t === '' ? null : t;
 }
 
-function firstDate(...raws: (string | null | undefined)[]): string | null {
+function firstDate(...raws: (string | undefined)[]): string | null {
   for (const raw of raws) {
     const d = feedDate(raw);
     if (d !== null) return d;
@@ -59,72 +107,106 @@ function firstDate(...raws: (string | null | undefined)[]): string | null {
   return null;
 }
 
-function mapRss(feed: RssFeed.Feed<string>, baseUrl: string): ParsedFeed {
+function mapRss(feed: RssFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
   // Relative item links: the item's xml:base, the channel's xml:base, the channel <link>, the fetch URL.
-  const channelBase = resolveBase(feed.xml?.base, resolveBase(feed.link, baseUrl));
+  const channelBase = resolveBase(str(feed.xml?.base), resolveBase(str(feed.link), baseUrl));
   const items = (feed.items ?? []).map((item): FeedItem => {
-    const base = resolveBase(item.xml?.base, channelBase);
-    const guid = trimmed(item.guid?.value);
+    const base = resolveBase(str(item.xml?.base), channelBase);
+    const guid = trimmed(str(item.guid?.value));
     const permalink = item.guid?.isPermaLink !== false && guid !== null ? guid : null;
+    const alternate = (item.atom?.links ?? []).find((l) => !l.rel || l.rel === 'alternate');
     return {
       guid,
-      title: toPlainText(item.title ?? item.dc?.titles?.[0]),
-      summary: toPlainText(item.description ?? item.content?.encoded ?? item.dc?.descriptions?.[0]),
-      url: resolveHttpUrl(item.link ?? item.atom?.links?.find((l) => !l.rel || l.rel === 'alternate')?.href, base) ??
+      title: toPlainText(str(item.title) ?? firstStr(item.dc?.titles)),
+      summary: toPlainText(str(item.description) ?? str(item.content?.encoded) ?? firstStr(item.dc?.descriptions)),
+      url: resolveHttpUrl(str(item.link) ?? str(alternate?.href), base) ??
         // A guid is a permalink only when it really is an absolute URL (many feeds omit isPermaLink="false").
         (permalink !== null ? resolveHttpUrl(permalink, null) : null),
-      publishedAt: firstDate(item.pubDate, ...(item.dc?.dates ?? []), ...(item.dcterms?.issued ?? []), ...(item.dcterms?.created ?? []), item.atom?.published, item.atom?.updated),
+      publishedAt: firstDate(str(item.pubDate), ...strs(item.dc?.dates), ...strs(item.dcterms?.issued), ...strs(item.dcterms?.created), str(item.atom?.published), str(item.atom?.updated)),
     };
   });
-  const ttlSeconds = feed.ttl !== undefined && Number.isFinite(feed.ttl) && feed.ttl > 0 ? Math.round(feed.ttl * 60) : null;
-  return { format: 'rss', title: toPlainText(feed.title), items, minIntervalSeconds: floorOf(ttlSeconds, syndicationSeconds(feed.sy)) };
+  const ttl = ttlSeconds(numbers.get('ttl'));
+  return { format: 'rss', title: toPlainText(str(feed.title)), items, minIntervalSeconds: floorOf(ttl, syndicationSeconds(feed.sy, numbers.get('updatefrequency'))) };
 }
 
-function mapRdf(feed: RdfFeed.Feed<string>, baseUrl: string): ParsedFeed {
-  const channelBase = resolveBase(feed.xml?.base, resolveBase(feed.link, baseUrl));
+function mapRdf(feed: RdfFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
+  const channelBase = resolveBase(str(feed.xml?.base), resolveBase(str(feed.link), baseUrl));
   const items = (feed.items ?? []).map((item): FeedItem => {
-    const base = resolveBase(item.xml?.base, channelBase);
+    const base = resolveBase(str(item.xml?.base), channelBase);
     return {
-      guid: trimmed(item.rdf?.about),
-      title: toPlainText(item.title ?? item.dc?.titles?.[0]),
-      summary: toPlainText(item.description ?? item.content?.encoded ?? item.dc?.descriptions?.[0]),
-      url: resolveHttpUrl(item.link ?? item.rdf?.about, base),
-      publishedAt: firstDate(...(item.dc?.dates ?? []), ...(item.dcterms?.issued ?? []), ...(item.dcterms?.created ?? [])),
+      guid: trimmed(str(item.rdf?.about)),
+      title: toPlainText(str(item.title) ?? firstStr(item.dc?.titles)),
+      summary: toPlainText(str(item.description) ?? str(item.content?.encoded) ?? firstStr(item.dc?.descriptions)),
+      url: resolveHttpUrl(str(item.link) ?? str(item.rdf?.about), base),
+      publishedAt: firstDate(...strs(item.dc?.dates), ...strs(item.dcterms?.issued), ...strs(item.dcterms?.created)),
     };
   });
-  return { format: 'rdf', title: toPlainText(feed.title), items, minIntervalSeconds: syndicationSeconds(feed.sy) };
+  return { format: 'rdf', title: toPlainText(str(feed.title)), items, minIntervalSeconds: syndicationSeconds(feed.sy, numbers.get('updatefrequency')) };
 }
 
 function atomLink(links: AtomFeed.Link<string>[] | undefined): string | undefined {
   if (!links?.length) return undefined;
-  return (links.find((l) => (l.rel ?? 'alternate') === 'alternate') ?? links.find((l) => l.rel !== 'self' && l.rel !== 'enclosure') ?? links[0])?.href;
+  return str((links.find((l) => (l.rel ?? 'alternate') === 'alternate') ?? links.find((l) => l.rel !== 'self' && l.rel !== 'enclosure') ?? links[0])?.href);
 }
 
-function mapAtom(feed: AtomFeed.Feed<string>, baseUrl: string): ParsedFeed {
+function mapAtom(feed: AtomFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
   // Atom resolves against xml:base (RFC 4287 §2, RFC 3986), else the document's own URL.
-  const feedBase = resolveBase(feed.xml?.base, baseUrl);
+  const feedBase = resolveBase(str(feed.xml?.base), baseUrl);
   const items = (feed.entries ?? []).map((entry): FeedItem => {
-    const base = resolveBase(entry.xml?.base, feedBase);
+    const base = resolveBase(str(entry.xml?.base), feedBase);
     return {
-      guid: trimmed(entry.id),
-      title: toPlainText(entry.title?.value),
-      summary: toPlainText(entry.summary?.value ?? entry.content?.value),
+      guid: trimmed(str(entry.id)),
+      title: toPlainText(str(entry.title?.value)),
+      summary: toPlainText(str(entry.summary?.value) ?? str(entry.content?.value)),
       url: resolveHttpUrl(atomLink(entry.links), base),
-      publishedAt: firstDate(entry.published, entry.updated, ...(entry.dc?.dates ?? [])),
+      publishedAt: firstDate(str(entry.published), str(entry.updated), ...strs(entry.dc?.dates)),
     };
   });
-  return { format: 'atom', title: toPlainText(feed.title?.value), items, minIntervalSeconds: syndicationSeconds(feed.sy) };
+  return { format: 'atom', title: toPlainText(str(feed.title?.value)), items, minIntervalSeconds: syndicationSeconds(feed.sy, numbers.get('updatefrequency')) };
 }
 
-function mapJson(feed: JsonFeed.Feed<string>, baseUrl: string): ParsedFeed {
-  const items = (feed.items ?? []).map((item): FeedItem => ({
-    guid: trimmed(item.id as string | number | undefined),
-    title: toPlainText(item.title),
-    summary: toPlainText(item.summary ?? item.content_text ?? item.content_html),
-    url: resolveHttpUrl(item.url ?? item.external_url, baseUrl),
-    publishedAt: firstDate(item.date_published, item.date_modified),
-  }));
-  return { format: 'json', title: toPlainText(feed.title), items, minIntervalSeconds: null };
+/** An own property of a JSON object (a key such as `__proto__` or `constructor` is only ever its own value). */
+function own(o: object, key: string): unknown {
+  return Object.hasOwn(o, key) ? (o as Record<string, unknown>)[key] : undefined;
+}
+
+function isObject(v: unknown): v is object {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * JSON Feed 1.0/1.1, read by the spec's types from the document itself (the parser library would turn
+ * `title: 42` into "42" and the first element of `external_url: [1, 2]` into a link): a string field
+ * holds a string or is absent; `items` is an array of objects (anything else in it is no item); an item
+ * `id` given as a number is its decimal text, the one coercion the spec asks for. Keys are exact.
+ */
+function mapJson(doc: object, baseUrl: string): ParsedFeed {
+  const list = own(doc, 'items');
+  const items = (Array.isArray(list) ? list : []).filter(isObject).map((item): FeedItem => {
+    const id = own(item, 'id');
+    const text = (key: string): string | undefined => str(own(item, key));
+    return {
+      guid: typeof id === 'number' && Number.isFinite(id) ? String(id) : trimmed(str(id)),
+      title: toPlainText(text('title')),
+      summary: toPlainText(text('summary') ?? text('content_text') ?? text('content_html')),
+      url: resolveHttpUrl(text('url') ?? text('external_url'), baseUrl),
+      publishedAt: firstDate(text('date_published'), text('date_modified')),
+    };
+  });
+  return { format: 'json', title: toPlainText(str(own(doc, 'title'))), items, minIntervalSeconds: null };
+}
+
+/** The document as a JSON Feed when it is one (the parser library's test), else null. */
+function asJsonFeed(text: string): object | null {
+  const first = /\S/.exec(text);
+  if (first?.[0] !== '{') return null;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  return isObject(doc) && detectJsonFeed(doc) ? doc : null;
 }
 
 /**
@@ -134,6 +216,8 @@ function mapJson(feed: JsonFeed.Feed<string>, baseUrl: string): ParsedFeed {
  */
 export function parseFeed(body: Uint8Array, opts: { contentType?: string | null; baseUrl: string }): ParsedFeed {
   const { text } = decodeFeedBytes(body, opts.contentType);
+  const json = asJsonFeed(text);
+  if (json !== null) return mapJson(json, opts.baseUrl);
   let parsed: ReturnType<typeof parseAnyFeed<string>>;
   try {
     parsed = parseAnyFeed<string>(text);
@@ -142,14 +226,15 @@ export function parseFeed(body: Uint8Array, opts: { contentType?: string | null;
     const message = err instanceof Error ? err.message : String(err);
     throw new FeedError('parse', `${message}${cause}`.slice(0, 300), { cause: err });
   }
+  // Every JSON Feed is read above, from the document; the library's coerced reading is never used.
+  if (parsed.format === 'json') throw new FeedError('parse', 'a JSON Feed that is not one JSON object');
+  const numbers = feedLevelTexts(text, NUMBER_ELEMENTS);
   switch (parsed.format) {
     case 'rss':
-      return mapRss(parsed.feed, opts.baseUrl);
+      return mapRss(parsed.feed, opts.baseUrl, numbers);
     case 'rdf':
-      return mapRdf(parsed.feed, opts.baseUrl);
+      return mapRdf(parsed.feed, opts.baseUrl, numbers);
     case 'atom':
-      return mapAtom(parsed.feed, opts.baseUrl);
-    case 'json':
-      return mapJson(parsed.feed, opts.baseUrl);
+      return mapAtom(parsed.feed, opts.baseUrl, numbers);
   }
 }

@@ -5,6 +5,7 @@
  * for what is, in feeds, a few inline tags; it keeps `5 < 6` and an unterminated tag as text.
  */
 import { decodeHTML, DecodingMode } from 'entities';
+import { plainLine } from '../../domain/text.js';
 
 /**
  * Decodes character references as HTML does (the whole HTML named set, numeric references with HTML's
@@ -97,13 +98,13 @@ export function stripTags(s: string): string {
   return out;
 }
 
-/** Control characters other than whitespace, and the Unicode non-characters U+FFFE/U+FFFF. */
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFE\uFFFF]/g;
-
-/** Feed text (possibly HTML, possibly entity-encoded) to one line of plain text; null when nothing is left. */
+/**
+ * Feed text (possibly HTML, possibly entity-encoded) to one line of plain text, by the rule of every
+ * stored article (src/domain/text.ts: control characters dropped, whitespace runs one space); null when
+ * nothing is left.
+ */
 export function toPlainText(raw: string | null | undefined): string | null {
   if (raw == null) return null;
-  const text = decodeEntities(stripTags(raw)).replace(CONTROL, '').replace(/\s+/gu, ' ').trim();
+  const text = plainLine(decodeEntities(stripTags(raw)));
   return text === '' ? null : text;
 }

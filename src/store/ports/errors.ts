@@ -108,3 +108,40 @@ export class SourceExistsError extends Error {
     super(`a source named "${sourceName}" already exists`);
   }
 }
+
+/**
+ * The class of an unexpected error, as it may be logged and answered: its `name` when that is a plain
+ * identifier of at most 64 characters (`TypeError`, `RangeError`, `SqliteError`…), else `Error`. Never
+ * its message, which may quote the outside text that caused it.
+ */
+export function errorClass(err: unknown): string {
+  let name: unknown;
+  try {
+    name = err !== null && typeof err === 'object' ? (err as { name?: unknown }).name : undefined;
+  } catch {
+    name = undefined;
+  }
+  return typeof name === 'string' && /^[A-Za-z_$][\w$]{0,63}$/.test(name) ? name : 'Error';
+}
+
+/**
+ * The stack frames of an unexpected error without its message (the lines naming the code that threw,
+ * at most `max`): what a log may carry about it.
+ */
+export function stackFrames(err: unknown, max = 12): string[] {
+  let stack: unknown;
+  let head = '';
+  try {
+    stack = err instanceof Error ? err.stack : undefined;
+    head = String(err);
+  } catch {
+    stack = undefined;
+  }
+  if (typeof stack !== 'string') return [];
+  // V8's stack starts with `${name}: ${message}` (lines of its own when the message has line breaks).
+  return (stack.startsWith(head) ? stack.slice(head.length) : '')
+    .split('\n')
+    .filter((l) => /^\s+at /.test(l))
+    .slice(0, max)
+    .map((l) => l.trim().slice(0, 300));
+}

@@ -185,9 +185,14 @@ export type DuplicateReason = 'same-item' | 'same-url' | 'same-headline' | 'near
 
 export const DUPLICATE_REASONS: readonly DuplicateReason[] = ['same-item', 'same-url', 'same-headline', 'near-duplicate'];
 
+/**
+ * `failed`: the item's own dedup step threw (an unexpected error, never a validation error): nothing of it
+ * was written, and the other items of the batch went on (`errClass`: the error's class, src/store/ports/errors.ts).
+ */
 export type ItemOutcome =
   | { status: 'stored'; id: string; received_at: string }
-  | { status: 'duplicate'; reason: DuplicateReason; id: string };
+  | { status: 'duplicate'; reason: DuplicateReason; id: string }
+  | { status: 'failed'; errClass: string };
 
 /** One source that carried an article: the first (reason null) or a later one, with why it was merged. */
 export interface CarrierRecord {
@@ -232,9 +237,16 @@ export interface SourceStore {
    * sharing a near key within NEAR_DUPLICATE_WINDOW_MS whose content isNearDuplicate: the new source is recorded
    * as a carrier of that article), then insert of the rest: in write transactions of a slice of the items each
    * (src/store/ports/sources-plan.ts INGEST_SLICES: a large batch never holds the event loop or the write lock
-   * for long), each race-free across processes; a later slice sees the earlier ones as stored. Returns one outcome per item, in order. Items are never stored twice across restarts.
+   * for long), each race-free across processes; a later slice sees the earlier ones as stored. Returns one outcome per item, in order. Items are never stored twice across restarts. An
+   * item whose dedup step throws is answered `failed` and left out; the others are stored all the same.
    */
   ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;
+  /**
+   * Records that `source` offered the items of these external ids without any text (nothing to store),
+   * as seen at `now` (kept and pruned as the other records), and answers how many of them it had not
+   * offered before: a feed that keeps listing such an item counts it once, not at every poll.
+   */
+  recordTextlessItems(source: string, externalIds: string[], now: number): Promise<number>;
   /** The sources that carried an article (the first one first). */
   carriersOf(articleId: string): Promise<CarrierRecord[]>;
   /** The items (source, external id) that resolved to an article, oldest first; repeat keys left out. */
@@ -259,7 +271,7 @@ export interface WebhookEndpoint {
   url: string;
   /** Only articles about one of these symbols (max accounts); null = every article. */
   tickers: string[] | null;
-  /** Newest first; more than one only during a rotation (every one signs). */
+  /** Newest first; more than one only during a rotation (those that sign: domain/webhook-secrets.ts, `signingSecrets`). */
   secrets: WebhookSecretRecord[];
   state: WebhookState;
   pausedReason: string | null;
@@ -301,7 +313,7 @@ export interface WebhookStore {
   removeWebhook(id: string): Promise<boolean>;
   /** Pause (with a reason) or resume; resuming clears the failure run and sends at once from the cursor. */
   setWebhookState(id: string, state: WebhookState, reason: string | null, now: number): Promise<WebhookEndpoint | undefined>;
-  /** `secret` becomes the first; the others keep signing until `now + overlapMs`; expired ones are dropped. */
+  /** `secret` becomes the first; at most PREVIOUS_SECRETS_MAX others keep signing until `now + overlapMs` (the oldest beyond it and expired ones are dropped). */
   rotateWebhookSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined>;
   /**
    * Leases (or renews) up to `limit` active endpoints to `owner` until `now + leaseMs`: those with no live

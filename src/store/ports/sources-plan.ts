@@ -8,9 +8,11 @@
  * `same-url`; the same source's repeat key (same headline and published time; undated: within the near
  * window) -> `same-headline`; a candidate article sharing a near key whose content the rule calls a near-duplicate and
  * which this source has not carried yet -> `near-duplicate` (the source becomes a carrier). Items of
- * one batch are checked against the earlier items of that batch too.
+ * one batch are checked against the earlier items of that batch too. An item whose rules throw (an
+ * unexpected error) is answered `failed` and leaves no record: the other items are planned as without it.
  */
 import { isUndatedRepeatKey } from '../../dedup/repeat.js';
+import { errorClass } from './errors.js';
 import { nextTurn } from '../../runtime/slices.js';
 import type { DuplicateReason, NearDuplicateRule, SourcedItem } from './index.js';
 
@@ -273,7 +275,8 @@ export function needsNearLookup(item: SourcedItem, found: Pick<SeenLookup, 'bySo
 
 export type PlannedOutcome =
   | { status: 'stored'; pending: number }
-  | { status: 'duplicate'; reason: DuplicateReason; ref: ArticleRef };
+  | { status: 'duplicate'; reason: DuplicateReason; ref: ArticleRef }
+  | { status: 'failed'; errClass: string };
 
 /** The (source, key) pairs an adapter looks up for a batch: each item's external id and its repeat key. */
 export function lookupKeys(items: readonly SourcedItem[]): [string, string][] {
@@ -350,34 +353,40 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
     return at !== undefined && at >= now - rule.windowMs ? id : undefined;
   };
 
-  for (const [i, item] of items.entries()) {
-    if (i > 0 && enough?.()) break;
+  /** The stored article (or earlier item of the batch) `item` is a duplicate of, and why; undefined: it is new. */
+  const match = (i: number, item: SourcedItem): { reason: DuplicateReason; ref: ArticleRef } | undefined => {
+    const ref = (r: string | ArticleRef): ArticleRef => (typeof r === 'string' ? { id: r } : r);
     const key = seenKey(item.source, item.externalId);
     const sameItem = found.bySourceItem.get(key) ?? batchItems.get(key);
-    if (sameItem !== undefined) {
-      duplicate(item, 'same-item', typeof sameItem === 'string' ? { id: sameItem } : sameItem);
-      continue;
-    }
+    if (sameItem !== undefined) return { reason: 'same-item', ref: ref(sameItem) };
     if (item.canonicalUrl !== null) {
       const sameUrl = found.byUrl.get(item.canonicalUrl) ?? batchUrls.get(item.canonicalUrl);
-      if (sameUrl !== undefined) {
-        duplicate(item, 'same-url', typeof sameUrl === 'string' ? { id: sameUrl } : sameUrl);
-        continue;
-      }
+      if (sameUrl !== undefined) return { reason: 'same-url', ref: ref(sameUrl) };
     }
     if (item.repeatKey) {
-      const k = seenKey(item.source, item.repeatKey);
-      const repeat = storedRepeat(item.source, item.repeatKey) ?? batchItems.get(k);
-      if (repeat !== undefined) {
-        duplicate(item, 'same-headline', typeof repeat === 'string' ? { id: repeat } : repeat);
-        continue;
-      }
+      const repeat = storedRepeat(item.source, item.repeatKey) ?? batchItems.get(seenKey(item.source, item.repeatKey));
+      if (repeat !== undefined) return { reason: 'same-headline', ref: ref(repeat) };
     }
     const near = nearMatch(i, item, found, batchKeys, items, plan.store, sourcesOf, rule);
-    if (near !== undefined) {
-      duplicate(item, 'near-duplicate', near);
+    return near === undefined ? undefined : { reason: 'near-duplicate', ref: near };
+  };
+
+  for (const [i, item] of items.entries()) {
+    if (i > 0 && enough?.()) break;
+    let dup: ReturnType<typeof match>;
+    try {
+      dup = match(i, item);
+    } catch (e) {
+      // One item's unexpected error (its near-duplicate comparisons run on outside text) is that item's
+      // outcome: the plan has recorded nothing of it yet, and the batch goes on without it.
+      plan.outcomes.push({ status: 'failed', errClass: errorClass(e) });
       continue;
     }
+    if (dup !== undefined) {
+      duplicate(item, dup.reason, dup.ref);
+      continue;
+    }
+    const key = seenKey(item.source, item.externalId);
     const ref: ArticleRef = { pending: plan.store.length };
     plan.store.push(i);
     plan.outcomes.push({ status: 'stored', pending: ref.pending });
@@ -443,3 +452,10 @@ function nearMatch(
   }
   return undefined;
 }
+
+/**
+ * The exact-dedup records of items offered without any text (`recordTextlessItems`) are kept under
+ * this prefix of their external id, with no article: their own keys, never matched by an item's id or
+ * repeat key, and pruned as the other records are.
+ */
+export const TEXTLESS_KEY = 'textless:';

@@ -1,5 +1,5 @@
 /** The source registry's row shape (both engines: times as epoch ms) and its mapping to SourceRecord. */
-import type { SourceRecord, UrgencySetting } from './index.js';
+import type { PollOutcome, SourceRecord, UrgencySetting } from './index.js';
 
 export interface SourceRow {
   name: string;
@@ -47,5 +47,47 @@ export function toSource(r: SourceRow): SourceRecord {
     itemsSeen: Number(r.items_seen),
     itemsIngested: Number(r.items_ingested),
     itemsDeduplicated: Number(r.items_deduplicated),
+  };
+}
+
+/**
+ * The ranges a poll's record is stored within, on both engines (PostgreSQL's bigint and integer columns
+ * hold every value; SQLite stores integers, never a float such as 6e+24): whatever a feed or a server
+ * said reaches the store inside them, even when a caller did not bound it first (the poller's rules do:
+ * src/sources/poll-rules.ts).
+ */
+export const POLL_RECORD_BOUNDS = {
+  /** Times (epoch ms): at most the last time a JavaScript Date can show. */
+  timeMaxMs: 8_640_000_000_000_000,
+  /** A source's own minimum interval (its feed's ttl floor): at most 24 h, the longest interval of a source. */
+  minIntervalMaxMs: 24 * 3600_000,
+  /** Failures in a row (PostgreSQL integer). */
+  failuresMax: 2_147_483_647,
+  /** An HTTP status is a three-digit number; anything else is stored as none. */
+  statusMin: 100,
+  statusMax: 999,
+  /** The error text of the record, in characters. */
+  errorMaxLength: 2000,
+} as const;
+
+const intWithin = (v: number, min: number, max: number, otherwise: number): number => (Number.isNaN(v) ? otherwise : Math.min(max, Math.max(min, Math.round(v))));
+
+/** `o` with every number within POLL_RECORD_BOUNDS (a count: a safe integer, at least 0), as the adapters store it. */
+export function boundedPollOutcome(o: PollOutcome): PollOutcome {
+  const b = POLL_RECORD_BOUNDS;
+  const at = intWithin(o.at, 0, b.timeMaxMs, 0);
+  const count = (n: number) => intWithin(n, 0, Number.MAX_SAFE_INTEGER, 0);
+  return {
+    ...o,
+    at,
+    status: o.status === null || Number.isNaN(o.status) || o.status < b.statusMin || o.status > b.statusMax ? null : Math.trunc(o.status),
+    error: o.error === null || o.error.length <= b.errorMaxLength ? o.error : `${o.error.slice(0, b.errorMaxLength - 1).replace(/[\uD800-\uDBFF]$/, '')}…`,
+    // An unreadable next time is now: the source is due, not lost.
+    nextPollAt: intWithin(o.nextPollAt, 0, b.timeMaxMs, at),
+    failures: intWithin(o.failures, 0, b.failuresMax, 0),
+    minIntervalMs: o.minIntervalMs === null || Number.isNaN(o.minIntervalMs) || o.minIntervalMs <= 0 ? null : intWithin(o.minIntervalMs, 0, b.minIntervalMaxMs, 0),
+    seen: count(o.seen),
+    ingested: count(o.ingested),
+    deduplicated: count(o.deduplicated),
   };
 }

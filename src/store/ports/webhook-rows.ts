@@ -2,6 +2,7 @@
  * The webhook endpoints' row shape (both engines: times as epoch ms, tickers and secrets as JSON text)
  * and its mapping to WebhookEndpoint; the rotation rule shared by both adapters.
  */
+import { rotateSecrets } from '../../domain/webhook-secrets.js';
 import type { WebhookEndpoint, WebhookSecretRecord, WebhookState } from './index.js';
 
 export interface WebhookRow {
@@ -59,10 +60,12 @@ export function secretsJson(secret: string): string {
   return JSON.stringify([{ secret, expires_at: null } satisfies StoredSecret]);
 }
 
-/** After a rotation at `now`: the new secret first, every older one still valid until `now + overlapMs` (an earlier expiry kept). */
+/**
+ * After a rotation at `now` (domain/webhook-secrets.ts): the new secret first, then the previous ones
+ * still valid until `now + overlapMs` (an earlier expiry kept), at most PREVIOUS_SECRETS_MAX of them.
+ */
 export function rotatedSecrets(current: string, secret: string, now: number, overlapMs: number): string {
-  const old = (JSON.parse(current) as StoredSecret[])
-    .filter((s) => s.expires_at === null || s.expires_at > now)
-    .map((s) => ({ secret: s.secret, expires_at: Math.min(s.expires_at ?? Infinity, now + overlapMs) }));
-  return JSON.stringify([{ secret, expires_at: null }, ...old]);
+  const stored = (JSON.parse(current) as StoredSecret[]).map((s) => ({ secret: s.secret, expiresAt: s.expires_at }));
+  const { secrets } = rotateSecrets(stored, secret, now, overlapMs);
+  return JSON.stringify(secrets.map((s): StoredSecret => ({ secret: s.secret, expires_at: s.expiresAt })));
 }

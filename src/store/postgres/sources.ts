@@ -7,8 +7,8 @@
 import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
-import { ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, lookupKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planWithinBudget, seenKey, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
-import { SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
+import { ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, lookupKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planWithinBudget, seenKey, TEXTLESS_KEY, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
+import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
 
@@ -157,7 +157,9 @@ export class PgSources implements SourceStore {
     return rows.map(toSource);
   }
 
-  async recordPoll(name: string, owner: string, o: PollOutcome): Promise<void> {
+  async recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
+    // Every number within the bounds of the record (bigint, integer), whoever computed it (sources-rows.ts).
+    const o = boundedPollOutcome(outcome);
     await this.db.query(
       `UPDATE sources SET
          last_poll_at = $3, last_status = $4, last_error = $5, etag = $6, last_modified = $7,
@@ -223,9 +225,24 @@ export class PgSources implements SourceStore {
       }
       return plan.outcomes.map((o): ItemOutcome => {
         if (o.status === 'stored') return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
+        if (o.status === 'failed') return o;
         return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
       });
     });
+  }
+
+  async recordTextlessItems(source: string, externalIds: string[], now: number): Promise<number> {
+    const keys = [...new Set(externalIds)].map((id) => TEXTLESS_KEY + id);
+    if (keys.length === 0) return 0;
+    // Items offered without text: a record with no article under their own keys (TEXTLESS_KEY); xmax = 0 on a row inserted now.
+    const rows = await this.db.query<{ inserted: boolean }>(
+      `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at)
+       SELECT $1, e, NULL, '', $3 FROM unnest($2::text[]) AS t(e)
+       ON CONFLICT (source, external_id) DO UPDATE SET seen_at = EXCLUDED.seen_at
+       RETURNING (xmax = 0) AS inserted`,
+      [source, keys, Math.trunc(now)],
+    );
+    return rows.filter((r) => r.inserted).length;
   }
 
   private async lookup(db: Db, items: SourcedItem[], now: number): Promise<SeenLookup> {

@@ -20,6 +20,7 @@ import type Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 import type { ItemOutcome, PollOutcome, SourcedItem } from '../ports/index.js';
 import { INGEST_SLICES } from '../ports/sources-plan.js';
+import { workerPreloads } from '../../runtime/off-thread.js';
 import { setWriteGate } from './write-turn.js';
 import type { SqliteSources } from './sources.js';
 import type { SqliteVectors } from './vectors.js';
@@ -157,7 +158,7 @@ export class IngestThread {
 
   private start(): Promise<Worker> {
     this.ready ??= new Promise<Worker>((resolve, reject) => {
-      const w = new Worker(new URL('./ingest-worker.mjs', import.meta.url), { workerData: { file: this.file, busyTimeoutMs: Math.max(this.busyTimeoutMs, INGEST_THREAD_BUSY_TIMEOUT_MS) } });
+      const w = new Worker(new URL('./ingest-worker.mjs', import.meta.url), { workerData: { file: this.file, busyTimeoutMs: Math.max(this.busyTimeoutMs, INGEST_THREAD_BUSY_TIMEOUT_MS), preload: workerPreloads() } });
       w.on('message', (m: Answer) => {
         if ('ready' in m) {
           this.worker = w;

@@ -4,12 +4,12 @@
 // itself, outside the TypeScript loader of the main thread, so it registers tsx and then loads index.ts
 // (the same adapter the main thread runs).
 //
-// workerData {file, busyTimeoutMs}. Answers {id, op: 'ingest', items, at | clock} (one slice: one write
+// workerData {file, busyTimeoutMs, preload}. Answers {id, op: 'ingest', items, at | clock} (one slice: one write
 // transaction), {id, op: 'recordPoll', name, owner, outcome}, {id, op: 'nextBatch', limit} and {id, op:
 // 'storeVectors', model, vectors} with {id, result} or {id, error: {name, message, code}}; {close: true} closes the connection and ends the thread.
 import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
-import { lowerThreadPriority } from '../../runtime/worker-side.mjs';
+import { lowerThreadPriority, runPreloads } from '../../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('ingest-worker.mjs must run in a worker thread');
 const port = parentPort;
@@ -20,6 +20,7 @@ const port = parentPort;
 // tenth of a core there, holding back the news itself).
 lowerThreadPriority(5);
 register();
+await runPreloads();
 const { SqliteStore } = await import('./index.ts');
 
 // One message, one transaction: the main thread sizes the slices (src/store/ports/sources-plan.ts).

@@ -8,9 +8,9 @@ import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
-import { chooseCandidates, ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, keyHits, lookupKeys, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planWithinBudget, seenKey, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
+import { chooseCandidates, ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, keyHits, lookupKeys, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planWithinBudget, seenKey, TEXTLESS_KEY, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
-import { SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
+import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 import { writeTurn } from './write-turn.js';
 
 /** The migration adding the registry and dedup tables (appended to the SQLite migration list). */
@@ -190,6 +190,15 @@ export class SqliteSources implements SourceStore {
          WHERE article_id = ? AND substr(external_id, 1, length(?)) <> ? AND substr(external_id, 1, length(?)) <> ?
          ORDER BY seen_at, source, external_id`,
       ),
+      // Items offered without text: a record with no article under their own keys (TEXTLESS_KEY).
+      textlessSeen: db.prepare<[string, string], number>(
+        'SELECT count(*) FROM json_each(?) j JOIN seen_items s ON s.source = ? AND s.external_id = j.value',
+      ).pluck(),
+      upsertTextless: db.prepare<[string, number, string]>(
+        `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at)
+         SELECT ?, j.value, NULL, '', ? FROM json_each(?) j WHERE true
+         ON CONFLICT (source, external_id) DO UPDATE SET seen_at = excluded.seen_at`,
+      ),
       pruneSeen: db.prepare('DELETE FROM seen_items WHERE seen_at < ?'),
       pruneKeys: db.prepare('DELETE FROM near_keys WHERE at < ?'),
     };
@@ -259,7 +268,9 @@ export class SqliteSources implements SourceStore {
   }
 
   /** The record of a poll on this connection (a writer's fallback when it has no thread). */
-  recordPollHere(name: string, owner: string, o: PollOutcome): void {
+  recordPollHere(name: string, owner: string, outcome: PollOutcome): void {
+    // Every number within the bounds of the record, whoever computed it (sources-rows.ts).
+    const o = boundedPollOutcome(outcome);
     this.write(() =>
       this.st.record.run({
         name,
@@ -316,8 +327,20 @@ export class SqliteSources implements SourceStore {
       if (plan.carriers.length > 0) this.st.insertCarriers.run(now, JSON.stringify(plan.carriers.map((c) => [idOf(c.ref), c.source, c.url, c.reason])));
       return plan.outcomes.map((o): ItemOutcome => {
         if (o.status === 'stored') return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
+        if (o.status === 'failed') return o;
         return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
       });
+    });
+  }
+
+  async recordTextlessItems(source: string, externalIds: string[], now: number): Promise<number> {
+    const keys = [...new Set(externalIds)].map((id) => TEXTLESS_KEY + id);
+    if (keys.length === 0) return 0;
+    const json = JSON.stringify(keys);
+    return this.writeInTurn(() => {
+      const before = this.st.textlessSeen.get(json, source) ?? 0;
+      this.st.upsertTextless.run(source, Math.trunc(now), json);
+      return keys.length - before;
     });
   }
 

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchFeed, parseFeed, parseRetryAfter, type FetchOptions, type FetchResult } from '../../../src/sources/feed/index.js';
+import { nonPublicReason } from '../../../src/net/index.js';
+import { fetchFeed, parseFeed, parseRetryAfter, RETRY_AFTER_MAX_MS, type FetchOptions, type FetchResult } from '../../../src/sources/feed/index.js';
 import { FEED_FIXTURES, startFixtureServer, type FixtureServer } from '../fixture-server.js';
 
 const NO_VALIDATORS = { etag: null, lastModified: null };
@@ -11,6 +14,8 @@ const OPTS: FetchOptions = {
   timeoutMs: 5_000,
   maxBytes: 1_000_000,
   maxRedirects: 5,
+  // The fixture server is on loopback (FEED_ALLOW_PRIVATE); the address rules have tests of their own below.
+  allowPrivate: true,
 };
 const fileBytes = (name: string): Buffer => readFileSync(path.join(FEED_FIXTURES, name));
 
@@ -121,7 +126,7 @@ describe('redirects are followed by hand, up to the cap', () => {
 describe('timeouts: connect and total', () => {
   it('a connection that never gets up (DNS that never answers) times out on the connect timeout', async () => {
     const r = failed(await fetchFeed('http://feeds.never.example/rss', NO_VALIDATORS, {
-      ...OPTS, connectTimeoutMs: 100, timeoutMs: 10_000, lookup: () => {},
+      ...OPTS, connectTimeoutMs: 100, timeoutMs: 10_000, lookup: () => new Promise(() => {}),
     }));
     expect(r.error).toBe('timeout');
     expect(r.message).toMatch(/connect/);
@@ -200,6 +205,49 @@ describe('429 and 503 Retry-After is returned as retryAfterMs', () => {
   });
 });
 
+describe('Retry-After is read strictly and at most a day', () => {
+  const now = Date.UTC(2026, 10, 24, 12, 0, 0);
+  it('delay-seconds of any length: decimal digits only, a day at most', () => {
+    expect(parseRetryAfter('120', now)).toBe(120_000);
+    expect(parseRetryAfter('00000000000000000000120', now)).toBe(120_000);
+    expect(parseRetryAfter('86400', now)).toBe(RETRY_AFTER_MAX_MS);
+    expect(parseRetryAfter('86401', now)).toBe(RETRY_AFTER_MAX_MS);
+    expect(parseRetryAfter('99999999999999999999', now)).toBe(RETRY_AFTER_MAX_MS);
+    expect(parseRetryAfter('9'.repeat(400), now)).toBe(RETRY_AFTER_MAX_MS);
+  });
+  it('hex, exponent, fraction, sign and inner spaces are unreadable (null), not numbers', () => {
+    for (const v of ['0x10', '1e3', '1.5', '+5', '-5', '1 0', '١٢٠', 'Infinity', '']) expect(parseRetryAfter(v, now), v).toBeNull();
+  });
+  it('a far-future HTTP date is a day; a date in another shape than the three HTTP forms is unreadable', () => {
+    expect(parseRetryAfter('Fri, 31 Dec 9999 23:59:59 GMT', now)).toBe(RETRY_AFTER_MAX_MS);
+    expect(parseRetryAfter('Sun, 2 3 4', now)).toBeNull();
+    expect(parseRetryAfter('Sun Nov  6 08:49:37 1994 extra', now)).toBeNull();
+    expect(parseRetryAfter('Sun Feb 30 08:49:37 1994', now)).toBeNull();
+  });
+});
+
+describe('text the server controls is kept in the error, bounded', () => {
+  it('a long reason phrase is cut to 100 characters', async () => {
+    server.route('/long-reason', (_req, res) => {
+      res.writeHead(503, `Busy ${'z'.repeat(5000)}`, { 'content-type': 'text/plain' });
+      res.end('busy');
+    });
+    const r = failed(await fetchFeed(server.url('/long-reason'), NO_VALIDATORS, OPTS));
+    expect(r.message).toMatch(/^HTTP 503 Busy z+…$/);
+    expect(r.message.length).toBe('HTTP 503 '.length + 100);
+  });
+  it('a long redirect target and an unknown Content-Encoding are bounded too', async () => {
+    server.route('/long-location', (_req, res) => {
+      res.writeHead(302, { location: `ftp${'x'.repeat(5000)}://elsewhere/` }).end();
+    });
+    server.route('/odd-encoding', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/rss+xml', 'content-encoding': 'q'.repeat(5000) }).end('<rss/>');
+    });
+    expect(failed(await fetchFeed(server.url('/long-location'), NO_VALIDATORS, OPTS)).message.length).toBeLessThan(100);
+    expect(failed(await fetchFeed(server.url('/odd-encoding'), NO_VALIDATORS, OPTS)).message.length).toBeLessThan(100);
+  });
+});
+
 describe('the body cap is enforced while streaming', () => {
   it('an oversized chunked body is cut off', async () => {
     const r = failed(await fetchFeed(server.url('/huge?bytes=5000000'), NO_VALIDATORS, { ...OPTS, maxBytes: 1_000_000 }));
@@ -254,5 +302,81 @@ describe('the fixture server serves every format at runtime', () => {
       [`${format}-2`, 'Two', server.url('/two')],
       [`${format}-1`, 'One', server.url('/one')],
     ]);
+  });
+});
+
+describe('feeds under the address rules: no private, loopback or link-local hop without FEED_ALLOW_PRIVATE', () => {
+  const STRICT: FetchOptions = { ...OPTS, allowPrivate: false };
+  /** The fixture server (127.0.0.1) standing in for a public feed host; every other address judged as usual. */
+  const fixtureIsPublic = (address: string): string | null => (address === '127.0.0.1' ? null : nonPublicReason(address));
+
+  let internal: http.Server;
+  let internalHits = 0;
+  let internalUrl = '';
+  beforeAll(async () => {
+    // A second loopback address: the "internal" service a redirect must not reach.
+    internal = http.createServer((_req, res) => {
+      internalHits++;
+      res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(readFileSync(path.join(FEED_FIXTURES, 'rss2.xml')));
+    });
+    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.2', resolve));
+    internalUrl = `http://127.0.0.2:${(internal.address() as AddressInfo).port}/metadata`;
+    server.route('/to-internal', (_req, res) => void res.writeHead(302, { location: internalUrl }).end());
+  });
+  afterAll(() => new Promise<void>((resolve) => internal.close(() => resolve())));
+
+  it('a feed on a loopback address is refused before any request, naming the address and its class', async () => {
+    const before = server.hits('/files/rss2.xml').length;
+    const r = failed(await fetchFeed(server.url('/files/rss2.xml'), NO_VALIDATORS, STRICT));
+    expect(r).toMatchObject({ error: 'refused', status: null, retryAfterMs: null });
+    expect(r.message).toBe('127.0.0.1 is a loopback address (127.0.0.0/8); feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true');
+    expect(server.hits('/files/rss2.xml').length).toBe(before);
+  });
+
+  it('a host name resolving to a private address is refused (every address it resolves to is checked)', async () => {
+    const lookup = async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.1.2.3', family: 4 }];
+    const r = failed(await fetchFeed('http://feeds.partner.example/rss', NO_VALIDATORS, { ...STRICT, lookup }));
+    expect(r.error).toBe('refused');
+    expect(r.message).toMatch(/^feeds\.partner\.example resolves to 10\.1\.2\.3, a private address \(10\.0\.0\.0\/8\)/);
+  });
+
+  it.each([
+    ['[::127.0.0.1]', /IPv4-compatible/],
+    ['[::ffff:0:127.0.0.1]', /IPv4-translated/],
+    ['[::ffff:7f00:1]', /IPv4-mapped .* of 127\.0\.0\.1, a loopback/],
+    ['[2002:7f00:0001::]', /6to4 .* of 127\.0\.0\.1, a loopback/],
+    ['[fec0::1]', /site-local/],
+    ['[64:ff9b::a9fe:a9fe]', /NAT64 .* of 169\.254\.169\.254, a link-local/],
+    ['169.254.169.254', /link-local/],
+  ])('a literal %s is refused', async (host, names) => {
+    const r = failed(await fetchFeed(`http://${host}:${new URL(server.url('/')).port}/files/rss2.xml`, NO_VALIDATORS, STRICT));
+    expect(r.error).toBe('refused');
+    expect(r.message).toMatch(names);
+  });
+
+  it('a redirect to an internal address is refused, and nothing is requested from it', async () => {
+    const r = failed(await fetchFeed(server.url('/to-internal'), NO_VALIDATORS, { ...STRICT, nonPublicReason: fixtureIsPublic }));
+    expect(r).toMatchObject({ error: 'refused', status: 302 });
+    expect(r.message).toBe(`redirect to ${internalUrl}: 127.0.0.2 is a loopback address (127.0.0.0/8); feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true`);
+    expect(internalHits).toBe(0);
+  });
+
+  it('with FEED_ALLOW_PRIVATE the same redirect is followed', async () => {
+    const r = ok(await fetchFeed(server.url('/to-internal'), NO_VALIDATORS, OPTS));
+    expect(r.finalUrl).toBe(internalUrl);
+    expect(internalHits).toBe(1);
+  });
+
+  it('each hop connects to the address checked: the name is resolved once, a second answer is never asked for', async () => {
+    const answers: string[] = [];
+    // A rebinding resolver: public (the fixture, here) the first time, an internal address after.
+    const lookup = async (host: string) => {
+      answers.push(host);
+      return [{ address: answers.length === 1 ? '127.0.0.1' : '10.0.0.1', family: 4 }];
+    };
+    const port = new URL(server.url('/')).port;
+    const r = ok(await fetchFeed(`http://feeds.partner.example:${port}/files/rss2.xml`, NO_VALIDATORS, { ...STRICT, lookup, nonPublicReason: fixtureIsPublic }));
+    expect(r.status).toBe(200);
+    expect(answers).toEqual(['feeds.partner.example']);
   });
 });
