@@ -1,7 +1,7 @@
 /**
  * Enrichment and near-duplicate quality on the labelled sets in eval/ (dev: tuned on; test: held out).
  *
- *   npm run eval:enrich            # add --errors to list every dev miss (--test-errors: held-out ones too, not for tuning), --no-embeddings to skip the MiniLM part (~20-40 s)
+ *   npm run eval:enrich            # --sentiment-only: the sentiment corpus part alone; add --errors to list every dev miss (--test-errors: held-out ones too, not for tuning), --no-embeddings to skip the MiniLM part (~20-40 s)
  *
  * Prints ticker precision/recall, per-ticker sentiment accuracy vs the majority class, article label
  * accuracy vs the majority class, and near-duplicate precision/recall of each method tried (thresholds
@@ -11,6 +11,8 @@
  * combined with the rules (thresholds chosen on dev), AUCs, and the embedding cost per headline.
  */
 import { readFileSync } from 'node:fs';
+import { readCorpus } from './lib/sentiment-corpus.js';
+import { evaluateSentiment, sentimentReport } from './lib/evaluate-sentiment.js';
 import {
   BLEND_WEIGHTS, GOALS, METHODS, NEAR_DUPLICATE_SETS, SEMANTIC_VARIANTS, bestPrecisionOn, blendJudge, chosenJudge, cosine, keyRecall, methodJudge, pairAuc, parseJsonl,
   scoreLabels, scorePairs, scoreTickers, semanticJudge, tuneBlendOnDev, tuneOnDev, tuneSemanticOnDev,
@@ -31,7 +33,17 @@ const pairSets = NEAR_DUPLICATE_SETS.map((name) => ({ name, pairs: read<PairCase
 // Methods, keys and embeddings run on both sets together (thresholds chosen on their dev parts together).
 const pairs = pairSets.flatMap((s) => s.pairs);
 
-console.log(`Sets: tickers ${tickers.length} headlines, sentiment ${sentiment.length} headlines, near-duplicates ${pairSets.map((s) => `${s.name} ${s.pairs.length} pairs (${s.pairs.filter((p) => p.duplicate).length} duplicates)`).join(', ')}`);
+// Sentiment on the team's corpus (eval/sentiment/, labelling guide in eval/README.md): the model against the
+// lexicon alone and the always-neutral line of the same run; test is held out (never tuned on).
+const corpus = readCorpus();
+console.log(`Sentiment corpus (eval/sentiment/): ${corpus.length} items, ${corpus.filter((c) => c.split === 'dev').length} dev (trained on), ${corpus.filter((c) => c.split === 'test').length} test (held out)`);
+for (const s of splits) {
+  console.log(`  ${s}`);
+  for (const line of sentimentReport(evaluateSentiment(corpus.filter((c) => c.split === s)))) console.log(line);
+}
+if (process.argv.includes('--sentiment-only')) process.exit(0);
+
+console.log(`\nSets: tickers ${tickers.length} headlines, sentiment ${sentiment.length} headlines, near-duplicates ${pairSets.map((s) => `${s.name} ${s.pairs.length} pairs (${s.pairs.filter((p) => p.duplicate).length} duplicates)`).join(', ')}`);
 console.log('\nTickers (eval/tickers.jsonl)');
 for (const s of splits) {
   const r = scoreTickers(tickers, s);

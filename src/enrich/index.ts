@@ -2,11 +2,11 @@
  * Enrichment of one item, pure, synchronous and deterministic (used by `fns articles ingest`, the poller
  * and push): tickers (tickers.ts: cashtags, exchange-prefixed symbols, dictionary company names, precision
  * first, at most the contract's maxItems, in order of first mention), per-ticker sentiment and the article
- * label (sentiment.ts: finance lexicon with negation, contrast and per-ticker clause scoping), urgency
+ * label (learned.ts: linear models over text features and the finance lexicon's scores), urgency
  * (urgency.ts: the source's setting, or the `auto` rules documented there).
  */
 import { articleRules, type ArticleSentiment, type TickerSentiment, type Urgency } from '../contract/index.js';
-import { analyse } from './sentiment.js';
+import { learnedSentiment } from './learned.js';
 import { findMentions } from './tickers.js';
 import { urgencyFor, type UrgencySetting } from './urgency.js';
 
@@ -22,7 +22,7 @@ export interface Enrichment {
 
 export function enrich(content: string, opts: { urgency?: UrgencySetting } = {}): Enrichment {
   const mentions = findMentions(content).filter((m) => articleRules.tickerPattern.test(m.ticker));
-  const { article, tickers: labels } = analyse(content, mentions);
+  const { article, tickers: labels } = learnedSentiment(content, mentions);
   const tickers: TickerSentiment[] = [];
   for (const m of mentions) {
     if (tickers.length === articleRules.tickersMaxItems) break;

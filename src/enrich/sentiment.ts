@@ -1,5 +1,6 @@
 /**
- * Sentiment of a headline from a finance lexicon (resources/lexicon.ts), synchronous and deterministic:
+ * The finance lexicon's reading of a headline (resources/lexicon.ts): the rules the learned models
+ * (learned.ts) take as features, and the baseline `npm run eval:enrich` prints. Synchronous, deterministic:
  *  - words and two/three-word phrases carry a polarity weight (`beats estimates` +2, `profit warning` -2);
  *    verb + object rules read what is raised or cut (`cuts guidance` -, `raises dividend` +, `cuts jobs` -);
  *  - a negator (`not`, `no`, `fails to`, `without`, `n't`) up to three words before a cue flips it;
@@ -12,8 +13,9 @@
  *    `positive` / `negative`, and `neutral` when the cues cancel or there are none.
  */
 import type { ArticleSentiment, TickerSentimentLabel } from '../contract/index.js';
-import { CONTRAST, CONCESSIVE, HAWKISH, DOVISH, NEGATORS, OBJECT_RULES, PHRASES, POLICY_ACTORS, POLICY_TERMS, WORDS, stem } from './resources/lexicon.js';
+import { CONTRAST, CONCESSIVE, HAWKISH, DOVISH, NEGATORS, OBJECT_RULES, PHRASES, POLICY_ACTOR_WORDS, POLICY_ACTORS, POLICY_TERMS, WORDS, stem } from './resources/lexicon.js';
 import type { Mention } from './tickers.js';
+import type { RuleScores } from './model.js';
 
 interface Tok {
   stem: string;
@@ -139,7 +141,7 @@ function isPolicy(toks: Tok[]): boolean {
     const one = toks[i]!.stem;
     const two = i + 1 < toks.length ? `${one} ${toks[i + 1]!.stem}` : '';
     const three = i + 2 < toks.length ? `${two} ${toks[i + 2]!.stem}` : '';
-    if (POLICY_ACTORS.has(one) || POLICY_ACTORS.has(two) || POLICY_ACTORS.has(three) || POLICY_TERMS.has(two) || POLICY_TERMS.has(three)) return true;
+    if (POLICY_ACTOR_WORDS.has(toks[i]!.word) || POLICY_ACTORS.has(two) || POLICY_ACTORS.has(three) || POLICY_TERMS.has(two) || POLICY_TERMS.has(three)) return true;
   }
   return false;
 }
@@ -194,4 +196,24 @@ export function analyse(text: string, mentions: Mention[]): SentimentResult {
     tickers.set(m.ticker, label(own !== 0 ? own : unnamed));
   });
   return { article, tickers };
+}
+
+/** The lexicon's scores of the whole text and of the clause that names each mention (the model reads them as features). */
+export function lexiconScores(text: string, mentions: readonly Mention[]): { whole: RuleScores; clauses: RuleScores[] } {
+  const toks = tokens(text);
+  const cls = clauses(toks);
+  for (const cl of cls) score(toks, cl);
+  const policy = isPolicy(toks);
+  const whole: RuleScores = { general: 0, hawk: 0, dove: 0, policy, contrast: 0 };
+  for (const cl of cls) {
+    if (cl.weight > 1) whole.contrast! += cl.general;
+    whole.general += cl.weight * cl.general;
+    whole.hawk += cl.weight * cl.hawk;
+    whole.dove += cl.weight * cl.dove;
+  }
+  const clauseScores = mentions.map((m) => {
+    const cl = cls.find((c) => toks[c.from] !== undefined && toks[c.from]!.start <= m.start && (c.to >= toks.length || toks[c.to]!.start > m.start));
+    return cl ? { general: cl.general, hawk: cl.hawk, dove: cl.dove, policy } : { general: 0, hawk: 0, dove: 0, policy };
+  });
+  return { whole, clauses: clauseScores };
 }

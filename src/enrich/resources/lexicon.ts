@@ -234,6 +234,14 @@ export const POLICY_ACTORS = new Set(
     'rate setters', 'central banks', 'fed officials', 'monetary policy', 'bundesbank', 'nagel', 'schnabel', 'waller', 'williams',
   ].map(stems),
 );
+/**
+ * The one-word policy actors as written, not stemmed: the stemmer would make `Boeing` the BoE and
+ * `Williams` (the company) a Fed official's stem.
+ */
+export const POLICY_ACTOR_WORDS = new Set([
+  'fed', 'fomc', 'ecb', 'boe', 'boj', 'pboc', 'rba', 'snb', 'riksbank', 'rbi', 'rbnz', 'powell', "powell's", 'lagarde', "lagarde's", 'bailey', 'ueda',
+  'policymakers', 'policymaker', 'rate-setters', 'bundesbank', 'nagel', 'schnabel', 'waller', "fed's", "ecb's", "boe's", "boj's", "rba's", "snb's", "rbi's",
+]);
 export const POLICY_TERMS = new Set(
   ['interest rate', 'interest rates', 'benchmark rate', 'policy rate', 'deposit rate', 'funds rate', 'rate hike', 'rate cut', 'rate cuts', 'rate hikes', 'reserve requirement', 'cash rate', 'bank rate', 'repo rate', 'rate path', 'rate decision']
     .map(stems),

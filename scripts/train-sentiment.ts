@@ -1,0 +1,131 @@
+/**
+ * Trains the sentiment models on the dev split of the team's corpus (eval/sentiment/) and writes
+ * src/enrich/resources/sentiment-model.json with the corpus hash beside the weights. Deterministic and
+ * offline: the same corpus gives the same file, byte for byte.
+ *
+ *   npm run train:sentiment              # train and write the model
+ *   npm run train:sentiment -- --check   # fail when the committed model is not what the corpus gives
+ *   npm run train:sentiment -- --tune    # cross-validate the settings on dev (5 folds) and print them
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { findMentions } from '../src/enrich/tickers.js';
+import { modelInputs } from '../src/enrich/features.js';
+import { bucketOf } from '../src/enrich/model.js';
+import { articleRules } from '../src/contract/index.js';
+import { ARTICLE_LABELS, TICKER_LABELS, corpusHash, readCorpus, type CorpusItem } from './lib/sentiment-corpus.js';
+import { predictClass, quantise, train, type Example, type TrainOptions } from './lib/train-linear.js';
+import { score } from './lib/classification.js';
+
+const MODEL_FILE = fileURLToPath(new URL('../src/enrich/resources/sentiment-model.json', import.meta.url));
+
+/** The settings (chosen by `--tune` on dev folds). */
+export const SETTINGS = {
+  buckets: 1 << 15,
+  article: { epochs: 6, rate: 0.1, l2: 1e-4, seed: 1 },
+  ticker: { epochs: 12, rate: 0.1, l2: 1e-4, seed: 2 },
+};
+
+const toExample = (features: string[], y: number, buckets: number): Example => ({
+  x: Int32Array.from(new Set(features.map((f) => bucketOf(f, buckets)))),
+  y,
+});
+
+/** Article and per-ticker examples of some corpus items (a ticker the directory does not find gives none). */
+export function examples(items: readonly CorpusItem[], buckets: number): { article: Example[]; ticker: Example[]; tickerMissed: number } {
+  const article: Example[] = [];
+  const ticker: Example[] = [];
+  let tickerMissed = 0;
+  for (const it of items) {
+    const mentions = findMentions(it.text).filter((m) => articleRules.tickerPattern.test(m.ticker));
+    const inputs = modelInputs(it.text, mentions);
+    article.push(toExample(inputs.article, ARTICLE_LABELS.indexOf(it.label), buckets));
+    for (const [sym, label] of it.tickers) {
+      const f = inputs.tickers.get(sym);
+      if (!f) {
+        tickerMissed++;
+        continue;
+      }
+      ticker.push(toExample(f, TICKER_LABELS.indexOf(label), buckets));
+    }
+  }
+  return { article, ticker, tickerMissed };
+}
+
+function classWeights(ex: readonly Example[], k: number): number[] {
+  const counts = new Array<number>(k).fill(0);
+  for (const e of ex) counts[e.y]!++;
+  const n = ex.length;
+  // Inverse square root of the class share: rare labels weigh more, without overturning the prior.
+  return counts.map((c) => (c === 0 ? 1 : Math.sqrt(n / (k * c))));
+}
+
+function fit(ex: readonly Example[], k: number, o: Omit<TrainOptions, 'buckets' | 'classes' | 'classWeight'>, buckets: number): Float64Array {
+  return train(ex, { ...o, buckets, classes: k, classWeight: classWeights(ex, k) });
+}
+
+function buildModel(items: readonly CorpusItem[]): string {
+  const dev = items.filter((i) => i.split === 'dev');
+  const ex = examples(dev, SETTINGS.buckets);
+  const a = fit(ex.article, ARTICLE_LABELS.length, SETTINGS.article, SETTINGS.buckets);
+  const t = fit(ex.ticker, TICKER_LABELS.length, SETTINGS.ticker, SETTINGS.buckets);
+  const model = {
+    _format: 'Written by npm run train:sentiment (scripts/train-sentiment.ts); never edit by hand. Weights: base64 int8, bucket-major, times scale per label; buckets by FNV-1a of the feature (src/enrich/model.ts).',
+    corpus: corpusHash(),
+    trainedOn: { articles: ex.article.length, tickers: ex.ticker.length },
+    settings: SETTINGS,
+    article: { labels: ARTICLE_LABELS, buckets: SETTINGS.buckets, ...quantise(a, ARTICLE_LABELS.length) },
+    ticker: { labels: TICKER_LABELS, buckets: SETTINGS.buckets, ...quantise(t, TICKER_LABELS.length) },
+  };
+  return `${JSON.stringify(model, null, 1)}\n`;
+}
+
+function tune(items: readonly CorpusItem[]): void {
+  const dev = items.filter((i) => i.split === 'dev');
+  const fold = (it: CorpusItem) => (it.text.length * 7 + it.text.charCodeAt(0)) % 5;
+  const grid: { epochs: number; rate: number; l2: number }[] = [];
+  for (const epochs of [6, 12, 20]) for (const rate of [0.1, 0.2, 0.4]) for (const l2 of [1e-5, 1e-4, 1e-3]) grid.push({ epochs, rate, l2 });
+  for (const which of ['article', 'ticker'] as const) {
+    const k = which === 'article' ? ARTICLE_LABELS.length : TICKER_LABELS.length;
+    const labels = which === 'article' ? ARTICLE_LABELS : TICKER_LABELS;
+    const folds = [0, 1, 2, 3, 4].map((f) => ({
+      train: examples(dev.filter((it) => fold(it) !== f), SETTINGS.buckets)[which],
+      held: examples(dev.filter((it) => fold(it) === f), SETTINGS.buckets)[which],
+    }));
+    for (const g of grid) {
+      const pairs: { want: string; got: string }[] = [];
+      for (const f of folds) {
+        const w = fit(f.train, k, { ...g, seed: 1 }, SETTINGS.buckets);
+        for (const e of f.held) pairs.push({ want: labels[e.y]!, got: labels[predictClass(w, k, e.x)]! });
+      }
+      const s = score(pairs, labels);
+      console.log(`${which} epochs ${g.epochs} rate ${g.rate} l2 ${g.l2}: accuracy ${s.accuracy.toFixed(3)} macro-F1 ${s.macroF1.toFixed(3)}`);
+    }
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const t0 = Date.now();
+  const items = readCorpus();
+  console.log(`corpus: ${items.length} items (${items.filter((i) => i.split === 'dev').length} dev, ${items.filter((i) => i.split === 'test').length} test), ${corpusHash()}`);
+  if (process.argv.includes('--tune')) tune(items);
+  else {
+    const text = buildModel(items);
+    if (process.argv.includes('--check')) {
+      let committed = '';
+      try {
+        committed = readFileSync(MODEL_FILE, 'utf8');
+      } catch {
+        // absent: differs
+      }
+      if (committed !== text) {
+        console.error('train:sentiment: src/enrich/resources/sentiment-model.json is not what the corpus gives (the corpus or the training changed); run npm run train:sentiment and commit the result');
+        process.exit(1);
+      }
+      console.log(`train:sentiment: the committed model matches the corpus (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    } else {
+      writeFileSync(MODEL_FILE, text);
+      console.log(`train:sentiment: wrote ${MODEL_FILE} (${(text.length / 1024).toFixed(0)} KiB) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+  }
+}
