@@ -26,6 +26,7 @@ export function learnedSentiment(text: string, mentions: readonly Mention[]): Le
   const inputs = modelInputs(text, mentions);
   const tickers = new Map<string, TickerSentimentLabel>();
   for (const [sym, f] of inputs.tickers) tickers.set(sym, tickerModel.predict(f));
+  shareListLabels(text, mentions, tickers);
   const stanceAllowed = mentions.length === 0 || inputs.policy;
   let article = articleModel.predict(inputs.article, stanceAllowed ? undefined : STANCES);
   if (article === 'neutral') article = comparisonLabel(inputs.article) ?? article;
@@ -49,4 +50,26 @@ const COMPARISONS = new Map<string, ArticleLabel>([
 function comparisonLabel(features: readonly string[]): ArticleLabel | undefined {
   const labels = new Set(features.map((f) => COMPARISONS.get(f)).filter((l) => l !== undefined));
   return labels.size === 1 ? [...labels][0] : undefined;
+}
+
+/**
+ * A list of names shares what follows it (`Apple, Microsoft and Intel lead a tech rally`): every company of
+ * a run joined only by commas, `and` or `&` takes the label of the run's last company, the one the verb
+ * follows. A company named again elsewhere in the line keeps its own label.
+ */
+function shareListLabels(text: string, mentions: readonly Mention[], labels: Map<string, TickerSentimentLabel>): void {
+  const once = mentions.filter((m) => mentions.filter((x) => x.ticker === m.ticker).length === 1);
+  const sorted = [...once].sort((a, b) => a.start - b.start);
+  let run: Mention[] = [];
+  const close = () => {
+    const last = run.at(-1);
+    if (run.length > 1 && last) for (const m of run) labels.set(m.ticker, labels.get(last.ticker)!);
+    run = [];
+  };
+  for (const m of sorted) {
+    const prev = run.at(-1);
+    if (prev && !/^\s*(?:,|,?\s*and|&)\s*$/i.test(text.slice(prev.end, m.start))) close();
+    run.push(m);
+  }
+  close();
 }

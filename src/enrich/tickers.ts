@@ -1,6 +1,7 @@
 /**
  * Ticker mentions in a headline, precision first. Three kinds of evidence:
- *  - cashtags: `$AAPL`, `$BRK.B` (capitals only; a currency code such as `$US` is not a ticker);
+ *  - cashtags: `$AAPL`, `$BRK.B` (a currency code such as `$US` is not a ticker); written in lower case
+ *    (`$amzn`, as traders type them) only for a symbol of the dictionary, two letters or more;
  *  - exchange-prefixed symbols: `NASDAQ:AAPL`, `(NYSE: IBM)`, `LON:VOD`, `ETR:SAP`, `EPA:MC` — US
  *    exchanges give the bare symbol, others the home-market suffix used by the dictionary (`VOD.L`,
  *    `SAP.DE`, `MC.PA`; a class letter is written with `-`: `LON:BT.A` -> `BT-A.L`);
@@ -114,7 +115,9 @@ const COMPOUND_OK = new Set(['backed', 'owned', 'led', 'made', 'based', 'linked'
 
 export const CURRENCIES = new Set(['US', 'USD', 'AUD', 'CAD', 'NZD', 'HKD', 'SGD', 'EUR', 'GBP', 'JPY', 'CHF', 'CNY', 'A', 'C', 'NZ', 'HK', 'S', 'M', 'B', 'K', 'T']);
 const CASHTAG = /(?<![\p{L}\p{N}$])\$([A-Z]{1,6}(?:[.\-][A-Z]{1,3})?)(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
+const LOWER_CASHTAG = /(?<![\p{L}\p{N}$])\$([a-z]{2,6})(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
 const CRYPTO_CASHTAGS = new Map([['BTC', 'BTC-USD'], ['ETH', 'ETH-USD']]);
+const DICTIONARY_SYMBOLS = new Set(Object.keys(data.companies));
 
 /** Exchange prefix -> suffix of the symbol ('' for US venues). Google Finance style prefixes. Looked up by the text's words: a Map. */
 const EXCHANGES = new Map(Object.entries({
@@ -149,8 +152,16 @@ function isTitleCase(tokens: Token[]): boolean {
   return words.length >= 3 && words.filter((t) => startsUpper(t.raw)).length / words.length >= 0.8;
 }
 
-function separatorOk(text: string, from: number, to: number): boolean {
-  return /^[\s\-]+$/.test(text.slice(from, to));
+/**
+ * What may stand between two words of a name: spaces or hyphens; after an initial or an initialism, its
+ * full stop too (`J.B. Hunt`, `T. Rowe Price`, `U.S. Bancorp`); a possessive inside the name (`St
+ * James's Place`).
+ */
+function separatorOk(text: string, from: number, to: number, previous: string): boolean {
+  const gap = text.slice(from, to);
+  if (/^[\s\-]+$/.test(gap)) return true;
+  if (/^\.\s+$/.test(gap)) return /^\p{L}(?:\.\p{L})*$/u.test(previous) || /^(?:st|mt|ft)$/i.test(previous);
+  return /^'s\s+$/.test(gap);
 }
 
 /** All mentions, in text order (a symbol may appear more than once). */
@@ -161,6 +172,13 @@ export function findMentions(text: string): Mention[] {
     const sym = m[1]!;
     if (CURRENCIES.has(sym)) continue;
     const ticker = CRYPTO_CASHTAGS.get(sym) ?? sym;
+    mentions.push({ ticker, start: m.index, end: m.index + m[0].length });
+    explicit.add(ticker);
+  }
+  for (const m of text.matchAll(LOWER_CASHTAG)) {
+    const sym = m[1]!.toUpperCase();
+    const ticker = CRYPTO_CASHTAGS.get(sym) ?? (DICTIONARY_SYMBOLS.has(sym) ? sym : undefined);
+    if (ticker === undefined) continue;
     mentions.push({ ticker, start: m.index, end: m.index + m[0].length });
     explicit.add(ticker);
   }
@@ -184,7 +202,7 @@ export function findMentions(text: string): Mention[] {
       for (let k = 0; k < n && ok; k++) {
         const tok = tokens[i + k]!;
         if (tok.norm !== alias.tokens[k]) ok = false;
-        else if (k > 0 && !separatorOk(norm, tokens[i + k - 1]!.end, tok.start)) ok = false;
+        else if (k > 0 && !separatorOk(norm, tokens[i + k - 1]!.end, tok.start, tokens[i + k - 1]!.raw)) ok = false;
         else if (!shouting && alias.capital[k] && !startsUpper(tok.raw)) ok = false;
         else if (!shouting && alias.allCaps[k] && !allCapitals(tok.raw)) ok = false;
       }
@@ -210,7 +228,8 @@ function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: str
   // Glued into a compound: `Meta-analysis` (but `Microsoft-backed` keeps the name).
   const compound = /^-(\p{Ll}[\p{L}]*)/u.exec(after);
   if (compound && !COMPOUND_OK.has(compound[1]!)) return false;
-  if (/\p{L}-$/u.test(before)) return false;
+  // Glued after a word (`anti-Apple`), except a wire's capitals tag (`BRIEF-Teradyne`, `UPDATE 2-Nike`).
+  if (/\p{L}-$/u.test(before) && !/(?:^|\s)[\p{Lu}\d ]{2,}-$/u.test(before)) return false;
   const nextAdjacent = next && /^[\s\-]*$/.test(text.slice(last.end, next.start)) ? next : undefined;
   const prevAdjacent = prev && /^[\s\-]*$/.test(text.slice(prev.end, first.start)) ? prev : undefined;
   const possessive = /^'s(?![\p{L}\p{N}])/u.test(after);

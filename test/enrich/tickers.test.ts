@@ -6,8 +6,12 @@ describe('cashtags', () => {
   it('reads capital cashtags, class shares included, in order of mention', () => {
     expect(findTickers('$TSLA and $BRK.B rise; $AAPL flat')).toEqual(['TSLA', 'BRK.B', 'AAPL']);
   });
-  it('ignores dollar amounts, currency codes and lower-case tags', () => {
-    expect(findTickers('Deal worth $7.5 billion, or US$5bn and $US5bn; $aapl')).toEqual([]);
+  it('ignores dollar amounts and currency codes', () => {
+    expect(findTickers('Deal worth $7.5 billion, or US$5bn and $US5bn')).toEqual([]);
+  });
+  it('reads a lower-case cashtag as traders type it, for a symbol of the dictionary only', () => {
+    expect(findTickers('loading $amzn and $nvda into earnings, $btc too')).toEqual(['AMZN', 'NVDA', 'BTC-USD']);
+    expect(findTickers('$hello world, a $m figure, $5m, $usd')).toEqual([]);
   });
   it('maps crypto cashtags to the pair symbol', () => {
     expect(findTickers('$BTC tops 100k')).toEqual(['BTC-USD']);
@@ -44,6 +48,15 @@ describe('company names from the dictionary', () => {
     ['an apple a day'],
   ])('is not fooled by a name used as a word: %s', (text) => {
     expect(findTickers(text)).toEqual([]);
+  });
+  it('reads a name written with initials and their full stops, or with a possessive inside it', () => {
+    expect(findTickers('J.B. Hunt raises prices; T. Rowe Price sees outflows; U.S. Bancorp beats')).toEqual(['JBHT', 'TROW', 'USB']);
+    expect(findTickers("St James's Place fined by regulator")).toEqual(['STJ.L']);
+  });
+  it("reads a name right after a wire's capitals tag, not after a word (BRIEF-Teradyne, anti-Apple)", () => {
+    expect(findTickers('BRIEF-Teradyne sees third-quarter revenue above estimates')).toEqual(['TER']);
+    expect(findTickers('UPDATE 2-Nike shares fall on China')).toEqual(['NKE']);
+    expect(findTickers('Activists start anti-Apple campaign')).toEqual([]);
   });
   it('keeps a name glued to a business compound (Microsoft-backed)', () => {
     expect(findTickers('Microsoft-backed OpenAI raises funds')).toEqual(['MSFT']);
