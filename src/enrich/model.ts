@@ -137,7 +137,8 @@ function directionQuantity(seq: string[], into: string[]): void {
 }
 
 const CURRENCY = String.raw`(?:(?:EUR|USD|SEK|NOK|DKK|GBP|JPY|CHF|CAD|AUD|HKD|INR|CNY|US\$|\$|€|£|¥)\s?)?`;
-const AMOUNT = String.raw`([-−–]?\d+(?:[.,]\d+)*)\s?(%|per ?cent|pct|mn|bn|m|bln|mln|million|billion|thousand|k)?`;
+// A figure starts where no digit, point or comma stands before it: one try per number, never one per digit.
+const AMOUNT = String.raw`(?<![\d.,])([-−–]?\d+(?:[.,]\d+)*)\s?(%|per ?cent|pct|mn|bn|m|bln|mln|million|billion|thousand|k)?`;
 const Q = `${CURRENCY}${AMOUNT}`;
 /** Two figures of one quantity, the newer first or last: `7.1 (5.2)`, `to 7.1 from 5.2`, `from 5.2 to 7.1`, `7.1, compared with 5.2`. */
 const COMPARISONS: { re: RegExp; newer: 1 | 3 }[] = [
@@ -170,8 +171,9 @@ function figureComparisons(text: string, into: string[]): void {
       if (!Number.isFinite(a) || !Number.isFinite(b) || a === b) continue;
       const way = a > b ? 'up' : 'down';
       into.push(`cmp:${way}`);
-      const before = tokens(text.slice(0, m.index)).map((t) => t.s).reverse();
-      const after = tokens(text.slice(m.index + m[0].length)).map((t) => t.s);
+      // The quantity is named near the figures: a window either side keeps the cost per match bounded.
+      const before = tokens(text.slice(Math.max(0, m.index - 120), m.index)).map((t) => t.s).reverse();
+      const after = tokens(text.slice(m.index + m[0].length, m.index + m[0].length + 120)).map((t) => t.s);
       const noun = before.find((w) => BAD_WHEN_UP.has(w) || GOOD_WHEN_UP.has(w) || PRICE_WORDS.has(w)) ?? after.find((w) => BAD_WHEN_UP.has(w) || GOOD_WHEN_UP.has(w));
       if (noun === undefined) continue;
       const cls = BAD_WHEN_UP.has(noun) ? 'bad' : GOOD_WHEN_UP.has(noun) ? 'good' : 'price';
