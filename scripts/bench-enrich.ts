@@ -3,8 +3,9 @@
  *
  *   npm run bench:enrich -- [--articles=200] [--backfill=5000]
  *
- * 1. The enrich stage alone, one core: µs per text for `enrich()` (tickers, the model, urgency) and for the
- *    same with the lexicon's `analyse` in place of the model; the ratio.
+ * 0. Ticker matching alone (findMentions over the directory): µs per text, with the directory's size.
+ * 1. The enrich stage alone, one core: µs per text for `enrich()` (tickers from the whole directory, the model,
+ *    urgency) and for the same with the lexicon's `analyse` in place of the model; the ratio.
  * 2. Resident memory added by loading the model: a fresh Node process importing src/enrich/learned.ts vs
  *    src/enrich/sentiment.ts alone (RSS after a GC).
  * 3. The real service (SQLite in a temp DATA_DIR, a stub embedder): one article pushed at a time on the admin
@@ -21,6 +22,7 @@ import WebSocket from 'ws';
 import { createKey } from '../src/cli/operator.js';
 import { loadConfig } from '../src/config/index.js';
 import { articleRules } from '../src/contract/index.js';
+import { COMPANIES } from '../src/enrich/directory.js';
 import { enrich } from '../src/enrich/index.js';
 import { analyse } from '../src/enrich/sentiment.js';
 import { findMentions } from '../src/enrich/tickers.js';
@@ -65,11 +67,13 @@ function rssOf(module: string): number {
 }
 
 async function main(): Promise<void> {
-  console.log(`bench:enrich on ${cpus().length} CPU(s), Node ${process.version}`);
+  console.log(`bench:enrich on ${cpus().length} CPU(s), Node ${process.version}, a directory of ${COMPANIES.size} companies`);
   const texts = readCorpus().map((c) => c.text);
 
   const model = perText(texts, (t) => enrich(t));
   const lexicon = perText(texts, lexiconEnrich);
+  const matching = perText(texts, (t) => findMentions(t));
+  console.log(`0. ticker matching alone (findMentions), one core: ${matching.toFixed(1)} µs/text with ${COMPANIES.size} companies`);
   console.log(`1. enrich stage, one core, ${texts.length} corpus texts: model ${model.toFixed(1)} µs/text (${Math.round(1e6 / model)}/s), lexicon alone ${lexicon.toFixed(1)} µs/text; ratio ${(model / lexicon).toFixed(2)}x`);
 
   const withModel = rssOf('./src/enrich/learned.ts');

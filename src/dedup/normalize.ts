@@ -7,7 +7,7 @@
  * stop words removed, words stemmed; plus the features the guards read (similarity.ts): event kinds,
  * up/down lean, exclusive qualifiers (months, quarters, consumer/producer, ...), polarity (accept/reject).
  */
-import data from '../enrich/resources/companies.json' with { type: 'json' };
+import { COMPANIES } from '../enrich/directory.js';
 import { findMentions } from '../enrich/tickers.js';
 import { stem } from '../enrich/resources/lexicon.js';
 
@@ -322,7 +322,7 @@ const MONTHS = new Set(['january', 'february', 'march', 'april', 'may', 'june', 
 const WORD_NUMBER = /\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/g;
 const WORD_NUMBERS = new Map('one two three four five six seven eight nine ten eleven twelve'.split(' ').map((w, i) => [w, String(i + 1)]));
 
-const NUMBER = /(?<![\p{L}\d.])([$€£¥]?)\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|trln|tn|t|k|thousand)?(?![\p{L}\d])/giu;
+const NUMBER = /(?<![\p{L}\d.~])([$€£¥]?)\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|trln|tn|t|k|thousand)?(?![\p{L}\d])/giu;
 
 function numberValue(currency: string, value: string, unit: string | undefined): NumberValue {
   const plain = value.replace(/,/g, '');
@@ -370,7 +370,7 @@ const CREDIT = /\s*(?:[-–—|]\s*(?:reuters|bloomberg|cnbc|wsj|ft|ap|afp|dow j
 
 /** Alias words of each symbol (`DAL` -> delta, `MSTR` -> microstrategy): the other headline may name the company by a word the dictionary does not take alone. */
 export const ALIAS_WORDS = new Map<string, Set<string>>();
-for (const [ticker, names] of Object.entries(data.companies as Record<string, string>)) {
+for (const [ticker, names] of COMPANIES) {
   // The symbol without its exchange suffix or share class (`BT-A.L` -> `bt-a` and `bt`).
   const words = new Set<string>([ticker.toLowerCase().replace(/\..*$/, ''), ticker.toLowerCase().replace(/[-.].*$/, '')]);
   for (const raw of names.split('|')) {

@@ -5,8 +5,8 @@
  *  - exchange-prefixed symbols: `NASDAQ:AAPL`, `(NYSE: IBM)`, `LON:VOD`, `ETR:SAP`, `EPA:MC` — US
  *    exchanges give the bare symbol, others the home-market suffix used by the dictionary (`VOD.L`,
  *    `SAP.DE`, `MC.PA`; a class letter is written with `-`: `LON:BT.A` -> `BT-A.L`);
- *  - company names from resources/companies.json (S&P 500, Nasdaq-100, FTSE 100, DAX 40, CAC 40, Euro Stoxx 50
- *    and a few other large listings, with aliases such as Google -> GOOGL, Facebook -> META).
+ *  - company names from the directory (directory.ts: resources/companies.json, the first large listings with
+ *    aliases such as Google -> GOOGL, Facebook -> META, and the files of resources/directory/).
  * A name counts only when written as a name: each capitalised word of the alias capitalised in the text,
  * an all-capitals alias (`AMD`, `SAP`) in capitals, not glued to a lower-case compound (`Meta-analysis`;
  * `Microsoft-backed` is fine), not vetoed by the word after or before it (`Apple pie`, `Big Apple`,
@@ -17,7 +17,7 @@
  * not follow a capitalised word inside the sentence (`Harrison Ford`). In an all-capitals headline the
  * short all-capitals aliases (`BP`, `GM`) need that context too.
  */
-import data from './resources/companies.json' with { type: 'json' };
+import { COMPANIES, NOT_FOLLOWED_BY, NOT_PRECEDED_BY } from './directory.js';
 
 export interface Mention {
   ticker: string;
@@ -66,7 +66,7 @@ const startsUpper = (s: string) => isUpper(s[0]!) || /\p{N}/u.test(s[0]!);
 const allCapitals = (s: string) => !/\p{Ll}/u.test(s);
 
 const byFirst = new Map<string, Alias[]>();
-for (const [ticker, names] of Object.entries(data.companies as Record<string, string>)) {
+for (const [ticker, names] of COMPANIES) {
   for (const raw of names.split('|')) {
     const common = raw.startsWith('?');
     const name = common ? raw.slice(1) : raw;
@@ -88,8 +88,8 @@ for (const [ticker, names] of Object.entries(data.companies as Record<string, st
 }
 for (const list of byFirst.values()) list.sort((a, b) => b.tokens.length - a.tokens.length);
 
-const notFollowedBy = new Map(Object.entries(data.notFollowedBy as Record<string, string[]>).map(([k, v]) => [k, new Set(v)]));
-const notPrecededBy = new Map(Object.entries(data.notPrecededBy as Record<string, string[]>).map(([k, v]) => [k, new Set(v)]));
+const notFollowedBy = new Map([...NOT_FOLLOWED_BY].map(([k, v]) => [k, new Set(v)]));
+const notPrecededBy = new Map([...NOT_PRECEDED_BY].map(([k, v]) => [k, new Set(v)]));
 
 /** Words right after a common-word name that show it is the company (`Ford shares`, `Target cuts`). */
 const CORPORATE_AFTER = new Set(
@@ -117,7 +117,7 @@ export const CURRENCIES = new Set(['US', 'USD', 'AUD', 'CAD', 'NZD', 'HKD', 'SGD
 const CASHTAG = /(?<![\p{L}\p{N}$])\$([A-Z]{1,6}(?:[.\-][A-Z]{1,3})?)(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
 const LOWER_CASHTAG = /(?<![\p{L}\p{N}$])\$([a-z]{2,6})(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
 const CRYPTO_CASHTAGS = new Map([['BTC', 'BTC-USD'], ['ETH', 'ETH-USD']]);
-const DICTIONARY_SYMBOLS = new Set(Object.keys(data.companies));
+const DICTIONARY_SYMBOLS = new Set(COMPANIES.keys());
 
 /** Exchange prefix -> suffix of the symbol ('' for US venues). Google Finance style prefixes. Looked up by the text's words: a Map. */
 const EXCHANGES = new Map(Object.entries({
