@@ -18,6 +18,7 @@
  * short all-capitals aliases (`BP`, `GM`) need that context too.
  */
 import { COMPANIES, NOT_FOLLOWED_BY, NOT_PRECEDED_BY } from './directory.js';
+import { GIVEN_NAMES, TITLES } from './resources/people.js';
 
 export interface Mention {
   ticker: string;
@@ -235,6 +236,13 @@ function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: str
   const possessive = /^'s(?![\p{L}\p{N}])/u.test(after);
   if (!possessive && nextAdjacent && notFollowedBy.get(alias.key)?.has(nextAdjacent.norm)) return false;
   if (prevAdjacent && notPrecededBy.get(alias.key)?.has(prevAdjacent.norm)) return false;
+  // A person's name: a title (`Mr Pearson`, `Mr. Pearson`, `Governor Abbott`) or a given name (`Greg Abbott`,
+  // `Fiona Apple`, `Mike Tyson-backed`) right before it; the same symbol given explicitly keeps it.
+  if (prev && startsUpper(prev.raw) && !explicit.has(alias.ticker)) {
+    const gap = text.slice(prev.end, first.start);
+    if (TITLES.has(prev.norm) && /^\.?\s+$/.test(gap)) return false;
+    if (GIVEN_NAMES.has(prev.norm) && /^\s+$/.test(gap)) return false;
+  }
   if (!alias.common && !(shouting && alias.short)) return true;
   if (explicit.has(alias.ticker)) return true;
   // A capitalised word before it inside the sentence makes it part of another name (`Harrison Ford`).

@@ -58,6 +58,18 @@ describe('company names from the dictionary', () => {
     expect(findTickers('UPDATE 2-Nike shares fall on China')).toEqual(['NKE']);
     expect(findTickers('Activists start anti-Apple campaign')).toEqual([]);
   });
+  it.each([
+    ['Texas Governor Greg Abbott hails new chip plant'],
+    ['Fiona Apple tour sells out in minutes'],
+    ['Mike Tyson-backed drink wins shelf space'],
+    ['The chief executive, Mr Pearson, said the plan was on track'],
+    ['Senator Dave McCormick questions insurers'],
+  ])("is not fooled by a person's name (a title or a given name before it): %s", (text) => {
+    expect(findTickers(text)).toEqual([]);
+  });
+  it('keeps the company when the given name is part of its name', () => {
+    expect(findTickers('John Deere cuts outlook; Ralph Lauren shares jump')).toEqual(['DE', 'RL']);
+  });
   it('keeps a name glued to a business compound (Microsoft-backed)', () => {
     expect(findTickers('Microsoft-backed OpenAI raises funds')).toEqual(['MSFT']);
   });
