@@ -143,6 +143,15 @@ export const commands: CommandSpec[] = [
     args: [{ name: 'article_id' }],
     options: ['json'],
   },
+  {
+    name: 'tickers lookup',
+    synopsis: ['<text> [--json]'],
+    summary: 'what a headline resolves to: its tickers and sentiment, and every candidate name with the rule that kept or refused it',
+    details:
+      'Runs the enrichment of the service on <text> (quote it) without storing anything: the article label, the tickers\nwith their sentiment as an article would carry them, then each candidate the matcher weighed (cashtag, exchange\nsymbol or directory name), kept or refused, with its rule (e.g. "vetoed by the word after it (pie)", "a person\'s\nname"). To add or correct a company: docs/sources.md, "The company directory".',
+    args: [{ name: 'text' }],
+    options: ['json'],
+  },
   // fns sources …: src/cli/sources.ts (validation, output, the poller process).
   {
     name: 'sources add',

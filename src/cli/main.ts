@@ -282,6 +282,26 @@ async function main(argv: string[]): Promise<number | 'running'> {
       );
       return EXIT.ok;
     }
+    case 'tickers lookup': {
+      // Loaded by this command only: the directory and the sentiment model are not needed to start the others.
+      const { enrich, explainMentions } = await import('../enrich/index.js');
+      const text = args[0]!;
+      const e = enrich(text);
+      const candidates = explainMentions(text);
+      const p = (v: string) => printable(v);
+      print(
+        json,
+        { text, sentiment: e.sentiment, tickers: e.tickers, candidates },
+        [
+          `text:       ${p(text)}`,
+          `sentiment:  ${e.sentiment}`,
+          `tickers:    ${e.tickers.length ? e.tickers.map((t) => `${t.ticker} ${t.sentiment}`).join(', ') : '-'}`,
+          `candidates: ${candidates.length}${candidates.length ? ' (as written, symbol, by, kept or refused: rule)' : ''}`,
+          ...candidates.map((c) => `  ${p(c.text)}  ${c.ticker}  ${c.via}${c.alias ? ` "${p(c.alias)}"` : ''}  ${c.kept ? 'kept' : 'refused'}: ${p(c.rule)}`),
+        ].join('\n'),
+      );
+      return EXIT.ok;
+    }
     case 'migrate': {
       // PostgreSQL: apply what is missing, under a lock (instances starting at the same time wait).
       // SQLite: opening the file applies them.

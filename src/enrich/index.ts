@@ -12,7 +12,7 @@ import { urgencyFor, type UrgencySetting } from './urgency.js';
 
 export type { UrgencySetting } from './urgency.js';
 export { autoUrgency } from './urgency.js';
-export { findMentions, findTickers, type Mention } from './tickers.js';
+export { explainMentions, findMentions, findTickers, type Candidate, type Mention } from './tickers.js';
 
 export interface Enrichment {
   tickers: TickerSentiment[];

@@ -29,6 +29,8 @@ export interface Mention {
 
 interface Alias {
   ticker: string;
+  /** As the directory writes it. */
+  name: string;
   tokens: string[];
   /** Per token: must start with a capital / must be all capitals in the text. */
   capital: boolean[];
@@ -75,6 +77,7 @@ for (const [ticker, names] of COMPANIES) {
     if (toks.length === 0) continue;
     const alias: Alias = {
       ticker,
+      name,
       tokens: toks.map((t) => t.norm),
       capital: toks.map((t) => startsUpper(t.raw)),
       allCaps: toks.map((t) => t.raw.length >= 2 && /\p{L}/u.test(t.raw) && allCapitals(t.raw)),
@@ -165,28 +168,60 @@ function separatorOk(text: string, from: number, to: number, previous: string): 
   return /^'s\s+$/.test(gap);
 }
 
+/** A candidate the matcher weighed: where, what it would be, and the rule that kept or refused it. */
+export interface Candidate extends Mention {
+  /** The text of the candidate as written. */
+  text: string;
+  via: 'cashtag' | 'exchange symbol' | 'name';
+  /** The directory name that matched (for `name`). */
+  alias?: string;
+  kept: boolean;
+  rule: string;
+}
+
 /** All mentions, in text order (a symbol may appear more than once). */
 export function findMentions(text: string): Mention[] {
+  return scan(text);
+}
+
+/** Every candidate the matcher weighed, kept or refused, with its rule (`fns tickers lookup`). */
+export function explainMentions(text: string): Candidate[] {
+  const out: Candidate[] = [];
+  scan(text, out);
+  return out.sort((a, b) => a.start - b.start);
+}
+
+function scan(text: string, weighed?: Candidate[]): Mention[] {
   const mentions: Mention[] = [];
   const explicit = new Set<string>();
+  const keep = (ticker: string, start: number, end: number, via: Candidate['via'], rule: string, alias?: string) => {
+    mentions.push({ ticker, start, end });
+    weighed?.push({ ticker, start, end, text: text.slice(start, end), via, kept: true, rule, ...(alias ? { alias } : {}) });
+  };
   for (const m of text.matchAll(CASHTAG)) {
     const sym = m[1]!;
-    if (CURRENCIES.has(sym)) continue;
+    if (CURRENCIES.has(sym)) {
+      weighed?.push({ ticker: sym, start: m.index, end: m.index + m[0].length, text: m[0], via: 'cashtag', kept: false, rule: 'a currency code, not a ticker' });
+      continue;
+    }
     const ticker = CRYPTO_CASHTAGS.get(sym) ?? sym;
-    mentions.push({ ticker, start: m.index, end: m.index + m[0].length });
+    keep(ticker, m.index, m.index + m[0].length, 'cashtag', 'a capital cashtag');
     explicit.add(ticker);
   }
   for (const m of text.matchAll(LOWER_CASHTAG)) {
     const sym = m[1]!.toUpperCase();
     const ticker = CRYPTO_CASHTAGS.get(sym) ?? (DICTIONARY_SYMBOLS.has(sym) ? sym : undefined);
-    if (ticker === undefined) continue;
-    mentions.push({ ticker, start: m.index, end: m.index + m[0].length });
+    if (ticker === undefined) {
+      weighed?.push({ ticker: sym, start: m.index, end: m.index + m[0].length, text: m[0], via: 'cashtag', kept: false, rule: 'a lower-case cashtag counts only for a symbol of the directory' });
+      continue;
+    }
+    keep(ticker, m.index, m.index + m[0].length, 'cashtag', 'a lower-case cashtag of a directory symbol');
     explicit.add(ticker);
   }
   for (const m of text.matchAll(EXCHANGE)) {
     const ticker = exchangeSymbol(m[1]!, m[2]!);
     if (ticker === undefined) continue;
-    mentions.push({ ticker, start: m.index, end: m.index + m[0].length });
+    keep(ticker, m.index, m.index + m[0].length, 'exchange symbol', 'an exchange-prefixed symbol');
     explicit.add(ticker);
   }
   const shouting = isShouting(text);
@@ -200,18 +235,26 @@ export function findMentions(text: string): Mention[] {
       const n = alias.tokens.length;
       if (i + n > tokens.length) continue;
       let ok = true;
+      let written = true;
       for (let k = 0; k < n && ok; k++) {
         const tok = tokens[i + k]!;
         if (tok.norm !== alias.tokens[k]) ok = false;
         else if (k > 0 && !separatorOk(norm, tokens[i + k - 1]!.end, tok.start, tokens[i + k - 1]!.raw)) ok = false;
-        else if (!shouting && alias.capital[k] && !startsUpper(tok.raw)) ok = false;
-        else if (!shouting && alias.allCaps[k] && !allCapitals(tok.raw)) ok = false;
+        else if (!shouting && alias.capital[k] && !startsUpper(tok.raw)) written = ok = false;
+        else if (!shouting && alias.allCaps[k] && !allCapitals(tok.raw)) written = ok = false;
       }
-      if (!ok) continue;
       const first = tokens[i]!;
       const last = tokens[i + n - 1]!;
-      if (!accepted(alias, tokens, i, n, norm, shouting, titleCase, explicit)) continue;
-      mentions.push({ ticker: alias.ticker, start: first.start, end: last.end });
+      if (!ok) {
+        if (!written) weighed?.push({ ticker: alias.ticker, start: first.start, end: last.end, text: text.slice(first.start, last.end), via: 'name', alias: alias.name, kept: false, rule: 'not written as a name (capitals)' });
+        continue;
+      }
+      const verdict = accepted(alias, tokens, i, n, norm, shouting, titleCase, explicit);
+      if (!verdict.ok) {
+        weighed?.push({ ticker: alias.ticker, start: first.start, end: last.end, text: text.slice(first.start, last.end), via: 'name', alias: alias.name, kept: false, rule: verdict.rule });
+        continue;
+      }
+      keep(alias.ticker, first.start, last.end, 'name', verdict.rule, alias.name);
       i += n - 1;
       break;
     }
@@ -219,7 +262,11 @@ export function findMentions(text: string): Mention[] {
   return mentions.sort((a, b) => a.start - b.start);
 }
 
-function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: string, shouting: boolean, titleCase: boolean, explicit: Set<string>): boolean {
+type Verdict = { ok: boolean; rule: string };
+const kept = (rule: string): Verdict => ({ ok: true, rule });
+const refused = (rule: string): Verdict => ({ ok: false, rule });
+
+function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: string, shouting: boolean, titleCase: boolean, explicit: Set<string>): Verdict {
   const first = tokens[i]!;
   const last = tokens[i + n - 1]!;
   const next = tokens[i + n];
@@ -228,31 +275,31 @@ function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: str
   const before = text.slice(0, first.start);
   // Glued into a compound: `Meta-analysis` (but `Microsoft-backed` keeps the name).
   const compound = /^-(\p{Ll}[\p{L}]*)/u.exec(after);
-  if (compound && !COMPOUND_OK.has(compound[1]!)) return false;
+  if (compound && !COMPOUND_OK.has(compound[1]!)) return refused(`glued into a compound word (-${compound[1]})`);
   // Glued after a word (`anti-Apple`), except a wire's capitals tag (`BRIEF-Teradyne`, `UPDATE 2-Nike`).
-  if (/\p{L}-$/u.test(before) && !/(?:^|\s)[\p{Lu}\d ]{2,}-$/u.test(before)) return false;
+  if (/\p{L}-$/u.test(before) && !/(?:^|\s)[\p{Lu}\d ]{2,}-$/u.test(before)) return refused('glued after another word');
   const nextAdjacent = next && /^[\s\-]*$/.test(text.slice(last.end, next.start)) ? next : undefined;
   const prevAdjacent = prev && /^[\s\-]*$/.test(text.slice(prev.end, first.start)) ? prev : undefined;
   const possessive = /^'s(?![\p{L}\p{N}])/u.test(after);
-  if (!possessive && nextAdjacent && notFollowedBy.get(alias.key)?.has(nextAdjacent.norm)) return false;
-  if (prevAdjacent && notPrecededBy.get(alias.key)?.has(prevAdjacent.norm)) return false;
+  if (!possessive && nextAdjacent && notFollowedBy.get(alias.key)?.has(nextAdjacent.norm)) return refused(`vetoed by the word after it (${nextAdjacent.norm})`);
+  if (prevAdjacent && notPrecededBy.get(alias.key)?.has(prevAdjacent.norm)) return refused(`vetoed by the word before it (${prevAdjacent.norm})`);
   // A person's name: a title (`Mr Pearson`, `Mr. Pearson`, `Governor Abbott`) or a given name (`Greg Abbott`,
   // `Fiona Apple`, `Mike Tyson-backed`) right before it; the same symbol given explicitly keeps it.
   if (prev && startsUpper(prev.raw) && !explicit.has(alias.ticker)) {
     const gap = text.slice(prev.end, first.start);
-    if (TITLES.has(prev.norm) && /^\.?\s+$/.test(gap)) return false;
-    if (GIVEN_NAMES.has(prev.norm) && /^\s+$/.test(gap)) return false;
+    if (TITLES.has(prev.norm) && /^\.?\s+$/.test(gap)) return refused(`a person's name (after the title ${prev.raw})`);
+    if (GIVEN_NAMES.has(prev.norm) && /^\s+$/.test(gap)) return refused(`a person's name (after the given name ${prev.raw})`);
   }
-  if (!alias.common && !(shouting && alias.short)) return true;
-  if (explicit.has(alias.ticker)) return true;
+  if (!alias.common && !(shouting && alias.short)) return kept('a directory name written as a name');
+  if (explicit.has(alias.ticker)) return kept('a common-word name whose symbol the text also gives');
   // A capitalised word before it inside the sentence makes it part of another name (`Harrison Ford`).
   if (!shouting && !titleCase && prevAdjacent && startsUpper(prevAdjacent.raw) && !CORPORATE_BEFORE.has(prevAdjacent.norm)) {
-    return false;
+    return refused(`part of another name (after ${prevAdjacent.raw})`);
   }
-  if (possessive) return true;
-  if (nextAdjacent && CORPORATE_AFTER.has(nextAdjacent.norm)) return true;
-  if (prevAdjacent && CORPORATE_BEFORE.has(prevAdjacent.norm)) return true;
-  return false;
+  if (possessive) return kept('a common-word name in the possessive');
+  if (nextAdjacent && CORPORATE_AFTER.has(nextAdjacent.norm)) return kept(`a common-word name before a corporate word (${nextAdjacent.norm})`);
+  if (prevAdjacent && CORPORATE_BEFORE.has(prevAdjacent.norm)) return kept(`a common-word name after a sector word (${prevAdjacent.norm})`);
+  return refused(alias.common ? 'a common-word name without corporate context' : 'a short name in a capitals headline without corporate context');
 }
 
 /** Unique symbols in order of first mention. */
