@@ -46,7 +46,7 @@ export function examples(items: readonly CorpusItem[], buckets: number): { artic
         tickerMissed++;
         continue;
       }
-      ticker.push(toExample(f, TICKER_LABELS.indexOf(label), buckets));
+      ticker.push(toExample([...inputs.tickerShared, ...f], TICKER_LABELS.indexOf(label), buckets));
     }
   }
   return { article, ticker, tickerMissed };

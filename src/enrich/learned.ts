@@ -25,7 +25,8 @@ export interface LearnedSentiment {
 export function learnedSentiment(text: string, mentions: readonly Mention[]): LearnedSentiment {
   const inputs = modelInputs(text, mentions);
   const tickers = new Map<string, TickerSentimentLabel>();
-  for (const [sym, f] of inputs.tickers) tickers.set(sym, tickerModel.predict(f));
+  const shared = inputs.tickers.size > 0 ? tickerModel.scores(inputs.tickerShared) : undefined;
+  for (const [sym, own] of inputs.tickers) tickers.set(sym, tickerModel.predict(own, undefined, shared));
   shareListLabels(text, mentions, tickers);
   const stanceAllowed = mentions.length === 0 || inputs.policy;
   let article = articleModel.predict(inputs.article, stanceAllowed ? undefined : STANCES);
@@ -58,8 +59,9 @@ function comparisonLabel(features: readonly string[]): ArticleLabel | undefined 
  * follows. A company named again elsewhere in the line keeps its own label.
  */
 function shareListLabels(text: string, mentions: readonly Mention[], labels: Map<string, TickerSentimentLabel>): void {
-  const once = mentions.filter((m) => mentions.filter((x) => x.ticker === m.ticker).length === 1);
-  const sorted = [...once].sort((a, b) => a.start - b.start);
+  const count = new Map<string, number>();
+  for (const m of mentions) count.set(m.ticker, (count.get(m.ticker) ?? 0) + 1);
+  const sorted = mentions.filter((m) => count.get(m.ticker) === 1 && labels.has(m.ticker)).sort((a, b) => a.start - b.start);
   let run: Mention[] = [];
   const close = () => {
     const last = run.at(-1);
@@ -68,7 +70,8 @@ function shareListLabels(text: string, mentions: readonly Mention[], labels: Map
   };
   for (const m of sorted) {
     const prev = run.at(-1);
-    if (prev && !/^\s*(?:,|,?\s*and|&)\s*$/i.test(text.slice(prev.end, m.start))) close();
+    // A joint is a few characters (`, `, ` and `, ` & `): a longer gap is read no further.
+    if (prev && (m.start - prev.end > 8 || !/^\s*(?:,|,?\s*and|&)\s*$/i.test(text.slice(prev.end, m.start)))) close();
     run.push(m);
   }
   close();

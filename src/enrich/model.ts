@@ -1,7 +1,7 @@
 /**
  * The learned half of sentiment: two multinomial logistic models over hashed text features, trained by
  * `npm run train:sentiment` on the team's corpus (eval/sentiment/) and read from
- * resources/sentiment-model.json. Pure, synchronous and deterministic; a few microseconds per text.
+ * resources/sentiment-model.json. Pure, synchronous and deterministic; tens of microseconds per headline.
  *
  *  - the article model reads the whole text and answers positive / negative / neutral / hawkish / dovish;
  *  - the ticker model reads the text with the company marked (its name becomes `__tgt__`, every other
@@ -46,7 +46,7 @@ const GOOD_WHEN_UP = new Set(
 /** Words that speak of prices or inflation (their direction reads as a policy stance). */
 const PRICE_WORDS = new Set('inflation prices price cpi pce wages wage core'.split(' ').map(stem));
 
-interface Tok {
+export interface Tok {
   s: string;
   start: number;
   end: number;
@@ -65,18 +65,18 @@ function tokens(text: string): Tok[] {
   return out;
 }
 
-/** The text's tokens with each span replaced by one marker token. */
-function marked(toks: Tok[], target: readonly Span[], others: readonly Span[]): Tok[] {
+/** The text's tokens with each span replaced by one marker token; one pass over tokens and spans in order. */
+function marked(toks: readonly Tok[], target: readonly Span[], others: readonly Span[]): Tok[] {
+  const spans = [...target.map((sp) => ({ sp, tg: true })), ...others.map((sp) => ({ sp, tg: false }))].sort((a, b) => a.sp.start - b.sp.start);
   const out: Tok[] = [];
-  const inside = (t: Tok, spans: readonly Span[]) => spans.find((sp) => t.start >= sp.start && t.end <= sp.end);
+  let k = 0;
   let last: Span | undefined;
   for (const t of toks) {
-    const tg = inside(t, target);
-    const ot = tg ? undefined : inside(t, others);
-    const span = tg ?? ot;
-    if (span) {
-      if (span !== last) out.push({ s: tg ? '__tgt__' : '__oth__', start: span.start, end: span.end });
-      last = span;
+    while (k < spans.length && spans[k]!.sp.end <= t.start) k++;
+    const hit = k < spans.length && t.start >= spans[k]!.sp.start && t.end <= spans[k]!.sp.end ? spans[k]! : undefined;
+    if (hit) {
+      if (hit.sp !== last) out.push({ s: hit.tg ? '__tgt__' : '__oth__', start: hit.sp.start, end: hit.sp.end });
+      last = hit.sp;
       continue;
     }
     last = undefined;
@@ -212,20 +212,33 @@ export function articleFeatures(text: string, rules: RuleScores): string[] {
   return out;
 }
 
-/**
- * The ticker model's features: the article's, the marked text's n-grams that touch the company, the
- * words of the clause that names it, and its clause's rule scores.
- */
-export function tickerFeatures(text: string, target: readonly Span[], others: readonly Span[], rules: RuleScores, clauseRules: RuleScores): string[] {
+/** A text read once for the ticker model: its tokens and the features every company of it shares. */
+export interface TickerText {
+  toks: Tok[];
+  shared: string[];
+}
+
+/** The features of the whole line, the same for each company it names (made once per text). */
+export function tickerText(text: string, rules: RuleScores): TickerText {
   const toks = tokens(text);
   const seq = negated(toks);
-  const out: string[] = ['bias'];
-  ngrams(seq, 'a', out);
-  directionQuantity(seq, out);
-  figureComparisons(text, out);
-  ruleFeatures(rules, 'ra:', out);
+  const shared: string[] = ['bias'];
+  ngrams(seq, 'a', shared);
+  directionQuantity(seq, shared);
+  figureComparisons(text, shared);
+  ruleFeatures(rules, 'ra:', shared);
+  return { toks, shared };
+}
+
+/**
+ * The ticker model's own features of one company (the line's shared ones, `TickerText.shared`, are added
+ * to them): the marked text's words around the company, the words of the clause that names it, and its
+ * clause's rule scores.
+ */
+export function tickerFeatures(t: TickerText, target: readonly Span[], others: readonly Span[], clauseRules: RuleScores): string[] {
+  const out: string[] = [];
   ruleFeatures(clauseRules, 'rc:', out);
-  const m = negated(marked(toks, target, others));
+  const m = negated(marked(t.toks, target, others));
   if (others.length > 0) out.push('others');
   for (let i = 0; i < m.length; i++) {
     if (m[i] !== '__tgt__') continue;
@@ -305,6 +318,7 @@ export class LinearModel<L extends string> {
     while (i < raw.length) {
       let gap = 0;
       for (let shift = 0; ; shift += 7) {
+        if (i >= raw.length) throw new Error('the model weights are malformed');
         const b = raw[i++]!;
         gap += (b & 0x7f) * 2 ** shift;
         if (b < 0x80) break;
@@ -315,10 +329,10 @@ export class LinearModel<L extends string> {
     }
   }
 
-  /** Each label's score (unnormalised log-probability) for the features. */
-  scores(features: readonly string[]): Float64Array {
+  /** Each label's score (unnormalised log-probability) for the features, added to `base` when given. */
+  scores(features: readonly string[], base?: Float64Array): Float64Array {
     const k = this.labels.length;
-    const out = new Float64Array(k);
+    const out = base ? Float64Array.from(base) : new Float64Array(k);
     for (const f of features) {
       const base = bucketOf(f, this.buckets) * k;
       for (let c = 0; c < k; c++) out[c]! += this.w[base + c]!;
@@ -326,9 +340,9 @@ export class LinearModel<L extends string> {
     return out;
   }
 
-  /** The best-scoring label, leaving out the `excluded` ones. */
-  predict(features: readonly string[], excluded?: ReadonlySet<L>): L {
-    const s = this.scores(features);
+  /** The best-scoring label, leaving out the `excluded` ones; `base`: the scores of features already summed. */
+  predict(features: readonly string[], excluded?: ReadonlySet<L>, base?: Float64Array): L {
+    const s = this.scores(features, base);
     let best = -1;
     for (let c = 0; c < s.length; c++) {
       if (excluded?.has(this.labels[c]!)) continue;

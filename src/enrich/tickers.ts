@@ -271,8 +271,10 @@ function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: str
   const last = tokens[i + n - 1]!;
   const next = tokens[i + n];
   const prev = tokens[i - 1];
-  const after = text.slice(last.end);
-  const before = text.slice(0, first.start);
+  // What touches the name is read from a short window either side: the rules look only at the words next
+  // to it, and a window keeps each candidate's cost bounded whatever the length of the text.
+  const after = text.slice(last.end, last.end + 40);
+  const before = text.slice(Math.max(0, first.start - 40), first.start);
   // Glued into a compound: `Meta-analysis` (but `Microsoft-backed` keeps the name).
   const compound = /^-(\p{Ll}[\p{L}]*)/u.exec(after);
   if (compound && !COMPOUND_OK.has(compound[1]!)) return refused(`glued into a compound word (-${compound[1]})`);
@@ -283,12 +285,14 @@ function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: str
   const possessive = /^'s(?![\p{L}\p{N}])/u.test(after);
   if (!possessive && nextAdjacent && notFollowedBy.get(alias.key)?.has(nextAdjacent.norm)) return refused(`vetoed by the word after it (${nextAdjacent.norm})`);
   if (prevAdjacent && notPrecededBy.get(alias.key)?.has(prevAdjacent.norm)) return refused(`vetoed by the word before it (${prevAdjacent.norm})`);
-  // A person's name: a title (`Mr Pearson`, `Mr. Pearson`, `Governor Abbott`) or a given name (`Greg Abbott`,
-  // `Fiona Apple`, `Mike Tyson-backed`) right before it; the same symbol given explicitly keeps it.
+  // A person's name: a title (`Mr Pearson`, `Mr. Pearson`, `Governor Abbott`) or, in sentence case, a given
+  // name (`Greg Abbott`, `Fiona Apple`, `Mike Tyson-backed`) right before it; the symbol given explicitly keeps it.
   if (prev && startsUpper(prev.raw) && !explicit.has(alias.ticker)) {
     const gap = text.slice(prev.end, first.start);
     if (TITLES.has(prev.norm) && /^\.?\s+$/.test(gap)) return refused(`a person's name (after the title ${prev.raw})`);
-    if (GIVEN_NAMES.has(prev.norm) && /^\s+$/.test(gap)) return refused(`a person's name (after the given name ${prev.raw})`);
+    // In a Title Case or capitals headline every word is capitalised (`Investors Mark Nvidia Earnings`):
+    // a given name says nothing there.
+    if (!titleCase && !shouting && GIVEN_NAMES.has(prev.norm) && /^\s+$/.test(gap)) return refused(`a person's name (after the given name ${prev.raw})`);
   }
   if (!alias.common && !(shouting && alias.short)) return kept('a directory name written as a name');
   if (explicit.has(alias.ticker)) return kept('a common-word name whose symbol the text also gives');

@@ -140,6 +140,7 @@ function reportedId(item: FeedItem): string | null {
 
 /** `toSourcedFeedItem`, with the item's own failure as its outcome (see PreparedFeedItem). */
 export function prepareFeedItem(source: { name: string; urgency: UrgencySetting }, item: FeedItem): PreparedFeedItem {
+  if (item.failed !== undefined) return { failed: { guid: reportedId(item), errClass: item.failed } };
   try {
     const s = toSourcedFeedItem(source, item);
     if (s !== null) return s;

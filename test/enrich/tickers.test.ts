@@ -67,6 +67,10 @@ describe('company names from the dictionary', () => {
   ])("is not fooled by a person's name (a title or a given name before it): %s", (text) => {
     expect(findTickers(text)).toEqual([]);
   });
+  it('reads a capitalised verb of a Title Case headline as no given name', () => {
+    expect(findTickers('Investors Mark Nvidia Earnings As Chip Rally Fades')).toEqual(['NVDA']);
+    expect(findTickers('Hedge Funds Rob Tesla Of Its Gains')).toEqual(['TSLA']);
+  });
   it('keeps the company when the given name is part of its name', () => {
     expect(findTickers('John Deere cuts outlook; Ralph Lauren shares jump')).toEqual(['DE', 'RL']);
   });

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { articleRules } from '../../src/contract/index.js';
 import { nearDuplicateKeys } from '../../src/dedup/near.js';
 import type { FeedItem } from '../../src/sources/feed/index.js';
-import { EXTERNAL_ID_MAX_LENGTH, externalIdOf, fitHeadline, toSourcedItems } from '../../src/sources/pipeline.js';
+import { mapItemSafely } from '../../src/sources/feed/parse.js';
+import { EXTERNAL_ID_MAX_LENGTH, externalIdOf, fitHeadline, prepareFeedItem, toSourcedItems } from '../../src/sources/pipeline.js';
 
 const feedItem = (over: Partial<FeedItem> = {}): FeedItem => ({
   guid: 'g-1',
@@ -103,5 +104,27 @@ describe('enrichment: the source urgency setting, or auto rules; tickers and key
     expect(s!.article.tickers.map((t) => t.ticker)).toContain('AAPL');
     expect(s!.nearKeys).toEqual(nearDuplicateKeys('$AAPL jumps after results'));
     expect(s!.nearKeys.length).toBeGreaterThan(0);
+  });
+});
+
+describe('one feed item whose reading throws is that item\'s failure, never its feed\'s', () => {
+  it('carries the failure with the guid it could still read, and the poll reports it failed, not stored', () => {
+    const bad = mapItemSafely(
+      () => {
+        throw new RangeError('a message quoting the feed, never reported');
+      },
+      () => 'guid-7',
+    );
+    expect(bad).toEqual({ guid: 'guid-7', title: null, summary: null, url: null, publishedAt: null, failed: 'RangeError' });
+    expect(prepareFeedItem({ name: 'wire', urgency: 'auto' }, bad)).toEqual({ failed: { guid: 'guid-7', errClass: 'RangeError' } });
+  });
+  it('has no guid when reading that throws too, and reads a good item as before', () => {
+    const fail = () => {
+      throw new Error('x');
+    };
+    expect(mapItemSafely(fail, fail).guid).toBeNull();
+    const good = mapItemSafely(() => ({ guid: 'g', title: 'Oil jumps', summary: null, url: null, publishedAt: null }), fail);
+    expect(good.failed).toBeUndefined();
+    expect('failed' in prepareFeedItem({ name: 'wire', urgency: 'auto' }, good)).toBe(false);
   });
 });

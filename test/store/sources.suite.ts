@@ -235,6 +235,12 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect(await s.sources.recordTextlessItems('w', [], T0)).toBe(0);
   });
 
+  test('items without text', 'an item whose own id reads like the key of such a record is stored, not taken for it', async () => {
+    const s = await open();
+    await s.sources.recordTextlessItems('w', ['g-9'], T0);
+    expect((await s.sources.ingestItems([item('w', 'textless:g-9', 'An id that looks like a record key')], T0 + 1000))[0]!.status).toBe('stored');
+  });
+
   test('items without text', 'their records never stand for an item with text under the same id, and are pruned as the others', async () => {
     const s = await open();
     await s.sources.recordTextlessItems('w', ['g-1'], T0);

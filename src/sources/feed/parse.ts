@@ -17,6 +17,27 @@ export interface FeedItem {
   url: string | null;
   /** RFC 3339 UTC with milliseconds (e.g. 2026-11-22T05:55:44.000Z) or null when absent/unreadable; never invented. */
   publishedAt: string | null;
+  /** Set when reading the item threw: the error's class (the item is then reported failed, never stored). */
+  failed?: string;
+}
+
+/**
+ * One item read by `map`; a throw is that item's failure, carried with its guid when `guid` can still read
+ * it, so the rest of the feed goes on (src/sources/pipeline.ts reports it as a failed item).
+ */
+export function mapItemSafely(map: () => FeedItem, guid: () => string | null): FeedItem {
+  try {
+    return map();
+  } catch (e) {
+    let id: string | null = null;
+    try {
+      id = guid();
+    } catch {
+      // no guid either
+    }
+    const errClass = e instanceof Error && /^[A-Za-z]\w{0,63}$/.test(e.name) ? e.name : 'Error';
+    return { guid: id, title: null, summary: null, url: null, publishedAt: null, failed: errClass };
+  }
 }
 
 export interface ParsedFeed {
@@ -110,7 +131,7 @@ function firstDate(...raws: (string | undefined)[]): string | null {
 function mapRss(feed: RssFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
   // Relative item links: the item's xml:base, the channel's xml:base, the channel <link>, the fetch URL.
   const channelBase = resolveBase(str(feed.xml?.base), resolveBase(str(feed.link), baseUrl));
-  const items = (feed.items ?? []).map((item): FeedItem => {
+  const items = (feed.items ?? []).map((item) => mapItemSafely(() => {
     const base = resolveBase(str(item.xml?.base), channelBase);
     const guid = trimmed(str(item.guid?.value));
     const permalink = item.guid?.isPermaLink !== false && guid !== null ? guid : null;
@@ -124,14 +145,14 @@ function mapRss(feed: RssFeed.Feed<string>, baseUrl: string, numbers: Map<string
         (permalink !== null ? resolveHttpUrl(permalink, null) : null),
       publishedAt: firstDate(str(item.pubDate), ...strs(item.dc?.dates), ...strs(item.dcterms?.issued), ...strs(item.dcterms?.created), str(item.atom?.published), str(item.atom?.updated)),
     };
-  });
+  }, () => trimmed(str(item.guid?.value))));
   const ttl = ttlSeconds(numbers.get('ttl'));
   return { format: 'rss', title: toPlainText(str(feed.title)), items, minIntervalSeconds: floorOf(ttl, syndicationSeconds(feed.sy, numbers.get('updatefrequency'))) };
 }
 
 function mapRdf(feed: RdfFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
   const channelBase = resolveBase(str(feed.xml?.base), resolveBase(str(feed.link), baseUrl));
-  const items = (feed.items ?? []).map((item): FeedItem => {
+  const items = (feed.items ?? []).map((item) => mapItemSafely(() => {
     const base = resolveBase(str(item.xml?.base), channelBase);
     return {
       guid: trimmed(str(item.rdf?.about)),
@@ -140,7 +161,7 @@ function mapRdf(feed: RdfFeed.Feed<string>, baseUrl: string, numbers: Map<string
       url: resolveHttpUrl(str(item.link) ?? str(item.rdf?.about), base),
       publishedAt: firstDate(...strs(item.dc?.dates), ...strs(item.dcterms?.issued), ...strs(item.dcterms?.created)),
     };
-  });
+  }, () => trimmed(str(item.rdf?.about))));
   return { format: 'rdf', title: toPlainText(str(feed.title)), items, minIntervalSeconds: syndicationSeconds(feed.sy, numbers.get('updatefrequency')) };
 }
 
@@ -152,7 +173,7 @@ function atomLink(links: AtomFeed.Link<string>[] | undefined): string | undefine
 function mapAtom(feed: AtomFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
   // Atom resolves against xml:base (RFC 4287 §2, RFC 3986), else the document's own URL.
   const feedBase = resolveBase(str(feed.xml?.base), baseUrl);
-  const items = (feed.entries ?? []).map((entry): FeedItem => {
+  const items = (feed.entries ?? []).map((entry) => mapItemSafely(() => {
     const base = resolveBase(str(entry.xml?.base), feedBase);
     return {
       guid: trimmed(str(entry.id)),
@@ -161,7 +182,7 @@ function mapAtom(feed: AtomFeed.Feed<string>, baseUrl: string, numbers: Map<stri
       url: resolveHttpUrl(atomLink(entry.links), base),
       publishedAt: firstDate(str(entry.published), str(entry.updated), ...strs(entry.dc?.dates)),
     };
-  });
+  }, () => trimmed(str(entry.id))));
   return { format: 'atom', title: toPlainText(str(feed.title?.value)), items, minIntervalSeconds: syndicationSeconds(feed.sy, numbers.get('updatefrequency')) };
 }
 
@@ -182,7 +203,7 @@ function isObject(v: unknown): v is object {
  */
 function mapJson(doc: object, baseUrl: string): ParsedFeed {
   const list = own(doc, 'items');
-  const items = (Array.isArray(list) ? list : []).filter(isObject).map((item): FeedItem => {
+  const items = (Array.isArray(list) ? list : []).filter(isObject).map((item) => mapItemSafely(() => {
     const id = own(item, 'id');
     const text = (key: string): string | undefined => str(own(item, key));
     return {
@@ -192,7 +213,7 @@ function mapJson(doc: object, baseUrl: string): ParsedFeed {
       url: resolveHttpUrl(text('url') ?? text('external_url'), baseUrl),
       publishedAt: firstDate(text('date_published'), text('date_modified')),
     };
-  });
+  }, () => trimmed(str(own(item, 'id')))));
   return { format: 'json', title: toPlainText(str(own(doc, 'title'))), items, minIntervalSeconds: null };
 }
 

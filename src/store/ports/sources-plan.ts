@@ -455,7 +455,8 @@ function nearMatch(
 
 /**
  * The exact-dedup records of items offered without any text (`recordTextlessItems`) are kept under
- * this prefix of their external id, with no article: their own keys, never matched by an item's id or
- * repeat key, and pruned as the other records are.
+ * this prefix of their external id, with no article (`article_id` empty): the lookups skip records
+ * without an article, so an item whose own id starts with the prefix is never matched by one; they are
+ * pruned as the other records are.
  */
 export const TEXTLESS_KEY = 'textless:';

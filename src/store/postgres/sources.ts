@@ -254,6 +254,8 @@ export class PgSources implements SourceStore {
       [keys.map((k) => k[0]), keys.map((k) => k[1])],
     );
     for (const r of seen) {
+      // A record with no article is an item offered without text (TEXTLESS_KEY): no item's match.
+      if (r.article_id === '') continue;
       found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
       found.seenAt!.set(seenKey(r.source, r.external_id), Number(r.seen_at));
     }

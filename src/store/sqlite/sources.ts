@@ -347,6 +347,8 @@ export class SqliteSources implements SourceStore {
   private lookup(items: SourcedItem[], now: number): SeenLookup {
     const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map(), seenAt: new Map() };
     for (const r of this.st.seenByItem.all(JSON.stringify(lookupKeys(items)))) {
+      // A record with no article is an item offered without text (TEXTLESS_KEY): no item's match.
+      if (r.article_id === '') continue;
       found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
       found.seenAt!.set(seenKey(r.source, r.external_id), Number(r.seen_at));
     }
