@@ -21,11 +21,10 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { createKey } from '../src/cli/operator.js';
 import { loadConfig } from '../src/config/index.js';
-import { articleRules } from '../src/contract/index.js';
 import { COMPANIES } from '../src/enrich/directory.js';
 import { enrich } from '../src/enrich/index.js';
 import { analyse } from '../src/enrich/sentiment.js';
-import { findMentions } from '../src/enrich/tickers.js';
+import { articleMentions, findMentions } from '../src/enrich/tickers.js';
 import { urgencyFor } from '../src/enrich/urgency.js';
 import { createLogger } from '../src/ops/logger.js';
 import type { Embedder } from '../src/search/index.js';
@@ -57,7 +56,7 @@ function perText(texts: string[], f: (t: string) => unknown): number {
 }
 
 function lexiconEnrich(text: string): unknown {
-  const mentions = findMentions(text).filter((m) => articleRules.tickerPattern.test(m.ticker));
+  const mentions = articleMentions(text);
   return [analyse(text, mentions), urgencyFor(text, undefined)];
 }
 

@@ -9,10 +9,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { findMentions } from '../src/enrich/tickers.js';
+import { articleMentions } from '../src/enrich/tickers.js';
 import { modelInputs } from '../src/enrich/features.js';
 import { bucketOf } from '../src/enrich/model.js';
-import { articleRules } from '../src/contract/index.js';
 import { ARTICLE_LABELS, TICKER_LABELS, corpusHash, readCorpus, type CorpusItem } from './lib/sentiment-corpus.js';
 import { predictClass, quantise, train, type Example, type TrainOptions } from './lib/train-linear.js';
 import { score } from './lib/classification.js';
@@ -37,7 +36,7 @@ export function examples(items: readonly CorpusItem[], buckets: number): { artic
   const ticker: Example[] = [];
   let tickerMissed = 0;
   for (const it of items) {
-    const mentions = findMentions(it.text).filter((m) => articleRules.tickerPattern.test(m.ticker));
+    const mentions = articleMentions(it.text);
     const inputs = modelInputs(it.text, mentions);
     article.push(toExample(inputs.article, ARTICLE_LABELS.indexOf(it.label), buckets));
     for (const [sym, label] of it.tickers) {

@@ -2,10 +2,9 @@
  * Sentiment on the team's corpus (eval/sentiment/): the learned model (src/enrich/learned.ts) against the
  * lexicon rules alone (src/enrich/sentiment.ts `analyse`) and the always-`neutral` line, on one split.
  */
-import { articleRules } from '../../src/contract/index.js';
 import { learnedSentiment } from '../../src/enrich/learned.js';
 import { analyse } from '../../src/enrich/sentiment.js';
-import { findMentions } from '../../src/enrich/tickers.js';
+import { articleMentions } from '../../src/enrich/tickers.js';
 import { confusionLines, score, type Scores } from './classification.js';
 import { ARTICLE_LABELS, TICKER_LABELS, type CorpusItem } from './sentiment-corpus.js';
 
@@ -43,13 +42,12 @@ function rowFor(name: string, items: readonly CorpusItem[], answer: (text: strin
   };
 }
 
-const mentionsOf = (text: string) => findMentions(text).filter((m) => articleRules.tickerPattern.test(m.ticker));
 
 export function evaluateSentiment(items: readonly CorpusItem[]): SentimentRow[] {
   return [
-    rowFor('model', items, (t) => learnedSentiment(t, mentionsOf(t))),
-    rowFor('lexicon', items, (t) => analyse(t, mentionsOf(t))),
-    rowFor('always neutral', items, (t) => ({ article: 'neutral', tickers: new Map(mentionsOf(t).map((m) => [m.ticker, 'neutral'])) })),
+    rowFor('model', items, (t) => learnedSentiment(t, articleMentions(t))),
+    rowFor('lexicon', items, (t) => analyse(t, articleMentions(t))),
+    rowFor('always neutral', items, (t) => ({ article: 'neutral', tickers: new Map(articleMentions(t).map((m) => [m.ticker, 'neutral'])) })),
   ];
 }
 

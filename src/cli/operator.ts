@@ -1,7 +1,7 @@
 /** Operator actions behind the `fns` command line, on the store ports (testable without a shell). */
 import { assignableTiers, plans, type Tier } from '../contract/index.js';
 import { effectiveTier, type AccountRecord } from '../domain/tiers.js';
-import { operatorOffer, storeOffers, type Offer } from '../ingest/pipeline.js';
+import type { Offer } from '../ingest/pipeline.js';
 import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { hashKey, newApiKey, randomId } from '../store/ports/ids.js';
 import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports/index.js';
@@ -177,6 +177,9 @@ export async function ingest(
   clock: () => number,
   opts: IngestOptions = {},
 ): Promise<IngestReport> {
+  // Loaded here, not at start: enrichment (the company directory, the sentiment model) is needed by this
+  // command only, and every other fns command would pay for it.
+  const { operatorOffer, storeOffers } = await import('../ingest/pipeline.js');
   const chunkSize = opts.chunkSize ?? INGEST_CHUNK;
   const report: IngestReport = { lines: 0, ingested: 0, ids: [], duplicates: [], errors: [] };
   let pending: Offer[] = [];

@@ -7,12 +7,12 @@
  */
 import { articleRules, type ArticleSentiment, type TickerSentiment, type Urgency } from '../contract/index.js';
 import { learnedSentiment } from './learned.js';
-import { findMentions } from './tickers.js';
+import { articleMentions } from './tickers.js';
 import { urgencyFor, type UrgencySetting } from './urgency.js';
 
 export type { UrgencySetting } from './urgency.js';
 export { autoUrgency } from './urgency.js';
-export { explainMentions, findMentions, findTickers, type Candidate, type Mention } from './tickers.js';
+export { articleMentions, explainMentions, findMentions, findTickers, type Candidate, type Mention } from './tickers.js';
 
 export interface Enrichment {
   tickers: TickerSentiment[];
@@ -21,7 +21,7 @@ export interface Enrichment {
 }
 
 export function enrich(content: string, opts: { urgency?: UrgencySetting } = {}): Enrichment {
-  const mentions = findMentions(content).filter((m) => articleRules.tickerPattern.test(m.ticker));
+  const mentions = articleMentions(content);
   const { article, tickers: labels } = learnedSentiment(content, mentions);
   const tickers: TickerSentiment[] = [];
   for (const m of mentions) {

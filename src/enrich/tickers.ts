@@ -17,6 +17,7 @@
  * not follow a capitalised word inside the sentence (`Harrison Ford`). In an all-capitals headline the
  * short all-capitals aliases (`BP`, `GM`) need that context too.
  */
+import { articleRules } from '../contract/index.js';
 import { COMPANIES, NOT_FOLLOWED_BY, NOT_PRECEDED_BY } from './directory.js';
 import { GIVEN_NAMES, TITLES } from './resources/people.js';
 
@@ -68,29 +69,39 @@ const isUpper = (c: string) => c !== c.toLowerCase() && c === c.toUpperCase();
 const startsUpper = (s: string) => isUpper(s[0]!) || /\p{N}/u.test(s[0]!);
 const allCapitals = (s: string) => !/\p{Ll}/u.test(s);
 
-const byFirst = new Map<string, Alias[]>();
-for (const [ticker, names] of COMPANIES) {
-  for (const raw of names.split('|')) {
-    const common = raw.startsWith('?');
-    const name = common ? raw.slice(1) : raw;
-    const toks = tokenize(name);
-    if (toks.length === 0) continue;
-    const alias: Alias = {
-      ticker,
-      name,
-      tokens: toks.map((t) => t.norm),
-      capital: toks.map((t) => startsUpper(t.raw)),
-      allCaps: toks.map((t) => t.raw.length >= 2 && /\p{L}/u.test(t.raw) && allCapitals(t.raw)),
-      common,
-      short: toks.length === 1 && toks[0]!.raw.length <= 3,
-      key: toks.map((t) => t.norm).join(' '),
-    };
-    const list = byFirst.get(alias.tokens[0]!) ?? [];
-    list.push(alias);
-    byFirst.set(alias.tokens[0]!, list);
+/**
+ * The directory's names by their first word, longest name first. Built on the first match, not at load:
+ * a process that opens the store and never reads a headline (most fns commands) does not pay for it.
+ */
+let byFirstIndex: Map<string, Alias[]> | undefined;
+function byFirst(): Map<string, Alias[]> {
+  if (byFirstIndex) return byFirstIndex;
+  const index = new Map<string, Alias[]>();
+  for (const [ticker, names] of COMPANIES) {
+    for (const raw of names.split('|')) {
+      const common = raw.startsWith('?');
+      const name = common ? raw.slice(1) : raw;
+      const toks = tokenize(name);
+      if (toks.length === 0) continue;
+      const alias: Alias = {
+        ticker,
+        name,
+        tokens: toks.map((t) => t.norm),
+        capital: toks.map((t) => startsUpper(t.raw)),
+        allCaps: toks.map((t) => t.raw.length >= 2 && /\p{L}/u.test(t.raw) && allCapitals(t.raw)),
+        common,
+        short: toks.length === 1 && toks[0]!.raw.length <= 3,
+        key: toks.map((t) => t.norm).join(' '),
+      };
+      const list = index.get(alias.tokens[0]!) ?? [];
+      list.push(alias);
+      index.set(alias.tokens[0]!, list);
+    }
   }
+  for (const list of index.values()) list.sort((a, b) => b.tokens.length - a.tokens.length);
+  byFirstIndex = index;
+  return index;
 }
-for (const list of byFirst.values()) list.sort((a, b) => b.tokens.length - a.tokens.length);
 
 const notFollowedBy = new Map([...NOT_FOLLOWED_BY].map(([k, v]) => [k, new Set(v)]));
 const notPrecededBy = new Map([...NOT_PRECEDED_BY].map(([k, v]) => [k, new Set(v)]));
@@ -121,7 +132,6 @@ export const CURRENCIES = new Set(['US', 'USD', 'AUD', 'CAD', 'NZD', 'HKD', 'SGD
 const CASHTAG = /(?<![\p{L}\p{N}$])\$([A-Z]{1,6}(?:[.\-][A-Z]{1,3})?)(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
 const LOWER_CASHTAG = /(?<![\p{L}\p{N}$])\$([a-z]{2,6})(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
 const CRYPTO_CASHTAGS = new Map([['BTC', 'BTC-USD'], ['ETH', 'ETH-USD']]);
-const DICTIONARY_SYMBOLS = new Set(COMPANIES.keys());
 
 /** Exchange prefix -> suffix of the symbol ('' for US venues). Google Finance style prefixes. Looked up by the text's words: a Map. */
 const EXCHANGES = new Map(Object.entries({
@@ -184,6 +194,11 @@ export function findMentions(text: string): Mention[] {
   return scan(text);
 }
 
+/** The mentions an article may carry: those whose symbol the contract's ticker pattern allows. */
+export function articleMentions(text: string): Mention[] {
+  return scan(text).filter((m) => articleRules.tickerPattern.test(m.ticker));
+}
+
 /** Every candidate the matcher weighed, kept or refused, with its rule (`fns tickers lookup`). */
 export function explainMentions(text: string): Candidate[] {
   const out: Candidate[] = [];
@@ -210,7 +225,7 @@ function scan(text: string, weighed?: Candidate[]): Mention[] {
   }
   for (const m of text.matchAll(LOWER_CASHTAG)) {
     const sym = m[1]!.toUpperCase();
-    const ticker = CRYPTO_CASHTAGS.get(sym) ?? (DICTIONARY_SYMBOLS.has(sym) ? sym : undefined);
+    const ticker = CRYPTO_CASHTAGS.get(sym) ?? (COMPANIES.has(sym) ? sym : undefined);
     if (ticker === undefined) {
       weighed?.push({ ticker: sym, start: m.index, end: m.index + m[0].length, text: m[0], via: 'cashtag', kept: false, rule: 'a lower-case cashtag counts only for a symbol of the directory' });
       continue;
@@ -229,7 +244,7 @@ function scan(text: string, weighed?: Candidate[]): Mention[] {
   const titleCase = isTitleCase(tokens);
   const norm = text.replace(/[’‘`]/g, "'");
   for (let i = 0; i < tokens.length; i++) {
-    const candidates = byFirst.get(tokens[i]!.norm);
+    const candidates = byFirst().get(tokens[i]!.norm);
     if (!candidates) continue;
     for (const alias of candidates) {
       const n = alias.tokens.length;

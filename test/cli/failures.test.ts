@@ -53,43 +53,46 @@ describe('a DATA_DIR that cannot hold the database', () => {
   });
 });
 
-describe('a port in use (serve, demo): exit 1, "port N is in use; set PORT or --port"', () => {
+/** A loopback port another listener holds while the enclosing describe's tests run. */
+function takenPort(): { readonly port: number } {
   let blocker: Server;
-  let port: number;
+  let port = 0;
   beforeAll(async () => {
     blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     port = (blocker.address() as { port: number }).port;
   });
   afterAll(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+  return {
+    get port() {
+      return port;
+    },
+  };
+}
+
+describe('a port in use (serve, demo): exit 1, "port N is in use; set PORT or --port"', () => {
+  const taken = takenPort();
 
   it('fns serve --port', async () => {
-    expectCleanFailure(await fns('serve', '--port', String(port), '--host', '127.0.0.1'), 1, `port ${port} is in use; set PORT or --port`);
+    expectCleanFailure(await fns('serve', '--port', String(taken.port), '--host', '127.0.0.1'), 1, `port ${taken.port} is in use; set PORT or --port`);
   });
   it('fns serve with PORT', async () => {
-    const r = await fnsWith({ dataDir: data.dir, env: { PORT: String(port), HOST: '127.0.0.1' } }, 'serve');
-    expectCleanFailure(r, 1, `port ${port} is in use`);
+    const r = await fnsWith({ dataDir: data.dir, env: { PORT: String(taken.port), HOST: '127.0.0.1' } }, 'serve');
+    expectCleanFailure(r, 1, `port ${taken.port} is in use`);
   });
   it('fns demo --port', async () => {
-    const r = await fnsWith({ dataDir: data.dir, env: { HOST: '127.0.0.1' } }, 'demo', '--port', String(port));
-    expectCleanFailure(r, 1, `port ${port} is in use; set PORT or --port`);
+    const r = await fnsWith({ dataDir: data.dir, env: { HOST: '127.0.0.1' } }, 'demo', '--port', String(taken.port));
+    expectCleanFailure(r, 1, `port ${taken.port} is in use; set PORT or --port`);
   }, 60_000);
 });
 
 describe('a port in use by the admin listener: the message names ADMIN_PORT, not PORT', () => {
-  let blocker: Server;
-  let port: number;
-  beforeAll(async () => {
-    blocker = createServer();
-    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
-    port = (blocker.address() as { port: number }).port;
-  });
-  afterAll(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+  const taken = takenPort();
 
   it('fns serve with ADMIN_PORT taken: exit 1, "the admin listener: port N is in use; set ADMIN_PORT"', async () => {
-    const r = await fnsWith({ dataDir: data.dir, env: { PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: String(port) } }, 'serve');
+    const r = await fnsWith({ dataDir: data.dir, env: { PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: String(taken.port) } }, 'serve');
     expectCleanFailure(r, 1, /^fns: the admin listener: port \d+ is in use; set ADMIN_PORT$/m);
-    expect(r.stderr).toContain(`port ${port} is in use`);
+    expect(r.stderr).toContain(`port ${taken.port} is in use`);
     expect(r.stderr).not.toContain('set PORT');
   }, 60_000);
 

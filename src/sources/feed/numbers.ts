@@ -6,6 +6,7 @@
  * The feed parser hands numbers over already converted (JavaScript's `+text`, which reads hex and
  * exponents), so the few numbers the poller uses are read here from the document's own text.
  */
+import { tagEnd } from './text.js';
 
 /** `text` as a whole number in [min, max] (larger is max); null when absent, not decimal digits, or below min. */
 export function readDecimal(text: string | null | undefined, min: number, max: number): number | null {
@@ -16,19 +17,6 @@ export function readDecimal(text: string | null | undefined, min: number, max: n
   const n = digits.length > 15 ? Number.POSITIVE_INFINITY : Number(digits);
   if (n < min) return null;
   return Math.min(n, max);
-}
-
-/** End (exclusive) of the tag opening at `<` at i, honouring quoted attribute values; -1 when unterminated. */
-function tagEnd(s: string, i: number): number {
-  let quote = 0;
-  for (let j = i + 1; j < s.length; j++) {
-    const c = s.charCodeAt(j);
-    if (quote) {
-      if (c === quote) quote = 0;
-    } else if (c === 34 || c === 39) quote = c;
-    else if (c === 62) return j + 1;
-  }
-  return -1;
 }
 
 /** Lower-case local name (no prefix) of the tag whose name starts at i. */

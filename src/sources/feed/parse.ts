@@ -1,5 +1,6 @@
 import { detectJsonFeed, parseFeed as parseAnyFeed } from 'feedsmith';
 import type { AtomFeed, RdfFeed, RssFeed } from 'feedsmith';
+import { errorClass } from '../../store/ports/errors.js';
 import { decodeFeedBytes } from './charset.js';
 import { feedDate } from './dates.js';
 import { FeedError } from './errors.js';
@@ -35,8 +36,7 @@ export function mapItemSafely(map: () => FeedItem, guid: () => string | null): F
     } catch {
       // no guid either
     }
-    const errClass = e instanceof Error && /^[A-Za-z]\w{0,63}$/.test(e.name) ? e.name : 'Error';
-    return { guid: id, title: null, summary: null, url: null, publishedAt: null, failed: errClass };
+    return { guid: id, title: null, summary: null, url: null, publishedAt: null, failed: errorClass(e) };
   }
 }
 

@@ -28,7 +28,7 @@ function isAlpha(c: number): boolean {
 }
 
 /** End index (exclusive) of the tag starting at `<` at i, honouring quoted attribute values; -1 when unterminated. */
-function tagEnd(s: string, i: number): number {
+export function tagEnd(s: string, i: number): number {
   let quote = 0;
   for (let j = i + 1; j < s.length; j++) {
     const c = s.charCodeAt(j);
