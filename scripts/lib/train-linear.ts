@@ -102,3 +102,79 @@ export function quantise(w: Float64Array, k: number): { scale: number[]; weights
   }
   return { scale, weights: Buffer.from(bytes).toString('base64') };
 }
+
+/**
+ * NBSVM-style multinomial logistic regression (Wang & Manning 2012, one-vs-rest ratios): feature f's input
+ * for label c is r[f][c], the naive-Bayes log-count ratio of f in label c against the other labels (add-`alpha`
+ * smoothed), and a bias per label without L2. Returns the effective weights w × r with the bias folded into
+ * `biasBucket` (a feature every example and every scored text has exactly once), so the model reads as the
+ * plain linear model of `train`. Same AdaGrad, shuffle and class weights as `train`.
+ */
+export function trainNB(examples: readonly Example[], o: TrainOptions & { alpha: number; biasBucket: number }): Float64Array {
+  const k = o.classes;
+  const B = o.buckets;
+  const cnt = new Float64Array(B * k);
+  for (const ex of examples) for (const b of ex.x) cnt[b * k + ex.y]!++;
+  const tot = new Float64Array(k);
+  const all = new Float64Array(B);
+  for (let b = 0; b < B; b++) {
+    for (let c = 0; c < k; c++) {
+      tot[c]! += cnt[b * k + c]! + o.alpha;
+      all[b]! += cnt[b * k + c]!;
+    }
+  }
+  let totAll = 0;
+  for (let c = 0; c < k; c++) totAll += tot[c]!;
+  const r = new Float64Array(B * k);
+  for (let b = 0; b < B; b++) {
+    for (let c = 0; c < k; c++) {
+      const p = (cnt[b * k + c]! + o.alpha) / tot[c]!;
+      const q = (all[b]! - cnt[b * k + c]! + (k - 1) * o.alpha) / (totAll - tot[c]!);
+      r[b * k + c] = Math.log(p / q);
+    }
+  }
+  const w = new Float64Array(B * k);
+  const g2 = new Float64Array(B * k).fill(1e-8);
+  const bias = new Float64Array(k);
+  const gb = new Float64Array(k).fill(1e-8);
+  const order = examples.map((_, i) => i);
+  const rand = prng(o.seed);
+  const p = new Float64Array(k);
+  for (let epoch = 0; epoch < o.epochs; epoch++) {
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    for (const idx of order) {
+      const ex = examples[idx]!;
+      for (let c = 0; c < k; c++) p[c] = bias[c]!;
+      for (const b of ex.x) for (let c = 0; c < k; c++) p[c]! += w[b * k + c]! * r[b * k + c]!;
+      let max = -Infinity;
+      for (let c = 0; c < k; c++) max = Math.max(max, p[c]!);
+      let sum = 0;
+      for (let c = 0; c < k; c++) {
+        p[c] = Math.exp(p[c]! - max);
+        sum += p[c]!;
+      }
+      for (let c = 0; c < k; c++) p[c]! /= sum;
+      const cw = o.classWeight?.[ex.y] ?? 1;
+      for (let c = 0; c < k; c++) {
+        const g = cw * (p[c]! - (c === ex.y ? 1 : 0));
+        gb[c]! += g * g;
+        bias[c]! -= (o.rate * g) / Math.sqrt(gb[c]!);
+      }
+      for (const b of ex.x) {
+        for (let c = 0; c < k; c++) {
+          const i = b * k + c;
+          const g = cw * (p[c]! - (c === ex.y ? 1 : 0)) * r[i]! + o.l2 * w[i]!;
+          g2[i]! += g * g;
+          w[i]! -= (o.rate * g) / Math.sqrt(g2[i]!);
+        }
+      }
+    }
+  }
+  const out = new Float64Array(B * k);
+  for (let i = 0; i < out.length; i++) out[i] = w[i]! * r[i]!;
+  for (let c = 0; c < k; c++) out[o.biasBucket * k + c]! += bias[c]!;
+  return out;
+}

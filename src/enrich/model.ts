@@ -276,6 +276,17 @@ export function tickerFeatures(t: TickerText, target: readonly Span[], others: r
   if (at >= 0 && j < m.length) out.push(`RV:${m[j]}`);
   ngrams(clause, 'c', out);
   directionQuantity(clause, out);
+  if (at >= 0) {
+    // Every word of the line with its side of the company (`Thales beats __tgt__`: `SL:beat`), and where the
+    // company stands among the line's companies, alone and with the verbs next to it: in a line naming two
+    // companies, the first is usually the subject, the last the object.
+    for (let i = 0; i < m.length; i++) if (i !== at && !company(m[i])) out.push(`${i < at ? 'SL' : 'SR'}:${m[i]}`);
+    const comps = m.flatMap((x, i) => (company(x) ? [i] : []));
+    const ord = comps.length === 1 ? 'only' : comps[0] === at ? 'first' : comps.at(-1) === at ? 'last' : 'mid';
+    out.push(`ord:${ord}`);
+    if (j < m.length) out.push(`ordRV:${ord}:${m[j]}`);
+    if (at >= 1) out.push(`ordL1:${ord}:${m[at - 1]}`);
+  }
   return out;
 }
 
@@ -333,9 +344,13 @@ export class LinearModel<L extends string> {
   scores(features: readonly string[], base?: Float64Array): Float64Array {
     const k = this.labels.length;
     const out = base ? Float64Array.from(base) : new Float64Array(k);
+    // Each bucket once, as training reads an example (a set of buckets): a repeated word is no stronger.
+    const seen = new Set<number>();
     for (const f of features) {
-      const base = bucketOf(f, this.buckets) * k;
-      for (let c = 0; c < k; c++) out[c]! += this.w[base + c]!;
+      const b = bucketOf(f, this.buckets);
+      if (seen.has(b)) continue;
+      seen.add(b);
+      for (let c = 0; c < k; c++) out[c]! += this.w[b * k + c]!;
     }
     return out;
   }
