@@ -26,9 +26,11 @@ export interface paths {
          *       moved), also sent as `Link: <…>; rel="next"`. With `after` it is always present: it is the page
          *       to poll for what arrives next. Otherwise it is present when this page is full (`count` equals
          *       `limit`) and `null` at the end of the window.
-         *     - `tickers` (the filter) keeps the articles about at least one of the listed instruments. It is
-         *       available to `max` keys only, the plan that has ticker data: other keys get `403` with
-         *       `Ticker filtering is available on the Max plan only.` (not counted).
+         *     - `tickers` (the filter) keeps the articles about at least one of the listed instruments: where
+         *       one of them has a `relevance` of at least `min_relevance` (default 0.5). It is available to
+         *       `max` keys only, the plan that has ticker data: other keys get `403` with
+         *       `Ticker filtering is available on the Max plan only.` (not counted), with or without
+         *       `min_relevance`.
          *     - `tickers` (the field) is present on every article for `max` keys and absent for `starter` and
          *       `pro` keys.
          *
@@ -71,7 +73,8 @@ export interface paths {
          *       next page (the same query with `offset` moved on, and `limit` cut where the next page would
          *       pass 100), also sent as `Link: <…>; rel="next"`, or `null` when this page is not full or it
          *       ends at the 100th result.
-         *     - `tickers` keeps the results about at least one of the listed instruments. The filter applies
+         *     - `tickers` keeps the results about at least one of the listed instruments (a `relevance` of at
+         *       least `min_relevance`, default 0.5). The filter applies
          *       to the 100 most relevant results of the whole archive, and `offset` and `limit` page through
          *       what it keeps: a filtered search may return fewer than `limit` articles, even none, when few
          *       of those 100 are about the instruments (a narrower `q` then finds more).
@@ -126,8 +129,8 @@ export interface webhooks {
          *     `POST` with a JSON body (`type` `article.created`, `timestamp`, `data`: the Article exactly as the
          *     stream presents it for the account's tier: `tickers` only for `max`). Endpoints are added by our
          *     operators (account management is outside this API) and get a signing secret `whsec_…`, shown
-         *     once. A `max` endpoint may be limited to a list of tickers (as on the stream, the ticker filter is
-         *     max-only). An account that leaves `pro`/`max` stops receiving at the next subscription re-check
+         *     once. A `max` endpoint may be limited to a list of tickers, with a minimum relevance (default 0.5,
+         *     as on the stream; the ticker filter is max-only). An account that leaves `pro`/`max` stops receiving at the next subscription re-check
          *     (every 5 minutes, as on the stream).
          *
          *     **Signature (Standard Webhooks).** Every request carries `webhook-id`, `webhook-timestamp` and
@@ -207,10 +210,18 @@ export interface components {
         Ticker: string;
         /** @description An article `id`, a ULID; ids sort by the time the service received the article. */
         ArticleId: string;
-        /** @description Sentiment of the article towards one instrument. */
+        /** @description Sentiment of the article towards one instrument, and how much the article is about it. */
         TickerSentiment: {
             ticker: components["schemas"]["Ticker"];
             sentiment: components["schemas"]["TickerSentimentLabel"];
+            /** @description How much the article is about this instrument, from 0 to 1 (two decimals): `1` the story's
+             *     subject (the company a broker rates, not the broker); about `0.8` another company the headline
+             *     is about; `0.6` or `0.4` a company named only in the body (more than once, once); about `0.3`
+             *     a company named in passing (`Walmart rival Target`); about `0.2` the broker giving a rating or
+             *     the source of a quote or forecast. A `tickers` filter keeps, by default, the articles where a
+             *     listed instrument has a relevance of at least 0.5 (see `min_relevance`).
+             *      */
+            relevance: number;
         };
         /** @description One news article. The same object is returned by the list and search endpoints and pushed over
          *     the stream.
@@ -244,6 +255,7 @@ export interface components {
             url: string | null;
             /** @description Per-ticker sentiment, `max` keys only: present on every article for `max` keys (an empty
              *     array when no tickers were detected) and absent (key omitted) for `starter` and `pro` keys.
+             *     Ordered by `relevance`, most relevant first (equal relevance: in order of first mention).
              *      */
             tickers?: components["schemas"]["TickerSentiment"][];
         };
@@ -322,8 +334,8 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A query parameter is malformed, out of range, missing or not part of this operation, or both
-         *     cursors (`after` and `before`) were given. The `detail` names the parameter and the rule. Counts
+        /** @description A query parameter is malformed, out of range, missing or not part of this operation, both
+         *     cursors (`after` and `before`) were given, or `min_relevance` without `tickers`. The `detail` names the parameter and the rule. Counts
          *     against the rate limit.
          *      */
         ListBadRequest: {
@@ -484,6 +496,16 @@ export interface components {
          *     ]
          */
         Tickers: components["schemas"]["Ticker"][];
+        /**
+         * @description With `tickers`: keep only the articles where one of the listed instruments has at least this
+         *     `relevance`. Default 0.5: the articles about the instrument (its subject, another company the
+         *     headline is about, a company the body returns to), not those that name it in passing or quote it
+         *     as a broker or source. `0` keeps every article that names it. Without `tickers` it is a `400`
+         *     (`min_relevance applies to the tickers filter: give tickers too`); like `tickers`, `max` keys only.
+         *
+         * @example 0.8
+         */
+        MinRelevance: number;
         /** @description Ranked results to skip, 0 to 99, in plain decimal digits; `offset + limit` may be at most 100. */
         SearchOffset: number;
         /** @description Only articles of this urgency. No filter when absent. */
@@ -558,6 +580,16 @@ export interface operations {
                  *     ]
                  */
                 tickers?: components["parameters"]["Tickers"];
+                /**
+                 * @description With `tickers`: keep only the articles where one of the listed instruments has at least this
+                 *     `relevance`. Default 0.5: the articles about the instrument (its subject, another company the
+                 *     headline is about, a company the body returns to), not those that name it in passing or quote it
+                 *     as a broker or source. `0` keeps every article that names it. Without `tickers` it is a `400`
+                 *     (`min_relevance applies to the tickers filter: give tickers too`); like `tickers`, `max` keys only.
+                 *
+                 * @example 0.8
+                 */
+                min_relevance?: components["parameters"]["MinRelevance"];
             };
             header?: never;
             path?: never;
@@ -611,6 +643,16 @@ export interface operations {
                  *     ]
                  */
                 tickers?: components["parameters"]["Tickers"];
+                /**
+                 * @description With `tickers`: keep only the articles where one of the listed instruments has at least this
+                 *     `relevance`. Default 0.5: the articles about the instrument (its subject, another company the
+                 *     headline is about, a company the body returns to), not those that name it in passing or quote it
+                 *     as a broker or source. `0` keeps every article that names it. Without `tickers` it is a `400`
+                 *     (`min_relevance applies to the tickers filter: give tickers too`); like `tickers`, `max` keys only.
+                 *
+                 * @example 0.8
+                 */
+                min_relevance?: components["parameters"]["MinRelevance"];
             };
             header?: never;
             path?: never;

@@ -29,6 +29,13 @@ export const streamQuery = {
     "maxLength": 170,
     "pattern": "^[A-Z0-9][A-Z0-9.\\-/:]{0,15}(,[A-Z0-9][A-Z0-9.\\-/:]{0,15}){0,9}$",
     "description": "Only articles about at least one of these 1 to 10 comma-separated symbols. Max keys only."
+  },
+  "min_relevance": {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 8,
+    "pattern": "^(?:0(?:\\.[0-9]{1,6})?|1(?:\\.0{1,6})?|\\.[0-9]{1,6})$",
+    "description": "With `tickers` only: the least `relevance` (0 to 1, decimal) one of the symbols must have in\nan article for it to pass the filter. Default 0.5.\n"
   }
 } as const;
 
@@ -100,11 +107,13 @@ export const streamExamples: Record<string, StreamMessage> = {
     "tickers": [
       {
         "ticker": "NVDA",
-        "sentiment": "positive"
+        "sentiment": "positive",
+        "relevance": 1
       },
       {
         "ticker": "AMD",
-        "sentiment": "neutral"
+        "sentiment": "neutral",
+        "relevance": 0.3
       }
     ]
   },

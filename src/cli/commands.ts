@@ -18,6 +18,7 @@ const OPTIONS = {
   every: { type: 'string' },
   urgency: { type: 'string' },
   tickers: { type: 'string' },
+  'min-relevance': { type: 'string' },
 } as const;
 export type OptionName = keyof typeof OPTIONS;
 
@@ -206,12 +207,12 @@ export const commands: CommandSpec[] = [
   // fns webhooks …: src/cli/webhooks.ts (validation, output, send-test).
   {
     name: 'webhooks add',
-    synopsis: ['<account_id> <url> [--tickers A,B] [--json]'],
+    synopsis: ['<account_id> <url> [--tickers A,B [--min-relevance R]] [--json]'],
     summary: 'register a webhook endpoint of a pro or max account; prints its id and secret (once)',
     details:
-      '<url> must be https on a public address (checked after DNS resolution; WEBHOOK_ALLOW_PRIVATE=true also allows\nprivate addresses and http). --tickers (max accounts only): only articles about one of these symbols.\nEvery article stored from now on is POSTed to it, signed (Standard Webhooks) with the secret printed here, once.\nA starter, expired or free account is refused (exit 1).',
+      '<url> must be https on a public address (checked after DNS resolution; WEBHOOK_ALLOW_PRIVATE=true also allows\nprivate addresses and http). --tickers (max accounts only): only articles about one of these symbols: one of them with a relevance of at least\n--min-relevance (0 to 1, default 0.5, as min_relevance on the stream; 0: every article naming one).\nEvery article stored from now on is POSTed to it, signed (Standard Webhooks) with the secret printed here, once.\nA starter, expired or free account is refused (exit 1).',
     args: [{ name: 'account_id' }, { name: 'url' }],
-    options: ['tickers', 'json'],
+    options: ['tickers', 'min-relevance', 'json'],
   },
   {
     name: 'webhooks list',

@@ -284,18 +284,19 @@ async function main(argv: string[]): Promise<number | 'running'> {
     }
     case 'tickers lookup': {
       // Loaded by this command only: the directory and the sentiment model are not needed to start the others.
-      const { enrich, explainMentions } = await import('../enrich/index.js');
+      const { articleMentions, enrich, explainMentions, tickerRelevance } = await import('../enrich/index.js');
       const text = args[0]!;
       const e = enrich(text);
       const candidates = explainMentions(text);
+      const roles = tickerRelevance(text, articleMentions(text));
       const p = (v: string) => printable(v);
       print(
         json,
-        { text, sentiment: e.sentiment, tickers: e.tickers, candidates },
+        { text, sentiment: e.sentiment, tickers: e.tickers.map((t) => ({ ...t, role: roles.get(t.ticker)?.role ?? null })), candidates },
         [
           `text:       ${p(text)}`,
           `sentiment:  ${e.sentiment}`,
-          `tickers:    ${e.tickers.length ? e.tickers.map((t) => `${t.ticker} ${t.sentiment}`).join(', ') : '-'}`,
+          `tickers:    ${e.tickers.length ? e.tickers.map((t) => `${t.ticker} ${t.sentiment} ${t.relevance} (${roles.get(t.ticker)?.role ?? 'given'})`).join(', ') : '-'}`,
           `candidates: ${candidates.length}${candidates.length ? ' (as written, symbol, by, kept or refused: rule)' : ''}`,
           ...candidates.map((c) => `  ${p(c.text)}  ${c.ticker}  ${c.via}${c.alias ? ` "${p(c.alias)}"` : ''}  ${c.kept ? 'kept' : 'refused'}: ${p(c.rule)}`),
         ].join('\n'),
@@ -342,7 +343,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
       const { runWebhooksCommand } = await import('./webhooks.js');
       const { openStore } = await import('../store/index.js');
       await noteDemo(config, command.name);
-      return runWebhooksCommand(command.name.slice('webhooks '.length) as 'add', args, { json, tickers: str('tickers'), account: str('account') }, config, {
+      return runWebhooksCommand(command.name.slice('webhooks '.length) as 'add', args, { json, tickers: str('tickers'), minRelevance: str('min-relevance'), account: str('account') }, config, {
         out,
         err,
         now: Date.now,

@@ -7,7 +7,7 @@
  * list is a usage error (exit 2).
  */
 import type { Config } from '../config/index.js';
-import { articleRules, webhookRules, type Tier } from '../contract/index.js';
+import { articleRules, minRelevanceDefault, webhookRules, type Tier } from '../contract/index.js';
 import { effectiveTier, planOf } from '../domain/tiers.js';
 import { PREVIOUS_SECRETS_MAX, signingSecrets } from '../domain/webhook-secrets.js';
 import type { StoredArticle } from '../domain/articles.js';
@@ -40,6 +40,18 @@ function checkTickers(raw: string | undefined): string[] | null {
   return list;
 }
 
+function checkRelevance(raw: string | undefined, tickers: string[] | null): number | null {
+  if (raw === undefined) return null;
+  if (tickers === null) throw new UsageError('--min-relevance applies to the --tickers filter: give --tickers too');
+  if (!/^(?:\d+(?:\.\d+)?|\.\d+)$/.test(raw) || Number(raw) > 1) throw new UsageError(`--min-relevance must be a decimal number from 0 to 1 (e.g. 0.8), got "${raw}"`);
+  return Number(raw);
+}
+
+/** The least relevance an endpoint's ticker filter applies (null without a filter). */
+function relevanceShown(e: WebhookEndpoint): number | null {
+  return e.tickers === null ? null : (e.minRelevance ?? minRelevanceDefault);
+}
+
 /** The JSON form of an endpoint (never a secret). */
 export function webhookJson(e: WebhookEndpoint, latestSeq: number, now: number) {
   return {
@@ -47,6 +59,7 @@ export function webhookJson(e: WebhookEndpoint, latestSeq: number, now: number) 
     account_id: e.accountId,
     url: e.url,
     tickers: e.tickers,
+    min_relevance: relevanceShown(e),
     state: e.state,
     paused_reason: e.pausedReason,
     created_at: e.createdAt,
@@ -79,7 +92,7 @@ export function webhooksTable(list: WebhookEndpoint[], latestSeq: number, now: n
   list.forEach((e, i) => {
     out.push(line(rows[i]!));
     // The URL and the last error (a receiver's status text and answer) escaped: one line each.
-    out.push(`  ${printable(e.url)}${e.tickers ? `  (tickers ${e.tickers.join(',')})` : ''}`);
+    out.push(`  ${printable(e.url)}${e.tickers ? `  (tickers ${e.tickers.join(',')}, min relevance ${relevanceShown(e)})` : ''}`);
     if (e.pausedReason) out.push(`  ${e.state}: ${printable(e.pausedReason)}`);
     if (e.lastError) out.push(`  last error: ${printable(e.lastError)}${e.lastAttemptAt ? ` (${relative(e.lastAttemptAt, now)})` : ''}`);
   });
@@ -95,12 +108,13 @@ function requireWebhookTier(accountId: string, tier: Tier): void {
   }
 }
 
-export async function runWebhooksCommand(sub: WebhooksSub, args: string[], options: { json: boolean; tickers?: string; account?: string }, config: Config, io: WebhooksIo): Promise<number> {
+export async function runWebhooksCommand(sub: WebhooksSub, args: string[], options: { json: boolean; tickers?: string; minRelevance?: string; account?: string }, config: Config, io: WebhooksIo): Promise<number> {
   const print = (data: unknown, human: string) => io.out(options.json ? printableJson(data) : human);
   const box = new SecretBox(config.webhookSecretsKey);
   // Validate the command line before touching the store.
   let url: URL | undefined;
   let tickers: string[] | null = null;
+  let minRelevance: number | null = null;
   if (sub === 'add') {
     if (args[1]!.length > URL_MAX) throw new UsageError(`<url> is longer than ${URL_MAX} characters`);
     try {
@@ -110,6 +124,7 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
       throw e;
     }
     tickers = checkTickers(options.tickers);
+    minRelevance = checkRelevance(options.minRelevance, tickers);
   }
   const store = await io.openStore();
   try {
@@ -129,10 +144,10 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
           throw e;
         }
         const secret = newSecret();
-        const e = await store.webhooks.addWebhook({ id: newEndpointId(), accountId, url: url!.href, tickers, secret: box.seal(secret) }, now);
+        const e = await store.webhooks.addWebhook({ id: newEndpointId(), accountId, url: url!.href, tickers, minRelevance, secret: box.seal(secret) }, now);
         print(
-          { id: e.id, secret, account_id: e.accountId, url: e.url, tickers: e.tickers, state: e.state },
-          `id:     ${e.id}\nsecret: ${secret}\nurl:    ${printable(e.url)}${e.tickers ? `\ntickers: ${e.tickers.join(',')}` : ''}\n(the secret is shown only this once; every article stored from now on is delivered, signed with it)`,
+          { id: e.id, secret, account_id: e.accountId, url: e.url, tickers: e.tickers, min_relevance: relevanceShown(e), state: e.state },
+          `id:     ${e.id}\nsecret: ${secret}\nurl:    ${printable(e.url)}${e.tickers ? `\ntickers: ${e.tickers.join(',')} (min relevance ${relevanceShown(e)})` : ''}\n(the secret is shown only this once; every article stored from now on is delivered, signed with it)`,
         );
         return EXIT.ok;
       }

@@ -76,6 +76,9 @@ export const articleRules = {
   tickerPattern: new RegExp(rule<string>(openapi.components.schemas.Ticker?.pattern, 'components.schemas.Ticker.pattern')),
 };
 
+/** The `min_relevance` a `tickers` filter applies when the request gives none (MinRelevance's default). */
+export const minRelevanceDefault = rule<number>(operationParameters('listNews').find((p) => p.name === 'min_relevance')?.schema.default, 'MinRelevance.default');
+
 /** The bounds of the `limit` parameter (the same on list and search): the store clamps to them too. */
 const listLimitSchema = operationParameters('listNews').find((p) => p.name === 'limit')!.schema;
 export const limitBounds = { min: listLimitSchema.minimum as number, max: listLimitSchema.maximum as number };
@@ -102,6 +105,7 @@ export const problems = {
   tickerFilterMaxPlanOnly: ex.TickerFilterMaxPlanOnly.value as Problem,
   cursorConflict: ex.CursorConflict.value as Problem,
   offsetPastRanking: ex.OffsetPastRanking.value as Problem,
+  relevanceWithoutTickers: ex.RelevanceWithoutTickers.value as Problem,
 } as const;
 export type ProblemKind = keyof typeof problems;
 

@@ -1,17 +1,21 @@
 /**
  * Enrichment of one item, pure, synchronous and deterministic (used by `fns articles ingest`, the poller
  * and push): tickers (tickers.ts: cashtags, exchange-prefixed symbols, dictionary company names, precision
- * first, at most the contract's maxItems, in order of first mention), per-ticker sentiment and the article
+ * first, at most the contract's maxItems), their relevance (relevance.ts: most relevant first), per-ticker
+ * sentiment and the article
  * label (learned.ts: linear models over text features and the finance lexicon's scores), urgency
  * (urgency.ts: the source's setting, or the `auto` rules documented there).
  */
 import { articleRules, type ArticleSentiment, type TickerSentiment, type Urgency } from '../contract/index.js';
+import { byRelevance } from '../domain/articles.js';
 import { learnedSentiment } from './learned.js';
+import { tickerRelevance } from './relevance.js';
 import { articleMentions } from './tickers.js';
 import { urgencyFor, type UrgencySetting } from './urgency.js';
 
 export type { UrgencySetting } from './urgency.js';
 export { autoUrgency } from './urgency.js';
+export { ROLE_RELEVANCE, tickerRelevance, type Relevance, type Role } from './relevance.js';
 export { articleMentions, explainMentions, findMentions, findTickers, type Candidate, type Mention } from './tickers.js';
 
 export interface Enrichment {
@@ -23,11 +27,13 @@ export interface Enrichment {
 export function enrich(content: string, opts: { urgency?: UrgencySetting } = {}): Enrichment {
   const mentions = articleMentions(content);
   const { article, tickers: labels } = learnedSentiment(content, mentions);
+  const relevance = tickerRelevance(content, mentions);
   const tickers: TickerSentiment[] = [];
+  const seen = new Set<string>();
   for (const m of mentions) {
-    if (tickers.length === articleRules.tickersMaxItems) break;
-    if (tickers.some((t) => t.ticker === m.ticker)) continue;
-    tickers.push({ ticker: m.ticker, sentiment: labels.get(m.ticker) ?? 'neutral' });
+    if (seen.has(m.ticker)) continue;
+    seen.add(m.ticker);
+    tickers.push({ ticker: m.ticker, sentiment: labels.get(m.ticker) ?? 'neutral', relevance: relevance.get(m.ticker)?.relevance ?? 1 });
   }
-  return { tickers, sentiment: article, urgency: urgencyFor(content, opts.urgency) };
+  return { tickers: byRelevance(tickers).slice(0, articleRules.tickersMaxItems), sentiment: article, urgency: urgencyFor(content, opts.urgency) };
 }

@@ -11,7 +11,7 @@ import { limits, operationParameters, plans, searchRankingMax } from '../contrac
 import type { RateLimiter } from '../state/ports.js';
 import { sendProblem } from './problem.js';
 import { createResponseCheck } from './response-check.js';
-import { parameterReader, queryOf, readQuery } from './parameters.js';
+import { parameterReader, queryOf, readQuery, type QueryValues } from './parameters.js';
 
 export type OperationId = 'listNews' | 'searchNews' | 'getAccountUsage';
 
@@ -62,10 +62,13 @@ const takesTickers = new Set((Object.keys(OPERATION_PATHS) as OperationId[]).fil
 
 /**
  * The rules between parameters, after each one was checked alone (a `400`, counted): `after` and
- * `before` cannot be combined (listNews); a search page may not pass the ranking (`offset + limit`).
+ * `before` cannot be combined (listNews); a search page may not pass the ranking (`offset + limit`);
+ * `min_relevance` needs `tickers`.
  */
-function crossParameterProblem(operationId: OperationId, params: Record<string, unknown>): 'cursorConflict' | 'offsetPastRanking' | undefined {
+function crossParameterProblem(operationId: OperationId, params: Record<string, unknown>, query: QueryValues): 'cursorConflict' | 'offsetPastRanking' | 'relevanceWithoutTickers' | undefined {
   if (operationId === 'listNews' && params.after !== undefined && params.before !== undefined) return 'cursorConflict';
+  // `min_relevance` always has a value (its default); given without `tickers` it would filter nothing.
+  if (Object.hasOwn(query, 'min_relevance') && params.tickers === undefined) return 'relevanceWithoutTickers';
   if (operationId === 'searchNews') {
     if ((params.offset as number) + (params.limit as number) > searchRankingMax) return 'offsetPastRanking';
   }
@@ -94,7 +97,7 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
       const plan = plans[result.caller.tier];
       if (access.requires === 'search' && !plan.search) return sendProblem(res, 'maxPlanOnly');
       // Tier access to a filter (checked before the rate limit, so not counted): `tickers` needs ticker data.
-      if (takesTickers.has(operationId) && !plan.tickers && Object.prototype.hasOwnProperty.call(query, 'tickers')) {
+      if (takesTickers.has(operationId) && !plan.tickers && Object.hasOwn(query, 'tickers')) {
         return sendProblem(res, 'tickerFilterMaxPlanOnly');
       }
       res.locals.caller = result.caller;
@@ -114,7 +117,7 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
       // 3. Each parameter against the contract, then 4. the rules between them.
       const reading = readParameters(query);
       if (!reading.ok) return sendProblem(res, 'invalidParameter', reading.detail);
-      const conflict = crossParameterProblem(operationId, reading.params);
+      const conflict = crossParameterProblem(operationId, reading.params, query);
       if (conflict) return sendProblem(res, conflict);
       res.locals.params = reading.params;
       next();

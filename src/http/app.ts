@@ -16,7 +16,7 @@ import { EmbeddingUnavailableError } from '../search/index.js';
 import { createOperationChain, OPERATION_PATHS, type Locals, type OperationId } from './admission.js';
 import { contractApp, contractFallbacks, JSON_TYPE, sendJson, sendProblem } from './problem.js';
 import { FirstPageCache, pageOf, type Page } from './list-cache.js';
-import { linkHeader, listNext, listParams, searchNext, tickerList } from './paging.js';
+import { linkHeader, listNext, listParams, relevanceOf, searchNext, tickerList } from './paging.js';
 
 export interface ArchiveSearch {
   /**
@@ -90,7 +90,7 @@ export function createApp(deps: AppDeps): express.Express {
       afterMs: effectiveSince(caller.tier, now, since),
       limit,
       ...(urgency ? { urgency } : {}),
-      ...(params.tickers ? { tickers: params.tickers } : {}),
+      ...(params.tickers ? { tickers: params.tickers, minRelevance: relevanceOf(checked) } : {}),
       ...(params.after !== undefined ? { afterId: params.after, ascending: true } : {}),
       ...(params.before !== undefined ? { beforeId: params.before } : {}),
     };
@@ -115,9 +115,10 @@ export function createApp(deps: AppDeps): express.Express {
     const limit = params.limit as number;
     const offset = params.offset as number;
     const tickers = tickerList(params.tickers);
+    const minRelevance = tickers ? relevanceOf(params) : undefined;
     let rows: StoredArticle[];
     try {
-      rows = await deps.search.search(q, limit, { offset, ...(tickers ? { tickers } : {}) });
+      rows = await deps.search.search(q, limit, { offset, ...(tickers ? { tickers, minRelevance } : {}) });
     } catch (err) {
       if (err instanceof EmbeddingUnavailableError) {
         res.set('Retry-After', String(limits.unavailableRetryAfterSeconds));
@@ -125,7 +126,7 @@ export function createApp(deps: AppDeps): express.Express {
       }
       throw err;
     }
-    const next = searchNext({ q, offset, ...(tickers ? { tickers } : {}) }, limit, rows.length);
+    const next = searchNext({ q, offset, ...(tickers ? { tickers, min_relevance: String(minRelevance) } : {}) }, limit, rows.length);
     const body: SearchResults = { count: rows.length, query: q, articles: rows.map((a) => presentArticle(a, true) as SearchResults['articles'][number]), next };
     if (next !== null) res.setHeader('Link', linkHeader(next));
     sendJson(res, 200, body);

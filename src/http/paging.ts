@@ -14,6 +14,8 @@ export interface ListParams {
   since?: string;
   urgency?: string;
   tickers?: string[];
+  /** With `tickers` only (its default filled in when the request gave none). */
+  min_relevance?: string;
   after?: string;
   before?: string;
 }
@@ -22,6 +24,7 @@ export interface SearchParams {
   q: string;
   offset: number;
   tickers?: string[];
+  min_relevance?: string;
 }
 
 /** A query value as written in `next`: reserved characters escaped except those a symbol or a time uses. */
@@ -63,8 +66,18 @@ export function listParams(query: Record<string, unknown>): ListParams {
   set('after');
   set('before');
   const tickers = tickerList(query.tickers);
-  if (tickers) out.tickers = tickers;
+  if (tickers) {
+    out.tickers = tickers;
+    const min = relevanceOf(query);
+    if (min !== undefined) out.min_relevance = String(min);
+  }
   return out;
+}
+
+/** The `min_relevance` of a request's parameters as a number (validated already; undefined when absent). */
+export function relevanceOf(query: Record<string, unknown>): number | undefined {
+  const v = query.min_relevance;
+  return typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : undefined;
 }
 
 /**
@@ -81,6 +94,7 @@ export function listNext(params: ListParams, limit: number, page: { count: numbe
     ['since', params.since],
     ['urgency', params.urgency],
     ['tickers', params.tickers?.join(',')],
+    ['min_relevance', params.min_relevance],
   ];
   if (params.after !== undefined) return `/v1/news?${queryString([...base, ['after', last ?? params.after]])}`;
   if (last === undefined || page.count < limit) return null;
@@ -100,6 +114,7 @@ export function searchNext(params: SearchParams, limit: number, count: number): 
     ['limit', String(Math.min(limit, searchRankingMax - offset))],
     ['offset', String(offset)],
     ['tickers', params.tickers?.join(',')],
+    ['min_relevance', params.tickers ? params.min_relevance : undefined],
   ])}`;
 }
 

@@ -12,7 +12,7 @@
  *   schema says.
  *
  * Values are read as the contract's styles say: an integer in plain decimal digits (`0x10`, `1e1`, `+5`
- * are not integers), an array (`style: form`, `explode: false`) as comma-separated items, a date-time
+ * are not integers), a number as a plain decimal (`0.8`, `.5`, `1`), an array (`style: form`, `explode: false`) as comma-separated items, a date-time
  * with an explicit offset that names a real instant (`2026-02-30T10:00:00Z` is not one).
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -26,6 +26,7 @@ export type QueryValues = Record<string, string | string[]>;
 /** The rule of a parameter in words, e.g. `an integer between 1 and 100`. */
 export function ruleText(schema: any): string {
   if (schema.type === 'integer') return `an integer between ${schema.minimum} and ${schema.maximum}`;
+  if (schema.type === 'number') return `a decimal number from ${schema.minimum} to ${schema.maximum}, e.g. 0.8`;
   if (Array.isArray(schema.enum)) return `one of ${schema.enum.join(', ')}`;
   if (schema.format === 'date-time') return 'an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z';
   if (schema.type === 'array') return `${schema.minItems} to ${schema.maxItems} upper-case ticker symbols separated by commas, e.g. AAPL,MSFT`;
@@ -97,13 +98,21 @@ interface CompiledParameter {
 }
 
 const INTEGER = /^\d{1,9}$/;
+/** A plain decimal (`0.8`, `1`, `.5`): no sign, exponent or hexadecimal. */
+const DECIMAL = /^(?:\d{1,9}(?:\.\d{1,9})?|\.\d{1,9})$/;
 
 function compileParameter(spec: ParameterSpec, operationId: string, index: number): CompiledParameter {
   // The parameter's schema as the contract writes it ($refs included), by its place in the document.
   const validate = ajv.compile({ $ref: `${CONTRACT_ID}#${pointerOf(operationId, index)}` });
   const type = spec.schema.type;
   const read =
-    type === 'integer' ? (raw: string) => (INTEGER.test(raw) ? Number(raw) : undefined) : type === 'array' ? (raw: string) => (raw === '' ? undefined : raw.split(',')) : (raw: string) => raw;
+    type === 'integer'
+      ? (raw: string) => (INTEGER.test(raw) ? Number(raw) : undefined)
+      : type === 'number'
+        ? (raw: string) => (DECIMAL.test(raw) ? Number(raw) : undefined)
+        : type === 'array'
+          ? (raw: string) => (raw === '' ? undefined : raw.split(','))
+          : (raw: string) => raw;
   const isInstant = spec.schema.format === 'date-time' ? (v: unknown) => typeof v === 'string' && parseRfc3339(v) !== undefined : () => true;
   return { spec, read, valid: (value) => value !== undefined && validate(value) && isInstant(value) };
 }

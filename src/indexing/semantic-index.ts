@@ -15,8 +15,8 @@ import type { Embedder } from '../search/index.js';
 import { DEFAULT_FUSION, fuseRankings, type Fusion } from '../search/lexical.js';
 import { VectorMatrix } from '../search/matrix.js';
 import { rankMatrix, yieldToEventLoop, type SliceOptions } from '../search/rank.js';
-import { limitBounds, searchRankingMax } from '../contract/index.js';
-import { clampLimit, type StoredArticle } from '../domain/articles.js';
+import { limitBounds, minRelevanceDefault, searchRankingMax } from '../contract/index.js';
+import { clampLimit, isAbout, type StoredArticle } from '../domain/articles.js';
 import { isStoreBusy } from '../store/ports/errors.js';
 import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './persist.js';
 import type { StorePorts } from '../store/ports/index.js';
@@ -72,10 +72,12 @@ export const SAVE_MIN_NEW_VECTORS = 10_000;
 /** Recent query vectors kept (384 floats each: 1.5 KB; 512 of them under 1 MB). */
 export const DEFAULT_QUERY_CACHE = 512;
 
-/** Paging and filter of one search (GET /v1/news/search `offset`, `tickers`). */
+/** Paging and filter of one search (GET /v1/news/search `offset`, `tickers`, `min_relevance`). */
 export interface SearchOptions {
   offset?: number;
   tickers?: string[];
+  /** With `tickers`; the contract's default when absent. */
+  minRelevance?: number;
 }
 
 /** Search asked before the index has loaded the archive: the contract's 503 with Retry-After. */
@@ -432,7 +434,8 @@ export class SemanticIndex {
     const fused = fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
     const ranked = fused.slice(0, depth).map((x) => x.id);
     if (!tickers) return this.store.articles.getMany(ranked.slice(offset, offset + size));
-    const about = (await this.store.articles.getMany(ranked)).filter((a) => a.tickers.some((t) => tickers.has(t.ticker)));
+    const min = options.minRelevance ?? minRelevanceDefault;
+    const about = (await this.store.articles.getMany(ranked)).filter((a) => isAbout(a, tickers, min));
     return about.slice(offset, offset + size);
   }
 

@@ -9,9 +9,9 @@
  * or spelling the line used. Only a line's own fields are read; any other name, `__proto__` included,
  * is refused by name.
  */
-import { articleRules, articleSentiments, tickerSentiments, urgencies, type TickerSentiment } from '../contract/index.js';
+import { articleRules, articleSentiments, tickerSentiments, urgencies } from '../contract/index.js';
 import type { NewArticle } from '../store/ports/index.js';
-import { conformArticle } from '../domain/articles.js';
+import { conformArticle, type TickerInput } from '../domain/articles.js';
 import { parseRfc3339, utcDateTime } from '../domain/time.js';
 import { plainLine } from '../domain/text.js';
 import { deriveAll } from './derive.js';
@@ -66,11 +66,14 @@ export function parseArticle(input: unknown): LineResult {
     if (utc === undefined) return { ok: false, error: 'published_at must fall within the years 0001-9999 in UTC' };
     published_at = utc;
   }
-  let tickers = derived.tickers;
+  let tickers: TickerInput[] = derived.tickers;
   if (o.tickers !== undefined) {
     const parsed = parseTickers(o.tickers);
     if (typeof parsed === 'string') return { ok: false, error: parsed };
-    tickers = parsed;
+    // A given ticker without a relevance takes the one its mentions in the text give, else 1 (the
+    // publisher tagged the article with it).
+    const read = new Map(derived.tickers.map((t) => [t.ticker, t.relevance]));
+    tickers = parsed.map((t) => (t.relevance !== undefined ? t : { ...t, relevance: read.get(t.ticker) ?? 1 }));
   }
   if (o.source !== undefined && o.source !== null && (typeof o.source !== 'string' || !SOURCE_NAME.test(o.source))) {
     return { ok: false, error: 'source must be a source name: 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' };
@@ -85,19 +88,21 @@ export function parseArticle(input: unknown): LineResult {
   };
 }
 
-function parseTickers(value: unknown): TickerSentiment[] | string {
-  if (!Array.isArray(value)) return 'tickers must be an array of symbols or of {ticker, sentiment}';
+function parseTickers(value: unknown): TickerInput[] | string {
+  if (!Array.isArray(value)) return 'tickers must be an array of symbols or of {ticker, sentiment, relevance}';
   if (value.length > articleRules.tickersMaxItems) return `tickers may hold at most ${articleRules.tickersMaxItems} entries`;
-  const out = new Map<string, TickerSentiment>();
+  const out = new Map<string, TickerInput>();
   for (const t of value) {
     const entry = typeof t === 'string' ? { ticker: t, sentiment: 'neutral' } : t;
     if (typeof entry !== 'object' || entry === null || typeof entry.ticker !== 'string') {
-      return 'tickers must be an array of symbols or of {ticker, sentiment}';
+      return 'tickers must be an array of symbols or of {ticker, sentiment, relevance}';
     }
     const ticker = entry.ticker.trim().toUpperCase();
     if (!articleRules.tickerPattern.test(ticker)) return `ticker "${entry.ticker}" is not a valid symbol`;
     if (!tickerSentiments.includes(entry.sentiment)) return `ticker sentiment must be one of ${tickerSentiments.join(', ')}`;
-    out.set(ticker, { ticker, sentiment: entry.sentiment });
+    const r = entry.relevance;
+    if (r !== undefined && (typeof r !== 'number' || !(r >= 0 && r <= 1))) return 'ticker relevance must be a number from 0 to 1';
+    out.set(ticker, r === undefined ? { ticker, sentiment: entry.sentiment } : { ticker, sentiment: entry.sentiment, relevance: r });
   }
   return [...out.values()];
 }

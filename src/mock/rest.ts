@@ -12,15 +12,15 @@
 import { parseRfc3339 } from '../domain/time.js';
 import express, { type Request, type Response } from 'express';
 import { Agent, request as httpRequest } from 'node:http';
-import { limits, plans, problems, type Article, type NewsList, type SearchResults, type Tier } from '../contract/index.js';
+import { limits, minRelevanceDefault, plans, problems, type Article, type NewsList, type SearchResults, type Tier } from '../contract/index.js';
 import type { AuthDeps } from '../auth/index.js';
-import { presentArticle, type StoredArticle } from '../domain/articles.js';
+import { isAbout, presentArticle, type StoredArticle } from '../domain/articles.js';
 import { usageOf } from '../domain/tiers.js';
 import type { RateLimiter } from '../state/ports.js';
 import { contractApp, contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
 import { createOperationChain, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
 import { queryOf, readQuery } from '../http/parameters.js';
-import { linkHeader, listNext, listParams, searchNext, tickerList } from '../http/paging.js';
+import { linkHeader, listNext, listParams, relevanceOf, searchNext, tickerList } from '../http/paging.js';
 import type { SandboxAccounts } from './sandbox.js';
 import { refuseUnservablePrefer } from './prefer.js';
 
@@ -61,6 +61,7 @@ function shapeList(body: NewsList, tier: Tier, checked: Record<string, unknown>)
   const limit = checked.limit as number;
   const since = params.since === undefined ? undefined : parseRfc3339(params.since);
   const tickers = params.tickers ? new Set(params.tickers) : undefined;
+  const minRelevance = relevanceOf(checked) ?? minRelevanceDefault;
   const withTickers = plans[tier].tickers;
   const ascending = params.after !== undefined;
   const articles = body.articles
@@ -68,7 +69,7 @@ function shapeList(body: NewsList, tier: Tier, checked: Record<string, unknown>)
     .filter((a) => since === undefined || Date.parse(a.received_at) > since)
     .filter((a) => params.after === undefined || a.id > params.after)
     .filter((a) => params.before === undefined || a.id < params.before)
-    .filter((a) => tickers === undefined || (a.tickers ?? []).some((t) => tickers.has(t.ticker)))
+    .filter((a) => tickers === undefined || isAbout(asStored(a), tickers, minRelevance))
     .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) * (ascending ? -1 : 1))
     .slice(0, limit)
     .map((a) => presentArticle(asStored(a), withTickers));
@@ -81,12 +82,13 @@ function shapeSearch(body: SearchResults, query: Record<string, unknown>): Searc
   const offset = query.offset as number;
   const tickers = tickerList(query.tickers);
   const wanted = tickers ? new Set(tickers) : undefined;
+  const minRelevance = relevanceOf(query) ?? minRelevanceDefault;
   const articles = body.articles
-    .filter((a) => wanted === undefined || (a.tickers ?? []).some((t) => wanted.has(t.ticker)))
+    .filter((a) => wanted === undefined || isAbout(asStored(a), wanted, minRelevance))
     .slice(offset, offset + limit)
     .map((a) => presentArticle(asStored(a), true) as SearchResults['articles'][number]);
   const q = query.q as string;
-  const next = searchNext({ q, offset, ...(tickers ? { tickers } : {}) }, limit, articles.length);
+  const next = searchNext({ q, offset, ...(tickers ? { tickers, min_relevance: String(minRelevance) } : {}) }, limit, articles.length);
   return { count: articles.length, query: q, articles, next };
 }
 

@@ -1,6 +1,6 @@
 /**
- * The connection parameters of asyncapi.yaml's `ws` query binding beyond the key: `after` (resume) and
- * `tickers` (filter, max keys). Pure functions of the upgrade URL and the admitted plan; every pattern,
+ * The connection parameters of asyncapi.yaml's `ws` query binding beyond the key: `after` (resume),
+ * `tickers` and `min_relevance` (filter, max keys). Pure functions of the upgrade URL and the admitted plan; every pattern,
  * bound and close reason is read from the contract (generated/stream.ts), never written here.
  */
 import { streamQuery, streamRules } from '../../generated/stream.js';
@@ -18,6 +18,7 @@ export type ParamsOutcome = { ok: true; params: StreamParams } | { ok: false; cl
 
 const afterPattern = new RegExp(streamQuery.after.pattern);
 const tickersPattern = new RegExp(streamQuery.tickers.pattern);
+const relevancePattern = new RegExp(streamQuery.min_relevance.pattern);
 
 function fits(value: string, schema: { minLength: number; maxLength: number }, pattern: RegExp): boolean {
   return value.length >= schema.minLength && value.length <= schema.maxLength && pattern.test(value);
@@ -44,14 +45,17 @@ export function streamParams(url: string | undefined, planHasTickers: boolean): 
   }
 
   const tickers = query.getAll('tickers');
-  if (tickers.length > 1) return invalid;
+  const min = query.getAll('min_relevance');
+  if (tickers.length > 1 || min.length > 1) return invalid;
+  // `min_relevance` belongs to the ticker filter: alone it would filter nothing.
+  if (min.length === 1 && (tickers.length === 0 || !fits(min[0]!, streamQuery.min_relevance, relevancePattern))) return invalid;
   if (tickers.length === 1) {
     const raw = tickers[0]!;
     if (!fits(raw, streamQuery.tickers, tickersPattern)) return invalid;
     const symbols = raw.split(',');
     if (symbols.length > streamRules.tickersMaxItems || !symbols.every((s) => articleRules.tickerPattern.test(s))) return invalid;
     if (!planHasTickers) return { ok: false, close: streamRules.closeCodes.tickersRequireMax };
-    params.tickers = tickerFilter(symbols)!;
+    params.tickers = tickerFilter(symbols, min.length === 1 ? Number(min[0]) : undefined)!;
   }
   return { ok: true, params };
 }

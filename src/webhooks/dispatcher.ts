@@ -131,7 +131,7 @@ class EndpointWorker {
    * this worker wrote one before the copy was read): then it tries again at once.
    */
   update(e: WebhookEndpoint, readStartedAt: number): void {
-    this.e = { ...this.e, url: e.url, tickers: e.tickers, secrets: e.secrets };
+    this.e = { ...this.e, url: e.url, tickers: e.tickers, minRelevance: e.minRelevance, secrets: e.secrets };
     const resumed = e.failures === 0 && e.nextAttemptAt === null && this.e.failures > 0;
     if (resumed && !this.running && readStartedAt > this.recordedAt) {
       this.e = { ...this.e, failures: 0, firstFailureAt: null, nextAttemptAt: null };
@@ -251,7 +251,7 @@ class EndpointWorker {
         return;
       }
       // The stream's ticker filter (an endpoint with one is held only while its account is on max: above).
-      const filter: TickerFilter | undefined = tickerFilter(this.e.tickers);
+      const filter: TickerFilter | undefined = tickerFilter(this.e.tickers, this.e.minRelevance);
       for (const entry of page) {
         if (this.stopped) return;
         if (!matchesTickers(entry.article, filter)) {

@@ -10,8 +10,9 @@ describe('fns tickers lookup: the tickers, the sentiment and every candidate wit
   it('keeps the names written as names and says which rule refused the others (--json)', async () => {
     const r = await lookup('Citigroup upgrades AbbVie to buy as Apple pie sales rise and Greg Abbott speaks; $amzn', '--json');
     expect(r.code).toBe(0);
-    const out = JSON.parse(r.stdout) as { tickers: { ticker: string }[]; candidates: { text: string; ticker: string; kept: boolean; rule: string }[] };
-    expect(out.tickers.map((t) => t.ticker)).toEqual(['C', 'ABBV', 'AMZN']);
+    const out = JSON.parse(r.stdout) as { tickers: { ticker: string; relevance: number; role: string }[]; candidates: { text: string; ticker: string; kept: boolean; rule: string }[] };
+    // Most relevant first: the rated company, the cashtag, then the broker.
+    expect(out.tickers.map((t) => `${t.ticker} ${t.role}`)).toEqual(['ABBV subject', 'AMZN co-subject', 'C rating']);
     const rule = (text: string) => out.candidates.find((c) => c.text === text);
     expect(rule('AbbVie')).toMatchObject({ ticker: 'ABBV', kept: true });
     expect(rule('Apple')).toMatchObject({ ticker: 'AAPL', kept: false, rule: 'vetoed by the word after it (pie)' });

@@ -39,6 +39,7 @@ function addRange(name: string, schema: any) {
 for (const op of ['listNews', 'searchNews', 'getAccountUsage']) for (const p of operationParameters(op)) addRange(p.name, p.schema);
 const openapiDoc = loadYaml('openapi.yaml');
 for (const [name, schema] of Object.entries<any>(openapiDoc.components.schemas.Article.properties)) if (!schema.$ref) addRange(name, schema);
+for (const [name, schema] of Object.entries<any>(openapiDoc.components.schemas.TickerSentiment.properties)) if (!schema.$ref) addRange(name, schema);
 
 // ---------------------------------------------------------------------------------------------------
 // Statements: a table row, a list item, a paragraph, a line of a code block.

@@ -86,7 +86,7 @@ function article(tickers: string[] = []): StoredArticle {
     received_at: new Date(now).toISOString(),
     source: null,
     url: null,
-    tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral' as const })),
+    tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral' as const, relevance: 1 })),
   };
 }
 

@@ -80,9 +80,9 @@ interface Target extends FanOutTarget {
 
 const about = (seq: number, ...tickers: string[]): FeedEntry => ({
   seq,
-  article: { id: String(seq), content: `a${seq}`, urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', source: null, url: null, tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral' })) },
+  article: { id: String(seq), content: `a${seq}`, urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', source: null, url: null, tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral', relevance: 1 })) },
 });
-const filter = (...symbols: string[]): TickerFilter => ({ key: [...symbols].sort().join(','), symbols: new Set(symbols) });
+const filter = (...symbols: string[]): TickerFilter => ({ key: [...symbols].sort().join(','), symbols: new Set(symbols), minRelevance: 0.5 });
 
 function fanOut(targets: Set<Target>, sliceMs = 1000) {
   const encodes: string[] = [];

@@ -20,8 +20,8 @@ describe('ingestion input: NDJSON, bad lines reported by number and skipped', ()
     expect(r.errors[1]!.error).toBe('content is required and must be a non-empty string');
     expect(r.errors[2]!.error).toBe('urgency must be one of breaking, flash, regular');
     expect(r.articles[1]!.tickers).toEqual([
-      { ticker: 'AAPL', sentiment: 'neutral' },
-      { ticker: 'MSFT', sentiment: 'negative' },
+      { ticker: 'AAPL', sentiment: 'neutral', relevance: 1 },
+      { ticker: 'MSFT', sentiment: 'negative', relevance: 1 },
     ]);
   });
   it('rejects a publication time without an offset, a bad ticker and over-long content', () => {
@@ -61,10 +61,10 @@ describe('derivation when a line leaves a field out', () => {
     expect(deriveSentiment('Shares plunge after profit warning')).toBe('negative');
     expect(deriveSentiment('Company holds annual meeting')).toBe('neutral');
   });
-  it('finds tickers from cashtags and company names in order of mention, with a per-ticker label', () => {
+  it('finds tickers from cashtags and company names most relevant first, with a per-ticker label', () => {
     expect(deriveTickers('Apple and $MSFT rally')).toEqual([
-      { ticker: 'AAPL', sentiment: 'positive' },
-      { ticker: 'MSFT', sentiment: 'positive' },
+      { ticker: 'AAPL', sentiment: 'positive', relevance: 1 },
+      { ticker: 'MSFT', sentiment: 'positive', relevance: 0.8 },
     ]);
     expect(deriveTickers('Quiet day in markets')).toEqual([]);
   });

@@ -50,7 +50,7 @@ const operatorLines = () =>
     JSON.stringify({
       content: storyOf(n, i),
       ...(SOURCE_NAME.test(n) ? { source: n } : {}),
-      ...(articleRules.tickerPattern.test(n.toUpperCase()) ? { tickers: [{ ticker: n.toUpperCase(), sentiment: 'positive' }] } : {}),
+      ...(articleRules.tickerPattern.test(n.toUpperCase()) ? { tickers: [{ ticker: n.toUpperCase(), sentiment: 'positive', relevance: 1 }] } : {}),
       url: `https://example.com/${n}/${i}`,
     }),
   );
@@ -92,7 +92,7 @@ describe('fns articles ingest stores lines whose words, sources and symbols are 
         const a = stored[i]!;
         expect(a.content).toBe(storyOf(n, i));
         expect(a.source).toBe(SOURCE_NAME.test(n) ? n : null);
-        if (articleRules.tickerPattern.test(n.toUpperCase())) expect(a.tickers).toEqual([{ ticker: n.toUpperCase(), sentiment: 'positive' }]);
+        if (articleRules.tickerPattern.test(n.toUpperCase())) expect(a.tickers).toEqual([{ ticker: n.toUpperCase(), sentiment: 'positive', relevance: 1 }]);
       });
       // The same lines again: each one a duplicate of its stored article.
       const again = await ingest(store.sources, lines, () => 1_800_000_060_000);

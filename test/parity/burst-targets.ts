@@ -71,7 +71,7 @@ export async function realTarget(): Promise<Target> {
       while (ids.length < n) {
         const batch = Array.from({ length: Math.min(CHUNK, n - ids.length) }, () => {
           const i = n0++;
-          const tickers: TickerSentiment[] = i % 3 === 0 ? [{ ticker: 'AAPL', sentiment: 'neutral' }] : [];
+          const tickers: TickerSentiment[] = i % 3 === 0 ? [{ ticker: 'AAPL', sentiment: 'neutral', relevance: 1 }] : [];
           return { content: `Burst article ${i}`, urgency: 'regular' as const, sentiment: null, published_at: null, tickers };
         });
         for (const a of await svc.store.articles.insert(batch, Date.now)) {

@@ -184,7 +184,7 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
     expect(beyondStarter).toBeLessThan(plans.pro.lookbackHours * H);
     await svc.ingest([{ content: 'older than the pro window' }], t0 - beyondPro);
     await svc.ingest([{ content: 'older than the starter window', urgency: 'flash' }], t0 - beyondStarter);
-    await svc.ingest([{ content: 'two hours old', urgency: 'breaking', tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] }], t0 - 2 * H);
+    await svc.ingest([{ content: 'two hours old', urgency: 'breaking', tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }] }], t0 - 2 * H);
     await svc.ingest([{ content: 'one hour old' }], t0 - H);
   });
 
@@ -229,7 +229,7 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
   it('shows tickers to max keys only, and omits the key for starter and pro', async () => {
     const max = (await call('/v1/news', (await svc.key('max')).key)).body.articles;
     expect(max.every((a: any) => Array.isArray(a.tickers))).toBe(true);
-    expect(max[1].tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive' }]);
+    expect(max[1].tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }]);
     for (const tier of ['pro', 'starter'] as const) {
       const arts = (await call('/v1/news', (await svc.key(tier)).key)).body.articles;
       expect(arts.length).toBeGreaterThan(0);
@@ -252,7 +252,7 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
 describe('search: ranked over the whole archive, query echoed, tickers on every article', () => {
   beforeEach(async () => {
     await svc.ingest([{ content: 'Old news about copper mining output' }], svc.clock.now - plans.max.lookbackHours * H - 23 * DAY);
-    await svc.ingest([{ content: 'Fed raises interest rates again', tickers: [{ ticker: 'SPY', sentiment: 'neutral' }] }, { content: 'Apple unveils a new phone' }]);
+    await svc.ingest([{ content: 'Fed raises interest rates again', tickers: [{ ticker: 'SPY', sentiment: 'neutral', relevance: 1 }] }, { content: 'Apple unveils a new phone' }]);
   });
 
   it('finds nothing before the worker has embedded the articles, then ranks them', async () => {

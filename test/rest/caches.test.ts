@@ -33,7 +33,7 @@ interface Engine {
   open(): Promise<{ service: Store; cli: Store; cleanup(): Promise<void> }>;
 }
 
-const article = (content: string): NewArticle => ({ content, urgency: 'regular', sentiment: null, published_at: null, tickers: [{ ticker: 'SPY', sentiment: 'neutral' }] });
+const article = (content: string): NewArticle => ({ content, urgency: 'regular', sentiment: null, published_at: null, tickers: [{ ticker: 'SPY', sentiment: 'neutral', relevance: 1 }] });
 
 /** The two connections, closed by `cleanup` before the engine's own cleaning (`drop`). */
 const connections = (service: Store, cli: Store, drop: () => unknown) => ({
@@ -190,7 +190,7 @@ for (const engine of [sqlite, postgres]) {
       const r = await start(engine);
       await r.cli.articles.insert([article('with tickers')], r.clock.now - 60_000);
       const k = await createKey(r.cli.accounts, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
-      expect((await list(r, k.key)).body.articles[0].tickers).toEqual([{ ticker: 'SPY', sentiment: 'neutral' }]);
+      expect((await list(r, k.key)).body.articles[0].tickers).toEqual([{ ticker: 'SPY', sentiment: 'neutral', relevance: 1 }]);
       await setTier(r.cli.accounts, k.account_id, 'pro', r.clock.now);
       expect(
         await seenWithin(async () => {

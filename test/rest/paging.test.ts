@@ -3,7 +3,7 @@
  * describe per rule of the listNews / searchNews descriptions. Numbers and texts come from the contract.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { limitBounds, openapiDocument, operationParameters, plans, problems, searchRankingMax } from '../../src/contract/index.js';
+import { limitBounds, minRelevanceDefault, openapiDocument, operationParameters, plans, problems, searchRankingMax } from '../../src/contract/index.js';
 import { linkHeader, listNext, searchNext } from '../../src/http/paging.js';
 import { get, startTestService, type TestService } from '../support/service.js';
 
@@ -170,6 +170,56 @@ describe('tickers filter: the articles about at least one of the listed instrume
   });
 });
 
+describe('min_relevance: the tickers filter keeps the articles where a listed instrument is that relevant', () => {
+  /** Three articles naming AAPL: as a source (0.2), as another company of the headline (0.8), as the subject (1). */
+  async function graded(): Promise<string[]> {
+    await svc.ingest(
+      [0.2, 0.8, 1].map((relevance, i) => ({ content: `graded article ${i}`, urgency: 'regular' as const, tickers: [{ ticker: 'AAPL', sentiment: 'neutral' as const, relevance }] })),
+      svc.clock.now,
+    );
+    return archive();
+  }
+  it(`applies the contract's default (${minRelevanceDefault}) when the request gives none`, async () => {
+    const k = (await svc.key('max')).key;
+    const [, co, subject] = await graded();
+    expect(ids(await call('/v1/news?tickers=AAPL', k)).sort()).toEqual([co, subject].sort());
+  });
+  it('keeps every article naming the instrument with 0, only the subjects with 1, and next keeps the value', async () => {
+    const k = (await svc.key('max')).key;
+    const all = await graded();
+    expect(ids(await call('/v1/news?tickers=AAPL&min_relevance=0', k)).sort()).toEqual([...all].sort());
+    svc.clock.advance(1500);
+    expect(ids(await call('/v1/news?tickers=AAPL&min_relevance=1', k))).toEqual([all[2]]);
+    svc.clock.advance(1500);
+    const page = await call('/v1/news?tickers=AAPL&min_relevance=.1&limit=1', k);
+    expect(page.body.next).toContain('tickers=AAPL&min_relevance=0.1&before=');
+  });
+  it('filters search results the same way', async () => {
+    const k = (await svc.key('max')).key;
+    const [source, co, subject] = await graded();
+    await svc.worker.drain();
+    const r = await call('/v1/news/search?q=graded%20article&tickers=AAPL&min_relevance=0.5', k);
+    expect(r.status).toBe(200);
+    expect(ids(r)).not.toContain(source);
+    expect(ids(r).every((id: string) => id === co || id === subject)).toBe(true);
+  });
+  it('answers min_relevance without tickers with a 400 naming the rule', async () => {
+    const k = (await svc.key('max')).key;
+    expectProblem(await call('/v1/news?min_relevance=0.5', k), 'relevanceWithoutTickers');
+    expectProblem(await call('/v1/news/search?q=fed&min_relevance=0.5', k), 'relevanceWithoutTickers');
+  });
+  it.each(['1.5', '-0.1', 'abc', '1e-1', '', '0.5,0.6'])('answers min_relevance=%s with a 400 naming the parameter and its rule', async (v) => {
+    const k = (await svc.key('max')).key;
+    const r = await call(`/v1/news?tickers=AAPL&min_relevance=${encodeURIComponent(v)}`, k);
+    expect(r.status).toBe(400);
+    expect(r.body.detail).toBe('min_relevance must be a decimal number from 0 to 1, e.g. 0.8');
+  });
+  it('refuses tickers with min_relevance from a pro key (403, as tickers alone)', async () => {
+    const k = (await svc.key('pro')).key;
+    expectProblem(await call('/v1/news?tickers=AAPL&min_relevance=0.2', k), 'tickerFilterMaxPlanOnly');
+  });
+});
+
 describe('the lookback window bounds every page: an after older than the window reads as its start', () => {
   it.each(['starter', 'pro'] as const)('never returns an article older than the %s window, whatever the cursor', async (tier) => {
     const k = (await svc.key(tier)).key;
@@ -193,7 +243,7 @@ describe('next keeps the request\'s other parameters (limit, since, urgency, tic
     const since = new Date(svc.clock.now - H).toISOString().replace('Z', '+00:00');
     const r = await call(`/v1/news?tickers=BRK.B&urgency=regular&since=${since}&limit=2`, k);
     expect(r.body.count).toBe(2);
-    expect(r.body.next).toBe(`/v1/news?limit=2&since=${since.replace('+', '%2B')}&urgency=regular&tickers=BRK.B&before=${ids(r)[1]}`);
+    expect(r.body.next).toBe(`/v1/news?limit=2&since=${since.replace('+', '%2B')}&urgency=regular&tickers=BRK.B&min_relevance=${minRelevanceDefault}&before=${ids(r)[1]}`);
     const next = await call(r.body.next, k);
     expect(next.status).toBe(200);
     expect(next.body.articles.every((a: any) => a.urgency === 'regular')).toBe(true);

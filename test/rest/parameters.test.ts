@@ -4,7 +4,7 @@
  * wrong parameter named in the `400` detail.
  */
 import { describe, expect, it } from 'vitest';
-import { limitBounds, operationParameters, searchRankingMax } from '../../src/contract/index.js';
+import { limitBounds, minRelevanceDefault, operationParameters, searchRankingMax } from '../../src/contract/index.js';
 import { parameterProblemDetail, parameterReader, readQuery, unknownParameterDetail } from '../../src/http/parameters.js';
 
 const list = parameterReader('listNews');
@@ -29,8 +29,8 @@ describe('reading the query string', () => {
 
 describe('each parameter as its schema says', () => {
   it('types what it reads: integers as numbers, tickers as an array, defaults for absent parameters', () => {
-    expect(list(readQuery('limit=7&tickers=EUR/USD,BRK.B&urgency=flash'))).toEqual({ ok: true, params: { limit: 7, tickers: ['EUR/USD', 'BRK.B'], urgency: 'flash' } });
-    expect(list(readQuery(''))).toEqual({ ok: true, params: { limit: LIST_DEFAULT } });
+    expect(list(readQuery('limit=7&tickers=EUR/USD,BRK.B&urgency=flash'))).toEqual({ ok: true, params: { limit: 7, tickers: ['EUR/USD', 'BRK.B'], urgency: 'flash', min_relevance: minRelevanceDefault } });
+    expect(list(readQuery(''))).toEqual({ ok: true, params: { limit: LIST_DEFAULT, min_relevance: minRelevanceDefault } });
   });
   it('takes integers only in plain decimal digits, within the bounds', () => {
     for (const ok of [limitBounds.min, limitBounds.max]) expect(list(readQuery(`limit=${ok}`)).ok).toBe(true);
@@ -55,7 +55,7 @@ describe('each parameter as its schema says', () => {
     expect(search(readQuery('q=++'))).toEqual(invalid('searchNews', 'q'));
     expect(search(readQuery('q=a'))).toEqual(invalid('searchNews', 'q'));
     expect(search(readQuery('limit=5'))).toEqual({ ok: false, detail: parameterProblemDetail(param('searchNews', 'q'), 'missing') });
-    expect(search(readQuery(`q=fed&offset=${searchRankingMax - 1}&limit=1`))).toEqual({ ok: true, params: { q: 'fed', offset: searchRankingMax - 1, limit: 1 } });
+    expect(search(readQuery(`q=fed&offset=${searchRankingMax - 1}&limit=1`))).toEqual({ ok: true, params: { q: 'fed', offset: searchRankingMax - 1, limit: 1, min_relevance: minRelevanceDefault } });
   });
 });
 

@@ -90,7 +90,7 @@ describe("verifyWebhook on the service's own deliveries", () => {
       await dispatcher.start();
       await store.articles.insert(
         [
-          { content: 'Apple beats', urgency: 'flash', sentiment: 'positive', published_at: null, tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] },
+          { content: 'Apple beats', urgency: 'flash', sentiment: 'positive', published_at: null, tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }] },
           { content: 'Oil slips', urgency: 'regular', sentiment: null, published_at: null, tickers: [] },
         ],
         Date.now(),
@@ -98,7 +98,7 @@ describe("verifyWebhook on the service's own deliveries", () => {
       const got = await receiver.waitFor(2);
       const messages = got.map((r) => verifyWebhook(secret, r.headers as Record<string, string>, r.body));
       expect(messages.map((m) => [m.type, m.data.content, m.data.tickers])).toEqual([
-        ['article.created', 'Apple beats', [{ ticker: 'AAPL', sentiment: 'positive' }]],
+        ['article.created', 'Apple beats', [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }]],
         ['article.created', 'Oil slips', []],
       ]);
       expect(reason(() => verifyWebhook(newSecret(), got[0]!.headers as Record<string, string>, got[0]!.body))).toBe('signature');

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fuseRankings } from '../../src/search/lexical.js';
 import { affordableTerms, fts5Query, lexicalTerms, MAX_LEXICAL_POSTINGS, MAX_LEXICAL_TERMS, MAX_TERM_ARTICLES, tsQuery } from '../../src/store/ports/lexical-query.js';
 import { migrate, type PostgresStore } from '../../src/store/postgres/index.js';
+import { MIGRATIONS as PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite/index.js';
 import { PG_TEST_URL, pgReachable, pgTestStores, sql } from '../support/postgres.js';
 import { article } from '../store/ports.suite.js';
@@ -89,7 +90,7 @@ describe('the SQLite migration fills the keyword index for articles stored befor
     // Back to the schema before the keyword index (the migrations after it are applied again: idempotent).
     const db = new Database(file);
     db.exec('DROP TRIGGER article_fts_insert; DROP TRIGGER article_fts_delete; DROP TRIGGER article_fts_update; DROP TABLE article_fts;');
-    db.pragma(`user_version = ${MIGRATIONS.findIndex((m) => m.includes('USING fts5'))}`);
+    db.pragma(`user_version = ${MIGRATIONS.findIndex((m) => typeof m === 'string' && m.includes('USING fts5'))}`);
     db.close();
     const again = new SqliteStore(file);
     try {
@@ -110,9 +111,10 @@ describe.skipIf(!reachable)('the PostgreSQL migration fills the keyword index fo
     try {
       await s.articles.insert([article('Evergrande ordered to liquidate by Hong Kong court'), article('Country Garden misses coupon')], Date.now());
       await sql(`ALTER TABLE ${s.schema}.articles DROP COLUMN search_tsv`);
-      const [row] = await sql<{ v: number }>(`SELECT max(version) AS v FROM ${s.schema}.schema_migrations`);
-      await sql(`DELETE FROM ${s.schema}.schema_migrations WHERE version = $1`, [row!.v]);
-      expect(await migrate(PG_TEST_URL, s.schema)).toEqual([row!.v]);
+      // Back to before the keyword index: it and every later migration (idempotent) are applied again.
+      const v = PG_MIGRATIONS.findIndex((m) => m.includes('search_tsv')) + 1;
+      await sql(`DELETE FROM ${s.schema}.schema_migrations WHERE version >= $1`, [v]);
+      expect(await migrate(PG_TEST_URL, s.schema)).toEqual(Array.from({ length: PG_MIGRATIONS.length - v + 1 }, (_, i) => v + i));
       const hits = await s.vectors.lexicalSearch('Evergrande liquidation', 5);
       expect((await s.articles.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Evergrande ordered to liquidate by Hong Kong court']);
     } finally {

@@ -86,7 +86,7 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     const listed = await s.articles.list({ afterMs: 0, limit: 10 });
     expect(listed.map((a) => a.content)).toEqual(['third', tricky, 'first']);
     expect(listed[2]).toEqual(first[0]);
-    expect(listed[1]!.tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive' }]);
+    expect(listed[1]!.tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }]);
     expect((await s.articles.list({ afterMs: 0, urgency: 'breaking', limit: 10 })).map((a) => a.content)).toEqual(['first']);
     // since is exclusive, by receive time.
     expect((await s.articles.list({ afterMs: T0, limit: 10 })).map((a) => a.content)).toEqual(['third', tricky]);
@@ -109,8 +109,8 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
       [article('tickers', { tickers: [{ ticker: 'AAPL', sentiment: 'positive' }, { ticker: 'AAPL', sentiment: 'negative' }, { ticker: 'bad ticker!', sentiment: 'neutral' }] })],
       T0,
     );
-    expect(stored!.tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive' }]);
-    expect((await s.articles.getMany([stored!.id]))[0]!.tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive' }]);
+    expect(stored!.tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }]);
+    expect((await s.articles.getMany([stored!.id]))[0]!.tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }]);
     await expect(s.articles.insert([article('x'.repeat(articleRules.contentMaxLength + 1))], T0)).rejects.toThrow(RangeError);
     expect(await s.articles.count()).toBe(1);
 
@@ -119,6 +119,29 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     expect(await s.articles.listJson({ afterMs: 0, limit: 1e9 }, false)).toHaveLength(limitBounds.max);
     expect(await s.articles.listJson({ afterMs: 0, limit: Number.NaN }, true)).toHaveLength(limitBounds.max);
     expect(await s.articles.list({ afterMs: 0, limit: 0 })).toHaveLength(limitBounds.min);
+  });
+
+  test('relevance: stored per ticker (most relevant first, two decimals, 1 when not given) and filtered by minRelevance', async () => {
+    const s = await open();
+    const [passing, subject, plain] = await s.articles.insert(
+      [
+        article('passing', { tickers: [{ ticker: 'MSFT', sentiment: 'neutral', relevance: 0.9 }, { ticker: 'AAPL', sentiment: 'neutral', relevance: 0.3 }] }),
+        article('subject', { tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 0.987 }] }),
+        article('plain', { tickers: [{ ticker: 'AAPL', sentiment: 'negative' }] }),
+      ],
+      T0,
+    );
+    expect(passing!.tickers).toEqual([{ ticker: 'MSFT', sentiment: 'neutral', relevance: 0.9 }, { ticker: 'AAPL', sentiment: 'neutral', relevance: 0.3 }]);
+    expect(subject!.tickers[0]!.relevance).toBe(0.99);
+    expect(plain!.tickers[0]!.relevance).toBe(1);
+    const about = async (minRelevance?: number) =>
+      (await s.articles.list({ afterMs: 0, limit: 10, tickers: ['AAPL'], ...(minRelevance === undefined ? {} : { minRelevance }) })).map((a) => a.content).sort();
+    expect(await about()).toEqual(['plain', 'subject']);
+    expect(await about(0)).toEqual(['passing', 'plain', 'subject']);
+    expect(await about(0.3)).toEqual(['passing', 'plain', 'subject']);
+    expect(await about(1)).toEqual(['plain']);
+    const json = await s.articles.listJson({ afterMs: 0, limit: 10, tickers: ['AAPL'], minRelevance: 0.5 }, true);
+    expect(json.map((j) => JSON.parse(j).tickers)).toEqual([plain!.tickers, subject!.tickers]);
   });
 
   test('change feed: feedAfter in insertion order from any seq, latestSeq', async () => {

@@ -82,7 +82,7 @@ describe('what is stored and served obeys the contract, whatever the derivation 
     const tickers = Array.from({ length: 150 }, (_, i) => ({ ticker: `S${i}`, sentiment: 'neutral' as const }));
     const [stored] = await store.articles.insert([article('x', [{ ticker: 'not a symbol', sentiment: 'neutral' }, { ticker: 'S0', sentiment: 'neutral' }, ...tickers])], Date.now());
     expect(stored!.tickers).toHaveLength(articleRules.tickersMaxItems);
-    expect(stored!.tickers[0]).toEqual({ ticker: 'S0', sentiment: 'neutral' });
+    expect(stored!.tickers[0]).toEqual({ ticker: 'S0', sentiment: 'neutral', relevance: 1 });
     const [served] = await store.articles.listJson({ afterMs: 0, limit: 1 }, true);
     expect(JSON.parse(served!).tickers).toHaveLength(articleRules.tickersMaxItems);
     store.close();

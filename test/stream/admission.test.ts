@@ -13,7 +13,7 @@ describe('connecting: pro and max keys open and receive articles without sending
   it('opens a pro key and pushes a new article as one JSON message, without tickers', async () => {
     const { key } = await ctx.h.key('pro');
     const c = await connectAdmitted(ctx.h, { key });
-    await ctx.h.ingest([{ content: 'ECB raises rates by 25bp', tickers: [{ ticker: 'EUR', sentiment: 'positive' }] }]);
+    await ctx.h.ingest([{ content: 'ECB raises rates by 25bp', tickers: [{ ticker: 'EUR', sentiment: 'positive', relevance: 1 }] }]);
     const [msg] = await c.received(1);
     expect(msg).toMatchObject({ content: 'ECB raises rates by 25bp', urgency: 'regular', sentiment: null, published_at: null });
     expect(msg).not.toHaveProperty('tickers');
@@ -23,9 +23,9 @@ describe('connecting: pro and max keys open and receive articles without sending
   it('opens a max key and pushes articles with tickers (an empty array when none were detected)', async () => {
     const { key } = await ctx.h.key('max');
     const c = await connectAdmitted(ctx.h, { key });
-    await ctx.h.ingest([{ content: 'Apple beats estimates', tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] }, { content: 'Markets quiet' }]);
+    await ctx.h.ingest([{ content: 'Apple beats estimates', tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }] }, { content: 'Markets quiet' }]);
     const msgs = await c.received(2);
-    expect(msgs.map((m) => m.tickers)).toEqual([[{ ticker: 'AAPL', sentiment: 'positive' }], []]);
+    expect(msgs.map((m) => m.tickers)).toEqual([[{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }], []]);
   });
 
   it('accepts the key in the X-API-Key header of the upgrade request', async () => {

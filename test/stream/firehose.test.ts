@@ -14,7 +14,7 @@ describe('firehose: articles inserted by another process reach every open connec
     try {
       const insertedAt = Date.now();
       const [stored] = await cli.articles.insert(
-        [{ content: 'Nvidia beats', urgency: 'flash', sentiment: 'positive', published_at: null, tickers: [{ ticker: 'NVDA', sentiment: 'positive' }] }],
+        [{ content: 'Nvidia beats', urgency: 'flash', sentiment: 'positive', published_at: null, tickers: [{ ticker: 'NVDA', sentiment: 'positive', relevance: 1 }] }],
         ctx.h.clock.now,
       );
       await pro.received(1, 3000);
@@ -58,8 +58,8 @@ describe('firehose: tickers are present for max keys and absent for pro keys on 
     const pro = await connectAdmitted(ctx.h, { key: (await ctx.h.key('pro')).key, ip: '127.0.4.3' });
     const max = await connectAdmitted(ctx.h, { key: (await ctx.h.key('max')).key, ip: '127.0.4.4' });
     const tickers = [
-      { ticker: 'NVDA', sentiment: 'positive' as const },
-      { ticker: 'AMD', sentiment: 'neutral' as const },
+      { ticker: 'NVDA', sentiment: 'positive' as const, relevance: 1 },
+      { ticker: 'AMD', sentiment: 'neutral' as const, relevance: 1 },
     ];
     await ctx.h.ingest([{ content: 'Chip stocks rally', sentiment: 'positive', tickers }]);
     const [p] = await pro.received(1);

@@ -70,15 +70,15 @@ describe('re-check: a change between pro and max switches the tickers variant', 
   it('adds tickers after an upgrade from pro to max', async () => {
     const { key, account_id } = await ctx.h.key('pro');
     const c = await connectAdmitted(ctx.h, { key });
-    await ctx.h.ingest([{ content: 'before', tickers: [{ ticker: 'MSFT', sentiment: 'neutral' }] }]);
+    await ctx.h.ingest([{ content: 'before', tickers: [{ ticker: 'MSFT', sentiment: 'neutral', relevance: 1 }] }]);
     await c.received(1);
     await ctx.h.store.accounts.setTier(account_id, 'max', ctx.h.clock.now);
     await fullRecheckPass('127.0.5.4');
-    await ctx.h.ingest([{ content: 'after', tickers: [{ ticker: 'MSFT', sentiment: 'neutral' }] }]);
+    await ctx.h.ingest([{ content: 'after', tickers: [{ ticker: 'MSFT', sentiment: 'neutral', relevance: 1 }] }]);
     const msgs = await c.received(2);
     expect(msgs.map((m) => [m.content, m.tickers])).toEqual([
       ['before', undefined],
-      ['after', [{ ticker: 'MSFT', sentiment: 'neutral' }]],
+      ['after', [{ ticker: 'MSFT', sentiment: 'neutral', relevance: 1 }]],
     ]);
   });
 });

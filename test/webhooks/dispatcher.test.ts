@@ -107,8 +107,8 @@ describe('delivery: every article stored after the endpoint was added, in order,
     await store.articles.insert([article('microsoft again', ['MSFT'])], Date.now());
     await receiver.waitFor(2);
     expect(bodies(receiver).map((b) => [b.data.content, b.data.tickers])).toEqual([
-      ['microsoft', [{ ticker: 'MSFT', sentiment: 'neutral' }]],
-      ['microsoft again', [{ ticker: 'MSFT', sentiment: 'neutral' }]],
+      ['microsoft', [{ ticker: 'MSFT', sentiment: 'neutral', relevance: 1 }]],
+      ['microsoft again', [{ ticker: 'MSFT', sentiment: 'neutral', relevance: 1 }]],
     ]);
     const latest = await store.articles.latestSeq();
     await until(store, endpoint.id, (e) => e.cursor === latest);
@@ -367,7 +367,7 @@ describe('plan changes: a ticker filter is never dropped (the stream closes such
     await receiver.waitFor(1);
     const latest = await store.articles.latestSeq();
     await until(store, endpoint.id, (e) => e.cursor === latest);
-    expect(bodies(receiver).map((b) => [b.data.content, b.data.tickers])).toEqual([['microsoft', [{ ticker: 'MSFT', sentiment: 'neutral' }]]]);
+    expect(bodies(receiver).map((b) => [b.data.content, b.data.tickers])).toEqual([['microsoft', [{ ticker: 'MSFT', sentiment: 'neutral', relevance: 1 }]]]);
   });
 
   it('an endpoint without a filter goes on after the same downgrade, presented for pro', async () => {

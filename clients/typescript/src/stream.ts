@@ -15,6 +15,8 @@ export interface StreamOptions {
   after?: string;
   /** Only articles about these tickers, when the contract has the `tickers` connection parameter. */
   tickers?: string[];
+  /** With `tickers`: the least relevance (0 to 1) one of them must have; the service's default (0.5) when absent. */
+  minRelevance?: number;
   /** Stops the iterator (it returns normally). */
   signal?: AbortSignal;
   /** Reconnect delays: exponential from `initialMs` (default 500) up to `maxMs` (default 30 s), with full jitter. */
@@ -75,7 +77,10 @@ function streamUrl(opts: StreamOptions, after: string | undefined): string {
   const url = new URL(streamAddress, opts.baseUrl.replace(/^http/, 'ws'));
   url.searchParams.set('api_key', opts.apiKey);
   if (RESUMABLE && after) url.searchParams.set('after', after);
-  if (FILTERABLE && opts.tickers?.length) url.searchParams.set('tickers', opts.tickers.join(','));
+  if (FILTERABLE && opts.tickers?.length) {
+    url.searchParams.set('tickers', opts.tickers.join(','));
+    if (opts.minRelevance !== undefined) url.searchParams.set('min_relevance', String(opts.minRelevance));
+  }
   return url.toString();
 }
 
@@ -87,6 +92,10 @@ function streamUrl(opts: StreamOptions, after: string | undefined): string {
  */
 export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage, void, undefined> {
   if (opts.tickers?.length && !FILTERABLE) throw new TypeError('this version of the contract has no ticker filter on the stream');
+  if (opts.minRelevance !== undefined && (!opts.tickers?.length || !('min_relevance' in streamQuery))) {
+    throw new TypeError('minRelevance applies to the tickers filter: give tickers too');
+  }
+  if (opts.minRelevance !== undefined && !(opts.minRelevance >= 0 && opts.minRelevance <= 1)) throw new RangeError('minRelevance must be a number from 0 to 1');
   const initialMs = opts.backoff?.initialMs ?? 500;
   const maxMs = opts.backoff?.maxMs ?? 30_000;
   const deadAfterMs = opts.deadAfterMs ?? streamRules.pingIntervalSeconds * 2500;

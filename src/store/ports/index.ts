@@ -1,7 +1,7 @@
 /** Storage ports: the service depends on these; each engine (SQLite, PostgreSQL) implements each port in a file of its own. */
-import type { Tier, Urgency, ArticleSentiment, TickerSentiment } from '../../contract/index.js';
+import type { Tier, Urgency, ArticleSentiment } from '../../contract/index.js';
 import type { AccountRecord } from '../../domain/tiers.js';
-import type { StoredArticle } from '../../domain/articles.js';
+import type { StoredArticle, TickerInput } from '../../domain/articles.js';
 
 export interface KeyRecord {
   keyId: string;
@@ -35,7 +35,8 @@ export interface NewArticle {
   urgency: Urgency;
   sentiment: ArticleSentiment;
   published_at: string | null;
-  tickers: TickerSentiment[];
+  /** Each with its relevance, or without (then 1: the article is about it). */
+  tickers: TickerInput[];
   source?: string | null;
   url?: string | null;
 }
@@ -51,6 +52,8 @@ export interface ListQuery {
   ascending?: boolean;
   /** Only articles about at least one of these symbols (the ticker index). */
   tickers?: string[];
+  /** With `tickers`: the least relevance one of them must have (the contract's default when absent). */
+  minRelevance?: number;
   urgency?: Urgency;
   limit: number;
 }
@@ -271,6 +274,8 @@ export interface WebhookEndpoint {
   url: string;
   /** Only articles about one of these symbols (max accounts); null = every article. */
   tickers: string[] | null;
+  /** With `tickers`: the least relevance (null: the contract's default). */
+  minRelevance: number | null;
   /** Newest first; more than one only during a rotation (those that sign: domain/webhook-secrets.ts, `signingSecrets`). */
   secrets: WebhookSecretRecord[];
   state: WebhookState;
@@ -306,7 +311,7 @@ export interface WebhookAttempt {
 
 export interface WebhookStore {
   /** The new endpoint's cursor is the end of the feed at commit: every article stored after it is delivered. */
-  addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; secret: string }, now: number): Promise<WebhookEndpoint>;
+  addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint>;
   getWebhook(id: string): Promise<WebhookEndpoint | undefined>;
   /** In creation order. */
   listWebhooks(accountId?: string): Promise<WebhookEndpoint[]>;

@@ -9,10 +9,11 @@
  * - Tickers: one range scan of the ticker index per symbol (article_tickers, keyed by ticker then
  *   article id, with urgency denormalised for the urgency filter), each at most `limit` rows, their
  *   union (an article about two of the symbols once), then the page: O(k·(log n + limit)) for k
- *   symbols, whatever the size of the archive.
+ *   symbols, whatever the size of the archive. An index row below `minRelevance` (the contract's default
+ *   when the query gives none) is passed over.
  */
 import { clampLimit } from '../../domain/articles.js';
-import { limitBounds } from '../../contract/index.js';
+import { limitBounds, minRelevanceDefault as MIN_RELEVANCE_DEFAULT } from '../../contract/index.js';
 import type { ListQuery } from './index.js';
 import { ulidTimePrefix } from './ids.js';
 
@@ -46,6 +47,7 @@ export function listValues(q: ListQuery): Record<string, string | number> {
   };
   if (q.urgency !== undefined) values.u = q.urgency;
   (q.tickers ?? []).forEach((t, i) => (values[`t${i}`] = t));
+  if (q.tickers?.length) values.r = q.minRelevance ?? MIN_RELEVANCE_DEFAULT;
   return values;
 }
 
@@ -69,7 +71,7 @@ export function listSql(select: string, shape: ListShape, p: (name: string) => s
   const scans = Array.from(
     { length: shape.tickers },
     (_, i) =>
-      `SELECT article_id FROM (SELECT article_id FROM article_tickers WHERE ticker = ${p(`t${i}`)} AND ${urgency}article_id > ${p('lo')} AND article_id < ${p('hi')} ORDER BY article_id ${dir} LIMIT ${p('n')}) AS s${i}`,
+      `SELECT article_id FROM (SELECT article_id FROM article_tickers WHERE ticker = ${p(`t${i}`)} AND relevance >= ${p('r')} AND ${urgency}article_id > ${p('lo')} AND article_id < ${p('hi')} ORDER BY article_id ${dir} LIMIT ${p('n')}) AS s${i}`,
   );
   return `SELECT ${select} FROM articles WHERE id IN (${scans.join(' UNION ALL ')}) ORDER BY id ${dir} LIMIT ${p('n')}`;
 }
@@ -87,11 +89,23 @@ export function numberedPlaceholders(): { p: (name: string) => string; names: st
   };
 }
 
-/** The ticker index rows of stored articles: one per distinct symbol. */
-export function tickerRows(articles: { id: string; urgency: string; tickers: { ticker: string }[] }[]): { ticker: string; article_id: string; urgency: string }[] {
-  const rows: { ticker: string; article_id: string; urgency: string }[] = [];
+export interface TickerRow {
+  ticker: string;
+  article_id: string;
+  urgency: string;
+  relevance: number;
+}
+
+/** The ticker index rows of stored articles: one per distinct symbol (its first entry's relevance). */
+export function tickerRows(articles: { id: string; urgency: string; tickers: { ticker: string; relevance: number }[] }[]): TickerRow[] {
+  const rows: TickerRow[] = [];
   for (const a of articles) {
-    for (const ticker of new Set(a.tickers.map((t) => t.ticker))) rows.push({ ticker, article_id: a.id, urgency: a.urgency });
+    const seen = new Set<string>();
+    for (const t of a.tickers) {
+      if (seen.has(t.ticker)) continue;
+      seen.add(t.ticker);
+      rows.push({ ticker: t.ticker, article_id: a.id, urgency: a.urgency, relevance: t.relevance });
+    }
   }
   return rows;
 }

@@ -10,6 +10,7 @@ export interface WebhookRow {
   account_id: string;
   url: string;
   tickers: string | null;
+  min_relevance: number | null;
   secrets: string;
   state: string;
   paused_reason: string | null;
@@ -25,7 +26,7 @@ export interface WebhookRow {
 }
 
 export const WEBHOOK_COLUMNS =
-  'id, account_id, url, tickers, secrets, state, paused_reason, cursor, failures, first_failure_at, next_attempt_at, last_attempt_at, last_success_at, last_status, last_error, created_at';
+  'id, account_id, url, tickers, min_relevance, secrets, state, paused_reason, cursor, failures, first_failure_at, next_attempt_at, last_attempt_at, last_success_at, last_status, last_error, created_at';
 
 const iso = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
@@ -41,6 +42,7 @@ export function toWebhook(r: WebhookRow): WebhookEndpoint {
     accountId: r.account_id,
     url: r.url,
     tickers: r.tickers === null ? null : (JSON.parse(r.tickers) as string[]),
+    minRelevance: r.min_relevance === null ? null : Number(r.min_relevance),
     secrets,
     state: r.state as WebhookState,
     pausedReason: r.paused_reason,

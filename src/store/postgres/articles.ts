@@ -88,8 +88,8 @@ export class PgArticles implements ArticleStore {
       const tickers = tickerRows(out);
       if (tickers.length > 0) {
         await db.query(
-          'INSERT INTO article_tickers (ticker, article_id, urgency) SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING',
-          [tickers.map((t) => t.ticker), tickers.map((t) => t.article_id), tickers.map((t) => t.urgency)],
+          'INSERT INTO article_tickers (ticker, article_id, urgency, relevance) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::real[]) ON CONFLICT DO NOTHING',
+          [tickers.map((t) => t.ticker), tickers.map((t) => t.article_id), tickers.map((t) => t.urgency), tickers.map((t) => t.relevance)],
         );
       }
       const newestSeq = rows.reduce((m, r) => Math.max(m, Number(r.seq)), 0);

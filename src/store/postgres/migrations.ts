@@ -82,6 +82,14 @@ export const MIGRATIONS: readonly string[] = [
   // Idempotent (IF NOT EXISTS): safe to apply again.
   `ALTER TABLE articles ADD COLUMN IF NOT EXISTS search_tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, content)) STORED;
    CREATE INDEX IF NOT EXISTS articles_search_tsv ON articles USING GIN (search_tsv);`,
+  // 7: relevance per ticker (contract 1.3.0): the ticker index carries it for the `min_relevance` filter,
+  // a webhook endpoint its own minimum; articles stored before it count as about each of their tickers (1).
+  // Idempotent: a relevance already stored is kept.
+  `ALTER TABLE article_tickers ADD COLUMN IF NOT EXISTS relevance real NOT NULL DEFAULT 1;
+   ALTER TABLE webhook_endpoints ADD COLUMN IF NOT EXISTS min_relevance real;
+   UPDATE articles SET tickers = (
+     SELECT jsonb_agg('{"relevance": 1}'::jsonb || e ORDER BY n)::text FROM jsonb_array_elements(articles.tickers::jsonb) WITH ORDINALITY AS x(e, n))
+   WHERE tickers <> '[]' AND tickers NOT LIKE '%"relevance"%';`,
 ];
 
 export const LATEST_VERSION = MIGRATIONS.length;

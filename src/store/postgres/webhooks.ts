@@ -35,11 +35,11 @@ export const WEBHOOKS_MIGRATION = `
 export class PgWebhooks implements WebhookStore {
   constructor(private readonly db: Db) {}
 
-  async addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; secret: string }, now: number): Promise<WebhookEndpoint> {
+  async addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint> {
     const rows = await this.db.query<WebhookRow>(
-      `INSERT INTO webhook_endpoints (id, account_id, url, tickers, secrets, cursor, created_at)
-       VALUES ($1, $2, $3, $4, $5, (SELECT coalesce(max(seq), 0) FROM articles), $6) RETURNING ${WEBHOOK_COLUMNS}`,
-      [e.id, e.accountId, e.url, e.tickers === null ? null : JSON.stringify(e.tickers), secretsJson(e.secret), now],
+      `INSERT INTO webhook_endpoints (id, account_id, url, tickers, min_relevance, secrets, cursor, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, (SELECT coalesce(max(seq), 0) FROM articles), $7) RETURNING ${WEBHOOK_COLUMNS}`,
+      [e.id, e.accountId, e.url, e.tickers === null ? null : JSON.stringify(e.tickers), e.minRelevance ?? null, secretsJson(e.secret), now],
     );
     return toWebhook(rows[0]!);
   }

@@ -32,7 +32,7 @@ export class SqliteArticles implements ArticleStore {
          VALUES (@id, @content, @urgency, @sentiment, @published_at, @received_at, @tickers, @source, @url)`,
       ),
       enqueue: db.prepare('INSERT OR IGNORE INTO embed_queue (article_id, enqueued_at) VALUES (?, ?)'),
-      insertTicker: db.prepare('INSERT OR IGNORE INTO article_tickers (ticker, article_id, urgency) VALUES (@ticker, @article_id, @urgency)'),
+      insertTicker: db.prepare('INSERT OR IGNORE INTO article_tickers (ticker, article_id, urgency, relevance) VALUES (@ticker, @article_id, @urgency, @relevance)'),
       newestId: db.prepare<[], string>('SELECT id FROM articles ORDER BY id DESC LIMIT 1').pluck(),
       byId: db.prepare<[string], ArticleRow>('SELECT * FROM articles WHERE id = ?'),
       count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM articles'),

@@ -3,8 +3,17 @@ import type Database from 'better-sqlite3';
 import { IDENTITY_MIGRATION, SOURCES_MIGRATION } from './sources.js';
 import { WEBHOOKS_MIGRATION } from './webhooks.js';
 
+/** One step of the schema: SQL, or a function where a step must look first (SQLite has no ADD COLUMN IF NOT EXISTS). */
+export type Migration = string | ((db: Database.Database) => void);
+
+/** Adds a column unless the table has it: a step that adds columns stays safe to apply again. */
+function addColumn(db: Database.Database, table: string, column: string, definition: string): void {
+  const has = (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).some((c) => c.name === column);
+  if (!has) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+}
+
 /** Exported for the migration tests (rewinding to an earlier version); user_version counts the applied ones. */
-export const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE accounts (
      id TEXT PRIMARY KEY,
      tier TEXT NOT NULL,
@@ -82,13 +91,24 @@ export const MIGRATIONS: readonly string[] = [
   // without an index every batch sorted the whole queue, which a large ingest grows by thousands. The
   // PostgreSQL schema has had the same index (embed_queue_order) from the start. Idempotent.
   `CREATE INDEX IF NOT EXISTS embed_queue_order ON embed_queue(enqueued_at, article_id);`,
+  // Relevance per ticker (contract 1.3.0): the ticker index carries it for the `min_relevance` filter, a
+  // webhook endpoint its own minimum; articles stored before it count as about each of their tickers (1).
+  // Idempotent: a relevance already stored is kept.
+  (db) => {
+    addColumn(db, 'article_tickers', 'relevance', 'REAL NOT NULL DEFAULT 1');
+    addColumn(db, 'webhook_endpoints', 'min_relevance', 'REAL');
+    db.exec(`UPDATE articles SET tickers = (SELECT json_group_array(json_insert(j.value, '$.relevance', 1)) FROM json_each(articles.tickers) j)
+               WHERE tickers <> '[]'`);
+  },
 ];
 
 export function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   for (let v = version; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v]!);
+      const step = MIGRATIONS[v]!;
+      if (typeof step === 'string') db.exec(step);
+      else step(db);
       db.pragma(`user_version = ${v + 1}`);
     })();
   }

@@ -39,8 +39,8 @@ export class SqliteWebhooks implements WebhookStore {
   constructor(private readonly db: Database.Database) {
     this.st = {
       insert: db.prepare(
-        `INSERT INTO webhook_endpoints (id, account_id, url, tickers, secrets, cursor, created_at)
-         VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM articles), ?)`,
+        `INSERT INTO webhook_endpoints (id, account_id, url, tickers, min_relevance, secrets, cursor, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM articles), ?)`,
       ),
       get: db.prepare<[string], WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints WHERE id = ?`),
       list: db.prepare<[], WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints ORDER BY n`),
@@ -71,10 +71,10 @@ export class SqliteWebhooks implements WebhookStore {
     };
   }
 
-  async addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; secret: string }, now: number): Promise<WebhookEndpoint> {
+  async addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint> {
     await writeTurn(this.db);
     this.db
-      .transaction(() => this.st.insert.run(e.id, e.accountId, e.url, e.tickers === null ? null : JSON.stringify(e.tickers), secretsJson(e.secret), now))
+      .transaction(() => this.st.insert.run(e.id, e.accountId, e.url, e.tickers === null ? null : JSON.stringify(e.tickers), e.minRelevance ?? null, secretsJson(e.secret), now))
       .immediate();
     return (await this.getWebhook(e.id))!;
   }

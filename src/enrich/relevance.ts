@@ -1,0 +1,133 @@
+/**
+ * How much a story is about each company it names (the contract's `TickerSentiment.relevance`, 0 to 1).
+ * Pure rules over the mentions of tickers.ts, one role per company (its best mention):
+ *
+ * | role | relevance | when |
+ * |---|---|---|
+ * | subject | 1 | the first company of the headline that has no other role, or the company a broker rates |
+ * | co-subject | 0.8 | another company of the headline with no other role (`Visa and Mastercard settle`) |
+ * | body | 0.6 / 0.4 | a company named only after the first sentence: twice or more / once |
+ * | passing | 0.3 | named beside the story: `Walmart rival Target`, `suppliers such as Intel`, `Microsoft-backed` |
+ * | rating | 0.2 | the broker giving a rating or target: `Citigroup upgrades AbbVie`, `cut to hold at Jefferies` |
+ * | source | 0.2 | the source of a quote or forecast: `…, Goldman says`, `according to UBS`, `JPMorgan analysts see` |
+ *
+ * A company named alone keeps 1 unless its analysts or economists speak (`Goldman economists see three
+ * cuts` is not about Goldman). `MIN_RELEVANCE_DEFAULT` (0.5) keeps subjects, co-subjects and companies the
+ * body returns to, and leaves out passing mentions, brokers and sources.
+ */
+import type { Mention } from './tickers.js';
+
+export type Role = 'subject' | 'co-subject' | 'body' | 'passing' | 'rating' | 'source';
+
+export const ROLE_RELEVANCE: Readonly<Record<Exclude<Role, 'body'>, number>> = {
+  subject: 1,
+  'co-subject': 0.8,
+  passing: 0.3,
+  rating: 0.2,
+  source: 0.2,
+};
+const BODY_REPEATED = 0.6;
+const BODY_ONCE = 0.4;
+
+export interface Relevance {
+  role: Role;
+  relevance: number;
+}
+
+const GRADES = String.raw`(?:strong[- ]buy|buy|sell|hold|neutral|overweight|underweight|outperform|underperform|equal[- ]weight|market[- ]perform|sector[- ]perform|peer[- ]perform|accumulate|reduce)`;
+/** What only a rating says: an upgrade, a target, coverage, a grade given (`cut to hold`, `rated buy`). */
+const RATING_WORDS = new RegExp(
+  String.raw`\b(?:upgrade[ds]?|downgrade[ds]?|(?:price )?target\b|PT\b|price objective|rating|coverage|(?:upgraded|downgraded|raised|raises|cut|cuts|lowered|lowers|lifted|lifts|moved|moves|initiated|initiates|started|starts|reiterated|reiterates|rated|rates|resumed|resumes|reinstated|reinstates|maintained|maintains|kept|keeps)\s+(?:\S+\s+){0,3}?(?:to|at|with an?|as|on)\s+${GRADES}\b)`,
+  'i',
+);
+/**
+ * A broker's verb between its name and the company it rates (`Citigroup upgrades AbbVie`, `UBS raises its
+ * price target on Apple`, `Jefferies initiates coverage of Snowflake`); a passive `AbbVie upgraded to buy`
+ * has no company after the verb.
+ */
+const RATING_VERB =
+  /^\s*(?:analysts?\s+|research\s+|securities\s+)?(?:upgrades?|upgraded|downgrades?|downgraded|initiates?|initiated|starts?|started|resumes?|resumed|reinstates?|reinstated|reiterates?|reiterated|maintains?|maintained|keeps?|rates?|rated|raises?|raised|lifts?|lifted|boosts?|boosted|hikes?|hiked|cuts?|lowers?|lowered|trims?|trimmed|slashes|slashed|sets?|assigns?|begins?|places?|moves?|adds?|removes?)\s+(?:(?:its|the|a|price|target|targets|objective|on|for|of|rating|coverage|to|with)\s+){0,5}$/i;
+/** The broker after the rated company: `upgraded to buy at Citigroup`, `target cut by UBS`, `- Jefferies`. */
+const RATING_BY = /(?:\b(?:at|by|from)|[-–—:|])\s*$/i;
+/** A source's verb right after its name (its analysts, strategists or economists may stand between). */
+const SOURCE_VERB =
+  /^(?:'s)?\s*(?:analysts?|strategists?|economists?|research|chief economist|CEO|chief executive|boss)?\s*(?:says?|said|sees?|expects?|estimates?|forecasts?|predicts?|warns?|reckons?|notes?|thinks?|believes?|projects?|survey|data|poll|index)\b/i;
+/** Analysts or economists of the company speak: a source even when it is the only company named. */
+const OWN_ANALYSTS = /^(?:'s)?\s*(?:analysts?|strategists?|economists?|research)\b/i;
+const SOURCE_BEFORE = /\baccording to\s*$/i;
+/** A trailing attribution: `…, JPMorgan says.` */
+const SOURCE_AFTER_COMMA = /^\s*(?:analysts?\s+|strategists?\s+|economists?\s+)?(?:says?|said|writes?|wrote|notes?|noted)\b\s*[.!]?\s*$/i;
+const PASSING_BEFORE =
+  /\b(?:rivals?|peers?|like|unlike|such as|including|includes|than|versus|vs\.?|supplier to|suppliers to|customer|customers|clients?|partners?|competitors?|compared with|ahead of|behind|former|ex|owner|parent|unit of|part of|stake in|investor in)\s*$/i;
+const PASSING_AFTER = /^(?:'s)?[\s-]*(?:rivals?|peers?|suppliers?|competitors?|-?backed|-?owned|-?led|-?controlled|-?funded|partners?|customers?|clients?)\b/i;
+
+/** What joins `Walmart` to `Target` in `Walmart rival Target`, `Apple supplier Foxconn`. */
+const APPOSITION = /^(?:'s)?\s*(?:rivals?|peers?|suppliers?|competitors?|partners?|customers?|clients?|owner|parent)\s*$/i;
+
+const SENTENCE_END = /[.!?](?=\s+[\p{Lu}\d"'“])|\n/u;
+
+/** The end of the first sentence (the headline of a longer text): a full stop, `!` or `?` before a capital, or a line break. */
+function headlineEnd(text: string): number {
+  const m = SENTENCE_END.exec(text);
+  return m ? m.index + 1 : text.length;
+}
+
+function mentionRole(text: string, m: Mention, others: readonly Mention[]): Exclude<Role, 'subject' | 'co-subject' | 'body'> | undefined {
+  const after = text.slice(m.end, m.end + 80);
+  const before = text.slice(Math.max(0, m.start - 40), m.start);
+  const alone = others.length === 0;
+  if (alone) return OWN_ANALYSTS.test(after) && SOURCE_VERB.test(after) ? 'source' : undefined;
+  // Only a company of the same sentence makes this one a broker or a source.
+  const next = others.find((o) => o.start >= m.end && !SENTENCE_END.test(text.slice(m.end, o.start + 1)));
+  const rated = next !== undefined;
+  const ratedBefore = others.some((o) => o.end <= m.start && !SENTENCE_END.test(text.slice(o.end, m.start + 1)));
+  if (next && RATING_VERB.test(text.slice(m.end, next.start)) && RATING_WORDS.test(text.slice(m.end, m.end + 120))) return 'rating';
+  if (ratedBefore && RATING_BY.test(before) && RATING_WORDS.test(text.slice(0, m.start))) return 'rating';
+  if (SOURCE_BEFORE.test(before)) return 'source';
+  if (rated && SOURCE_VERB.test(after)) return 'source';
+  if (ratedBefore && /,\s*$/.test(before) && SOURCE_AFTER_COMMA.test(after.split(/[\n]/)[0]!)) return 'source';
+  if (PASSING_AFTER.test(after)) return 'passing';
+  // `Walmart rival Target`: the company after the noun is the one the story is about.
+  const apposition = others.some((o) => o.end <= m.start && APPOSITION.test(text.slice(o.end, m.start)));
+  if (!apposition && PASSING_BEFORE.test(before)) return 'passing';
+  return undefined;
+}
+
+/**
+ * Each company's role and relevance, by symbol; `mentions` in text order (tickers.ts). A company's best
+ * mention decides: a broker named again as a subject is a subject.
+ */
+export function tickerRelevance(text: string, mentions: readonly Mention[]): Map<string, Relevance> {
+  const end = headlineEnd(text);
+  const best = new Map<string, Relevance>();
+  const plain: string[] = [];
+  const bodyCount = new Map<string, number>();
+  for (const m of mentions) {
+    const others = mentions.filter((o) => o.ticker !== m.ticker);
+    const role = mentionRole(text, m, others);
+    if (role === undefined) {
+      if (m.start < end) {
+        if (!plain.includes(m.ticker)) plain.push(m.ticker);
+      } else bodyCount.set(m.ticker, (bodyCount.get(m.ticker) ?? 0) + 1);
+      continue;
+    }
+    const r = ROLE_RELEVANCE[role];
+    const prev = best.get(m.ticker);
+    if (!prev || prev.relevance < r) best.set(m.ticker, { role, relevance: r });
+  }
+  for (const [ticker, n] of bodyCount) {
+    const r = n >= 2 ? BODY_REPEATED : BODY_ONCE;
+    const prev = best.get(ticker);
+    if (!prev || prev.relevance < r) best.set(ticker, { role: 'body', relevance: r });
+  }
+  plain.forEach((ticker, i) => {
+    const role = i === 0 ? 'subject' : 'co-subject';
+    best.set(ticker, { role, relevance: ROLE_RELEVANCE[role] });
+  });
+  // No company written plainly in the headline: the company a broker rates or the body's most named leads.
+  if (plain.length === 0 && best.size > 0) {
+    const lead = [...best.entries()].sort((a, b) => b[1].relevance - a[1].relevance)[0]!;
+    if (lead[1].role === 'body') best.set(lead[0], { role: 'subject', relevance: ROLE_RELEVANCE.subject });
+  }
+  return best;
+}
