@@ -31,13 +31,13 @@ function article(content: string, tickers: string[] = []): NewArticle {
   return { content, urgency: 'regular', sentiment: null, published_at: null, tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral' as const })) };
 }
 
-async function setup(opts: { tier?: Tier; answer?: (n: number) => Answer; tickers?: string[] | null; dispatcher?: Partial<DispatcherOptions> } = {}) {
+async function setup(opts: { tier?: Tier; answer?: (n: number) => Answer; tickers?: string[] | null; minRelevance?: number; dispatcher?: Partial<DispatcherOptions> } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'fns-wh-'));
   const store = new SqliteStore(join(dir, 'fns.sqlite'));
   const receiver = await startReceiver(opts.answer);
   const account = await store.accounts.createAccount(opts.tier ?? 'pro', Date.now());
   const secret = newSecret();
-  const endpoint = await store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: opts.tickers ?? null, secret: box.seal(secret) }, Date.now());
+  const endpoint = await store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: opts.tickers ?? null, minRelevance: opts.minRelevance ?? null, secret: box.seal(secret) }, Date.now());
   const events: AttemptEvent[] = [];
   const waiters: { pred: (e: AttemptEvent) => boolean; resolve: () => void }[] = [];
   const dispatcher = new WebhookDispatcher({
@@ -112,6 +112,23 @@ describe('delivery: every article stored after the endpoint was added, in order,
     ]);
     const latest = await store.articles.latestSeq();
     await until(store, endpoint.id, (e) => e.cursor === latest);
+  });
+
+  it('its ticker filter applies a minimum relevance: the contract default, or the endpoint\'s own', async () => {
+    const graded = (content: string, relevance: number): NewArticle => ({ ...article(content), tickers: [{ ticker: 'MSFT', sentiment: 'neutral', relevance }] });
+    for (const [minRelevance, want] of [
+      [undefined, ['about', 'lead']],
+      [0.9, ['lead']],
+      [0, ['passing', 'about', 'lead']],
+    ] as const) {
+      const { store, receiver, endpoint } = await setup({ tier: 'max', tickers: ['MSFT'], ...(minRelevance === undefined ? {} : { minRelevance }) });
+      expect(endpoint.minRelevance).toBe(minRelevance ?? null);
+      await store.articles.insert([graded('passing', 0.3), graded('about', 0.8), graded('lead', 1)], Date.now());
+      await receiver.waitFor(want.length);
+      const latest = await store.articles.latestSeq();
+      await until(store, endpoint.id, (e) => e.cursor === latest);
+      expect(bodies(receiver).map((b) => b.data.content)).toEqual(want);
+    }
   });
 });
 
