@@ -34,37 +34,59 @@ export interface Relevance {
   relevance: number;
 }
 
-const GRADES = String.raw`(?:strong[- ]buy|buy|sell|hold|neutral|overweight|underweight|outperform|underperform|equal[- ]weight|market[- ]perform|sector[- ]perform|peer[- ]perform|accumulate|reduce)`;
-/** What only a rating says: an upgrade, a target, coverage, a grade given (`cut to hold`, `rated buy`). */
+const GRADES = String.raw`(?:strong[- ]buy|buy|sell|hold|neutral|(?:sector|market) (?:out|under)perform|in[- ]line|overweight|underweight|outperform|underperform|equal[- ]weight|market[- ]perform|sector[- ]perform|peer[- ]perform|accumulate|reduce)`;
+/** What only a rating says: an upgrade, a target, coverage, a grade given (`cut to hold`, `keeps underweight`), a list. */
 const RATING_WORDS = new RegExp(
-  String.raw`\b(?:upgrade[ds]?|downgrade[ds]?|(?:price )?target\b|PT\b|price objective|rating|coverage|(?:upgraded|downgraded|raised|raises|cut|cuts|lowered|lowers|lifted|lifts|moved|moves|initiated|initiates|started|starts|reiterated|reiterates|rated|rates|resumed|resumes|reinstated|reinstates|maintained|maintains|kept|keeps)\s+(?:\S+\s+){0,3}?(?:to|at|with an?|as|on)\s+${GRADES}\b)`,
+  String.raw`\b(?:upgrade[ds]?|downgrade[ds]?|double-(?:up|down)grade[ds]?|(?:price )?target\b|PT\b|price objective|fair value|rating|coverage|conviction|catalyst watch|top pick|focus list|(?:upgraded|downgraded|raised|raises|cut|cuts|lowered|lowers|lifted|lifts|moved|moves|initiated|initiates|started|starts|reiterated|reiterates|rated|rates|resumed|resumes|reinstated|reinstates|maintained|maintains|kept|keeps)\s+(?:\S+\s+){0,3}?(?:(?:to|at|with an?|as|on)\s+)?${GRADES}\b)`,
   'i',
 );
+/** A broker's house name after its name (`RBC Capital Markets`, `BNP Paribas Exane`, `Evercore ISI`, `Itaú BBA`). */
+const HOUSE = String.raw`(?:[\p{Lu}][\p{L}&.'-]*\s+){0,3}`;
 /**
  * A broker's verb between its name and the company it rates (`Citigroup upgrades AbbVie`, `UBS raises its
- * price target on Apple`, `Jefferies initiates coverage of Snowflake`); a passive `AbbVie upgraded to buy`
- * has no company after the verb.
+ * price target on Apple`, `Jefferies initiates coverage of Snowflake`, `BofA reiterates buy on Shell`,
+ * `Goldman adds Apple to conviction list`); a passive `AbbVie upgraded to buy` has no company after the verb.
  */
-const RATING_VERB =
-  /^\s*(?:analysts?\s+|research\s+|securities\s+)?(?:upgrades?|upgraded|downgrades?|downgraded|initiates?|initiated|starts?|started|resumes?|resumed|reinstates?|reinstated|reiterates?|reiterated|maintains?|maintained|keeps?|rates?|rated|raises?|raised|lifts?|lifted|boosts?|boosted|hikes?|hiked|cuts?|lowers?|lowered|trims?|trimmed|slashes|slashed|sets?|assigns?|begins?|places?|moves?|adds?|removes?)\s+(?:(?:its|the|a|price|target|targets|objective|on|for|of|rating|coverage|to|with)\s+){0,5}$/i;
+const RATING_VERB = new RegExp(
+  String.raw`^\s*${HOUSE}(?:analysts?\s+|research\s+|securities\s+)?(?:(?:double-)?(?:upgrades?|upgraded|downgrades?|downgraded)|initiates?|initiated|starts?|started|resumes?|resumed|reinstates?|reinstated|reiterates?|reiterated|maintains?|maintained|keeps?|rates?|rated|raises?|raised|lifts?|lifted|boosts?|boosted|hikes?|hiked|cuts?|lowers?|lowered|trims?|trimmed|slashes|slashed|sets?|assigns?|begins?|places?|moves?|adds?|removes?|opens?|opened)\s+(?:(?:its|the|a|an|price|target|targets|objective|on|for|of|rating|coverage|to|with|positive|negative|catalyst|watch|fair|value|estimate|${GRADES})\s+){0,5}$`,
+  'iu',
+);
+/** A broker's verb before a capitalised name the directory does not know (`Citi upgrades DBS to buy`). */
+const RATING_ALONE = new RegExp(
+  String.raw`^\s*${HOUSE}(?:analysts?\s+)?(?:(?:double-)?(?:upgrades?|downgrades?)|initiates?|starts?|resumes?|reinstates?|reiterates?|cuts?|raises?|lifts?|lowers?|trims?)\s+(?:coverage\s+(?:of|on)\s+)?\p{Lu}`,
+  'u',
+);
+/** The company's survey, study or data as the source (`Amundi survey finds`, `BofA app data show`). */
+const SOURCE_FINDS = /^(?:'s)?\s+(?:[\p{L}-]+\s+){0,2}?(?:survey|study|poll|report|data|index|research|analysis|pmi|barometer|tracker|gauge)\s+(?:shows?|finds?|found|showed|says?|suggests?)\b/iu;
+
 /** The broker after the rated company: `upgraded to buy at Citigroup`, `target cut by UBS`, `- Jefferies`. */
 const RATING_BY = /(?:\b(?:at|by|from)|[-–—:|])\s*$/i;
 /** A source's verb right after its name (its analysts, strategists or economists may stand between). */
 const SOURCE_VERB =
   /^(?:'s)?\s*(?:analysts?|strategists?|economists?|research|chief economist|CEO|chief executive|boss)?\s*(?:says?|said|sees?|expects?|estimates?|forecasts?|predicts?|warns?|reckons?|notes?|thinks?|believes?|projects?|survey|data|poll|index)\b/i;
 /** Analysts or economists of the company speak: a source even when it is the only company named. */
-const OWN_ANALYSTS = /^(?:'s)?\s*(?:analysts?|strategists?|economists?|research)\b/i;
+const OWN_ANALYSTS = /^(?:'s)?\s*(?:analysts?|strategists?|economists?)\b/i;
 const SOURCE_BEFORE = /\baccording to\s*$/i;
 /** A trailing attribution: `…, JPMorgan says.` */
-const SOURCE_AFTER_COMMA = /^\s*(?:analysts?\s+|strategists?\s+|economists?\s+)?(?:says?|said|writes?|wrote|notes?|noted)\b\s*[.!]?\s*$/i;
+const SOURCE_AFTER_COMMA =
+  /^(?:'s)?\s*(?:[\p{L}&'-]+\s+){0,3}?(?:says?|said|writes?|wrote|notes?|noted|estimates?|predicts?|forecasts?|finds?|found|shows?|showed|suggests?|reckons?|calculates?)\b\s*[.!]?\s*$/iu;
+/** Right before a company named beside the story: a comparison, an example, a counterparty (`order from Tesla`, `plants for Meta`). */
 const PASSING_BEFORE =
-  /\b(?:rivals?|peers?|like|unlike|such as|including|includes|than|versus|vs\.?|supplier to|suppliers to|customer|customers|clients?|partners?|competitors?|compared with|ahead of|behind|former|ex|owner|parent|unit of|part of|stake in|investor in)\s*$/i;
+  /\b(?:rivals?|peers?|like|unlike|such as|including|includes|than|supplier to|suppliers to|customer|customers|clients?|partners?|competitors?|compared with|compete with|partnership with|ahead of|behind|former|ex|owner|parent|unit of|part of|(?:orders?|contracts?|business|deposits|share|customers|shoppers|traffic) from|(?<!\b(?:bid|bids|offer|offers|takeover|deal|buyout|approach|tender|talks|plan)\s)for)\s*$/i;
 const PASSING_AFTER = /^(?:'s)?[\s-]*(?:rivals?|peers?|suppliers?|competitors?|-?backed|-?owned|-?led|-?controlled|-?funded|partners?|customers?|clients?)\b/i;
 
-/** What joins `Walmart` to `Target` in `Walmart rival Target`, `Apple supplier Foxconn`. */
-const APPOSITION = /^(?:'s)?\s*(?:rivals?|peers?|suppliers?|competitors?|partners?|customers?|clients?|owner|parent)\s*$/i;
+/**
+ * What joins `Walmart` to `Target` in `Walmart rival Target`, `Apple assembler Jabil`, `AB InBev's Brazilian
+ * arm Ambev`: a noun of relation (after a possessive a word or two may qualify it); the company after it is
+ * the story's.
+ */
+const APPOSITION =
+  /^(?:'s\s+(?:[\p{L}-]+\s+){0,2}?|\s+)(?:rivals?|peers?|suppliers?|competitors?|partners?|customers?|clients?|owner|parent|unit|arm|subsidiary|division|affiliate|spin-?off|assembler|contractor|distributor|licensee|joint venture)\s+$/iu;
 
 const SENTENCE_END = /[.!?](?=\s+[\p{Lu}\d"'“])|\n/u;
+
+/** A relation noun and then a capitalised name the directory does not know (`Apple supplier Hon Hai`). */
+const APPOSITION_UNKNOWN = /^(?:'s)?\s+(?:rivals?|peers?|suppliers?|competitors?|partners?|customers?|unit|arm|subsidiary|assembler|contractor)\s+\p{Lu}/u;
 
 /** The end of the first sentence (the headline of a longer text): a full stop, `!` or `?` before a capital, or a line break. */
 function headlineEnd(text: string): number {
@@ -76,7 +98,16 @@ function mentionRole(text: string, m: Mention, others: readonly Mention[]): Excl
   const after = text.slice(m.end, m.end + 80);
   const before = text.slice(Math.max(0, m.start - 40), m.start);
   const alone = others.length === 0;
-  if (alone) return OWN_ANALYSTS.test(after) && SOURCE_VERB.test(after) ? 'source' : undefined;
+  if (alone) {
+    // A broker rating a company the directory does not know (`Citi upgrades DBS to buy`).
+    if (RATING_ALONE.test(after) && RATING_WORDS.test(after.slice(0, 120))) return 'rating';
+    // Its analysts speak, its survey or data show something, or a trailing `…, ADP says`.
+    if (OWN_ANALYSTS.test(after) || SOURCE_FINDS.test(after)) return 'source';
+    if (/,\s*$/.test(before) && SOURCE_AFTER_COMMA.test(after.split(/[\n]/)[0]!)) return 'source';
+    // `Apple supplier Hon Hai posts record revenue`: the story is the unknown company's.
+    if (APPOSITION_UNKNOWN.test(after)) return 'passing';
+    return undefined;
+  }
   // Only a company of the same sentence makes this one a broker or a source.
   const next = others.find((o) => o.start >= m.end && !SENTENCE_END.test(text.slice(m.end, o.start + 1)));
   const rated = next !== undefined;
@@ -87,6 +118,7 @@ function mentionRole(text: string, m: Mention, others: readonly Mention[]): Excl
   if (rated && SOURCE_VERB.test(after)) return 'source';
   if (ratedBefore && /,\s*$/.test(before) && SOURCE_AFTER_COMMA.test(after.split(/[\n]/)[0]!)) return 'source';
   if (PASSING_AFTER.test(after)) return 'passing';
+  if (next && APPOSITION.test(text.slice(m.end, next.start))) return 'passing';
   // `Walmart rival Target`: the company after the noun is the one the story is about.
   const apposition = others.some((o) => o.end <= m.start && APPOSITION.test(text.slice(o.end, m.start)));
   if (!apposition && PASSING_BEFORE.test(before)) return 'passing';

@@ -28,6 +28,14 @@ describe('relevance: a broker giving a rating is not the story', () => {
   it('reads the passive form, with the broker after `at` or `by`', () => {
     expect(ranked('AbbVie upgraded to buy at Citigroup')).toEqual(['ABBV 1', 'C 0.2']);
   });
+  it('reads a broker\'s house name and the verbs of lists and grades kept', () => {
+    expect(ranked('RBC Capital Markets upgrades Nike to outperform')).toEqual(['NKE 1', 'RY.TO 0.2']);
+    expect(ranked('BofA reiterates buy on Microsoft before its developer event')).toEqual(['MSFT 1', 'BAC 0.2']);
+    expect(ranked('Goldman adds Nvidia to its conviction list')).toEqual(['NVDA 1', 'GS 0.2']);
+  });
+  it('knows a broker even when the company it rates is not in the directory', () => {
+    expect(ranked('Citi upgrades Zzyzx Holdings to buy')).toEqual(['C 0.2']);
+  });
   it('does not take a company\'s own move for a rating', () => {
     expect(ranked('Chevron raises bid for Hess, targets savings')[0]).toMatch(/^CVX 1$/);
     expect(ranked('Apple cuts Intel orders')).toEqual(['AAPL 1', 'INTC 0.8']);
@@ -41,6 +49,11 @@ describe('relevance: the source of a quote or forecast', () => {
   it('gives a bank whose economists speak 0.2 even when it is the only company named', () => {
     expect(ranked('Goldman Sachs economists see three Fed cuts next year')).toEqual(['GS 0.2']);
   });
+  it('gives a survey, index or trailing estimate 0.2 when the story is about something else', () => {
+    expect(ranked('US retail spending rose 3% in November, Mastercard SpendingPulse finds')).toEqual(['MA 0.2']);
+    expect(ranked('Commercial property defaults to climb, Moody\'s estimates')).toEqual(['MCO 0.2']);
+    expect(ranked('HSBC economists lower euro zone growth forecast')).toEqual(['HSBA.L 0.2']);
+  });
   it('keeps a company speaking of itself as its subject', () => {
     expect(ranked('Apple says iPhone sales rose in China')).toEqual(['AAPL 1']);
   });
@@ -49,6 +62,15 @@ describe('relevance: the source of a quote or forecast', () => {
 describe('relevance: a passing mention', () => {
   it('reads `X rival Y` as a story about Y', () => {
     expect(ranked('Walmart rival Target cuts forecast')).toEqual(['TGT 1', 'WMT 0.3']);
+  });
+  it('reads a relation noun after a possessive, and a parent or customer named before the company', () => {
+    expect(ranked("Unilever's Indian arm Hindustan Unilever raises prices")[0]).toBe('HINDUNILVR.NS 1');
+    expect(ranked('Apple assembler Jabil lifts outlook')).toEqual(['JBL 1', 'AAPL 0.3']);
+  });
+  it('gives a counterparty named after `order from` or `for` 0.3, but not the target of a bid', () => {
+    expect(ranked('Siemens wins rail signalling order from Deutsche Bahn and Alstom')[0]).toBe('SIE.DE 1');
+    expect(ranked('Broadcom builds custom chips for Meta')).toEqual(['AVGO 1', 'META 0.3']);
+    expect(ranked('Unilever makes bid for Reckitt')).toEqual(['ULVR.L 1', 'RKT.L 0.8']);
   });
   it('gives a backer, and companies listed as examples, 0.3', () => {
     expect(ranked('Microsoft-backed OpenAI sues Apple')).toEqual(['AAPL 1', 'MSFT 0.3']);
