@@ -48,7 +48,7 @@ interface Token {
   end: number;
 }
 
-const TOKEN = /[\p{L}\p{N}]+(?:[&.][\p{L}\p{N}]+|'(?!s(?![\p{L}\p{N}]))[\p{L}\p{N}]+)*|&/gu;
+const TOKEN = /[\p{L}\p{N}]+(?:[&.+][\p{L}\p{N}]+|'(?!s(?![\p{L}\p{N}]))[\p{L}\p{N}]+)*|&/gu;
 
 export function fold(s: string): string {
   return s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
@@ -74,6 +74,8 @@ const allCapitals = (s: string) => !/\p{Ll}/u.test(s);
  * a process that opens the store and never reads a headline (most fns commands) does not pay for it.
  */
 let byFirstIndex: Map<string, Alias[]> | undefined;
+/** Each symbol's names as token keys (`quanta services`), to tell its own longer name from another company's. */
+const keysOf = new Map<string, string[]>();
 function byFirst(): Map<string, Alias[]> {
   if (byFirstIndex) return byFirstIndex;
   const index = new Map<string, Alias[]>();
@@ -96,6 +98,7 @@ function byFirst(): Map<string, Alias[]> {
       const list = index.get(alias.tokens[0]!) ?? [];
       list.push(alias);
       index.set(alias.tokens[0]!, list);
+      keysOf.set(ticker, [...(keysOf.get(ticker) ?? []), alias.key]);
     }
   }
   for (const list of index.values()) list.sort((a, b) => b.tokens.length - a.tokens.length);
@@ -125,10 +128,24 @@ const CORPORATE_BEFORE = new Set(
   `retailer retailers carmaker automaker automakers giant major rival rivals firm company group lender bank insurer
   network processor maker producer supplier shares stock chain operator investors owner peer peers brand`.split(/\s+/),
 );
+/**
+ * Capitalised words that make a name part of another company's name in a family of listed companies
+ * (`Quanta Computer`, `Tata Steel`, `Siemens Energy`; `Vodafone Idea` is a veto of its own): a name followed
+ * by one of them is refused unless that longer name is the same company's. A bank's, broker's or insurer's
+ * own arms (`Barclays Bank`, `RBC Capital Markets`) are the group itself: those words are not here.
+ */
+const COMPANY_NOUNS = new Set(
+  `computer computers steel motors motor power energy electric electronics chemical chemicals pharma pharmaceutical
+  pharmaceuticals airlines airways foods brewing brewery mining oil gas telecom
+  communications properties land realty renewables semiconductor semiconductors industries shipping marine logistics
+  healthcare technologies consumer entertainment resorts hotels infrastructure cement paper textiles auto`.split(/\s+/),
+);
+
 /** Second word of a hyphenated compound that keeps the name (`Microsoft-backed`, `Tesla-owned`). */
 const COMPOUND_OK = new Set(['backed', 'owned', 'led', 'made', 'based', 'linked', 'related', 'branded', 'built', 'funded', 'controlled', 'listed']);
 
-export const CURRENCIES = new Set(['US', 'USD', 'AUD', 'CAD', 'NZD', 'HKD', 'SGD', 'EUR', 'GBP', 'JPY', 'CHF', 'CNY', 'A', 'C', 'NZ', 'HK', 'S', 'M', 'B', 'K', 'T']);
+/** Dollar prefixes that name a currency, not a company (`$US`, `$A`, `$NZ`); `$C`, `$T`, `$M` are Citigroup, AT&T, Macy's. */
+export const CURRENCIES = new Set(['US', 'USD', 'AUD', 'CAD', 'NZD', 'HKD', 'SGD', 'EUR', 'GBP', 'JPY', 'CHF', 'CNY', 'A', 'NZ', 'HK']);
 const CASHTAG = /(?<![\p{L}\p{N}$])\$([A-Z]{1,6}(?:[.\-][A-Z]{1,3})?)(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
 const LOWER_CASHTAG = /(?<![\p{L}\p{N}$])\$([a-z]{2,6})(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
 const CRYPTO_CASHTAGS = new Map([['BTC', 'BTC-USD'], ['ETH', 'ETH-USD']]);
@@ -239,6 +256,8 @@ function scan(text: string, weighed?: Candidate[]): Mention[] {
     keep(ticker, m.index, m.index + m[0].length, 'exchange symbol', 'an exchange-prefixed symbol');
     explicit.add(ticker);
   }
+  // The words of a cashtag or exchange symbol are read as that symbol only (`$SONY` is not also `Sony`).
+  const symbolSpans = mentions.map((m) => [m.start, m.end] as const);
   const shouting = isShouting(text);
   const tokens = tokenize(text);
   const titleCase = isTitleCase(tokens);
@@ -246,6 +265,8 @@ function scan(text: string, weighed?: Candidate[]): Mention[] {
   for (let i = 0; i < tokens.length; i++) {
     const candidates = byFirst().get(tokens[i]!.norm);
     if (!candidates) continue;
+    const at = tokens[i]!.start;
+    if (symbolSpans.some(([a, b]) => at >= a && at < b)) continue;
     for (const alias of candidates) {
       const n = alias.tokens.length;
       if (i + n > tokens.length) continue;
@@ -298,7 +319,9 @@ function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: str
   const nextAdjacent = next && /^[\s\-]*$/.test(text.slice(last.end, next.start)) ? next : undefined;
   const prevAdjacent = prev && /^[\s\-]*$/.test(text.slice(prev.end, first.start)) ? prev : undefined;
   const possessive = /^'s(?![\p{L}\p{N}])/u.test(after);
-  if (!possessive && nextAdjacent && notFollowedBy.get(alias.key)?.has(nextAdjacent.norm)) return refused(`vetoed by the word after it (${nextAdjacent.norm})`);
+  // The word after the name, or after its possessive (`Pandora's box`, `Jupiter's moons`), may veto it.
+  const following = possessive ? (next && /^'s\s+$/.test(text.slice(last.end, next.start)) ? next : undefined) : nextAdjacent;
+  if (following && notFollowedBy.get(alias.key)?.has(following.norm)) return refused(`vetoed by the word after it (${following.norm})`);
   if (prevAdjacent && notPrecededBy.get(alias.key)?.has(prevAdjacent.norm)) return refused(`vetoed by the word before it (${prevAdjacent.norm})`);
   // A person's name: a title (`Mr Pearson`, `Mr. Pearson`, `Governor Abbott`) or, in sentence case, a given
   // name (`Greg Abbott`, `Fiona Apple`, `Mike Tyson-backed`) right before it; the symbol given explicitly keeps it.
@@ -308,6 +331,16 @@ function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: str
     // In a Title Case or capitals headline every word is capitalised (`Investors Mark Nvidia Earnings`):
     // a given name says nothing there.
     if (!titleCase && !shouting && GIVEN_NAMES.has(prev.norm) && /^\s+$/.test(gap)) return refused(`a person's name (after the given name ${prev.raw})`);
+    // A middle initial: `William H. Macy`.
+    const before2 = tokens[i - 2];
+    if (!titleCase && !shouting && before2 && /^\p{Lu}$/u.test(prev.raw) && /^\.\s+$/.test(gap) && GIVEN_NAMES.has(before2.norm) && /^\s+$/.test(text.slice(before2.end, prev.start))) {
+      return refused(`a person's name (after ${before2.raw} ${prev.raw}.)`);
+    }
+  }
+  // A name inside another company's name: `Quanta Computer` is not Quanta Services, `Tata Steel` not Tata Motors.
+  if (!shouting && !titleCase && nextAdjacent && startsUpper(nextAdjacent.raw) && COMPANY_NOUNS.has(nextAdjacent.norm)) {
+    const longer = `${alias.key} ${nextAdjacent.norm}`;
+    if (!keysOf.get(alias.ticker)?.some((k) => k === longer || k.startsWith(`${longer} `))) return refused(`part of another company's name (${alias.name} ${nextAdjacent.raw})`);
   }
   if (!alias.common && !(shouting && alias.short)) return kept('a directory name written as a name');
   if (explicit.has(alias.ticker)) return kept('a common-word name whose symbol the text also gives');

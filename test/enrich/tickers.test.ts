@@ -114,3 +114,37 @@ describe('at most the contract maxItems tickers, each matching the contract patt
     expect(enrich('Apple, $AAPL and NASDAQ:AAPL').tickers.map((t) => t.ticker)).toEqual(['AAPL']);
   });
 });
+
+describe('a name inside another company\'s name is not that company', () => {
+  it('refuses a short name followed by a word that makes another listed company of its family', () => {
+    expect(findTickers('Quanta Computer raises AI server forecast')).toEqual([]);
+    expect(findTickers('Quanta shares rise on grid spending')).toEqual(['PWR']);
+  });
+  it('keeps the company\'s own longer name, and a bank\'s or broker\'s own arm', () => {
+    expect(findTickers('Ford Motor recalls 850,000 vehicles')).toEqual(['F']);
+    expect(findTickers('RBC Capital Markets upgrades Nike')).toEqual(['RY.TO', 'NKE']);
+  });
+  it('reads the directory\'s vetoes after a name, and after its possessive', () => {
+    expect(findTickers('Vodafone Idea raises mobile tariffs')).toEqual([]);
+    expect(findTickers("Pandora's box of tariffs is open")).toEqual([]);
+    expect(findTickers("Pandora's quarterly sales beat forecasts")).toEqual(['PNDORA.CO']);
+  });
+});
+
+describe('a person\'s name with a middle initial is no company', () => {
+  it('refuses the surname after a given name and an initial', () => {
+    expect(findTickers('William H. Macy joins cast of legal drama')).toEqual([]);
+  });
+});
+
+describe('symbols are read once, and names with a plus sign', () => {
+  it('does not read a cashtag\'s letters again as a company name', () => {
+    expect(findTickers('$SONY ADR up 5% on PlayStation numbers')).toEqual(['SONY']);
+  });
+  it('reads one-letter cashtags of companies ($C, $T), not the currency prefixes ($US, $A)', () => {
+    expect(findTickers('$C and $T lead; the $US and $A slip')).toEqual(['C', 'T']);
+  });
+  it('matches names joined by a plus sign', () => {
+    expect(findTickers('K+S raises potash outlook')).toEqual(['SDF.DE']);
+  });
+});

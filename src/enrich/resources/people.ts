@@ -25,5 +25,14 @@ export const GIVEN_NAMES = new Set(
   rob robert robin roger ron ronald rose roy russell ruth ryan sally sam samantha samuel sandra sara sarah scott sean
   sharon stephanie stephen steve steven susan tara ted teresa terry thomas tim timothy tina todd tom tommy tony tracy
   travis victor victoria vincent walter wayne wendy william willie zach fiona hillary kamala elon warren jamie jerome
-  janet christine mario olaf emmanuel giorgia narendra xi vladimir volodymyr rishi keir boris theresa angela friedrich`.split(/\s+/).filter(Boolean),
+  janet christine mario olaf emmanuel giorgia narendra xi vladimir volodymyr rishi keir boris theresa angela friedrich
+  evangeline keisuke nikola enzo wolfgang miuccia maurizio milton helmut hans jurgen klaus dieter gerhard heinz karl
+  franz otto werner stefan andreas markus thomas pierre jacques francois jean-pierre jean-luc bernard gerard philippe
+  marco luca giovanni giuseppe francesco alessandro matteo lorenzo paolo silvio sergio carlo gianni pablo javier miguel
+  alejandro diego fernando rafael ricardo sofia lucia carmen ana isabel mateo joao pedro paulo lula jair hiroshi takeshi
+  kenji akira yuki haruki shinzo fumio yoshihide masayoshi kazuo ichiro naoki takashi wei ming jun hui lei jian chen
+  raj rahul amit anil mukesh gautam ratan sunil vijay priya ashok sanjay vladislav sergei dmitry alexei ivan oleg
+  mohammed muhammad ahmed ali omar hassan fatima leila yusuf mustafa recep benjamin yair ehud kofi nelson desmond
+  cyril jacinda scott anthony malcolm kevin penny pauline chrissy barack joe kamala mitt nikki ron gavin greta taylor
+  beyonce oprah lebron serena venus roger rafa novak cristiano lionel zinedine wayne harrison evangelina`.split(/\s+/).filter(Boolean),
 );
