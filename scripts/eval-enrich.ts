@@ -1,7 +1,7 @@
 /**
  * Enrichment and near-duplicate quality on the labelled sets in eval/ (dev: tuned on; test: held out).
  *
- *   npm run eval:enrich            # --sentiment-only: the sentiment corpus part alone; add --errors to list every dev miss (--test-errors: held-out ones too, not for tuning), --no-embeddings to skip the MiniLM part (~20-40 s)
+ *   npm run eval:enrich            # --sentiment-only: the sentiment corpus part alone; --tickers-only: up to the ticker headlines; add --errors to list every dev miss (--test-errors: held-out ones too, not for tuning), --no-embeddings to skip the MiniLM part (~20-40 s)
  *
  * Prints ticker precision/recall, per-ticker sentiment accuracy vs the majority class, article label
  * accuracy vs the majority class, and near-duplicate precision/recall of each method tried (thresholds
@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { readCorpus } from './lib/sentiment-corpus.js';
 import { evaluateSentiment, sentimentReport } from './lib/evaluate-sentiment.js';
+import { headlineReport, readHeadlines, scoreHeadlines } from './lib/evaluate-headline-tickers.js';
 import {
   BLEND_WEIGHTS, GOALS, METHODS, NEAR_DUPLICATE_SETS, SEMANTIC_VARIANTS, bestPrecisionOn, blendJudge, chosenJudge, cosine, keyRecall, methodJudge, pairAuc, parseJsonl,
   scoreLabels, scorePairs, scoreTickers, semanticJudge, tuneBlendOnDev, tuneOnDev, tuneSemanticOnDev,
@@ -42,6 +43,18 @@ for (const s of splits) {
   for (const line of sentimentReport(evaluateSentiment(corpus.filter((c) => c.split === s)))) console.log(line);
 }
 if (process.argv.includes('--sentiment-only')) process.exit(0);
+
+// Tickers and relevance on the team's labelled headlines (eval/tickers/, written before the matcher was
+// tuned on them); test is held out.
+const headlines = readHeadlines();
+console.log(`\nTicker headlines (eval/tickers/): ${headlines.length} headlines, ${headlines.filter((h) => h.split === 'dev').length} dev, ${headlines.filter((h) => h.split === 'test').length} test`);
+for (const s of splits) {
+  const r = scoreHeadlines(headlines.filter((h) => h.split === s));
+  console.log(`  ${s}`);
+  for (const line of headlineReport(r)) console.log(line);
+  if (showErrors && (s === 'dev' || process.argv.includes('--test-errors'))) for (const e of r.errors) console.log(`      ${e}`);
+}
+if (process.argv.includes('--tickers-only')) process.exit(0);
 
 console.log(`\nSets: tickers ${tickers.length} headlines, sentiment ${sentiment.length} headlines, near-duplicates ${pairSets.map((s) => `${s.name} ${s.pairs.length} pairs (${s.pairs.filter((p) => p.duplicate).length} duplicates)`).join(', ')}`);
 console.log('\nTickers (eval/tickers.jsonl)');
