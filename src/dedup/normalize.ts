@@ -206,7 +206,7 @@ syn('rise', 'add adds added');
 syn('strong', 'strong stronger upbeat robust solid');
 syn('outlook', 'sees guide projects');
 syn('global', 'global world worldwide');
-// Common headline synonyms (issue 18, general language, not fitted to one pair).
+// Common headline synonyms (general language, not fitted to one pair).
 syn('hit', 'reach reaches reached touch touches touched');
 syn('best', 'best strongest');
 syn('worst', 'worst weakest');
@@ -283,7 +283,7 @@ const PHRASES: [string, RegExp, string][] = [
   ['home', /\b(new|existing|pending) home\b/g, '$1home'],
   ['new york', /\bnew york\b/g, 'newyork'],
   ['strik', /\bstrik(?:es|ing)? down\b/g, 'block'],
-  // Forms of one thing (issue 18): an economy's output, a shrinking economy, a figure against the forecast, a repeat.
+  // Forms of one thing: an economy's output, a shrinking economy, a figure against the forecast, a repeat.
   ['contract', /\b(economy|gdp|output|activity) contract(?:s|ed|ing)?\b/g, '$1 shrink'],
   ['below estimate', /\bbelow estimate\b/g, 'miss estimate'],
   ['above estimate', /\babove estimate\b/g, 'beat estimate'],

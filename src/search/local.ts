@@ -11,7 +11,7 @@
  * so a query is not stuck behind a bulk (re)indexing call. Idle workers do not keep the process
  * alive; `close()` terminates them.
  *
- * The query lane (issue 22): a call of one text (a search query; the indexing worker sends batches) is
+ * The query lane: a call of one text (a search query; the indexing worker sends batches) is
  * served before any bulk chunk, and when every bulk worker is busy it goes to one extra worker that
  * takes queries only (started on first need), so a query never waits for a bulk chunk to finish. At
  * most `maxQueries` queries are embedded at once (by default the CPU count minus one, 1 to 4), so

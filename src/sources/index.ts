@@ -1,5 +1,5 @@
 /**
- * Sources (issue 11), the public face: feeds are fetched and parsed (./feed), mapped and enriched into
+ * Sources, the public face: feeds are fetched and parsed (./feed), mapped and enriched into
  * items the store deduplicates and stores (./pipeline), on a schedule by the poller: its scheduling
  * (./poller), one poll (./poll), the bookkeeping of what a poll did (./poll-record) and the settings and
  * schedule rules (./poll-rules). `fns serve` and `fns sources run` start it. The registry itself lives

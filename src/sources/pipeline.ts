@@ -1,5 +1,5 @@
 /**
- * From a source's item to what the store ingests (SourcedItem): the mapping of issue 11, enrichment
+ * From a source's item to what the store ingests (SourcedItem): the mapping, enrichment
  * (tickers, sentiment, urgency), near-duplicate keys, the canonical URL and the stable external id.
  * Pure and synchronous; `store.ingestItems` then deduplicates and stores, in one transaction.
  *

@@ -57,9 +57,9 @@ export const MIGRATIONS: readonly string[] = [
      UNIQUE (article_id, model)
    );
    CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
-  // 2: the source registry, exact-dedup records, near-dup keys, carriers (issue 11).
+  // 2: the source registry, exact-dedup records, near-dup keys, carriers.
   SOURCES_MIGRATION,
-  // 3: the ticker index of the list filter (issue 12), filled on every insert, backfilled from the
+  // 3: the ticker index of the list filter, filled on every insert, backfilled from the
   // stored tickers JSON; urgency copied for the urgency filter.
   `CREATE TABLE article_tickers (
      ticker text COLLATE "C" NOT NULL,
@@ -74,9 +74,9 @@ export const MIGRATIONS: readonly string[] = [
    ON CONFLICT DO NOTHING;`,
   // 4: article identity (contract 1.2.0): dedup reasons, source and url backfilled from the carriers.
   IDENTITY_MIGRATION,
-  // 5: webhook endpoints (issue 21): registry, delivery cursor, failure run, leases.
+  // 5: webhook endpoints: registry, delivery cursor, failure run, leases.
   WEBHOOKS_MIGRATION,
-  // 6: the lexical index of hybrid search (issue 22): the article text as an English tsvector, a
+  // 6: the lexical index of hybrid search: the article text as an English tsvector, a
   // stored generated column (computed by every insert, whatever the path, in its own transaction, and
   // here for the rows already stored), with a GIN index; ranked by ts_rank_cd.
   // Idempotent (IF NOT EXISTS): safe to apply again.

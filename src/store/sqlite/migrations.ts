@@ -56,7 +56,7 @@ export const MIGRATIONS: readonly Migration[] = [
    CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
   `ALTER TABLE embed_queue ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
   SOURCES_MIGRATION,
-  // The ticker index of the list filter (issue 12): one row per (symbol, article), urgency copied for
+  // The ticker index of the list filter: one row per (symbol, article), urgency copied for
   // the urgency filter; filled on every insert, backfilled here from the stored tickers JSON.
   `CREATE TABLE article_tickers (
      ticker TEXT NOT NULL,
@@ -69,9 +69,9 @@ export const MIGRATIONS: readonly Migration[] = [
      SELECT json_extract(j.value, '$.ticker'), a.id, a.urgency FROM articles a, json_each(a.tickers) j
      WHERE json_extract(j.value, '$.ticker') IS NOT NULL;`,
   IDENTITY_MIGRATION,
-  // Webhook endpoints (issue 21): registry, delivery cursor, failure run, leases.
+  // Webhook endpoints: registry, delivery cursor, failure run, leases.
   WEBHOOKS_MIGRATION,
-  // The lexical index of hybrid search (issue 22): FTS5 over the article text (porter stemming, bm25
+  // The lexical index of hybrid search: FTS5 over the article text (porter stemming, bm25
   // ranking), external content (the text is stored once, in articles). Filled by a trigger on every
   // insert, so every ingestion path fills it in the insert's own transaction; backfilled here.
   // Idempotent (IF NOT EXISTS; 'rebuild' recomputes): safe to apply again.
