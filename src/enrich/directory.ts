@@ -5,8 +5,14 @@
  */
 import base from './resources/companies.json' with { type: 'json' };
 import asiaAmericas from './resources/directory/asia-americas.json' with { type: 'json' };
+import asiaB from './resources/directory/asia-b.json' with { type: 'json' };
+import australiaB from './resources/directory/australia-b.json' with { type: 'json' };
 import europe from './resources/directory/europe.json' with { type: 'json' };
+import europeB from './resources/directory/europe-b.json' with { type: 'json' };
+import japanB from './resources/directory/japan-b.json' with { type: 'json' };
 import uk from './resources/directory/uk.json' with { type: 'json' };
+import ukB from './resources/directory/uk-b.json' with { type: 'json' };
+import usB from './resources/directory/us-b.json' with { type: 'json' };
 import usMid from './resources/directory/us-mid.json' with { type: 'json' };
 import usSmallAL from './resources/directory/us-small-a-l.json' with { type: 'json' };
 import usSmallMZ from './resources/directory/us-small-m-z.json' with { type: 'json' };
@@ -20,6 +26,12 @@ export const DIRECTORY_FILES: ReadonlyMap<string, Record<string, string>> = new 
   ['uk.json', uk.companies],
   ['europe.json', europe.companies],
   ['asia-americas.json', asiaAmericas.companies],
+  ['us-b.json', usB.companies],
+  ['uk-b.json', ukB.companies],
+  ['europe-b.json', europeB.companies],
+  ['japan-b.json', japanB.companies],
+  ['australia-b.json', australiaB.companies],
+  ['asia-b.json', asiaB.companies],
 ]);
 
 export function mergeDirectory(files: ReadonlyMap<string, Record<string, string>>): ReadonlyMap<string, string> {
