@@ -11,6 +11,7 @@ import { limits, operationParameters, plans, searchRankingMax } from '../contrac
 import type { RateLimiter } from '../state/ports.js';
 import { sendProblem } from './problem.js';
 import { createResponseCheck } from './response-check.js';
+import { rateLimitHeaders } from './ratelimit-headers.js';
 import { parameterReader, queryOf, readQuery, type QueryValues } from './parameters.js';
 
 export type OperationId = 'listNews' | 'searchNews' | 'getAccountUsage';
@@ -103,11 +104,7 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
       res.locals.caller = result.caller;
       if (access.counted) {
         const d = await deps.rateLimiter.hit(result.caller.keyId, plan.rateLimit, limits.rateWindowMs, now);
-        res.set({
-          'X-RateLimit-Limit': String(d.limit),
-          'X-RateLimit-Remaining': String(d.remaining),
-          'X-RateLimit-Reset': String(Math.ceil(d.resetAt / 1000)),
-        });
+        res.set(rateLimitHeaders(result.caller.tier, d, limits.rateWindowMs / 1000, now, d.admitted ? undefined : d.retryAfterSeconds));
         if (!d.admitted) {
           res.set('Retry-After', String(d.retryAfterSeconds));
           deps.onRateLimited?.(operationId);

@@ -19,12 +19,12 @@ import { usageOf } from '../domain/tiers.js';
 import type { RateLimiter } from '../state/ports.js';
 import { contractApp, contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
 import { createOperationChain, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
+import { RATE_LIMIT_HEADERS, rateLimitHeaders } from '../http/ratelimit-headers.js';
 import { queryOf, readQuery } from '../http/parameters.js';
 import { linkHeader, listNext, listParams, relevanceOf, searchNext, tickerList } from '../http/paging.js';
 import type { SandboxAccounts } from './sandbox.js';
 import { refuseUnservablePrefer } from './prefer.js';
 
-const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 
 export type { OperationId } from '../http/admission.js';
 
@@ -150,16 +150,18 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
       return sendJson(res, 200, usageOf(account!, deps.clock()));
     }
     // Another documented response, chosen with `Prefer`: headers as the service would send them.
-    if (up.status === 401 || up.status === 403) for (const h of RATE_HEADERS) res.removeHeader(h);
+    if (up.status === 401 || up.status === 403) for (const h of RATE_LIMIT_HEADERS) res.removeHeader(h);
     if (up.status === 503) {
       res.set('Retry-After', String(limits.unavailableRetryAfterSeconds));
       // Only search's embedding outage is counted; a database outage is answered before counting.
       const counted = operationId === 'searchNews' && parsed?.type === problems.embeddingUnavailable.type;
-      if (!counted) for (const h of RATE_HEADERS) res.removeHeader(h);
+      if (!counted) for (const h of RATE_LIMIT_HEADERS) res.removeHeader(h);
     }
     if (up.status === 429) {
       const limit = plans[caller.tier].rateLimit;
-      res.set({ 'X-RateLimit-Remaining': '0', 'Retry-After': String(Math.max(1, Math.ceil(limits.rateWindowMs / 1000 / Math.max(1, limit)))) });
+      const retryAfter = Math.max(1, Math.ceil(limits.rateWindowMs / 1000 / Math.max(1, limit)));
+      const now = deps.clock();
+      res.set({ ...rateLimitHeaders(caller.tier, { limit, remaining: 0, resetAt: now + retryAfter * 1000 }, limits.rateWindowMs / 1000, now, retryAfter), 'Retry-After': String(retryAfter) });
     }
     const type = /problem\+json/.test(up.contentType) ? PROBLEM_TYPE : JSON_TYPE;
     // Prism's own error for a preference the check above leaves to it (e.g. `dynamic`) is passed on as is.

@@ -1,5 +1,6 @@
 import type { components, operations } from './generated/openapi.js';
 import { FnsProblem, retryAfterSeconds, type ProblemBody } from './errors.js';
+import { parseRateLimit, parseRateLimitPolicy, rateLimitWaitSeconds } from './ratelimit.js';
 
 export type Article = components['schemas']['Article'];
 export type NewsList = components['schemas']['NewsList'];
@@ -8,12 +9,20 @@ export type Usage = components['schemas']['Usage'];
 export type ListNewsParams = NonNullable<operations['listNews']['parameters']['query']>;
 export type SearchNewsParams = operations['searchNews']['parameters']['query'];
 
-/** The rate-limit state the service reported with an answer (every counted response carries it). */
+/**
+ * The rate-limit state the service reported with an answer (every counted response carries it), read
+ * from the standard `RateLimit-Policy` / `RateLimit` fields when present, else from `X-RateLimit-*`.
+ */
 export interface RateLimit {
   limit: number;
   remaining: number;
-  /** Epoch seconds when the oldest request of the window leaves it. */
+  /**
+   * Epoch seconds when the oldest request of the window leaves it: now (this machine's clock) plus the
+   * `t` of `RateLimit`, or `X-RateLimit-Reset` (the service's clock) without the standard fields.
+   */
   reset: number;
+  /** The policy named in `RateLimit` (the key's tier), when the answer had the standard fields. */
+  policy?: string;
 }
 
 export interface RestOptions {
@@ -21,7 +30,8 @@ export interface RestOptions {
   baseUrl: string;
   apiKey: string;
   /**
-   * Wait and retry when the API answers `429` with `Retry-After`, as long as the wait is at most
+   * Wait and retry when the API answers `429` with `Retry-After` (or, without it, the `t` of the
+   * standard `RateLimit` field, then `X-RateLimit-Reset`), as long as the wait is at most
    * `maxWaitMs` (default 60 s) and at most `maxRetries` times (default 3). Off by default: a `429`
    * throws `FnsProblem`.
    */
@@ -47,12 +57,33 @@ function query(params: Record<string, unknown> | undefined): string {
   return s ? `?${s}` : '';
 }
 
-function rateLimitOf(headers: Headers): RateLimit | undefined {
-  const limit = headers.get('x-ratelimit-limit');
-  const remaining = headers.get('x-ratelimit-remaining');
-  const reset = headers.get('x-ratelimit-reset');
-  if (limit === null || remaining === null || reset === null) return undefined;
-  return { limit: Number(limit), remaining: Number(remaining), reset: Number(reset) };
+const integerHeader = (headers: Headers, name: string): number | undefined => {
+  const v = headers.get(name)?.trim();
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+};
+
+function rateLimitOf(headers: Headers, now: number = Date.now()): RateLimit | undefined {
+  // The standard fields first (the most constraining service limit and its policy), then X-RateLimit-*.
+  const current = parseRateLimit(headers.get('ratelimit'))?.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  const policy = current && parseRateLimitPolicy(headers.get('ratelimit-policy'))?.find((p) => p.policy === current.policy);
+  const limit = policy?.quota ?? integerHeader(headers, 'x-ratelimit-limit');
+  const remaining = current?.remaining ?? integerHeader(headers, 'x-ratelimit-remaining');
+  const t = current?.resetSeconds;
+  const reset = t !== undefined ? Math.ceil(now / 1000) + t : integerHeader(headers, 'x-ratelimit-reset');
+  if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
+  return { limit, remaining, reset, ...(current ? { policy: current.policy } : {}) };
+}
+
+/**
+ * Seconds to wait after a `429`: `Retry-After` (the draft gives it precedence over `RateLimit`), else
+ * the `t` of an exhausted policy in `RateLimit`, else `X-RateLimit-Reset` when nothing remains.
+ */
+function waitSecondsOf(headers: Headers, limits: RateLimit | undefined, now: number = Date.now()): number | undefined {
+  const retryAfter = retryAfterSeconds(headers.get('retry-after'), now);
+  if (retryAfter !== undefined) return retryAfter;
+  const t = rateLimitWaitSeconds(parseRateLimit(headers.get('ratelimit')));
+  if (t !== undefined) return t;
+  return limits && limits.remaining === 0 ? Math.max(0, limits.reset - Math.floor(now / 1000)) : undefined;
 }
 
 /** GET a JSON resource of the API, turning problems into `FnsProblem` and waiting on 429 when asked. */
@@ -83,8 +114,9 @@ export async function getUrl<T>(opts: RestOptions, pathAndQuery: string): Promis
       body = { type: 'about:blank', title: res.statusText || 'Error', status: res.status, detail: text.slice(0, 200) || `HTTP ${res.status}` };
     }
     const problem = new FnsProblem(body, retryAfter);
-    if (res.status === 429 && wait && retryAfter !== undefined && retryAfter * 1000 <= maxWaitMs && attempt < maxRetries) {
-      await sleep(retryAfter * 1000);
+    const waitSeconds = res.status === 429 ? waitSecondsOf(res.headers, limits) : undefined;
+    if (wait && waitSeconds !== undefined && waitSeconds * 1000 <= maxWaitMs && attempt < maxRetries) {
+      await sleep(waitSeconds * 1000);
       continue;
     }
     throw problem;

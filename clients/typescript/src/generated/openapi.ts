@@ -328,6 +328,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -343,6 +345,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -417,6 +421,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -438,6 +444,16 @@ export interface components {
                 "X-RateLimit-Remaining"?: number;
                 /** @description Present when the request was counted (an embedding outage). */
                 "X-RateLimit-Reset"?: number;
+                /**
+                 * @description Present when the request was counted (an embedding outage); see `RateLimit-Policy` of the other answers.
+                 * @example "max";q=60;w=60
+                 */
+                "RateLimit-Policy"?: string;
+                /**
+                 * @description Present when the request was counted (an embedding outage); see `RateLimit` of the other answers.
+                 * @example "max";r=59;t=42
+                 */
+                RateLimit?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -527,6 +543,26 @@ export interface components {
         /** @description Unix time (seconds) at which the oldest counted request leaves the window and one more request is admitted. */
         "X-RateLimit-Reset": number;
         /**
+         * @description The key's quota policy in the IETF standard form (draft-ietf-httpapi-ratelimit-headers-11): a
+         *     Structured Field List (RFC 9651) of one Item, a String naming the policy after the key's tier
+         *     (`starter`, `pro`, `max`, `expired`), with `q` the requests admitted per window (the plan's rate
+         *     limit, as `X-RateLimit-Limit`) and `w` the window in seconds (60; the window slides: any 60
+         *     seconds). It stays the same on every response of a key while its plan does not change. Read it
+         *     with a Structured Field parser (the typed client has one), not by position.
+         *
+         * @example "max";q=60;w=60
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description The key's current limit under the policy named in `RateLimit-Policy`, in the same standard form:
+         *     `r` the requests it may still make (as `X-RateLimit-Remaining`) and `t` the seconds until the
+         *     oldest counted request leaves the window, when one more request is admitted (`X-RateLimit-Reset`
+         *     as a delay instead of a time; on a `429` it equals `Retry-After`).
+         *
+         * @example "max";r=59;t=42
+         */
+        RateLimit: string;
+        /**
          * @description `<next>; rel="next"`, the same link as the body's `next`, when it is not null.
          * @example </v1/news?limit=50&after=01M7Z87BJ3K8W3Q2ZP7R9T4V6X>; rel="next"
          */
@@ -603,6 +639,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -666,6 +704,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
