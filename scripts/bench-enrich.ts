@@ -3,7 +3,8 @@
  *
  *   npm run bench:enrich -- [--articles=200] [--backfill=5000]
  *
- * 0. Ticker matching alone (findMentions over the directory): µs per text, with the directory's size.
+ * 0. Ticker matching alone (findMentions over the directory): µs per text, with the directory's size, and
+ *    over a directory ten times larger (made-up names with new first words, and sharing the real ones').
  * 1. The enrich stage alone, one core: µs per text for `enrich()` (tickers from the whole directory, the model,
  *    urgency) and for the same with the lexicon's `analyse` in place of the model; the ratio.
  * 2. Resident memory added by loading the model: a fresh Node process importing src/enrich/learned.ts vs
@@ -24,7 +25,8 @@ import { loadConfig } from '../src/config/index.js';
 import { COMPANIES } from '../src/enrich/directory.js';
 import { enrich } from '../src/enrich/index.js';
 import { analyse } from '../src/enrich/sentiment.js';
-import { articleMentions, findMentions } from '../src/enrich/tickers.js';
+import { articleMentions, findMentions, findMentionsIn, nameIndex } from '../src/enrich/tickers.js';
+import { prng } from './lib/random.js';
 import { urgencyFor } from '../src/enrich/urgency.js';
 import { createLogger } from '../src/ops/logger.js';
 import type { Embedder } from '../src/search/index.js';
@@ -73,6 +75,25 @@ async function main(): Promise<void> {
   const lexicon = perText(texts, lexiconEnrich);
   const matching = perText(texts, (t) => findMentions(t));
   console.log(`0. ticker matching alone (findMentions), one core: ${matching.toFixed(1)} µs/text with ${COMPANIES.size} companies`);
+  // The same matcher over a directory ten times larger: nine made-up companies per real one, their names
+  // starting with a new word (`Vorlak Apple`), or with the real name's first word (`Apple Vorlak`, so the
+  // lists looked up by a headline's words grow tenfold too: the worst case of the first-word index).
+  for (const [how, name] of [
+    ['new first words', (word: string, n: string) => `${word} ${n}`],
+    ['shared first words', (word: string, n: string) => `${n} ${word}`],
+  ] as const) {
+    const grown = new Map(COMPANIES);
+    const rand = prng(7);
+    for (let k = 0; k < 9; k++) {
+      for (const [sym, names] of COMPANIES) {
+        const word = `V${Array.from({ length: 6 }, () => 'aeioulnrstkvz'[Math.floor(rand() * 13)]).join('')}`;
+        grown.set(`Z${k}${sym}`.slice(0, 16), names.split('|').map((n) => (n.startsWith('?') ? `?${name(word, n.slice(1))}` : name(word, n))).join('|'));
+      }
+    }
+    const index = nameIndex(grown);
+    const cost = perText(texts, (t) => findMentionsIn(index, t));
+    console.log(`   the same over ${grown.size} companies (x${(grown.size / COMPANIES.size).toFixed(0)}, ${how}): ${cost.toFixed(1)} µs/text (${(cost / matching).toFixed(2)}x)`);
+  }
   console.log(`1. enrich stage, one core, ${texts.length} corpus texts: model ${model.toFixed(1)} µs/text (${Math.round(1e6 / model)}/s), lexicon alone ${lexicon.toFixed(1)} µs/text; ratio ${(model / lexicon).toFixed(2)}x`);
 
   const withModel = rssOf('./src/enrich/learned.ts');

@@ -28,7 +28,7 @@ export interface Mention {
   end: number;
 }
 
-interface Alias {
+export interface Alias {
   ticker: string;
   /** As the directory writes it. */
   name: string;
@@ -69,17 +69,29 @@ const isUpper = (c: string) => c !== c.toLowerCase() && c === c.toUpperCase();
 const startsUpper = (s: string) => isUpper(s[0]!) || /\p{N}/u.test(s[0]!);
 const allCapitals = (s: string) => !/\p{Ll}/u.test(s);
 
+/** A node of the name trie: the names that end here, and the next word of the longer ones. */
+interface TrieNode {
+  next: Map<string, TrieNode>;
+  ends: Alias[];
+}
+
 /**
- * The directory's names by their first word, longest name first. Built on the first match, not at load:
- * a process that opens the store and never reads a headline (most fns commands) does not pay for it.
+ * A directory made ready for matching: a trie over the words of every name (a headline's word leads only
+ * to the names that continue with its next words, so the cost per word does not grow with the number of
+ * names sharing a first word), and each symbol's name keys.
  */
-let byFirstIndex: Map<string, Alias[]> | undefined;
-/** Each symbol's names as token keys (`quanta services`), to tell its own longer name from another company's. */
-const keysOf = new Map<string, string[]>();
-function byFirst(): Map<string, Alias[]> {
-  if (byFirstIndex) return byFirstIndex;
-  const index = new Map<string, Alias[]>();
-  for (const [ticker, names] of COMPANIES) {
+export interface NameIndex {
+  root: TrieNode;
+  /** Each symbol's names as token keys (`quanta services`), to tell its own longer name from another company's. */
+  keysOf: Map<string, string[]>;
+  companies: ReadonlyMap<string, string>;
+}
+
+/** The index of a directory (symbol -> names separated by `|`, `?` before a common-word name). */
+export function nameIndex(companies: ReadonlyMap<string, string>): NameIndex {
+  const root: TrieNode = { next: new Map(), ends: [] };
+  const keysOf = new Map<string, string[]>();
+  for (const [ticker, names] of companies) {
     for (const raw of names.split('|')) {
       const common = raw.startsWith('?');
       const name = common ? raw.slice(1) : raw;
@@ -95,16 +107,25 @@ function byFirst(): Map<string, Alias[]> {
         short: toks.length === 1 && toks[0]!.raw.length <= 3,
         key: toks.map((t) => t.norm).join(' '),
       };
-      const list = index.get(alias.tokens[0]!) ?? [];
-      list.push(alias);
-      index.set(alias.tokens[0]!, list);
+      let node = root;
+      for (const word of alias.tokens) {
+        let child = node.next.get(word);
+        if (!child) node.next.set(word, (child = { next: new Map(), ends: [] }));
+        node = child;
+      }
+      node.ends.push(alias);
       keysOf.set(ticker, [...(keysOf.get(ticker) ?? []), alias.key]);
     }
   }
-  for (const list of index.values()) list.sort((a, b) => b.tokens.length - a.tokens.length);
-  byFirstIndex = index;
-  return index;
+  return { root, keysOf, companies };
 }
+
+/**
+ * The service's directory, indexed on the first match, not at load: a process that opens the store and
+ * never reads a headline (most fns commands) does not pay for it.
+ */
+let directory: NameIndex | undefined;
+const directoryIndex = (): NameIndex => (directory ??= nameIndex(COMPANIES));
 
 const notFollowedBy = new Map([...NOT_FOLLOWED_BY].map(([k, v]) => [k, new Set(v)]));
 const notPrecededBy = new Map([...NOT_PRECEDED_BY].map(([k, v]) => [k, new Set(v)]));
@@ -223,7 +244,12 @@ export function explainMentions(text: string): Candidate[] {
   return out.sort((a, b) => a.start - b.start);
 }
 
-function scan(text: string, weighed?: Candidate[]): Mention[] {
+/** The mentions of `text` against another directory than the service's (benchmarks of the matcher's cost). */
+export function findMentionsIn(index: NameIndex, text: string): Mention[] {
+  return scan(text, undefined, index);
+}
+
+function scan(text: string, weighed?: Candidate[], dir: NameIndex = directoryIndex()): Mention[] {
   const mentions: Mention[] = [];
   const explicit = new Set<string>();
   const keep = (ticker: string, start: number, end: number, via: Candidate['via'], rule: string, alias?: string) => {
@@ -242,7 +268,7 @@ function scan(text: string, weighed?: Candidate[]): Mention[] {
   }
   for (const m of text.matchAll(LOWER_CASHTAG)) {
     const sym = m[1]!.toUpperCase();
-    const ticker = CRYPTO_CASHTAGS.get(sym) ?? (COMPANIES.has(sym) ? sym : undefined);
+    const ticker = CRYPTO_CASHTAGS.get(sym) ?? (dir.companies.has(sym) ? sym : undefined);
     if (ticker === undefined) {
       weighed?.push({ ticker: sym, start: m.index, end: m.index + m[0].length, text: m[0], via: 'cashtag', kept: false, rule: 'a lower-case cashtag counts only for a symbol of the directory' });
       continue;
@@ -263,29 +289,31 @@ function scan(text: string, weighed?: Candidate[]): Mention[] {
   const titleCase = isTitleCase(tokens);
   const norm = text.replace(/[’‘`]/g, "'");
   for (let i = 0; i < tokens.length; i++) {
-    const candidates = byFirst().get(tokens[i]!.norm);
-    if (!candidates) continue;
     const at = tokens[i]!.start;
-    if (symbolSpans.some(([a, b]) => at >= a && at < b)) continue;
+    if (!dir.root.next.has(tokens[i]!.norm) || symbolSpans.some(([a, b]) => at >= a && at < b)) continue;
+    // The names the words from here spell, longest first (a name's words joined as names are: separatorOk).
+    const candidates: Alias[] = [];
+    let node: TrieNode | undefined = dir.root;
+    for (let k = 0; i + k < tokens.length; k++) {
+      if (k > 0 && !separatorOk(norm, tokens[i + k - 1]!.end, tokens[i + k]!.start, tokens[i + k - 1]!.raw)) break;
+      node = node.next.get(tokens[i + k]!.norm);
+      if (!node) break;
+      candidates.unshift(...node.ends);
+    }
     for (const alias of candidates) {
       const n = alias.tokens.length;
-      if (i + n > tokens.length) continue;
-      let ok = true;
-      let written = true;
-      for (let k = 0; k < n && ok; k++) {
-        const tok = tokens[i + k]!;
-        if (tok.norm !== alias.tokens[k]) ok = false;
-        else if (k > 0 && !separatorOk(norm, tokens[i + k - 1]!.end, tok.start, tokens[i + k - 1]!.raw)) ok = false;
-        else if (!shouting && alias.capital[k] && !startsUpper(tok.raw)) written = ok = false;
-        else if (!shouting && alias.allCaps[k] && !allCapitals(tok.raw)) written = ok = false;
-      }
       const first = tokens[i]!;
       const last = tokens[i + n - 1]!;
-      if (!ok) {
-        if (!written) weighed?.push({ ticker: alias.ticker, start: first.start, end: last.end, text: text.slice(first.start, last.end), via: 'name', alias: alias.name, kept: false, rule: 'not written as a name (capitals)' });
+      let written = true;
+      for (let k = 0; k < n && written && !shouting; k++) {
+        const tok = tokens[i + k]!;
+        if ((alias.capital[k] && !startsUpper(tok.raw)) || (alias.allCaps[k] && !allCapitals(tok.raw))) written = false;
+      }
+      if (!written) {
+        weighed?.push({ ticker: alias.ticker, start: first.start, end: last.end, text: text.slice(first.start, last.end), via: 'name', alias: alias.name, kept: false, rule: 'not written as a name (capitals)' });
         continue;
       }
-      const verdict = accepted(alias, tokens, i, n, norm, shouting, titleCase, explicit);
+      const verdict = accepted(alias, tokens, i, n, norm, shouting, titleCase, explicit, dir);
       if (!verdict.ok) {
         weighed?.push({ ticker: alias.ticker, start: first.start, end: last.end, text: text.slice(first.start, last.end), via: 'name', alias: alias.name, kept: false, rule: verdict.rule });
         continue;
@@ -302,7 +330,7 @@ type Verdict = { ok: boolean; rule: string };
 const kept = (rule: string): Verdict => ({ ok: true, rule });
 const refused = (rule: string): Verdict => ({ ok: false, rule });
 
-function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: string, shouting: boolean, titleCase: boolean, explicit: Set<string>): Verdict {
+function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: string, shouting: boolean, titleCase: boolean, explicit: Set<string>, dir: NameIndex): Verdict {
   const first = tokens[i]!;
   const last = tokens[i + n - 1]!;
   const next = tokens[i + n];
@@ -340,7 +368,7 @@ function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: str
   // A name inside another company's name: `Quanta Computer` is not Quanta Services, `Tata Steel` not Tata Motors.
   if (!shouting && !titleCase && nextAdjacent && startsUpper(nextAdjacent.raw) && COMPANY_NOUNS.has(nextAdjacent.norm)) {
     const longer = `${alias.key} ${nextAdjacent.norm}`;
-    if (!keysOf.get(alias.ticker)?.some((k) => k === longer || k.startsWith(`${longer} `))) return refused(`part of another company's name (${alias.name} ${nextAdjacent.raw})`);
+    if (!dir.keysOf.get(alias.ticker)?.some((k) => k === longer || k.startsWith(`${longer} `))) return refused(`part of another company's name (${alias.name} ${nextAdjacent.raw})`);
   }
   if (!alias.common && !(shouting && alias.short)) return kept('a directory name written as a name');
   if (explicit.has(alias.ticker)) return kept('a common-word name whose symbol the text also gives');
