@@ -207,8 +207,8 @@ async function main(): Promise<void> {
     // 1. Latency: publish -> stream client (first, so no item is a near-duplicate of the throughput items).
     feeds.set('/a.rss', []);
     feeds.set('/b.rss', []);
-    await svc.store.sources.addSource({ name: 'lat-a', url: feeds.url('/a.rss'), everyMs: EVERY_MS, urgency: 'auto' }, Date.now());
-    await svc.store.sources.addSource({ name: 'lat-b', url: feeds.url('/b.rss'), everyMs: EVERY_MS, urgency: 'auto' }, Date.now());
+    await svc.store.sources.add({ name: 'lat-a', url: feeds.url('/a.rss'), everyMs: EVERY_MS, urgency: 'auto' }, Date.now());
+    await svc.store.sources.add({ name: 'lat-b', url: feeds.url('/b.rss'), everyMs: EVERY_MS, urgency: 'auto' }, Date.now());
     await sleep(1500);
     const published = new Map<string, number>();
     const end = performance.now() + LATENCY_S * 1000;
@@ -232,8 +232,8 @@ async function main(): Promise<void> {
     console.log(`\n1. latency, publish -> stream client, ${lat.length} items on 2 sources polled every ${EVERY_MS / 1000} s (${missing} never arrived)`);
     console.log(`   p50 ${pct(lat, 50).toFixed(0)} ms   p90 ${pct(lat, 90).toFixed(0)} ms   p99 ${p99.toFixed(0)} ms   max ${lat.at(-1)!.toFixed(0)} ms`);
     console.log(`   goal p99 <= poll interval + 50 ms = ${goal} ms: ${p99 <= goal ? 'met' : 'NOT met'} (p99 / goal = ${(p99 / goal).toFixed(2)})`);
-    await svc.store.sources.removeSource('lat-a');
-    await svc.store.sources.removeSource('lat-b');
+    await svc.store.sources.remove('lat-a');
+    await svc.store.sources.remove('lat-b');
 
     // 2. Throughput.
     let n = 0;
@@ -245,19 +245,19 @@ async function main(): Promise<void> {
     const total = FEEDS * ITEMS;
     const before = receivedIds.size;
     const t0 = performance.now();
-    for (let f = 0; f < FEEDS; f++) await svc.store.sources.addSource({ name: `t${f}`, url: feeds.url(`/t${f}.rss`), everyMs: 5_000, urgency: 'auto' }, Date.now());
+    for (let f = 0; f < FEEDS; f++) await svc.store.sources.add({ name: `t${f}`, url: feeds.url(`/t${f}.rss`), everyMs: 5_000, urgency: 'auto' }, Date.now());
     svc.poller!.wake();
-    const seen = async () => (await svc.store.sources.listSources()).reduce((s, x) => s + x.itemsSeen, 0);
+    const seen = async () => (await svc.store.sources.list()).reduce((s, x) => s + x.itemsSeen, 0);
     const deadline = performance.now() + 100_000;
     while ((await seen()) < total) {
       if (performance.now() > deadline) {
-        const failing = (await svc.store.sources.listSources()).filter((x) => x.lastError !== null).map((x) => `${x.name}: ${x.lastError}`);
+        const failing = (await svc.store.sources.list()).filter((x) => x.lastError !== null).map((x) => `${x.name}: ${x.lastError}`);
         throw new Error(`not every item was read within 100 s (${await seen()} of ${total}); ${failing.join('; ') || 'no source failing'}`);
       }
       await sleep(5);
     }
     const readAt = performance.now();
-    const stored = (await svc.store.sources.listSources()).reduce((s, x) => s + x.itemsIngested, 0);
+    const stored = (await svc.store.sources.list()).reduce((s, x) => s + x.itemsIngested, 0);
     while (receivedIds.size - before < stored) {
       if (closed !== null) throw new Error(`the stream client was closed by the service (${closed}) after receiving ${receivedIds.size - before} of ${stored} stored articles`);
       if (performance.now() > deadline) throw new Error(`the stream client received ${receivedIds.size - before} of ${stored} stored articles within 100 s`);
@@ -266,12 +266,12 @@ async function main(): Promise<void> {
     const doneAt = performance.now();
     const secs = (doneAt - t0) / 1000;
     const rate = Math.round(total / secs);
-    const dedup = (await svc.store.sources.listSources()).reduce((s, x) => s + x.itemsDeduplicated, 0);
+    const dedup = (await svc.store.sources.list()).reduce((s, x) => s + x.itemsDeduplicated, 0);
     console.log(`\n2. throughput: ${total.toLocaleString('en-US')} items from ${FEEDS} feeds of ${ITEMS} (fetch, parse, enrich, dedup, store, publish) in ${secs.toFixed(2)} s`);
     console.log(`   ${rate.toLocaleString('en-US')} items/s   goal >= ${GOAL_RATE.toLocaleString('en-US')}/s: ${rate >= GOAL_RATE ? 'met' : 'NOT met'} (x${(rate / GOAL_RATE).toFixed(2)})`);
     console.log(`   every item read and ingested after ${((readAt - t0) / 1000).toFixed(2)} s (${Math.round(total / ((readAt - t0) / 1000)).toLocaleString('en-US')} items/s), the last one on the stream ${((doneAt - readAt) / 1000).toFixed(2)} s later`);
     console.log(`   stored ${stored.toLocaleString('en-US')}, deduplicated ${dedup}, received by the stream client ${(receivedIds.size - before).toLocaleString('en-US')} (near-duplicates of these made-up headlines: the store's decision)`);
-    for (let f = 0; f < FEEDS; f++) await svc.store.sources.removeSource(`t${f}`);
+    for (let f = 0; f < FEEDS; f++) await svc.store.sources.remove(`t${f}`);
 
 
     // 3. Where the time goes: each stage alone on fresh items (a fresh SQLite file per store variant).
@@ -445,10 +445,10 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
     const port = await new Promise<number>((r) => server.once('message', r));
     await openWindow();
     const t0 = performance.now();
-    await svc.store.sources.addSource({ name, url: `http://127.0.0.1:${port}/${name}.rss`, everyMs: 3600_000, urgency: 'auto' }, Date.now());
+    await svc.store.sources.add({ name, url: `http://127.0.0.1:${port}/${name}.rss`, everyMs: 3600_000, urgency: 'auto' }, Date.now());
     svc.poller!.wake();
     for (;;) {
-      const rec = await svc.store.sources.getSource(name);
+      const rec = await svc.store.sources.get(name);
       if (rec?.lastPollAt) {
         if (rec.lastError) throw new Error(`the ${n}-item poll failed: ${rec.lastError}`);
         break;
@@ -458,8 +458,8 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
     }
     const elapsed = performance.now() - t0;
     const window = closeWindow();
-    const rec = (await svc.store.sources.getSource(name))!;
-    await svc.store.sources.removeSource(name);
+    const rec = (await svc.store.sources.get(name))!;
+    await svc.store.sources.remove(name);
     server.postMessage('close');
     await server.terminate();
     return { ...window, rec, ms: elapsed, bytes: Buffer.byteLength(feedBody) };

@@ -95,7 +95,7 @@ console.log(`bench:webhooks, ${ENDPOINTS} endpoints, ${ROUNDS} rounds, burst ${B
 const dir1 = mkdtempSync(join(tmpdir(), 'fns-bench-wh-'));
 const svc = await service(dir1);
 const acct = await svc.store.accounts.createAccount('max', Date.now());
-for (let i = 0; i < ENDPOINTS; i++) await svc.store.webhooks.addWebhook({ id: newEndpointId(), accountId: acct.id, url: `${rx.url}/e/${i}`, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+for (let i = 0; i < ENDPOINTS; i++) await svc.store.webhooks.add({ id: newEndpointId(), accountId: acct.id, url: `${rx.url}/e/${i}`, tickers: null, secret: box.seal(newSecret()) }, Date.now());
 await svc.webhooks!.refresh();
 const { key } = await createKey(svc.store.accounts, { tier: 'pro', livePrefix: livePrefix({ brand: 'fns' }), now: Date.now() });
 let streamLat: number[] = [];
@@ -192,7 +192,7 @@ const deadUrl = `http://127.0.0.1:${(dead.address() as AddressInfo).port}`;
 await new Promise<void>((r) => dead.close(() => r())); // a port nobody listens on: refused at once
 for (let i = 0; i < MEMORY_ENDPOINTS; i++) {
   const url = i < DOWN ? `${deadUrl}/down/${i}` : `${rx.url}/e/${i}`;
-  await svc2.store.webhooks.addWebhook({ id: newEndpointId(), accountId: acct2.id, url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+  await svc2.store.webhooks.add({ id: newEndpointId(), accountId: acct2.id, url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
 }
 await svc2.webhooks!.refresh();
 count = 0;

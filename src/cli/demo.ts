@@ -62,7 +62,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
     { name: 'harbor-wire', format: 'RSS', url: feeds.rssUrl },
     { name: 'summit-wire', format: 'Atom', url: feeds.atomUrl },
   ];
-  for (const src of sources) await store.sources.addSource({ name: src.name, url: src.url, everyMs: DEMO_POLL_MS, urgency: 'auto' }, now);
+  for (const src of sources) await store.sources.add({ name: src.name, url: src.url, everyMs: DEMO_POLL_MS, urgency: 'auto' }, now);
 
   // Ready when it says so: the sample archive is searchable before the "Try:" lines are printed.
   const embedder = embedderFor(config);

@@ -185,7 +185,7 @@ export async function runSourcesCommand(
       case 'add': {
         let s: SourceRecord;
         try {
-          s = await store.sources.addSource(add!, io.now());
+          s = await store.sources.add(add!, io.now());
         } catch (e) {
           if (e instanceof SourceExistsError) throw new CliError(`a source named "${name}" already exists (fns sources remove ${name} first to replace it)`);
           throw e;
@@ -197,19 +197,19 @@ export async function runSourcesCommand(
         return EXIT.ok;
       }
       case 'list': {
-        const list = await store.sources.listSources();
+        const list = await store.sources.list();
         print({ sources: list.map(sourceJson) }, sourcesTable(list, io.now()));
         return EXIT.ok;
       }
       case 'pause':
       case 'resume': {
-        const s = await store.sources.setSourcePaused(name, sub === 'pause', io.now());
+        const s = await store.sources.setPaused(name, sub === 'pause', io.now());
         if (!s) throw noSource(name);
         print(sourceJson(s), `${s.name}: ${s.paused ? 'paused (no more polls until fns sources resume)' : 'active (polled within a second)'}`);
         return EXIT.ok;
       }
       case 'remove': {
-        if (!(await store.sources.removeSource(name))) throw noSource(name);
+        if (!(await store.sources.remove(name))) throw noSource(name);
         print({ name, removed: true }, `${name}: removed (its articles stay in the archive)`);
         return EXIT.ok;
       }
@@ -234,7 +234,7 @@ async function runPoller(config: Config, io: SourcesIo): Promise<number> {
       else if (r.seen > 0) io.out(`${printable(r.source)}: ${r.seen} new item(s): ${r.ingested} stored, ${r.deduplicated} duplicate(s) of other articles${r.seen - r.ingested - r.deduplicated > 0 ? `, ${r.seen - r.ingested - r.deduplicated} without text (skipped)` : ''}`);
     },
   });
-  const sources = await store.sources.listSources();
+  const sources = await store.sources.list();
   const active = sources.filter((s) => !s.paused).length;
   await poller.start();
   io.out(`fns: polling ${active} active source(s) of ${sources.length} (lease owner ${poller.owner}); registry changes are picked up within a second. Ctrl+C to stop.`);

@@ -144,7 +144,7 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
           throw e;
         }
         const secret = newSecret();
-        const e = await store.webhooks.addWebhook({ id: newEndpointId(), accountId, url: url!.href, tickers, minRelevance, secret: box.seal(secret) }, now);
+        const e = await store.webhooks.add({ id: newEndpointId(), accountId, url: url!.href, tickers, minRelevance, secret: box.seal(secret) }, now);
         print(
           { id: e.id, secret, account_id: e.accountId, url: e.url, tickers: e.tickers, min_relevance: relevanceShown(e), state: e.state },
           `id:     ${e.id}\nsecret: ${secret}\nurl:    ${printable(e.url)}${e.tickers ? `\ntickers: ${e.tickers.join(',')} (min relevance ${relevanceShown(e)})` : ''}\n(the secret is shown only this once; every article stored from now on is delivered, signed with it)`,
@@ -152,19 +152,19 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
         return EXIT.ok;
       }
       case 'list': {
-        const list = await store.webhooks.listWebhooks(options.account);
+        const list = await store.webhooks.list(options.account);
         const latest = await store.articles.latestSeq();
         print({ webhooks: list.map((e) => webhookJson(e, latest, now)) }, webhooksTable(list, latest, now));
         return EXIT.ok;
       }
       case 'remove': {
-        if (!(await store.webhooks.removeWebhook(args[0]!))) throw noEndpoint(args[0]!);
+        if (!(await store.webhooks.remove(args[0]!))) throw noEndpoint(args[0]!);
         print({ id: args[0], removed: true }, `${args[0]}: removed (nothing more is sent to it)`);
         return EXIT.ok;
       }
       case 'pause':
       case 'resume': {
-        const before = await store.webhooks.getWebhook(args[0]!);
+        const before = await store.webhooks.get(args[0]!);
         if (!before) throw noEndpoint(args[0]!);
         if (sub === 'resume') {
           const account = await store.accounts.getAccount(before.accountId);
@@ -179,7 +179,7 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
             }
           }
         }
-        const e = (await store.webhooks.setWebhookState(args[0]!, sub === 'pause' ? 'paused' : 'active', sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null, now))!;
+        const e = (await store.webhooks.setState(args[0]!, sub === 'pause' ? 'paused' : 'active', sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null, now))!;
         const latest = await store.articles.latestSeq();
         print(
           webhookJson(e, latest, now),
@@ -190,10 +190,10 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
         return EXIT.ok;
       }
       case 'rotate-secret': {
-        const before = await store.webhooks.getWebhook(args[0]!);
+        const before = await store.webhooks.get(args[0]!);
         if (!before) throw noEndpoint(args[0]!);
         const secret = newSecret();
-        const e = await store.webhooks.rotateWebhookSecret(args[0]!, box.seal(secret), now, webhookRules.rotationOverlapMs);
+        const e = await store.webhooks.rotateSecret(args[0]!, box.seal(secret), now, webhookRules.rotationOverlapMs);
         if (!e) throw noEndpoint(args[0]!);
         const until = new Date(now + webhookRules.rotationOverlapMs).toISOString();
         // The previous secrets still valid that the rotation's bound left out: they stop signing now.
@@ -225,7 +225,7 @@ function sampleArticle(now: number): StoredArticle {
 
 /** One signed request now, from this process, with the newest article (or a sample); it does not move the cursor. */
 async function sendTest(store: Store, id: string, box: SecretBox, config: Config, io: WebhooksIo, print: (d: unknown, h: string) => void, now: number): Promise<number> {
-  const e = await store.webhooks.getWebhook(id);
+  const e = await store.webhooks.get(id);
   if (!e) throw noEndpoint(id);
   const account = await store.accounts.getAccount(e.accountId);
   if (!account) throw new CliError(`the account ${e.accountId} of ${id} no longer exists`);

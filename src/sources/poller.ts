@@ -183,7 +183,7 @@ export class SourcePoller {
   /** A poll in flight of a source that was paused or removed meanwhile is abandoned. */
   private async abandonUnwanted(): Promise<void> {
     for (const [name, f] of this.inFlight) {
-      const rec = await this.store.getSource(name);
+      const rec = await this.store.get(name);
       if (!rec || rec.paused) {
         f.abort.abort();
         this.known.delete(name);
@@ -195,7 +195,7 @@ export class SourcePoller {
     const now = this.clock();
     const free = this.concurrency - this.inFlight.size;
     if (free > 0) {
-      const claimed = await this.store.claimDueSources(this.owner, now, this.leaseMs, free);
+      const claimed = await this.store.claimDue(this.owner, now, this.leaseMs, free);
       this.recorder.storeAnswers();
       for (const rec of claimed) this.launch(rec);
       // What was due has been claimed now (here or by another instance, or it was paused): forget it.
@@ -203,7 +203,7 @@ export class SourcePoller {
     }
     if (now - this.lastPrune >= POLL_DEFAULTS.pruneEveryMs) {
       this.lastPrune = now;
-      await this.store.pruneSeenItems(POLL_DEFAULTS.seenRetentionMs, now).catch((e: unknown) => this.recorder.storeTrouble(e));
+      await this.store.pruneSeen(POLL_DEFAULTS.seenRetentionMs, now).catch((e: unknown) => this.recorder.storeTrouble(e));
     }
   }
 

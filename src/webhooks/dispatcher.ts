@@ -11,7 +11,7 @@
  * - Failures: non-2xx, timeout, refused → retry per schedule.ts; 410 → disabled; after 24 h → paused.
  * - One slow endpoint never delays another (each has its own loop), nor the stream (separate feed
  *   reader, requests bounded by `maxInFlight`).
- * - Leases (store.webhooks.claimWebhooks): renewed every `refreshMs`; an endpoint whose lease this instance lost,
+ * - Leases (store.webhooks.claim): renewed every `refreshMs`; an endpoint whose lease this instance lost,
  *   or that was paused or removed, is dropped; a dead instance's endpoints are taken over once its lease
  *   (`leaseMs`) runs out.
  * - The account's tier is re-checked every `recheckMs`: one that left pro/max pauses the endpoint, and
@@ -218,7 +218,7 @@ class EndpointWorker {
 
   /** Writes now; a lost lease stops the worker. */
   private async record(a: WebhookAttempt): Promise<boolean> {
-    const held = await this.d.opts.store.webhooks.recordWebhookAttempt(this.e.id, this.d.owner, a);
+    const held = await this.d.opts.store.webhooks.recordAttempt(this.e.id, this.d.owner, a);
     this.recordedAt = performance.now();
     if (a.cursor !== null && a.cursor >= this.cursor) this.dirty = false;
     if (!held) {
@@ -419,7 +419,7 @@ export class WebhookDispatcher {
   async refresh(): Promise<void> {
     if (this.stopped) return;
     const readStartedAt = performance.now();
-    const held = await this.opts.store.webhooks.claimWebhooks(this.owner, this.clock(), this.opts.leaseMs ?? DISPATCH_DEFAULTS.leaseMs, this.opts.maxEndpoints ?? DISPATCH_DEFAULTS.maxEndpoints);
+    const held = await this.opts.store.webhooks.claim(this.owner, this.clock(), this.opts.leaseMs ?? DISPATCH_DEFAULTS.leaseMs, this.opts.maxEndpoints ?? DISPATCH_DEFAULTS.maxEndpoints);
     const ids = new Set(held.map((e) => e.id));
     for (const id of [...this.workers.keys()]) if (!ids.has(id)) this.drop(id);
     for (const e of held) {
@@ -461,7 +461,7 @@ export class WebhookDispatcher {
       await this.opts.store.transaction(async (tx) => {
         for (const w of batch) {
           const cursor = w.cursor;
-          const held = await tx.webhooks.recordWebhookAttempt(w.e.id, this.owner, {
+          const held = await tx.webhooks.recordAttempt(w.e.id, this.owner, {
             at,
             cursor,
             status: w.e.lastStatus,
@@ -515,6 +515,6 @@ export class WebhookDispatcher {
     await this.flush().catch(() => {});
     this.workers.clear();
     // A clean stop: another instance takes the endpoints over at once instead of after the lease.
-    await this.opts.store.webhooks.releaseWebhooks(this.owner).catch(() => {});
+    await this.opts.store.webhooks.release(this.owner).catch(() => {});
   }
 }

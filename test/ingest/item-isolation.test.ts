@@ -229,7 +229,7 @@ function feedOf(n: number, marked: number, minBytes = 0): Uint8Array {
 
 /** A poller of one source whose feed is `body`, polled once; its report, its warnings and the store. */
 async function pollOnceWith(store: Store, body: Uint8Array) {
-  await store.sources.addSource({ name: 'wire', url: 'https://feeds.example/wire.xml', everyMs: 3600_000, urgency: 'auto' }, T0);
+  await store.sources.add({ name: 'wire', url: 'https://feeds.example/wire.xml', everyMs: 3600_000, urgency: 'auto' }, T0);
   const fetch: FetchFn = async (url) => ({ kind: 'ok', status: 200, body, contentType: 'application/rss+xml', validators: { etag: null, lastModified: null }, finalUrl: url });
   const warnings: { fields: Record<string, unknown>; msg: string }[] = [];
   const lines: string[] = [];
@@ -247,7 +247,7 @@ async function expectPolledAlone(store: Store, body: Uint8Array, n: number) {
   const { report, warnings, lines } = await pollOnceWith(store, body);
   expect(report).toMatchObject({ outcome: 'ok', error: null, ingested: n - 1, failed: [{ guid: 'g-250', errClass: 'TypeError' }] });
   expect(await store.articles.count()).toBe(n - 1);
-  expect(await store.sources.getSource('wire')).toMatchObject({ lastStatus: 200, lastError: null, failures: 0, itemsIngested: n - 1 });
+  expect(await store.sources.get('wire')).toMatchObject({ lastStatus: 200, lastError: null, failures: 0, itemsIngested: n - 1 });
   expect(warnings.map((w) => w.fields)).toEqual([{ kind: 'source-item', source: 'wire', guid: 'g-250', err_class: 'TypeError' }]);
   expect(JSON.stringify([report, warnings, lines])).not.toContain('must not reach');
 }

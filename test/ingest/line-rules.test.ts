@@ -146,12 +146,12 @@ describe('content keeps one rule for control characters, whichever door it comes
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const own = new SqliteStore(':memory:');
-    await own.sources.addSource({ name: 'wire', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, everyMs: 60_000, urgency: 'auto' }, Date.now());
+    await own.sources.add({ name: 'wire', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, everyMs: 60_000, urgency: 'auto' }, Date.now());
     const poller = new SourcePoller({ store: own.sources, tickMs: 50, registryCheckMs: 50, http: { timeoutMs: 2000, connectTimeoutMs: 1000 }, allowPrivate: true, log: () => {} });
     try {
       await poller.start();
-      await until(async () => (await own.sources.getSource('wire'))?.lastPollAt != null, 'a poll');
-      expect((await own.sources.getSource('wire'))?.lastError).toBeNull();
+      await until(async () => (await own.sources.get('wire'))?.lastPollAt != null, 'a poll');
+      expect((await own.sources.get('wire'))?.lastError).toBeNull();
       const [a] = await own.articles.list({ afterMs: 0, limit: 1 });
       expect(a).toMatchObject({ content: `${STORED} feed`, published_at: '2017-01-01T00:00:00.000Z' });
     } finally {

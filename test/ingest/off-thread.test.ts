@@ -125,11 +125,11 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
       const [brief] = await store.sources.ingestItems([sourcedArticle('w', 'one', article('a story stored once the lock is free'))], 1_800_000_000_000);
       expect(brief).toMatchObject({ status: 'stored' });
       // The record of a poll (right after its ingest) waits for the lock the same way: its counters are kept.
-      await store.sources.addSource({ name: 'w', url: 'https://ex.com/feed', everyMs: 60_000, urgency: 'auto' }, 1_800_000_000_000);
+      await store.sources.add({ name: 'w', url: 'https://ex.com/feed', everyMs: 60_000, urgency: 'auto' }, 1_800_000_000_000);
       other.exec('BEGIN IMMEDIATE');
       setTimeout(() => other.exec('COMMIT'), 100);
       await store.sources.recordPoll('w', 'me', { at: 1_800_000_000_000, status: 200, error: null, etag: null, lastModified: null, nextPollAt: 1_800_000_060_000, failures: 0, minIntervalMs: null, seen: 2, ingested: 1, deduplicated: 1 });
-      expect(await store.sources.getSource('w')).toMatchObject({ itemsSeen: 2, itemsIngested: 1, itemsDeduplicated: 1 });
+      expect(await store.sources.get('w')).toMatchObject({ itemsSeen: 2, itemsIngested: 1, itemsDeduplicated: 1 });
       other.exec('BEGIN IMMEDIATE');
       const held = store.sources.ingestItems([sourcedArticle('w', 'two', article('a story that finds the lock held too long'))], 1_800_000_000_000);
       await expect(held).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
@@ -153,7 +153,7 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
     let n = 0;
     const clock = () => {
       const name = `s-${n++}`;
-      setImmediate(() => writes.push(store.sources.addSource({ name, url: `https://ex.com/${name}`, everyMs: 60_000, urgency: 'auto' }, 1_800_000_000_000)));
+      setImmediate(() => writes.push(store.sources.add({ name, url: `https://ex.com/${name}`, everyMs: 60_000, urgency: 'auto' }, 1_800_000_000_000)));
       return 1_800_000_000_000;
     };
     let ingestsDone = false;
@@ -165,7 +165,7 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
     await ingests;
     const settled = await Promise.allSettled(writes);
     expect(settled.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
-    expect((await store.sources.listSources()).length).toBe(writes.length);
+    expect((await store.sources.list()).length).toBe(writes.length);
   });
 
   it('the embedding worker\'s vectors are written there too: a write lock held for a moment is waited for there, not failed with SQLITE_BUSY on the event loop', async () => {

@@ -183,13 +183,13 @@ describe('a polled feed whose items and source names are Object.prototype names 
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const store = new SqliteStore(':memory:');
     cleanups.push(() => store.close());
-    for (const n of SOURCE_NAMES) await store.sources.addSource({ name: n, url: `${base}/${n}`, everyMs: 60_000, urgency: 'auto' }, Date.now());
+    for (const n of SOURCE_NAMES) await store.sources.add({ name: n, url: `${base}/${n}`, everyMs: 60_000, urgency: 'auto' }, Date.now());
     const poller = new SourcePoller({ store: store.sources, tickMs: 50, registryCheckMs: 50, http: { timeoutMs: 2000, connectTimeoutMs: 1000 }, allowPrivate: true, log: () => {} });
     cleanups.push(() => poller.stop());
     await poller.start();
-    await until(async () => (await Promise.all(SOURCE_NAMES.map(async (n) => (await store.sources.getSource(n))?.lastPollAt != null))).every(Boolean), 'a poll of every source');
+    await until(async () => (await Promise.all(SOURCE_NAMES.map(async (n) => (await store.sources.get(n))?.lastPollAt != null))).every(Boolean), 'a poll of every source');
     for (const n of SOURCE_NAMES) {
-      const rec = (await store.sources.getSource(n))!;
+      const rec = (await store.sources.get(n))!;
       expect(rec.lastError, n).toBeNull();
     }
     // The first source stores every item; the others carry the same stories (same guid text, another link, same headline: near-duplicates).

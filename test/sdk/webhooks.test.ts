@@ -86,7 +86,7 @@ describe("verifyWebhook on the service's own deliveries", () => {
     try {
       const acct = await store.accounts.createAccount('max', Date.now());
       const secret = newSecret();
-      await store.webhooks.addWebhook({ id: newEndpointId(), accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) }, Date.now());
+      await store.webhooks.add({ id: newEndpointId(), accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) }, Date.now());
       await dispatcher.start();
       await store.articles.insert(
         [

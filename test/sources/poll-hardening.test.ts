@@ -74,7 +74,7 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
   async function setup(fetch: FetchFn, { sources, ...over }: Partial<PollerOptions> & { sources?: (s: SourceStore) => SourceStore } = {}) {
     const store = await open();
     closers.push(() => store.close());
-    await store.sources.addSource({ name: 'wire', url: 'https://feeds.example/wire.xml', everyMs: 1000, urgency: 'auto' }, Date.now());
+    await store.sources.add({ name: 'wire', url: 'https://feeds.example/wire.xml', everyMs: 1000, urgency: 'auto' }, Date.now());
     const reports: PollReport[] = [];
     const warnings: { fields: Record<string, unknown>; msg: string }[] = [];
     const lines: string[] = [];
@@ -107,7 +107,7 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
       const t = await setup(feed.fetch);
       await until(() => t.reports.length >= 1, 'the first poll recorded');
       expect(t.reports[0]).toMatchObject({ source: 'wire', outcome: 'error', status: null, failures: 1, error: expect.stringMatching(/^internal: .*TypeError/) });
-      const rec = (await t.store.sources.getSource('wire'))!;
+      const rec = (await t.store.sources.get('wire'))!;
       expect(rec).toMatchObject({ failures: 1, lastStatus: null, lastError: t.reports[0]!.error });
       expect(rec.lastPollAt).not.toBeNull();
       // The failure schedule (the source's interval, 1 s, at the first failure), not the 10-minute lease.
@@ -118,7 +118,7 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
       // Polled again on that schedule: fine this time.
       await until(() => t.reports.length >= 2, 'the poll after the failure', 10_000);
       expect(t.reports[1]).toMatchObject({ outcome: 'ok', failures: 0, ingested: 1 });
-      expect(await t.store.sources.getSource('wire')).toMatchObject({ failures: 0, lastError: null, lastStatus: 200 });
+      expect(await t.store.sources.get('wire')).toMatchObject({ failures: 0, lastError: null, lastStatus: 200 });
     });
 
     it('its bookkeeping fails (the record of its success is refused): recorded as failed all the same, and polled again', async () => {
@@ -140,7 +140,7 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
       const t = await setup(scripted([ok(ONE_ITEM)]).fetch, { sources });
       await until(() => t.reports.length >= 1, 'the first poll recorded');
       expect(t.reports[0]).toMatchObject({ outcome: 'error', failures: 1, error: expect.stringMatching(/^internal: .*RangeError/) });
-      expect(await t.store.sources.getSource('wire')).toMatchObject({ failures: 1, lastError: t.reports[0]!.error });
+      expect(await t.store.sources.get('wire')).toMatchObject({ failures: 1, lastError: t.reports[0]!.error });
       expect(t.polls.get('internal')).toBe(1);
       // The item was stored before the record failed; the next poll reads it again (the same item) and records fine.
       await until(() => t.reports.length >= 2, 'the poll after the failure', 10_000);
@@ -158,7 +158,7 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
       const t = await setup(scripted([ok(huge)]).fetch);
       await until(() => t.reports.length >= 1, 'the poll recorded');
       expect(t.reports[0]).toMatchObject({ outcome: 'ok', error: null, ingested: 1 });
-      const rec = (await t.store.sources.getSource('wire'))!;
+      const rec = (await t.store.sources.get('wire'))!;
       expect(rec.lastError).toBeNull();
       expect(rec.minIntervalMs).toBe(24 * HOUR);
       expect(Date.parse(rec.nextPollAt!) - Date.parse(rec.lastPollAt!)).toBe(24 * HOUR);
@@ -168,10 +168,10 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
       const busy = (retryAfterMs: number): FetchResult => ({ kind: 'error', status: 503, message: 'HTTP 503', retryAfterMs, error: 'http' });
       const t = await setup(scripted([busy(Number.NaN), busy(Number.POSITIVE_INFINITY)]).fetch);
       await until(() => t.reports.length >= 1, 'the first poll recorded');
-      const first = (await t.store.sources.getSource('wire'))!;
+      const first = (await t.store.sources.get('wire'))!;
       expect(Date.parse(first.nextPollAt!) - Date.parse(first.lastPollAt!)).toBe(1000);
       await until(() => t.reports.length >= 2, 'the second poll recorded', 10_000);
-      const second = (await t.store.sources.getSource('wire'))!;
+      const second = (await t.store.sources.get('wire'))!;
       expect(Date.parse(second.nextPollAt!) - Date.parse(second.lastPollAt!)).toBe(POLL_DEFAULTS.retryAfterMaxMs);
       expect(second.failures).toBe(2);
     });
@@ -185,9 +185,9 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
       await t.poller.stop();
       expect(t.reports.slice(0, 3).map((r) => r.seen)).toEqual([2, 0, 0]);
       expect(t.items.get('unusable')).toBe(1);
-      expect(await t.store.sources.getSource('wire')).toMatchObject({ itemsIngested: 1 });
-      expect((await t.store.sources.getSource('wire'))!.itemsSeen).toBe(t.reports.reduce((n, r) => n + r.seen, 0));
-      expect((await t.store.sources.getSource('wire'))!.itemsSeen).toBe(2);
+      expect(await t.store.sources.get('wire')).toMatchObject({ itemsIngested: 1 });
+      expect((await t.store.sources.get('wire'))!.itemsSeen).toBe(t.reports.reduce((n, r) => n + r.seen, 0));
+      expect((await t.store.sources.get('wire'))!.itemsSeen).toBe(2);
     });
   });
 

@@ -37,7 +37,7 @@ async function loopbackFeed(): Promise<{ url: string; hits: () => number }> {
 async function pollOne(url: string, allowPrivate: boolean | undefined) {
   const store = new SqliteStore(join(dir, `${Math.random().toString(36).slice(2)}.sqlite`));
   cleanups.push(() => store.close());
-  await store.sources.addSource({ name: 'wire', url, everyMs: 60_000, urgency: 'auto' }, Date.now());
+  await store.sources.add({ name: 'wire', url, everyMs: 60_000, urgency: 'auto' }, Date.now());
   const reports: PollReport[] = [];
   const poller = new SourcePoller({
     store: store.sources,
@@ -50,7 +50,7 @@ async function pollOne(url: string, allowPrivate: boolean | undefined) {
   cleanups.push(() => poller.stop());
   await poller.start();
   await until(() => reports.length >= 1, 'the first poll');
-  return { report: reports[0]!, source: (await store.sources.getSource('wire'))!, articles: await store.articles.count() };
+  return { report: reports[0]!, source: (await store.sources.get('wire'))!, articles: await store.articles.count() };
 }
 
 describe('a feed on a loopback address is polled only with FEED_ALLOW_PRIVATE', () => {

@@ -110,8 +110,8 @@ function poller(store: SqliteStore, extra: Partial<PollerOptions> = {}) {
   return { p, reports, logs };
 }
 
-const source = (store: SqliteStore, name: string, url: string, everyMs = 100) => store.sources.addSource({ name, url, everyMs, urgency: 'auto' }, Date.now());
-const get = async (store: SqliteStore, name: string): Promise<SourceRecord> => (await store.sources.getSource(name))!;
+const source = (store: SqliteStore, name: string, url: string, everyMs = 100) => store.sources.add({ name, url, everyMs, urgency: 'auto' }, Date.now());
+const get = async (store: SqliteStore, name: string): Promise<SourceRecord> => (await store.sources.get(name))!;
 const contents = async (store: SqliteStore) => (await store.articles.list({ afterMs: 0, limit: 100 })).map((a) => a.content).sort();
 
 describe('a feed that gains items between polls: each new item is ingested exactly once, none again after a restart', () => {
@@ -320,17 +320,17 @@ describe('pause, resume and remove reach a running poller within a second', () =
     const { p } = poller(store);
     await p.start();
     await until(() => srv.hits('/feed').length >= 3, 'three polls');
-    await cli.sources.setSourcePaused('wire', true, Date.now());
+    await cli.sources.setPaused('wire', true, Date.now());
     const pausedAt = Date.now();
     await until(() => srv.hits('/control').some((h) => h.at > pausedAt + 1200), 'the control source polled past the bound');
     const after = srv.hits('/feed').filter((h) => h.at > pausedAt);
     expect(after.every((h) => h.at - pausedAt <= 1000)).toBe(true);
     expect(srv.hits('/feed').filter((h) => h.at > pausedAt + 1000)).toEqual([]);
 
-    await cli.sources.setSourcePaused('wire', false, Date.now());
+    await cli.sources.setPaused('wire', false, Date.now());
     const resumedAt = Date.now();
     await until(() => srv.hits('/feed').some((h) => h.at > resumedAt), 'a poll after the resume');
-    await cli.sources.removeSource('wire');
+    await cli.sources.remove('wire');
     const removedAt = Date.now();
     await until(() => srv.hits('/control').some((h) => h.at > removedAt + 1200), 'the control source polled past the bound');
     expect(srv.hits('/feed').filter((h) => h.at > removedAt + 1000)).toEqual([]);
@@ -360,7 +360,7 @@ describe('stop gives the sources it holds back', () => {
     await until(() => srv.hits('/hang').length === 1, 'the first request');
     await first.p.stop();
     // The lease was released: a claim now (well within the lease of POLL_DEFAULTS.leaseMs) gets it.
-    const claimed = await db.open().sources.claimDueSources('other', Date.now(), 1000, 10);
+    const claimed = await db.open().sources.claimDue('other', Date.now(), 1000, 10);
     expect(claimed.map((s) => s.name)).toEqual(['hang']);
     expect((await get(a, 'hang')).failures).toBe(0);
   }, 30_000);

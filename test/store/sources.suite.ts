@@ -87,7 +87,7 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
   test('registry', 'add, get, list in creation order, pause, resume, remove; the version changes each time', async () => {
     const s = await open();
     const v0 = await s.sources.registryVersion();
-    const a = await s.sources.addSource(src('wire-a', 30_000), T0);
+    const a = await s.sources.add(src('wire-a', 30_000), T0);
     expect(a).toEqual({
       name: 'wire-a', url: 'http://127.0.0.1:1/wire-a.xml', everyMs: 30_000, urgency: 'auto', paused: false,
       createdAt: new Date(T0).toISOString(), etag: null, lastModified: null, lastPollAt: null, lastStatus: null,
@@ -95,45 +95,45 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     });
     const v1 = await s.sources.registryVersion();
     expect(v1).not.toBe(v0);
-    await s.sources.addSource({ ...src('b-wire'), urgency: 'breaking' }, T0 + 1);
-    expect((await s.sources.listSources()).map((r) => r.name)).toEqual(['wire-a', 'b-wire']);
-    expect(await s.sources.getSource('b-wire')).toMatchObject({ urgency: 'breaking' });
-    expect(await s.sources.getSource('missing')).toBeUndefined();
+    await s.sources.add({ ...src('b-wire'), urgency: 'breaking' }, T0 + 1);
+    expect((await s.sources.list()).map((r) => r.name)).toEqual(['wire-a', 'b-wire']);
+    expect(await s.sources.get('b-wire')).toMatchObject({ urgency: 'breaking' });
+    expect(await s.sources.get('missing')).toBeUndefined();
 
-    const paused = await s.sources.setSourcePaused('wire-a', true, T0 + 2);
+    const paused = await s.sources.setPaused('wire-a', true, T0 + 2);
     expect(paused?.paused).toBe(true);
     const v2 = await s.sources.registryVersion();
     expect(v2).not.toBe(v1);
-    const resumed = await s.sources.setSourcePaused('wire-a', false, T0 + 3);
+    const resumed = await s.sources.setPaused('wire-a', false, T0 + 3);
     expect(resumed).toMatchObject({ paused: false, nextPollAt: new Date(T0 + 3).toISOString() });
     const v3 = await s.sources.registryVersion();
     expect(v3).not.toBe(v2);
-    expect(await s.sources.setSourcePaused('missing', true, T0)).toBeUndefined();
+    expect(await s.sources.setPaused('missing', true, T0)).toBeUndefined();
     expect(await s.sources.registryVersion()).toBe(v3);
 
-    expect(await s.sources.removeSource('wire-a')).toBe(true);
-    expect(await s.sources.removeSource('wire-a')).toBe(false);
+    expect(await s.sources.remove('wire-a')).toBe(true);
+    expect(await s.sources.remove('wire-a')).toBe(false);
     expect(await s.sources.registryVersion()).not.toBe(v3);
-    expect((await s.sources.listSources()).map((r) => r.name)).toEqual(['b-wire']);
+    expect((await s.sources.list()).map((r) => r.name)).toEqual(['b-wire']);
   });
 
   test('registry', 'a name taken throws SourceExistsError and changes nothing', async () => {
     const s = await open();
-    await s.sources.addSource(src('wire'), T0);
+    await s.sources.add(src('wire'), T0);
     const v = await s.sources.registryVersion();
-    const err = await s.sources.addSource({ ...src('wire'), url: 'http://127.0.0.1:1/other.xml' }, T0 + 1).catch((e: unknown) => e);
+    const err = await s.sources.add({ ...src('wire'), url: 'http://127.0.0.1:1/other.xml' }, T0 + 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SourceExistsError);
     expect(await s.sources.registryVersion()).toBe(v);
-    expect((await s.sources.getSource('wire'))?.url).toBe('http://127.0.0.1:1/wire.xml');
+    expect((await s.sources.get('wire'))?.url).toBe('http://127.0.0.1:1/wire.xml');
   });
 
   test('registry', "another process's change is seen (list and version)", async () => {
     const s = await open();
     const p = await peer(s);
     const v = await s.sources.registryVersion();
-    await p.sources.addSource(src('from-peer'), T0);
+    await p.sources.add(src('from-peer'), T0);
     expect(await s.sources.registryVersion()).not.toBe(v);
-    expect((await s.sources.listSources()).map((r) => r.name)).toEqual(['from-peer']);
+    expect((await s.sources.list()).map((r) => r.name)).toEqual(['from-peer']);
   });
 
   // ---- leases ----
@@ -141,69 +141,69 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
   test('poll leases', 'a due source is leased to one owner at a time, across two connections', async () => {
     const s = await open();
     const p = await peer(s);
-    for (const n of ['a', 'b', 'c']) await s.sources.addSource(src(n), T0);
-    const [mine, theirs] = await Promise.all([s.sources.claimDueSources('one', T0, 10_000, 10), p.sources.claimDueSources('two', T0, 10_000, 10)]);
+    for (const n of ['a', 'b', 'c']) await s.sources.add(src(n), T0);
+    const [mine, theirs] = await Promise.all([s.sources.claimDue('one', T0, 10_000, 10), p.sources.claimDue('two', T0, 10_000, 10)]);
     const names = [...mine, ...theirs].map((r) => r.name).sort();
     expect(names).toEqual(['a', 'b', 'c']);
     // Nothing left to claim while the leases live.
-    expect(await s.sources.claimDueSources('three', T0 + 9_999, 10_000, 10)).toEqual([]);
-    expect(await p.sources.claimDueSources('two', T0 + 5_000, 10_000, 10)).toEqual([]);
+    expect(await s.sources.claimDue('three', T0 + 9_999, 10_000, 10)).toEqual([]);
+    expect(await p.sources.claimDue('two', T0 + 5_000, 10_000, 10)).toEqual([]);
   });
 
   test('poll leases', 'limit, paused and not yet due sources are respected', async () => {
     const s = await open();
-    for (const n of ['a', 'b', 'c', 'd']) await s.sources.addSource(src(n), T0);
-    await s.sources.setSourcePaused('c', true, T0);
-    const first = await s.sources.claimDueSources('one', T0, 10_000, 1);
+    for (const n of ['a', 'b', 'c', 'd']) await s.sources.add(src(n), T0);
+    await s.sources.setPaused('c', true, T0);
+    const first = await s.sources.claimDue('one', T0, 10_000, 1);
     expect(first.map((r) => r.name)).toEqual(['a']);
     await s.sources.recordPoll('a', 'one', poll({ nextPollAt: T0 + 60_000 }));
-    const rest = await s.sources.claimDueSources('one', T0 + 1, 10_000, 10);
+    const rest = await s.sources.claimDue('one', T0 + 1, 10_000, 10);
     expect(rest.map((r) => r.name)).toEqual(['b', 'd']);
     for (const n of ['b', 'd']) await s.sources.recordPoll(n, 'one', poll({ nextPollAt: T0 + 120_000 }));
     // a is due again at its next poll time (b and d later).
-    expect((await s.sources.claimDueSources('two', T0 + 59_999, 10_000, 10)).map((r) => r.name)).toEqual([]);
-    expect((await s.sources.claimDueSources('two', T0 + 60_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    expect((await s.sources.claimDue('two', T0 + 59_999, 10_000, 10)).map((r) => r.name)).toEqual([]);
+    expect((await s.sources.claimDue('two', T0 + 60_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
   });
 
   test('poll leases', 'an expired lease (its owner died) is taken by another owner', async () => {
     const s = await open();
     const p = await peer(s);
-    await s.sources.addSource(src('a'), T0);
-    expect((await s.sources.claimDueSources('dead', T0, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
-    expect(await p.sources.claimDueSources('alive', T0 + 9_999, 10_000, 10)).toEqual([]);
-    expect((await p.sources.claimDueSources('alive', T0 + 10_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    await s.sources.add(src('a'), T0);
+    expect((await s.sources.claimDue('dead', T0, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    expect(await p.sources.claimDue('alive', T0 + 9_999, 10_000, 10)).toEqual([]);
+    expect((await p.sources.claimDue('alive', T0 + 10_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
     // The dead owner's late record adds its counters but leaves the new owner's lease alone.
     await s.sources.recordPoll('a', 'dead', poll({ at: T0 + 10_001, seen: 1, nextPollAt: T0 }));
-    expect(await s.sources.claimDueSources('third', T0 + 10_002, 10_000, 10)).toEqual([]);
+    expect(await s.sources.claimDue('third', T0 + 10_002, 10_000, 10)).toEqual([]);
   });
 
   // ---- poll records ----
 
   test('poll records', 'recordPoll adds the counters, stores status, error, validators and the next poll, and releases the lease', async () => {
     const s = await open();
-    await s.sources.addSource(src('a'), T0);
-    await s.sources.claimDueSources('me', T0, 10_000, 10);
+    await s.sources.add(src('a'), T0);
+    await s.sources.claimDue('me', T0, 10_000, 10);
     await s.sources.recordPoll('a', 'me', poll({ at: T0 + 1000, status: 200, etag: '"v1"', lastModified: 'Sat, 21 Nov 2026 12:00:00 GMT', seen: 5, ingested: 3, deduplicated: 2, nextPollAt: T0 + 31_000, minIntervalMs: 60_000 }));
-    expect(await s.sources.getSource('a')).toMatchObject({
+    expect(await s.sources.get('a')).toMatchObject({
       lastPollAt: new Date(T0 + 1000).toISOString(), lastStatus: 200, lastError: null, etag: '"v1"',
       lastModified: 'Sat, 21 Nov 2026 12:00:00 GMT', nextPollAt: new Date(T0 + 31_000).toISOString(), failures: 0,
       minIntervalMs: 60_000, itemsSeen: 5, itemsIngested: 3, itemsDeduplicated: 2,
     });
     // Released: claimable as soon as it is due, by anyone.
-    expect((await s.sources.claimDueSources('other', T0 + 31_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
+    expect((await s.sources.claimDue('other', T0 + 31_000, 10_000, 10)).map((r) => r.name)).toEqual(['a']);
     await s.sources.recordPoll('a', 'other', poll({ at: T0 + 32_000, status: 503, error: 'http: 503 Service Unavailable', failures: 1, seen: 0, nextPollAt: T0 + 40_000, etag: '"v1"' }));
-    expect(await s.sources.getSource('a')).toMatchObject({ lastStatus: 503, lastError: 'http: 503 Service Unavailable', failures: 1, itemsSeen: 5, itemsIngested: 3, itemsDeduplicated: 2 });
+    expect(await s.sources.get('a')).toMatchObject({ lastStatus: 503, lastError: 'http: 503 Service Unavailable', failures: 1, itemsSeen: 5, itemsIngested: 3, itemsDeduplicated: 2 });
     await s.sources.recordPoll('a', 'other', poll({ at: T0 + 40_000, seen: 2, ingested: 1, deduplicated: 1, nextPollAt: T0 + 70_000 }));
-    expect(await s.sources.getSource('a')).toMatchObject({ lastStatus: 200, lastError: null, failures: 0, itemsSeen: 7, itemsIngested: 4, itemsDeduplicated: 3 });
+    expect(await s.sources.get('a')).toMatchObject({ lastStatus: 200, lastError: null, failures: 0, itemsSeen: 7, itemsIngested: 4, itemsDeduplicated: 3 });
   });
 
   test('poll records', 'every number of a record is kept within its bounds, whatever the caller passed (a feed\'s ttl of 10^20 minutes, a NaN)', async () => {
     const s = await open();
-    await s.sources.addSource(src('a'), T0);
-    await s.sources.claimDueSources('me', T0, 10_000, 10);
+    await s.sources.add(src('a'), T0);
+    await s.sources.claimDue('me', T0, 10_000, 10);
     // What an unbounded ttl, Retry-After or counter would make: past PostgreSQL's bigint and integer, a float in SQLite.
     await s.sources.recordPoll('a', 'me', poll({ at: T0, status: 70_000, minIntervalMs: 6e24, nextPollAt: 1e25, failures: 1e12, seen: Number.NaN, ingested: 2.6, deduplicated: -3 }));
-    expect(await s.sources.getSource('a')).toMatchObject({
+    expect(await s.sources.get('a')).toMatchObject({
       lastPollAt: new Date(T0).toISOString(),
       lastStatus: null,
       minIntervalMs: 24 * HOUR,
@@ -215,9 +215,9 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     });
     // Stored as integers within the columns, not as floats (SQLite keeps what it is given).
     await s.sources.recordPoll('a', 'me', poll({ at: T0 + 0.5, nextPollAt: Number.NaN, minIntervalMs: Number.POSITIVE_INFINITY, status: 200.7 }));
-    expect(await s.sources.getSource('a')).toMatchObject({ lastPollAt: new Date(T0 + 1).toISOString(), nextPollAt: new Date(T0 + 1).toISOString(), minIntervalMs: 24 * HOUR, lastStatus: 200 });
+    expect(await s.sources.get('a')).toMatchObject({ lastPollAt: new Date(T0 + 1).toISOString(), nextPollAt: new Date(T0 + 1).toISOString(), minIntervalMs: 24 * HOUR, lastStatus: 200 });
     await s.sources.recordPoll('a', 'me', poll({ error: 'x'.repeat(10_000), minIntervalMs: -5 }));
-    const r = (await s.sources.getSource('a'))!;
+    const r = (await s.sources.get('a'))!;
     expect(r.lastError!.length).toBe(2000);
     expect(r.minIntervalMs).toBeNull();
   });
@@ -248,9 +248,9 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     expect((await s.sources.ingestItems([item('w', 'g-1', 'Now with a headline')], T0 + 1000))[0]!.status).toBe('stored');
     expect(await s.sources.recordTextlessItems('w', ['g-1'], T0 + 2000)).toBe(0);
     // Retention counts from the last sighting: the item's record (T0 + 1000) goes first, then the one without text (T0 + 2000).
-    expect(await s.sources.pruneSeenItems(30 * DAY, T0 + 30 * DAY + 1500)).toBe(1);
+    expect(await s.sources.pruneSeen(30 * DAY, T0 + 30 * DAY + 1500)).toBe(1);
     expect(await s.sources.recordTextlessItems('w', ['g-1'], T0 + 30 * DAY + 1500)).toBe(0);
-    expect(await s.sources.pruneSeenItems(30 * DAY, T0 + 61 * DAY)).toBe(1);
+    expect(await s.sources.pruneSeen(30 * DAY, T0 + 61 * DAY)).toBe(1);
     expect(await s.sources.recordTextlessItems('w', ['g-1'], T0 + 61 * DAY)).toBe(1);
   });
 
@@ -572,8 +572,8 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     const s = await open();
     await s.sources.ingestItems([item('w', 'old', 'Old story', 'https://ex.com/old')], T0);
     await s.sources.ingestItems([item('w', 'new', 'New story', 'https://ex.com/new')], T0 + 20 * DAY);
-    expect(await s.sources.pruneSeenItems(30 * DAY, T0 + 30 * DAY - 1)).toBe(0);
-    expect(await s.sources.pruneSeenItems(30 * DAY, T0 + 31 * DAY)).toBe(1);
+    expect(await s.sources.pruneSeen(30 * DAY, T0 + 30 * DAY - 1)).toBe(0);
+    expect(await s.sources.pruneSeen(30 * DAY, T0 + 31 * DAY)).toBe(1);
     // The pruned one is new again (by id and URL); the kept one is still a duplicate.
     expect((await s.sources.ingestItems([item('w', 'old', 'Old story', 'https://ex.com/old')], T0 + 31 * DAY))[0]!.status).toBe('stored');
     expect((await s.sources.ingestItems([item('w', 'new', 'New story', 'https://ex.com/new')], T0 + 31 * DAY))[0]).toMatchObject({ status: 'duplicate', reason: 'same-item' });
@@ -583,7 +583,7 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
     const s = await open();
     await s.sources.ingestItems([item('w', 'kept', 'Kept story')], T0);
     await s.sources.ingestItems([item('w', 'kept', 'Kept story')], T0 + 25 * DAY);
-    expect(await s.sources.pruneSeenItems(30 * DAY, T0 + 40 * DAY)).toBe(0);
+    expect(await s.sources.pruneSeen(30 * DAY, T0 + 40 * DAY)).toBe(0);
     expect((await s.sources.ingestItems([item('w', 'kept', 'Kept story')], T0 + 40 * DAY))[0]!.status).toBe('duplicate');
   });
 

@@ -37,7 +37,7 @@ async function setup(opts: { tier?: Tier; answer?: (n: number) => Answer; ticker
   const receiver = await startReceiver(opts.answer);
   const account = await store.accounts.createAccount(opts.tier ?? 'pro', Date.now());
   const secret = newSecret();
-  const endpoint = await store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: opts.tickers ?? null, minRelevance: opts.minRelevance ?? null, secret: box.seal(secret) }, Date.now());
+  const endpoint = await store.webhooks.add({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: opts.tickers ?? null, minRelevance: opts.minRelevance ?? null, secret: box.seal(secret) }, Date.now());
   const events: AttemptEvent[] = [];
   const waiters: { pred: (e: AttemptEvent) => boolean; resolve: () => void }[] = [];
   const dispatcher = new WebhookDispatcher({
@@ -72,7 +72,7 @@ async function setup(opts: { tier?: Tier; answer?: (n: number) => Answer; ticker
 async function until(store: SqliteStore, id: string, pred: (e: WebhookEndpoint) => boolean): Promise<WebhookEndpoint> {
   let e: WebhookEndpoint | undefined;
   const holds = async () => {
-    e = await store.webhooks.getWebhook(id);
+    e = await store.webhooks.get(id);
     return e !== undefined && pred(e);
   };
   // Read again at once (a state between two attempts is short-lived).
@@ -151,7 +151,7 @@ describe('no endpoint held: the feed is not read, and an endpoint held later mis
     await dispatcher.start();
     const addEndpoint = async () => {
       const account = await store.accounts.createAccount('pro', Date.now());
-      return store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+      return store.webhooks.add({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
     };
     /** Waits until the feed's poller has been round at least `n` more times (looked at the end, or read a page). */
     const rounds = async (n: number) => {
@@ -179,11 +179,11 @@ describe('no endpoint held: the feed is not read, and an endpoint held later mis
     await waitUntil(() => dispatcher.endpoints() === 1, 'the endpoint held');
     await store.articles.insert([article('one')], Date.now());
     await receiver.waitFor(1);
-    await store.webhooks.setWebhookState(endpoint.id, 'paused', 'paused by the test', Date.now());
+    await store.webhooks.setState(endpoint.id, 'paused', 'paused by the test', Date.now());
     await waitUntil(() => dispatcher.endpoints() === 0, 'the endpoint dropped');
     await store.articles.insert([article('two'), article('three')], Date.now());
     await rounds(3); // the poller moved past them with no endpoint held
-    await store.webhooks.setWebhookState(endpoint.id, 'active', null, Date.now());
+    await store.webhooks.setState(endpoint.id, 'active', null, Date.now());
     await receiver.waitFor(3);
     expect(bodies(receiver).map((b) => b.data.content)).toEqual(['one', 'two', 'three']);
   });
@@ -282,7 +282,7 @@ describe('operator resume: an endpoint waiting for a retry tries again at once',
     await store.articles.insert([article('retry me')], Date.now());
     await failed;
     expect((await until(store, endpoint.id, (x) => x.nextAttemptAt !== null)).failures).toBe(1);
-    await store.webhooks.setWebhookState(endpoint.id, 'active', null, Date.now());
+    await store.webhooks.setState(endpoint.id, 'active', null, Date.now());
     await receiver.waitFor(2);
     await until(store, endpoint.id, (x) => x.cursor === 1 && x.failures === 0);
   });
@@ -294,7 +294,7 @@ describe('presentation: one body per article and tier, whatever the number of en
     const others = [await startReceiver(), await startReceiver()];
     for (const r of others) {
       cleanups.push(() => r.close());
-      await store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: r.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+      await store.webhooks.add({ id: newEndpointId(), accountId: account.id, url: r.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
     }
     await dispatcher.refresh();
     await store.articles.insert([article('a', ['AAPL']), article('b')], Date.now());
@@ -312,7 +312,7 @@ describe('isolation: one slow endpoint never delays another', () => {
     const { store, receiver, account, attempt } = await setup({ answer: () => 'hang', dispatcher: { timeoutMs: 60_000 } });
     const fast = await startReceiver();
     cleanups.push(() => fast.close());
-    await store.webhooks.addWebhook({ id: newEndpointId(), accountId: account.id, url: fast.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    await store.webhooks.add({ id: newEndpointId(), accountId: account.id, url: fast.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
     const delivered = attempt((e) => e.outcome === 'delivered');
     await store.articles.insert([article('a'), article('b'), article('c')], Date.now());
     await fast.waitFor(3);
@@ -348,8 +348,8 @@ describe('access: pro and max accounts only; destinations checked', () => {
       dispatcher: { allowPrivate: false, lookup: async () => [{ address: '127.0.0.1', family: 4 }] },
     });
     const https = receiver.url.replace('http://127.0.0.1', 'https://hooks.partner.example');
-    await store.webhooks.removeWebhook(endpoint.id);
-    const e2 = await store.webhooks.addWebhook({ id: newEndpointId(), accountId: endpoint.accountId, url: https, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    await store.webhooks.remove(endpoint.id);
+    const e2 = await store.webhooks.add({ id: newEndpointId(), accountId: endpoint.accountId, url: https, tickers: null, secret: box.seal(newSecret()) }, Date.now());
     await store.articles.insert([article('x')], Date.now());
     const e = await until(store, e2.id, (x) => x.failures >= 1);
     expect(e.lastError).toMatch(/hooks\.partner\.example resolves to 127\.0\.0\.1/);
@@ -380,7 +380,7 @@ describe('plan changes: a ticker filter is never dropped (the stream closes such
     await store.articles.insert([article('apple', ['AAPL']), article('microsoft', ['MSFT'])], Date.now());
     await until(store, endpoint.id, (x) => x.state === 'paused');
     await store.accounts.setTier(account.id, 'max', Date.now());
-    await store.webhooks.setWebhookState(endpoint.id, 'active', null, Date.now());
+    await store.webhooks.setState(endpoint.id, 'active', null, Date.now());
     await receiver.waitFor(1);
     const latest = await store.articles.latestSeq();
     await until(store, endpoint.id, (e) => e.cursor === latest);
@@ -435,7 +435,7 @@ describe('secret rotations: the current secret and at most 3 previous ones sign'
     for (let i = 0; i < 500; i++) {
       const s = newSecret();
       secrets.unshift(s);
-      await store.webhooks.rotateWebhookSecret(endpoint.id, box.seal(s), t0 + i, DAY);
+      await store.webhooks.rotateSecret(endpoint.id, box.seal(s), t0 + i, DAY);
     }
     await dispatcher.refresh();
     await store.articles.insert([article('signed')], Date.now());

@@ -50,7 +50,7 @@ describe('operations: one log line per attempt, metrics by outcome and backlog',
     const secret = newSecret();
     const box = new SecretBox(Buffer.alloc(32, 3));
     const id = newEndpointId();
-    await svc.store.webhooks.addWebhook({ id, accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) }, Date.now());
+    await svc.store.webhooks.add({ id, accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) }, Date.now());
     await svc.webhooks!.refresh();
     await svc.store.articles.insert([{ content: 'Logged', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], Date.now);
     svc.webhooks!.wake();
@@ -71,7 +71,7 @@ describe('operations: one log line per attempt, metrics by outcome and backlog',
     expect(after).toMatch(/fns_webhook_oldest_undelivered_seconds 0/);
     expect(lines.join('\n')).not.toContain(secret.slice('whsec_'.length));
     // Stored encrypted (WEBHOOK_SECRETS_KEY): the database row does not hold the secret.
-    const stored = await svc.store.webhooks.getWebhook(id);
+    const stored = await svc.store.webhooks.get(id);
     expect(stored!.secrets[0]!.secret.startsWith('enc1:')).toBe(true);
     expect(JSON.stringify(stored)).not.toContain(secret.slice('whsec_'.length));
   });

@@ -101,7 +101,7 @@ export function isStoreUnavailable(err: unknown): boolean {
   return failureClass(err) !== undefined && !isStoreBusy(err);
 }
 
-/** `addSource` with a name already registered (the CLI says so and exits with its usage code). */
+/** `add` with a name already registered (the CLI says so and exits with its usage code). */
 export class SourceExistsError extends Error {
   override readonly name = 'SourceExistsError';
   constructor(readonly sourceName: string) {

@@ -223,14 +223,14 @@ export interface NearDuplicateRule {
 
 export interface SourceStore {
   /** A duplicate name throws SourceExistsError (src/store/ports/errors.ts). */
-  addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord>;
+  add(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord>;
   /** In creation order. */
-  listSources(): Promise<SourceRecord[]>;
-  getSource(name: string): Promise<SourceRecord | undefined>;
-  setSourcePaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined>;
-  removeSource(name: string): Promise<boolean>;
+  list(): Promise<SourceRecord[]>;
+  get(name: string): Promise<SourceRecord | undefined>;
+  setPaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined>;
+  remove(name: string): Promise<boolean>;
   /** Leases up to `limit` due sources (unpaused, nextPollAt <= now or null, no live lease) to `owner` for `leaseMs`. Exactly one owner holds a source at a time, across processes. */
-  claimDueSources(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]>;
+  claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]>;
   /** Records a poll's outcome (counters are added), sets the next poll time, releases the lease if `owner` still holds it. */
   recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void>;
   /** A number that changes whenever the registry changes (add/pause/resume/remove/edit): the poller checks it cheaply. */
@@ -255,7 +255,7 @@ export interface SourceStore {
   /** The items (source, external id) that resolved to an article, oldest first; repeat keys left out. */
   itemsOf(articleId: string): Promise<ItemRecord[]>;
   /** Drops exact-dedup records not seen for `olderThanMs` (30-day retention; returns how many) and near keys older than the near window. */
-  pruneSeenItems(olderThanMs: number, now: number): Promise<number>;
+  pruneSeen(olderThanMs: number, now: number): Promise<number>;
 }
 
 /** `active`: delivered; `paused`: by an operator or after 24 h of failures (see `pausedReason`); `disabled`: the receiver answered 410. */
@@ -293,7 +293,7 @@ export interface WebhookEndpoint {
   createdAt: string;
 }
 
-/** What one delivery attempt (or a run of filtered-out articles) decided, written by `recordWebhookAttempt`. */
+/** What one delivery attempt (or a run of filtered-out articles) decided, written by `recordAttempt`. */
 export interface WebhookAttempt {
   at: number;
   /** The cursor moves forward to this seq (never back); null: it stays. */
@@ -311,24 +311,24 @@ export interface WebhookAttempt {
 
 export interface WebhookStore {
   /** The new endpoint's cursor is the end of the feed at commit: every article stored after it is delivered. */
-  addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint>;
-  getWebhook(id: string): Promise<WebhookEndpoint | undefined>;
+  add(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint>;
+  get(id: string): Promise<WebhookEndpoint | undefined>;
   /** In creation order. */
-  listWebhooks(accountId?: string): Promise<WebhookEndpoint[]>;
-  removeWebhook(id: string): Promise<boolean>;
+  list(accountId?: string): Promise<WebhookEndpoint[]>;
+  remove(id: string): Promise<boolean>;
   /** Pause (with a reason) or resume; resuming clears the failure run and sends at once from the cursor. */
-  setWebhookState(id: string, state: WebhookState, reason: string | null, now: number): Promise<WebhookEndpoint | undefined>;
+  setState(id: string, state: WebhookState, reason: string | null, now: number): Promise<WebhookEndpoint | undefined>;
   /** `secret` becomes the first; at most PREVIOUS_SECRETS_MAX others keep signing until `now + overlapMs` (the oldest beyond it and expired ones are dropped). */
-  rotateWebhookSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined>;
+  rotateSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined>;
   /**
    * Leases (or renews) up to `limit` active endpoints to `owner` until `now + leaseMs`: those with no live
    * lease and those `owner` already holds. Exactly one owner holds an endpoint at a time, across processes.
    */
-  claimWebhooks(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]>;
+  claim(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]>;
   /** Gives up every lease `owner` holds (a clean shutdown: another instance takes over at once). */
-  releaseWebhooks(owner: string): Promise<void>;
+  release(owner: string): Promise<void>;
   /** Records an attempt if `owner` still holds the lease (returns false otherwise: another instance took over). */
-  recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean>;
+  recordAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean>;
 }
 
 export type { Freshness, FreshnessOptions, FollowHooks, StoreChanges, WakeSubscription } from './changes.js';

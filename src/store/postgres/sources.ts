@@ -97,7 +97,7 @@ export class PgSources implements SourceStore {
     this.slices = { ...slices, busyMs: () => this.planMs, carry: {} };
   }
 
-  async addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
+  async add(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
     return this.db.tx(async (db) => {
       const rows = await db.query<SourceRow>(
         `INSERT INTO sources (name, url, every_ms, urgency, created_at) VALUES ($1, $2, $3, $4, $5)
@@ -110,16 +110,16 @@ export class PgSources implements SourceStore {
     });
   }
 
-  async listSources(): Promise<SourceRecord[]> {
+  async list(): Promise<SourceRecord[]> {
     return (await this.db.query<SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM sources ORDER BY n`)).map(toSource);
   }
 
-  async getSource(name: string): Promise<SourceRecord | undefined> {
+  async get(name: string): Promise<SourceRecord | undefined> {
     const rows = await this.db.query<SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM sources WHERE name = $1`, [name]);
     return rows[0] && toSource(rows[0]);
   }
 
-  async setSourcePaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
+  async setPaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
     return this.db.tx(async (db) => {
       const rows = paused
         ? await db.query<SourceRow>(`UPDATE sources SET paused = true WHERE name = $1 RETURNING ${SOURCE_COLUMNS}`, [name])
@@ -131,7 +131,7 @@ export class PgSources implements SourceStore {
     });
   }
 
-  async removeSource(name: string): Promise<boolean> {
+  async remove(name: string): Promise<boolean> {
     return this.db.tx(async (db) => {
       const rows = await db.query('DELETE FROM sources WHERE name = $1 RETURNING name', [name]);
       if (rows.length === 0) return false;
@@ -141,7 +141,7 @@ export class PgSources implements SourceStore {
   }
 
   /** SKIP LOCKED: concurrent claimers never wait on each other; FOR UPDATE re-checks the lease on the row it locks. */
-  async claimDueSources(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
+  async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
     const rows = await this.db.query<SourceRow & { n: string }>(
       `WITH due AS (
          SELECT name FROM sources
@@ -333,7 +333,7 @@ export class PgSources implements SourceStore {
     return rows.map((r) => ({ source: r.source, externalId: r.external_id, url: r.canonical_url, seenAt: new Date(Number(r.seen_at)).toISOString(), reason: r.reason as DuplicateReason | null }));
   }
 
-  async pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
+  async pruneSeen(olderThanMs: number, now: number): Promise<number> {
     return this.db.tx(async (db) => {
       const seen = await db.query('DELETE FROM seen_items WHERE seen_at < $1 RETURNING 1', [now - olderThanMs]);
       // Near keys matter within the near-duplicate window only.

@@ -35,7 +35,7 @@ export const WEBHOOKS_MIGRATION = `
 export class PgWebhooks implements WebhookStore {
   constructor(private readonly db: Db) {}
 
-  async addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint> {
+  async add(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint> {
     const rows = await this.db.query<WebhookRow>(
       `INSERT INTO webhook_endpoints (id, account_id, url, tickers, min_relevance, secrets, cursor, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, (SELECT coalesce(max(seq), 0) FROM articles), $7) RETURNING ${WEBHOOK_COLUMNS}`,
@@ -44,12 +44,12 @@ export class PgWebhooks implements WebhookStore {
     return toWebhook(rows[0]!);
   }
 
-  async getWebhook(id: string): Promise<WebhookEndpoint | undefined> {
+  async get(id: string): Promise<WebhookEndpoint | undefined> {
     const rows = await this.db.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id]);
     return rows[0] && toWebhook(rows[0]);
   }
 
-  async listWebhooks(accountId?: string): Promise<WebhookEndpoint[]> {
+  async list(accountId?: string): Promise<WebhookEndpoint[]> {
     const rows =
       accountId === undefined
         ? await this.db.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints ORDER BY n`)
@@ -57,11 +57,11 @@ export class PgWebhooks implements WebhookStore {
     return rows.map(toWebhook);
   }
 
-  async removeWebhook(id: string): Promise<boolean> {
+  async remove(id: string): Promise<boolean> {
     return (await this.db.query('DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', [id])).length > 0;
   }
 
-  async setWebhookState(id: string, state: WebhookState, reason: string | null, _now: number): Promise<WebhookEndpoint | undefined> {
+  async setState(id: string, state: WebhookState, reason: string | null, _now: number): Promise<WebhookEndpoint | undefined> {
     const rows =
       state === 'active'
         ? await this.db.query<WebhookRow>(
@@ -73,7 +73,7 @@ export class PgWebhooks implements WebhookStore {
     return rows[0] && toWebhook(rows[0]);
   }
 
-  async rotateWebhookSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
+  async rotateSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
     return this.db.tx(async (db) => {
       const cur = await db.query<{ secrets: string }>('SELECT secrets FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [id]);
       if (!cur[0]) return undefined;
@@ -85,7 +85,7 @@ export class PgWebhooks implements WebhookStore {
     });
   }
 
-  async claimWebhooks(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]> {
+  async claim(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]> {
     const rows = await this.db.query<WebhookRow & { n: string }>(
       `WITH due AS (
          SELECT id FROM webhook_endpoints
@@ -101,11 +101,11 @@ export class PgWebhooks implements WebhookStore {
     return rows.map(toWebhook);
   }
 
-  async releaseWebhooks(owner: string): Promise<void> {
+  async release(owner: string): Promise<void> {
     await this.db.query('UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1', [owner]);
   }
 
-  async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
+  async recordAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
     const sent = a.status !== null || a.error !== null;
     const rows = await this.db.query(
       `UPDATE webhook_endpoints SET

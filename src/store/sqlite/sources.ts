@@ -214,7 +214,7 @@ export class SqliteSources implements SourceStore {
     return this.write(fn);
   }
 
-  async addSource(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
+  async add(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
     return this.writeInTurn(() => {
       if (this.st.insert.run(s.name, s.url, Math.trunc(s.everyMs), s.urgency, now).changes === 0) throw new SourceExistsError(s.name);
       this.st.bump.run();
@@ -222,16 +222,16 @@ export class SqliteSources implements SourceStore {
     });
   }
 
-  async listSources(): Promise<SourceRecord[]> {
+  async list(): Promise<SourceRecord[]> {
     return this.st.list.all().map(toSource);
   }
 
-  async getSource(name: string): Promise<SourceRecord | undefined> {
+  async get(name: string): Promise<SourceRecord | undefined> {
     const r = this.st.get.get(name);
     return r && toSource(r);
   }
 
-  async setSourcePaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
+  async setPaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
     return this.writeInTurn(() => {
       const changed = paused ? this.st.pause.run(name).changes : this.st.resume.run(now, name).changes;
       if (changed === 0) return undefined;
@@ -240,7 +240,7 @@ export class SqliteSources implements SourceStore {
     });
   }
 
-  async removeSource(name: string): Promise<boolean> {
+  async remove(name: string): Promise<boolean> {
     return this.writeInTurn(() => {
       if (this.st.remove.run(name).changes === 0) return false;
       this.st.bump.run();
@@ -248,7 +248,7 @@ export class SqliteSources implements SourceStore {
     });
   }
 
-  async claimDueSources(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
+  async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
     return this.writeInTurn(() =>
       this.st.due.all(now, now, Math.max(0, Math.trunc(limit))).map(({ name }) => {
         this.st.lease.run(owner, now + leaseMs, name);
@@ -397,7 +397,7 @@ export class SqliteSources implements SourceStore {
     }));
   }
 
-  async pruneSeenItems(olderThanMs: number, now: number): Promise<number> {
+  async pruneSeen(olderThanMs: number, now: number): Promise<number> {
     return this.writeInTurn(() => {
       const seen = this.st.pruneSeen.run(now - olderThanMs).changes;
       // Near keys matter within the near-duplicate window only.

@@ -71,36 +71,36 @@ export class SqliteWebhooks implements WebhookStore {
     };
   }
 
-  async addWebhook(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint> {
+  async add(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint> {
     await writeTurn(this.db);
     this.db
       .transaction(() => this.st.insert.run(e.id, e.accountId, e.url, e.tickers === null ? null : JSON.stringify(e.tickers), e.minRelevance ?? null, secretsJson(e.secret), now))
       .immediate();
-    return (await this.getWebhook(e.id))!;
+    return (await this.get(e.id))!;
   }
 
-  async getWebhook(id: string): Promise<WebhookEndpoint | undefined> {
+  async get(id: string): Promise<WebhookEndpoint | undefined> {
     const r = this.st.get.get(id);
     return r && toWebhook(r);
   }
 
-  async listWebhooks(accountId?: string): Promise<WebhookEndpoint[]> {
+  async list(accountId?: string): Promise<WebhookEndpoint[]> {
     return (accountId === undefined ? this.st.list.all() : this.st.listOf.all(accountId)).map(toWebhook);
   }
 
-  async removeWebhook(id: string): Promise<boolean> {
+  async remove(id: string): Promise<boolean> {
     await writeTurn(this.db);
     return this.st.remove.run(id).changes > 0;
   }
 
-  async setWebhookState(id: string, state: WebhookState, reason: string | null, _now: number): Promise<WebhookEndpoint | undefined> {
+  async setState(id: string, state: WebhookState, reason: string | null, _now: number): Promise<WebhookEndpoint | undefined> {
     await writeTurn(this.db);
     if (state === 'active') this.st.resume.run(id);
     else this.st.pause.run(state, reason, id);
-    return this.getWebhook(id);
+    return this.get(id);
   }
 
-  async rotateWebhookSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
+  async rotateSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
     await writeTurn(this.db);
     this.db
       .transaction(() => {
@@ -108,10 +108,10 @@ export class SqliteWebhooks implements WebhookStore {
         if (r) this.st.secrets.run(rotatedSecrets(r.secrets, secret, now, overlapMs), id);
       })
       .immediate();
-    return this.getWebhook(id);
+    return this.get(id);
   }
 
-  async claimWebhooks(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]> {
+  async claim(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]> {
     await writeTurn(this.db);
     const ids = this.db
       .transaction(() => {
@@ -126,12 +126,12 @@ export class SqliteWebhooks implements WebhookStore {
     });
   }
 
-  async releaseWebhooks(owner: string): Promise<void> {
+  async release(owner: string): Promise<void> {
     await writeTurn(this.db);
     this.st.release.run(owner);
   }
 
-  async recordWebhookAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
+  async recordAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
     await writeTurn(this.db);
     const r = this.st.record.run({
       id,
