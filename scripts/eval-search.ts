@@ -1,7 +1,7 @@
 /**
  * Search quality and cost of the local embedder on the labelled set test/fixtures/search-eval.json.
  *
- *   npm run eval:search            (EVAL_HYBRID_ONLY=1: the hybrid table only)
+ *   npm run eval:search            (EVAL_HYBRID_ONLY=1: the hybrid table only; EVAL_DESCRIPTORS_ONLY=1: the descriptor table only)
  *
  * First, hybrid ranking (issue 22): the trader-style set test/fixtures/search-eval-trader.json (64
  * questions, one right headline each among look-alikes, split dev/test by a hash of the query id) and
@@ -138,7 +138,65 @@ async function hybridPart(embedder: LocalEmbedder): Promise<void> {
   }
 }
 
+/**
+ * Descriptor queries (test/fixtures/search-eval-descriptors.json: a company, institution or instrument
+ * described, never named; written before the expansion was built): recall@5 and MRR@10 with the query's
+ * descriptors read by neither half, the keyword half, the semantic half or both (src/search/expand.ts),
+ * the service's fusion; and the trader set with and without, so the expansion costs the other queries nothing.
+ */
+async function descriptorPart(embedder: LocalEmbedder): Promise<void> {
+  const sets = {
+    descriptors: parseEvalSet(JSON.parse(readFileSync(new URL('../test/fixtures/search-eval-descriptors.json', import.meta.url), 'utf8'))),
+    trader: parseEvalSet(JSON.parse(readFileSync(new URL('../test/fixtures/search-eval-trader.json', import.meta.url), 'utf8'))),
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'fns-eval-descriptors-'));
+  const stores: SqliteStore[] = [];
+  try {
+    const rows: string[] = [];
+    for (const [name, set] of Object.entries(sets)) {
+      progress(`descriptors: the ${name} set's ${set.headlines.length} headlines into a store, embedded`);
+      const store = new SqliteStore(join(dir, `${name}.sqlite`));
+      stores.push(store);
+      const stored = await store.articles.insert(set.headlines.map((h) => ({ content: h.text, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })), Date.now());
+      const vectors = await embedder.embed(set.headlines.map((h) => h.text));
+      await store.vectors.storeVectors(embedder.modelId, stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })));
+      const idOf = new Map(stored.map((a, i) => [a.id, set.headlines[i]!.id]));
+      for (const use of ['none', 'keyword', 'semantic', 'both'] as const) {
+        const index = new SemanticIndex(store, embedder, { descriptors: use });
+        const cells: string[] = [];
+        for (const split of ['dev', 'test'] as const) {
+          const r5: number[] = [];
+          const rr: number[] = [];
+          for (const q of set.queries.filter((x) => splitOf(x.id) === split)) {
+            const ranked = (await index.search(q.text, 10)).map((a) => idOf.get(a.id)!);
+            r5.push(recallAtK(ranked, q.relevant, K));
+            rr.push(reciprocalRankAtK(ranked, q.relevant, 10));
+          }
+          cells.push(`${mean(r5).toFixed(3)} | ${mean(rr).toFixed(3)} | ${r5.length}`);
+        }
+        rows.push(`| ${name} | ${use} | ${cells.join(' | ')} |`);
+      }
+    }
+    console.log(`\n## descriptor queries: recall@${K} / MRR@10 by which half reads the descriptors (service fusion)\n`);
+    console.log(`| set | descriptors read by | dev R@${K} | dev MRR@10 | dev n | test R@${K} | test MRR@10 | test n |`);
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const r of rows) console.log(r);
+  } finally {
+    for (const st of stores) await st.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.env.EVAL_DESCRIPTORS_ONLY === '1') {
+    const embedder = createLocalEmbedder();
+    try {
+      await descriptorPart(embedder);
+    } finally {
+      await embedder.close();
+    }
+    return;
+  }
   if (process.env.EVAL_HYBRID_ONLY === '1') {
     const embedder = createLocalEmbedder();
     try {
@@ -156,6 +214,7 @@ async function main(): Promise<void> {
   const embedder = createLocalEmbedder();
   try {
     await hybridPart(embedder);
+    await descriptorPart(embedder);
     progress('cold start: loading the model in the worker threads and embedding the corpus');
     let t0 = performance.now();
     const vectors = await embedder.embed(texts);

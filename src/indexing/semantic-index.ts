@@ -12,6 +12,7 @@
  */
 import { DEFAULT_HNSW, HnswIndex, type HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
+import { expandQuery, namedFirst } from '../search/expand.js';
 import { DEFAULT_FUSION, fuseRankings, type Fusion } from '../search/lexical.js';
 import { VectorMatrix } from '../search/matrix.js';
 import { rankMatrix, yieldToEventLoop, type SliceOptions } from '../search/rank.js';
@@ -50,6 +51,11 @@ export interface SemanticIndexOptions {
    * `'semantic'`: vectors only; `'lexical'`: keywords only (evaluation, comparison).
    */
   fusion?: Fusion | 'semantic' | 'lexical';
+  /**
+   * Which half reads a query's descriptors as the names they stand for (src/search/expand.ts: `iphone
+   * maker` → Apple): `'both'` (default), `'keyword'`, `'semantic'` or `'none'` (evaluation, comparison).
+   */
+  descriptors?: 'both' | 'keyword' | 'semantic' | 'none';
   /** Query vectors kept for repeated queries (default {@link DEFAULT_QUERY_CACHE}; 0: none). */
   queryCacheSize?: number;
   /**
@@ -422,17 +428,26 @@ export class SemanticIndex {
     // Both halves give the same fixed number of candidates, whatever the page: a result just below the
     // page in one ranking can rise by the other, and every page of one query comes from one fused ranking.
     const candidates = Math.max(depth, searchRankingMax);
-    const lexical = fusion === 'semantic' ? Promise.resolve([]) : this.store.vectors.lexicalSearch(query, candidates);
+    const use = this.options.descriptors ?? 'both';
+    const expanded = use === 'none' ? undefined : expandQuery(query);
+    const keywordQuery = expanded && use !== 'semantic' ? expanded.keyword : query;
+    const semanticQuery = expanded && use !== 'keyword' ? expanded.semantic : query;
+    const lexical = fusion === 'semantic' ? Promise.resolve([]) : this.store.vectors.lexicalSearch(keywordQuery, candidates);
     lexical.catch(() => {}); // observed below; never an unhandled rejection when the embedding fails first
     // The query is embedded even for 'lexical' (evaluation only): the embedding's failure is a 503 either way.
-    const q = await this.embedQuery(query);
+    const q = await this.embedQuery(semanticQuery);
     await this.refresh();
     const semantic = fusion === 'lexical' ? [] : (await this.rank(q, fusion === 'semantic' ? depth : candidates)).map((t) => ({ id: this.ids[t.row]!, score: t.score }));
     // Only articles the index holds (the contract: searchable once its embedding is stored; never one
     // whose vector is of another model or not yet made).
     const keyword = (await lexical).filter((x) => this.positions.has(x.id));
     const fused = fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
-    const ranked = fused.slice(0, depth).map((x) => x.id);
+    let ranked = fused.slice(0, depth).map((x) => x.id);
+    // A query that described a company or instrument asks about it: the articles naming it come first.
+    if (expanded && expanded.names.length > 0) {
+      const contents = new Map((await this.store.articles.getMany(ranked)).map((a) => [a.id, a.content]));
+      ranked = namedFirst(ranked, (id) => contents.get(id), expanded.names);
+    }
     if (!tickers) return this.store.articles.getMany(ranked.slice(offset, offset + size));
     const min = options.minRelevance ?? minRelevanceDefault;
     const about = (await this.store.articles.getMany(ranked)).filter((a) => isAbout(a, tickers, min));
