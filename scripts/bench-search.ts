@@ -161,6 +161,7 @@ async function indexPart(n: number): Promise<void> {
 
   // A restart: the saved approximate index is loaded, not rebuilt (the first run saved it after building).
   await index.close();
+  // eslint-disable-next-line no-useless-assignment -- drops the last reference, so gc() below frees the index
   index = undefined as unknown as SemanticIndex;
   gc();
   const restartLoop = monitorEventLoopDelay({ resolution: 1 });

@@ -56,7 +56,7 @@ export function readCorpus(dir = CORPUS_DIR): CorpusItem[] {
       try {
         o = JSON.parse(raw) as Record<string, unknown>;
       } catch (e) {
-        throw new Error(`${where}: not JSON (${(e as Error).message})`);
+        throw new Error(`${where}: not JSON (${(e as Error).message})`, { cause: e });
       }
       const text = o.text;
       if (typeof text !== 'string' || text.trim() === '') throw new Error(`${where}: text must be a non-empty string`);

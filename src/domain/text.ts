@@ -6,7 +6,6 @@
  * U+2028, ...) is one space; the ends are trimmed. Pure.
  */
 
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFE\uFFFF]/g;
 
 /** `text` as one line of plain text (see the module comment); '' when nothing is left. */

@@ -124,8 +124,14 @@ function score(toks: Tok[], cl: Clause): void {
     }
     const w = WORDS.get(t.stem) ?? WORDS.get(t.word);
     if (w !== undefined) cl.general += sign * w;
-    if (HAWKISH.has(t.stem)) (sign > 0 ? (cl.hawk += 1) : (cl.dove += 1));
-    if (DOVISH.has(t.stem)) (sign > 0 ? (cl.dove += 1) : (cl.hawk += 1));
+    if (HAWKISH.has(t.stem)) {
+      if (sign > 0) cl.hawk += 1;
+      else cl.dove += 1;
+    }
+    if (DOVISH.has(t.stem)) {
+      if (sign > 0) cl.dove += 1;
+      else cl.hawk += 1;
+    }
   }
 }
 

@@ -51,7 +51,6 @@ export function freeLoopbackPort(): Promise<number> {
   });
 }
 
-// eslint-disable-next-line no-control-regex
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 export async function startPrism(opts: PrismOptions): Promise<RunningPrism> {

@@ -14,7 +14,6 @@ import { fnsBin, fnsWith, tempDataDir } from './support.js';
 /** What a hostile feed, receiver or input carries: a window title, a screen clear, a forged line. */
 const HOSTILE = 'Rates \x1b]0;pwned\x07 \x1b[2J cut\r\nfns: forged line\u2028\u202e';
 /** Every character a terminal acts on but the output's own line feeds. */
-// eslint-disable-next-line no-control-regex
 const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 /** The output is inert: no raw control character, no line that the outside text started. */

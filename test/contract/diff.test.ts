@@ -12,7 +12,6 @@ import { diffAsyncApi, diffOpenApi, versionProblems, type ContractDiff } from '.
 import { checkContract } from '../../scripts/contract-diff.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Doc = any;
 const released = (file: string): Doc => JSON.parse(readFileSync(join(root, 'contract', 'released', file), 'utf8'));
 const openapi = () => released('openapi.json');

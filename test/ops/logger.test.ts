@@ -55,7 +55,6 @@ describe('logger', () => {
 
 describe('logger on a terminal: outside text is escaped, one line per record', () => {
   /** Every character a terminal acts on, and the line breaks. */
-  // eslint-disable-next-line no-control-regex
   const RAW = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
   const HOSTILE = 'feed \x1b]0;pwned\x07 \x1b[2J\u009b31m cut\r\nfns: forged\u2028\u202e';
 

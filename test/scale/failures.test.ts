@@ -70,7 +70,7 @@ function clientPortsOf(pid: number, remotePort: number): number[] {
   }
   const ports: number[] = [];
   for (const table of ['tcp', 'tcp6']) {
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
     } catch {

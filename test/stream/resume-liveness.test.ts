@@ -34,7 +34,7 @@ describe('liveness: pings reach a replaying connection as they reach a live one'
     const store = harness.h.store;
     const feedAfter = store.articles.feedAfter.bind(store.articles);
     let pagesServed = 0;
-    let c: Awaited<ReturnType<typeof connectAdmitted>> | undefined;
+    let c: Awaited<ReturnType<typeof connectAdmitted>> | undefined = undefined;
     store.articles.feedAfter = async (seq, limit) => {
       if (limit === REPLAY_PAGE && pagesServed++ > 0) {
         const pingsBefore = pagesServed - 1;
