@@ -4,14 +4,25 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['generated/**', 'clients/typescript/src/generated/**', 'clients/typescript/dist/**', 'node_modules/**', 'coverage/**'] },
+  {
+    ignores: [
+      'generated/**',
+      'clients/typescript/src/generated/**',
+      'clients/typescript/dist/**',
+      'node_modules/**',
+      'coverage/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     languageOptions: { globals: { ...globals.node } },
     rules: {
       // `_name` marks a parameter or binding kept for its position (express's 4-argument error handler).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // Input sanitising matches control characters on purpose (NUL, C0 controls in text and keys).
       'no-control-regex': 'off',
       // A hyphen escaped inside a character class stays literal when the class is extended.

@@ -60,7 +60,8 @@ function fresh({ root, cacheDir, manifestPath }) {
   } catch {
     return undefined;
   }
-  if (manifest.format !== BUILD_FORMAT || manifest.root !== root || typeof manifest.entry !== 'string') return undefined;
+  if (manifest.format !== BUILD_FORMAT || manifest.root !== root || typeof manifest.entry !== 'string')
+    return undefined;
   for (const [rel, recorded] of Object.entries(manifest.files)) {
     const now = stamp(root, rel);
     if (!now || now[0] !== recorded[0] || now[1] !== recorded[1]) return undefined;
@@ -71,7 +72,10 @@ function fresh({ root, cacheDir, manifestPath }) {
 /** esbuild from the project, else the copy tsx depends on (it is there whenever tsx is). */
 async function loadEsbuild() {
   const require = createRequire(import.meta.url);
-  for (const from of [() => require.resolve('esbuild'), () => createRequire(require.resolve('tsx/package.json')).resolve('esbuild')]) {
+  for (const from of [
+    () => require.resolve('esbuild'),
+    () => createRequire(require.resolve('tsx/package.json')).resolve('esbuild'),
+  ]) {
     try {
       return await import(pathToFileURL(from()).href);
     } catch {
@@ -148,7 +152,8 @@ function prune(cacheDir, keep) {
   for (const d of readdirSync(cacheDir)) {
     if (d === keep || !d.startsWith('b-')) continue;
     try {
-      if (now - statSync(join(cacheDir, d)).mtimeMs > KEEP_OLD_MS) rmSync(join(cacheDir, d), { recursive: true, force: true });
+      if (now - statSync(join(cacheDir, d)).mtimeMs > KEEP_OLD_MS)
+        rmSync(join(cacheDir, d), { recursive: true, force: true });
     } catch {
       /* another process removed it */
     }

@@ -45,7 +45,9 @@ function once(args: string[], input = ''): number {
 }
 
 /** Median and 90th percentile of `runs` runs, the variants interleaved so that load changes hit all alike. */
-function measure(variants: { label: string; args: string[]; input?: string }[]): Map<string, { p50: number; p90: number }> {
+function measure(
+  variants: { label: string; args: string[]; input?: string }[],
+): Map<string, { p50: number; p90: number }> {
   const times = new Map<string, number[]>(variants.map((v) => [v.label, []]));
   for (const v of variants) once(v.args, v.input); // warm: the bundle is built, tsx's cache filled
   for (let r = 0; r < runs; r++) for (const v of variants) times.get(v.label)!.push(once(v.args, v.input));
@@ -76,7 +78,10 @@ export async function resolve(specifier, context, next) {
 `,
   );
   const register = join(dir, 'register.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  writeFileSync(
+    register,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+  );
   writeFileSync(record, '');
   once(['--import', pathToFileURL(register).href, ...bundled(c)], c.input);
   // CommonJS packages are loaded by require inside other packages; the hook sees what our code imports.
@@ -84,7 +89,9 @@ export async function resolve(specifier, context, next) {
 }
 
 async function coldBuild(): Promise<number> {
-  const { cliBundle } = (await import(pathToFileURL(join(repoRoot, 'bin', 'cli-bundle.mjs')).href)) as { cliBundle: (o?: { cacheDir?: string }) => Promise<string | undefined> };
+  const { cliBundle } = (await import(pathToFileURL(join(repoRoot, 'bin', 'cli-bundle.mjs')).href)) as {
+    cliBundle: (o?: { cacheDir?: string }) => Promise<string | undefined>;
+  };
   const cacheDir = join(dir, 'cold-cache');
   const t0 = performance.now();
   const url = await cliBundle({ cacheDir });
@@ -103,11 +110,21 @@ try {
   }
   const m = measure(variants);
   const floor = m.get('node -e 0')!;
-  const rows: string[][] = [['command', 'bundle p50', 'bundle p90', 'tsx (before) p50', 'bundle / tsx', 'above node -e 0', 'packages it loads']];
+  const rows: string[][] = [
+    ['command', 'bundle p50', 'bundle p90', 'tsx (before) p50', 'bundle / tsx', 'above node -e 0', 'packages it loads'],
+  ];
   for (const c of commands) {
     const b = m.get(`${c.name} | bundle`)!;
     const t = m.get(`${c.name} | tsx`)!;
-    rows.push([c.name, `${b.p50.toFixed(0)} ms`, `${b.p90.toFixed(0)} ms`, `${t.p50.toFixed(0)} ms`, `${(b.p50 / t.p50).toFixed(2)}x`, `+${(b.p50 - floor.p50).toFixed(0)} ms`, packagesLoaded(c).join(', ') || '(none)']);
+    rows.push([
+      c.name,
+      `${b.p50.toFixed(0)} ms`,
+      `${b.p90.toFixed(0)} ms`,
+      `${t.p50.toFixed(0)} ms`,
+      `${(b.p50 / t.p50).toFixed(2)}x`,
+      `+${(b.p50 - floor.p50).toFixed(0)} ms`,
+      packagesLoaded(c).join(', ') || '(none)',
+    ]);
   }
   rows.push(['node -e 0 (floor)', `${floor.p50.toFixed(0)} ms`, `${floor.p90.toFixed(0)} ms`, '', '', '', '']);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
@@ -116,8 +133,12 @@ try {
     console.log(r.map((c, i) => c.padEnd(widths[i]!)).join(' | '));
     if (k === 0) console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
   }
-  console.log(`\nfirst run after a source change: the bundle is rebuilt in ${(await coldBuild()).toFixed(0)} ms (once, then cached)`);
-  console.log('goal: every command loads only what it uses (no server packages such as express for data commands, no SQLite driver for --help);');
+  console.log(
+    `\nfirst run after a source change: the bundle is rebuilt in ${(await coldBuild()).toFixed(0)} ms (once, then cached)`,
+  );
+  console.log(
+    'goal: every command loads only what it uses (no server packages such as express for data commands, no SQLite driver for --help);',
+  );
   console.log('      fns articles ingest start -> stream receipt p50 <= 150 ms is measured by npm run bench:stream.');
 } finally {
   rmSync(dir, { recursive: true, force: true });

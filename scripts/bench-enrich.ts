@@ -41,7 +41,8 @@ const ARTICLES = arg('articles', 200);
 const BACKFILL = arg('backfill', 5000);
 const ADMIN_TOKEN = 'bench-token-0123456789abcdef';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
 const stubEmbedder: Embedder = {
   id: 'bench-stub',
@@ -69,17 +70,25 @@ function lexiconEnrich(text: string): unknown {
 
 function rssOf(module: string): number {
   const code = `await import(${JSON.stringify(module)}); globalThis.gc?.(); await new Promise((r) => setTimeout(r, 50)); process.stdout.write(String(process.memoryUsage().rss));`;
-  return Number(execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', code], { cwd: process.cwd() }).toString());
+  return Number(
+    execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', code], {
+      cwd: process.cwd(),
+    }).toString(),
+  );
 }
 
 async function main(): Promise<void> {
-  console.log(`bench:enrich on ${cpus().length} CPU(s), Node ${process.version}, a directory of ${COMPANIES.size} companies`);
+  console.log(
+    `bench:enrich on ${cpus().length} CPU(s), Node ${process.version}, a directory of ${COMPANIES.size} companies`,
+  );
   const texts = readCorpus().map((c) => c.text);
 
   const model = perText(texts, (t) => enrich(t));
   const lexicon = perText(texts, lexiconEnrich);
   const matching = perText(texts, (t) => findMentions(t));
-  console.log(`0. ticker matching alone (findMentions), one core: ${matching.toFixed(1)} µs/text with ${COMPANIES.size} companies`);
+  console.log(
+    `0. ticker matching alone (findMentions), one core: ${matching.toFixed(1)} µs/text with ${COMPANIES.size} companies`,
+  );
   // The same matcher over a directory ten times larger: nine made-up companies per real one, their names
   // starting with a new word (`Vorlak Apple`), or with the real name's first word (`Apple Vorlak`, so the
   // lists looked up by a headline's words grow tenfold too: the worst case of the first-word index).
@@ -92,24 +101,40 @@ async function main(): Promise<void> {
     for (let k = 0; k < 9; k++) {
       for (const [sym, names] of COMPANIES) {
         const word = `V${Array.from({ length: 6 }, () => 'aeioulnrstkvz'[Math.floor(rand() * 13)]).join('')}`;
-        grown.set(`Z${k}${sym}`.slice(0, 16), names.split('|').map((n) => (n.startsWith('?') ? `?${name(word, n.slice(1))}` : name(word, n))).join('|'));
+        grown.set(
+          `Z${k}${sym}`.slice(0, 16),
+          names
+            .split('|')
+            .map((n) => (n.startsWith('?') ? `?${name(word, n.slice(1))}` : name(word, n)))
+            .join('|'),
+        );
       }
     }
     const index = nameIndex(grown);
     const cost = perText(texts, (t) => findMentionsIn(index, t));
-    console.log(`   the same over ${grown.size} companies (x${(grown.size / COMPANIES.size).toFixed(0)}, ${how}): ${cost.toFixed(1)} µs/text (${(cost / matching).toFixed(2)}x)`);
+    console.log(
+      `   the same over ${grown.size} companies (x${(grown.size / COMPANIES.size).toFixed(0)}, ${how}): ${cost.toFixed(1)} µs/text (${(cost / matching).toFixed(2)}x)`,
+    );
   }
-  console.log(`1. enrich stage, one core, ${texts.length} corpus texts: model ${model.toFixed(1)} µs/text (${Math.round(1e6 / model)}/s), lexicon alone ${lexicon.toFixed(1)} µs/text; ratio ${(model / lexicon).toFixed(2)}x`);
+  console.log(
+    `1. enrich stage, one core, ${texts.length} corpus texts: model ${model.toFixed(1)} µs/text (${Math.round(1e6 / model)}/s), lexicon alone ${lexicon.toFixed(1)} µs/text; ratio ${(model / lexicon).toFixed(2)}x`,
+  );
 
   const withModel = rssOf('./src/enrich/learned.ts');
   const withLexicon = rssOf('./src/enrich/sentiment.ts');
-  console.log(`2. resident memory: importing the model ${(withModel / 2 ** 20).toFixed(1)} MiB, the lexicon alone ${(withLexicon / 2 ** 20).toFixed(1)} MiB: +${((withModel - withLexicon) / 2 ** 20).toFixed(1)} MiB (goal <= +60 MB)`);
+  console.log(
+    `2. resident memory: importing the model ${(withModel / 2 ** 20).toFixed(1)} MiB, the lexicon alone ${(withLexicon / 2 ** 20).toFixed(1)} MiB: +${((withModel - withLexicon) / 2 ** 20).toFixed(1)} MiB (goal <= +60 MB)`,
+  );
 
   const dataDir = mkdtempSync(join(tmpdir(), 'fns-bench-enrich-'));
   const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', ADMIN_TOKEN });
-  const svc = await startService(config, { embedder: stubEmbedder, logger: createLogger({ destination: { write: () => {} } }) });
+  const svc = await startService(config, {
+    embedder: stubEmbedder,
+    logger: createLogger({ destination: { write: () => {} } }),
+  });
   try {
-    const key = (await createKey(svc.store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key;
+    const key = (await createKey(svc.store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() }))
+      .key;
     // Arrivals by article id; a push answers the id of each stored line (a line the near-duplicate rule
     // merges is not published, so only stored ids are awaited).
     const arrived = new Map<string, number>();
@@ -121,7 +146,8 @@ async function main(): Promise<void> {
       waiters.get(a.id)?.();
     });
     await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
-    const arrival = (id: string) => (arrived.has(id) ? Promise.resolve() : new Promise<void>((r) => waiters.set(id, r)));
+    const arrival = (id: string) =>
+      arrived.has(id) ? Promise.resolve() : new Promise<void>((r) => waiters.set(id, r));
     const push = async (lines: { source: string; id: string; content: string }[]): Promise<string[]> => {
       const res = await fetch(`${svc.adminUrl}/admin/v1/articles`, {
         method: 'POST',
@@ -134,25 +160,38 @@ async function main(): Promise<void> {
     };
 
     // Warm-up (first connections, JIT), not measured.
-    for (let i = 0; i < 5; i++) await arrival((await push([{ source: 'warm', id: `w-${i}`, content: `Warm-up line number ${i} of the benchmark` }]))[0]!);
+    for (let i = 0; i < 5; i++)
+      await arrival(
+        (await push([{ source: 'warm', id: `w-${i}`, content: `Warm-up line number ${i} of the benchmark` }]))[0]!,
+      );
     const delays: number[] = [];
     for (let i = 0; i < ARTICLES; i++) {
       const t0 = performance.now();
-      const [id] = await push([{ source: 'bench', id: `single-${i}`, content: `${texts[i % texts.length]} (single ${i})` }]);
+      const [id] = await push([
+        { source: 'bench', id: `single-${i}`, content: `${texts[i % texts.length]} (single ${i})` },
+      ]);
       if (id === undefined) continue;
       await arrival(id);
       delays.push(arrived.get(id)! - t0);
       await sleep(25);
     }
-    console.log(`3. one article at a time (${delays.length} stored of ${ARTICLES}): push -> stream p50 ${quantile(delays, 0.5).toFixed(1)} ms, p99 ${quantile(delays, 0.99).toFixed(1)} ms, max ${Math.max(...delays).toFixed(1)} ms (goal p99 <= 50 ms)`);
+    console.log(
+      `3. one article at a time (${delays.length} stored of ${ARTICLES}): push -> stream p50 ${quantile(delays, 0.5).toFixed(1)} ms, p99 ${quantile(delays, 0.99).toFixed(1)} ms, max ${Math.max(...delays).toFixed(1)} ms (goal p99 <= 50 ms)`,
+    );
 
-    const lines = Array.from({ length: BACKFILL }, (_, i) => ({ source: 'backfill', id: `b-${i}`, content: `${texts[(i + ARTICLES) % texts.length]} (backfill ${i})` }));
+    const lines = Array.from({ length: BACKFILL }, (_, i) => ({
+      source: 'backfill',
+      id: `b-${i}`,
+      content: `${texts[(i + ARTICLES) % texts.length]} (backfill ${i})`,
+    }));
     const t0 = performance.now();
     const stored: string[] = [];
     for (let i = 0; i < lines.length; i += 1000) stored.push(...(await push(lines.slice(i, i + 1000))));
     await Promise.all(stored.map(arrival));
     const s = (performance.now() - t0) / 1000;
-    console.log(`4. backfill of ${BACKFILL} pushed in bodies of 1,000 (${stored.length} stored, the rest merged as duplicates): all stored ones on the stream in ${s.toFixed(1)} s, ${Math.round(BACKFILL / s)} items/s (goal >= 300/s); the model's own share ${((model * BACKFILL) / 1e6).toFixed(2)} s of CPU`);
+    console.log(
+      `4. backfill of ${BACKFILL} pushed in bodies of 1,000 (${stored.length} stored, the rest merged as duplicates): all stored ones on the stream in ${s.toFixed(1)} s, ${Math.round(BACKFILL / s)} items/s (goal >= 300/s); the model's own share ${((model * BACKFILL) / 1e6).toFixed(2)} s of CPU`,
+    );
     ws.close();
   } finally {
     await svc.close();

@@ -29,8 +29,33 @@ const ROUNDS = arg('rounds', 3);
 
 // Distinct headlines and links (a fixed-seed generator), as a feed would carry them.
 let seed = 42;
-const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-const WORDS = ['shares', 'rise', 'fall', 'after', 'record', 'quarter', 'profit', 'guidance', 'deal', 'probe', 'rates', 'bank', 'chip', 'oil', 'gold', 'bond', 'yield', 'merger', 'layoffs', 'forecast', 'dividend', 'buyback', 'tariff', 'inflation'];
+const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+const WORDS = [
+  'shares',
+  'rise',
+  'fall',
+  'after',
+  'record',
+  'quarter',
+  'profit',
+  'guidance',
+  'deal',
+  'probe',
+  'rates',
+  'bank',
+  'chip',
+  'oil',
+  'gold',
+  'bond',
+  'yield',
+  'merger',
+  'layoffs',
+  'forecast',
+  'dividend',
+  'buyback',
+  'tariff',
+  'inflation',
+];
 const COMPANIES = ['Apple', 'Nvidia', 'Tesla', 'JPMorgan', 'Boeing', 'Pfizer', 'Exxon', 'Walmart', 'Intel', 'Netflix'];
 const make = (n: number, tag: string) =>
   Array.from({ length: n }, (_, i) => {
@@ -70,7 +95,14 @@ async function storeRun(withRepeat: boolean, round: number): Promise<number> {
   const store = new SqliteStore(join(dir, 'fns.sqlite'));
   try {
     const items: SourcedItem[] = make(ITEMS, `s${round}${withRepeat ? 'r' : 'n'}`).map((r, i) => {
-      const item = identify('wire', `g-${i}`, { content: r.content, urgency: 'regular', sentiment: null, tickers: [], published_at: r.published_at, url: r.url });
+      const item = identify('wire', `g-${i}`, {
+        content: r.content,
+        urgency: 'regular',
+        sentiment: null,
+        tickers: [],
+        published_at: r.published_at,
+        url: r.url,
+      });
       return withRepeat ? item : { ...item, repeatKey: null };
     });
     const t = performance.now();
@@ -91,6 +123,10 @@ for (let r = 0; r < ROUNDS; r++) {
 
 const f = (us: number) => `${us.toFixed(1)} us`;
 console.log(`article identity, ${ITEMS} distinct items, best of ${ROUNDS} (microseconds per item)`);
-console.log(`1. CPU: enrichment + near keys (baseline) ${f(baseline)}; identity step (canonical link + repeat key) ${f(identity)}: ${(identity / baseline).toFixed(3)} x baseline`);
-console.log(`2. store: ingestItems in batches of 200 without repeat keys (baseline) ${f(storeBase)}; with repeat keys ${f(storeIdentity)}: ${(storeIdentity / storeBase).toFixed(3)} x baseline (+${f(storeIdentity - storeBase)})`);
+console.log(
+  `1. CPU: enrichment + near keys (baseline) ${f(baseline)}; identity step (canonical link + repeat key) ${f(identity)}: ${(identity / baseline).toFixed(3)} x baseline`,
+);
+console.log(
+  `2. store: ingestItems in batches of 200 without repeat keys (baseline) ${f(storeBase)}; with repeat keys ${f(storeIdentity)}: ${(storeIdentity / storeBase).toFixed(3)} x baseline (+${f(storeIdentity - storeBase)})`,
+);
 console.log(`identity in all: about ${f(identity + Math.max(0, storeIdentity - storeBase))} per item`);

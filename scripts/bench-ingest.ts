@@ -85,9 +85,36 @@ const stubEmbedder: Embedder = {
 
 // Distinct headlines: a company (sometimes a cashtag or exchange symbol), a verb phrase, a figure, and
 // words made up per item (a pseudo-random generator, fixed seed), so that no two are near-duplicates.
-const COMPANIES = ['Apple', 'Microsoft', 'Nvidia', 'Amazon', 'Tesla', 'JPMorgan', 'Boeing', 'Pfizer', 'Exxon', 'Walmart', 'Intel', 'Netflix', 'Shell', 'Visa', 'Oracle'];
+const COMPANIES = [
+  'Apple',
+  'Microsoft',
+  'Nvidia',
+  'Amazon',
+  'Tesla',
+  'JPMorgan',
+  'Boeing',
+  'Pfizer',
+  'Exxon',
+  'Walmart',
+  'Intel',
+  'Netflix',
+  'Shell',
+  'Visa',
+  'Oracle',
+];
 const TICKERS = ['$AAPL', '$MSFT', 'NASDAQ:NVDA', '(NYSE: IBM)', '$TSLA', '$JPM'];
-const VERBS = ['shares rise', 'shares fall', 'beats estimates', 'misses forecasts', 'raises guidance', 'cuts outlook', 'announces buyback', 'faces probe', 'wins contract', 'plans layoffs'];
+const VERBS = [
+  'shares rise',
+  'shares fall',
+  'beats estimates',
+  'misses forecasts',
+  'raises guidance',
+  'cuts outlook',
+  'announces buyback',
+  'faces probe',
+  'wins contract',
+  'plans layoffs',
+];
 // Real words (a made-up vocabulary would be read differently by the normaliser of src/dedup).
 const VOCABULARY = (
   'harbor copper lithium pipeline refinery tariff merger lawsuit pension dividend bond yield inflation payroll factory ' +
@@ -102,7 +129,7 @@ const VOCABULARY = (
   'delayed expanded reduced stalled revived blocked approved rejected cleared unveiled'
 ).split(' ');
 let seed = 42;
-const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
 const word = () => VOCABULARY[Math.floor(random() * VOCABULARY.length)]!;
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 function headline(n: number): string {
@@ -124,7 +151,10 @@ interface Item {
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const rss = (items: Item[]) =>
   `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>bench</title><link>http://example.com/</link>${items
-    .map((i) => `<item><title>${esc(i.title)}</title><link>${esc(i.link)}</link><guid isPermaLink="false">${i.guid}</guid>${i.description === undefined ? '' : `<description>${esc(i.description)}</description><pubDate>Tue, 24 Nov 2026 10:00:00 GMT</pubDate>`}</item>`)
+    .map(
+      (i) =>
+        `<item><title>${esc(i.title)}</title><link>${esc(i.link)}</link><guid isPermaLink="false">${i.guid}</guid>${i.description === undefined ? '' : `<description>${esc(i.description)}</description><pubDate>Tue, 24 Nov 2026 10:00:00 GMT</pubDate>`}</item>`,
+    )
     .join('')}</channel></rss>`;
 
 /** Feeds served from memory, each with an ETag that changes with its content (unchanged polls get 304). */
@@ -165,22 +195,35 @@ async function feedServer() {
  */
 function v8BackgroundThreads(): string {
   try {
-    return String(readdirSync('/proc/self/task').filter((t) => readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === 'V8Worker').length);
+    return String(
+      readdirSync('/proc/self/task').filter(
+        (t) => readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === 'V8Worker',
+      ).length,
+    );
   } catch {
     return 'unknown';
   }
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fns-bench-ingest-'));
   const schema = `bench_ingest_${process.pid}`;
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', ADMIN_TOKEN, ...(DATABASE_URL ? { DATABASE_URL, DATABASE_SCHEMA: schema } : {}) });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_PORT: '0',
+    ADMIN_TOKEN,
+    ...(DATABASE_URL ? { DATABASE_URL, DATABASE_SCHEMA: schema } : {}),
+  });
   const logger = createLogger({ destination: { write: () => {} } });
   const svc = await startService(config, { embedder: stubEmbedder, logger });
   const feeds = await feedServer();
-  const key = (await createKey(svc.store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key;
+  const key = (await createKey(svc.store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() }))
+    .key;
   const received = new Map<string, number>();
   const ws = new WebSocket(`${svc.url.replace(/^http/, 'ws')}/v1/stream?api_key=${key}`);
   // By headline for the latency section (a published title -> its arrival); by id to count arrivals (two
@@ -195,7 +238,9 @@ async function main(): Promise<void> {
   // The service ends a client whose send buffer overflows (slow consumer): say so instead of waiting.
   let closed: string | null = null;
   ws.on('close', (code, reason) => (closed = `${code} ${reason.toString()}`));
-  console.log(`bench:ingest on ${cpus().length} CPU(s), Node ${process.version}, ${DATABASE_URL ? `PostgreSQL (schema ${schema})` : `SQLite in ${dataDir}`}`);
+  console.log(
+    `bench:ingest on ${cpus().length} CPU(s), Node ${process.version}, ${DATABASE_URL ? `PostgreSQL (schema ${schema})` : `SQLite in ${dataDir}`}`,
+  );
 
   try {
     const streamUrl = `${svc.url.replace(/^http/, 'ws')}/v1/stream?api_key=${key}`;
@@ -207,8 +252,14 @@ async function main(): Promise<void> {
     // 1. Latency: publish -> stream client (first, so no item is a near-duplicate of the throughput items).
     feeds.set('/a.rss', []);
     feeds.set('/b.rss', []);
-    await svc.store.sources.add({ name: 'lat-a', url: feeds.url('/a.rss'), everyMs: EVERY_MS, urgency: 'auto' }, Date.now());
-    await svc.store.sources.add({ name: 'lat-b', url: feeds.url('/b.rss'), everyMs: EVERY_MS, urgency: 'auto' }, Date.now());
+    await svc.store.sources.add(
+      { name: 'lat-a', url: feeds.url('/a.rss'), everyMs: EVERY_MS, urgency: 'auto' },
+      Date.now(),
+    );
+    await svc.store.sources.add(
+      { name: 'lat-b', url: feeds.url('/b.rss'), everyMs: EVERY_MS, urgency: 'auto' },
+      Date.now(),
+    );
     await sleep(1500);
     const published = new Map<string, number>();
     const end = performance.now() + LATENCY_S * 1000;
@@ -221,17 +272,26 @@ async function main(): Promise<void> {
       k++;
     }
     await sleep(EVERY_MS + 1000);
-    const lat = [...published].map(([t, at]) => (received.has(t) ? received.get(t)! - at : Number.POSITIVE_INFINITY)).sort((a, b) => a - b);
+    const lat = [...published]
+      .map(([t, at]) => (received.has(t) ? received.get(t)! - at : Number.POSITIVE_INFINITY))
+      .sort((a, b) => a - b);
     const missing = lat.filter((x) => !Number.isFinite(x)).length;
     if (process.env.BENCH_DEBUG) {
       const archived = new Set((await svc.store.articles.list({ afterMs: 0, limit: 100000 })).map((x) => x.content));
-      for (const [t] of published) if (!received.has(t)) console.log('missing:', JSON.stringify(t), 'stored:', archived.has(t));
+      for (const [t] of published)
+        if (!received.has(t)) console.log('missing:', JSON.stringify(t), 'stored:', archived.has(t));
     }
     const goal = EVERY_MS + 50;
     const p99 = pct(lat, 99);
-    console.log(`\n1. latency, publish -> stream client, ${lat.length} items on 2 sources polled every ${EVERY_MS / 1000} s (${missing} never arrived)`);
-    console.log(`   p50 ${pct(lat, 50).toFixed(0)} ms   p90 ${pct(lat, 90).toFixed(0)} ms   p99 ${p99.toFixed(0)} ms   max ${lat.at(-1)!.toFixed(0)} ms`);
-    console.log(`   goal p99 <= poll interval + 50 ms = ${goal} ms: ${p99 <= goal ? 'met' : 'NOT met'} (p99 / goal = ${(p99 / goal).toFixed(2)})`);
+    console.log(
+      `\n1. latency, publish -> stream client, ${lat.length} items on 2 sources polled every ${EVERY_MS / 1000} s (${missing} never arrived)`,
+    );
+    console.log(
+      `   p50 ${pct(lat, 50).toFixed(0)} ms   p90 ${pct(lat, 90).toFixed(0)} ms   p99 ${p99.toFixed(0)} ms   max ${lat.at(-1)!.toFixed(0)} ms`,
+    );
+    console.log(
+      `   goal p99 <= poll interval + 50 ms = ${goal} ms: ${p99 <= goal ? 'met' : 'NOT met'} (p99 / goal = ${(p99 / goal).toFixed(2)})`,
+    );
     await svc.store.sources.remove('lat-a');
     await svc.store.sources.remove('lat-b');
 
@@ -239,49 +299,74 @@ async function main(): Promise<void> {
     let n = 0;
     for (let f = 0; f < FEEDS; f++) {
       const items: Item[] = [];
-      for (let i = 0; i < ITEMS; i++, n++) items.push({ guid: `bench-${n}`, title: headline(n), link: `https://example.com/bench/${n}?utm_source=bench` });
+      for (let i = 0; i < ITEMS; i++, n++)
+        items.push({ guid: `bench-${n}`, title: headline(n), link: `https://example.com/bench/${n}?utm_source=bench` });
       feeds.set(`/t${f}.rss`, items);
     }
     const total = FEEDS * ITEMS;
     const before = receivedIds.size;
     const t0 = performance.now();
-    for (let f = 0; f < FEEDS; f++) await svc.store.sources.add({ name: `t${f}`, url: feeds.url(`/t${f}.rss`), everyMs: 5_000, urgency: 'auto' }, Date.now());
+    for (let f = 0; f < FEEDS; f++)
+      await svc.store.sources.add(
+        { name: `t${f}`, url: feeds.url(`/t${f}.rss`), everyMs: 5_000, urgency: 'auto' },
+        Date.now(),
+      );
     svc.poller!.wake();
     const seen = async () => (await svc.store.sources.list()).reduce((s, x) => s + x.itemsSeen, 0);
     const deadline = performance.now() + 100_000;
     while ((await seen()) < total) {
       if (performance.now() > deadline) {
-        const failing = (await svc.store.sources.list()).filter((x) => x.lastError !== null).map((x) => `${x.name}: ${x.lastError}`);
-        throw new Error(`not every item was read within 100 s (${await seen()} of ${total}); ${failing.join('; ') || 'no source failing'}`);
+        const failing = (await svc.store.sources.list())
+          .filter((x) => x.lastError !== null)
+          .map((x) => `${x.name}: ${x.lastError}`);
+        throw new Error(
+          `not every item was read within 100 s (${await seen()} of ${total}); ${failing.join('; ') || 'no source failing'}`,
+        );
       }
       await sleep(5);
     }
     const readAt = performance.now();
     const stored = (await svc.store.sources.list()).reduce((s, x) => s + x.itemsIngested, 0);
     while (receivedIds.size - before < stored) {
-      if (closed !== null) throw new Error(`the stream client was closed by the service (${closed}) after receiving ${receivedIds.size - before} of ${stored} stored articles`);
-      if (performance.now() > deadline) throw new Error(`the stream client received ${receivedIds.size - before} of ${stored} stored articles within 100 s`);
+      if (closed !== null)
+        throw new Error(
+          `the stream client was closed by the service (${closed}) after receiving ${receivedIds.size - before} of ${stored} stored articles`,
+        );
+      if (performance.now() > deadline)
+        throw new Error(
+          `the stream client received ${receivedIds.size - before} of ${stored} stored articles within 100 s`,
+        );
       await sleep(2);
     }
     const doneAt = performance.now();
     const secs = (doneAt - t0) / 1000;
     const rate = Math.round(total / secs);
     const dedup = (await svc.store.sources.list()).reduce((s, x) => s + x.itemsDeduplicated, 0);
-    console.log(`\n2. throughput: ${total.toLocaleString('en-US')} items from ${FEEDS} feeds of ${ITEMS} (fetch, parse, enrich, dedup, store, publish) in ${secs.toFixed(2)} s`);
-    console.log(`   ${rate.toLocaleString('en-US')} items/s   goal >= ${GOAL_RATE.toLocaleString('en-US')}/s: ${rate >= GOAL_RATE ? 'met' : 'NOT met'} (x${(rate / GOAL_RATE).toFixed(2)})`);
-    console.log(`   every item read and ingested after ${((readAt - t0) / 1000).toFixed(2)} s (${Math.round(total / ((readAt - t0) / 1000)).toLocaleString('en-US')} items/s), the last one on the stream ${((doneAt - readAt) / 1000).toFixed(2)} s later`);
-    console.log(`   stored ${stored.toLocaleString('en-US')}, deduplicated ${dedup}, received by the stream client ${(receivedIds.size - before).toLocaleString('en-US')} (near-duplicates of these made-up headlines: the store's decision)`);
+    console.log(
+      `\n2. throughput: ${total.toLocaleString('en-US')} items from ${FEEDS} feeds of ${ITEMS} (fetch, parse, enrich, dedup, store, publish) in ${secs.toFixed(2)} s`,
+    );
+    console.log(
+      `   ${rate.toLocaleString('en-US')} items/s   goal >= ${GOAL_RATE.toLocaleString('en-US')}/s: ${rate >= GOAL_RATE ? 'met' : 'NOT met'} (x${(rate / GOAL_RATE).toFixed(2)})`,
+    );
+    console.log(
+      `   every item read and ingested after ${((readAt - t0) / 1000).toFixed(2)} s (${Math.round(total / ((readAt - t0) / 1000)).toLocaleString('en-US')} items/s), the last one on the stream ${((doneAt - readAt) / 1000).toFixed(2)} s later`,
+    );
+    console.log(
+      `   stored ${stored.toLocaleString('en-US')}, deduplicated ${dedup}, received by the stream client ${(receivedIds.size - before).toLocaleString('en-US')} (near-duplicates of these made-up headlines: the store's decision)`,
+    );
     for (let f = 0; f < FEEDS; f++) await svc.store.sources.remove(`t${f}`);
 
-
     // 3. Where the time goes: each stage alone on fresh items (a fresh SQLite file per store variant).
-    console.log(`\n3. stages alone, ${FEEDS} feeds of ${ITEMS} fresh items, one after the other (microseconds per item):`);
+    console.log(
+      `\n3. stages alone, ${FEEDS} feeds of ${ITEMS} fresh items, one after the other (microseconds per item):`,
+    );
     const stage = { parse: 0, map: 0, ingest: 0, ingestNoNear: 0 };
     const withNear = new SqliteStore(join(dataDir, 'stages-near.sqlite'));
     const noNear = new SqliteStore(join(dataDir, 'stages-exact.sqlite'));
     for (let f = 0; f < FEEDS; f++) {
       const items: Item[] = [];
-      for (let i = 0; i < ITEMS; i++, n++) items.push({ guid: `stage-${n}`, title: headline(n), link: `https://example.com/stage/${n}` });
+      for (let i = 0; i < ITEMS; i++, n++)
+        items.push({ guid: `stage-${n}`, title: headline(n), link: `https://example.com/stage/${n}` });
       const body = new TextEncoder().encode(rss(items));
       let t = performance.now();
       const parsed = parseFeed(body, { contentType: 'application/rss+xml', baseUrl: 'http://127.0.0.1/' });
@@ -404,7 +489,9 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
   const lines: string[] = [];
   for (let i = 0; i < 1000; i++) {
     const content = `${headline(200_000 + i)} ${i}: ${Array.from({ length: 150 }, word).join(' ')}`.slice(0, 900);
-    lines.push(JSON.stringify({ source: 'bench-push', id: `push-${i}`, content, url: `https://example.com/push/${i}` }));
+    lines.push(
+      JSON.stringify({ source: 'bench-push', id: `push-${i}`, content, url: `https://example.com/push/${i}` }),
+    );
   }
   const body = lines.join('\n');
   const asArray = `[${lines.join(',')}]`;
@@ -431,7 +518,12 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
     const items: Item[] = [];
     for (let i = 0; i < n; i++) {
       const description = Array.from({ length: 85 }, word).join(' ');
-      items.push({ guid: `${name}-${i}`, title: `${headline(first + i)} ${i}`, link: `https://example.com/${name}/${i}`, description });
+      items.push({
+        guid: `${name}-${i}`,
+        title: `${headline(first + i)} ${i}`,
+        link: `https://example.com/${name}/${i}`,
+        description,
+      });
     }
     const feedBody = rss(items);
     const server = new Worker(
@@ -445,7 +537,10 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
     const port = await new Promise<number>((r) => server.once('message', r));
     await openWindow();
     const t0 = performance.now();
-    await svc.store.sources.add({ name, url: `http://127.0.0.1:${port}/${name}.rss`, everyMs: 3600_000, urgency: 'auto' }, Date.now());
+    await svc.store.sources.add(
+      { name, url: `http://127.0.0.1:${port}/${name}.rss`, everyMs: 3600_000, urgency: 'auto' },
+      Date.now(),
+    );
     svc.poller!.wake();
     for (;;) {
       const rec = await svc.store.sources.get(name);
@@ -471,7 +566,9 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
   // A push of 1,000 articles, about 1 MiB of NDJSON (made above).
   await openWindow();
   const p0 = performance.now();
-  const pushed = new Promise<{ status: number; answer: { stored: number; duplicates: number; invalid: number } }>((r) => pusher.once('message', r));
+  const pushed = new Promise<{ status: number; answer: { stored: number; duplicates: number; invalid: number } }>((r) =>
+    pusher.once('message', r),
+  );
   pusher.postMessage('push');
   const { status: pushStatus, answer } = await pushed;
   const pushMs = performance.now() - p0;
@@ -495,20 +592,38 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
   const { cpu: floorCpu, block: floorBlock } = closeWindow();
 
   const ms = (x: number) => `${x.toFixed(1)} ms`.padStart(8);
-  console.log(`\n4. event-loop blocks (monitorEventLoopDelay, 1 ms resolution; goal: longest <= ${BLOCK_GOAL_MS} ms), on ${cpus().length} CPU(s), load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}, ${v8BackgroundThreads()} V8 background thread(s)`);
+  console.log(
+    `\n4. event-loop blocks (monitorEventLoopDelay, 1 ms resolution; goal: longest <= ${BLOCK_GOAL_MS} ms), on ${cpus().length} CPU(s), load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}, ${v8BackgroundThreads()} V8 background thread(s)`,
+  );
   console.log(`                                            longest      p99   loop CPU at once   items/s`);
   const pollRow = (p: typeof big) => {
-    console.log(`   poll of one feed, ${p.rec.itemsSeen.toLocaleString('en-US')} items, ${(p.bytes / 1e6).toFixed(1)} MB: ${ms(p.block)} ${ms(p.p99)}   ${ms(p.cpu)}        ${String(Math.round(p.rec.itemsSeen / (p.ms / 1000))).padStart(6)}   ${verdict(p.block)}`);
-    console.log(`      (stored ${p.rec.itemsIngested}, deduplicated ${p.rec.itemsDeduplicated}; ${(p.ms / 1000).toFixed(2)} s from registration; longest GC pause ${p.gc.toFixed(1)} ms)`);
+    console.log(
+      `   poll of one feed, ${p.rec.itemsSeen.toLocaleString('en-US')} items, ${(p.bytes / 1e6).toFixed(1)} MB: ${ms(p.block)} ${ms(p.p99)}   ${ms(p.cpu)}        ${String(Math.round(p.rec.itemsSeen / (p.ms / 1000))).padStart(6)}   ${verdict(p.block)}`,
+    );
+    console.log(
+      `      (stored ${p.rec.itemsIngested}, deduplicated ${p.rec.itemsDeduplicated}; ${(p.ms / 1000).toFixed(2)} s from registration; longest GC pause ${p.gc.toFixed(1)} ms)`,
+    );
   };
   pollRow(small);
   pollRow(big);
   const perItem = (p: typeof big) => (p.ms * 1000) / p.rec.itemsSeen;
-  console.log(`   per item, registration to recorded: ${perItem(small).toFixed(0)} us (1,000 items), ${perItem(big).toFixed(0)} us (5,000 items): x${(perItem(big) / perItem(small)).toFixed(2)} (flat: about 1)`);
-  console.log(`   push of ${lines.length.toLocaleString('en-US')} articles, ${(Buffer.byteLength(body) / 1048576).toFixed(2)} MiB:  ${ms(pushBlock)} ${ms(pushP99)}   ${ms(pushCpu)}        ${String(Math.round(lines.length / (pushMs / 1000))).padStart(6)}   ${verdict(pushBlock)}`);
-  console.log(`      (stored ${answer.stored}, duplicates ${answer.duplicates}, invalid ${answer.invalid}; ${(pushMs / 1000).toFixed(2)} s; longest GC pause ${pushGc.toFixed(1)} ms)`);
-  console.log(`   floor, one JSON.parse of that body:       ${ms(floorBlock)}            ${ms(floorCpu)}   (the parse alone: ${parseMs.toFixed(1)} ms)`);
-  console.log(`   ratios to the floor (longest): poll x${(big.block / floorBlock).toFixed(2)}, push x${(pushBlock / floorBlock).toFixed(2)}`);
+  console.log(
+    `   per item, registration to recorded: ${perItem(small).toFixed(0)} us (1,000 items), ${perItem(big).toFixed(0)} us (5,000 items): x${(perItem(big) / perItem(small)).toFixed(2)} (flat: about 1)`,
+  );
+  console.log(
+    `   push of ${lines.length.toLocaleString('en-US')} articles, ${(Buffer.byteLength(body) / 1048576).toFixed(2)} MiB:  ${ms(pushBlock)} ${ms(pushP99)}   ${ms(pushCpu)}        ${String(Math.round(lines.length / (pushMs / 1000))).padStart(6)}   ${verdict(pushBlock)}`,
+  );
+  console.log(
+    `      (stored ${answer.stored}, duplicates ${answer.duplicates}, invalid ${answer.invalid}; ${(pushMs / 1000).toFixed(2)} s; longest GC pause ${pushGc.toFixed(1)} ms)`,
+  );
+  console.log(
+    `   floor, one JSON.parse of that body:       ${ms(floorBlock)}            ${ms(floorCpu)}   (the parse alone: ${parseMs.toFixed(1)} ms)`,
+  );
+  console.log(
+    `   ratios to the floor (longest): poll x${(big.block / floorBlock).toFixed(2)}, push x${(pushBlock / floorBlock).toFixed(2)}`,
+  );
   gc.disconnect();
   client.postMessage('close');
   await client.terminate();

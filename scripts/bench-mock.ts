@@ -31,11 +31,15 @@ const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const autocannon = join(root, 'node_modules', '.bin', 'autocannon');
 const run = promisify(execFile);
 
-const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' } } });
+const { values: args } = parseArgs({
+  options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' } },
+});
 const SECONDS = Number(args.seconds);
 const CONNECTIONS = Number(args.connections);
-if (!Number.isInteger(SECONDS) || SECONDS < 1 || SECONDS > 120) throw new Error('--seconds must be an integer between 1 and 120');
-if (!Number.isInteger(CONNECTIONS) || CONNECTIONS < 1 || CONNECTIONS > 1000) throw new Error('--connections must be an integer between 1 and 1000');
+if (!Number.isInteger(SECONDS) || SECONDS < 1 || SECONDS > 120)
+  throw new Error('--seconds must be an integer between 1 and 120');
+if (!Number.isInteger(CONNECTIONS) || CONNECTIONS < 1 || CONNECTIONS > 1000)
+  throw new Error('--connections must be an integer between 1 and 1000');
 const PATH = '/v1/news?limit=50';
 
 const log = (m: string) => console.log(`bench:mock: ${m}`);
@@ -49,9 +53,13 @@ interface Result {
 }
 
 async function load(url: string, key: string, seconds: number, connections: number): Promise<Result> {
-  const { stdout } = await run(autocannon, ['-j', '-c', String(connections), '-d', String(seconds), '-H', `X-API-Key=${key}`, url], {
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await run(
+    autocannon,
+    ['-j', '-c', String(connections), '-d', String(seconds), '-H', `X-API-Key=${key}`, url],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const r = JSON.parse(stdout);
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
 }
@@ -94,7 +102,9 @@ async function main(): Promise<void> {
     const mp = await probe(mockUrl, mock.keys.max);
     const rp = await probe(realUrl, realKey);
     if (rp.count !== 50) throw new Error(`the real service returned ${rp.count} articles, expected 50`);
-    log(`mock answers ${mp.count} articles (${mp.bytes} bytes: the contract's example); real service ${rp.count} articles (${rp.bytes} bytes)`);
+    log(
+      `mock answers ${mp.count} articles (${mp.bytes} bytes: the contract's example); real service ${rp.count} articles (${rp.bytes} bytes)`,
+    );
     log(`${CONNECTIONS} connections, ${SECONDS} s each, GET ${PATH}, autocannon in a child process`);
 
     log('warming up (2 s each) …');
@@ -104,15 +114,23 @@ async function main(): Promise<void> {
     const m = await load(mockUrl, mock.keys.max, SECONDS, CONNECTIONS);
     log(`real service (${SECONDS} s) …`);
     const r = await load(realUrl, realKey, SECONDS, CONNECTIONS);
-    for (const [name, x] of [['mock', m], ['real service', r]] as const) {
-      if (x.non2xx > 0 || x.errors > 0) throw new Error(`${name}: ${x.non2xx} non-2xx responses and ${x.errors} errors during the bench`);
+    for (const [name, x] of [
+      ['mock', m],
+      ['real service', r],
+    ] as const) {
+      if (x.non2xx > 0 || x.errors > 0)
+        throw new Error(`${name}: ${x.non2xx} non-2xx responses and ${x.errors} errors during the bench`);
     }
 
     console.log('\n| target | articles per response | req/s | p50 ms | p99 ms |');
     console.log('|---|---|---|---|---|');
     console.log(`| mock (front + Prism, fns_test_max) | ${mp.count} | ${m.rps.toFixed(0)} | ${m.p50} | ${m.p99} |`);
-    console.log(`| real service (createApp, admit-all rate limiter, max key) | ${rp.count} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} |`);
-    console.log(`\nmock/real throughput ratio: ${(m.rps / r.rps).toFixed(2)}; p99 ratio: ${(m.p99 / Math.max(r.p99, 1)).toFixed(2)}x`);
+    console.log(
+      `| real service (createApp, admit-all rate limiter, max key) | ${rp.count} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} |`,
+    );
+    console.log(
+      `\nmock/real throughput ratio: ${(m.rps / r.rps).toFixed(2)}; p99 ratio: ${(m.p99 / Math.max(r.p99, 1)).toFixed(2)}x`,
+    );
     console.log('note: the real service was measured with its rate limiter replaced by one that admits every request;');
     console.log('      with the real limiter a max key gets 60 requests a minute and the rest are 429.');
     log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -68,9 +68,13 @@ async function listen(listener: RequestListener): Promise<{ server: Server; url:
 }
 
 async function load(url: string, key: string, extra: string[] = []): Promise<Load> {
-  const { stdout } = await run(autocannon, ['-j', '-c', String(CONNECTIONS), '-d', String(DURATION), ...extra, '-H', `X-API-Key=${key}`, url], {
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await run(
+    autocannon,
+    ['-j', '-c', String(CONNECTIONS), '-d', String(DURATION), ...extra, '-H', `X-API-Key=${key}`, url],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const r = JSON.parse(stdout);
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
 }
@@ -93,13 +97,16 @@ async function main(): Promise<void> {
     servers.push(service.server);
     // Every call a new generation: neither cache ever answers.
     let generation = 0;
-    const uncached = NO_CACHE ? await listen(createApp({ ...appDeps, freshness: { generation: () => ++generation, close: () => {} } })) : undefined;
+    const uncached = NO_CACHE
+      ? await listen(createApp({ ...appDeps, freshness: { generation: () => ++generation, close: () => {} } }))
+      : undefined;
     if (uncached) servers.push(uncached.server);
 
     const probe = await fetch(service.url, { headers: { 'X-API-Key': key } });
     const body = await probe.text();
     const parsed = JSON.parse(body);
-    if (probe.status !== 200 || parsed.count !== LIMIT) throw new Error(`probe failed: ${probe.status} ${body.slice(0, 200)}`);
+    if (probe.status !== 200 || parsed.count !== LIMIT)
+      throw new Error(`probe failed: ${probe.status} ${body.slice(0, 200)}`);
 
     const constant = await listen((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
@@ -109,26 +116,36 @@ async function main(): Promise<void> {
     // The service's own query for a max key's first page, on the same file, for every request.
     const lookbackMs = plans.max.lookbackHours * 3600_000;
     const sqlite = await listen((_req, res) => {
-      store.articles.listJson({ afterMs: effectiveSince('max', Date.now(), undefined), limit: LIMIT }, plans.max.tickers).then((articles) => {
-        const text = `{"count":${articles.length},"articles":[${articles.join(',')}]}`;
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-        res.end(text);
-      }, () => res.writeHead(500).end());
+      store.articles
+        .listJson({ afterMs: effectiveSince('max', Date.now(), undefined), limit: LIMIT }, plans.max.tickers)
+        .then(
+          (articles) => {
+            const text = `{"count":${articles.length},"articles":[${articles.join(',')}]}`;
+            res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+            res.end(text);
+          },
+          () => res.writeHead(500).end(),
+        );
     });
     servers.push(sqlite.server);
     const check = await (await fetch(sqlite.url)).json();
     if (check.count !== LIMIT) throw new Error('the SQLite baseline does not answer the same page');
-    console.log(`bench:rest: response ${body.length} bytes, ${parsed.count} articles (window ${lookbackMs / 3600_000} h); ${CONNECTIONS} connections, ${DURATION} s per run`);
+    console.log(
+      `bench:rest: response ${body.length} bytes, ${parsed.count} articles (window ${lookbackMs / 3600_000} h); ${CONNECTIONS} connections, ${DURATION} s per run`,
+    );
 
     console.log('bench:rest: warming up (2 s each)');
-    for (const u of [service.url, sqlite.url, ...(uncached ? [uncached.url] : [])]) await run(autocannon, ['-c', '4', '-d', '2', '-H', `X-API-Key=${key}`, u]);
+    for (const u of [service.url, sqlite.url, ...(uncached ? [uncached.url] : [])])
+      await run(autocannon, ['-c', '4', '-d', '2', '-H', `X-API-Key=${key}`, u]);
 
     const rows: [string, Load, Load | undefined][] = [];
     const measure = async (name: string, url: string, atRate: boolean) => {
       process.stdout.write(`bench:rest: ${name} ...`);
       const max = await load(url, key);
       const rate = atRate ? await fixedRate(url, key) : undefined;
-      for (const l of [max, rate]) if (l && (l.non2xx > 0 || l.errors > 0)) throw new Error(`${name}: ${l.non2xx} non-2xx answers, ${l.errors} errors`);
+      for (const l of [max, rate])
+        if (l && (l.non2xx > 0 || l.errors > 0))
+          throw new Error(`${name}: ${l.non2xx} non-2xx answers, ${l.errors} errors`);
       console.log(` ${max.rps.toFixed(0)} req/s`);
       rows.push([name, max, rate]);
       return { max, rate };
@@ -148,20 +165,33 @@ async function main(): Promise<void> {
     servers.push(bareExpress.server);
     const e = await measure('bare Express 5, one route, constant body', bareExpress.url, false);
 
-    console.log(`\n| server | req/s (${CONNECTIONS} conn.) | p50 ms | p99 ms | p50 ms at ${RATE} req/s | p99 ms at ${RATE} req/s |`);
+    console.log(
+      `\n| server | req/s (${CONNECTIONS} conn.) | p50 ms | p99 ms | p50 ms at ${RATE} req/s | p99 ms at ${RATE} req/s |`,
+    );
     console.log('|---|---|---|---|---|---|');
     for (const [name, max, rate] of rows) {
-      console.log(`| ${name} | ${max.rps.toFixed(0)} | ${max.p50} | ${max.p99} | ${rate ? rate.p50 : '-'} | ${rate ? rate.p99 : '-'} |`);
+      console.log(
+        `| ${name} | ${max.rps.toFixed(0)} | ${max.p50} | ${max.p99} | ${rate ? rate.p50 : '-'} | ${rate ? rate.p99 : '-'} |`,
+      );
     }
     const ratio = s.max.rps / q.max.rps;
     const p99 = s.rate!.p99;
     const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
     console.log('\n| goal (issue 10) | target | before (issue 10) | this run | |');
     console.log('|---|---|---|---|---|');
-    console.log(`| throughput vs per-request SQLite | >= ${GOALS.throughputVsSqlite.toFixed(1)}x | ${BEFORE.throughputVsSqlite} | ${ratio.toFixed(2)}x | ${verdict(ratio >= GOALS.throughputVsSqlite)} |`);
-    console.log(`| p99 at a fixed ${RATE} req/s | <= ${GOALS.p99AtRateMs} ms | ${BEFORE.p99AtRateMs} | ${p99} ms | ${verdict(p99 <= GOALS.p99AtRateMs)} |`);
-    console.log(`\nservice vs constant body: ${(s.max.rps / c.max.rps).toFixed(2)}x throughput; bare Express (no validation, no auth, no store) vs per-request SQLite: ${(e.max.rps / q.max.rps).toFixed(2)}x`);
-    if (u) console.log(`service with caches vs bypassed: ${(s.max.rps / u.max.rps).toFixed(2)}x throughput; bypassed vs per-request SQLite ${(u.max.rps / q.max.rps).toFixed(2)}x`);
+    console.log(
+      `| throughput vs per-request SQLite | >= ${GOALS.throughputVsSqlite.toFixed(1)}x | ${BEFORE.throughputVsSqlite} | ${ratio.toFixed(2)}x | ${verdict(ratio >= GOALS.throughputVsSqlite)} |`,
+    );
+    console.log(
+      `| p99 at a fixed ${RATE} req/s | <= ${GOALS.p99AtRateMs} ms | ${BEFORE.p99AtRateMs} | ${p99} ms | ${verdict(p99 <= GOALS.p99AtRateMs)} |`,
+    );
+    console.log(
+      `\nservice vs constant body: ${(s.max.rps / c.max.rps).toFixed(2)}x throughput; bare Express (no validation, no auth, no store) vs per-request SQLite: ${(e.max.rps / q.max.rps).toFixed(2)}x`,
+    );
+    if (u)
+      console.log(
+        `service with caches vs bypassed: ${(s.max.rps / u.max.rps).toFixed(2)}x throughput; bypassed vs per-request SQLite ${(u.max.rps / q.max.rps).toFixed(2)}x`,
+      );
   } finally {
     for (const server of servers) server.close();
     await store.close();

@@ -60,7 +60,8 @@ interface AutocannonResult {
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const t0 = performance.now();
-const progress = (m: string) => console.log(`[bench:scale ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${m}`);
+const progress = (m: string) =>
+  console.log(`[bench:scale ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${m}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface RestRow {
@@ -78,7 +79,8 @@ async function makeKeys(store: PostgresStore, tier: 'max' | 'pro', n: number): P
   const now = Date.now();
   for (let start = 0; start < n; start += 500) {
     await store.transaction(async (tx) => {
-      for (let i = start; i < Math.min(n, start + 500); i++) keys.push((await createKey(tx.accounts, { tier, livePrefix: LIVE, now })).key);
+      for (let i = start; i < Math.min(n, start + 500); i++)
+        keys.push((await createKey(tx.accounts, { tier, livePrefix: LIVE, now })).key);
     });
   }
   return keys;
@@ -111,7 +113,15 @@ function load(urls: string[], keys: string[], seconds: number): Promise<Autocann
 function restRow(scenario: string, r: AutocannonResult): RestRow {
   const count = (code: string) => r.statusCodeStats[code]?.count ?? 0;
   const total = Object.values(r.statusCodeStats).reduce((s, c) => s + c.count, 0);
-  return { scenario, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, ok: count('200'), limited: count('429'), other: total - count('200') - count('429') + r.errors };
+  return {
+    scenario,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    ok: count('200'),
+    limited: count('429'),
+    other: total - count('200') - count('429') + r.errors,
+  };
 }
 
 async function waitEmbedded(store: PostgresStore): Promise<void> {
@@ -133,13 +143,18 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-const wsUrl = (i: Instance, key: string) => `${i.url.replace(/^http/, 'ws')}${streamAddress}?api_key=${encodeURIComponent(key)}`;
+const wsUrl = (i: Instance, key: string) =>
+  `${i.url.replace(/^http/, 'ws')}${streamAddress}?api_key=${encodeURIComponent(key)}`;
 
 /**
  * Opens a stream. A refusal is an upgrade followed at once by a close frame with the code, so a stream
  * counts as admitted when it is still open `settleMs` after the upgrade; `openedAt` is the upgrade time.
  */
-function openStream(url: string, onMessage?: (data: Buffer) => void, settleMs = 150): Promise<{ ws: WebSocket; openedAt: number } | { refused: number }> {
+function openStream(
+  url: string,
+  onMessage?: (data: Buffer) => void,
+  settleMs = 150,
+): Promise<{ ws: WebSocket; openedAt: number } | { refused: number }> {
   return new Promise((resolve) => {
     const ws = new WebSocket(url, { perMessageDeflate: false });
     if (onMessage) ws.on('message', onMessage);
@@ -160,11 +175,15 @@ async function deliveryLag(i: Instance): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (!admin) return out;
   const text = await (await fetch(`${admin}/metrics`)).text();
-  for (const m of text.matchAll(/^fns_stream_delivery_lag_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)) out.set(m[1]!, Number(m[2]));
+  for (const m of text.matchAll(/^fns_stream_delivery_lag_seconds_bucket\{le="([^"]+)"\} (\d+)/gm))
+    out.set(m[1]!, Number(m[2]));
   return out;
 }
 
-function lagQuantiles(before: Map<string, number>[], after: Map<string, number>[]): { p50: string; p99: string; n: number } | undefined {
+function lagQuantiles(
+  before: Map<string, number>[],
+  after: Map<string, number>[],
+): { p50: string; p99: string; n: number } | undefined {
   const les = [...(after[0]?.keys() ?? [])];
   if (les.length === 0) return undefined;
   const counts = les.map((le) => after.reduce((s, m, k) => s + (m.get(le) ?? 0) - (before[k]?.get(le) ?? 0), 0));
@@ -174,7 +193,9 @@ function lagQuantiles(before: Map<string, number>[], after: Map<string, number>[
 }
 
 async function main(): Promise<void> {
-  progress(`engines: ${PG_URL}, ${REDIS_URL}; ${DURATION} s per load, ${CONNECTIONS} connections, ${ARCHIVE} articles, ${KEYS} max keys per scenario`);
+  progress(
+    `engines: ${PG_URL}, ${REDIS_URL}; ${DURATION} s per load, ${CONNECTIONS} connections, ${ARCHIVE} articles, ${KEYS} max keys per scenario`,
+  );
   const d: Deployment = await deployment();
   const store = await openPostgresStore(PG_URL, { schema: d.schema, poolSize: 4 });
   const redis = new Redis(REDIS_URL);
@@ -237,15 +258,21 @@ async function main(): Promise<void> {
     const state = createRedisState(REDIS_URL, { keyPrefix: prefix, ipGuardRules: limits.ipGuard });
     await state.ready();
     const t = Date.now();
-    for (let i = 0; i < plans.max.rateLimit; i++) await state.rateLimiter.hit('key_bench_full', plans.max.rateLimit, limits.rateWindowMs, t + i);
-    for (let i = 0; i < limits.ipGuard.distinctKeys - 1; i++) await state.ipGuard.check('203.0.113.7', createHash('sha256').update(`key ${i}`).digest('hex'), t + i);
+    for (let i = 0; i < plans.max.rateLimit; i++)
+      await state.rateLimiter.hit('key_bench_full', plans.max.rateLimit, limits.rateWindowMs, t + i);
+    for (let i = 0; i < limits.ipGuard.distinctKeys - 1; i++)
+      await state.ipGuard.check('203.0.113.7', createHash('sha256').update(`key ${i}`).digest('hex'), t + i);
     mem.fullMaxKey = await usage(`${prefix}{rl:key_bench_full}`);
     mem.ipKeys = await usage(`${prefix}{ip:203.0.113.7}:keys`);
     // The limiter's script alone: one client, 100 calls in flight, 1,000 keys.
     const HITS = 20_000;
     const hitStart = performance.now();
     for (let i = 0; i < HITS; i += 100) {
-      await Promise.all(Array.from({ length: 100 }, (_, j) => state.rateLimiter.hit(`key_bench_${(i + j) % 1000}`, plans.max.rateLimit, limits.rateWindowMs, Date.now())));
+      await Promise.all(
+        Array.from({ length: 100 }, (_, j) =>
+          state.rateLimiter.hit(`key_bench_${(i + j) % 1000}`, plans.max.rateLimit, limits.rateWindowMs, Date.now()),
+        ),
+      );
     }
     mem.hitsPerSecond = HITS / ((performance.now() - hitStart) / 1000);
     progress(`Redis limiter script: ${mem.hitsPerSecond.toFixed(0)} hits/s from one client (100 in flight)`);
@@ -258,19 +285,30 @@ async function main(): Promise<void> {
     const onMessage = (data: Buffer) => {
       const at = Date.now();
       const msg = JSON.parse(data.toString('utf8'));
-      if (typeof msg.received_at === 'string' && received < latencies.length) latencies[received++] = at - Date.parse(msg.received_at);
+      if (typeof msg.received_at === 'string' && received < latencies.length)
+        latencies[received++] = at - Date.parse(msg.received_at);
     };
     const sockets: WebSocket[] = [];
     for (let start = 0; start < CLIENTS; start += 100) {
-      const opened = await Promise.all(streamKeys.slice(start, start + 100).map((k, j) => openStream(wsUrl((start + j) % 2 ? b : a, k), onMessage)));
+      const opened = await Promise.all(
+        streamKeys.slice(start, start + 100).map((k, j) => openStream(wsUrl((start + j) % 2 ? b : a, k), onMessage)),
+      );
       for (const o of opened) {
         if ('refused' in o) throw new Error(`a stream was refused: close code ${o.refused}`);
         sockets.push(o.ws);
       }
     }
-    progress(`${sockets.length} streams open; ingesting ${ARTICLES} articles one at a time, ${ARTICLE_GAP_MS} ms apart`);
+    progress(
+      `${sockets.length} streams open; ingesting ${ARTICLES} articles one at a time, ${ARTICLE_GAP_MS} ms apart`,
+    );
     await sleep(500);
-    const article = (i: number): NewArticle => ({ content: `bench:scale ${i}: central bank signals a pause as inflation cools`, urgency: 'breaking', sentiment: 'dovish', published_at: null, tickers: [{ ticker: 'SPY', sentiment: 'positive' }] });
+    const article = (i: number): NewArticle => ({
+      content: `bench:scale ${i}: central bank signals a pause as inflation cools`,
+      urgency: 'breaking',
+      sentiment: 'dovish',
+      published_at: null,
+      tickers: [{ ticker: 'SPY', sentiment: 'positive' }],
+    });
     for (let i = 0; i < 5; i++) {
       await store.articles.insert([article(-1 - i)], Date.now);
       await sleep(ARTICLE_GAP_MS);
@@ -286,12 +324,19 @@ async function main(): Promise<void> {
     const deadline = Date.now() + 10_000;
     while (received < CLIENTS * ARTICLES && Date.now() < deadline) await sleep(50);
     const sorted = latencies.slice(0, received).sort();
-    stream = { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN, delivered: received, expected: CLIENTS * ARTICLES };
+    stream = {
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      max: sorted[sorted.length - 1] ?? NaN,
+      delivered: received,
+      expected: CLIENTS * ARTICLES,
+    };
     progress(`delivered ${received}/${CLIENTS * ARTICLES}`);
     const lagAfter = await Promise.all([a, b].map(deliveryLag));
     serverLag = lagQuantiles(lagBefore, lagAfter);
     const slotSamples = (await redis.keys(`${prefix}{slot:*`)).slice(0, 50);
-    if (slotSamples.length) mem.slot = (await Promise.all(slotSamples.map(usage))).reduce((s, x) => s + x, 0) / slotSamples.length;
+    if (slotSamples.length)
+      mem.slot = (await Promise.all(slotSamples.map(usage))).reduce((s, x) => s + x, 0) / slotSamples.length;
     await Promise.all(
       sockets.map(
         (ws) =>
@@ -303,12 +348,15 @@ async function main(): Promise<void> {
     );
 
     // ---- 4. slot takeover ----
-    progress(`slot takeover: a stream on A, then kill -9 of A (lease ${DEFAULT_LEASE_MS} ms, renewed every ${DEFAULT_RENEW_MS} ms)`);
+    progress(
+      `slot takeover: a stream on A, then kill -9 of A (lease ${DEFAULT_LEASE_MS} ms, renewed every ${DEFAULT_RENEW_MS} ms)`,
+    );
     const held = await openStream(wsUrl(a, takeoverKey!));
     if ('refused' in held) throw new Error(`takeover stream refused: ${held.refused}`);
     held.ws.on('error', () => {});
     const refusedBefore = await openStream(wsUrl(b, takeoverKey!));
-    if (!('refused' in refusedBefore)) throw new Error('a second stream for the account opened on B while A held the slot');
+    if (!('refused' in refusedBefore))
+      throw new Error('a second stream for the account opened on B while A held the slot');
     const killedAt = performance.now();
     await a.stop('SIGKILL');
     let attempts = 0;
@@ -323,7 +371,9 @@ async function main(): Promise<void> {
       if (performance.now() - killedAt > 60_000) throw new Error('no takeover within 60 s');
       await sleep(100);
     }
-    progress(`takeover after ${(takeoverMs / 1000).toFixed(2)} s (${attempts} attempts, refused with ${(refusedBefore as { refused: number }).refused} while A held it)`);
+    progress(
+      `takeover after ${(takeoverMs / 1000).toFixed(2)} s (${attempts} attempts, refused with ${(refusedBefore as { refused: number }).refused} while A held it)`,
+    );
   } finally {
     await store.close();
     progress(`cleaning up: dropping schema ${d.schema} and Redis keys ${prefix}*`);
@@ -343,20 +393,42 @@ async function main(): Promise<void> {
   for (const l of lines) console.log(l);
   console.log(`\n| scenario (PostgreSQL store) | req/s | p50 ms | p99 ms | 200 | 429 | other |`);
   console.log('|---|---|---|---|---|---|---|');
-  for (const r of rest) console.log(`| ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ok} | ${r.limited} | ${r.other} |`);
+  for (const r of rest)
+    console.log(`| ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ok} | ${r.limited} | ${r.other} |`);
   const [mr, rr, two] = rest;
-  if (mr && rr) console.log(`\nRedis / memory throughput: ${(rr.rps / mr.rps).toFixed(2)}x (goal ≥ 0.8x) ${rr.rps / mr.rps >= 0.8 ? 'MET' : 'NOT MET'}`);
-  if (rr && two) console.log(`two instances / one instance: ${(two.rps / rr.rps).toFixed(2)}x (on ${availableParallelism()} CPUs shared by PostgreSQL, Redis, the instances and autocannon)`);
+  if (mr && rr)
+    console.log(
+      `\nRedis / memory throughput: ${(rr.rps / mr.rps).toFixed(2)}x (goal ≥ 0.8x) ${rr.rps / mr.rps >= 0.8 ? 'MET' : 'NOT MET'}`,
+    );
+  if (rr && two)
+    console.log(
+      `two instances / one instance: ${(two.rps / rr.rps).toFixed(2)}x (on ${availableParallelism()} CPUs shared by PostgreSQL, Redis, the instances and autocannon)`,
+    );
   if (stream) {
-    console.log(`\n| ingest → stream delivery, ${CLIENTS} clients on 2 instances | p50 ms | p99 ms | max ms | delivered |`);
+    console.log(
+      `\n| ingest → stream delivery, ${CLIENTS} clients on 2 instances | p50 ms | p99 ms | max ms | delivered |`,
+    );
     console.log('|---|---|---|---|---|');
-    console.log(`| ${ARTICLES} articles, one every ${ARTICLE_GAP_MS} ms | ${stream.p50.toFixed(0)} | ${stream.p99.toFixed(0)} | ${stream.max.toFixed(0)} | ${stream.delivered}/${stream.expected} |`);
-    console.log(`p99 ≤ 50 ms: ${stream.p99 <= 50 ? 'MET' : 'NOT MET'} (received_at has ms resolution; 5 unmeasured warm-up articles first)`);
-    if (serverLag) console.log(`server side (fns_stream_delivery_lag_seconds of both instances, received_at → written to the clients, ${serverLag.n} observations): p50 ≤ ${serverLag.p50} s, p99 ≤ ${serverLag.p99} s (bucket bounds)`);
+    console.log(
+      `| ${ARTICLES} articles, one every ${ARTICLE_GAP_MS} ms | ${stream.p50.toFixed(0)} | ${stream.p99.toFixed(0)} | ${stream.max.toFixed(0)} | ${stream.delivered}/${stream.expected} |`,
+    );
+    console.log(
+      `p99 ≤ 50 ms: ${stream.p99 <= 50 ? 'MET' : 'NOT MET'} (received_at has ms resolution; 5 unmeasured warm-up articles first)`,
+    );
+    if (serverLag)
+      console.log(
+        `server side (fns_stream_delivery_lag_seconds of both instances, received_at → written to the clients, ${serverLag.n} observations): p50 ≤ ${serverLag.p50} s, p99 ≤ ${serverLag.p99} s (bucket bounds)`,
+      );
   }
-  if (takeoverMs !== undefined) console.log(`\nslot takeover after kill -9: ${(takeoverMs / 1000).toFixed(2)} s (lease ${DEFAULT_LEASE_MS / 1000} s, bound 30 s)`);
-  console.log(`\nRedis MEMORY USAGE: a full max rate-limit log (${plans.max.rateLimit} entries) ${mem.fullMaxKey ?? 'n/a'} bytes; an IP's key log (${limits.ipGuard.distinctKeys - 1} fingerprints) ${mem.ipKeys ?? 'n/a'} bytes; a stream slot lease ${mem.slot?.toFixed(0) ?? 'n/a'} bytes`);
-  if (mem.hitsPerSecond) console.log(`Redis rate-limit script alone: ${mem.hitsPerSecond.toFixed(0)} hits/s from one client, 100 in flight`);
+  if (takeoverMs !== undefined)
+    console.log(
+      `\nslot takeover after kill -9: ${(takeoverMs / 1000).toFixed(2)} s (lease ${DEFAULT_LEASE_MS / 1000} s, bound 30 s)`,
+    );
+  console.log(
+    `\nRedis MEMORY USAGE: a full max rate-limit log (${plans.max.rateLimit} entries) ${mem.fullMaxKey ?? 'n/a'} bytes; an IP's key log (${limits.ipGuard.distinctKeys - 1} fingerprints) ${mem.ipKeys ?? 'n/a'} bytes; a stream slot lease ${mem.slot?.toFixed(0) ?? 'n/a'} bytes`,
+  );
+  if (mem.hitsPerSecond)
+    console.log(`Redis rate-limit script alone: ${mem.hitsPerSecond.toFixed(0)} hits/s from one client, 100 in flight`);
 }
 
 main().catch((err) => {

@@ -199,7 +199,11 @@ class Child {
   send(m: ToChild): void {
     this.proc.send(m);
   }
-  async ask<T extends FromChild['type']>(m: ToChild, type: T, timeoutMs: number): Promise<Extract<FromChild, { type: T }>> {
+  async ask<T extends FromChild['type']>(
+    m: ToChild,
+    type: T,
+    timeoutMs: number,
+  ): Promise<Extract<FromChild, { type: T }>> {
     const r = this.reply(type, timeoutMs);
     this.send(m);
     return r;
@@ -232,7 +236,8 @@ interface Line {
 }
 
 async function serverMain(): Promise<void> {
-  const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
+  const arg = (name: string, dflt: string) =>
+    process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
   const n = Number(arg('clients', '5000'));
   const rounds = Number(arg('rounds', '20'));
   const burst = Number(arg('burst', '200'));
@@ -242,10 +247,15 @@ async function serverMain(): Promise<void> {
   const lines: Line[] = [];
   const add = (what: string, measured: string, goal: string, met?: boolean) => {
     lines.push({ what, measured, goal, ...(met === undefined ? {} : { met }) });
-    console.log(`  ${what}: ${measured}${goal ? `   (goal: ${goal}${met === undefined ? '' : met ? ', met' : ', NOT met'})` : ''}`);
+    console.log(
+      `  ${what}: ${measured}${goal ? `   (goal: ${goal}${met === undefined ? '' : met ? ', met' : ', NOT met'})` : ''}`,
+    );
   };
   const printTable = () => {
-    const rows = [['measure', 'measured', 'goal', ''], ...lines.map((l) => [l.what, l.measured, l.goal, l.met === undefined ? '' : l.met ? 'met' : 'NOT met'])];
+    const rows = [
+      ['measure', 'measured', 'goal', ''],
+      ...lines.map((l) => [l.what, l.measured, l.goal, l.met === undefined ? '' : l.met ? 'met' : 'NOT met']),
+    ];
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
     console.log('');
     for (const [k, r] of rows.entries()) {
@@ -261,7 +271,9 @@ async function serverMain(): Promise<void> {
   }, deadlineMs);
   watchdog.unref();
 
-  console.log(`bench-stream: ${n} clients, ${rounds} single-article rounds, a burst of ${burst}, ${cliRuns} CLI runs, ${idleS} s idle`);
+  console.log(
+    `bench-stream: ${n} clients, ${rounds} single-article rounds, a burst of ${burst}, ${cliRuns} CLI runs, ${idleS} s idle`,
+  );
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
   const memory = () => {
@@ -290,7 +302,8 @@ async function serverMain(): Promise<void> {
     const LIVE = 'fns_live_';
     const keys: string[] = [];
     store.db.exec('BEGIN');
-    for (let i = 0; i < n + 1; i++) keys.push((await createKey(store.accounts, { tier: 'pro', livePrefix: LIVE, now: Date.now() })).key);
+    for (let i = 0; i < n + 1; i++)
+      keys.push((await createKey(store.accounts, { tier: 'pro', livePrefix: LIVE, now: Date.now() })).key);
     store.db.exec('COMMIT');
 
     server = createServer((_req, res) => {
@@ -335,7 +348,10 @@ async function serverMain(): Promise<void> {
       });
     const openClients = async (urls: string[], admitted?: () => number) => {
       const o = await child.ask({ type: 'open', urls }, 'opened', 180_000);
-      if (o.opened < urls.length) throw new Error(`only ${o.opened}/${urls.length} connections opened (${o.failed} failed: ${o.errors.slice(0, 5).join('; ')}); raise the open files limit (ulimit -n)`);
+      if (o.opened < urls.length)
+        throw new Error(
+          `only ${o.opened}/${urls.length} connections opened (${o.failed} failed: ${o.errors.slice(0, 5).join('; ')}); raise the open files limit (ulimit -n)`,
+        );
       if (admitted && admitted() !== urls.length) throw new Error(`admitted ${admitted()} of ${urls.length}`);
       await sleep(300);
     };
@@ -358,7 +374,12 @@ async function serverMain(): Promise<void> {
     }
     const oneS = sorted(one);
     add('1 client, another process commits: received_at -> receipt p50', ms(pct(oneS, 50)), '');
-    add('1 client, another process commits: received_at -> receipt p99', ms(pct(oneS, 99)), '<= 20 ms', pct(oneS, 99) <= 20);
+    add(
+      '1 client, another process commits: received_at -> receipt p99',
+      ms(pct(oneS, 99)),
+      '<= 20 ms',
+      pct(oneS, 99) <= 20,
+    );
 
     const inProcess: number[] = [];
     for (let r = 0; r < Math.max(rounds, 10); r++) {
@@ -370,7 +391,12 @@ async function serverMain(): Promise<void> {
       await sleep(20);
     }
     const ipS = sorted(inProcess);
-    add('1 client, this process stores + wake(): received_at -> receipt p99', ms(pct(ipS, 99)), '<= 20 ms', pct(ipS, 99) <= 20);
+    add(
+      '1 client, this process stores + wake(): received_at -> receipt p99',
+      ms(pct(ipS, 99)),
+      '<= 20 ms',
+      pct(ipS, 99) <= 20,
+    );
 
     // ---------------------------------------------------------------- fns articles ingest
     console.log('\n[fns articles ingest start -> receipt]');
@@ -379,7 +405,10 @@ async function serverMain(): Promise<void> {
     delete cliEnv.DATABASE_URL;
     const fns = (args: string[], input: string) =>
       new Promise<number>((resolve, reject) => {
-        const p = spawn(process.execPath, [join(repoRoot, 'bin', 'fns.mjs'), ...args], { env: cliEnv, stdio: ['pipe', 'ignore', 'inherit'] });
+        const p = spawn(process.execPath, [join(repoRoot, 'bin', 'fns.mjs'), ...args], {
+          env: cliEnv,
+          stdio: ['pipe', 'ignore', 'inherit'],
+        });
         p.on('error', reject);
         p.on('close', (code) => resolve(code ?? 1));
         p.stdin.end(input);
@@ -400,10 +429,19 @@ async function serverMain(): Promise<void> {
     const floor: number[] = [];
     for (let r = 0; r < cliRuns; r++) {
       const t0 = now();
-      await new Promise<void>((resolve, reject) => spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' }).on('error', reject).on('close', () => resolve()));
+      await new Promise<void>((resolve, reject) =>
+        spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' })
+          .on('error', reject)
+          .on('close', () => resolve()),
+      );
       floor.push(now() - t0);
     }
-    add(`fns articles ingest start -> receipt p50 (${cliRuns} runs)`, ms(pct(cliS, 50)), '<= 150 ms', pct(cliS, 50) <= 150);
+    add(
+      `fns articles ingest start -> receipt p50 (${cliRuns} runs)`,
+      ms(pct(cliS, 50)),
+      '<= 150 ms',
+      pct(cliS, 50) <= 150,
+    );
     add('fns articles ingest start -> receipt max', ms(cliS[cliS.length - 1]!), '');
     add('node -e 0, spawn to exit p50 (the floor of any command here, now)', ms(pct(sorted(floor), 50)), '');
     await closeClients();
@@ -449,7 +487,22 @@ async function serverMain(): Promise<void> {
       const bS = sorted(b.lat);
       await closeClients();
       await handle.close();
-      return { last: sorted(last), all: sorted(all), missing, stall, slice, idle, perConn, burst: { p50: pct(bS, 50), p99: pct(bS, 99), stall: eld.max / 1e6, slice: burstSlice, missing: b.expected - b.received } };
+      return {
+        last: sorted(last),
+        all: sorted(all),
+        missing,
+        stall,
+        slice,
+        idle,
+        perConn,
+        burst: {
+          p50: pct(bS, 50),
+          p99: pct(bS, 99),
+          stall: eld.max / 1e6,
+          slice: burstSlice,
+          missing: b.expected - b.received,
+        },
+      };
     };
     const sliced = await many('fan-out in time slices (now)', undefined);
     const loop = await many('fan-out as one synchronous loop (before)', Infinity);
@@ -462,7 +515,11 @@ async function serverMain(): Promise<void> {
     const rawLast: number[] = [];
     for (let r = 0; r < rounds; r++) {
       const got = await child.round(1, () => {
-        const payload = JSON.stringify({ id: `01J${String(r).padStart(23, '0')}`, ...article(r), received_at: new Date().toISOString() });
+        const payload = JSON.stringify({
+          id: `01J${String(r).padStart(23, '0')}`,
+          ...article(r),
+          received_at: new Date().toISOString(),
+        });
         for (const c of wss.clients) c.send(payload);
       });
       const s = sorted(got.lat);
@@ -477,20 +534,60 @@ async function serverMain(): Promise<void> {
     console.log('');
     const lastLine = (label: string, s: Float64Array, goal: boolean) => {
       add(`${n} clients, ${label}: last client, received_at -> receipt p50 of ${rounds} rounds`, ms(pct(s, 50)), '');
-      add(`${n} clients, ${label}: last client, received_at -> receipt p99 of ${rounds} rounds`, ms(pct(s, 99)), goal ? '<= 50 ms' : '', goal ? pct(s, 99) <= 50 : undefined);
+      add(
+        `${n} clients, ${label}: last client, received_at -> receipt p99 of ${rounds} rounds`,
+        ms(pct(s, 99)),
+        goal ? '<= 50 ms' : '',
+        goal ? pct(s, 99) <= 50 : undefined,
+      );
     };
     lastLine('sliced fan-out', sliced.last, true);
-    add(`${n} clients, sliced fan-out: longest fan-out slice (event loop held by delivery) / p99 of slices`, `${ms(sliced.slice.max)} / ${ms(sliced.slice.p99)}`, 'longest <= 10 ms', sliced.slice.max <= 10);
+    add(
+      `${n} clients, sliced fan-out: longest fan-out slice (event loop held by delivery) / p99 of slices`,
+      `${ms(sliced.slice.max)} / ${ms(sliced.slice.p99)}`,
+      'longest <= 10 ms',
+      sliced.slice.max <= 10,
+    );
     add(`${n} clients, sliced fan-out: longest event loop stall of any cause while delivering`, ms(sliced.stall), '');
-    add(`${n} clients, sliced fan-out: every client, received_at -> receipt p50 / p99`, `${ms(pct(sliced.all, 50))} / ${ms(pct(sliced.all, 99))}`, '');
+    add(
+      `${n} clients, sliced fan-out: every client, received_at -> receipt p50 / p99`,
+      `${ms(pct(sliced.all, 50))} / ${ms(pct(sliced.all, 99))}`,
+      '',
+    );
     lastLine('one synchronous loop (before)', loop.last, false);
-    add(`${n} clients, one synchronous loop (before): longest fan-out loop / any stall`, `${ms(loop.slice.max)} / ${ms(loop.stall)}`, '');
+    add(
+      `${n} clients, one synchronous loop (before): longest fan-out loop / any stall`,
+      `${ms(loop.slice.max)} / ${ms(loop.stall)}`,
+      '',
+    );
     lastLine('plain ws send() loop', rawS, false);
-    add(`${n} clients connected, idle: CPU of this process, sliced / one loop`, `${sliced.idle.toFixed(1)} / ${loop.idle.toFixed(1)} ms per s`, 'sliced <= one loop (+1 ms/s noise)', sliced.idle <= loop.idle + 1);
-    add(`${n} clients, burst of ${burst}: receipt p50 / p99, sliced`, `${ms(sliced.burst.p50)} / ${ms(sliced.burst.p99)}`, '');
-    add(`${n} clients, burst of ${burst}: receipt p50 / p99, one loop (before)`, `${ms(loop.burst.p50)} / ${ms(loop.burst.p99)}`, '');
-    add(`${n} clients, burst of ${burst}: longest fan-out slice, sliced (p99 of its slices) / one loop`, `${ms(sliced.burst.slice.max)} (${ms(sliced.burst.slice.p99)}) / ${ms(loop.burst.slice.max)}`, 'sliced <= 10 ms', sliced.burst.slice.max <= 10);
-    add(`${n} clients, burst of ${burst}: longest stall of any cause, sliced / one loop`, `${ms(sliced.burst.stall)} / ${ms(loop.burst.stall)}`, '');
+    add(
+      `${n} clients connected, idle: CPU of this process, sliced / one loop`,
+      `${sliced.idle.toFixed(1)} / ${loop.idle.toFixed(1)} ms per s`,
+      'sliced <= one loop (+1 ms/s noise)',
+      sliced.idle <= loop.idle + 1,
+    );
+    add(
+      `${n} clients, burst of ${burst}: receipt p50 / p99, sliced`,
+      `${ms(sliced.burst.p50)} / ${ms(sliced.burst.p99)}`,
+      '',
+    );
+    add(
+      `${n} clients, burst of ${burst}: receipt p50 / p99, one loop (before)`,
+      `${ms(loop.burst.p50)} / ${ms(loop.burst.p99)}`,
+      '',
+    );
+    add(
+      `${n} clients, burst of ${burst}: longest fan-out slice, sliced (p99 of its slices) / one loop`,
+      `${ms(sliced.burst.slice.max)} (${ms(sliced.burst.slice.p99)}) / ${ms(loop.burst.slice.max)}`,
+      'sliced <= 10 ms',
+      sliced.burst.slice.max <= 10,
+    );
+    add(
+      `${n} clients, burst of ${burst}: longest stall of any cause, sliced / one loop`,
+      `${ms(sliced.burst.stall)} / ${ms(loop.burst.stall)}`,
+      '',
+    );
     add('memory per connection (heap + external + array buffers)', `${sliced.perConn.toFixed(1)} KB`, '');
     const missing = sliced.missing + loop.missing + sliced.burst.missing + loop.burst.missing;
     add('messages not received', String(missing), '0', missing === 0);
@@ -504,7 +601,9 @@ async function serverMain(): Promise<void> {
     store.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`\nResults (${((Date.now() - started) / 1000).toFixed(0)} s; event loop stall = longest delay of a 1 ms timer in the serving process; slices and stalls are wall time, so a loaded machine that deschedules this process lengthens them):`);
+  console.log(
+    `\nResults (${((Date.now() - started) / 1000).toFixed(0)} s; event loop stall = longest delay of a 1 ms timer in the serving process; slices and stalls are wall time, so a loaded machine that deschedules this process lengthens them):`,
+  );
   printTable();
 }
 

@@ -61,7 +61,9 @@ const receivedAtOf = (body: string) => {
 };
 
 /** One loopback receiver for every endpoint (path /e/<n>): answers 200, calls `onReceipt`. */
-async function receiver(onReceipt: (path: string, body: string, at: number) => void): Promise<{ server: Server; url: string }> {
+async function receiver(
+  onReceipt: (path: string, body: string, at: number) => void,
+): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -78,26 +80,47 @@ async function receiver(onReceipt: (path: string, body: string, at: number) => v
 }
 
 async function service(dataDir: string): Promise<RunningService> {
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: 'true', MAX_CONNECTIONS_PER_ADDRESS: '0' });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    MAX_CONNECTIONS_PER_ADDRESS: '0',
+  });
   return startService(config, {
     log: () => {},
     pollSources: false,
-    embedder: { modelId: 'bench:none', embed: async (texts) => texts.map(() => new Float32Array(8).fill(1 / Math.sqrt(8))) },
+    embedder: {
+      modelId: 'bench:none',
+      embed: async (texts) => texts.map(() => new Float32Array(8).fill(1 / Math.sqrt(8))),
+    },
   });
 }
 
 let onReceipt: (path: string, body: string, at: number) => void = () => {};
 const rx = await receiver((p, b, at) => onReceipt(p, b, at));
 const box = new SecretBox();
-console.log(`bench:webhooks, ${ENDPOINTS} endpoints, ${ROUNDS} rounds, burst ${BURST}; load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (2 cores, shared)`);
+console.log(
+  `bench:webhooks, ${ENDPOINTS} endpoints, ${ROUNDS} rounds, burst ${BURST}; load average before: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} (2 cores, shared)`,
+);
 
 // ---- 1 and 2: latency and throughput with N endpoints and one stream client ----
 const dir1 = mkdtempSync(join(tmpdir(), 'fns-bench-wh-'));
 const svc = await service(dir1);
 const acct = await svc.store.accounts.createAccount('max', Date.now());
-for (let i = 0; i < ENDPOINTS; i++) await svc.store.webhooks.add({ id: newEndpointId(), accountId: acct.id, url: `${rx.url}/e/${i}`, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+for (let i = 0; i < ENDPOINTS; i++)
+  await svc.store.webhooks.add(
+    { id: newEndpointId(), accountId: acct.id, url: `${rx.url}/e/${i}`, tickers: null, secret: box.seal(newSecret()) },
+    Date.now(),
+  );
 await svc.webhooks!.refresh();
-const { key } = await createKey(svc.store.accounts, { tier: 'pro', livePrefix: livePrefix({ brand: 'fns' }), now: Date.now() });
+const { key } = await createKey(svc.store.accounts, {
+  tier: 'pro',
+  livePrefix: livePrefix({ brand: 'fns' }),
+  now: Date.now(),
+});
 let streamLat: number[] = [];
 const ws = new WebSocket(`${svc.url.replace(/^http/, 'ws')}${streamAddress}?api_key=${key}`);
 ws.on('message', (data) => streamLat.push(now() - receivedAtOf(data.toString())));
@@ -120,7 +143,8 @@ onReceipt = (_p, body, at) => {
     waiter = undefined;
   }
 };
-const received = (n: number) => (count >= n ? Promise.resolve() : new Promise<void>((resolve) => (waiter = { n, resolve })));
+const received = (n: number) =>
+  count >= n ? Promise.resolve() : new Promise<void>((resolve) => (waiter = { n, resolve }));
 
 // Warm-up (connections, JIT), not counted.
 await publish([article(-1)]);
@@ -139,7 +163,9 @@ const hP50 = pct(hookLat, 50);
 const hP99 = pct(hookLat, 99);
 console.log(`\n1. latency, received_at → receipt (${ROUNDS} single articles):`);
 console.log(`   stream (1 pro client, baseline)   p50 ${ms(sP50)}  p99 ${ms(sP99)}`);
-console.log(`   webhooks (${ENDPOINTS} endpoints)          p50 ${ms(hP50)}  p99 ${ms(hP99)}   (${hookLat.length} deliveries)`);
+console.log(
+  `   webhooks (${ENDPOINTS} endpoints)          p50 ${ms(hP50)}  p99 ${ms(hP99)}   (${hookLat.length} deliveries)`,
+);
 console.log(`   webhook p99 added over the stream's: ${ms(hP99 - sP99)}   (goal ≤ 50 ms)`);
 
 // Throughput: a burst.
@@ -150,7 +176,11 @@ await publish(Array.from({ length: BURST }, (_, i) => article(1000 + i)));
 await received(BURST * ENDPOINTS);
 const dispatchRate = (BURST * ENDPOINTS) / ((now() - t0) / 1000);
 // Baseline: the same requests without the dispatcher (a bare loop per endpoint, same sender and receiver).
-const body = JSON.stringify({ type: 'article.created', timestamp: new Date().toISOString(), data: { id: 'x', content: article(0).content, received_at: new Date().toISOString() } });
+const body = JSON.stringify({
+  type: 'article.created',
+  timestamp: new Date().toISOString(),
+  data: { id: 'x', content: article(0).content, received_at: new Date().toISOString() },
+});
 const secret = newSecret();
 count = 0;
 const t1 = now();
@@ -160,14 +190,24 @@ await Promise.all(
     for (let i = 0; i < BURST; i++) {
       const ts = Math.floor(Date.now() / 1000);
       const id = messageId('wh_0000000000000000', '01JD0Q2V5N8Y3C7KQ4W9M6T1ZB');
-      await httpSender({ url, address: { address: '127.0.0.1', family: 4 }, headers: signedHeaders([secret], id, ts, body), body, timeoutMs: 10_000 });
+      await httpSender({
+        url,
+        address: { address: '127.0.0.1', family: 4 },
+        headers: signedHeaders([secret], id, ts, body),
+        body,
+        timeoutMs: 10_000,
+      });
     }
   }),
 );
 const bareRate = (BURST * ENDPOINTS) / ((now() - t1) / 1000);
-console.log(`\n2. throughput, a burst of ${BURST} articles to ${ENDPOINTS} endpoints (${BURST * ENDPOINTS} deliveries):`);
+console.log(
+  `\n2. throughput, a burst of ${BURST} articles to ${ENDPOINTS} endpoints (${BURST * ENDPOINTS} deliveries):`,
+);
 console.log(`   dispatcher (commit → last receipt)  ${dispatchRate.toFixed(0)} deliveries/s   (goal ≥ 2,000)`);
-console.log(`   bare loop, same requests (baseline) ${bareRate.toFixed(0)} deliveries/s   → dispatcher at ${(dispatchRate / bareRate).toFixed(2)}× the baseline`);
+console.log(
+  `   bare loop, same requests (baseline) ${bareRate.toFixed(0)} deliveries/s   → dispatcher at ${(dispatchRate / bareRate).toFixed(2)}× the baseline`,
+);
 console.log(`   burst latency received_at → receipt: p50 ${ms(pct(hookLat, 50))}  p99 ${ms(pct(hookLat, 99))}`);
 ws.close();
 await svc.close();
@@ -192,7 +232,10 @@ const deadUrl = `http://127.0.0.1:${(dead.address() as AddressInfo).port}`;
 await new Promise<void>((r) => dead.close(() => r())); // a port nobody listens on: refused at once
 for (let i = 0; i < MEMORY_ENDPOINTS; i++) {
   const url = i < DOWN ? `${deadUrl}/down/${i}` : `${rx.url}/e/${i}`;
-  await svc2.store.webhooks.add({ id: newEndpointId(), accountId: acct2.id, url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+  await svc2.store.webhooks.add(
+    { id: newEndpointId(), accountId: acct2.id, url, tickers: null, secret: box.seal(newSecret()) },
+    Date.now(),
+  );
 }
 await svc2.webhooks!.refresh();
 count = 0;
@@ -207,12 +250,22 @@ const rate2 = (MEMORY_BURST * (MEMORY_ENDPOINTS - DOWN)) / ((now() - t2) / 1000)
 const after = await settle();
 const status = await svc2.webhooks!.status();
 const backlogDown = status.filter((s) => s.backlog > 0).length;
-console.log(`\n3. memory: ${MEMORY_ENDPOINTS} endpoints, ${DOWN} down (refused, retrying), ${MEMORY_BURST} articles delivered to the other ${MEMORY_ENDPOINTS - DOWN}:`);
-console.log(`   heap ${(before.heap / 2 ** 20).toFixed(1)} → ${(after.heap / 2 ** 20).toFixed(1)} MiB (+${((after.heap - before.heap) / 2 ** 20).toFixed(1)} MiB, ${((after.heap - before.heap) / MEMORY_ENDPOINTS / 1024).toFixed(1)} KiB per endpoint)${gc ? '' : ' (run with node --expose-gc for settled figures)'}`);
+console.log(
+  `\n3. memory: ${MEMORY_ENDPOINTS} endpoints, ${DOWN} down (refused, retrying), ${MEMORY_BURST} articles delivered to the other ${MEMORY_ENDPOINTS - DOWN}:`,
+);
+console.log(
+  `   heap ${(before.heap / 2 ** 20).toFixed(1)} → ${(after.heap / 2 ** 20).toFixed(1)} MiB (+${((after.heap - before.heap) / 2 ** 20).toFixed(1)} MiB, ${((after.heap - before.heap) / MEMORY_ENDPOINTS / 1024).toFixed(1)} KiB per endpoint)${gc ? '' : ' (run with node --expose-gc for settled figures)'}`,
+);
 console.log(`   rss  ${(before.rss / 2 ** 20).toFixed(1)} → ${(after.rss / 2 ** 20).toFixed(1)} MiB`);
-console.log(`   ${backlogDown} endpoints with a backlog (the down ones: ${MEMORY_BURST} articles each, a cursor in the store, no bodies held); ${rate2.toFixed(0)} deliveries/s meanwhile`);
+console.log(
+  `   ${backlogDown} endpoints with a backlog (the down ones: ${MEMORY_BURST} articles each, a cursor in the store, no bodies held); ${rate2.toFixed(0)} deliveries/s meanwhile`,
+);
 await svc2.close();
 rmSync(dir2, { recursive: true, force: true });
 rx.server.closeAllConnections();
 rx.server.close();
-console.log(`\nload average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `\nload average after: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);

@@ -13,11 +13,37 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { COMPANIES, DIRECTORY_FILES } from '../src/enrich/directory.js';
 
-const DEFAULT_REFERENCE = fileURLToPath(new URL('../../shared/reference/sec-company-tickers-exchange.json', import.meta.url));
+const DEFAULT_REFERENCE = fileURLToPath(
+  new URL('../../shared/reference/sec-company-tickers-exchange.json', import.meta.url),
+);
 const EXPLAINED_FILE = new URL('./directory-explained.json', import.meta.url);
 
 /** Home-market suffixes of non-US listings; a one-letter suffix outside them is a US share class (`BRK.B`). */
-const MARKETS = new Set(['L', 'DE', 'PA', 'AS', 'MC', 'MI', 'SW', 'ST', 'HE', 'CO', 'OL', 'BR', 'LS', 'VI', 'IR', 'WA', 'TO', 'AX', 'T', 'HK', 'KS', 'NS', 'SA']);
+const MARKETS = new Set([
+  'L',
+  'DE',
+  'PA',
+  'AS',
+  'MC',
+  'MI',
+  'SW',
+  'ST',
+  'HE',
+  'CO',
+  'OL',
+  'BR',
+  'LS',
+  'VI',
+  'IR',
+  'WA',
+  'TO',
+  'AX',
+  'T',
+  'HK',
+  'KS',
+  'NS',
+  'SA',
+]);
 /** Symbols that are not companies (crypto pairs, index and currency symbols). */
 const NOT_A_COMPANY = /-USD$|^\^|=X$/;
 
@@ -27,7 +53,36 @@ export function isUsListing(symbol: string): boolean {
   return dot < 0 || !MARKETS.has(symbol.slice(dot + 1));
 }
 
-const SUFFIXES = new Set(['inc', 'incorporated', 'corp', 'corporation', 'co', 'company', 'companies', 'ltd', 'limited', 'plc', 'holdings', 'holding', 'group', 'the', 'sa', 'nv', 'ag', 'se', 'lp', 'llc', 'trust', 'de', 'md', 'new', 'class', 'a', 'b', 'com']);
+const SUFFIXES = new Set([
+  'inc',
+  'incorporated',
+  'corp',
+  'corporation',
+  'co',
+  'company',
+  'companies',
+  'ltd',
+  'limited',
+  'plc',
+  'holdings',
+  'holding',
+  'group',
+  'the',
+  'sa',
+  'nv',
+  'ag',
+  'se',
+  'lp',
+  'llc',
+  'trust',
+  'de',
+  'md',
+  'new',
+  'class',
+  'a',
+  'b',
+  'com',
+]);
 
 /** A name reduced to its distinctive words: lower case, `&` as `and`, no punctuation or corporate suffixes. */
 export function nameWords(name: string, joinInitials = false): string[] {
@@ -53,7 +108,8 @@ function wordsAgree(a: string[], b: string[]): boolean {
   if (a.length === 0 || b.length === 0) return false;
   const as = a.join(' ');
   const bs = b.join(' ');
-  if (as === bs || bs.startsWith(`${as} `) || as.startsWith(`${bs} `) || as.replace(/ /g, '') === bs.replace(/ /g, '')) return true;
+  if (as === bs || bs.startsWith(`${as} `) || as.startsWith(`${bs} `) || as.replace(/ /g, '') === bs.replace(/ /g, ''))
+    return true;
   const shared = a.filter((w) => b.includes(w)).length;
   return shared / Math.min(a.length, b.length) >= 0.6;
 }
@@ -64,7 +120,10 @@ interface Finding {
   problem: string;
 }
 
-export function checkDirectory(reference: { fields: string[]; data: unknown[][] }, explained: ReadonlyMap<string, string>): { checked: number; agree: number; explainedCount: number; findings: Finding[] } {
+export function checkDirectory(
+  reference: { fields: string[]; data: unknown[][] },
+  explained: ReadonlyMap<string, string>,
+): { checked: number; agree: number; explainedCount: number; findings: Finding[] } {
   const nameAt = reference.fields.indexOf('name');
   const tickerAt = reference.fields.indexOf('ticker');
   const sec = new Map<string, string[]>();
@@ -85,7 +144,8 @@ export function checkDirectory(reference: { fields: string[]; data: unknown[][] 
     const ours = names.split('|').map((n) => n.replace(/^\?/, ''));
     let problem: string | undefined;
     if (theirs === undefined) problem = 'symbol not in the SEC list';
-    else if (!ours.some((o) => theirs.some((t) => namesAgree(o, t)))) problem = `names differ: ours "${ours.join(' | ')}", SEC "${theirs.join(' | ')}"`;
+    else if (!ours.some((o) => theirs.some((t) => namesAgree(o, t))))
+      problem = `names differ: ours "${ours.join(' | ')}", SEC "${theirs.join(' | ')}"`;
     if (problem === undefined) agree++;
     else if (explained.has(symbol)) explainedCount++;
     else findings.push({ symbol, file: fileOf.get(symbol) ?? '?', problem });
@@ -94,14 +154,26 @@ export function checkDirectory(reference: { fields: string[]; data: unknown[][] 
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const reference = process.argv.find((a) => a.startsWith('--reference='))?.slice('--reference='.length) ?? DEFAULT_REFERENCE;
+  const reference =
+    process.argv.find((a) => a.startsWith('--reference='))?.slice('--reference='.length) ?? DEFAULT_REFERENCE;
   if (!existsSync(reference)) {
-    console.error(`check:directory: the SEC reference list is not at ${reference}; nothing was checked (give --reference=<path to sec-company-tickers-exchange.json>)`);
+    console.error(
+      `check:directory: the SEC reference list is not at ${reference}; nothing was checked (give --reference=<path to sec-company-tickers-exchange.json>)`,
+    );
     process.exit(2);
   }
-  const explained = new Map(Object.entries(JSON.parse(readFileSync(EXPLAINED_FILE, 'utf8')) as Record<string, string>).filter(([k]) => !k.startsWith('_')));
-  const r = checkDirectory(JSON.parse(readFileSync(reference, 'utf8')) as { fields: string[]; data: unknown[][] }, explained);
+  const explained = new Map(
+    Object.entries(JSON.parse(readFileSync(EXPLAINED_FILE, 'utf8')) as Record<string, string>).filter(
+      ([k]) => !k.startsWith('_'),
+    ),
+  );
+  const r = checkDirectory(
+    JSON.parse(readFileSync(reference, 'utf8')) as { fields: string[]; data: unknown[][] },
+    explained,
+  );
   for (const f of r.findings) console.log(`  ${f.symbol.padEnd(8)} ${f.file}: ${f.problem}`);
-  console.log(`check:directory: ${r.checked} US entries: ${r.agree} agree with the SEC list, ${r.explainedCount} differ as explained, ${r.findings.length} differ unexplained`);
+  console.log(
+    `check:directory: ${r.checked} US entries: ${r.agree} agree with the SEC list, ${r.explainedCount} differ as explained, ${r.findings.length} differ unexplained`,
+  );
   process.exit(r.findings.length === 0 ? 0 : 1);
 }

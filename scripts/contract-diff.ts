@@ -32,7 +32,9 @@ export function checkContract(dir: string): { reports: Report[]; problems: strin
   const problems: string[] = [];
   const stale = staleGenerated(dir);
   if (stale) return { reports: [], problems: [stale] };
-  const changelog = existsSync(join(dir, 'contract', 'CHANGELOG.md')) ? readFileSync(join(dir, 'contract', 'CHANGELOG.md'), 'utf8') : '';
+  const changelog = existsSync(join(dir, 'contract', 'CHANGELOG.md'))
+    ? readFileSync(join(dir, 'contract', 'CHANGELOG.md'), 'utf8')
+    : '';
   const reports: Report[] = [];
   for (const [file, bundle, diff] of [
     ['openapi.yaml', 'openapi.json', diffOpenApi],
@@ -40,7 +42,9 @@ export function checkContract(dir: string): { reports: Report[]; problems: strin
   ] as const) {
     const releasedPath = join(dir, 'contract', 'released', bundle);
     if (!existsSync(releasedPath)) {
-      problems.push(`contract/released/${bundle} is missing: record the released contract with \`npm run contract:diff -- --release\``);
+      problems.push(
+        `contract/released/${bundle} is missing: record the released contract with \`npm run contract:diff -- --release\``,
+      );
       continue;
     }
     const before = read(releasedPath);
@@ -49,7 +53,10 @@ export function checkContract(dir: string): { reports: Report[]; problems: strin
     const released = versionOf(before);
     const current = versionOf(after);
     const own = versionProblems(released, current, d, file);
-    if (current !== released && !new RegExp(`^## ${file.replace('.', '\\.')} ${current.replace(/\./g, '\\.')}\\b`, 'm').test(changelog)) {
+    if (
+      current !== released &&
+      !new RegExp(`^## ${file.replace('.', '\\.')} ${current.replace(/\./g, '\\.')}\\b`, 'm').test(changelog)
+    ) {
       own.push(`${file}: contract/CHANGELOG.md has no "## ${file} ${current}" section listing the changes`);
     }
     reports.push({ file, released, current, diff: d, problems: own });
@@ -69,16 +76,20 @@ function main(): void {
   if (args.includes('--json')) process.stdout.write(JSON.stringify({ reports, problems }, null, 2) + '\n');
   else {
     for (const r of reports) {
-      process.stdout.write(`${r.file}: released ${r.released}, now ${r.current}: ${r.diff.additive.length} additive, ${r.diff.breaking.length} breaking\n`);
+      process.stdout.write(
+        `${r.file}: released ${r.released}, now ${r.current}: ${r.diff.additive.length} additive, ${r.diff.breaking.length} breaking\n`,
+      );
       for (const c of r.diff.additive) process.stdout.write(`  + ${c.where}: ${c.message}\n`);
       for (const c of r.diff.breaking) process.stdout.write(`  ! ${c.where}: ${c.message}\n`);
     }
     for (const p of problems) process.stderr.write(`contract:diff: ${p}\n`);
-    if (!problems.length) process.stdout.write('contract:diff: no breaking change; versions and changelog follow the rules\n');
+    if (!problems.length)
+      process.stdout.write('contract:diff: no breaking change; versions and changelog follow the rules\n');
   }
   if (problems.length) process.exit(1);
   if (args.includes('--release')) {
-    for (const bundle of ['openapi.json', 'asyncapi.json']) copyFileSync(join(root, 'generated', bundle), join(root, 'contract', 'released', bundle));
+    for (const bundle of ['openapi.json', 'asyncapi.json'])
+      copyFileSync(join(root, 'generated', bundle), join(root, 'contract', 'released', bundle));
     process.stdout.write('contract:diff: contract/released/ now holds the current contract\n');
   }
 }

@@ -37,7 +37,8 @@ async function main(): Promise<number> {
     await svc.store.articles.insert(articles, now - 60_000);
     await svc.worker.drain();
     const prefix = livePrefix(config);
-    const key = async (tier: 'starter' | 'pro' | 'max') => (await createKey(svc.store.accounts, { tier, livePrefix: prefix, now })).key;
+    const key = async (tier: 'starter' | 'pro' | 'max') =>
+      (await createKey(svc.store.accounts, { tier, livePrefix: prefix, now })).key;
     const inactive = await createKey(svc.store.accounts, { tier: 'max', livePrefix: prefix, now });
     await svc.store.accounts.setKeyActive(inactive.key_id, false);
     // A database outage drill: lookups of this one key fail as an unreachable database would, so the
@@ -61,26 +62,51 @@ async function main(): Promise<number> {
     // Use up the limits of the two "exhausted" keys, each from its own client address.
     const exhaust = async (k: string, limit: number, n: number) => {
       for (let i = 0; i < limit; i++) {
-        const r = await fetch(`${svc.url}/v1/news?limit=1`, { headers: { 'X-API-Key': k, 'X-Forwarded-For': `203.0.113.${n}` } });
+        const r = await fetch(`${svc.url}/v1/news?limit=1`, {
+          headers: { 'X-API-Key': k, 'X-Forwarded-For': `203.0.113.${n}` },
+        });
         if (r.status !== 200) throw new Error(`seeding: expected 200, got ${r.status}`);
       }
     };
     await exhaust(keys.starterExhausted, plans.starter.rateLimit, 1);
     await exhaust(keys.maxExhausted, plans.max.rateLimit, 2);
-    console.log(`contract: service at ${svc.url}, ${articles.length} articles, running Dredd against generated/openapi.json`);
+    console.log(
+      `contract: service at ${svc.url}, ${articles.length} articles, running Dredd against generated/openapi.json`,
+    );
 
     const code = await new Promise<number>((resolveCode) => {
-      const child = spawn(join(root, 'node_modules', '.bin', 'dredd'), [join(root, 'generated', 'openapi.json'), svc.url, '--hookfiles', join(root, 'test', 'contract', 'dredd-hooks.cjs'), '--loglevel', 'error', '--reporter', 'dot'], {
-        stdio: 'inherit',
-        env: { ...process.env, FNS_CONTRACT_KEYS: JSON.stringify(keys), FNS_OPENAPI_JSON: join(root, 'generated', 'openapi.json'), NODE_OPTIONS: '--no-warnings' },
-      });
+      const child = spawn(
+        join(root, 'node_modules', '.bin', 'dredd'),
+        [
+          join(root, 'generated', 'openapi.json'),
+          svc.url,
+          '--hookfiles',
+          join(root, 'test', 'contract', 'dredd-hooks.cjs'),
+          '--loglevel',
+          'error',
+          '--reporter',
+          'dot',
+        ],
+        {
+          stdio: 'inherit',
+          env: {
+            ...process.env,
+            FNS_CONTRACT_KEYS: JSON.stringify(keys),
+            FNS_OPENAPI_JSON: join(root, 'generated', 'openapi.json'),
+            NODE_OPTIONS: '--no-warnings',
+          },
+        },
+      );
       child.on('exit', (c) => resolveCode(c ?? 1));
       child.on('error', (err) => {
         console.error(`contract: could not run Dredd: ${err.message}`);
         resolveCode(1);
       });
     });
-    const documented = Object.values<any>(openapiDocument().paths).reduce((n, item) => n + Object.values<any>(item).reduce((m, op) => m + Object.keys(op.responses).length, 0), 0);
+    const documented = Object.values<any>(openapiDocument().paths).reduce(
+      (n, item) => n + Object.values<any>(item).reduce((m, op) => m + Object.keys(op.responses).length, 0),
+      0,
+    );
     console.log(`contract: openapi.yaml documents ${documented} (operation, status) pairs; Dredd exit code ${code}`);
     return code;
   } finally {

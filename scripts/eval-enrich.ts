@@ -15,9 +15,29 @@ import { readCorpus } from './lib/sentiment-corpus.js';
 import { evaluateSentiment, sentimentReport } from './lib/evaluate-sentiment.js';
 import { headlineReport, readHeadlines, scoreHeadlines } from './lib/evaluate-headline-tickers.js';
 import {
-  BLEND_WEIGHTS, GOALS, METHODS, NEAR_DUPLICATE_SETS, SEMANTIC_VARIANTS, bestPrecisionOn, blendJudge, chosenJudge, cosine, keyRecall, methodJudge, pairAuc, parseJsonl,
-  scoreLabels, scorePairs, scoreTickers, semanticJudge, tuneBlendOnDev, tuneOnDev, tuneSemanticOnDev,
-  type PairCase, type SentimentCase, type TickerCase,
+  BLEND_WEIGHTS,
+  GOALS,
+  METHODS,
+  NEAR_DUPLICATE_SETS,
+  SEMANTIC_VARIANTS,
+  bestPrecisionOn,
+  blendJudge,
+  chosenJudge,
+  cosine,
+  keyRecall,
+  methodJudge,
+  pairAuc,
+  parseJsonl,
+  scoreLabels,
+  scorePairs,
+  scoreTickers,
+  semanticJudge,
+  tuneBlendOnDev,
+  tuneOnDev,
+  tuneSemanticOnDev,
+  type PairCase,
+  type SentimentCase,
+  type TickerCase,
 } from './lib/evaluate-enrich.js';
 import { createLocalEmbedder, LOCAL_MODEL_ID } from '../src/search/index.js';
 import { enrich } from '../src/enrich/index.js';
@@ -37,7 +57,9 @@ const pairs = pairSets.flatMap((s) => s.pairs);
 // Sentiment on the team's corpus (eval/sentiment/, labelling guide in eval/README.md): the model against the
 // lexicon alone and the always-neutral line of the same run; test is held out (never tuned on).
 const corpus = readCorpus();
-console.log(`Sentiment corpus (eval/sentiment/): ${corpus.length} items, ${corpus.filter((c) => c.split === 'dev').length} dev (trained on), ${corpus.filter((c) => c.split === 'test').length} test (held out)`);
+console.log(
+  `Sentiment corpus (eval/sentiment/): ${corpus.length} items, ${corpus.filter((c) => c.split === 'dev').length} dev (trained on), ${corpus.filter((c) => c.split === 'test').length} test (held out)`,
+);
 for (const s of splits) {
   console.log(`  ${s}`);
   for (const line of sentimentReport(evaluateSentiment(corpus.filter((c) => c.split === s)))) console.log(line);
@@ -47,32 +69,46 @@ if (process.argv.includes('--sentiment-only')) process.exit(0);
 // Tickers and relevance on the team's labelled headlines (eval/tickers/, written before the matcher was
 // tuned on them); test is held out.
 const headlines = readHeadlines();
-console.log(`\nTicker headlines (eval/tickers/): ${headlines.length} headlines, ${headlines.filter((h) => h.split === 'dev').length} dev, ${headlines.filter((h) => h.split === 'test').length} test`);
+console.log(
+  `\nTicker headlines (eval/tickers/): ${headlines.length} headlines, ${headlines.filter((h) => h.split === 'dev').length} dev, ${headlines.filter((h) => h.split === 'test').length} test`,
+);
 for (const s of splits) {
   const r = scoreHeadlines(headlines.filter((h) => h.split === s));
   console.log(`  ${s}`);
   for (const line of headlineReport(r)) console.log(line);
-  if (showErrors && (s === 'dev' || process.argv.includes('--test-errors'))) for (const e of r.errors) console.log(`      ${e}`);
+  if (showErrors && (s === 'dev' || process.argv.includes('--test-errors')))
+    for (const e of r.errors) console.log(`      ${e}`);
 }
 if (process.argv.includes('--tickers-only')) process.exit(0);
 
-console.log(`\nSets: tickers ${tickers.length} headlines, sentiment ${sentiment.length} headlines, near-duplicates ${pairSets.map((s) => `${s.name} ${s.pairs.length} pairs (${s.pairs.filter((p) => p.duplicate).length} duplicates)`).join(', ')}`);
+console.log(
+  `\nSets: tickers ${tickers.length} headlines, sentiment ${sentiment.length} headlines, near-duplicates ${pairSets.map((s) => `${s.name} ${s.pairs.length} pairs (${s.pairs.filter((p) => p.duplicate).length} duplicates)`).join(', ')}`,
+);
 console.log('\nTickers (eval/tickers.jsonl)');
 for (const s of splits) {
   const r = scoreTickers(tickers, s);
-  console.log(`  ${s.padEnd(4)} precision ${pct(r.precision)} (goal >= ${pct(GOALS.tickerPrecision)})  recall ${pct(r.recall)} (goal >= ${pct(GOALS.tickerRecall)})  [${r.correct}/${r.found} found, ${r.expected} expected]`);
-  console.log(`       per-ticker sentiment accuracy ${pct(r.sentimentAccuracy)} vs majority-class baseline ${pct(r.sentimentBaseline)} (goal: above baseline)`);
+  console.log(
+    `  ${s.padEnd(4)} precision ${pct(r.precision)} (goal >= ${pct(GOALS.tickerPrecision)})  recall ${pct(r.recall)} (goal >= ${pct(GOALS.tickerRecall)})  [${r.correct}/${r.found} found, ${r.expected} expected]`,
+  );
+  console.log(
+    `       per-ticker sentiment accuracy ${pct(r.sentimentAccuracy)} vs majority-class baseline ${pct(r.sentimentBaseline)} (goal: above baseline)`,
+  );
   if (showErrors) for (const e of r.errors) console.log(`         ${e}`);
 }
 console.log('\nArticle label (eval/sentiment.jsonl)');
 for (const s of splits) {
   const r = scoreLabels(sentiment, s);
-  console.log(`  ${s.padEnd(4)} accuracy ${pct(r.accuracy)} vs majority-class baseline ${pct(r.baseline)} ("${r.baselineLabel}") (goal: above baseline)  [n=${r.n}]`);
+  console.log(
+    `  ${s.padEnd(4)} accuracy ${pct(r.accuracy)} vs majority-class baseline ${pct(r.baseline)} ("${r.baselineLabel}") (goal: above baseline)  [n=${r.n}]`,
+  );
   if (showErrors) for (const e of r.errors) console.log(`         ${e}`);
 }
 const count = (ps: PairCase[], s: string, d: boolean) => ps.filter((p) => p.split === s && p.duplicate === d).length;
-const sizes = (ps: PairCase[]) => `dev ${count(ps, 'dev', true)}+${count(ps, 'dev', false)}, test ${count(ps, 'test', true)}+${count(ps, 'test', false)}`;
-console.log(`\nNear-duplicates (${pairSets.map((s) => `eval/${s.name}: ${sizes(s.pairs)}`).join('; ')} duplicates+others); methods below on both sets, thresholds chosen on dev`);
+const sizes = (ps: PairCase[]) =>
+  `dev ${count(ps, 'dev', true)}+${count(ps, 'dev', false)}, test ${count(ps, 'test', true)}+${count(ps, 'test', false)}`;
+console.log(
+  `\nNear-duplicates (${pairSets.map((s) => `eval/${s.name}: ${sizes(s.pairs)}`).join('; ')} duplicates+others); methods below on both sets, thresholds chosen on dev`,
+);
 for (const m of METHODS) {
   const t = tuneOnDev(pairs, m, GOALS.dedupPrecision);
   const cells = splits.map((s) => {
@@ -86,14 +122,19 @@ for (const set of pairSets) {
   for (const s of splits) {
     const r = scorePairs(set.pairs, s, chosenJudge);
     const met = r.precision >= GOALS.dedupPrecision && r.recall >= GOALS.dedupRecall ? 'goals met' : 'goals NOT met';
-    console.log(`  ${set.name.padEnd(28)} ${s.padEnd(4)} precision ${pct(r.precision)} (goal >= ${pct(GOALS.dedupPrecision)})  recall ${pct(r.recall)} (goal >= ${pct(GOALS.dedupRecall)})  [tp ${r.tp}, fp ${r.fp}, fn ${r.fn}] ${met}`);
+    console.log(
+      `  ${set.name.padEnd(28)} ${s.padEnd(4)} precision ${pct(r.precision)} (goal >= ${pct(GOALS.dedupPrecision)})  recall ${pct(r.recall)} (goal >= ${pct(GOALS.dedupRecall)})  [tp ${r.tp}, fp ${r.fp}, fn ${r.fn}] ${met}`,
+    );
     // Errors are listed for dev only unless --test-errors: the rules are tuned on dev, test stays held out.
-    if ((showErrors && s === 'dev') || process.argv.includes('--test-errors')) for (const e of r.errors) console.log(`         ${e}`);
+    if ((showErrors && s === 'dev') || process.argv.includes('--test-errors'))
+      for (const e of r.errors) console.log(`         ${e}`);
   }
 }
 for (const s of splits) {
   const k = keyRecall(pairs, s);
-  console.log(`  LSH keys ${s.padEnd(4)} duplicates sharing a key ${pct(k.duplicates)}, other pairs sharing a key ${pct(k.others)}, ${k.keysPerHeadline.toFixed(1)} keys per headline`);
+  console.log(
+    `  LSH keys ${s.padEnd(4)} duplicates sharing a key ${pct(k.duplicates)}, other pairs sharing a key ${pct(k.others)}, ${k.keysPerHeadline.toFixed(1)} keys per headline`,
+  );
 }
 
 // Cost (one core, this run; bench:ingest measures the whole path).
@@ -127,9 +168,15 @@ const preparedRate = rate(() => {
   return prepared.length >> 1;
 });
 const goal = 15_000;
-console.log(`nearDuplicateKeys(text), cold: ${fmt(keysRate)} headlines/s (goal >= ${fmt(goal)}, x${(keysRate / goal).toFixed(2)})`);
-console.log(`isNearDuplicate(text, text), both cold: ${fmt(pairRate)} headlines/s (goal >= ${fmt(goal)}, x${(pairRate / goal).toFixed(2)})`);
-console.log(`isNearDuplicate(prepared, prepared): ${fmt(preparedRate)} pairs/s (texts seen before are prepared once, by the memo or by prepare())`);
+console.log(
+  `nearDuplicateKeys(text), cold: ${fmt(keysRate)} headlines/s (goal >= ${fmt(goal)}, x${(keysRate / goal).toFixed(2)})`,
+);
+console.log(
+  `isNearDuplicate(text, text), both cold: ${fmt(pairRate)} headlines/s (goal >= ${fmt(goal)}, x${(pairRate / goal).toFixed(2)})`,
+);
+console.log(
+  `isNearDuplicate(prepared, prepared): ${fmt(preparedRate)} pairs/s (texts seen before are prepared once, by the memo or by prepare())`,
+);
 
 if (!process.argv.includes('--no-embeddings')) {
   // Sentence embeddings as a second dedup signal (the vectors semantic search computes for every article).
@@ -142,7 +189,9 @@ if (!process.argv.includes('--no-embeddings')) {
     const t2 = performance.now();
     const vectors = new Map(heads.map((h, i) => [h, vs[i]!]));
     const cos = (c: PairCase) => cosine(vectors.get(c.a)!, vectors.get(c.b)!);
-    console.log(`\nSentence embeddings as a dedup signal (${LOCAL_MODEL_ID}, ${heads.length} distinct headlines; thresholds chosen on dev)`);
+    console.log(
+      `\nSentence embeddings as a dedup signal (${LOCAL_MODEL_ID}, ${heads.length} distinct headlines; thresholds chosen on dev)`,
+    );
     for (const v of SEMANTIC_VARIANTS) {
       const t = tuneSemanticOnDev(pairs, v, vectors, GOALS.dedupPrecision);
       const cells = splits.map((s) => {
@@ -157,21 +206,30 @@ if (!process.argv.includes('--no-embeddings')) {
         const r = scorePairs(pairs, s, blendJudge(w, t, vectors));
         return `${s} P ${pct(r.precision)} R ${pct(r.recall)} [fp ${r.fp}, fn ${r.fn}]`;
       });
-      console.log(`  ${`rules, wJaccard + ${w.toFixed(1)}*(cos-0.7)`.padEnd(34)} t ${t.toFixed(2)}  ${cells.join('   ')}`);
+      console.log(
+        `  ${`rules, wJaccard + ${w.toFixed(1)}*(cos-0.7)`.padEnd(34)} t ${t.toFixed(2)}  ${cells.join('   ')}`,
+      );
     }
     for (const v of SEMANTIC_VARIANTS) {
       const b = bestPrecisionOn(pairs, 'test', v, vectors, 0.5);
-      if (b) console.log(`  upper bound, t chosen on test itself (recall >= 50%): ${v.name.padEnd(22)} t ${b.t.toFixed(2)}  test P ${pct(b.score.precision)} R ${pct(b.score.recall)}`);
+      if (b)
+        console.log(
+          `  upper bound, t chosen on test itself (recall >= 50%): ${v.name.padEnd(22)} t ${b.t.toFixed(2)}  test P ${pct(b.score.precision)} R ${pct(b.score.recall)}`,
+        );
     }
     const rulePositive = (c: PairCase) => chosenJudge(c.a, c.b);
     for (const s of splits) {
       const all = pairAuc(pairs, s, cos);
       const pos = pairAuc(pairs, s, cos, rulePositive);
-      console.log(`  AUC of cosine ${s.padEnd(4)} all pairs ${all.toFixed(3)}; among pairs the rules call duplicates ${Number.isNaN(pos) ? 'n/a (no false positive)' : pos.toFixed(3)} (0.5 = chance)`);
+      console.log(
+        `  AUC of cosine ${s.padEnd(4)} all pairs ${all.toFixed(3)}; among pairs the rules call duplicates ${Number.isNaN(pos) ? 'n/a (no false positive)' : pos.toFixed(3)} (0.5 = chance)`,
+      );
     }
     const perHeadline = (t2 - t1) / heads.length;
     const workers = Math.min((await import('node:os')).availableParallelism(), 4);
-    console.log(`  embedding cost: first call ${fmt(Math.round(t1 - t0))} ms (worker start + model load); then ${perHeadline.toFixed(1)} ms per headline wall on ${workers} worker thread(s) = ${fmt(Math.round(1000 / perHeadline))} headlines/s (ingest goal 5,000 items/s: x${(1000 / perHeadline / 5000).toFixed(3)})`);
+    console.log(
+      `  embedding cost: first call ${fmt(Math.round(t1 - t0))} ms (worker start + model load); then ${perHeadline.toFixed(1)} ms per headline wall on ${workers} worker thread(s) = ${fmt(Math.round(1000 / perHeadline))} headlines/s (ingest goal 5,000 items/s: x${(1000 / perHeadline / 5000).toFixed(3)})`,
+    );
   } finally {
     await embedder.close();
   }

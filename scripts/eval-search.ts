@@ -21,7 +21,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Bm25, mean, parseEvalSet, type EvalSet, recallAtK, reciprocalRankAtK, splitOf } from './lib/evaluate-search.js';
+import {
+  Bm25,
+  mean,
+  parseEvalSet,
+  type EvalSet,
+  recallAtK,
+  reciprocalRankAtK,
+  splitOf,
+} from './lib/evaluate-search.js';
 import { DEFAULT_FUSION, type Fusion } from '../src/search/lexical.js';
 import { LOCAL_DIMENSIONS, createLocalEmbedder, type LocalEmbedder } from '../src/search/local.js';
 import { SemanticIndex } from '../src/indexing/index.js';
@@ -50,8 +58,12 @@ const VARIANTS: Variant[] = [
 ];
 
 async function hybridPart(embedder: LocalEmbedder): Promise<void> {
-  const trader = parseEvalSet(JSON.parse(readFileSync(new URL('../test/fixtures/search-eval-trader.json', import.meta.url), 'utf8')));
-  const first = parseEvalSet(JSON.parse(readFileSync(new URL('../test/fixtures/search-eval.json', import.meta.url), 'utf8')));
+  const trader = parseEvalSet(
+    JSON.parse(readFileSync(new URL('../test/fixtures/search-eval-trader.json', import.meta.url), 'utf8')),
+  );
+  const first = parseEvalSet(
+    JSON.parse(readFileSync(new URL('../test/fixtures/search-eval.json', import.meta.url), 'utf8')),
+  );
   const dirs: string[] = [];
   const stores: SqliteStore[] = [];
   /** One store per set: the two sets tell some of the same stories, so mixed, a question would have two right answers. */
@@ -60,9 +72,21 @@ async function hybridPart(embedder: LocalEmbedder): Promise<void> {
     dirs.push(dir);
     const store = new SqliteStore(join(dir, 'fns.sqlite'));
     stores.push(store);
-    const stored = await store.articles.insert(set.headlines.map((h) => ({ content: h.text, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })), Date.now());
+    const stored = await store.articles.insert(
+      set.headlines.map((h) => ({
+        content: h.text,
+        urgency: 'regular' as const,
+        sentiment: null,
+        published_at: null,
+        tickers: [],
+      })),
+      Date.now(),
+    );
     const vectors = await embedder.embed(set.headlines.map((h) => h.text));
-    await store.vectors.storeVectors(embedder.modelId, stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })));
+    await store.vectors.storeVectors(
+      embedder.modelId,
+      stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })),
+    );
     return { store, idOf: new Map(stored.map((a, i) => [a.id, set.headlines[i]!.id])) };
   };
   try {
@@ -87,21 +111,37 @@ async function hybridPart(embedder: LocalEmbedder): Promise<void> {
           const ranked = (await index.search(q.text, 10)).map((a) => on.idOf.get(a.id)!);
           r5.push(recallAtK(ranked, q.relevant, K));
           rr.push(reciprocalRankAtK(ranked, q.relevant, 10));
-          if (g.startsWith('trader') && rr[rr.length - 1]! < 1) misses.push(`${q.id} ${(q as { kind?: string }).kind ?? ''} "${q.text}" -> ${ranked.slice(0, 3).join(' ')} (want ${q.relevant.join(',')})`);
+          if (g.startsWith('trader') && rr[rr.length - 1]! < 1)
+            misses.push(
+              `${q.id} ${(q as { kind?: string }).kind ?? ''} "${q.text}" -> ${ranked.slice(0, 3).join(' ')} (want ${q.relevant.join(',')})`,
+            );
         }
         cells[g] = { r5: mean(r5), mrr: mean(rr) };
       }
       results.push({ name: v.name, cells, misses });
     }
     const cols = Object.keys(groups);
-    console.log(`\n## hybrid ranking: recall@${K} / MRR@10 (trader set: ${trader.headlines.length} headlines, ${trader.queries.length} questions, dev ${groups['trader dev'].qs.length} / test ${groups['trader test'].qs.length}; first set: ${first.headlines.length} headlines, ${first.queries.length} questions)\n`);
+    console.log(
+      `\n## hybrid ranking: recall@${K} / MRR@10 (trader set: ${trader.headlines.length} headlines, ${trader.queries.length} questions, dev ${groups['trader dev'].qs.length} / test ${groups['trader test'].qs.length}; first set: ${first.headlines.length} headlines, ${first.queries.length} questions)\n`,
+    );
     console.log(`| variant | ${cols.map((c) => `${c} R@${K} | ${c} MRR@10`).join(' | ')} |`);
     console.log(`|---|${cols.map(() => '---|---').join('|')}|`);
-    for (const r of results) console.log(`| ${r.name} | ${cols.map((c) => `${r.cells[c]!.r5.toFixed(3)} | ${r.cells[c]!.mrr.toFixed(3)}`).join(' | ')} |`);
+    for (const r of results)
+      console.log(
+        `| ${r.name} | ${cols.map((c) => `${r.cells[c]!.r5.toFixed(3)} | ${r.cells[c]!.mrr.toFixed(3)}`).join(' | ')} |`,
+      );
     const fused = results.filter((r) => !/only/.test(r.name));
-    const best = fused.reduce((a, b) => (b.cells['trader dev']!.mrr > a.cells['trader dev']!.mrr || (b.cells['trader dev']!.mrr === a.cells['trader dev']!.mrr && b.cells['trader dev']!.r5 > a.cells['trader dev']!.r5) ? b : a));
+    const best = fused.reduce((a, b) =>
+      b.cells['trader dev']!.mrr > a.cells['trader dev']!.mrr ||
+      (b.cells['trader dev']!.mrr === a.cells['trader dev']!.mrr &&
+        b.cells['trader dev']!.r5 > a.cells['trader dev']!.r5)
+        ? b
+        : a,
+    );
     const t = best.cells['trader test']!;
-    console.log(`\nbest fused variant on dev (MRR@10, then recall@${K}): ${best.name}; on test recall@${K} ${t.r5.toFixed(3)} (goal >= 0.95), MRR@10 ${t.mrr.toFixed(3)} (goal >= 0.8)`);
+    console.log(
+      `\nbest fused variant on dev (MRR@10, then recall@${K}): ${best.name}; on test recall@${K} ${t.r5.toFixed(3)} (goal >= 0.95), MRR@10 ${t.mrr.toFixed(3)} (goal >= 0.8)`,
+    );
     const service = VARIANTS.find((v) => JSON.stringify(v.fusion) === JSON.stringify(DEFAULT_FUSION));
     console.log(`the service's fusion (DEFAULT_FUSION): ${service?.name ?? JSON.stringify(DEFAULT_FUSION)}`);
     for (const r of results.filter((x) => x.name === best.name || /only/.test(x.name))) {
@@ -122,11 +162,13 @@ async function hybridPart(embedder: LocalEmbedder): Promise<void> {
       ['punctuation only', '?!..,,;;'],
       ['non-Latin and emoji', '日本銀行 利上げ 📈'],
     ];
-    console.log('\n## the contract\'s q limits (default fusion)\n');
+    console.log("\n## the contract's q limits (default fusion)\n");
     for (const [what, q] of probes) {
       try {
         const hits = await index.search(q, 5);
-        console.log(`  ${what} (${q.length} chars): ok, ${hits.length} results${hits[0] ? `, first "${hits[0].content.slice(0, 60)}"` : ''}`);
+        console.log(
+          `  ${what} (${q.length} chars): ok, ${hits.length} results${hits[0] ? `, first "${hits[0].content.slice(0, 60)}"` : ''}`,
+        );
       } catch (e) {
         console.log(`  ${what} (${q.length} chars): ERROR ${e instanceof Error ? e.message : String(e)}`);
         process.exitCode = 1;
@@ -146,8 +188,12 @@ async function hybridPart(embedder: LocalEmbedder): Promise<void> {
  */
 async function descriptorPart(embedder: LocalEmbedder): Promise<void> {
   const sets = {
-    descriptors: parseEvalSet(JSON.parse(readFileSync(new URL('../test/fixtures/search-eval-descriptors.json', import.meta.url), 'utf8'))),
-    trader: parseEvalSet(JSON.parse(readFileSync(new URL('../test/fixtures/search-eval-trader.json', import.meta.url), 'utf8'))),
+    descriptors: parseEvalSet(
+      JSON.parse(readFileSync(new URL('../test/fixtures/search-eval-descriptors.json', import.meta.url), 'utf8')),
+    ),
+    trader: parseEvalSet(
+      JSON.parse(readFileSync(new URL('../test/fixtures/search-eval-trader.json', import.meta.url), 'utf8')),
+    ),
   };
   const dir = mkdtempSync(join(tmpdir(), 'fns-eval-descriptors-'));
   const stores: SqliteStore[] = [];
@@ -157,9 +203,21 @@ async function descriptorPart(embedder: LocalEmbedder): Promise<void> {
       progress(`descriptors: the ${name} set's ${set.headlines.length} headlines into a store, embedded`);
       const store = new SqliteStore(join(dir, `${name}.sqlite`));
       stores.push(store);
-      const stored = await store.articles.insert(set.headlines.map((h) => ({ content: h.text, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })), Date.now());
+      const stored = await store.articles.insert(
+        set.headlines.map((h) => ({
+          content: h.text,
+          urgency: 'regular' as const,
+          sentiment: null,
+          published_at: null,
+          tickers: [],
+        })),
+        Date.now(),
+      );
       const vectors = await embedder.embed(set.headlines.map((h) => h.text));
-      await store.vectors.storeVectors(embedder.modelId, stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })));
+      await store.vectors.storeVectors(
+        embedder.modelId,
+        stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })),
+      );
       const idOf = new Map(stored.map((a, i) => [a.id, set.headlines[i]!.id]));
       for (const use of ['none', 'keyword', 'semantic', 'both'] as const) {
         const index = new SemanticIndex(store, embedder, { descriptors: use });
@@ -206,7 +264,9 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const set = parseEvalSet(JSON.parse(readFileSync(new URL('../test/fixtures/search-eval.json', import.meta.url), 'utf8')));
+  const set = parseEvalSet(
+    JSON.parse(readFileSync(new URL('../test/fixtures/search-eval.json', import.meta.url), 'utf8')),
+  );
   const texts = set.headlines.map((h) => h.text);
   const n = texts.length;
   progress(`${n} headlines, ${set.queries.length} queries`);
@@ -239,7 +299,15 @@ async function main(): Promise<void> {
     progress('queries');
     const corpus = set.headlines.map((h, i) => ({ id: h.id, vector: vectors[i] as Float32Array }));
     const bm25 = new Bm25(set.headlines);
-    const rows: { id: string; text: string; relevant: string[]; emb: number; kw: number; embTop: string[]; kwTop: string[] }[] = [];
+    const rows: {
+      id: string;
+      text: string;
+      relevant: string[];
+      emb: number;
+      kw: number;
+      embTop: string[];
+      kwTop: string[];
+    }[] = [];
     const queryMs: number[] = [];
     for (const q of set.queries) {
       t0 = performance.now();
@@ -248,11 +316,22 @@ async function main(): Promise<void> {
       queryMs.push(ms(t0));
       const embTop = hits.map((h) => h.id);
       const kwTop = bm25.topK(q.text, K).map((h) => h.id);
-      rows.push({ id: q.id, text: q.text, relevant: q.relevant, emb: recallAtK(embTop, q.relevant, K), kw: recallAtK(kwTop, q.relevant, K), embTop, kwTop });
+      rows.push({
+        id: q.id,
+        text: q.text,
+        relevant: q.relevant,
+        emb: recallAtK(embTop, q.relevant, K),
+        kw: recallAtK(kwTop, q.relevant, K),
+        embTop,
+        kwTop,
+      });
     }
 
     progress('long text (truncated by the model at 256 tokens)');
-    const long = Array.from({ length: 40 }, () => 'Shares of the lender rose after it reported higher net interest income and lower loan-loss provisions.').join(' ');
+    const long = Array.from(
+      { length: 40 },
+      () => 'Shares of the lender rose after it reported higher net interest income and lower loan-loss provisions.',
+    ).join(' ');
     const longMs: number[] = [];
     for (let r = 0; r < 3; r++) {
       t0 = performance.now();
@@ -262,7 +341,10 @@ async function main(): Promise<void> {
 
     progress(`exact ranking over ${SCALE_N.toLocaleString('en')} random ${LOCAL_DIMENSIONS}-d vectors`);
     const rand = prng(42);
-    const big = Array.from({ length: SCALE_N }, (_, i) => ({ id: String(i).padStart(8, '0'), vector: randomUnit(rand) }));
+    const big = Array.from({ length: SCALE_N }, (_, i) => ({
+      id: String(i).padStart(8, '0'),
+      vector: randomUnit(rand),
+    }));
     const query = randomUnit(rand);
     const scaleMs: number[] = [];
     for (let r = 0; r < 5; r++) {
@@ -281,26 +363,41 @@ async function main(): Promise<void> {
     console.log(`\nrecall@${K} per query (emb = all-MiniLM-L6-v2 cosine, bm25 = keyword baseline)\n`);
     console.log(`${'query'.padEnd(4)}  ${'text'.padEnd(w)}  relevant  emb  bm25  emb top-${K} / bm25 top-${K}`);
     for (const r of rows) {
-      console.log(`${r.id}  ${r.text.padEnd(w)}  ${r.relevant.join(',').padEnd(8)}  ${pct(r.emb)}  ${pct(r.kw)}  ${r.embTop.join(' ')} / ${r.kwTop.join(' ') || '(no word in common)'}`);
+      console.log(
+        `${r.id}  ${r.text.padEnd(w)}  ${r.relevant.join(',').padEnd(8)}  ${pct(r.emb)}  ${pct(r.kw)}  ${r.embTop.join(' ')} / ${r.kwTop.join(' ') || '(no word in common)'}`,
+      );
     }
     const embMean = mean(rows.map((r) => r.emb));
     const kwMean = mean(rows.map((r) => r.kw));
-    console.log(`\nmean recall@${K}: embedding ${embMean.toFixed(3)}, BM25 ${kwMean.toFixed(3)}  (${rows.length} queries, ${n} headlines)`);
-    console.log(`  queries won by embedding ${rows.filter((r) => r.emb > r.kw).length}, by BM25 ${rows.filter((r) => r.kw > r.emb).length}, tied ${rows.filter((r) => r.kw === r.emb).length}`);
+    console.log(
+      `\nmean recall@${K}: embedding ${embMean.toFixed(3)}, BM25 ${kwMean.toFixed(3)}  (${rows.length} queries, ${n} headlines)`,
+    );
+    console.log(
+      `  queries won by embedding ${rows.filter((r) => r.emb > r.kw).length}, by BM25 ${rows.filter((r) => r.kw > r.emb).length}, tied ${rows.filter((r) => r.kw === r.emb).length}`,
+    );
     console.log('\ntiming');
-    console.log(`  cold start (model load in worker threads + ${n} headlines): ${coldMs.toFixed(0)} ms, process RSS after ${rssMb.toFixed(0)} MB`);
-    console.log(`  embedding, batched (${n} per call):  ${batched.map((x) => x.toFixed(0)).join(' / ')} headlines/s (median ${median(batched).toFixed(0)})`);
-    console.log(`  main event loop while embedding:     max delay ${(loopDelay.max / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms (the model runs in worker threads)`);
+    console.log(
+      `  cold start (model load in worker threads + ${n} headlines): ${coldMs.toFixed(0)} ms, process RSS after ${rssMb.toFixed(0)} MB`,
+    );
+    console.log(
+      `  embedding, batched (${n} per call):  ${batched.map((x) => x.toFixed(0)).join(' / ')} headlines/s (median ${median(batched).toFixed(0)})`,
+    );
+    console.log(
+      `  main event loop while embedding:     max delay ${(loopDelay.max / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms (the model runs in worker threads)`,
+    );
     console.log(`  embedding, one at a time:            ${single.toFixed(0)} headlines/s`);
-    console.log(`  query (embed + exact rank over ${n}): mean ${mean(queryMs).toFixed(1)} ms, median ${median(queryMs).toFixed(1)} ms, max ${Math.max(...queryMs).toFixed(1)} ms`);
+    console.log(
+      `  query (embed + exact rank over ${n}): mean ${mean(queryMs).toFixed(1)} ms, median ${median(queryMs).toFixed(1)} ms, max ${Math.max(...queryMs).toFixed(1)} ms`,
+    );
     console.log(`  one 256-token text:                  ${longMs.map((x) => x.toFixed(0)).join(' / ')} ms`);
-    console.log(`  exact top-20 over ${SCALE_N.toLocaleString('en')} x ${LOCAL_DIMENSIONS}-d: ${scaleMs.map((x) => x.toFixed(0)).join(' / ')} ms (median ${median(scaleMs).toFixed(0)} ms)`);
+    console.log(
+      `  exact top-20 over ${SCALE_N.toLocaleString('en')} x ${LOCAL_DIMENSIONS}-d: ${scaleMs.map((x) => x.toFixed(0)).join(' / ')} ms (median ${median(scaleMs).toFixed(0)} ms)`,
+    );
     console.log(`  decoding ${SCALE_N.toLocaleString('en')} stored BLOBs (bufferToVector): ${decodeMs.toFixed(0)} ms`);
   } finally {
     await embedder.close();
   }
 }
-
 
 function randomUnit(rand: () => number): Float32Array {
   const v = new Float32Array(LOCAL_DIMENSIONS);

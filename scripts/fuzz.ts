@@ -33,7 +33,9 @@ function parseArgs(argv: string[]): { env: NodeJS.ProcessEnv; allClasses: boolea
 
 const { env, allClasses, maxClasses } = parseArgs(process.argv.slice(2));
 const { runs, rateRuns, seed } = runParameters(env, { runs: 20_000 });
-console.log(`fuzz: seed ${seed}, ${runs} cases + ${rateRuns} rate-limit sequences${allClasses ? ', all failure classes' : ''}`);
+console.log(
+  `fuzz: seed ${seed}, ${runs} cases + ${rateRuns} rate-limit sequences${allClasses ? ', all failure classes' : ''}`,
+);
 console.log(`      replay with: npm run fuzz -- --seed ${seed} --runs ${runs}`);
 
 const h = await FuzzHarness.start();
@@ -46,13 +48,19 @@ const secs = () => ((performance.now() - started) / 1000).toFixed(1);
 let done = 0;
 const progressEvery = Math.max(100, Math.round(runs / 20));
 
-async function check<T>(name: string, arb: fc.Arbitrary<T>, numRuns: number, run: (c: T) => Promise<void>): Promise<void> {
+async function check<T>(
+  name: string,
+  arb: fc.Arbitrary<T>,
+  numRuns: number,
+  run: (c: T) => Promise<void>,
+): Promise<void> {
   for (;;) {
     done = 0;
     const details = await fc.check(
       fc.asyncProperty(arb, async (c) => {
         await run(c);
-        if (++done % progressEvery === 0) console.log(`  ${name}: ${done}/${numRuns} (${h.stats.requests} requests, ${secs()} s)`);
+        if (++done % progressEvery === 0)
+          console.log(`  ${name}: ${done}/${numRuns} (${h.stats.requests} requests, ${secs()} s)`);
       }),
       { seed, numRuns },
     );
@@ -61,8 +69,11 @@ async function check<T>(name: string, arb: fc.Arbitrary<T>, numRuns: number, run
     const failureClass = err instanceof FuzzFailure ? err.failureClass : 'harness-error';
     const report = `${(fc.defaultReportMessage(details) ?? '').replace(/\nHint: .*$/s, '')}\n${err instanceof Error ? err.message : String(err)}`;
     found.push({ property: name, failureClass, report });
-    console.log(`\nFAILED ${name} — class ${failureClass}\nseed ${seed}, path ${details.counterexamplePath}\n${report}\n`);
-    if (!allClasses || failureClass === 'harness-error' || ignored.has(failureClass) || found.length >= maxClasses) return;
+    console.log(
+      `\nFAILED ${name} — class ${failureClass}\nseed ${seed}, path ${details.counterexamplePath}\n${report}\n`,
+    );
+    if (!allClasses || failureClass === 'harness-error' || ignored.has(failureClass) || found.length >= maxClasses)
+      return;
     ignored.add(failureClass);
     console.log(`  (--all-classes: ignoring ${failureClass} from now on and running again)\n`);
   }
@@ -77,18 +88,44 @@ try {
 
 const s = h.stats;
 console.log(`\n=== totals (seed ${seed}) ===`);
-console.log(`cases: ${s.cases} request cases + ${s.rateCases} rate-limit sequences (runs include re-runs and shrinking)`);
+console.log(
+  `cases: ${s.cases} request cases + ${s.rateCases} rate-limit sequences (runs include re-runs and shrinking)`,
+);
 console.log(`requests: ${s.requests} in ${secs()} s; IP blocks seen: ${s.ipBlocks}; 429s: ${s.rateLimited}`);
 console.log('statuses per operation:');
 for (const [op, m] of Object.entries(s.statuses).sort()) {
-  console.log(`  ${op.padEnd(24)} ${Object.entries(m).map(([st, n]) => `${st}×${n}`).join('  ')}`);
+  console.log(
+    `  ${op.padEnd(24)} ${Object.entries(m)
+      .map(([st, n]) => `${st}×${n}`)
+      .join('  ')}`,
+  );
 }
-console.log(`request-line forms: ${Object.entries(s.forms).sort((a, b) => b[1] - a[1]).map(([f, n]) => `${f} ${n}`).join(', ')}`);
-console.log(`key states: ${Object.entries(s.keyStates).map(([k, n]) => `${k} ${n}`).join(', ')}`);
-console.log(`parameter verdicts (contract): ${Object.entries(s.verdicts).map(([k, n]) => `${k} ${n}`).join(', ')}`);
+console.log(
+  `request-line forms: ${Object.entries(s.forms)
+    .sort((a, b) => b[1] - a[1])
+    .map(([f, n]) => `${f} ${n}`)
+    .join(', ')}`,
+);
+console.log(
+  `key states: ${Object.entries(s.keyStates)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')}`,
+);
+console.log(
+  `parameter verdicts (contract): ${Object.entries(s.verdicts)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')}`,
+);
 const c = s.checked;
-console.log(`checked: ${c.twinComparisons} odd spellings against their plain twin, ${c.expected400} admitted requests the contract makes a 400, ${c.expected200} it makes a 200, ${c.namesParameter} 400 details for a parameter name, ${c.rateWindowChecks} admissions against the plan's window`);
-if (Object.keys(s.ignored).length) console.log(`failures of already reported classes: ${Object.entries(s.ignored).map(([k, n]) => `${k} ×${n}`).join(', ')}`);
+console.log(
+  `checked: ${c.twinComparisons} odd spellings against their plain twin, ${c.expected400} admitted requests the contract makes a 400, ${c.expected200} it makes a 200, ${c.namesParameter} 400 details for a parameter name, ${c.rateWindowChecks} admissions against the plan's window`,
+);
+if (Object.keys(s.ignored).length)
+  console.log(
+    `failures of already reported classes: ${Object.entries(s.ignored)
+      .map(([k, n]) => `${k} ×${n}`)
+      .join(', ')}`,
+  );
 if (found.length) {
   console.log(`\n${found.length} failure class(es), seed ${seed}:`);
   for (const f of found) console.log(`  - ${f.property}: ${f.failureClass}`);

@@ -49,7 +49,15 @@ log(`starting the mock on 127.0.0.1:${port} (stream: one article every ${streamI
 
 let mock: Awaited<ReturnType<typeof startMock>>;
 try {
-  mock = await startMock({ port, host: '127.0.0.1', streamIntervalMs, testPrefix, prismEnv: process.env, log, ...(webhookUrl ? { webhookUrl, webhookIntervalMs } : {}) });
+  mock = await startMock({
+    port,
+    host: '127.0.0.1',
+    streamIntervalMs,
+    testPrefix,
+    prismEnv: process.env,
+    log,
+    ...(webhookUrl ? { webhookUrl, webhookIntervalMs } : {}),
+  });
 } catch (err) {
   console.error(`[mock] could not start: ${(err as Error).message}`);
   process.exit(1);
@@ -58,7 +66,12 @@ try {
 const what = (t: (typeof tiers)[number]) => {
   const p = plans[t];
   if (p.rateLimit === 0) return 'blocked: 403 "API key is inactive" except usage; stream closed 1008';
-  return [`${p.rateLimit} req/min`, p.search ? 'search' : 'no search', p.stream ? 'stream' : 'no stream', p.tickers ? 'tickers' : 'no tickers'].join(', ');
+  return [
+    `${p.rateLimit} req/min`,
+    p.search ? 'search' : 'no search',
+    p.stream ? 'stream' : 'no stream',
+    p.tickers ? 'tickers' : 'no tickers',
+  ].join(', ');
 };
 const wsUrl = mock.url.replace(/^http/, 'ws');
 console.log(`
@@ -70,10 +83,14 @@ Sandbox keys (X-API-Key header; api_key query parameter for the stream):
 ${tiers.map((t) => `  ${mock.keys[t].padEnd(testPrefix.length + 8)} ${t.padEnd(8)} ${what(t)}`).join('\n')}
   Any other key (other ${testPrefix}… names, ${limits.keyPrefixes.live.replace(/^fns_/, `${brand}_`)}… keys) → 401 "Invalid API key".
 
-${webhookUrl ? `Webhooks: a signed sample article to ${webhookUrl} every ${webhookIntervalMs} ms, signed with the sandbox secret
+${
+  webhookUrl
+    ? `Webhooks: a signed sample article to ${webhookUrl} every ${webhookIntervalMs} ms, signed with the sandbox secret
   ${webhookRules.sandboxSecret}
-` : `Webhooks: set MOCK_WEBHOOK_URL=<your receiver> to get a signed sample article every 5 s (docs/mock.md).
-`}
+`
+    : `Webhooks: set MOCK_WEBHOOK_URL=<your receiver> to get a signed sample article every 5 s (docs/mock.md).
+`
+}
 Try:
   curl -s -H 'X-API-Key: ${mock.keys.max}' ${mock.url}/v1/news
   curl -s -H 'X-API-Key: ${mock.keys.pro}' -H 'Prefer: code=429' ${mock.url}/v1/news

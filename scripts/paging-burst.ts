@@ -47,7 +47,8 @@ async function main(): Promise<void> {
   const store = new SqliteStore(join(dir, 'fns.sqlite'));
   let server: Server | undefined;
   try {
-    const key = (await createKey(store.accounts, { tier: 'max', livePrefix: limits.keyPrefixes.live, now: Date.now() })).key;
+    const key = (await createKey(store.accounts, { tier: 'max', livePrefix: limits.keyPrefixes.live, now: Date.now() }))
+      .key;
     const app = createApp(benchAppDeps(store));
     server = createServer(app);
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
@@ -59,7 +60,10 @@ async function main(): Promise<void> {
     };
 
     // An article both clients have seen before the burst: where each one starts.
-    const [first] = await store.articles.insert([{ content: 'before the burst', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], Date.now);
+    const [first] = await store.articles.insert(
+      [{ content: 'before the burst', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }],
+      Date.now,
+    );
     let burstDone = false;
     const burstIds = new Set<string>();
 
@@ -102,7 +106,13 @@ async function main(): Promise<void> {
       for (let n = 0; n < BURST; n += BATCH) {
         const size = Math.min(BATCH, BURST - n);
         const stored = await store.articles.insert(
-          Array.from({ length: size }, (_, i) => ({ content: `burst article ${n + i}`, urgency: 'flash' as const, sentiment: null, published_at: null, tickers: [] })),
+          Array.from({ length: size }, (_, i) => ({
+            content: `burst article ${n + i}`,
+            urgency: 'flash' as const,
+            sentiment: null,
+            published_at: null,
+            tickers: [],
+          })),
           () => at,
         );
         for (const a of stored) burstIds.add(a.id);
@@ -114,14 +124,20 @@ async function main(): Promise<void> {
     const started = performance.now();
     await Promise.all([ingest(), pollSince(), followAfter()]);
     const seconds = (performance.now() - started) / 1000;
-    const receivedAts = new Set((await store.articles.getMany([...burstIds].slice(0, 1).concat([...burstIds].slice(-1)))).map((a) => a.received_at));
+    const receivedAts = new Set(
+      (await store.articles.getMany([...burstIds].slice(0, 1).concat([...burstIds].slice(-1)))).map(
+        (a) => a.received_at,
+      ),
+    );
 
     const report = (name: string, t: Tally) => {
       const got = [...burstIds].filter((id) => t.received.has(id)).length;
       const twice = [...t.received.values()].filter((c) => c > 1).length;
       return `${name.padEnd(34)} received ${String(got).padStart(6)} of ${BURST}, missed ${String(BURST - got).padStart(6)}, duplicates ${twice}, ${t.requests} requests`;
     };
-    console.log(`paging-burst: ${BURST.toLocaleString()} articles in batches of ${BATCH}, first and last received at ${[...receivedAts].join(' / ')}, ${seconds.toFixed(1)} s`);
+    console.log(
+      `paging-burst: ${BURST.toLocaleString()} articles in batches of ${BATCH}, first and last received at ${[...receivedAts].join(' / ')}, ${seconds.toFixed(1)} s`,
+    );
     console.log(report(`since polling (limit=${LIMIT})`, sinceClient));
     console.log(report(`after + next (limit=${LIMIT})`, afterClient));
   } finally {

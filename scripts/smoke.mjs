@@ -33,10 +33,21 @@ function fail(what) {
 }
 function withTimeout(promise, ms, what) {
   let timer;
-  return Promise.race([promise, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`smoke: FAIL ${what}: no answer within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise,
+    new Promise(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error(`smoke: FAIL ${what}: no answer within ${ms} ms`)), ms)),
+    ),
+  ]).finally(() => clearTimeout(timer));
 }
 function cli(args, input, extraEnv = {}) {
-  return spawnSync(process.execPath, [fns, ...args], { env: { ...env, ...extraEnv }, input, encoding: 'utf8', timeout: 60_000 });
+  return spawnSync(process.execPath, [fns, ...args], {
+    env: { ...env, ...extraEnv },
+    input,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 }
 
 /**
@@ -54,15 +65,20 @@ function startChild(what, args, childEnv, readyFrom) {
       const found = readyFrom(out);
       if (found !== undefined) resolve(found);
     });
-    child.on('exit', (code, signal) => reject(new Error(`smoke: FAIL ${what} exited (${code ?? signal}) before it was ready:\n${stderr}`)));
+    child.on('exit', (code, signal) =>
+      reject(new Error(`smoke: FAIL ${what} exited (${code ?? signal}) before it was ready:\n${stderr}`)),
+    );
   });
   return { child, ready };
 }
 
 /** `npm run mock`'s script (tsx + Prism) on a free port; ready with its URL. */
 const startMockProcess = () =>
-  startChild('mock', [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(root, 'scripts', 'mock.ts')], { ...env, PORT: '0', MOCK_STREAM_INTERVAL_MS: '100' }, (out) =>
-    /Mock ready on (http:\/\/\S+)/.exec(out)?.[1],
+  startChild(
+    'mock',
+    [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(root, 'scripts', 'mock.ts')],
+    { ...env, PORT: '0', MOCK_STREAM_INTERVAL_MS: '100' },
+    (out) => /Mock ready on (http:\/\/\S+)/.exec(out)?.[1],
   );
 
 /** `fns demo --json`; ready with its first line (url, keys) once it listens. */
@@ -107,10 +123,12 @@ const demo = startDemo();
 const mock = startMockProcess();
 try {
   const help = cli(['--help']);
-  if (help.status !== 0 || !help.stdout.includes('Usage: fns')) fail(`fns --help (exit ${help.status}): ${help.stderr}`);
+  if (help.status !== 0 || !help.stdout.includes('Usage: fns'))
+    fail(`fns --help (exit ${help.status}): ${help.stderr}`);
   ok('fns --help');
   const group = cli(['sources', '--help']);
-  if (group.status !== 0 || !group.stdout.includes('fns sources add')) fail(`fns sources --help (exit ${group.status})`);
+  if (group.status !== 0 || !group.stdout.includes('fns sources add'))
+    fail(`fns sources --help (exit ${group.status})`);
   ok('fns sources --help');
 
   const { url, keys, articles } = await withTimeout(demo.ready, 120_000, 'demo start');
@@ -119,7 +137,8 @@ try {
   if (!Array.isArray(list.articles) || list.articles.length !== 3) fail(`list: ${JSON.stringify(list).slice(0, 200)}`);
   ok('GET /v1/news?limit=3 (max key): 3 articles');
   const found = await getJson(`${url}/v1/news/search?q=central+bank+tightening&limit=3`, keys.max.key);
-  if (!Array.isArray(found.articles) || found.articles.length === 0) fail(`search: ${JSON.stringify(found).slice(0, 200)}`);
+  if (!Array.isArray(found.articles) || found.articles.length === 0)
+    fail(`search: ${JSON.stringify(found).slice(0, 200)}`);
   ok(`GET /v1/news/search (max key): ${found.articles.length} articles`);
   const usage = await getJson(`${url}/v1/account/usage`, keys.starter.key);
   if (usage.tier !== 'starter') fail(`usage: ${JSON.stringify(usage)}`);
@@ -128,7 +147,7 @@ try {
   const wsUrl = url.replace(/^http/, 'ws');
   const live = firstArticle(wsUrl, keys.pro.key, () => true, 'stream (live wires)');
   await withTimeout(live.opened, 10_000, 'stream open');
-  await withTimeout(live.got, 30_000, 'an article from the demo\'s live wires on the stream');
+  await withTimeout(live.got, 30_000, "an article from the demo's live wires on the stream");
   live.ws.close();
   ok('stream (pro key): an article from the live sample wires');
 
@@ -142,7 +161,8 @@ try {
   ok('fns articles ingest - into the demo: the article reaches the stream');
 
   const sources = cli(['sources', 'list', '--json'], undefined, { DATA_DIR: demoDir });
-  if (sources.status !== 0 || JSON.parse(sources.stdout).length < 2) fail(`fns sources list (exit ${sources.status}): ${sources.stdout}${sources.stderr}`);
+  if (sources.status !== 0 || JSON.parse(sources.stdout).length < 2)
+    fail(`fns sources list (exit ${sources.status}): ${sources.stdout}${sources.stderr}`);
   ok('fns sources list --json on the demo: its sample wires');
   const key = cli(['keys', 'create', '--tier', 'pro', '--json'], undefined, { DATA_DIR: join(dataDir, 'own') });
   if (key.status !== 0 || !JSON.parse(key.stdout).key) fail(`fns keys create (exit ${key.status}): ${key.stderr}`);
@@ -152,10 +172,10 @@ try {
   const mockList = await getJson(`${mockUrl}/v1/news?limit=2`, 'fns_test_max');
   if (!Array.isArray(mockList.articles)) fail(`mock list: ${JSON.stringify(mockList).slice(0, 200)}`);
   ok(`npm run mock (tsx + Prism) on ${mockUrl}: GET /v1/news with fns_test_max`);
-  const mockStream = firstArticle(mockUrl.replace(/^http/, 'ws'), 'fns_test_pro', () => true, 'the mock\'s stream');
-  await withTimeout(mockStream.got, 15_000, 'an article on the mock\'s stream');
+  const mockStream = firstArticle(mockUrl.replace(/^http/, 'ws'), 'fns_test_pro', () => true, "the mock's stream");
+  await withTimeout(mockStream.got, 15_000, "an article on the mock's stream");
   mockStream.ws.close();
-  ok('the mock\'s stream (fns_test_pro): an article');
+  ok("the mock's stream (fns_test_pro): an article");
   console.log(`smoke: node ${process.version}: ${checks} checks ok in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 } catch (e) {
   console.error(e instanceof Error ? e.message : e);

@@ -31,7 +31,10 @@ const toExample = (features: string[], y: number, buckets: number): Example => (
 });
 
 /** Article and per-ticker examples of some corpus items (a ticker the directory does not find gives none). */
-export function examples(items: readonly CorpusItem[], buckets: number): { article: Example[]; ticker: Example[]; tickerMissed: number } {
+export function examples(
+  items: readonly CorpusItem[],
+  buckets: number,
+): { article: Example[]; ticker: Example[]; tickerMissed: number } {
   const article: Example[] = [];
   const ticker: Example[] = [];
   let tickerMissed = 0;
@@ -60,12 +63,17 @@ function classWeights(ex: readonly Example[], k: number, power: number): number[
 }
 
 /** `nbAlpha`: naive-Bayes-scaled features (trainNB) with that smoothing; absent: plain logistic regression. */
-type FitSettings = Omit<TrainOptions, 'buckets' | 'classes' | 'classWeight'> & { classWeightPower?: number; nbAlpha?: number };
+type FitSettings = Omit<TrainOptions, 'buckets' | 'classes' | 'classWeight'> & {
+  classWeightPower?: number;
+  nbAlpha?: number;
+};
 
 function fit(ex: readonly Example[], k: number, o: FitSettings, buckets: number): Float64Array {
   const { classWeightPower = 0.5, nbAlpha, ...rest } = o;
   const opts = { ...rest, buckets, classes: k, classWeight: classWeights(ex, k, classWeightPower) };
-  return nbAlpha === undefined ? train(ex, opts) : trainNB(ex, { ...opts, alpha: nbAlpha, biasBucket: bucketOf('bias', buckets) });
+  return nbAlpha === undefined
+    ? train(ex, opts)
+    : trainNB(ex, { ...opts, alpha: nbAlpha, biasBucket: bucketOf('bias', buckets) });
 }
 
 function buildModel(items: readonly CorpusItem[]): string {
@@ -74,7 +82,8 @@ function buildModel(items: readonly CorpusItem[]): string {
   const a = fit(ex.article, ARTICLE_LABELS.length, SETTINGS.article, SETTINGS.buckets);
   const t = fit(ex.ticker, TICKER_LABELS.length, SETTINGS.ticker, SETTINGS.buckets);
   const model = {
-    _format: 'Written by npm run train:sentiment (scripts/train-sentiment.ts); never edit by hand. Weights: base64 int8, bucket-major, times scale per label; buckets by FNV-1a of the feature (src/enrich/model.ts).',
+    _format:
+      'Written by npm run train:sentiment (scripts/train-sentiment.ts); never edit by hand. Weights: base64 int8, bucket-major, times scale per label; buckets by FNV-1a of the feature (src/enrich/model.ts).',
     corpus: corpusHash(),
     trainedOn: { articles: ex.article.length, tickers: ex.ticker.length },
     settings: SETTINGS,
@@ -89,18 +98,29 @@ function tune(items: readonly CorpusItem[]): void {
   const dev = items.filter((i) => i.split === 'dev');
   const fold = (it: CorpusItem) => (it.text.length * 7 + it.text.charCodeAt(0)) % 5;
   const grid: FitSettings[] = [];
-  for (const epochs of [6, 12, 20]) for (const rate of [0.1, 0.2, 0.4]) for (const l2 of [1e-5, 1e-4, 1e-3]) grid.push({ epochs, rate, l2, seed: 1 });
+  for (const epochs of [6, 12, 20])
+    for (const rate of [0.1, 0.2, 0.4]) for (const l2 of [1e-5, 1e-4, 1e-3]) grid.push({ epochs, rate, l2, seed: 1 });
   for (const which of ['article', 'ticker'] as const) {
     const k = which === 'article' ? ARTICLE_LABELS.length : TICKER_LABELS.length;
     const labels = which === 'article' ? ARTICLE_LABELS : TICKER_LABELS;
     const folds = [0, 1, 2, 3, 4].map((f) => {
       const held = dev.filter((it) => fold(it) === f);
       // Article examples are one per item, in order: their genre is the item's.
-      return { train: examples(dev.filter((it) => fold(it) !== f), SETTINGS.buckets)[which], held: examples(held, SETTINGS.buckets)[which], genres: held.map((it) => it.genre) };
+      return {
+        train: examples(
+          dev.filter((it) => fold(it) !== f),
+          SETTINGS.buckets,
+        )[which],
+        held: examples(held, SETTINGS.buckets)[which],
+        genres: held.map((it) => it.genre),
+      };
     });
     const chosen = SETTINGS[which];
     const powers = [0.5, 0.75, 1].map((classWeightPower) => ({ ...chosen, classWeightPower }));
-    for (const g of [...grid.map((x) => ({ ...x, classWeightPower: chosen.classWeightPower, nbAlpha: chosen.nbAlpha })), ...powers]) {
+    for (const g of [
+      ...grid.map((x) => ({ ...x, classWeightPower: chosen.classWeightPower, nbAlpha: chosen.nbAlpha })),
+      ...powers,
+    ]) {
       const pairs: { want: string; got: string }[] = [];
       const stance: { want: string; got: string }[] = [];
       for (const f of folds) {
@@ -113,7 +133,9 @@ function tune(items: readonly CorpusItem[]): void {
       }
       const s = score(pairs, labels);
       const st = which === 'article' ? ` stance weighted F1 ${score(stance, labels).weightedF1.toFixed(3)}` : '';
-      console.log(`${which} epochs ${g.epochs} rate ${g.rate} l2 ${g.l2} power ${g.classWeightPower}: accuracy ${s.accuracy.toFixed(3)} macro-F1 ${s.macroF1.toFixed(3)}${st}`);
+      console.log(
+        `${which} epochs ${g.epochs} rate ${g.rate} l2 ${g.l2} power ${g.classWeightPower}: accuracy ${s.accuracy.toFixed(3)} macro-F1 ${s.macroF1.toFixed(3)}${st}`,
+      );
     }
   }
 }
@@ -121,7 +143,9 @@ function tune(items: readonly CorpusItem[]): void {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const t0 = Date.now();
   const items = readCorpus();
-  console.log(`corpus: ${items.length} items (${items.filter((i) => i.split === 'dev').length} dev, ${items.filter((i) => i.split === 'test').length} test), ${corpusHash()}`);
+  console.log(
+    `corpus: ${items.length} items (${items.filter((i) => i.split === 'dev').length} dev, ${items.filter((i) => i.split === 'test').length} test), ${corpusHash()}`,
+  );
   if (process.argv.includes('--tune')) tune(items);
   else {
     const text = buildModel(items);
@@ -133,13 +157,19 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
         // absent: differs
       }
       if (committed !== text) {
-        console.error('train:sentiment: src/enrich/resources/sentiment-model.json is not what the corpus gives (the corpus or the training changed); run npm run train:sentiment and commit the result');
+        console.error(
+          'train:sentiment: src/enrich/resources/sentiment-model.json is not what the corpus gives (the corpus or the training changed); run npm run train:sentiment and commit the result',
+        );
         process.exit(1);
       }
-      console.log(`train:sentiment: the committed model matches the corpus (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      console.log(
+        `train:sentiment: the committed model matches the corpus (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+      );
     } else {
       writeFileSync(MODEL_FILE, text);
-      console.log(`train:sentiment: wrote ${MODEL_FILE} (${(text.length / 1024).toFixed(0)} KiB) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      console.log(
+        `train:sentiment: wrote ${MODEL_FILE} (${(text.length / 1024).toFixed(0)} KiB) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+      );
     }
   }
 }

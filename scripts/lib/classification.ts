@@ -35,7 +35,13 @@ export function score(pairs: readonly { want: string; got: string }[], labels: r
     weighted += f1 * support;
   }
   const n = pairs.length;
-  return { n, accuracy: n === 0 ? 0 : right / n, macroF1: present === 0 ? 0 : macro / present, weightedF1: n === 0 ? 0 : weighted / n, confusion };
+  return {
+    n,
+    accuracy: n === 0 ? 0 : right / n,
+    macroF1: present === 0 ? 0 : macro / present,
+    weightedF1: n === 0 ? 0 : weighted / n,
+    confusion,
+  };
 }
 
 /** The confusion matrix as text lines: one row per wanted label, one column per answered label. */
@@ -44,6 +50,9 @@ export function confusionLines(s: Scores, labels: readonly string[], indent = ' 
   const head = `${indent}${'want \\ got'.padEnd(12)}${labels.map((l) => l.padStart(w)).join('')}`;
   const rows = labels
     .filter((l) => [...(s.confusion.get(l)?.values() ?? [])].some((v) => v > 0))
-    .map((l) => `${indent}${l.padEnd(12)}${labels.map((m) => String(s.confusion.get(l)?.get(m) ?? 0).padStart(w)).join('')}`);
+    .map(
+      (l) =>
+        `${indent}${l.padEnd(12)}${labels.map((m) => String(s.confusion.get(l)?.get(m) ?? 0).padStart(w)).join('')}`,
+    );
   return [head, ...rows];
 }

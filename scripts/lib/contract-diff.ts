@@ -115,8 +115,18 @@ function compareSchema(c: Collector, oldNode: unknown, newNode: unknown, where: 
   if (where.length > 40) return;
   const o = flatten(oldNode, c.oldRes);
   const n = flatten(newNode, c.newRes);
-  const widened = (what: string) => c.add(dir === 'request' ? 'additive' : 'breaking', where, `${what} (${dir} ${dir === 'request' ? 'accepts more' : 'may now carry more'})`);
-  const narrowed = (what: string) => c.add(dir === 'request' ? 'breaking' : 'additive', where, `${what} (${dir} ${dir === 'request' ? 'accepts less' : 'carries less'})`);
+  const widened = (what: string) =>
+    c.add(
+      dir === 'request' ? 'additive' : 'breaking',
+      where,
+      `${what} (${dir} ${dir === 'request' ? 'accepts more' : 'may now carry more'})`,
+    );
+  const narrowed = (what: string) =>
+    c.add(
+      dir === 'request' ? 'breaking' : 'additive',
+      where,
+      `${what} (${dir} ${dir === 'request' ? 'accepts less' : 'carries less'})`,
+    );
 
   // type
   const ot = typesOf(o);
@@ -190,14 +200,17 @@ function compareSchema(c: Collector, oldNode: unknown, newNode: unknown, where: 
     if (dir === 'request' && nreq.has(name)) c.add('breaking', [...where, name], 'new required request field');
     else c.add('additive', [...where, name], `new ${nreq.has(name) ? 'required' : 'optional'} ${dir} field`);
   }
-  for (const name of oreq) if (!nreq.has(name) && name in np) {
-    if (dir === 'response') c.add('breaking', [...where, name], 'response field no longer required (may now be absent)');
-    else c.add('additive', [...where, name], 'request field no longer required');
-  }
-  for (const name of nreq) if (!oreq.has(name) && name in op) {
-    if (dir === 'request') c.add('breaking', [...where, name], 'request field made required');
-    else c.add('additive', [...where, name], 'response field now always present');
-  }
+  for (const name of oreq)
+    if (!nreq.has(name) && name in np) {
+      if (dir === 'response')
+        c.add('breaking', [...where, name], 'response field no longer required (may now be absent)');
+      else c.add('additive', [...where, name], 'request field no longer required');
+    }
+  for (const name of nreq)
+    if (!oreq.has(name) && name in op) {
+      if (dir === 'request') c.add('breaking', [...where, name], 'request field made required');
+      else c.add('additive', [...where, name], 'response field now always present');
+    }
   // additionalProperties: false → allowed widens; only requests care (responses may gain optional fields).
   if (dir === 'request' && o.additionalProperties !== n.additionalProperties) {
     if (n.additionalProperties === false) narrowed('additional properties no longer accepted');
@@ -247,7 +260,8 @@ function compareContent(c: Collector, oldContent: unknown, newContent: unknown, 
     }
     compareSchema(c, (o[type] as Json).schema ?? {}, (n[type] as Json).schema ?? {}, [...where, type], dir);
   }
-  for (const type of Object.keys(n)) if (!(type in o)) c.add('additive', [...where, type], `content type ${type} added`);
+  for (const type of Object.keys(n))
+    if (!(type in o)) c.add('additive', [...where, type], `content type ${type} added`);
 }
 
 function compareOperation(c: Collector, label: string[], o: Json, n: Json, oPath: Json, nPath: Json): void {
@@ -267,13 +281,22 @@ function compareOperation(c: Collector, label: string[], o: Json, n: Json, oPath
   for (const [key, q] of np) {
     if (op.has(key)) continue;
     const where = [...label, `parameter ${key.replace(':', ' ')}`];
-    c.add(q.required ? 'breaking' : 'additive', where, q.required ? 'new required parameter' : 'new optional parameter');
+    c.add(
+      q.required ? 'breaking' : 'additive',
+      where,
+      q.required ? 'new required parameter' : 'new optional parameter',
+    );
   }
 
   const ob = o.requestBody ? c.oldRes(o.requestBody) : undefined;
   const nb = n.requestBody ? c.newRes(n.requestBody) : undefined;
   if (ob && !nb) c.add('breaking', [...label, 'request body'], 'request body removed');
-  else if (!ob && nb) c.add(nb.required ? 'breaking' : 'additive', [...label, 'request body'], nb.required ? 'new required request body' : 'new optional request body');
+  else if (!ob && nb)
+    c.add(
+      nb.required ? 'breaking' : 'additive',
+      [...label, 'request body'],
+      nb.required ? 'new required request body' : 'new optional request body',
+    );
   else if (ob && nb) {
     if (!ob.required && nb.required) c.add('breaking', [...label, 'request body'], 'request body made required');
     compareContent(c, ob.content, nb.content, [...label, 'request body'], 'request');
@@ -294,11 +317,20 @@ function compareOperation(c: Collector, label: string[], o: Json, n: Json, oPath
     const nh = (nr.headers as Json | undefined) ?? {};
     for (const h of Object.keys(oh)) {
       if (!(h in nh)) c.add('breaking', [...where, `header ${h}`], 'response header removed');
-      else compareSchema(c, c.oldRes(oh[h]).schema ?? {}, c.newRes(nh[h]).schema ?? {}, [...where, `header ${h}`], 'response');
+      else
+        compareSchema(
+          c,
+          c.oldRes(oh[h]).schema ?? {},
+          c.newRes(nh[h]).schema ?? {},
+          [...where, `header ${h}`],
+          'response',
+        );
     }
-    for (const h of Object.keys(nh)) if (!(h in oh)) c.add('additive', [...where, `header ${h}`], 'response header added');
+    for (const h of Object.keys(nh))
+      if (!(h in oh)) c.add('additive', [...where, `header ${h}`], 'response header added');
   }
-  for (const status of Object.keys(nrs)) if (!(status in ors)) c.add('additive', [...label, `response ${status}`], 'response added');
+  for (const status of Object.keys(nrs))
+    if (!(status in ors)) c.add('additive', [...label, `response ${status}`], 'response added');
 }
 
 export function diffOpenApi(oldDoc: Json, newDoc: Json): ContractDiff {
@@ -312,13 +344,20 @@ export function diffOpenApi(oldDoc: Json, newDoc: Json): ContractDiff {
     }
     const oItem = c.oldRes(oPaths[path]);
     const nItem = c.newRes(nPaths[path]);
-    for (const { label, o, n } of keptOperations(c, oItem, nItem, (m) => [`${m.toUpperCase()} ${path}`], 'generated clients')) {
+    for (const { label, o, n } of keptOperations(
+      c,
+      oItem,
+      nItem,
+      (m) => [`${m.toUpperCase()} ${path}`],
+      'generated clients',
+    )) {
       const oSec = JSON.stringify(o.security ?? oldDoc.security ?? []);
       const nSec = JSON.stringify(n.security ?? newDoc.security ?? []);
       if (oSec !== nSec) c.add('breaking', label, `security requirement changed from ${oSec} to ${nSec}`);
       compareOperation(c, label, o, n, oItem, nItem);
     }
-    for (const m of METHODS) if (nItem[m] && !oItem[m]) c.add('additive', [`${m.toUpperCase()} ${path}`], 'operation added');
+    for (const m of METHODS)
+      if (nItem[m] && !oItem[m]) c.add('additive', [`${m.toUpperCase()} ${path}`], 'operation added');
   }
   for (const path of Object.keys(nPaths)) if (!(path in oPaths)) c.add('additive', [path], 'path added');
   compareWebhooks(c, oldDoc, newDoc);
@@ -329,7 +368,13 @@ export function diffOpenApi(oldDoc: Json, newDoc: Json): ContractDiff {
  * The operations of an old path or webhook item that the new one still has, one at a time with their
  * label; an operation removed, or its operationId renamed (`users`: who is built on the id), is breaking.
  */
-function* keptOperations(c: Collector, oItem: Json, nItem: Json, labelOf: (method: string) => string[], users: string): Generator<{ label: string[]; o: Json; n: Json }> {
+function* keptOperations(
+  c: Collector,
+  oItem: Json,
+  nItem: Json,
+  labelOf: (method: string) => string[],
+  users: string,
+): Generator<{ label: string[]; o: Json; n: Json }> {
   for (const m of METHODS) {
     if (!oItem[m]) continue;
     const label = labelOf(m);
@@ -339,7 +384,12 @@ function* keptOperations(c: Collector, oItem: Json, nItem: Json, labelOf: (metho
     }
     const o = oItem[m] as Json;
     const n = nItem[m] as Json;
-    if (o.operationId !== n.operationId) c.add('breaking', label, `operationId renamed from ${String(o.operationId)} to ${String(n.operationId)} (${users} use it)`);
+    if (o.operationId !== n.operationId)
+      c.add(
+        'breaking',
+        label,
+        `operationId renamed from ${String(o.operationId)} to ${String(n.operationId)} (${users} use it)`,
+      );
     yield { label, o, n };
   }
 }
@@ -360,28 +410,49 @@ function compareWebhooks(c: Collector, oldDoc: Json, newDoc: Json): void {
     }
     const oItem = c.oldRes(oHooks[name]);
     const nItem = c.newRes(nHooks[name]);
-    for (const { label, o, n } of keptOperations(c, oItem, nItem, (m) => [`webhook ${name}`, m.toUpperCase()], 'generated receivers')) {
+    for (const { label, o, n } of keptOperations(
+      c,
+      oItem,
+      nItem,
+      (m) => [`webhook ${name}`, m.toUpperCase()],
+      'generated receivers',
+    )) {
       const ob = c.oldRes(o.requestBody ?? {});
       const nb = c.newRes(n.requestBody ?? {});
       compareContent(c, ob.content, nb.content, [...label, 'body'], 'response');
       const params = (op: Json, res: (x: unknown) => Json) =>
-        new Map(((op.parameters as unknown[] | undefined) ?? []).map((p) => res(p)).map((p) => [`${String(p.in)} ${String(p.name)}`, p]));
+        new Map(
+          ((op.parameters as unknown[] | undefined) ?? [])
+            .map((p) => res(p))
+            .map((p) => [`${String(p.in)} ${String(p.name)}`, p]),
+        );
       const op = params(o, c.oldRes);
       const np = params(n, c.newRes);
       for (const [k, p] of op) {
         const q = np.get(k);
         if (!q) c.add('breaking', [...label, k], 'header removed');
-        else compareSchema(c, (p.schema as Json | undefined) ?? {}, (q.schema as Json | undefined) ?? {}, [...label, k], 'response');
+        else
+          compareSchema(
+            c,
+            (p.schema as Json | undefined) ?? {},
+            (q.schema as Json | undefined) ?? {},
+            [...label, k],
+            'response',
+          );
       }
       for (const k of np.keys()) if (!op.has(k)) c.add('additive', [...label, k], 'header added');
       const ors = (o.responses as Json | undefined) ?? {};
       const nrs = (n.responses as Json | undefined) ?? {};
-      for (const st of Object.keys(ors)) if (!(st in nrs)) c.add('breaking', [...label, `answer ${st}`], 'expected answer removed');
-      for (const st of Object.keys(nrs)) if (!(st in ors)) c.add('additive', [...label, `answer ${st}`], 'expected answer added');
+      for (const st of Object.keys(ors))
+        if (!(st in nrs)) c.add('breaking', [...label, `answer ${st}`], 'expected answer removed');
+      for (const st of Object.keys(nrs))
+        if (!(st in ors)) c.add('additive', [...label, `answer ${st}`], 'expected answer added');
     }
-    for (const m of METHODS) if (nItem[m] && !oItem[m]) c.add('additive', [`webhook ${name}`, m.toUpperCase()], 'operation added');
+    for (const m of METHODS)
+      if (nItem[m] && !oItem[m]) c.add('additive', [`webhook ${name}`, m.toUpperCase()], 'operation added');
   }
-  for (const name of Object.keys(nHooks)) if (!(name in oHooks)) c.add('additive', [`webhook ${name}`], 'webhook added');
+  for (const name of Object.keys(nHooks))
+    if (!(name in oHooks)) c.add('additive', [`webhook ${name}`], 'webhook added');
 }
 
 // ---- AsyncAPI 3 -------------------------------------------------------------------------------------
@@ -398,7 +469,8 @@ export function diffAsyncApi(oldDoc: Json, newDoc: Json): ContractDiff {
     }
     const o = c.oldRes(oCh[name]);
     const n = c.newRes(nCh[name]);
-    if (o.address !== n.address) c.add('breaking', label, `address changed from ${String(o.address)} to ${String(n.address)}`);
+    if (o.address !== n.address)
+      c.add('breaking', label, `address changed from ${String(o.address)} to ${String(n.address)}`);
     // The connection's query parameters are what a client sends: a request.
     const oq = (c.oldRes((c.oldRes(o.bindings).ws as Json | undefined) ?? {}).query as Json | undefined) ?? {};
     const nq = (c.newRes((c.newRes(n.bindings).ws as Json | undefined) ?? {}).query as Json | undefined) ?? {};
@@ -414,7 +486,13 @@ export function diffAsyncApi(oldDoc: Json, newDoc: Json): ContractDiff {
         continue;
       }
       // What the server pushes is what the client receives: a response.
-      compareSchema(c, c.oldRes(om[m]).payload ?? {}, c.newRes(nm[m]).payload ?? {}, [...label, `message ${m}`], 'response');
+      compareSchema(
+        c,
+        c.oldRes(om[m]).payload ?? {},
+        c.newRes(nm[m]).payload ?? {},
+        [...label, `message ${m}`],
+        'response',
+      );
     }
     for (const m of Object.keys(nm)) if (!(m in om)) c.add('additive', [...label, `message ${m}`], 'message added');
   }
@@ -426,14 +504,17 @@ export function diffAsyncApi(oldDoc: Json, newDoc: Json): ContractDiff {
     if (!(name in nOps)) c.add('breaking', label, 'operation removed');
     else if (c.oldRes(oOps[name]).action !== c.newRes(nOps[name]).action) c.add('breaking', label, 'action changed');
   }
-  for (const name of Object.keys(nOps)) if (!(name in oOps)) c.add('additive', [`operation ${name}`], 'operation added');
+  for (const name of Object.keys(nOps))
+    if (!(name in oOps)) c.add('additive', [`operation ${name}`], 'operation added');
   // Close codes are part of what a client handles: one removed or given another meaning breaks it.
-  const codes = (doc: Json, res: (n: unknown) => Json) => (res((doc['x-stream'] as Json | undefined) ?? {}).closeCodes as Json | undefined) ?? {};
+  const codes = (doc: Json, res: (n: unknown) => Json) =>
+    (res((doc['x-stream'] as Json | undefined) ?? {}).closeCodes as Json | undefined) ?? {};
   const oc = codes(oldDoc, c.oldRes);
   const nc = codes(newDoc, c.newRes);
   for (const k of Object.keys(oc)) {
     if (!(k in nc)) c.add('breaking', [`close code ${k}`], 'close code removed');
-    else if (JSON.stringify(oc[k]) !== JSON.stringify(nc[k])) c.add('breaking', [`close code ${k}`], `changed from ${JSON.stringify(oc[k])} to ${JSON.stringify(nc[k])}`);
+    else if (JSON.stringify(oc[k]) !== JSON.stringify(nc[k]))
+      c.add('breaking', [`close code ${k}`], `changed from ${JSON.stringify(oc[k])} to ${JSON.stringify(nc[k])}`);
   }
   for (const k of Object.keys(nc)) if (!(k in oc)) c.add('additive', [`close code ${k}`], 'close code added');
   return { breaking: c.breaking, additive: c.additive };
@@ -459,13 +540,26 @@ export function versionProblems(released: string, current: string, diff: Contrac
   if (!c) return [`${label}: info.version ${JSON.stringify(current)} is not MAJOR.MINOR.PATCH`];
   const [rM, rm, rp] = r;
   const [cM, cm, cp] = c;
-  if (diff.breaking.length > 0) return [`${label}: ${diff.breaking.length} breaking change(s) against the released ${released}; make the change additive (see docs/contract-changes.md)`];
-  if (cM !== rM) return [`${label}: info.version ${current} changes the major version of ${released}, but nothing breaking changed; use ${rM}.${rm + (diff.additive.length ? 1 : 0)}.${diff.additive.length ? 0 : rp + 1}`];
+  if (diff.breaking.length > 0)
+    return [
+      `${label}: ${diff.breaking.length} breaking change(s) against the released ${released}; make the change additive (see docs/contract-changes.md)`,
+    ];
+  if (cM !== rM)
+    return [
+      `${label}: info.version ${current} changes the major version of ${released}, but nothing breaking changed; use ${rM}.${rm + (diff.additive.length ? 1 : 0)}.${diff.additive.length ? 0 : rp + 1}`,
+    ];
   if (diff.additive.length > 0) {
-    if (cm <= rm) return [`${label}: ${diff.additive.length} additive change(s) need a minor version above ${released}, e.g. ${rM}.${rm + 1}.0; info.version is ${current}`];
+    if (cm <= rm)
+      return [
+        `${label}: ${diff.additive.length} additive change(s) need a minor version above ${released}, e.g. ${rM}.${rm + 1}.0; info.version is ${current}`,
+      ];
     return [];
   }
-  if (cm < rm || (cm === rm && cp < rp)) return [`${label}: info.version ${current} is lower than the released ${released}`];
-  if (cm > rm) return [`${label}: info.version ${current} bumps the minor version of ${released}, but nothing was added; use a patch version`];
+  if (cm < rm || (cm === rm && cp < rp))
+    return [`${label}: info.version ${current} is lower than the released ${released}`];
+  if (cm > rm)
+    return [
+      `${label}: info.version ${current} bumps the minor version of ${released}, but nothing was added; use a patch version`,
+    ];
   return [];
 }

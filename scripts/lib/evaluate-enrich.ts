@@ -6,14 +6,35 @@
 import type { ArticleSentiment, TickerSentimentLabel } from '../../src/contract/index.js';
 import { isNearDuplicate, nearDuplicateKeys, prepare, type Prepared } from '../../src/dedup/near.js';
 import {
-  THRESHOLD, THRESHOLD_NO_ANCHOR, guarded, jaccard, numbersConflict, overlap, sharesAnchor, tickersConflict, weightedJaccard,
+  THRESHOLD,
+  THRESHOLD_NO_ANCHOR,
+  guarded,
+  jaccard,
+  numbersConflict,
+  overlap,
+  sharesAnchor,
+  tickersConflict,
+  weightedJaccard,
 } from '../../src/dedup/similarity.js';
 import { enrich } from '../../src/enrich/index.js';
 
 export type Split = 'dev' | 'test';
-export interface TickerCase { split: Split; text: string; tickers: Record<string, TickerSentimentLabel> }
-export interface SentimentCase { split: Split; text: string; label: Exclude<ArticleSentiment, null> }
-export interface PairCase { split: Split; a: string; b: string; duplicate: boolean }
+export interface TickerCase {
+  split: Split;
+  text: string;
+  tickers: Record<string, TickerSentimentLabel>;
+}
+export interface SentimentCase {
+  split: Split;
+  text: string;
+  label: Exclude<ArticleSentiment, null>;
+}
+export interface PairCase {
+  split: Split;
+  a: string;
+  b: string;
+  duplicate: boolean;
+}
 
 /**
  * The near-duplicate pair sets in eval/, each split dev/test by the MD5 of `a` (eval/README.md): the first set
@@ -21,10 +42,17 @@ export interface PairCase { split: Split; a: string; b: string; duplicate: boole
  * written as words or abbreviations, figures in other units, template reuse with another slot) and the third
  * (kinds neither has, in batches each written before the rule was run on it).
  */
-export const NEAR_DUPLICATE_SETS = ['near-duplicates.jsonl', 'near-duplicates-forms.jsonl', 'near-duplicates-kinds.jsonl'] as const;
+export const NEAR_DUPLICATE_SETS = [
+  'near-duplicates.jsonl',
+  'near-duplicates-forms.jsonl',
+  'near-duplicates-kinds.jsonl',
+] as const;
 
 export function parseJsonl<T>(text: string): T[] {
-  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
 }
 
 const majority = <T>(xs: T[]): T => {
@@ -104,7 +132,13 @@ export function scoreLabels(cases: SentimentCase[], split: Split): LabelScore {
     else errors.push(`${String(got)} (want ${c.label}): ${c.text}`);
     if (c.label === base) baseRight++;
   }
-  return { accuracy: right / mine.length, baseline: baseRight / mine.length, baselineLabel: base, n: mine.length, errors };
+  return {
+    accuracy: right / mine.length,
+    baseline: baseRight / mine.length,
+    baselineLabel: base,
+    n: mine.length,
+    errors,
+  };
 }
 
 export interface PairScore {
@@ -136,7 +170,10 @@ export function scorePairs(cases: PairCase[], split: Split, same: (a: string, b:
 }
 
 /** Share of true duplicate pairs that share at least one LSH key (the store finds them as candidates), and of other pairs. */
-export function keyRecall(cases: PairCase[], split: Split): { duplicates: number; others: number; keysPerHeadline: number } {
+export function keyRecall(
+  cases: PairCase[],
+  split: Split,
+): { duplicates: number; others: number; keysPerHeadline: number } {
   let dup = 0;
   let dupHit = 0;
   let other = 0;
@@ -157,7 +194,11 @@ export function keyRecall(cases: PairCase[], split: Split): { duplicates: number
       if (hit) otherHit++;
     }
   }
-  return { duplicates: dup ? dupHit / dup : 1, others: other ? otherHit / other : 0, keysPerHeadline: n ? keys / n : 0 };
+  return {
+    duplicates: dup ? dupHit / dup : 1,
+    others: other ? otherHit / other : 0,
+    keysPerHeadline: n ? keys / n : 0,
+  };
 }
 
 /** 64-bit SimHash over tokens (two 32-bit halves), Hamming distance. */
@@ -207,17 +248,58 @@ export interface Method {
   thresholds: number[];
 }
 
-const range = (from: number, to: number, step: number) => Array.from({ length: Math.round((to - from) / step) + 1 }, (_, i) => Number((from + i * step).toFixed(3)));
+const range = (from: number, to: number, step: number) =>
+  Array.from({ length: Math.round((to - from) / step) + 1 }, (_, i) => Number((from + i * step).toFixed(3)));
 
 export const METHODS: Method[] = [
-  { name: 'raw word Jaccard', score: (_a, _b, ra, rb) => jaccard(rawWords(ra), rawWords(rb)), guards: 'none', thresholds: range(0.1, 0.9, 0.05) },
-  { name: 'normalised Jaccard', score: (a, b) => jaccard(a.tokens, b.tokens), guards: 'none', thresholds: range(0.1, 0.9, 0.05) },
-  { name: 'SimHash 64 bit (similar bits)', score: (a, b) => 64 - simhashDistance(a.tokens, b.tokens), guards: 'none', thresholds: range(36, 64, 1) },
-  { name: 'normalised Jaccard, ticker+number guards', score: (a, b) => jaccard(a.tokens, b.tokens), guards: 'tickers+numbers', thresholds: range(0.1, 0.9, 0.05) },
-  { name: 'normalised Jaccard, all guards', score: (a, b) => jaccard(a.tokens, b.tokens), guards: 'all', thresholds: range(0.1, 0.9, 0.05) },
-  { name: 'overlap coefficient, all guards', score: (a, b) => overlap(a.tokens, b.tokens), guards: 'all', thresholds: range(0.2, 1, 0.05) },
-  { name: 'SimHash 64 bit, all guards', score: (a, b) => 64 - simhashDistance(a.tokens, b.tokens), guards: 'all', thresholds: range(36, 64, 1) },
-  { name: 'weighted Jaccard, all guards', score: (a, b) => weightedJaccard(a, b), guards: 'all', thresholds: range(0.1, 0.9, 0.05) },
+  {
+    name: 'raw word Jaccard',
+    score: (_a, _b, ra, rb) => jaccard(rawWords(ra), rawWords(rb)),
+    guards: 'none',
+    thresholds: range(0.1, 0.9, 0.05),
+  },
+  {
+    name: 'normalised Jaccard',
+    score: (a, b) => jaccard(a.tokens, b.tokens),
+    guards: 'none',
+    thresholds: range(0.1, 0.9, 0.05),
+  },
+  {
+    name: 'SimHash 64 bit (similar bits)',
+    score: (a, b) => 64 - simhashDistance(a.tokens, b.tokens),
+    guards: 'none',
+    thresholds: range(36, 64, 1),
+  },
+  {
+    name: 'normalised Jaccard, ticker+number guards',
+    score: (a, b) => jaccard(a.tokens, b.tokens),
+    guards: 'tickers+numbers',
+    thresholds: range(0.1, 0.9, 0.05),
+  },
+  {
+    name: 'normalised Jaccard, all guards',
+    score: (a, b) => jaccard(a.tokens, b.tokens),
+    guards: 'all',
+    thresholds: range(0.1, 0.9, 0.05),
+  },
+  {
+    name: 'overlap coefficient, all guards',
+    score: (a, b) => overlap(a.tokens, b.tokens),
+    guards: 'all',
+    thresholds: range(0.2, 1, 0.05),
+  },
+  {
+    name: 'SimHash 64 bit, all guards',
+    score: (a, b) => 64 - simhashDistance(a.tokens, b.tokens),
+    guards: 'all',
+    thresholds: range(36, 64, 1),
+  },
+  {
+    name: 'weighted Jaccard, all guards',
+    score: (a, b) => weightedJaccard(a, b),
+    guards: 'all',
+    thresholds: range(0.1, 0.9, 0.05),
+  },
 ];
 
 export function methodJudge(m: Method, threshold: number): (a: string, b: string) => boolean {
@@ -313,7 +395,12 @@ function pickOnDev(thresholds: number[], scoreAt: (t: number) => PairScore, prec
   return (best ?? bestF)!.t;
 }
 
-export function tuneSemanticOnDev(cases: PairCase[], v: SemanticVariant, vectors: HeadlineVectors, precisionGoal: number): number {
+export function tuneSemanticOnDev(
+  cases: PairCase[],
+  v: SemanticVariant,
+  vectors: HeadlineVectors,
+  precisionGoal: number,
+): number {
   return pickOnDev(v.thresholds, (t) => scorePairs(cases, 'dev', semanticJudge(v, t, vectors)), precisionGoal);
 }
 
@@ -321,7 +408,12 @@ export function tuneSemanticOnDev(cases: PairCase[], v: SemanticVariant, vectors
  * Area under the ROC curve of `score` (duplicates above other pairs), over the pairs of `split` kept by
  * `only`; 0.5 is chance. NaN when one of the two classes is empty.
  */
-export function pairAuc(cases: PairCase[], split: Split, score: (c: PairCase) => number, only: (c: PairCase) => boolean = () => true): number {
+export function pairAuc(
+  cases: PairCase[],
+  split: Split,
+  score: (c: PairCase) => number,
+  only: (c: PairCase) => boolean = () => true,
+): number {
   const mine = cases.filter((c) => c.split === split && only(c));
   const dup = mine.filter((c) => c.duplicate).map(score);
   const other = mine.filter((c) => !c.duplicate).map(score);
@@ -364,17 +456,28 @@ export function tuneBlendOnDev(cases: PairCase[], w: number, vectors: HeadlineVe
       anchor: sharesAnchor(pa, pb),
     });
   }
-  return pickOnDev(BLEND_THRESHOLDS, (t) => scorePairs(dev, 'dev', (a, b) => {
-    const f = memo.get(`${a}\u0000${b}`)!;
-    return !f.guarded && f.s >= t && (f.s >= t + (THRESHOLD_NO_ANCHOR - THRESHOLD) || f.anchor);
-  }), precisionGoal);
+  return pickOnDev(
+    BLEND_THRESHOLDS,
+    (t) =>
+      scorePairs(dev, 'dev', (a, b) => {
+        const f = memo.get(`${a}\u0000${b}`)!;
+        return !f.guarded && f.s >= t && (f.s >= t + (THRESHOLD_NO_ANCHOR - THRESHOLD) || f.anchor);
+      }),
+    precisionGoal,
+  );
 }
 
 /**
  * Not a tuning rule, an upper bound: the best precision on `split` over every threshold of `v` whose recall
  * is at least `minRecall`, the threshold chosen by looking at that split's labels.
  */
-export function bestPrecisionOn(cases: PairCase[], split: Split, v: SemanticVariant, vectors: HeadlineVectors, minRecall: number): { t: number; score: PairScore } | undefined {
+export function bestPrecisionOn(
+  cases: PairCase[],
+  split: Split,
+  v: SemanticVariant,
+  vectors: HeadlineVectors,
+  minRecall: number,
+): { t: number; score: PairScore } | undefined {
   let best: { t: number; score: PairScore } | undefined;
   for (const t of v.thresholds) {
     const s = scorePairs(cases, split, semanticJudge(v, t, vectors));

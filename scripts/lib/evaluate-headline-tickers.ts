@@ -32,17 +32,31 @@ export interface Headline {
 export function readHeadlines(dir = HEADLINES_DIR): Headline[] {
   const out: Headline[] = [];
   const seen = new Set<string>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort()) {
-    readFileSync(join(dir, file), 'utf8').split('\n').forEach((raw, i) => {
-      if (raw.trim() === '') return;
-      const o = JSON.parse(raw) as Partial<Headline>;
-      const where = `${file}:${i + 1}`;
-      if (typeof o.text !== 'string' || !Array.isArray(o.tickers)) throw new Error(`${where}: needs text and tickers`);
-      if (o.about != null && !o.tickers.includes(o.about)) throw new Error(`${where}: about ${o.about} is not among its tickers`);
-      if (seen.has(o.text)) return;
-      seen.add(o.text);
-      out.push({ file, text: o.text, tickers: o.tickers, about: o.about ?? null, roles: o.roles ?? {}, class: o.class ?? 'plain', split: splitOf(o.text) });
-    });
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()) {
+    readFileSync(join(dir, file), 'utf8')
+      .split('\n')
+      .forEach((raw, i) => {
+        if (raw.trim() === '') return;
+        const o = JSON.parse(raw) as Partial<Headline>;
+        const where = `${file}:${i + 1}`;
+        if (typeof o.text !== 'string' || !Array.isArray(o.tickers))
+          throw new Error(`${where}: needs text and tickers`);
+        if (o.about != null && !o.tickers.includes(o.about))
+          throw new Error(`${where}: about ${o.about} is not among its tickers`);
+        if (seen.has(o.text)) return;
+        seen.add(o.text);
+        out.push({
+          file,
+          text: o.text,
+          tickers: o.tickers,
+          about: o.about ?? null,
+          roles: o.roles ?? {},
+          class: o.class ?? 'plain',
+          split: splitOf(o.text),
+        });
+      });
   }
   return out;
 }
@@ -92,7 +106,8 @@ export function scoreHeadlines(items: readonly Headline[]): HeadlineScores {
     c.expected += want.size;
     c.n++;
     perClass.set(h.class, c);
-    if (hits !== symbols.length || hits !== want.size) errors.push(`${h.file}: want [${h.tickers.join(',')}] got [${symbols.join(',')}]  ${h.text}`);
+    if (hits !== symbols.length || hits !== want.size)
+      errors.push(`${h.file}: want [${h.tickers.join(',')}] got [${symbols.join(',')}]  ${h.text}`);
     if (h.about !== null && symbols.includes(h.about)) {
       aboutN++;
       if (symbols[0] === h.about) aboutFirst++;
@@ -107,7 +122,12 @@ export function scoreHeadlines(items: readonly Headline[]): HeadlineScores {
     fRight += kept.filter((t) => aboutSet.has(t)).length;
     fExpected += [...aboutSet].filter((t) => symbols.includes(t)).length;
   }
-  const classes = new Map([...perClass].map(([k, v]) => [k, { n: v.n, precision: ratio(v.right, v.found), recall: ratio(v.right, v.expected) }]));
+  const classes = new Map(
+    [...perClass].map(([k, v]) => [
+      k,
+      { n: v.n, precision: ratio(v.right, v.found), recall: ratio(v.right, v.expected) },
+    ]),
+  );
   return {
     n: items.length,
     precision: ratio(right, found),
@@ -129,6 +149,8 @@ export function headlineReport(s: HeadlineScores): string[] {
     `    "about" company first: ${p(s.aboutFirst)} by relevance, ${p(s.aboutFirstByMention)} in order of mention (goal 0.90)  [${s.aboutN} headlines whose about company is found]`,
     `    default min_relevance (${minRelevanceDefault}) against the labels: keeps the companies a story is about with precision ${p(s.filterPrecision)}, recall ${p(s.filterRecall)}`,
     '    per class (precision / recall):',
-    ...[...s.classes].sort((a, b) => a[0].localeCompare(b[0])).map(([k, v]) => `      ${k.padEnd(17)} ${p(v.precision)} / ${p(v.recall)}  [${v.n}]`),
+    ...[...s.classes]
+      .sort((a, b) => a[0].localeCompare(b[0]))
+      .map(([k, v]) => `      ${k.padEnd(17)} ${p(v.precision)} / ${p(v.recall)}  [${v.n}]`),
   ];
 }

@@ -20,13 +20,19 @@ export function parseEvalSet(json: unknown): EvalSet {
   if (!o || !Array.isArray(o.headlines) || !Array.isArray(o.queries)) return fail('needs headlines[] and queries[]');
   const ids = new Set<string>();
   for (const h of o.headlines) {
-    if (typeof h?.id !== 'string' || typeof h.text !== 'string' || !h.text.trim()) fail(`bad headline ${JSON.stringify(h)}`);
+    if (typeof h?.id !== 'string' || typeof h.text !== 'string' || !h.text.trim())
+      fail(`bad headline ${JSON.stringify(h)}`);
     if (ids.has(h.id)) fail(`duplicate headline id ${h.id}`);
     ids.add(h.id);
   }
   const qids = new Set<string>();
   for (const q of o.queries) {
-    if (typeof q?.id !== 'string' || typeof q.text !== 'string' || !Array.isArray(q.relevant) || q.relevant.length === 0) {
+    if (
+      typeof q?.id !== 'string' ||
+      typeof q.text !== 'string' ||
+      !Array.isArray(q.relevant) ||
+      q.relevant.length === 0
+    ) {
       fail(`bad query ${JSON.stringify(q)}`);
     }
     if (qids.has(q.id)) fail(`duplicate query id ${q.id}`);
@@ -36,7 +42,6 @@ export function parseEvalSet(json: unknown): EvalSet {
   }
   return { headlines: o.headlines, queries: o.queries };
 }
-
 
 /**
  * Okapi BM25 over a fixed set of documents (k1 = 1.2, b = 0.75, idf = ln(1 + (N - df + 0.5) / (df + 0.5)),
@@ -77,7 +82,8 @@ export class Bm25 {
       for (const t of terms) {
         const f = d.tf.get(t);
         if (!f) continue;
-        score += (this.idf(t) * f * (this.k1 + 1)) / (f + this.k1 * (1 - this.b + (this.b * d.length) / this.avgLength));
+        score +=
+          (this.idf(t) * f * (this.k1 + 1)) / (f + this.k1 * (1 - this.b + (this.b * d.length) / this.avgLength));
       }
       if (score > 0) scored.push({ id: d.id, score });
     }

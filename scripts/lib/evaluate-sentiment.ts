@@ -42,12 +42,14 @@ function rowFor(name: string, items: readonly CorpusItem[], answer: (text: strin
   };
 }
 
-
 export function evaluateSentiment(items: readonly CorpusItem[]): SentimentRow[] {
   return [
     rowFor('model', items, (t) => learnedSentiment(t, articleMentions(t))),
     rowFor('lexicon', items, (t) => analyse(t, articleMentions(t))),
-    rowFor('always neutral', items, (t) => ({ article: 'neutral', tickers: new Map(articleMentions(t).map((m) => [m.ticker, 'neutral'])) })),
+    rowFor('always neutral', items, (t) => ({
+      article: 'neutral',
+      tickers: new Map(articleMentions(t).map((m) => [m.ticker, 'neutral'])),
+    })),
   ];
 }
 
@@ -64,9 +66,14 @@ export function sentimentReport(rows: readonly SentimentRow[]): string[] {
     );
   }
   const m = rows[0]!;
-  out.push(`    n: article ${m.article.n}, press ${m.press.n}, stance ${m.stance.n}, ticker ${m.ticker.n} (tickers the directory finds)`);
+  out.push(
+    `    n: article ${m.article.n}, press ${m.press.n}, stance ${m.stance.n}, ticker ${m.ticker.n} (tickers the directory finds)`,
+  );
   out.push('    model, article label:', ...confusionLines(m.article, ARTICLE_LABELS, '      '));
-  out.push('    model, stance (central-bank lines):', ...confusionLines(m.stance, ['hawkish', 'dovish', 'neutral', 'positive', 'negative'], '      '));
+  out.push(
+    '    model, stance (central-bank lines):',
+    ...confusionLines(m.stance, ['hawkish', 'dovish', 'neutral', 'positive', 'negative'], '      '),
+  );
   out.push('    model, per ticker:', ...confusionLines(m.ticker, TICKER_LABELS, '      '));
   return out;
 }

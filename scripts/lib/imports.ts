@@ -33,7 +33,8 @@ export const LAYERS: Record<string, number> = {
 
 export type Graph = Map<string, Set<string>>;
 
-const IMPORT = /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
 
 /** Relative import specifiers of a module's text (static, re-exports and literal dynamic imports). */
 export function importsOf(text: string): string[] {
@@ -56,7 +57,9 @@ export function fileGraph(root: string): Graph {
   for (const file of files) {
     const targets = new Set<string>();
     for (const spec of importsOf(readFileSync(file, 'utf8'))) {
-      const target = resolve(dirname(file), spec).replace(/\.js$/, '.ts').replace(/\.mjs$/, '.mts');
+      const target = resolve(dirname(file), spec)
+        .replace(/\.js$/, '.ts')
+        .replace(/\.mjs$/, '.mts');
       targets.add(relative(root, target));
     }
     graph.set(relative(root, file), targets);

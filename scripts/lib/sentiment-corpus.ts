@@ -34,7 +34,9 @@ export function splitOf(text: string): 'dev' | 'test' {
 
 /** The corpus files, in name order. */
 export function corpusFiles(dir = CORPUS_DIR): string[] {
-  return readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort();
 }
 
 /** SHA-256 over each file's name and bytes, in name order. */
@@ -49,33 +51,47 @@ export function readCorpus(dir = CORPUS_DIR): CorpusItem[] {
   const out: CorpusItem[] = [];
   const seen = new Map<string, string>();
   for (const file of corpusFiles(dir)) {
-    readFileSync(join(dir, file), 'utf8').split('\n').forEach((raw, i) => {
-      if (raw.trim() === '') return;
-      const where = `${file}:${i + 1}`;
-      let o: Record<string, unknown>;
-      try {
-        o = JSON.parse(raw) as Record<string, unknown>;
-      } catch (e) {
-        throw new Error(`${where}: not JSON (${(e as Error).message})`, { cause: e });
-      }
-      const text = o.text;
-      if (typeof text !== 'string' || text.trim() === '') throw new Error(`${where}: text must be a non-empty string`);
-      if (!GENRES.includes(o.genre as Genre)) throw new Error(`${where}: genre must be one of ${GENRES.join(', ')}`);
-      if (!ARTICLE_LABELS.includes(o.label as ArticleLabel)) throw new Error(`${where}: label must be one of ${ARTICLE_LABELS.join(', ')}`);
-      const tickers = new Map<string, TickerLabel>();
-      if (o.tickers !== undefined) {
-        if (typeof o.tickers !== 'object' || o.tickers === null || Array.isArray(o.tickers)) throw new Error(`${where}: tickers must be an object`);
-        for (const [sym, lab] of Object.entries(o.tickers)) {
-          if (!TICKER_LABELS.includes(lab as TickerLabel)) throw new Error(`${where}: ticker ${sym}: label must be one of ${TICKER_LABELS.join(', ')}`);
-          tickers.set(sym, lab as TickerLabel);
+    readFileSync(join(dir, file), 'utf8')
+      .split('\n')
+      .forEach((raw, i) => {
+        if (raw.trim() === '') return;
+        const where = `${file}:${i + 1}`;
+        let o: Record<string, unknown>;
+        try {
+          o = JSON.parse(raw) as Record<string, unknown>;
+        } catch (e) {
+          throw new Error(`${where}: not JSON (${(e as Error).message})`, { cause: e });
         }
-      }
-      const key = text.trim().toLowerCase();
-      const first = seen.get(key);
-      if (first !== undefined) return; // a repeated text keeps its first label (the split is the same anyway)
-      seen.set(key, where);
-      out.push({ file, line: i + 1, text, genre: o.genre as Genre, label: o.label as ArticleLabel, tickers, split: splitOf(text) });
-    });
+        const text = o.text;
+        if (typeof text !== 'string' || text.trim() === '')
+          throw new Error(`${where}: text must be a non-empty string`);
+        if (!GENRES.includes(o.genre as Genre)) throw new Error(`${where}: genre must be one of ${GENRES.join(', ')}`);
+        if (!ARTICLE_LABELS.includes(o.label as ArticleLabel))
+          throw new Error(`${where}: label must be one of ${ARTICLE_LABELS.join(', ')}`);
+        const tickers = new Map<string, TickerLabel>();
+        if (o.tickers !== undefined) {
+          if (typeof o.tickers !== 'object' || o.tickers === null || Array.isArray(o.tickers))
+            throw new Error(`${where}: tickers must be an object`);
+          for (const [sym, lab] of Object.entries(o.tickers)) {
+            if (!TICKER_LABELS.includes(lab as TickerLabel))
+              throw new Error(`${where}: ticker ${sym}: label must be one of ${TICKER_LABELS.join(', ')}`);
+            tickers.set(sym, lab as TickerLabel);
+          }
+        }
+        const key = text.trim().toLowerCase();
+        const first = seen.get(key);
+        if (first !== undefined) return; // a repeated text keeps its first label (the split is the same anyway)
+        seen.set(key, where);
+        out.push({
+          file,
+          line: i + 1,
+          text,
+          genre: o.genre as Genre,
+          label: o.label as ArticleLabel,
+          tickers,
+          split: splitOf(text),
+        });
+      });
   }
   return out;
 }

@@ -110,7 +110,10 @@ export function quantise(w: Float64Array, k: number): { scale: number[]; weights
  * `biasBucket` (a feature every example and every scored text has exactly once), so the model reads as the
  * plain linear model of `train`. Same AdaGrad, shuffle and class weights as `train`.
  */
-export function trainNB(examples: readonly Example[], o: TrainOptions & { alpha: number; biasBucket: number }): Float64Array {
+export function trainNB(
+  examples: readonly Example[],
+  o: TrainOptions & { alpha: number; biasBucket: number },
+): Float64Array {
   const k = o.classes;
   const B = o.buckets;
   const cnt = new Float64Array(B * k);

@@ -19,7 +19,9 @@ export function trigramVector(text: string): number[] {
   return v;
 }
 
-export async function startTrigramEmbeddings(opts: { failOn?: string } = {}): Promise<{ url: string; server: Server; close(): void }> {
+export async function startTrigramEmbeddings(
+  opts: { failOn?: string } = {},
+): Promise<{ url: string; server: Server; close(): void }> {
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));

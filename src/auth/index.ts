@@ -38,9 +38,14 @@ export async function authenticate(
   const keyHash = key === undefined ? null : hashKey(key);
   const verdict = await deps.ipGuard.check(request.ip, keyHash, request.now);
   if (!verdict.allowed) {
-    return { ok: false, problem: 'inactiveApiKey', retryAfterSeconds: Math.max(1, Math.ceil((verdict.blockedUntil - request.now) / 1000)) };
+    return {
+      ok: false,
+      problem: 'inactiveApiKey',
+      retryAfterSeconds: Math.max(1, Math.ceil((verdict.blockedUntil - request.now) / 1000)),
+    };
   }
-  if (key === undefined || keyHash === null || !key.startsWith(deps.livePrefix)) return { ok: false, problem: 'invalidApiKey' };
+  if (key === undefined || keyHash === null || !key.startsWith(deps.livePrefix))
+    return { ok: false, problem: 'invalidApiKey' };
   const lookup = (deps.keyLookup ?? storeLookup(deps.accounts)).lookup(keyHash);
   // A fresh cache entry is answered synchronously: no extra turn of the event loop.
   const found = lookup instanceof Promise ? await lookup : lookup;

@@ -57,7 +57,8 @@ export const commands: CommandSpec[] = [
     name: 'demo',
     synopsis: ['[--port N] [--json]'],
     summary: 'a ready-to-try instance: sample articles, one key per tier',
-    details: 'A fresh archive in DATA_DIR/demo (recreated on every run), one key per tier printed once, and first requests to copy.',
+    details:
+      'A fresh archive in DATA_DIR/demo (recreated on every run), one key per tier printed once, and first requests to copy.',
     args: [],
     options: ['port', 'json'],
   },
@@ -90,7 +91,8 @@ export const commands: CommandSpec[] = [
     name: 'accounts cancel',
     synopsis: ['<account_id> [--json]'],
     summary: 'to expired (1 req/min) for 7 days, then free',
-    details: 'Only a subscription (a paid tier) can be cancelled, and only once; fns accounts set-tier starts a new one.',
+    details:
+      'Only a subscription (a paid tier) can be cancelled, and only once; fns accounts set-tier starts a new one.',
     args: [{ name: 'account_id' }],
     options: ['json'],
   },
@@ -147,7 +149,8 @@ export const commands: CommandSpec[] = [
   {
     name: 'tickers lookup',
     synopsis: ['<text> [--json]'],
-    summary: 'what a headline resolves to: its tickers and sentiment, and every candidate name with the rule that kept or refused it',
+    summary:
+      'what a headline resolves to: its tickers and sentiment, and every candidate name with the rule that kept or refused it',
     details:
       'Runs the enrichment of the service on <text> (quote it) without storing anything: the article label, the tickers\nwith their sentiment as an article would carry them, then each candidate the matcher weighed (cashtag, exchange\nsymbol or directory name), kept or refused, with its rule (e.g. "vetoed by the word after it (pie)", "a person\'s\nname"). To add or correct a company: docs/sources.md, "The company directory".',
     args: [{ name: 'text' }],
@@ -167,7 +170,8 @@ export const commands: CommandSpec[] = [
     name: 'sources list',
     synopsis: ['[--json]'],
     summary: 'every source: last poll, HTTP status, items seen / ingested / deduplicated, last error, next poll',
-    details: 'Oldest first. Seen: new items the feed offered; deduplicated: new items that were another source\'s story (same URL or near-duplicate).',
+    details:
+      "Oldest first. Seen: new items the feed offered; deduplicated: new items that were another source's story (same URL or near-duplicate).",
     args: [],
     options: ['json'],
   },
@@ -218,7 +222,8 @@ export const commands: CommandSpec[] = [
     name: 'webhooks list',
     synopsis: ['[--account <id>] [--json]'],
     summary: 'every endpoint: state, last success, last error, failures in a row, next attempt, backlog',
-    details: 'Oldest first. Backlog: articles stored after the last one the endpoint received (or skipped by its ticker filter).\nA paused or disabled endpoint says why (operator, 24 h of failures, 410 Gone, the account left pro/max).',
+    details:
+      'Oldest first. Backlog: articles stored after the last one the endpoint received (or skipped by its ticker filter).\nA paused or disabled endpoint says why (operator, 24 h of failures, 410 Gone, the account left pro/max).',
     args: [],
     options: ['account', 'json'],
   },
@@ -242,7 +247,8 @@ export const commands: CommandSpec[] = [
     name: 'webhooks resume',
     synopsis: ['<id> [--json]'],
     summary: 'send again to a paused or disabled endpoint, from where it stopped',
-    details: 'Clears the failure run; the backlog is sent in order within a few seconds. The account must be pro or max (max for an endpoint with --tickers).',
+    details:
+      'Clears the failure run; the backlog is sent in order within a few seconds. The account must be pro or max (max for an endpoint with --tickers).',
     args: [{ name: 'id' }],
     options: ['json'],
   },
@@ -250,7 +256,8 @@ export const commands: CommandSpec[] = [
     name: 'webhooks rotate-secret',
     synopsis: ['<id> [--json]'],
     summary: 'a new signing secret (printed once); the previous ones keep signing for 24 h',
-    details: 'For 24 hours every delivery is also signed with the previous secret, so the receiver can switch at any time. At most 3 previous\nsecrets sign beside the new one: a rotation beyond that drops the oldest (the answer says so).',
+    details:
+      'For 24 hours every delivery is also signed with the previous secret, so the receiver can switch at any time. At most 3 previous\nsecrets sign beside the new one: a rotation beyond that drops the oldest (the answer says so).',
     args: [{ name: 'id' }],
     options: ['json'],
   },
@@ -258,7 +265,8 @@ export const commands: CommandSpec[] = [
     name: 'webhooks send-test',
     synopsis: ['<id> [--json]'],
     summary: 'send one signed delivery now (the newest article, or a sample) and print the answer',
-    details: 'From this process, whatever the endpoint\'s state; its cursor does not move. Exit 1 when the answer is not 2xx.',
+    details:
+      "From this process, whatever the endpoint's state; its cursor does not move. Exit 1 when the answer is not 2xx.",
     args: [{ name: 'id' }],
     options: ['json'],
   },
@@ -324,7 +332,9 @@ function groupOf(word: string | undefined): CommandSpec[] {
 
 /** `fns sources --help`, `fns help sources`: the group's commands, each with its summary. */
 export function groupHelp(word: string): string {
-  const rows = groupOf(word).flatMap((c) => c.synopsis.map((s, i) => [`fns ${c.name} ${s}`.trimEnd(), i === 0 ? c.summary : '']));
+  const rows = groupOf(word).flatMap((c) =>
+    c.synopsis.map((s, i) => [`fns ${c.name} ${s}`.trimEnd(), i === 0 ? c.summary : '']),
+  );
   const width = Math.max(...rows.map(([l]) => l!.length)) + 2;
   return `Usage: fns ${word} <command> [arguments] [options]
 
@@ -337,7 +347,8 @@ Exit codes: 0 done, 1 not done, 2 usage error (fns help lists them).`;
 function unknownCommand(words: string[]): UsageError {
   const group = groupOf(words[0]);
   if (group.length > 0) {
-    const what = words.length > 1 ? `unknown command "${words.slice(0, 2).join(' ')}"` : `"${words[0]}" needs a command`;
+    const what =
+      words.length > 1 ? `unknown command "${words.slice(0, 2).join(' ')}"` : `"${words[0]}" needs a command`;
     return new UsageError(`${what}; one of:\n${group.map((c) => `  fns ${c.name} ${c.synopsis[0]}`).join('\n')}`);
   }
   return new UsageError(`unknown command "${words[0]}"\n\n${generalHelp()}`);
@@ -346,13 +357,22 @@ function unknownCommand(words: string[]): UsageError {
 /** Parses argv (without node and the script). Throws UsageError for anything it cannot run as given. */
 export function parseCommandLine(argv: string[]): ParsedCommandLine {
   // strict: unknown options and missing values throw (ERR_PARSE_ARGS_*, exit 2 with the message).
-  const { values, positionals, tokens } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+  const { values, positionals, tokens } = parseArgs({
+    args: argv,
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: true,
+    tokens: true,
+  });
 
   const seen = new Map<string, string>();
   for (const t of tokens) {
     if (t.kind !== 'option') continue;
     const earlier = seen.get(t.name);
-    if (earlier !== undefined) throw new UsageError(`${earlier === t.rawName ? t.rawName : `${earlier} / ${t.rawName}`} is given more than once`);
+    if (earlier !== undefined)
+      throw new UsageError(
+        `${earlier === t.rawName ? t.rawName : `${earlier} / ${t.rawName}`} is given more than once`,
+      );
     seen.set(t.name, t.rawName);
   }
 
@@ -364,15 +384,18 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
     for (const name of seen.keys()) if (name !== 'help') throw new UsageError(`fns help does not take --${name}`);
     if (positionals.length === 1) return { kind: 'help', text: generalHelp() };
     const found = findCommand(positionals.slice(1));
-    if (!found && positionals.length === 2 && groupOf(positionals[1]).length > 0) return { kind: 'help', text: groupHelp(positionals[1]!) };
+    if (!found && positionals.length === 2 && groupOf(positionals[1]).length > 0)
+      return { kind: 'help', text: groupHelp(positionals[1]!) };
     if (!found) throw unknownCommand(positionals.slice(1));
-    if (found.rest.length > 0) throw new UsageError(`unexpected argument "${found.rest[0]}" after fns help ${found.command.name}`);
+    if (found.rest.length > 0)
+      throw new UsageError(`unexpected argument "${found.rest[0]}" after fns help ${found.command.name}`);
     return { kind: 'help', text: commandHelp(found.command) };
   }
 
   const found = findCommand(positionals);
   if (!found && values.help && positionals.length === 1 && groupOf(positionals[0]).length > 0) {
-    for (const name of seen.keys()) if (name !== 'help') throw new UsageError(`fns ${positionals[0]} --help does not take --${name}`);
+    for (const name of seen.keys())
+      if (name !== 'help') throw new UsageError(`fns ${positionals[0]} --help does not take --${name}`);
     return { kind: 'help', text: groupHelp(positionals[0]!) };
   }
   if (!found) throw unknownCommand(positionals);
@@ -380,13 +403,15 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
   if (values.help) return { kind: 'help', text: commandHelp(command) };
 
   for (const [name, raw] of seen) {
-    if (!command.options.includes(name as OptionName)) throw new UsageError(`fns ${command.name} does not take ${raw}\n${usageOf(command)}`);
+    if (!command.options.includes(name as OptionName))
+      throw new UsageError(`fns ${command.name} does not take ${raw}\n${usageOf(command)}`);
   }
   if (rest.length > command.args.length) {
     throw new UsageError(`unexpected argument "${rest[command.args.length]}"\n${usageOf(command)}`);
   }
   const missing = command.args.slice(rest.length).filter((a) => !a.optional);
-  if (missing.length > 0) throw new UsageError(`missing ${missing.map((a) => `<${a.name}>`).join(' ')}\n${usageOf(command)}`);
+  if (missing.length > 0)
+    throw new UsageError(`missing ${missing.map((a) => `<${a.name}>`).join(' ')}\n${usageOf(command)}`);
 
   if (values.port !== undefined) parsePort(values.port);
   if (values.host !== undefined) parseHost(values.host);
@@ -398,7 +423,8 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
 
 /** A port as PORT accepts it: an integer from 0 to 65535. */
 export function parsePort(raw: string, flag = '--port'): number {
-  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) throw new UsageError(`${flag} must be an integer between 0 and 65535, got "${raw}"`);
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535)
+    throw new UsageError(`${flag} must be an integer between 0 and 65535, got "${raw}"`);
   return Number(raw);
 }
 

@@ -29,7 +29,8 @@ const SAMPLE = fileURLToPath(new URL('../../fixtures/demo-articles.ndjson', impo
 export async function runDemo(base: Config, opts: { json: boolean }): Promise<void> {
   // The demo is the embedded default, whatever DATABASE_URL / REDIS_URL say (it deletes its data on start).
   const { databaseUrl, redisUrl, ...embedded } = base;
-  if (databaseUrl || redisUrl) console.error('demo: ignoring DATABASE_URL / REDIS_URL: the demo runs on its own SQLite file in DATA_DIR/demo');
+  if (databaseUrl || redisUrl)
+    console.error('demo: ignoring DATABASE_URL / REDIS_URL: the demo runs on its own SQLite file in DATA_DIR/demo');
   const config: Config = {
     ...embedded,
     dataDir: demoDataDir(base.dataDir),
@@ -52,7 +53,8 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   }
   const prefix = livePrefix(config);
   const keys: Record<string, { key: string; key_id: string; account_id: string }> = {};
-  for (const tier of ['starter', 'pro', 'max', 'free'] as const) keys[tier] = await createKey(store.accounts, { tier, livePrefix: prefix, now });
+  for (const tier of ['starter', 'pro', 'max', 'free'] as const)
+    keys[tier] = await createKey(store.accounts, { tier, livePrefix: prefix, now });
   keys.expired = await createKey(store.accounts, { tier: 'pro', livePrefix: prefix, now });
   await cancel(store.accounts, keys.expired.account_id, now);
 
@@ -62,7 +64,8 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
     { name: 'harbor-wire', format: 'RSS', url: feeds.rssUrl },
     { name: 'summit-wire', format: 'Atom', url: feeds.atomUrl },
   ];
-  for (const src of sources) await store.sources.add({ name: src.name, url: src.url, everyMs: DEMO_POLL_MS, urgency: 'auto' }, now);
+  for (const src of sources)
+    await store.sources.add({ name: src.name, url: src.url, everyMs: DEMO_POLL_MS, urgency: 'auto' }, now);
 
   // Ready when it says so: the sample archive is searchable before the "Try:" lines are printed.
   const embedder = embedderFor(config);
@@ -79,24 +82,43 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   const svc = await startService(config, { logger, embedder });
   await svc.searchReady.catch(() => {});
   if (opts.json) {
-    console.log(JSON.stringify({ url: svc.url, articles: articles.length, keys, sources: sources.map((x) => ({ name: x.name, url: x.url, every_ms: DEMO_POLL_MS })) }));
+    console.log(
+      JSON.stringify({
+        url: svc.url,
+        articles: articles.length,
+        keys,
+        sources: sources.map((x) => ({ name: x.name, url: x.url, every_ms: DEMO_POLL_MS })),
+      }),
+    );
   } else {
-    console.log(`\nFinancial News Service demo: ${svc.url}  (${articles.length} sample articles over the last 6 days)\n`);
+    console.log(
+      `\nFinancial News Service demo: ${svc.url}  (${articles.length} sample articles over the last 6 days)\n`,
+    );
     console.log('Keys (shown once; this demo archive is recreated on every run):');
     for (const [tier, k] of Object.entries(keys)) console.log(`  ${tier.padEnd(8)} ${k.key}`);
     console.log('\nTry:');
     console.log(`  curl -s -H "X-API-Key: ${keys.max!.key}" "${svc.url}/v1/news?limit=3"`);
-    console.log(`  curl -s -H "X-API-Key: ${keys.max!.key}" "${svc.url}/v1/news/search?q=central+bank+tightening&limit=3"`);
+    console.log(
+      `  curl -s -H "X-API-Key: ${keys.max!.key}" "${svc.url}/v1/news/search?q=central+bank+tightening&limit=3"`,
+    );
     console.log(`  curl -s -H "X-API-Key: ${keys.starter!.key}" "${svc.url}/v1/account/usage"`);
     const g = limits.ipGuard;
-    console.log(`\nThe IP guard (${g.distinctKeys} different keys from one address within ${g.windowMs / 1000} s block it for ${g.blockMs / 60_000} minutes)`);
-    console.log(`exempts ${DEMO_EXEMPT} in this demo (IP_GUARD_EXEMPT), so every key above can be tried from this machine.`);
-    console.log(`\nLive sources, polled every ${DEMO_POLL_MS / 1000} s (a new headline every few seconds; one story in four is carried by both`);
+    console.log(
+      `\nThe IP guard (${g.distinctKeys} different keys from one address within ${g.windowMs / 1000} s block it for ${g.blockMs / 60_000} minutes)`,
+    );
+    console.log(
+      `exempts ${DEMO_EXEMPT} in this demo (IP_GUARD_EXEMPT), so every key above can be tried from this machine.`,
+    );
+    console.log(
+      `\nLive sources, polled every ${DEMO_POLL_MS / 1000} s (a new headline every few seconds; one story in four is carried by both`,
+    );
     console.log('wires, reworded, and reaches the stream once):');
     for (const x of sources) console.log(`  ${x.name.padEnd(12)} ${x.format.padEnd(5)} ${x.url}`);
     const ws = svc.url.replace(/^http/, 'ws');
     console.log('Watch them arrive on the stream (from this directory):');
-    console.log(`  node -e "new (require('ws'))('${ws}/v1/stream?api_key=${keys.pro!.key}').on('message', (m) => console.log(JSON.parse(m).content))"`);
+    console.log(
+      `  node -e "new (require('ws'))('${ws}/v1/stream?api_key=${keys.pro!.key}').on('message', (m) => console.log(JSON.parse(m).content))"`,
+    );
     console.log(`What each source did, and a source of your own (fns commands reach this demo with its DATA_DIR):`);
     console.log(`  DATA_DIR=${config.dataDir} npx fns sources list`);
     console.log(`  DATA_DIR=${config.dataDir} npx fns sources add my-wire https://example.com/markets.rss --every 30s`);

@@ -68,9 +68,12 @@ export function explain(err: unknown, ctx: ErrorContext = {}): { message: string
   if (code.startsWith('ERR_PARSE_ARGS')) return { message: `${e.message} (see fns help)`, exitCode: EXIT.usage };
 
   if (isStoreBusy(err)) {
-    return failed(`the database is busy: another process kept it locked longer than this command waits (SQLite 5 s, PostgreSQL 3 s)${where(ctx)}; try again`);
+    return failed(
+      `the database is busy: another process kept it locked longer than this command waits (SQLite 5 s, PostgreSQL 3 s)${where(ctx)}; try again`,
+    );
   }
-  if (code.startsWith('SQLITE_CANTOPEN')) return failed(`cannot open the database${where(ctx)}: check that DATA_DIR is a directory this user can write`);
+  if (code.startsWith('SQLITE_CANTOPEN'))
+    return failed(`cannot open the database${where(ctx)}: check that DATA_DIR is a directory this user can write`);
   if (code.startsWith('SQLITE_READONLY')) return failed(`the database${where(ctx)} is read-only for this user`);
   if (code.startsWith('SQLITE_FULL') || code === 'ENOSPC') return failed(`the disk is full${where(ctx)}`);
 
@@ -80,16 +83,20 @@ export function explain(err: unknown, ctx: ErrorContext = {}): { message: string
   if (e.syscall === 'listen' || e.syscall === 'bind') {
     const port = e.port ?? ctx.port;
     if (code === 'EADDRINUSE') return failed(`${of}port ${port} is in use; set ${l.port}`);
-    if (code === 'EACCES') return failed(`${of}not allowed to listen on port ${port} (ports below 1024 need privileges); set ${l.port}`);
-    if (code === 'EADDRNOTAVAIL') return failed(`${of}cannot listen on ${e.address ?? ctx.host}: not an address of this machine; set ${l.host}`);
+    if (code === 'EACCES')
+      return failed(`${of}not allowed to listen on port ${port} (ports below 1024 need privileges); set ${l.port}`);
+    if (code === 'EADDRNOTAVAIL')
+      return failed(`${of}cannot listen on ${e.address ?? ctx.host}: not an address of this machine; set ${l.host}`);
   }
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return failed(`${of}unknown host ${e.hostname ?? ctx.host}; set ${l.host}`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return failed(`${of}unknown host ${e.hostname ?? ctx.host}; set ${l.host}`);
 
   if (e.path !== undefined) {
     if (code === 'ENOENT') return failed(`${e.path}: no such file or directory`);
     if (code === 'EACCES' || code === 'EPERM') return failed(`${e.path}: permission denied`);
     if (code === 'EISDIR') return failed(`${e.path}: is a directory`);
-    if (code === 'ENOTDIR' || (code === 'EEXIST' && e.syscall === 'mkdir')) return failed(`${e.path}: not a directory (check DATA_DIR)`);
+    if (code === 'ENOTDIR' || (code === 'EEXIST' && e.syscall === 'mkdir'))
+      return failed(`${e.path}: not a directory (check DATA_DIR)`);
     if (code === 'EROFS') return failed(`${e.path}: read-only file system`);
   }
   return undefined;

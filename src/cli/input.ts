@@ -44,7 +44,10 @@ const LF = 0x0a;
  * time and memory are linear in the input, and memory is bounded by `maxBytes` plus a chunk. A read
  * error rejects the iteration.
  */
-export async function* readLines(stream: AsyncIterable<string | Uint8Array>, opts: ReadLinesOptions = {}): AsyncGenerator<InputLine> {
+export async function* readLines(
+  stream: AsyncIterable<string | Uint8Array>,
+  opts: ReadLinesOptions = {},
+): AsyncGenerator<InputLine> {
   const max = opts.maxBytes ?? INGEST_LINE_MAX_BYTES;
   let parts: Uint8Array[] = [];
   let length = 0;
@@ -64,7 +67,10 @@ export async function* readLines(stream: AsyncIterable<string | Uint8Array>, opt
     parts = [];
     length = 0;
     tooLong = false;
-    if (refused) return { refused: `longer than the ${max}-byte line limit (an article is one short JSON object per line); skipped` };
+    if (refused)
+      return {
+        refused: `longer than the ${max}-byte line limit (an article is one short JSON object per line); skipped`,
+      };
     if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, line.length - 1);
     const text = decodeUtf8(line);
     return text ?? { refused: notUtf8Message(line, invalidUtf8Offset(line)) };

@@ -146,9 +146,11 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
     // Nothing settled: only the reason matters (e.g. the input is a directory).
     if (e.doneThroughLine === 0) throw reason;
     print(json, { ...e.report, stopped_after_line: e.doneThroughLine }, ingestSummary(e.report));
-    const why = explain(reason, context)?.message ?? ((reason as Error)?.stack ?? String(reason));
+    const why = explain(reason, context)?.message ?? (reason as Error)?.stack ?? String(reason);
     err(`fns: stopped after line ${e.doneThroughLine}: ${why}`);
-    err(`fns: lines 1-${e.doneThroughLine} are done (stored or skipped) and nothing after them was stored: resume from line ${e.doneThroughLine + 1}`);
+    err(
+      `fns: lines 1-${e.doneThroughLine} are done (stored or skipped) and nothing after them was stored: resume from line ${e.doneThroughLine + 1}`,
+    );
     return e.report.ingested + e.report.duplicates.length > 0 ? EXIT.partial : EXIT.failed;
   } finally {
     process.off('SIGINT', onSigint);
@@ -206,7 +208,9 @@ async function main(argv: string[]): Promise<number | 'running'> {
     case 'accounts show': {
       const a = await withStore(config, (s) => showAccount(s.accounts, args[0]!, now), read);
       const tier = a.effective_tier === a.tier ? a.tier : `${a.tier} (in force now: ${a.effective_tier})`;
-      const keys = a.keys.map((k) => `  ${k.key_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  created ${k.created_at}`);
+      const keys = a.keys.map(
+        (k) => `  ${k.key_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  created ${k.created_at}`,
+      );
       print(
         json,
         a,
@@ -234,23 +238,36 @@ async function main(argv: string[]): Promise<number | 'running'> {
     case 'keys create': {
       const k = await withStore(
         config,
-        (s) => createKey(s.accounts, { tier: str('tier'), accountId: str('account'), livePrefix: livePrefix(config), now }),
+        (s) =>
+          createKey(s.accounts, { tier: str('tier'), accountId: str('account'), livePrefix: livePrefix(config), now }),
         write,
       );
-      print(json, k, `key:     ${k.key}\nkey_id:  ${k.key_id}\naccount: ${k.account_id}\n(the key is shown only this once; store it now)`);
+      print(
+        json,
+        k,
+        `key:     ${k.key}\nkey_id:  ${k.key_id}\naccount: ${k.account_id}\n(the key is shown only this once; store it now)`,
+      );
       return EXIT.ok;
     }
     case 'keys list': {
       const account = str('account');
       const list = await withStore(config, (s) => listKeys(s.accounts, account), read);
-      const rows = list.keys.map((k) => `${k.key_id}  ${k.account_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  ${k.created_at}`);
-      const none = account ? `account ${account} has no keys (fns keys create --account ${account} adds one)` : 'no keys yet (fns keys create --tier <tier> makes one)';
+      const rows = list.keys.map(
+        (k) => `${k.key_id}  ${k.account_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  ${k.created_at}`,
+      );
+      const none = account
+        ? `account ${account} has no keys (fns keys create --account ${account} adds one)`
+        : 'no keys yet (fns keys create --tier <tier> makes one)';
       print(json, list, rows.length ? rows.join('\n') : none);
       return EXIT.ok;
     }
     case 'keys deactivate':
     case 'keys activate': {
-      const k = await withStore(config, (s) => setKeyActive(s.accounts, args[0]!, command.name === 'keys activate'), write);
+      const k = await withStore(
+        config,
+        (s) => setKeyActive(s.accounts, args[0]!, command.name === 'keys activate'),
+        write,
+      );
       print(json, k, `${k.key_id}: ${k.active ? 'active' : 'inactive'}`);
       return EXIT.ok;
     }
@@ -262,7 +279,9 @@ async function main(argv: string[]): Promise<number | 'running'> {
       // Pushed, ingested or polled text, each field on its line: escaped (domain/printable.ts).
       const p = (v: string | null | undefined) => (v == null ? '-' : printable(v));
       const carriers = a.carriers.map((c) => `  ${p(c.source)}  ${p(c.at)}  ${c.reason ?? 'first'}  ${p(c.url)}`);
-      const items = a.items.map((i) => `  ${p(i.source)}  ${p(i.external_id)}  ${p(i.seen_at)}  ${i.reason ?? 'stored'}  ${p(i.url)}`);
+      const items = a.items.map(
+        (i) => `  ${p(i.source)}  ${p(i.external_id)}  ${p(i.seen_at)}  ${i.reason ?? 'stored'}  ${p(i.url)}`,
+      );
       print(
         json,
         a,
@@ -292,13 +311,21 @@ async function main(argv: string[]): Promise<number | 'running'> {
       const p = (v: string) => printable(v);
       print(
         json,
-        { text, sentiment: e.sentiment, tickers: e.tickers.map((t) => ({ ...t, role: roles.get(t.ticker)?.role ?? null })), candidates },
+        {
+          text,
+          sentiment: e.sentiment,
+          tickers: e.tickers.map((t) => ({ ...t, role: roles.get(t.ticker)?.role ?? null })),
+          candidates,
+        },
         [
           `text:       ${p(text)}`,
           `sentiment:  ${e.sentiment}`,
           `tickers:    ${e.tickers.length ? e.tickers.map((t) => `${t.ticker} ${t.sentiment} ${t.relevance} (${roles.get(t.ticker)?.role ?? 'given'})`).join(', ') : '-'}`,
           `candidates: ${candidates.length}${candidates.length ? ' (as written, symbol, by, kept or refused: rule)' : ''}`,
-          ...candidates.map((c) => `  ${p(c.text)}  ${c.ticker}  ${c.via}${c.alias ? ` "${p(c.alias)}"` : ''}  ${c.kept ? 'kept' : 'refused'}: ${p(c.rule)}`),
+          ...candidates.map(
+            (c) =>
+              `  ${p(c.text)}  ${c.ticker}  ${c.via}${c.alias ? ` "${p(c.alias)}"` : ''}  ${c.kept ? 'kept' : 'refused'}: ${p(c.rule)}`,
+          ),
         ].join('\n'),
       );
       return EXIT.ok;
@@ -309,7 +336,13 @@ async function main(argv: string[]): Promise<number | 'running'> {
       if (config.databaseUrl) {
         const { LATEST_VERSION, migrate } = await import('../store/postgres/index.js');
         const applied = await migrate(config.databaseUrl, config.databaseSchema);
-        print(json, { engine: 'postgres', schema: config.databaseSchema, applied, version: LATEST_VERSION }, applied.length ? `applied migration(s) ${applied.join(', ')}; schema ${config.databaseSchema} is at version ${LATEST_VERSION}` : `schema ${config.databaseSchema} is up to date (version ${LATEST_VERSION})`);
+        print(
+          json,
+          { engine: 'postgres', schema: config.databaseSchema, applied, version: LATEST_VERSION },
+          applied.length
+            ? `applied migration(s) ${applied.join(', ')}; schema ${config.databaseSchema} is at version ${LATEST_VERSION}`
+            : `schema ${config.databaseSchema} is up to date (version ${LATEST_VERSION})`,
+        );
       } else {
         await (await cliStore(config)).close();
         const file = (await storeFactory()).sqliteFile(config);
@@ -326,12 +359,18 @@ async function main(argv: string[]): Promise<number | 'running'> {
       const { runSourcesCommand } = await import('./sources.js');
       const { openStore } = await import('../store/index.js');
       await noteDemo(config, command.name);
-      return runSourcesCommand(command.name.slice('sources '.length) as 'add', args, { json, every: str('every'), urgency: str('urgency') }, config, {
-        out,
-        err,
-        now: Date.now,
-        openStore: (role) => openStore(config, { role, postgres: { schema: config.databaseSchema } }),
-      });
+      return runSourcesCommand(
+        command.name.slice('sources '.length) as 'add',
+        args,
+        { json, every: str('every'), urgency: str('urgency') },
+        config,
+        {
+          out,
+          err,
+          now: Date.now,
+          openStore: (role) => openStore(config, { role, postgres: { schema: config.databaseSchema } }),
+        },
+      );
     }
     case 'webhooks add':
     case 'webhooks list':
@@ -343,12 +382,18 @@ async function main(argv: string[]): Promise<number | 'running'> {
       const { runWebhooksCommand } = await import('./webhooks.js');
       const { openStore } = await import('../store/index.js');
       await noteDemo(config, command.name);
-      return runWebhooksCommand(command.name.slice('webhooks '.length) as 'add', args, { json, tickers: str('tickers'), minRelevance: str('min-relevance'), account: str('account') }, config, {
-        out,
-        err,
-        now: Date.now,
-        openStore: () => openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } }),
-      });
+      return runWebhooksCommand(
+        command.name.slice('webhooks '.length) as 'add',
+        args,
+        { json, tickers: str('tickers'), minRelevance: str('min-relevance'), account: str('account') },
+        config,
+        {
+          out,
+          err,
+          now: Date.now,
+          openStore: () => openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } }),
+        },
+      );
     }
     default:
       throw new Error(`fns ${command.name}: parsed but not implemented`);

@@ -20,14 +20,19 @@ export class OperatorError extends Error {
 
 export function checkTier(tier: string | undefined, flag = '--tier'): Tier {
   if (!tier || !assignableTiers.includes(tier as Tier)) {
-    throw new OperatorError(`${flag} must be one of ${assignableTiers.join(', ')}${tier ? `, got "${tier}"` : ''}`, { usage: true });
+    throw new OperatorError(`${flag} must be one of ${assignableTiers.join(', ')}${tier ? `, got "${tier}"` : ''}`, {
+      usage: true,
+    });
   }
   return tier as Tier;
 }
 
 async function existingAccount(store: AccountStore, accountId: string): Promise<AccountRecord> {
   const account = await store.getAccount(accountId);
-  if (!account) throw new OperatorError(`no account ${accountId} (fns keys list shows the accounts that have keys; fns accounts create makes one)`);
+  if (!account)
+    throw new OperatorError(
+      `no account ${accountId} (fns keys list shows the accounts that have keys; fns accounts create makes one)`,
+    );
   return account;
 }
 
@@ -48,10 +53,16 @@ export async function createKey(
   if (opts.accountId !== undefined) {
     account = await existingAccount(store, opts.accountId);
     if (opts.tier !== undefined && checkTier(opts.tier) !== account.tier) {
-      throw new OperatorError(`account ${account.id} is on ${account.tier}; change it with \`fns accounts set-tier ${account.id} ${opts.tier}\``);
+      throw new OperatorError(
+        `account ${account.id} is on ${account.tier}; change it with \`fns accounts set-tier ${account.id} ${opts.tier}\``,
+      );
     }
   } else {
-    if (opts.tier === undefined) throw new OperatorError('give --tier <tier> for a new account, or --account <account_id> for one more key on an existing one', { usage: true });
+    if (opts.tier === undefined)
+      throw new OperatorError(
+        'give --tier <tier> for a new account, or --account <account_id> for one more key on an existing one',
+        { usage: true },
+      );
     account = await store.createAccount(checkTier(opts.tier), opts.now);
   }
   const key = newApiKey(opts.livePrefix);
@@ -75,8 +86,10 @@ export async function setTier(store: AccountStore, accountId: string, tier: stri
 export async function cancel(store: AccountStore, accountId: string, now: number) {
   const current = await existingAccount(store, accountId);
   // Spec §3: only a subscription can be cancelled; a `free` account stays free (and blocked).
-  if (current.cancelledAt !== null) throw new OperatorError(`account ${accountId} was already cancelled at ${current.cancelledAt}`);
-  if (!plans[current.tier].paid) throw new OperatorError(`account ${accountId} has no subscription to cancel (tier ${current.tier})`);
+  if (current.cancelledAt !== null)
+    throw new OperatorError(`account ${accountId} was already cancelled at ${current.cancelledAt}`);
+  if (!plans[current.tier].paid)
+    throw new OperatorError(`account ${accountId} has no subscription to cancel (tier ${current.tier})`);
   return accountJson((await store.cancel(accountId, now))!);
 }
 
@@ -93,14 +106,23 @@ export async function showAccount(store: AccountStore, accountId: string, now: n
  * that resolved to it (each source's id of the item, its canonical link, when last seen, and why it
  * was a duplicate; null for the item that was stored).
  */
-export async function showArticle(store: { articles: Pick<ArticleStore, 'getMany'>; sources: Pick<SourceStore, 'carriersOf' | 'itemsOf'> }, id: string) {
+export async function showArticle(
+  store: { articles: Pick<ArticleStore, 'getMany'>; sources: Pick<SourceStore, 'carriersOf' | 'itemsOf'> },
+  id: string,
+) {
   const [article] = await store.articles.getMany([id]);
   if (!article) throw new OperatorError(`no article ${id}`);
   const [carriers, items] = await Promise.all([store.sources.carriersOf(id), store.sources.itemsOf(id)]);
   return {
     ...article,
     carriers: carriers.map((c) => ({ source: c.source, url: c.url, at: c.at, reason: c.reason })),
-    items: items.map((i) => ({ source: i.source, external_id: i.externalId, url: i.url, seen_at: i.seenAt, reason: i.reason })),
+    items: items.map((i) => ({
+      source: i.source,
+      external_id: i.externalId,
+      url: i.url,
+      seen_at: i.seenAt,
+      reason: i.reason,
+    })),
   };
 }
 

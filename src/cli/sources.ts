@@ -23,7 +23,9 @@ const URL_MAX = 2048;
 
 export function checkSourceName(raw: string): string {
   if (!SOURCE_NAME.test(raw)) {
-    throw new UsageError(`a source name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${raw}"`);
+    throw new UsageError(
+      `a source name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${raw}"`,
+    );
   }
   return raw;
 }
@@ -35,15 +37,20 @@ export function checkSourceUrl(raw: string): string {
   } catch {
     throw new UsageError(`<url> must be an absolute http:// or https:// URL, got "${raw}"`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`<url> must use http or https, got "${u.protocol.replace(/:$/, '')}"`);
-  if (u.username || u.password) throw new UsageError('<url> must not carry a user name or password (it would show in fns sources list and the logs)');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new UsageError(`<url> must use http or https, got "${u.protocol.replace(/:$/, '')}"`);
+  if (u.username || u.password)
+    throw new UsageError(
+      '<url> must not carry a user name or password (it would show in fns sources list and the logs)',
+    );
   if (raw.length > URL_MAX) throw new UsageError(`<url> is longer than ${URL_MAX} characters`);
   return u.href;
 }
 
 export function checkUrgency(raw: string | undefined): UrgencySetting {
   if (raw === undefined) return 'auto';
-  if (!SOURCE_URGENCIES.includes(raw as UrgencySetting)) throw new UsageError(`--urgency must be one of ${SOURCE_URGENCIES.join(', ')}, got "${raw}"`);
+  if (!SOURCE_URGENCIES.includes(raw as UrgencySetting))
+    throw new UsageError(`--urgency must be one of ${SOURCE_URGENCIES.join(', ')}, got "${raw}"`);
   return raw as UrgencySetting;
 }
 
@@ -64,7 +71,9 @@ const UNITS = [...UNIT_MS.keys()];
 export function parseDuration(raw: string, flag = '--every'): number {
   const bounds = `between ${formatDuration(SOURCE_EVERY.minMs)} and ${formatDuration(SOURCE_EVERY.maxMs)}`;
   const refuse = () =>
-    new UsageError(`${flag} must be a duration such as 30s, 5m, 1h or 1m30s (units h, m, s, ms, each at most once, largest first) ${bounds}, got "${raw}"`);
+    new UsageError(
+      `${flag} must be a duration such as 30s, 5m, 1h or 1m30s (units h, m, s, ms, each at most once, largest first) ${bounds}, got "${raw}"`,
+    );
   const parts = [...raw.matchAll(/(\d+)(ms|h|m|s)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== raw) throw refuse();
   let ms = 0;
@@ -75,7 +84,8 @@ export function parseDuration(raw: string, flag = '--every'): number {
     last = rank;
     ms += Number(digits) * UNIT_MS.get(unit!)!;
   }
-  if (ms < SOURCE_EVERY.minMs || ms > SOURCE_EVERY.maxMs) throw new UsageError(`${flag} must be ${bounds}, got "${raw}"`);
+  if (ms < SOURCE_EVERY.minMs || ms > SOURCE_EVERY.maxMs)
+    throw new UsageError(`${flag} must be ${bounds}, got "${raw}"`);
   return ms;
 }
 
@@ -94,7 +104,14 @@ export function relative(iso: string | null, now: number): string {
   if (iso === null) return '-';
   const d = Date.parse(iso) - now;
   const abs = Math.abs(d);
-  const text = abs < 1000 ? `${abs}ms` : abs < 120_000 ? `${Math.round(abs / 1000)}s` : abs < 7_200_000 ? `${Math.round(abs / 60_000)}m` : `${Math.round(abs / 3_600_000)}h`;
+  const text =
+    abs < 1000
+      ? `${abs}ms`
+      : abs < 120_000
+        ? `${Math.round(abs / 1000)}s`
+        : abs < 7_200_000
+          ? `${Math.round(abs / 60_000)}m`
+          : `${Math.round(abs / 3_600_000)}h`;
   return d < 0 ? `${text} ago` : `in ${text}`;
 }
 
@@ -135,7 +152,11 @@ export function sourcesTable(list: SourceRecord[], now: number): string {
     s.paused ? '-' : s.nextPollAt === null ? 'now' : relative(s.nextPollAt, now),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const out = [line(head)];
   list.forEach((s, i) => {
     out.push(line(rows[i]!));
@@ -187,7 +208,10 @@ export async function runSourcesCommand(
         try {
           s = await store.sources.add(add!, io.now());
         } catch (e) {
-          if (e instanceof SourceExistsError) throw new CliError(`a source named "${name}" already exists (fns sources remove ${name} first to replace it)`);
+          if (e instanceof SourceExistsError)
+            throw new CliError(
+              `a source named "${name}" already exists (fns sources remove ${name} first to replace it)`,
+            );
           throw e;
         }
         print(
@@ -205,7 +229,10 @@ export async function runSourcesCommand(
       case 'resume': {
         const s = await store.sources.setPaused(name, sub === 'pause', io.now());
         if (!s) throw noSource(name);
-        print(sourceJson(s), `${s.name}: ${s.paused ? 'paused (no more polls until fns sources resume)' : 'active (polled within a second)'}`);
+        print(
+          sourceJson(s),
+          `${s.name}: ${s.paused ? 'paused (no more polls until fns sources resume)' : 'active (polled within a second)'}`,
+        );
         return EXIT.ok;
       }
       case 'remove': {
@@ -230,14 +257,22 @@ async function runPoller(config: Config, io: SourcesIo): Promise<number> {
     // A poll's error and the poller's lines quote what a feed server answered: escaped, one line each.
     log: (m) => io.err(`fns: ${printable(m)}`),
     onPoll: (r) => {
-      if (r.outcome === 'error') io.out(`${printable(r.source)}: ${printable(String(r.error))}${r.status === null ? '' : ` (HTTP ${r.status})`}; next try ${new Date(r.nextPollAt).toISOString()}`);
-      else if (r.seen > 0) io.out(`${printable(r.source)}: ${r.seen} new item(s): ${r.ingested} stored, ${r.deduplicated} duplicate(s) of other articles${r.seen - r.ingested - r.deduplicated > 0 ? `, ${r.seen - r.ingested - r.deduplicated} without text (skipped)` : ''}`);
+      if (r.outcome === 'error')
+        io.out(
+          `${printable(r.source)}: ${printable(String(r.error))}${r.status === null ? '' : ` (HTTP ${r.status})`}; next try ${new Date(r.nextPollAt).toISOString()}`,
+        );
+      else if (r.seen > 0)
+        io.out(
+          `${printable(r.source)}: ${r.seen} new item(s): ${r.ingested} stored, ${r.deduplicated} duplicate(s) of other articles${r.seen - r.ingested - r.deduplicated > 0 ? `, ${r.seen - r.ingested - r.deduplicated} without text (skipped)` : ''}`,
+        );
     },
   });
   const sources = await store.sources.list();
   const active = sources.filter((s) => !s.paused).length;
   await poller.start();
-  io.out(`fns: polling ${active} active source(s) of ${sources.length} (lease owner ${poller.owner}); registry changes are picked up within a second. Ctrl+C to stop.`);
+  io.out(
+    `fns: polling ${active} active source(s) of ${sources.length} (lease owner ${poller.owner}); registry changes are picked up within a second. Ctrl+C to stop.`,
+  );
   // The poller's timers do not hold the process open (they must not in fns serve); this does, until a signal.
   const keepAlive = setInterval(() => {}, 3600_000);
   await new Promise<void>((resolve) => {

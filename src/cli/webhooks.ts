@@ -12,7 +12,20 @@ import { effectiveTier, planOf } from '../domain/tiers.js';
 import { PREVIOUS_SECRETS_MAX, signingSecrets } from '../domain/webhook-secrets.js';
 import type { StoredArticle } from '../domain/articles.js';
 import type { Store, WebhookEndpoint } from '../store/ports/index.js';
-import { checkUrlShape, DestinationError, httpSender, messageId, newEndpointId, newSecret, resolveDestination, SecretBox, signedHeaders, webhookBody, type Lookup, type Sender } from '../webhooks/index.js';
+import {
+  checkUrlShape,
+  DestinationError,
+  httpSender,
+  messageId,
+  newEndpointId,
+  newSecret,
+  resolveDestination,
+  SecretBox,
+  signedHeaders,
+  webhookBody,
+  type Lookup,
+  type Sender,
+} from '../webhooks/index.js';
 import { CliError, EXIT, UsageError } from './errors.js';
 import { relative } from './sources.js';
 import { printable, printableJson } from '../domain/printable.js';
@@ -33,8 +46,16 @@ export type WebhooksSub = 'add' | 'list' | 'remove' | 'pause' | 'resume' | 'rota
 
 function checkTickers(raw: string | undefined): string[] | null {
   if (raw === undefined) return null;
-  const list = [...new Set(raw.split(',').map((t) => t.trim().toUpperCase()).filter(Boolean))];
-  if (list.length === 0 || list.length > TICKERS_MAX) throw new UsageError(`--tickers must list 1 to ${TICKERS_MAX} symbols separated by commas, got "${raw}"`);
+  const list = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((t) => t.trim().toUpperCase())
+        .filter(Boolean),
+    ),
+  ];
+  if (list.length === 0 || list.length > TICKERS_MAX)
+    throw new UsageError(`--tickers must list 1 to ${TICKERS_MAX} symbols separated by commas, got "${raw}"`);
   const bad = list.find((t) => !articleRules.tickerPattern.test(t));
   if (bad) throw new UsageError(`--tickers: "${bad}" is not a ticker symbol (e.g. AAPL, BRK.B, BTC-USD)`);
   return list;
@@ -43,7 +64,8 @@ function checkTickers(raw: string | undefined): string[] | null {
 function checkRelevance(raw: string | undefined, tickers: string[] | null): number | null {
   if (raw === undefined) return null;
   if (tickers === null) throw new UsageError('--min-relevance applies to the --tickers filter: give --tickers too');
-  if (!/^(?:\d+(?:\.\d+)?|\.\d+)$/.test(raw) || Number(raw) > 1) throw new UsageError(`--min-relevance must be a decimal number from 0 to 1 (e.g. 0.8), got "${raw}"`);
+  if (!/^(?:\d+(?:\.\d+)?|\.\d+)$/.test(raw) || Number(raw) > 1)
+    throw new UsageError(`--min-relevance must be a decimal number from 0 to 1 (e.g. 0.8), got "${raw}"`);
   return Number(raw);
 }
 
@@ -83,18 +105,33 @@ export function webhooksTable(list: WebhookEndpoint[], latestSeq: number, now: n
     e.state === 'active' && e.failures > 0 ? 'failing' : e.state,
     relative(e.lastSuccessAt, now),
     String(e.failures),
-    e.state !== 'active' ? '-' : e.nextAttemptAt === null ? (latestSeq > e.cursor ? 'now' : '-') : relative(e.nextAttemptAt, now),
+    e.state !== 'active'
+      ? '-'
+      : e.nextAttemptAt === null
+        ? latestSeq > e.cursor
+          ? 'now'
+          : '-'
+        : relative(e.nextAttemptAt, now),
     String(Math.max(0, latestSeq - e.cursor)),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const out = [line(head)];
   list.forEach((e, i) => {
     out.push(line(rows[i]!));
     // The URL and the last error (a receiver's status text and answer) escaped: one line each.
-    out.push(`  ${printable(e.url)}${e.tickers ? `  (tickers ${e.tickers.join(',')}, min relevance ${relevanceShown(e)})` : ''}`);
+    out.push(
+      `  ${printable(e.url)}${e.tickers ? `  (tickers ${e.tickers.join(',')}, min relevance ${relevanceShown(e)})` : ''}`,
+    );
     if (e.pausedReason) out.push(`  ${e.state}: ${printable(e.pausedReason)}`);
-    if (e.lastError) out.push(`  last error: ${printable(e.lastError)}${e.lastAttemptAt ? ` (${relative(e.lastAttemptAt, now)})` : ''}`);
+    if (e.lastError)
+      out.push(
+        `  last error: ${printable(e.lastError)}${e.lastAttemptAt ? ` (${relative(e.lastAttemptAt, now)})` : ''}`,
+      );
   });
   return out.join('\n');
 }
@@ -104,11 +141,19 @@ const noEndpoint = (id: string) => new CliError(`no webhook endpoint "${id}" (fn
 /** Pro or max (the stream's tiers), else a clear refusal. */
 function requireWebhookTier(accountId: string, tier: Tier): void {
   if (!planOf(tier).stream) {
-    throw new CliError(`account ${accountId} is on ${tier}: webhooks are available to pro and max accounts only (as the stream); fns accounts set-tier ${accountId} pro changes the plan`);
+    throw new CliError(
+      `account ${accountId} is on ${tier}: webhooks are available to pro and max accounts only (as the stream); fns accounts set-tier ${accountId} pro changes the plan`,
+    );
   }
 }
 
-export async function runWebhooksCommand(sub: WebhooksSub, args: string[], options: { json: boolean; tickers?: string; minRelevance?: string; account?: string }, config: Config, io: WebhooksIo): Promise<number> {
+export async function runWebhooksCommand(
+  sub: WebhooksSub,
+  args: string[],
+  options: { json: boolean; tickers?: string; minRelevance?: string; account?: string },
+  config: Config,
+  io: WebhooksIo,
+): Promise<number> {
   const print = (data: unknown, human: string) => io.out(options.json ? printableJson(data) : human);
   const box = new SecretBox(config.webhookSecretsKey);
   // Validate the command line before touching the store.
@@ -136,7 +181,10 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
         if (!account) throw new CliError(`no account "${accountId}" (fns accounts show <id>, fns keys list)`);
         const tier = effectiveTier(account, now);
         requireWebhookTier(accountId, tier);
-        if (tickers && !planOf(tier).tickers) throw new CliError(`--tickers is available to max accounts only (as the stream's ticker filter); account ${accountId} is on ${tier}`);
+        if (tickers && !planOf(tier).tickers)
+          throw new CliError(
+            `--tickers is available to max accounts only (as the stream's ticker filter); account ${accountId} is on ${tier}`,
+          );
         try {
           await resolveDestination(url!, config.webhookAllowPrivate, io.lookup);
         } catch (e) {
@@ -144,9 +192,20 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
           throw e;
         }
         const secret = newSecret();
-        const e = await store.webhooks.add({ id: newEndpointId(), accountId, url: url!.href, tickers, minRelevance, secret: box.seal(secret) }, now);
+        const e = await store.webhooks.add(
+          { id: newEndpointId(), accountId, url: url!.href, tickers, minRelevance, secret: box.seal(secret) },
+          now,
+        );
         print(
-          { id: e.id, secret, account_id: e.accountId, url: e.url, tickers: e.tickers, min_relevance: relevanceShown(e), state: e.state },
+          {
+            id: e.id,
+            secret,
+            account_id: e.accountId,
+            url: e.url,
+            tickers: e.tickers,
+            min_relevance: relevanceShown(e),
+            state: e.state,
+          },
           `id:     ${e.id}\nsecret: ${secret}\nurl:    ${printable(e.url)}${e.tickers ? `\ntickers: ${e.tickers.join(',')} (min relevance ${relevanceShown(e)})` : ''}\n(the secret is shown only this once; every article stored from now on is delivered, signed with it)`,
         );
         return EXIT.ok;
@@ -179,7 +238,12 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
             }
           }
         }
-        const e = (await store.webhooks.setState(args[0]!, sub === 'pause' ? 'paused' : 'active', sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null, now))!;
+        const e = (await store.webhooks.setState(
+          args[0]!,
+          sub === 'pause' ? 'paused' : 'active',
+          sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null,
+          now,
+        ))!;
         const latest = await store.articles.latestSeq();
         print(
           webhookJson(e, latest, now),
@@ -198,10 +262,18 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
         const until = new Date(now + webhookRules.rotationOverlapMs).toISOString();
         // The previous secrets still valid that the rotation's bound left out: they stop signing now.
         const kept = new Set(e.secrets.map((s) => s.secret));
-        const dropped = before.secrets.filter((s) => (s.expiresAt === null || Date.parse(s.expiresAt) > now) && !kept.has(s.secret)).length;
+        const dropped = before.secrets.filter(
+          (s) => (s.expiresAt === null || Date.parse(s.expiresAt) > now) && !kept.has(s.secret),
+        ).length;
         const previous = e.secrets.length - 1;
         print(
-          { id: e.id, secret, previous_secrets_valid_until: until, previous_secrets_signing: previous, previous_secrets_dropped: dropped },
+          {
+            id: e.id,
+            secret,
+            previous_secrets_valid_until: until,
+            previous_secrets_signing: previous,
+            previous_secrets_dropped: dropped,
+          },
           `id:     ${e.id}\nsecret: ${secret}\n(shown only this once; until ${until} every delivery is signed with the new secret and ${previous === 1 ? 'the previous one' : `the ${previous} previous ones`}, then with the new one only)` +
             (dropped > 0
               ? `\n(the oldest previous secret${dropped === 1 ? '' : `s (${dropped})`} no longer sign${dropped === 1 ? 's' : ''}: at most ${PREVIOUS_SECRETS_MAX} previous secrets sign beside the new one)`
@@ -220,11 +292,29 @@ export async function runWebhooksCommand(sub: WebhooksSub, args: string[], optio
 /** A sample article for `send-test` when the archive is empty. */
 function sampleArticle(now: number): StoredArticle {
   const at = new Date(now).toISOString();
-  return { id: '01JD0Q2V5N8Y3C7KQ4W9M6T1ZB', content: 'Test delivery from fns webhooks send-test', urgency: 'regular', sentiment: null, published_at: null, received_at: at, source: null, url: null, tickers: [] };
+  return {
+    id: '01JD0Q2V5N8Y3C7KQ4W9M6T1ZB',
+    content: 'Test delivery from fns webhooks send-test',
+    urgency: 'regular',
+    sentiment: null,
+    published_at: null,
+    received_at: at,
+    source: null,
+    url: null,
+    tickers: [],
+  };
 }
 
 /** One signed request now, from this process, with the newest article (or a sample); it does not move the cursor. */
-async function sendTest(store: Store, id: string, box: SecretBox, config: Config, io: WebhooksIo, print: (d: unknown, h: string) => void, now: number): Promise<number> {
+async function sendTest(
+  store: Store,
+  id: string,
+  box: SecretBox,
+  config: Config,
+  io: WebhooksIo,
+  print: (d: unknown, h: string) => void,
+  now: number,
+): Promise<number> {
   const e = await store.webhooks.get(id);
   if (!e) throw noEndpoint(id);
   const account = await store.accounts.getAccount(e.accountId);
@@ -244,7 +334,13 @@ async function sendTest(store: Store, id: string, box: SecretBox, config: Config
     if (err instanceof DestinationError) throw new CliError(`refused: ${err.message}`);
     throw err;
   }
-  const r = await (io.send ?? httpSender)({ url, address, headers: signedHeaders(secrets, msgId, Math.floor(now / 1000), body), body, timeoutMs: webhookRules.timeoutMs });
+  const r = await (io.send ?? httpSender)({
+    url,
+    address,
+    headers: signedHeaders(secrets, msgId, Math.floor(now / 1000), body),
+    body,
+    timeoutMs: webhookRules.timeoutMs,
+  });
   const ok = r.status !== null && r.status >= 200 && r.status < 300;
   print(
     { id: e.id, webhook_id: msgId, status: r.status, error: r.error, latency_ms: Math.round(r.latencyMs), ok },

@@ -45,10 +45,30 @@ export interface Config {
 
 /** Every variable the service reads. Set but empty is an error, never a silent default. */
 const VARIABLES = [
-  'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'TRUST_PROXY', 'STREAM_RECHECK_MS', 'EMBEDDINGS_URL',
-  'EMBEDDINGS_MODEL', 'EMBEDDINGS_API_KEY', 'EMBEDDINGS_TIMEOUT_MS', 'FNS_BRAND', 'VALIDATE_RESPONSES', 'IP_GUARD_EXEMPT',
-  'ADMIN_PORT', 'ADMIN_HOST', 'DATABASE_SCHEMA', 'REDIS_PREFIX', 'ADMIN_TOKEN', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_ADDRESS',
-  'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_SECRETS_KEY', 'FEED_ALLOW_PRIVATE',
+  'PORT',
+  'HOST',
+  'DATA_DIR',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'TRUST_PROXY',
+  'STREAM_RECHECK_MS',
+  'EMBEDDINGS_URL',
+  'EMBEDDINGS_MODEL',
+  'EMBEDDINGS_API_KEY',
+  'EMBEDDINGS_TIMEOUT_MS',
+  'FNS_BRAND',
+  'VALIDATE_RESPONSES',
+  'IP_GUARD_EXEMPT',
+  'ADMIN_PORT',
+  'ADMIN_HOST',
+  'DATABASE_SCHEMA',
+  'REDIS_PREFIX',
+  'ADMIN_TOKEN',
+  'MAX_CONNECTIONS',
+  'MAX_CONNECTIONS_PER_ADDRESS',
+  'WEBHOOK_ALLOW_PRIVATE',
+  'WEBHOOK_SECRETS_KEY',
+  'FEED_ALLOW_PRIVATE',
 ] as const;
 
 /** Connection caps of the partner listener (docs/operations.md): in all, and per client address. */
@@ -105,7 +125,10 @@ function ipGuardExempt(raw: string | undefined): string[] {
   if (raw === undefined) return [];
   const entries = raw.split(',').map((e) => e.trim());
   const bad = entries.find((e) => !isAddressOrSubnet(e, new Set(['loopback'])));
-  if (bad !== undefined) throw new ConfigError(`IP_GUARD_EXEMPT must be a comma-separated list of addresses, CIDR subnets or "loopback", got "${bad}"`);
+  if (bad !== undefined)
+    throw new ConfigError(
+      `IP_GUARD_EXEMPT must be a comma-separated list of addresses, CIDR subnets or "loopback", got "${bad}"`,
+    );
   return entries;
 }
 
@@ -134,13 +157,17 @@ function identifier(env: NodeJS.ProcessEnv, name: string, dflt: string): string 
 export const ADMIN_TOKEN_MIN_LENGTH = 16;
 function adminToken(raw: string): string {
   if (raw.length >= ADMIN_TOKEN_MIN_LENGTH && /^[\x21-\x7e]+$/.test(raw)) return raw;
-  throw new ConfigError(`ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_LENGTH} visible ASCII characters without spaces (e.g. openssl rand -hex 32); the value given is not repeated here`);
+  throw new ConfigError(
+    `ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_LENGTH} visible ASCII characters without spaces (e.g. openssl rand -hex 32); the value given is not repeated here`,
+  );
 }
 
 function secretsKey(raw: string): Buffer {
   const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
   if (key.length === 32 && (/^[0-9a-f]{64}$/i.test(raw) || /^[A-Za-z0-9+/]{43}=$/.test(raw))) return key;
-  throw new ConfigError('WEBHOOK_SECRETS_KEY must be 32 bytes as base64 (44 characters) or 64 hex digits (e.g. openssl rand -base64 32); the value given is not repeated here');
+  throw new ConfigError(
+    'WEBHOOK_SECRETS_KEY must be 32 bytes as base64 (44 characters) or 64 hex digits (e.g. openssl rand -base64 32); the value given is not repeated here',
+  );
 }
 
 export const TRUST_PROXY_TRUE_WARNING =
@@ -149,7 +176,13 @@ export const TRUST_PROXY_TRUE_WARNING =
 /** Does this listen address keep a listener on this machine (127.0.0.0/8, ::1, localhost)? */
 export function isLoopbackHost(h: string): boolean {
   const bare = h.replace(/^\[|\]$/g, '').toLowerCase();
-  return bare === 'localhost' || bare === '::1' || bare === '0:0:0:0:0:0:0:1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) || /^::ffff:127\./.test(bare);
+  return (
+    bare === 'localhost' ||
+    bare === '::1' ||
+    bare === '0:0:0:0:0:0:0:1' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) ||
+    /^::ffff:127\./.test(bare)
+  );
 }
 
 export function adminHostWarning(adminHost: string, pushOn: boolean): string {
@@ -158,10 +191,12 @@ export function adminHostWarning(adminHost: string, pushOn: boolean): string {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const name of VARIABLES) {
-    if (env[name] === '') throw new ConfigError(`${name} is set but empty; unset it to use the default, or give it a value`);
+    if (env[name] === '')
+      throw new ConfigError(`${name} is set but empty; unset it to use the default, or give it a value`);
   }
   const brand = env.FNS_BRAND ?? 'fns';
-  if (!/^[a-z][a-z0-9]{1,15}$/.test(brand)) throw new ConfigError(`FNS_BRAND must be 2-16 lower-case letters or digits, got "${brand}"`);
+  if (!/^[a-z][a-z0-9]{1,15}$/.test(brand))
+    throw new ConfigError(`FNS_BRAND must be 2-16 lower-case letters or digits, got "${brand}"`);
   const cfg: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
     dataDir: resolve(env.DATA_DIR ?? './data'),
@@ -181,12 +216,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     warnings: [],
   };
   // Behind a proxy every connection comes from the proxy's address: no per-address cap unless asked for.
-  cfg.maxConnectionsPerAddress = int(env, 'MAX_CONNECTIONS_PER_ADDRESS', cfg.trustProxy === false ? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS : 0, 0, 1_000_000);
+  cfg.maxConnectionsPerAddress = int(
+    env,
+    'MAX_CONNECTIONS_PER_ADDRESS',
+    cfg.trustProxy === false ? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS : 0,
+    0,
+    1_000_000,
+  );
   if (env.ADMIN_PORT !== undefined) cfg.adminPort = int(env, 'ADMIN_PORT', 0, 0, 65535);
   if (env.ADMIN_TOKEN !== undefined) cfg.adminToken = adminToken(env.ADMIN_TOKEN);
   if (env.WEBHOOK_SECRETS_KEY !== undefined) cfg.webhookSecretsKey = secretsKey(env.WEBHOOK_SECRETS_KEY);
   if (cfg.trustProxy === true) cfg.warnings.push(TRUST_PROXY_TRUE_WARNING);
-  if (cfg.adminPort !== undefined && !isLoopbackHost(cfg.adminHost)) cfg.warnings.push(adminHostWarning(cfg.adminHost, cfg.adminToken !== undefined));
+  if (cfg.adminPort !== undefined && !isLoopbackHost(cfg.adminHost))
+    cfg.warnings.push(adminHostWarning(cfg.adminHost, cfg.adminToken !== undefined));
   const listenHost = host(env.HOST);
   if (listenHost !== undefined) cfg.host = listenHost;
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres', 'postgresql']);

@@ -24,7 +24,9 @@ export function staleGenerated(root: string = repoRoot): string | undefined {
   const recordPath = join(root, 'generated', 'sources.json');
   if (!existsSync(recordPath)) {
     const specs = ['openapi.yaml', 'asyncapi.yaml'].filter((f) => existsSync(join(root, f)));
-    return specs.length === 0 ? undefined : `generated/sources.json is missing, so generated/ may not match ${specs.join(' and ')}: ${REGENERATE}`;
+    return specs.length === 0
+      ? undefined
+      : `generated/sources.json is missing, so generated/ may not match ${specs.join(' and ')}: ${REGENERATE}`;
   }
   let recorded: Record<string, string>;
   try {
@@ -35,7 +37,12 @@ export function staleGenerated(root: string = repoRoot): string | undefined {
   }
   const changed = Object.entries(recorded)
     .filter(([file]) => existsSync(join(root, file)))
-    .filter(([file, sha]) => createHash('sha256').update(readFileSync(join(root, file))).digest('hex') !== sha)
+    .filter(
+      ([file, sha]) =>
+        createHash('sha256')
+          .update(readFileSync(join(root, file)))
+          .digest('hex') !== sha,
+    )
     .map(([file]) => file);
   if (changed.length === 0) return undefined;
   return `${changed.join(' and ')} ${changed.length === 1 ? 'has' : 'have'} changed since generated/ was built: ${REGENERATE}`;

@@ -73,11 +73,16 @@ const articleProps = openapi.components.schemas.Article.properties;
 export const articleRules = {
   contentMaxLength: rule<number>(articleProps.content.maxLength, 'Article.content.maxLength'),
   tickersMaxItems: rule<number>(articleProps.tickers.maxItems, 'Article.tickers.maxItems'),
-  tickerPattern: new RegExp(rule<string>(openapi.components.schemas.Ticker?.pattern, 'components.schemas.Ticker.pattern')),
+  tickerPattern: new RegExp(
+    rule<string>(openapi.components.schemas.Ticker?.pattern, 'components.schemas.Ticker.pattern'),
+  ),
 };
 
 /** The `min_relevance` a `tickers` filter applies when the request gives none (MinRelevance's default). */
-export const minRelevanceDefault = rule<number>(operationParameters('listNews').find((p) => p.name === 'min_relevance')?.schema.default, 'MinRelevance.default');
+export const minRelevanceDefault = rule<number>(
+  operationParameters('listNews').find((p) => p.name === 'min_relevance')?.schema.default,
+  'MinRelevance.default',
+);
 
 /** The bounds of the `limit` parameter (the same on list and search): the store clamps to them too. */
 const listLimitSchema = operationParameters('listNews').find((p) => p.name === 'limit')!.schema;
@@ -88,9 +93,13 @@ export const limitBounds = { min: listLimitSchema.minimum as number, max: listLi
  * largest page (SearchOffset: "`offset + limit` may be at most 100"; its maximum is one less).
  */
 const searchLimitSchema = operationParameters('searchNews').find((p) => p.name === 'limit')!.schema;
-const searchOffsetSchema = rule<any>(operationParameters('searchNews').find((p) => p.name === 'offset')?.schema, 'SearchOffset');
+const searchOffsetSchema = rule<any>(
+  operationParameters('searchNews').find((p) => p.name === 'offset')?.schema,
+  'SearchOffset',
+);
 export const searchRankingMax = rule<number>(searchLimitSchema.maximum, 'SearchLimit.maximum');
-if (searchOffsetSchema.maximum !== searchRankingMax - 1) throw new Error('openapi.yaml: SearchOffset.maximum must be SearchLimit.maximum - 1');
+if (searchOffsetSchema.maximum !== searchRankingMax - 1)
+  throw new Error('openapi.yaml: SearchOffset.maximum must be SearchLimit.maximum - 1');
 
 /** The problem bodies of components/examples, by kind. */
 const ex = openapi.components.examples;
@@ -145,7 +154,14 @@ export const stream = asyncapi['x-stream'] as {
   /** A peer that has not completed a close the server started is cut off after this. */
   closeHandshakeSeconds: number;
   closeCodes: Record<
-    'invalidKey' | 'inactiveKey' | 'planRequired' | 'secondConnection' | 'subscriptionExpired' | 'slowConsumer' | 'unavailable' | 'shuttingDown',
+    | 'invalidKey'
+    | 'inactiveKey'
+    | 'planRequired'
+    | 'secondConnection'
+    | 'subscriptionExpired'
+    | 'slowConsumer'
+    | 'unavailable'
+    | 'shuttingDown',
     { code: number; reason: string }
   >;
 };
@@ -157,7 +173,9 @@ export type ArticleWebhook = components['schemas']['ArticleWebhook'];
 const xw = rule<any>(openapi['x-webhook-rules'], 'x-webhook-rules');
 export const webhookRules = {
   timeoutMs: rule<number>(xw.timeoutSeconds, 'x-webhook-rules.timeoutSeconds') * 1000,
-  retryScheduleMs: rule<number[]>(xw.retryScheduleSeconds, 'x-webhook-rules.retryScheduleSeconds').map((s) => s * 1000) as readonly number[],
+  retryScheduleMs: rule<number[]>(xw.retryScheduleSeconds, 'x-webhook-rules.retryScheduleSeconds').map(
+    (s) => s * 1000,
+  ) as readonly number[],
   retryEveryMs: rule<number>(xw.retryEverySeconds, 'x-webhook-rules.retryEverySeconds') * 1000,
   jitterRatio: rule<number>(xw.retryJitterRatio, 'x-webhook-rules.retryJitterRatio'),
   giveUpAfterMs: rule<number>(xw.giveUpAfterHours, 'x-webhook-rules.giveUpAfterHours') * 3600 * 1000,

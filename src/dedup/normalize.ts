@@ -86,24 +86,95 @@ function stemmedValues(table: { readonly [word: string]: string }): ReadonlyMap<
  * looked up by the headline's words, and a word such as `constructor` is no key of it.
  */
 const DEMONYMS = stemmedValues({
-  chilean: 'chile', turkish: 'turkey', japanese: 'japan', chinese: 'china', german: 'germany', french: 'france',
-  british: 'britain', uk: 'britain', indian: 'india', brazilian: 'brazil', mexican: 'mexico', canadian: 'canada',
-  australian: 'australia', swiss: 'switzerland', swedish: 'sweden', norwegian: 'norway', danish: 'denmark',
-  dutch: 'netherlands', italian: 'italy', spanish: 'spain', korean: 'korea', taiwanese: 'taiwan', russian: 'russia',
-  saudi: 'saudi', israeli: 'israel', polish: 'poland', argentine: 'argentina', indonesian: 'indonesia',
-  european: 'europe', eurozone: 'euro', american: 'america', irish: 'ireland', belgian: 'belgium',
-  austrian: 'austria', finnish: 'finland', greek: 'greece', portuguese: 'portugal', turkiye: 'turkey',
-  ukrainian: 'ukraine', egyptian: 'egypt', nigerian: 'nigeria', vietnamese: 'vietnam', thai: 'thailand',
-  philippine: 'philippines', malaysian: 'malaysia', singaporean: 'singapore', colombian: 'colombia', peruvian: 'peru',
-  norwegians: 'norway', britons: 'britain', hungarian: 'hungary', czech: 'czechia', romanian: 'romania',
-  england: 'britain', english: 'britain', arabia: 'saudi', zealand: 'zealand', kiwi: 'zealand',
+  chilean: 'chile',
+  turkish: 'turkey',
+  japanese: 'japan',
+  chinese: 'china',
+  german: 'germany',
+  french: 'france',
+  british: 'britain',
+  uk: 'britain',
+  indian: 'india',
+  brazilian: 'brazil',
+  mexican: 'mexico',
+  canadian: 'canada',
+  australian: 'australia',
+  swiss: 'switzerland',
+  swedish: 'sweden',
+  norwegian: 'norway',
+  danish: 'denmark',
+  dutch: 'netherlands',
+  italian: 'italy',
+  spanish: 'spain',
+  korean: 'korea',
+  taiwanese: 'taiwan',
+  russian: 'russia',
+  saudi: 'saudi',
+  israeli: 'israel',
+  polish: 'poland',
+  argentine: 'argentina',
+  indonesian: 'indonesia',
+  european: 'europe',
+  eurozone: 'euro',
+  american: 'america',
+  irish: 'ireland',
+  belgian: 'belgium',
+  austrian: 'austria',
+  finnish: 'finland',
+  greek: 'greece',
+  portuguese: 'portugal',
+  turkiye: 'turkey',
+  ukrainian: 'ukraine',
+  egyptian: 'egypt',
+  nigerian: 'nigeria',
+  vietnamese: 'vietnam',
+  thai: 'thailand',
+  philippine: 'philippines',
+  malaysian: 'malaysia',
+  singaporean: 'singapore',
+  colombian: 'colombia',
+  peruvian: 'peru',
+  norwegians: 'norway',
+  britons: 'britain',
+  hungarian: 'hungary',
+  czech: 'czechia',
+  romanian: 'romania',
+  england: 'britain',
+  english: 'britain',
+  arabia: 'saudi',
+  zealand: 'zealand',
+  kiwi: 'zealand',
   // A capital often stands for its government (`Beijing hits US soybeans with tariffs` = `China`).
-  beijing: 'china', moscow: 'russia', kyiv: 'ukraine', berlin: 'germany', ottawa: 'canada', canberra: 'australia',
-  tehran: 'iran', ankara: 'turkey', pyongyang: 'korea',
+  beijing: 'china',
+  moscow: 'russia',
+  kyiv: 'ukraine',
+  berlin: 'germany',
+  ottawa: 'canada',
+  canberra: 'australia',
+  tehran: 'iran',
+  ankara: 'turkey',
+  pyongyang: 'korea',
 });
 
 /** Places (countries, regions) as entity tokens: they locate a story but do not tell two stories apart. */
-export const PLACES = new Set<string>([...DEMONYMS.values(), 'us', 'uk', 'eu', 'asia', 'africa', 'latin', 'gulf', 'london', 'new', 'york', 'tokyo', 'beijing', 'washington', 'texas', 'california']);
+export const PLACES = new Set<string>([
+  ...DEMONYMS.values(),
+  'us',
+  'uk',
+  'eu',
+  'asia',
+  'africa',
+  'latin',
+  'gulf',
+  'london',
+  'new',
+  'york',
+  'tokyo',
+  'beijing',
+  'washington',
+  'texas',
+  'california',
+]);
 
 /**
  * Place tokens that tell two stories apart when each headline names one the other does not (`tariff on Brazil` /
@@ -126,12 +197,27 @@ const PLACE_TOKENS = new Set<string>([
   brussels geneva luxembourg dublin lisbon vienna oslo copenhagen helsinki athens cairo lagos nairobi johannesburg
   sao paulo mexico bogota lima santiago buenos aires delhi bengaluru osaka taipei doha abu dhabi chicago boston
   florida georgia illinois michigan pennsylvania arizona nevada virginia carolina tennessee indiana wisconsin minnesota
-  colorado oregon louisiana kentucky alabama utah`.trim().split(/\s+/).map((w) => stem(w)),
+  colorado oregon louisiana kentucky alabama utah`
+    .trim()
+    .split(/\s+/)
+    .map((w) => stem(w)),
 ]);
 /** Central banks: each names its country too (`BOJ` = `Bank of Japan` = `Japan's central bank`). */
 const CENTRAL_BANKS = stemmedValues({
-  fed: 'us', ecb: 'euro', boe: 'britain', boj: 'japan', pboc: 'china', rbi: 'india', snb: 'switzerland', rba: 'australia',
-  boc: 'canada', rbnz: 'zealand', bok: 'korea', riksbank: 'sweden', norg: 'norway', banxico: 'mexico',
+  fed: 'us',
+  ecb: 'euro',
+  boe: 'britain',
+  boj: 'japan',
+  pboc: 'china',
+  rbi: 'india',
+  snb: 'switzerland',
+  rba: 'australia',
+  boc: 'canada',
+  rbnz: 'zealand',
+  bok: 'korea',
+  riksbank: 'sweden',
+  norg: 'norway',
+  banxico: 'mexico',
 });
 /** The United States as written (case-sensitive, so the pronoun `us` is not it). */
 const US = /\b(?:U\.S\.?|US|USA|United States|America)\b/;
@@ -150,13 +236,22 @@ const SYNONYMS = new Map<string, string>();
 function syn(canonical: string, words: string): void {
   for (const w of words.trim().split(/\s+/)) SYNONYMS.set(stem(w), canonical);
 }
-syn('rise', 'rise rises rose rising climb climbs climbed gain gains gained jump jumps jumped advance advances advanced rally rallies rallied up higher surge surges surged soar soars soared leap leaps leapt spike spikes spiked increase increases increased grow grows grew pop pops popped expand expands expanded');
-syn('fall', 'fall falls fell drop drops dropped decline declines declined slip slips slipped slide slides slid tumble tumbles tumbled plunge plunges plunged sink sinks sank slump slumps slumped down lower dip dips dipped retreat retreats retreated skid skids plummet plummets plummeted decrease decreases decreased');
+syn(
+  'rise',
+  'rise rises rose rising climb climbs climbed gain gains gained jump jumps jumped advance advances advanced rally rallies rallied up higher surge surges surged soar soars soared leap leaps leapt spike spikes spiked increase increases increased grow grows grew pop pops popped expand expands expanded',
+);
+syn(
+  'fall',
+  'fall falls fell drop drops dropped decline declines declined slip slips slipped slide slides slid tumble tumbles tumbled plunge plunges plunged sink sinks sank slump slumps slumped down lower dip dips dipped retreat retreats retreated skid skids plummet plummets plummeted decrease decreases decreased',
+);
 syn('shrink', 'shrink shrinks shrank contraction');
 syn('beat', 'beat beats tops top topped exceed exceeds exceeded surpass surpasses surpassed');
 syn('miss', 'miss misses missed');
 syn('raise', 'raise raises raised hike hikes hiked lift lifts lifted boost boosts boosted');
-syn('cut', 'cut cuts lower lowers lowered reduce reduces reduced reduction reductions slash slashes slashed trim trims trimmed axe axes eliminate eliminates');
+syn(
+  'cut',
+  'cut cuts lower lowers lowered reduce reduces reduced reduction reductions slash slashes slashed trim trims trimmed axe axes eliminate eliminates',
+);
 syn('profit', 'profit profits earnings income eps');
 syn('revenue', 'revenue revenues sales turnover');
 syn('estimate', 'estimate estimates expectations consensus');
@@ -244,7 +339,11 @@ const PHRASES: [string, RegExp, string][] = [
   ['interest rate', /\binterest rates?\b/g, 'rate'],
   ['full', /\bfull[- ]year\b/g, 'annual'],
   ['time high', /\ball[- ]time high\b/g, 'record high'],
-  ['', /\b(tops?|topped|topping|beats?|beating|miss(?:es|ed|ing)?|exceeds?|exceeded|exceeding|above|ahead of|below|short of|surpass(?:es|ed|ing)?)\s+(?:analysts'?\s+|wall street\s+|market\s+)?(?:forecasts?|expectations|estimates|views)\b/g, '$1 estimate'],
+  [
+    '',
+    /\b(tops?|topped|topping|beats?|beating|miss(?:es|ed|ing)?|exceeds?|exceeded|exceeding|above|ahead of|below|short of|surpass(?:es|ed|ing)?)\s+(?:analysts'?\s+|wall street\s+|market\s+)?(?:forecasts?|expectations|estimates|views)\b/g,
+    '$1 estimate',
+  ],
   ['fall short', /\bfall(?:s|ing)? short of\b/g, 'miss'],
   ['fell short', /\bfell short of\b/g, 'miss'],
   ['half', /\bhalf(?: a)?(?: percentage)?[- ]point\b/g, '50bp'],
@@ -296,33 +395,64 @@ const PHRASES: [string, RegExp, string][] = [
   ['natural gas', /\bnatural gas\b/g, 'natgas'],
   ['trade', /\btrade (?:deal|agreement|pact|accord)s?\b/g, 'tradedeal'],
   // Dropping a case, a bid or a plan is calling it off (`SEC drops lawsuit against Binance`), not a fall.
-  ['drop', /\bdrop(?:s|ped|ping)? (?:its |the |a |an |his |her |their )?(lawsuit|suit|case|charges|probe|investigation|bid|offer|plans?|claims?)\b/g, 'scrap $1'],
+  [
+    'drop',
+    /\bdrop(?:s|ped|ping)? (?:its |the |a |an |his |her |their )?(lawsuit|suit|case|charges|probe|investigation|bid|offer|plans?|claims?)\b/g,
+    'scrap $1',
+  ],
   // Turning down a report is denying it (`rejects report of plan to sell` = `denies report`), not a refusal of a deal.
-  ['re', /\b(?:rejects?|rejected|dismiss(?:es|ed)?|refutes?|refuted) (reports?|claims?|speculation|rumou?rs?)\b/g, 'denies $1'],
+  [
+    're',
+    /\b(?:rejects?|rejected|dismiss(?:es|ed)?|refutes?|refuted) (reports?|claims?|speculation|rumou?rs?)\b/g,
+    'denies $1',
+  ],
 ];
 
 /** Index names that hold a number are names, not figures (`FTSE 100 closes above 9,000` / `8,000`; `S&P 500` is a phrase above). */
-const INDEX_NUMBER = /\b(ftse|stoxx|nikkei|cac|dax|russell|csi|asx|kospi|nifty)\s?(100|600|225|40|2000|300|200|50)\b(?!,\d)/g;
+const INDEX_NUMBER =
+  /\b(ftse|stoxx|nikkei|cac|dax|russell|csi|asx|kospi|nifty)\s?(100|600|225|40|2000|300|200|50)\b(?!,\d)/g;
 
 /** Words that announce an event as expected, not done (lower case): `expected to`, `poised to`, `likely to`, `seen ...`, `set to`. */
 const PREVIEW = /\b(?:expected|poised|likely|set) to\b|\bseen (?:cutting|raising|hiking|holding|rising|falling)\b/;
 
 /** Words that deny what the headline would otherwise say (lower case). */
-const NEGATION = /\b(?:no|not|never|without|nor|unlikely|rules? out|ruled out|deny|denies|denied|refutes?|refuted)\b|n't\b/;
+const NEGATION =
+  /\b(?:no|not|never|without|nor|unlikely|rules? out|ruled out|deny|denies|denied|refutes?|refuted)\b|n't\b/;
 
 /** A change in percentage points as basis points (`0.75 percentage point` = `0.75 ppt` = `75 bps`). */
 const PERCENTAGE_POINTS = /\b(\d+(?:\.\d+)?)[- ]?(?:percentage[- ]points?|ppts?|pps?)\b/g;
 
 /** Quarter ordinals: `Q3`, `3Q`, `third-quarter`, `third quarter` -> `q3` (the token `quarter` is kept too). */
 const QUARTER = /\b(?:q([1-4])|([1-4])q|(first|second|third|fourth)[- ]quarter)\b/g;
-const ORDINAL = new Map([['first', '1'], ['second', '2'], ['third', '3'], ['fourth', '4']]);
+const ORDINAL = new Map([
+  ['first', '1'],
+  ['second', '2'],
+  ['third', '3'],
+  ['fourth', '4'],
+]);
 
-const MONTHS = new Set(['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']);
+const MONTHS = new Set([
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+]);
 
 const WORD_NUMBER = /\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/g;
-const WORD_NUMBERS = new Map('one two three four five six seven eight nine ten eleven twelve'.split(' ').map((w, i) => [w, String(i + 1)]));
+const WORD_NUMBERS = new Map(
+  'one two three four five six seven eight nine ten eleven twelve'.split(' ').map((w, i) => [w, String(i + 1)]),
+);
 
-const NUMBER = /(?<![\p{L}\d.~])([$€£¥]?)\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|trln|tn|t|k|thousand)?(?![\p{L}\d])/giu;
+const NUMBER =
+  /(?<![\p{L}\d.~])([$€£¥]?)\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|trln|tn|t|k|thousand)?(?![\p{L}\d])/giu;
 
 function numberValue(currency: string, value: string, unit: string | undefined): NumberValue {
   const plain = value.replace(/,/g, '');
@@ -365,14 +495,19 @@ export function numberToken(v: NumberValue): string {
   return `${v.value}${v.kind}`;
 }
 
-const FLAG = /^\s*(?:\*+\s*)?[\[(]?\s*(?:breaking(?:\s+news)?|flash|newsflash|urgent|alert|update\s*\d*|exclusive|wrapup\s*\d*)\s*[\])]?\s*[:\-–—|]?\s*/i;
-const CREDIT = /\s*(?:[-–—|]\s*(?:reuters|bloomberg|cnbc|wsj|ft|ap|afp|dow jones|marketwatch|barron's|the wall street journal|financial times|sources?|source says|people familiar(?: say)?)\s*$|\((?:reuters|bloomberg|ap|afp)\)\s*)/gi;
+const FLAG =
+  /^\s*(?:\*+\s*)?[\[(]?\s*(?:breaking(?:\s+news)?|flash|newsflash|urgent|alert|update\s*\d*|exclusive|wrapup\s*\d*)\s*[\])]?\s*[:\-–—|]?\s*/i;
+const CREDIT =
+  /\s*(?:[-–—|]\s*(?:reuters|bloomberg|cnbc|wsj|ft|ap|afp|dow jones|marketwatch|barron's|the wall street journal|financial times|sources?|source says|people familiar(?: say)?)\s*$|\((?:reuters|bloomberg|ap|afp)\)\s*)/gi;
 
 /** Alias words of each symbol (`DAL` -> delta, `MSTR` -> microstrategy): the other headline may name the company by a word the dictionary does not take alone. */
 export const ALIAS_WORDS = new Map<string, Set<string>>();
 for (const [ticker, names] of COMPANIES) {
   // The symbol without its exchange suffix or share class (`BT-A.L` -> `bt-a` and `bt`).
-  const words = new Set<string>([ticker.toLowerCase().replace(/\..*$/, ''), ticker.toLowerCase().replace(/[-.].*$/, '')]);
+  const words = new Set<string>([
+    ticker.toLowerCase().replace(/\..*$/, ''),
+    ticker.toLowerCase().replace(/[-.].*$/, ''),
+  ]);
   for (const raw of names.split('|')) {
     const first = raw.replace(/^\?/, '').split(/[\s\-.]+/)[0];
     if (first && first.length >= 3) words.add(stem(first.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase()));
@@ -380,7 +515,11 @@ for (const [ticker, names] of COMPANIES) {
   ALIAS_WORDS.set(ticker, words);
 }
 /** Names the dictionary does not give: a company's new name (`Strategy`), its US listing's symbol (`NVO`). */
-for (const [ticker, extra] of [['MSTR', 'strategy'], ['NOVO-B.CO', 'nvo']] as const) ALIAS_WORDS.get(ticker)?.add(extra);
+for (const [ticker, extra] of [
+  ['MSTR', 'strategy'],
+  ['NOVO-B.CO', 'nvo'],
+] as const)
+  ALIAS_WORDS.get(ticker)?.add(extra);
 
 /** Word -> token memo (stemming and synonym lookup); bounded. */
 const wordMemo = new Map<string, string | null>();
@@ -444,7 +583,12 @@ function entitiesOf(t: string, caps: Set<string>, initials: Set<string>): Set<st
     const w = m[0].replace(/'s$/, '');
     const lw = w.toLowerCase();
     const prev = words[i - 1];
-    if (prev && m.index - (prev.index + prev[0].length) > 1 && !/^\s*(?:&\s*)?$/.test(t.slice(prev.index + prev[0].length, m.index))) flush();
+    if (
+      prev &&
+      m.index - (prev.index + prev[0].length) > 1 &&
+      !/^\s*(?:&\s*)?$/.test(t.slice(prev.index + prev[0].length, m.index))
+    )
+      flush();
     else if (prev && m.index - (prev.index + prev[0].length) === 1 && t[m.index - 1] !== ' ') flush();
     // The first word counts when it is no known word (`Samsung profit jumps`, not `Shares jump`).
     const known = i === 0 && (STOP.has(lw) || SYNONYMS.has(stem(lw)) || COMMON_FIRST.has(lw) || MONTHS.has(lw));
@@ -495,7 +639,11 @@ export function canonicalHeadline(text: string): string {
   let t = text.replace(INVISIBLE, '').replace(SIGNS, '').normalize('NFKC');
   if (LATIN_MARK_HINT.test(t)) t = t.normalize('NFD').replace(LATIN_MARKS, '$1').normalize('NFC');
   // `\s` leaves out U+0085 (next line).
-  return t.replace(HYPHENS, '-').replace(APOSTROPHES, "'").replace(/[\s\u0085]+/g, ' ').trim();
+  return t
+    .replace(HYPHENS, '-')
+    .replace(APOSTROPHES, "'")
+    .replace(/[\s\u0085]+/g, ' ')
+    .trim();
 }
 
 /** The normal form of a headline (see the module comment). Deterministic; cheap enough to run per item. */
@@ -518,7 +666,8 @@ export function normalizeTokens(text: string): Prepared {
   t = t.toLowerCase();
   for (const [hint, re, to] of PHRASES) if (hint === '' || t.includes(hint)) t = t.replace(re, to);
   if (/\d/.test(t)) t = t.replace(INDEX_NUMBER, '$1$2');
-  if (/\dp|percentage/.test(t)) t = t.replace(PERCENTAGE_POINTS, (_all, x: string) => `${Number((Number(x) * 100).toPrecision(6))}bp`);
+  if (/\dp|percentage/.test(t))
+    t = t.replace(PERCENTAGE_POINTS, (_all, x: string) => `${Number((Number(x) * 100).toPrecision(6))}bp`);
   const flags = new Map<string, Set<string>>();
   const flag = (group: string, member: string) => {
     const set = flags.get(group);
@@ -576,6 +725,26 @@ export function normalizeTokens(text: string): Prepared {
   const negated = NEGATION.test(t);
   // A preview of an event (`ECB expected to cut rates`) is another story than the event (`ECB cuts rates`).
   if (PREVIEW.test(t)) flag('mode', 'preview');
-  const prepared: Prepared = { text, words, sequence, tokens, numbers, numberValues, tickers, entities, caps, initials, places, events: new Set(), lean: 0, flags, main, mainLength, refusal: false, negated, weight: 0 };
+  const prepared: Prepared = {
+    text,
+    words,
+    sequence,
+    tokens,
+    numbers,
+    numberValues,
+    tickers,
+    entities,
+    caps,
+    initials,
+    places,
+    events: new Set(),
+    lean: 0,
+    flags,
+    main,
+    mainLength,
+    refusal: false,
+    negated,
+    weight: 0,
+  };
   return prepared;
 }

@@ -29,7 +29,36 @@ export function overlap(a: Set<string>, b: Set<string>): number {
 }
 
 /** Tokens that say little about which story it is: they count less in the weighted similarity. */
-const LIGHT = new Set(['share', 'rise', 'fall', 'quarter', 'annual', 'company', 'market', 'price', 'report', 'plan', 'deal', 'record', 'high', 'low', 'first', 'time', 'after', 'amid', 'above', 'below', 'hit', 'since', 'sinc', 'highest', 'lowest', 'expect', 'show', 'post']);
+const LIGHT = new Set([
+  'share',
+  'rise',
+  'fall',
+  'quarter',
+  'annual',
+  'company',
+  'market',
+  'price',
+  'report',
+  'plan',
+  'deal',
+  'record',
+  'high',
+  'low',
+  'first',
+  'time',
+  'after',
+  'amid',
+  'above',
+  'below',
+  'hit',
+  'since',
+  'sinc',
+  'highest',
+  'lowest',
+  'expect',
+  'show',
+  'post',
+]);
 export function weight(token: string): number {
   const c = token.charCodeAt(0);
   if (c === 126 /* ~ */ || c === 35 /* # */) return 2;
@@ -117,7 +146,8 @@ export function entitiesConflict(a: Prepared, b: Prepared): boolean {
   for (const e of a.entities) if (!PLACES.has(e)) ea++;
   for (const e of b.entities) if (!PLACES.has(e)) eb++;
   if (ea === 0 || eb === 0) return false;
-  for (const e of a.entities) if (!PLACES.has(e) && (b.entities.has(e) || b.tokens.has(e) || b.caps.has(e))) return false;
+  for (const e of a.entities)
+    if (!PLACES.has(e) && (b.entities.has(e) || b.tokens.has(e) || b.caps.has(e))) return false;
   for (const e of b.entities) if (!PLACES.has(e) && (a.tokens.has(e) || a.caps.has(e))) return false;
   for (const t of a.tickers) for (const e of b.entities) if (ALIAS_WORDS.get(t)?.has(e)) return false;
   for (const t of b.tickers) for (const e of a.entities) if (ALIAS_WORDS.get(t)?.has(e)) return false;
@@ -196,7 +226,21 @@ const EVENTS: Record<string, string[]> = {
   deal: ['acquire', 'merger', 'stake', 'split', 'sell', 'bid'],
   recall: ['recal'],
   leadership: ['ceo', 'resign', 'name', 'chairman', 'cfo', 'chair'],
-  legal: ['sue', 'probe', 'fine', 'antitrust', 'court', 'appeal', 'settle', 'trial', 'judge', 'doj', 'lawsuit', 'litigation', 'ruling'],
+  legal: [
+    'sue',
+    'probe',
+    'fine',
+    'antitrust',
+    'court',
+    'appeal',
+    'settle',
+    'trial',
+    'judge',
+    'doj',
+    'lawsuit',
+    'litigation',
+    'ruling',
+  ],
   approval: ['approve', 'fda'],
   payout: ['buyback', 'dividend'],
   outage: ['outag', 'cyber', 'breach'],
@@ -232,12 +276,20 @@ function tokensOf(words: string): string[] {
  * Two-word names are looked up by their second word after their first (`hang seng`, `shanghai composite`).
  */
 const INDEX_WORDS = new Map<string, string>(
-  'sp nasdaq dow ftse dax cac nikkei topix kospi stoxx sensex nifty csi asx tsx russell ibovespa'.split(' ').map((w) => [w, w]),
+  'sp nasdaq dow ftse dax cac nikkei topix kospi stoxx sensex nifty csi asx tsx russell ibovespa'
+    .split(' ')
+    .map((w) => [w, w]),
 );
-const INDEX_PAIRS = new Map<string, string>([['hang seng', 'hangseng'], ['shanghai composite', 'shcomp']]);
+const INDEX_PAIRS = new Map<string, string>([
+  ['hang seng', 'hangseng'],
+  ['shanghai composite', 'shcomp'],
+]);
 
 /** Crypto assets named by their symbol (the dictionary maps `Bitcoin`, `Ether` to one). */
-const CRYPTO = new Map([['BTC-USD', 'bitcoin'], ['ETH-USD', 'ether']]);
+const CRYPTO = new Map([
+  ['BTC-USD', 'bitcoin'],
+  ['ETH-USD', 'ether'],
+]);
 
 const UP = new Set(['rise', 'beat', 'raise', 'win', 'high', 'highest', 'above']);
 const DOWN = new Set(['fall', 'miss', 'cut', 'lose', 'low', 'lowest', 'below', 'shrink']);
@@ -245,7 +297,12 @@ const DOWN = new Set(['fall', 'miss', 'cut', 'lose', 'low', 'lowest', 'below', '
 const EXCLUSIVE: [string, string[]][] = [
   ['price', ['consumer', 'producer', 'import', 'export', 'wholesal']],
   // What moves: a crypto asset, a metal, an energy or farm commodity (`spot bitcoin ETFs` / `spot ether ETFs`).
-  ['asset', tokensOf('bitcoin ether solana xrp dogecoin gold silver platinum palladium copper aluminium aluminum nickel zinc lithium ore brent wti wheat corn soybean coffee cocoa sugar cotton')],
+  [
+    'asset',
+    tokensOf(
+      'bitcoin ether solana xrp dogecoin gold silver platinum palladium copper aluminium aluminum nickel zinc lithium ore brent wti wheat corn soybean coffee cocoa sugar cotton',
+    ),
+  ],
   // Who acts: a regulator or an international institution (central banks are places, normalize.ts).
   ['agency', tokensOf('sec ftc doj cftc fca fda epa fcc imf oecd worldbank wto')],
   ['rating', ['~mco', ...tokensOf('fitch')]],
@@ -288,11 +345,18 @@ const CLASSES: [string, string, string][] = [
 ];
 /** Token -> the exclusive groups it is a member of, and as which member (one pass over a headline's tokens). */
 const GROUP_OF = new Map<string, [string, string][]>();
-for (const [group, members] of EXCLUSIVE) for (const m of members) GROUP_OF.set(m, [...(GROUP_OF.get(m) ?? []), [group, m]]);
-for (const [group, member, words] of CLASSES) for (const t of tokensOf(words)) GROUP_OF.set(t, [...(GROUP_OF.get(t) ?? []), [group, member]]);
+for (const [group, members] of EXCLUSIVE)
+  for (const m of members) GROUP_OF.set(m, [...(GROUP_OF.get(m) ?? []), [group, m]]);
+for (const [group, member, words] of CLASSES)
+  for (const t of tokensOf(words)) GROUP_OF.set(t, [...(GROUP_OF.get(t) ?? []), [group, member]]);
 
 /** The span a word names (looked up by the headline's words: a Map, so `constructor` is no span). */
-const SPAN = new Map([['week', 'week'], ['weekly', 'week'], ['month', 'month'], ['monthly', 'month']]);
+const SPAN = new Map([
+  ['week', 'week'],
+  ['weekly', 'week'],
+  ['month', 'month'],
+  ['monthly', 'month'],
+]);
 
 /** Fills the features the guards read (events, lean, exclusive flags, total weight). */
 export function annotate(p: Prepared): Prepared {
@@ -438,7 +502,10 @@ export function oneSlotConflict(a: Prepared, b: Prepared): boolean {
   }
   // After the main clause only a one-word swap counts (`on report of Apple investment` / `of TSMC investment`,
   // `as China bans its chips` / `probes its chips`): a longer one there is a reason told otherwise.
-  return d.slots.some((s) => !explained(s) && ((s.startA < a.mainLength && s.startB < b.mainLength) || (s.a.length === 1 && s.b.length === 1)));
+  return d.slots.some(
+    (s) =>
+      !explained(s) && ((s.startA < a.mainLength && s.startB < b.mainLength) || (s.a.length === 1 && s.b.length === 1)),
+  );
 }
 /** The most content words on either side of the one changed slot (`natural gas` / `oil`, `Mexican peso` / `Brazilian real`); with two slots, one word each. */
 export const ONE_SLOT_MAX = 2;
@@ -481,7 +548,22 @@ function isActor(p: Prepared, t: string): boolean {
 }
 
 /** Relations that hold both ways (normalised tokens): two actors met, talk, merge, partner, call or face each other. */
-const SYMMETRIC = new Set(['meet', 'talk', 'merger', 'merg', 'partner', 'partnership', 'call', 'summit', 'tie', 'allianc', 'joint', 'vs', 'versus', 'truce']);
+const SYMMETRIC = new Set([
+  'meet',
+  'talk',
+  'merger',
+  'merg',
+  'partner',
+  'partnership',
+  'call',
+  'summit',
+  'tie',
+  'allianc',
+  'joint',
+  'vs',
+  'versus',
+  'truce',
+]);
 
 /** The content tokens between words `from` and `to` (exclusive) of `p`, joined. */
 function between(p: Prepared, from: number, to: number): string {
@@ -567,7 +649,9 @@ function subjectOf(p: Prepared): string | undefined {
 }
 /** Words after a company that make it a description of the next name (`Apple supplier Foxconn`, `Nvidia-backed CoreWeave`). */
 const DESCRIBES = new Set(
-  'supplier suppliers partner partners parent owner rival rivals customer customers client clients backer backed owned funded investor investors maker peer unit'.split(' '),
+  'supplier suppliers partner partners parent owner rival rivals customer customers client clients backer backed owned funded investor investors maker peer unit'.split(
+    ' ',
+  ),
 );
 /** Whether `b` names symbol `ticker` in any form, also as a plain word (`Arm` read as `unit`). */
 function namesAnyhow(b: Prepared, ticker: string): boolean {
@@ -661,7 +745,10 @@ export interface Insertion {
 }
 
 /** How two token sequences differ: slots where both have other words, words only one side has, words shared. */
-export function templateDiff(a: Prepared, b: Prepared): { substitutions: number; inserted: number; shared: number; slot: number; slots: Slot[]; insertions: Insertion[] } {
+export function templateDiff(
+  a: Prepared,
+  b: Prepared,
+): { substitutions: number; inserted: number; shared: number; slot: number; slots: Slot[]; insertions: Insertion[] } {
   const pairs = align(a, b);
   let inserted = 0;
   let slot = 0;

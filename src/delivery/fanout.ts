@@ -160,7 +160,11 @@ export class FanOut<C extends FanOutTarget> {
           const f = this.filtered(b, c.tickers, c.withTickers);
           if (f) frames.push(f);
         } else {
-          frames.push(c.withTickers ? (b.full ??= this.opts.encode(b.entries, true)) : (b.plain ??= this.opts.encode(b.entries, false)));
+          frames.push(
+            c.withTickers
+              ? (b.full ??= this.opts.encode(b.entries, true))
+              : (b.plain ??= this.opts.encode(b.entries, false)),
+          );
         }
       } else {
         // Admitted in the middle of this batch (rare): only what entered the store after it, framed for it alone.

@@ -88,7 +88,11 @@ export class FeedPoller {
       this.again = false;
       const before = this.lastSeq;
       this.running = this.poll()
-        .catch((e: unknown) => this.opts.log(`${this.opts.label ?? 'stream'}: feed poll failed: ${e instanceof Error ? e.message : String(e)}`))
+        .catch((e: unknown) =>
+          this.opts.log(
+            `${this.opts.label ?? 'stream'}: feed poll failed: ${e instanceof Error ? e.message : String(e)}`,
+          ),
+        )
         .finally(() => {
           this.running = undefined;
           this.schedule(this.again ? 0 : this.nextDelay(this.lastSeq !== before));

@@ -16,7 +16,10 @@ export interface TickerFilter {
 }
 
 /** The filter of these symbols (null or undefined: no filter); the contract's default minimum when none is given. */
-export function tickerFilter(symbols: Iterable<string> | null | undefined, minRelevance?: number | null): TickerFilter | undefined {
+export function tickerFilter(
+  symbols: Iterable<string> | null | undefined,
+  minRelevance?: number | null,
+): TickerFilter | undefined {
   if (!symbols) return undefined;
   const set = new Set(symbols);
   const min = minRelevance ?? minRelevanceDefault;

@@ -6,7 +6,15 @@
  * src/mock) and the webhook dispatcher (src/webhooks: the feed poller, the shared recent pages, the
  * ticker filter, the presentation cache). This is its public face; the rest is internal.
  */
-export { DeliveryHub, REPLAY_PAGE, FAN_OUT_SLICE_MS, DEFAULT_FEED_POLL_MS, type HubOptions, type Subscriber, type SubscribeSpec } from './hub.js';
+export {
+  DeliveryHub,
+  REPLAY_PAGE,
+  FAN_OUT_SLICE_MS,
+  DEFAULT_FEED_POLL_MS,
+  type HubOptions,
+  type Subscriber,
+  type SubscribeSpec,
+} from './hub.js';
 export type { CloseSpec, FeedEntry, FeedPort, Sink } from './ports.js';
 export { FeedPoller, type FeedPollerOptions } from './feed.js';
 export { MemoryFeed } from './memory-feed.js';

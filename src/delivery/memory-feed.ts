@@ -20,7 +20,8 @@ export class MemoryFeed implements FeedPort {
   /** Appends the article as the next entry, wakes the listeners, and returns the entry. Ids must increase (as the store's). */
   append(article: StoredArticle): FeedEntry {
     const last = this.entries.at(-1);
-    if (last && article.id <= last.article.id) throw new Error(`feed ids must increase: ${article.id} after ${last.article.id}`);
+    if (last && article.id <= last.article.id)
+      throw new Error(`feed ids must increase: ${article.id} after ${last.article.id}`);
     const entry: FeedEntry = { seq: ++this.seq, article };
     this.entries.push(entry);
     // Trimmed in steps (amortised): between `limit` and twice `limit` entries are kept; only the last `limit` are promised.

@@ -13,7 +13,11 @@ import type { FeedPort } from './ports.js';
  * `boundId` (the seq of the last entry at or below the bound, or 0): reading `feedAfter(k, …)` from
  * there yields exactly the articles after the bound, oldest first. O(log upTo) reads of one entry.
  */
-export async function replayStartSeq(articles: Pick<FeedPort, 'feedAfter'>, boundId: string, upTo: number): Promise<number> {
+export async function replayStartSeq(
+  articles: Pick<FeedPort, 'feedAfter'>,
+  boundId: string,
+  upTo: number,
+): Promise<number> {
   let lo = 0;
   let hi = upTo;
   // Invariant: the answer lies in [lo, hi]; every entry in (hi, upTo] is above the bound.

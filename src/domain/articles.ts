@@ -19,7 +19,9 @@ export function presentArticle(article: StoredArticle, withTickers: boolean): Ar
  * relevance from 0 to 1 (two decimals; 1 when the input gave none), most relevant first; content longer
  * than the contract allows is refused (never cut silently).
  */
-export function conformArticle<T extends { content: string; tickers: TickerInput[] }>(article: T): T & { tickers: TickerSentiment[] } {
+export function conformArticle<T extends { content: string; tickers: TickerInput[] }>(
+  article: T,
+): T & { tickers: TickerSentiment[] } {
   if (article.content.length > articleRules.contentMaxLength) {
     throw new RangeError(`content is longer than ${articleRules.contentMaxLength} characters`);
   }
@@ -27,10 +29,12 @@ export function conformArticle<T extends { content: string; tickers: TickerInput
   const tickers: TickerSentiment[] = [];
   for (const t of article.tickers) {
     if (tickers.length === articleRules.tickersMaxItems) break;
-    if (!articleRules.tickerPattern.test(t.ticker) || seen.has(t.ticker) || !tickerSentiments.includes(t.sentiment)) continue;
+    if (!articleRules.tickerPattern.test(t.ticker) || seen.has(t.ticker) || !tickerSentiments.includes(t.sentiment))
+      continue;
     seen.add(t.ticker);
     const r = t.relevance;
-    const relevance = typeof r === 'number' && Number.isFinite(r) ? Math.round(Math.min(1, Math.max(0, r)) * 100) / 100 : 1;
+    const relevance =
+      typeof r === 'number' && Number.isFinite(r) ? Math.round(Math.min(1, Math.max(0, r)) * 100) / 100 : 1;
     tickers.push({ ticker: t.ticker, sentiment: t.sentiment, relevance });
   }
   return { ...article, tickers: byRelevance(tickers) };
@@ -38,7 +42,10 @@ export function conformArticle<T extends { content: string; tickers: TickerInput
 
 /** Most relevant first; equal relevance keeps the given order (first mention). */
 export function byRelevance<T extends { relevance: number }>(tickers: readonly T[]): T[] {
-  return tickers.map((t, i) => ({ t, i })).sort((a, b) => b.t.relevance - a.t.relevance || a.i - b.i).map((x) => x.t);
+  return tickers
+    .map((t, i) => ({ t, i }))
+    .sort((a, b) => b.t.relevance - a.t.relevance || a.i - b.i)
+    .map((x) => x.t);
 }
 
 /** A page size as the store applies it: the contract's bounds on `limit`, whatever the caller passed. */
@@ -48,7 +55,11 @@ export function clampLimit(limit: number, bounds: { min: number; max: number }):
 }
 
 /** Whether one of `symbols` has at least `minRelevance` in the article (the `tickers` filter's rule). */
-export function isAbout(article: { tickers: readonly TickerSentiment[] }, symbols: ReadonlySet<string>, minRelevance: number): boolean {
+export function isAbout(
+  article: { tickers: readonly TickerSentiment[] },
+  symbols: ReadonlySet<string>,
+  minRelevance: number,
+): boolean {
   for (const t of article.tickers) if (symbols.has(t.ticker) && t.relevance >= minRelevance) return true;
   return false;
 }

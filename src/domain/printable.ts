@@ -14,7 +14,8 @@
 /** What is never written as is: C0, DEL, C1, U+061C, U+200E/F, U+2028/9, U+202A–E, U+2066–9. */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const UNSAFE_ANY = new RegExp(UNSAFE.source);
-const UNSAFE_BUT_LF = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE_BUT_LF =
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 const SHORT = new Map([
   ['\t', '\\t'],

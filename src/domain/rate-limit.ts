@@ -17,7 +17,12 @@ export interface RateDecision {
  * Decides one request. `log` holds earlier admission times (ascending); returns the decision and the
  * new log (entries older than the window dropped, `now` appended when admitted).
  */
-export function admit(log: readonly number[], now: number, limit: number, windowMs: number): { decision: RateDecision; log: number[] } {
+export function admit(
+  log: readonly number[],
+  now: number,
+  limit: number,
+  windowMs: number,
+): { decision: RateDecision; log: number[] } {
   const live = log.filter((t) => t > now - windowMs);
   const admitted = live.length < limit;
   if (admitted) live.push(now);

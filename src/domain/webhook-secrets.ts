@@ -17,7 +17,8 @@ export interface SecretEntry<S = string> {
   expiresAt: number | string | null;
 }
 
-const expiryMs = (e: SecretEntry<unknown>): number => (e.expiresAt === null ? Infinity : typeof e.expiresAt === 'number' ? e.expiresAt : Date.parse(e.expiresAt));
+const expiryMs = (e: SecretEntry<unknown>): number =>
+  e.expiresAt === null ? Infinity : typeof e.expiresAt === 'number' ? e.expiresAt : Date.parse(e.expiresAt);
 
 /** The secrets that sign a delivery at `now`: the newest ones still valid, at most 1 + PREVIOUS_SECRETS_MAX. */
 export function signingSecrets<T extends SecretEntry<unknown>>(secrets: readonly T[], now: number): T[] {
@@ -29,8 +30,15 @@ export function signingSecrets<T extends SecretEntry<unknown>>(secrets: readonly
  * `now + overlapMs` at the latest (an earlier expiry is kept), at most PREVIOUS_SECRETS_MAX of them;
  * `dropped` are the valid ones beyond the bound (the oldest), which stop signing at once.
  */
-export function rotateSecrets<S>(current: readonly SecretEntry<S>[], secret: S, now: number, overlapMs: number): { secrets: { secret: S; expiresAt: number | null }[]; dropped: S[] } {
-  const valid = current.filter((s) => expiryMs(s) > now).map((s) => ({ secret: s.secret, expiresAt: Math.min(expiryMs(s), now + overlapMs) }));
+export function rotateSecrets<S>(
+  current: readonly SecretEntry<S>[],
+  secret: S,
+  now: number,
+  overlapMs: number,
+): { secrets: { secret: S; expiresAt: number | null }[]; dropped: S[] } {
+  const valid = current
+    .filter((s) => expiryMs(s) > now)
+    .map((s) => ({ secret: s.secret, expiresAt: Math.min(expiryMs(s), now + overlapMs) }));
   return {
     secrets: [{ secret, expiresAt: null }, ...valid.slice(0, PREVIOUS_SECRETS_MAX)],
     dropped: valid.slice(PREVIOUS_SECRETS_MAX).map((s) => s.secret),

@@ -16,7 +16,14 @@ import { urgencyFor, type UrgencySetting } from './urgency.js';
 export type { UrgencySetting } from './urgency.js';
 export { autoUrgency } from './urgency.js';
 export { ROLE_RELEVANCE, tickerRelevance, type Relevance, type Role } from './relevance.js';
-export { articleMentions, explainMentions, findMentions, findTickers, type Candidate, type Mention } from './tickers.js';
+export {
+  articleMentions,
+  explainMentions,
+  findMentions,
+  findTickers,
+  type Candidate,
+  type Mention,
+} from './tickers.js';
 
 export interface Enrichment {
   tickers: TickerSentiment[];
@@ -33,7 +40,15 @@ export function enrich(content: string, opts: { urgency?: UrgencySetting } = {})
   for (const m of mentions) {
     if (seen.has(m.ticker)) continue;
     seen.add(m.ticker);
-    tickers.push({ ticker: m.ticker, sentiment: labels.get(m.ticker) ?? 'neutral', relevance: relevance.get(m.ticker)?.relevance ?? 1 });
+    tickers.push({
+      ticker: m.ticker,
+      sentiment: labels.get(m.ticker) ?? 'neutral',
+      relevance: relevance.get(m.ticker)?.relevance ?? 1,
+    });
   }
-  return { tickers: byRelevance(tickers).slice(0, articleRules.tickersMaxItems), sentiment: article, urgency: urgencyFor(content, opts.urgency) };
+  return {
+    tickers: byRelevance(tickers).slice(0, articleRules.tickersMaxItems),
+    sentiment: article,
+    urgency: urgencyFor(content, opts.urgency),
+  };
 }

@@ -61,7 +61,9 @@ function comparisonLabel(features: readonly string[]): ArticleLabel | undefined 
 function shareListLabels(text: string, mentions: readonly Mention[], labels: Map<string, TickerSentimentLabel>): void {
   const count = new Map<string, number>();
   for (const m of mentions) count.set(m.ticker, (count.get(m.ticker) ?? 0) + 1);
-  const sorted = mentions.filter((m) => count.get(m.ticker) === 1 && labels.has(m.ticker)).sort((a, b) => a.start - b.start);
+  const sorted = mentions
+    .filter((m) => count.get(m.ticker) === 1 && labels.has(m.ticker))
+    .sort((a, b) => a.start - b.start);
   let run: Mention[] = [];
   const close = () => {
     const last = run.at(-1);

@@ -19,29 +19,65 @@ export interface Span {
   end: number;
 }
 
-const TOKEN = /\$[A-Za-z][A-Za-z.\-]{0,9}|[\p{L}][\p{L}\p{N}]*(?:['’.\-&][\p{L}\p{N}]+)*|\d+(?:[.,]\d+)*%?|[%$€£¥;:,!?]/gu;
+const TOKEN =
+  /\$[A-Za-z][A-Za-z.\-]{0,9}|[\p{L}][\p{L}\p{N}]*(?:['’.\-&][\p{L}\p{N}]+)*|\d+(?:[.,]\d+)*%?|[%$€£¥;:,!?]/gu;
 
-const NEGATORS = new Set(['not', 'no', 'never', 'without', 'nor', 'neither', 'cannot', 'unlikely', 'fail', 'fails', 'failed', 'lack', 'lacks', 'lacked']);
-const CLAUSE_BREAK = new Set([',', ';', ':', 'but', 'while', 'whereas', 'although', 'though', 'however', 'despite', 'after', 'as', 'amid', 'yet', 'and']);
+const NEGATORS = new Set([
+  'not',
+  'no',
+  'never',
+  'without',
+  'nor',
+  'neither',
+  'cannot',
+  'unlikely',
+  'fail',
+  'fails',
+  'failed',
+  'lack',
+  'lacks',
+  'lacked',
+]);
+const CLAUSE_BREAK = new Set([
+  ',',
+  ';',
+  ':',
+  'but',
+  'while',
+  'whereas',
+  'although',
+  'though',
+  'however',
+  'despite',
+  'after',
+  'as',
+  'amid',
+  'yet',
+  'and',
+]);
 
 /** Words that say which way a quantity moved. */
 const UP = new Set(
   'rise rose risen rising increase increased increasing grow grew grown growing climb climbed jump jumped surge surged soar soared gain gained higher up widen widened widening expand expanded improve improved improving accelerate accelerated double doubled tripled boost boosted lift lifted raise raised ramp swell swelled balloon ballooned mount mounted spike spiked exceed exceeded top topped beat'
-    .split(' ').map(stem),
+    .split(' ')
+    .map(stem),
 );
 const DOWN = new Set(
   'fall fell fallen falling decrease decreased decreasing decline declined declining drop dropped lower down narrow narrowed narrowing shrink shrank shrunk contract contracted reduce reduced cut cuts slash slashed trim trimmed ease eased easing slow slowed slowing dip dipped slip slipped sink sank plunge plunged tumble tumbled halve halved lessen lessened moderate moderated cool cooled soften softened weaken weakened miss missed'
-    .split(' ').map(stem),
+    .split(' ')
+    .map(stem),
 );
 /** Quantities whose rise is bad news for holders (or for the economy where no company is named). */
 const BAD_WHEN_UP = new Set(
   'loss losses cost costs expense expenses debt debts liabilities unemployment jobless layoffs layoff deficit impairment impairments writedown write-down churn inventory inventories provisions provision charges charge delinquencies defaults arrears leverage claims backlog-cancellations headcount-cuts outflows outflow burn'
-    .split(' ').map(stem),
+    .split(' ')
+    .map(stem),
 );
 /** Quantities whose rise is good news. */
 const GOOD_WHEN_UP = new Set(
   'sales revenue revenues profit profits earnings eps income margin margins ebit ebitda orders order intake bookings backlog turnover volume volumes dividend dividends output shipments deliveries demand growth cash flow subscribers users traffic guidance outlook forecast payrolls employment jobs gdp surplus inflows inflow rating'
-    .split(' ').map(stem),
+    .split(' ')
+    .map(stem),
 );
 /** Words that speak of prices or inflation (their direction reads as a policy stance). */
 const PRICE_WORDS = new Set('inflation prices price cpi pce wages wage core'.split(' ').map(stem));
@@ -67,7 +103,9 @@ function tokens(text: string): Tok[] {
 
 /** The text's tokens with each span replaced by one marker token; one pass over tokens and spans in order. */
 function marked(toks: readonly Tok[], target: readonly Span[], others: readonly Span[]): Tok[] {
-  const spans = [...target.map((sp) => ({ sp, tg: true })), ...others.map((sp) => ({ sp, tg: false }))].sort((a, b) => a.sp.start - b.sp.start);
+  const spans = [...target.map((sp) => ({ sp, tg: true })), ...others.map((sp) => ({ sp, tg: false }))].sort(
+    (a, b) => a.sp.start - b.sp.start,
+  );
   const out: Tok[] = [];
   let k = 0;
   let last: Span | undefined;
@@ -145,9 +183,22 @@ const COMPARISONS: { re: RegExp; newer: 1 | 3 }[] = [
   { re: new RegExp(String.raw`${Q}\s?\(\s?${Q}\s?\)`, 'giu'), newer: 1 },
   { re: new RegExp(String.raw`\bto\s${Q},?\s(?:up\s|down\s)?from\s${Q}`, 'giu'), newer: 1 },
   { re: new RegExp(String.raw`\bfrom\s${Q}\s(?:a year (?:earlier|ago)\s|in \w+\s)?to\s${Q}`, 'giu'), newer: 3 },
-  { re: new RegExp(String.raw`${Q},?\s(?:compared (?:with|to)|against|versus|vs\.?|up from|down from)\s${Q}`, 'giu'), newer: 1 },
+  {
+    re: new RegExp(String.raw`${Q},?\s(?:compared (?:with|to)|against|versus|vs\.?|up from|down from)\s${Q}`, 'giu'),
+    newer: 1,
+  },
 ];
-const SCALE = new Map<string, number>([['k', 1e3], ['thousand', 1e3], ['m', 1e6], ['mn', 1e6], ['mln', 1e6], ['million', 1e6], ['bn', 1e9], ['bln', 1e9], ['billion', 1e9]]);
+const SCALE = new Map<string, number>([
+  ['k', 1e3],
+  ['thousand', 1e3],
+  ['m', 1e6],
+  ['mn', 1e6],
+  ['mln', 1e6],
+  ['million', 1e6],
+  ['bn', 1e9],
+  ['bln', 1e9],
+  ['billion', 1e9],
+]);
 
 function amount(figure: string, unit: string | undefined): number {
   let f = figure.replace(/[−–]/, '-');
@@ -172,9 +223,13 @@ function figureComparisons(text: string, into: string[]): void {
       const way = a > b ? 'up' : 'down';
       into.push(`cmp:${way}`);
       // The quantity is named near the figures: a window either side keeps the cost per match bounded.
-      const before = tokens(text.slice(Math.max(0, m.index - 120), m.index)).map((t) => t.s).reverse();
+      const before = tokens(text.slice(Math.max(0, m.index - 120), m.index))
+        .map((t) => t.s)
+        .reverse();
       const after = tokens(text.slice(m.index + m[0].length, m.index + m[0].length + 120)).map((t) => t.s);
-      const noun = before.find((w) => BAD_WHEN_UP.has(w) || GOOD_WHEN_UP.has(w) || PRICE_WORDS.has(w)) ?? after.find((w) => BAD_WHEN_UP.has(w) || GOOD_WHEN_UP.has(w));
+      const noun =
+        before.find((w) => BAD_WHEN_UP.has(w) || GOOD_WHEN_UP.has(w) || PRICE_WORDS.has(w)) ??
+        after.find((w) => BAD_WHEN_UP.has(w) || GOOD_WHEN_UP.has(w));
       if (noun === undefined) continue;
       const cls = BAD_WHEN_UP.has(noun) ? 'bad' : GOOD_WHEN_UP.has(noun) ? 'good' : 'price';
       into.push(`dq:${cls}:${way}`, `dq:${noun}:${way}`, `cmp:${cls}:${way}`, polarity(cls, way));
@@ -235,7 +290,12 @@ export function tickerText(text: string, rules: RuleScores): TickerText {
  * to them): the marked text's words around the company, the words of the clause that names it, and its
  * clause's rule scores.
  */
-export function tickerFeatures(t: TickerText, target: readonly Span[], others: readonly Span[], clauseRules: RuleScores): string[] {
+export function tickerFeatures(
+  t: TickerText,
+  target: readonly Span[],
+  others: readonly Span[],
+  clauseRules: RuleScores,
+): string[] {
   const out: string[] = [];
   ruleFeatures(clauseRules, 'rc:', out);
   const m = negated(marked(t.toks, target, others));

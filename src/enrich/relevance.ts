@@ -57,7 +57,8 @@ const RATING_ALONE = new RegExp(
   'u',
 );
 /** The company's survey, study or data as the source (`Amundi survey finds`, `BofA app data show`). */
-const SOURCE_FINDS = /^(?:'s)?\s+(?:[\p{L}-]+\s+){0,2}?(?:survey|study|poll|report|data|index|research|analysis|pmi|barometer|tracker|gauge)\s+(?:shows?|finds?|found|showed|says?|suggests?)\b/iu;
+const SOURCE_FINDS =
+  /^(?:'s)?\s+(?:[\p{L}-]+\s+){0,2}?(?:survey|study|poll|report|data|index|research|analysis|pmi|barometer|tracker|gauge)\s+(?:shows?|finds?|found|showed|says?|suggests?)\b/iu;
 
 /** The broker after the rated company: `upgraded to buy at Citigroup`, `target cut by UBS`, `- Jefferies`. */
 const RATING_BY = /(?:\b(?:at|by|from)|[-–—:|])\s*$/i;
@@ -73,7 +74,8 @@ const SOURCE_AFTER_COMMA =
 /** Right before a company named beside the story: a comparison, an example, a counterparty (`order from Tesla`, `plants for Meta`). */
 const PASSING_BEFORE =
   /\b(?:rivals?|peers?|like|unlike|such as|including|includes|than|supplier to|suppliers to|customer|customers|clients?|partners?|competitors?|compared with|compete with|partnership with|ahead of|behind|former|ex|owner|parent|unit of|part of|(?:orders?|contracts?|business|deposits|share|customers|shoppers|traffic) from|(?<!\b(?:bid|bids|offer|offers|takeover|deal|buyout|approach|tender|talks|plan)\s)for)\s*$/i;
-const PASSING_AFTER = /^(?:'s)?[\s-]*(?:rivals?|peers?|suppliers?|competitors?|-?backed|-?owned|-?led|-?controlled|-?funded|partners?|customers?|clients?)\b/i;
+const PASSING_AFTER =
+  /^(?:'s)?[\s-]*(?:rivals?|peers?|suppliers?|competitors?|-?backed|-?owned|-?led|-?controlled|-?funded|partners?|customers?|clients?)\b/i;
 
 /**
  * What joins `Walmart` to `Target` in `Walmart rival Target`, `Apple assembler Jabil`, `AB InBev's Brazilian
@@ -86,7 +88,8 @@ const APPOSITION =
 const SENTENCE_END = /[.!?](?=\s+[\p{Lu}\d"'“])|\n/u;
 
 /** A relation noun and then a capitalised name the directory does not know (`Apple supplier Hon Hai`). */
-const APPOSITION_UNKNOWN = /^(?:'s)?\s+(?:rivals?|peers?|suppliers?|competitors?|partners?|customers?|unit|arm|subsidiary|assembler|contractor)\s+\p{Lu}/u;
+const APPOSITION_UNKNOWN =
+  /^(?:'s)?\s+(?:rivals?|peers?|suppliers?|competitors?|partners?|customers?|unit|arm|subsidiary|assembler|contractor)\s+\p{Lu}/u;
 
 /** The end of the first sentence (the headline of a longer text): a full stop, `!` or `?` before a capital, or a line break. */
 function headlineEnd(text: string): number {
@@ -94,7 +97,11 @@ function headlineEnd(text: string): number {
   return m ? m.index + 1 : text.length;
 }
 
-function mentionRole(text: string, m: Mention, others: readonly Mention[]): Exclude<Role, 'subject' | 'co-subject' | 'body'> | undefined {
+function mentionRole(
+  text: string,
+  m: Mention,
+  others: readonly Mention[],
+): Exclude<Role, 'subject' | 'co-subject' | 'body'> | undefined {
   const after = text.slice(m.end, m.end + 80);
   const before = text.slice(Math.max(0, m.start - 40), m.start);
   const alone = others.length === 0;
@@ -112,7 +119,8 @@ function mentionRole(text: string, m: Mention, others: readonly Mention[]): Excl
   const next = others.find((o) => o.start >= m.end && !SENTENCE_END.test(text.slice(m.end, o.start + 1)));
   const rated = next !== undefined;
   const ratedBefore = others.some((o) => o.end <= m.start && !SENTENCE_END.test(text.slice(o.end, m.start + 1)));
-  if (next && RATING_VERB.test(text.slice(m.end, next.start)) && RATING_WORDS.test(text.slice(m.end, m.end + 120))) return 'rating';
+  if (next && RATING_VERB.test(text.slice(m.end, next.start)) && RATING_WORDS.test(text.slice(m.end, m.end + 120)))
+    return 'rating';
   if (ratedBefore && RATING_BY.test(before) && RATING_WORDS.test(text.slice(0, m.start))) return 'rating';
   if (SOURCE_BEFORE.test(before)) return 'source';
   if (rated && SOURCE_VERB.test(after)) return 'source';

@@ -13,7 +13,20 @@
  *    `positive` / `negative`, and `neutral` when the cues cancel or there are none.
  */
 import type { ArticleSentiment, TickerSentimentLabel } from '../contract/index.js';
-import { CONTRAST, CONCESSIVE, HAWKISH, DOVISH, NEGATORS, OBJECT_RULES, PHRASES, POLICY_ACTOR_WORDS, POLICY_ACTORS, POLICY_TERMS, WORDS, stem } from './resources/lexicon.js';
+import {
+  CONTRAST,
+  CONCESSIVE,
+  HAWKISH,
+  DOVISH,
+  NEGATORS,
+  OBJECT_RULES,
+  PHRASES,
+  POLICY_ACTOR_WORDS,
+  POLICY_ACTORS,
+  POLICY_TERMS,
+  WORDS,
+  stem,
+} from './resources/lexicon.js';
 import type { Mention } from './tickers.js';
 import type { RuleScores } from './model.js';
 
@@ -32,7 +45,12 @@ function tokens(text: string): Tok[] {
     let word = m[0].toLowerCase();
     // `don't` -> `don` + negation, `won't` -> `won` + negation.
     if (word.endsWith("n't")) {
-      out.push({ stem: stem(word.slice(0, -3)), word: word.slice(0, -3), start: m.index, end: m.index + m[0].length - 3 });
+      out.push({
+        stem: stem(word.slice(0, -3)),
+        word: word.slice(0, -3),
+        start: m.index,
+        end: m.index + m[0].length - 3,
+      });
       word = 'not';
       out.push({ stem: 'not', word, start: m.index + m[0].length - 3, end: m.index + m[0].length });
       continue;
@@ -51,7 +69,20 @@ interface Clause {
   dove: number;
 }
 
-const BOUNDARY_WORDS = new Set(['but', 'while', 'whereas', 'as', 'after', 'despite', 'though', 'although', 'however', 'yet', 'amid', 'even']);
+const BOUNDARY_WORDS = new Set([
+  'but',
+  'while',
+  'whereas',
+  'as',
+  'after',
+  'despite',
+  'though',
+  'although',
+  'however',
+  'yet',
+  'amid',
+  'even',
+]);
 
 function clauses(toks: Tok[]): Clause[] {
   const out: Clause[] = [];
@@ -69,7 +100,18 @@ function clauses(toks: Tok[]): Clause[] {
       from = i + 1;
     } else if (BOUNDARY_WORDS.has(w) && i > 0) {
       // `even as` is one boundary; `as well as` and `such as` are not boundaries.
-      if (w === 'as' && (toks[i - 1]!.word === 'even' || toks[i - 1]!.word === 'such' || toks[i - 1]!.word === 'well' || toks[i + 1]?.word === 'well' || toks[i + 1]?.word === 'much' || toks[i + 1]?.word === 'many' || toks[i + 1]?.word === 'high' || toks[i + 1]?.word === 'low')) continue;
+      if (
+        w === 'as' &&
+        (toks[i - 1]!.word === 'even' ||
+          toks[i - 1]!.word === 'such' ||
+          toks[i - 1]!.word === 'well' ||
+          toks[i + 1]?.word === 'well' ||
+          toks[i + 1]?.word === 'much' ||
+          toks[i + 1]?.word === 'many' ||
+          toks[i + 1]?.word === 'high' ||
+          toks[i + 1]?.word === 'low')
+      )
+        continue;
       if (w === 'even' && toks[i + 1]?.word !== 'as' && toks[i + 1]?.word !== 'though') continue;
       close(i, CONTRAST.has(w) ? 1.5 : CONCESSIVE.has(w) ? 0.5 : 1);
     }
@@ -88,7 +130,10 @@ function score(toks: Tok[], cl: Clause): void {
     let matched = 0;
     for (const len of [3, 2]) {
       if (i + len > cl.to) continue;
-      const key = toks.slice(i, i + len).map((x) => x.stem).join(' ');
+      const key = toks
+        .slice(i, i + len)
+        .map((x) => x.stem)
+        .join(' ');
       const p = PHRASES.get(key);
       if (p) {
         if (p.negates) negateUntil = i + len - 1 + 4;
@@ -147,7 +192,14 @@ function isPolicy(toks: Tok[]): boolean {
     const one = toks[i]!.stem;
     const two = i + 1 < toks.length ? `${one} ${toks[i + 1]!.stem}` : '';
     const three = i + 2 < toks.length ? `${two} ${toks[i + 2]!.stem}` : '';
-    if (POLICY_ACTOR_WORDS.has(toks[i]!.word) || POLICY_ACTORS.has(two) || POLICY_ACTORS.has(three) || POLICY_TERMS.has(two) || POLICY_TERMS.has(three)) return true;
+    if (
+      POLICY_ACTOR_WORDS.has(toks[i]!.word) ||
+      POLICY_ACTORS.has(two) ||
+      POLICY_ACTORS.has(three) ||
+      POLICY_TERMS.has(two) ||
+      POLICY_TERMS.has(three)
+    )
+      return true;
   }
   return false;
 }
@@ -171,7 +223,10 @@ export function analyse(text: string, mentions: Mention[]): SentimentResult {
   else article = total > 0 ? 'positive' : total < 0 ? 'negative' : 'neutral';
 
   // Which clause names which ticker.
-  const clauseOf = (offset: number) => cls.findIndex((c) => toks[c.from] && toks[c.from]!.start <= offset && (c.to >= toks.length || toks[c.to]!.start > offset));
+  const clauseOf = (offset: number) =>
+    cls.findIndex(
+      (c) => toks[c.from] && toks[c.from]!.start <= offset && (c.to >= toks.length || toks[c.to]!.start > offset),
+    );
   const named = new Set<number>();
   const mentionClauses = mentions.map((m) => {
     const idx = clauseOf(m.start);
@@ -205,7 +260,10 @@ export function analyse(text: string, mentions: Mention[]): SentimentResult {
 }
 
 /** The lexicon's scores of the whole text and of the clause that names each mention (the model reads them as features). */
-export function lexiconScores(text: string, mentions: readonly Mention[]): { whole: RuleScores; clauses: RuleScores[] } {
+export function lexiconScores(
+  text: string,
+  mentions: readonly Mention[],
+): { whole: RuleScores; clauses: RuleScores[] } {
   const toks = tokens(text);
   const cls = clauses(toks);
   for (const cl of cls) score(toks, cl);
@@ -218,8 +276,15 @@ export function lexiconScores(text: string, mentions: readonly Mention[]): { who
     whole.dove += cl.weight * cl.dove;
   }
   const clauseScores = mentions.map((m) => {
-    const cl = cls.find((c) => toks[c.from] !== undefined && toks[c.from]!.start <= m.start && (c.to >= toks.length || toks[c.to]!.start > m.start));
-    return cl ? { general: cl.general, hawk: cl.hawk, dove: cl.dove, policy } : { general: 0, hawk: 0, dove: 0, policy };
+    const cl = cls.find(
+      (c) =>
+        toks[c.from] !== undefined &&
+        toks[c.from]!.start <= m.start &&
+        (c.to >= toks.length || toks[c.to]!.start > m.start),
+    );
+    return cl
+      ? { general: cl.general, hawk: cl.hawk, dove: cl.dove, policy }
+      : { general: 0, hawk: 0, dove: 0, policy };
   });
   return { whole, clauses: clauseScores };
 }

@@ -163,23 +163,99 @@ const COMPANY_NOUNS = new Set(
 );
 
 /** Second word of a hyphenated compound that keeps the name (`Microsoft-backed`, `Tesla-owned`). */
-const COMPOUND_OK = new Set(['backed', 'owned', 'led', 'made', 'based', 'linked', 'related', 'branded', 'built', 'funded', 'controlled', 'listed']);
+const COMPOUND_OK = new Set([
+  'backed',
+  'owned',
+  'led',
+  'made',
+  'based',
+  'linked',
+  'related',
+  'branded',
+  'built',
+  'funded',
+  'controlled',
+  'listed',
+]);
 
 /** Dollar prefixes that name a currency, not a company (`$US`, `$A`, `$NZ`); `$C`, `$T`, `$M` are Citigroup, AT&T, Macy's. */
-export const CURRENCIES = new Set(['US', 'USD', 'AUD', 'CAD', 'NZD', 'HKD', 'SGD', 'EUR', 'GBP', 'JPY', 'CHF', 'CNY', 'A', 'NZ', 'HK']);
+export const CURRENCIES = new Set([
+  'US',
+  'USD',
+  'AUD',
+  'CAD',
+  'NZD',
+  'HKD',
+  'SGD',
+  'EUR',
+  'GBP',
+  'JPY',
+  'CHF',
+  'CNY',
+  'A',
+  'NZ',
+  'HK',
+]);
 const CASHTAG = /(?<![\p{L}\p{N}$])\$([A-Z]{1,6}(?:[.\-][A-Z]{1,3})?)(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
 const LOWER_CASHTAG = /(?<![\p{L}\p{N}$])\$([a-z]{2,6})(?![\p{L}\p{N}]|[.\-][A-Za-z])/gu;
-const CRYPTO_CASHTAGS = new Map([['BTC', 'BTC-USD'], ['ETH', 'ETH-USD']]);
+const CRYPTO_CASHTAGS = new Map([
+  ['BTC', 'BTC-USD'],
+  ['ETH', 'ETH-USD'],
+]);
 
 /** Exchange prefix -> suffix of the symbol ('' for US venues). Google Finance style prefixes. Looked up by the text's words: a Map. */
-const EXCHANGES = new Map(Object.entries({
-  NASDAQ: '', NYSE: '', NYSEARCA: '', NYSEAMERICAN: '', AMEX: '', ARCA: '', BATS: '', CBOE: '', OTC: '', OTCMKTS: '',
-  LON: '.L', LSE: '.L', ETR: '.DE', XETRA: '.DE', FRA: '.DE', EPA: '.PA', AMS: '.AS', EBR: '.BR', ELI: '.LS',
-  BIT: '.MI', BME: '.MC', SWX: '.SW', SIX: '.SW', VTX: '.SW', STO: '.ST', HEL: '.HE', CPH: '.CO', OSL: '.OL',
-  VIE: '.VI', ISE: '.IR', WSE: '.WA', TSX: '.TO', TSE: '.TO', TSXV: '.V', CVE: '.V', ASX: '.AX', NSE: '.NS', BOM: '.BO',
-  HKG: '.HK', HKEX: '.HK', SEHK: '.HK', TYO: '.T', KRX: '.KS', SGX: '.SI', SHA: '.SS', SHE: '.SZ',
-}));
-const EXCHANGE = /(?<![\p{L}\p{N}])([A-Za-z]{3,12})\s?:\s?([A-Z0-9]{1,6}(?:\.[A-Z0-9]{1,3})?)(?![\p{L}\p{N}]|\.[A-Za-z0-9])/gu;
+const EXCHANGES = new Map(
+  Object.entries({
+    NASDAQ: '',
+    NYSE: '',
+    NYSEARCA: '',
+    NYSEAMERICAN: '',
+    AMEX: '',
+    ARCA: '',
+    BATS: '',
+    CBOE: '',
+    OTC: '',
+    OTCMKTS: '',
+    LON: '.L',
+    LSE: '.L',
+    ETR: '.DE',
+    XETRA: '.DE',
+    FRA: '.DE',
+    EPA: '.PA',
+    AMS: '.AS',
+    EBR: '.BR',
+    ELI: '.LS',
+    BIT: '.MI',
+    BME: '.MC',
+    SWX: '.SW',
+    SIX: '.SW',
+    VTX: '.SW',
+    STO: '.ST',
+    HEL: '.HE',
+    CPH: '.CO',
+    OSL: '.OL',
+    VIE: '.VI',
+    ISE: '.IR',
+    WSE: '.WA',
+    TSX: '.TO',
+    TSE: '.TO',
+    TSXV: '.V',
+    CVE: '.V',
+    ASX: '.AX',
+    NSE: '.NS',
+    BOM: '.BO',
+    HKG: '.HK',
+    HKEX: '.HK',
+    SEHK: '.HK',
+    TYO: '.T',
+    KRX: '.KS',
+    SGX: '.SI',
+    SHA: '.SS',
+    SHE: '.SZ',
+  }),
+);
+const EXCHANGE =
+  /(?<![\p{L}\p{N}])([A-Za-z]{3,12})\s?:\s?([A-Z0-9]{1,6}(?:\.[A-Z0-9]{1,3})?)(?![\p{L}\p{N}]|\.[A-Za-z0-9])/gu;
 
 function exchangeSymbol(exchange: string, symbol: string): string | undefined {
   const suffix = EXCHANGES.get(exchange.toUpperCase());
@@ -254,12 +330,29 @@ function scan(text: string, weighed?: Candidate[], dir: NameIndex = directoryInd
   const explicit = new Set<string>();
   const keep = (ticker: string, start: number, end: number, via: Candidate['via'], rule: string, alias?: string) => {
     mentions.push({ ticker, start, end });
-    weighed?.push({ ticker, start, end, text: text.slice(start, end), via, kept: true, rule, ...(alias ? { alias } : {}) });
+    weighed?.push({
+      ticker,
+      start,
+      end,
+      text: text.slice(start, end),
+      via,
+      kept: true,
+      rule,
+      ...(alias ? { alias } : {}),
+    });
   };
   for (const m of text.matchAll(CASHTAG)) {
     const sym = m[1]!;
     if (CURRENCIES.has(sym)) {
-      weighed?.push({ ticker: sym, start: m.index, end: m.index + m[0].length, text: m[0], via: 'cashtag', kept: false, rule: 'a currency code, not a ticker' });
+      weighed?.push({
+        ticker: sym,
+        start: m.index,
+        end: m.index + m[0].length,
+        text: m[0],
+        via: 'cashtag',
+        kept: false,
+        rule: 'a currency code, not a ticker',
+      });
       continue;
     }
     const ticker = CRYPTO_CASHTAGS.get(sym) ?? sym;
@@ -270,7 +363,15 @@ function scan(text: string, weighed?: Candidate[], dir: NameIndex = directoryInd
     const sym = m[1]!.toUpperCase();
     const ticker = CRYPTO_CASHTAGS.get(sym) ?? (dir.companies.has(sym) ? sym : undefined);
     if (ticker === undefined) {
-      weighed?.push({ ticker: sym, start: m.index, end: m.index + m[0].length, text: m[0], via: 'cashtag', kept: false, rule: 'a lower-case cashtag counts only for a symbol of the directory' });
+      weighed?.push({
+        ticker: sym,
+        start: m.index,
+        end: m.index + m[0].length,
+        text: m[0],
+        via: 'cashtag',
+        kept: false,
+        rule: 'a lower-case cashtag counts only for a symbol of the directory',
+      });
       continue;
     }
     keep(ticker, m.index, m.index + m[0].length, 'cashtag', 'a lower-case cashtag of a directory symbol');
@@ -310,12 +411,30 @@ function scan(text: string, weighed?: Candidate[], dir: NameIndex = directoryInd
         if ((alias.capital[k] && !startsUpper(tok.raw)) || (alias.allCaps[k] && !allCapitals(tok.raw))) written = false;
       }
       if (!written) {
-        weighed?.push({ ticker: alias.ticker, start: first.start, end: last.end, text: text.slice(first.start, last.end), via: 'name', alias: alias.name, kept: false, rule: 'not written as a name (capitals)' });
+        weighed?.push({
+          ticker: alias.ticker,
+          start: first.start,
+          end: last.end,
+          text: text.slice(first.start, last.end),
+          via: 'name',
+          alias: alias.name,
+          kept: false,
+          rule: 'not written as a name (capitals)',
+        });
         continue;
       }
       const verdict = accepted(alias, tokens, i, n, norm, shouting, titleCase, explicit, dir);
       if (!verdict.ok) {
-        weighed?.push({ ticker: alias.ticker, start: first.start, end: last.end, text: text.slice(first.start, last.end), via: 'name', alias: alias.name, kept: false, rule: verdict.rule });
+        weighed?.push({
+          ticker: alias.ticker,
+          start: first.start,
+          end: last.end,
+          text: text.slice(first.start, last.end),
+          via: 'name',
+          alias: alias.name,
+          kept: false,
+          rule: verdict.rule,
+        });
         continue;
       }
       keep(alias.ticker, first.start, last.end, 'name', verdict.rule, alias.name);
@@ -330,7 +449,17 @@ type Verdict = { ok: boolean; rule: string };
 const kept = (rule: string): Verdict => ({ ok: true, rule });
 const refused = (rule: string): Verdict => ({ ok: false, rule });
 
-function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: string, shouting: boolean, titleCase: boolean, explicit: Set<string>, dir: NameIndex): Verdict {
+function accepted(
+  alias: Alias,
+  tokens: Token[],
+  i: number,
+  n: number,
+  text: string,
+  shouting: boolean,
+  titleCase: boolean,
+  explicit: Set<string>,
+  dir: NameIndex,
+): Verdict {
   const first = tokens[i]!;
   const last = tokens[i + n - 1]!;
   const next = tokens[i + n];
@@ -348,9 +477,15 @@ function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: str
   const prevAdjacent = prev && /^[\s\-]*$/.test(text.slice(prev.end, first.start)) ? prev : undefined;
   const possessive = /^'s(?![\p{L}\p{N}])/u.test(after);
   // The word after the name, or after its possessive (`Pandora's box`, `Jupiter's moons`), may veto it.
-  const following = possessive ? (next && /^'s\s+$/.test(text.slice(last.end, next.start)) ? next : undefined) : nextAdjacent;
-  if (following && notFollowedBy.get(alias.key)?.has(following.norm)) return refused(`vetoed by the word after it (${following.norm})`);
-  if (prevAdjacent && notPrecededBy.get(alias.key)?.has(prevAdjacent.norm)) return refused(`vetoed by the word before it (${prevAdjacent.norm})`);
+  const following = possessive
+    ? next && /^'s\s+$/.test(text.slice(last.end, next.start))
+      ? next
+      : undefined
+    : nextAdjacent;
+  if (following && notFollowedBy.get(alias.key)?.has(following.norm))
+    return refused(`vetoed by the word after it (${following.norm})`);
+  if (prevAdjacent && notPrecededBy.get(alias.key)?.has(prevAdjacent.norm))
+    return refused(`vetoed by the word before it (${prevAdjacent.norm})`);
   // A person's name: a title (`Mr Pearson`, `Mr. Pearson`, `Governor Abbott`) or, in sentence case, a given
   // name (`Greg Abbott`, `Fiona Apple`, `Mike Tyson-backed`) right before it; the symbol given explicitly keeps it.
   if (prev && startsUpper(prev.raw) && !explicit.has(alias.ticker)) {
@@ -358,28 +493,56 @@ function accepted(alias: Alias, tokens: Token[], i: number, n: number, text: str
     if (TITLES.has(prev.norm) && /^\.?\s+$/.test(gap)) return refused(`a person's name (after the title ${prev.raw})`);
     // In a Title Case or capitals headline every word is capitalised (`Investors Mark Nvidia Earnings`):
     // a given name says nothing there.
-    if (!titleCase && !shouting && GIVEN_NAMES.has(prev.norm) && /^\s+$/.test(gap)) return refused(`a person's name (after the given name ${prev.raw})`);
+    if (!titleCase && !shouting && GIVEN_NAMES.has(prev.norm) && /^\s+$/.test(gap))
+      return refused(`a person's name (after the given name ${prev.raw})`);
     // A middle initial: `William H. Macy`.
     const before2 = tokens[i - 2];
-    if (!titleCase && !shouting && before2 && /^\p{Lu}$/u.test(prev.raw) && /^\.\s+$/.test(gap) && GIVEN_NAMES.has(before2.norm) && /^\s+$/.test(text.slice(before2.end, prev.start))) {
+    if (
+      !titleCase &&
+      !shouting &&
+      before2 &&
+      /^\p{Lu}$/u.test(prev.raw) &&
+      /^\.\s+$/.test(gap) &&
+      GIVEN_NAMES.has(before2.norm) &&
+      /^\s+$/.test(text.slice(before2.end, prev.start))
+    ) {
       return refused(`a person's name (after ${before2.raw} ${prev.raw}.)`);
     }
   }
   // A name inside another company's name: `Quanta Computer` is not Quanta Services, `Tata Steel` not Tata Motors.
-  if (!shouting && !titleCase && nextAdjacent && startsUpper(nextAdjacent.raw) && COMPANY_NOUNS.has(nextAdjacent.norm)) {
+  if (
+    !shouting &&
+    !titleCase &&
+    nextAdjacent &&
+    startsUpper(nextAdjacent.raw) &&
+    COMPANY_NOUNS.has(nextAdjacent.norm)
+  ) {
     const longer = `${alias.key} ${nextAdjacent.norm}`;
-    if (!dir.keysOf.get(alias.ticker)?.some((k) => k === longer || k.startsWith(`${longer} `))) return refused(`part of another company's name (${alias.name} ${nextAdjacent.raw})`);
+    if (!dir.keysOf.get(alias.ticker)?.some((k) => k === longer || k.startsWith(`${longer} `)))
+      return refused(`part of another company's name (${alias.name} ${nextAdjacent.raw})`);
   }
   if (!alias.common && !(shouting && alias.short)) return kept('a directory name written as a name');
   if (explicit.has(alias.ticker)) return kept('a common-word name whose symbol the text also gives');
   // A capitalised word before it inside the sentence makes it part of another name (`Harrison Ford`).
-  if (!shouting && !titleCase && prevAdjacent && startsUpper(prevAdjacent.raw) && !CORPORATE_BEFORE.has(prevAdjacent.norm)) {
+  if (
+    !shouting &&
+    !titleCase &&
+    prevAdjacent &&
+    startsUpper(prevAdjacent.raw) &&
+    !CORPORATE_BEFORE.has(prevAdjacent.norm)
+  ) {
     return refused(`part of another name (after ${prevAdjacent.raw})`);
   }
   if (possessive) return kept('a common-word name in the possessive');
-  if (nextAdjacent && CORPORATE_AFTER.has(nextAdjacent.norm)) return kept(`a common-word name before a corporate word (${nextAdjacent.norm})`);
-  if (prevAdjacent && CORPORATE_BEFORE.has(prevAdjacent.norm)) return kept(`a common-word name after a sector word (${prevAdjacent.norm})`);
-  return refused(alias.common ? 'a common-word name without corporate context' : 'a short name in a capitals headline without corporate context');
+  if (nextAdjacent && CORPORATE_AFTER.has(nextAdjacent.norm))
+    return kept(`a common-word name before a corporate word (${nextAdjacent.norm})`);
+  if (prevAdjacent && CORPORATE_BEFORE.has(prevAdjacent.norm))
+    return kept(`a common-word name after a sector word (${prevAdjacent.norm})`);
+  return refused(
+    alias.common
+      ? 'a common-word name without corporate context'
+      : 'a short name in a capitals headline without corporate context',
+  );
 }
 
 /** Unique symbols in order of first mention. */

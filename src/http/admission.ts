@@ -47,7 +47,6 @@ export interface Locals {
   params: Record<string, unknown>;
 }
 
-
 export interface AdmissionDeps {
   auth: AuthDeps;
   rateLimiter: RateLimiter;
@@ -59,14 +58,22 @@ export interface AdmissionDeps {
 }
 
 /** Operations that take the `tickers` filter (read from the contract). */
-const takesTickers = new Set((Object.keys(OPERATION_PATHS) as OperationId[]).filter((id) => operationParameters(id).some((p) => p.name === 'tickers')));
+const takesTickers = new Set(
+  (Object.keys(OPERATION_PATHS) as OperationId[]).filter((id) =>
+    operationParameters(id).some((p) => p.name === 'tickers'),
+  ),
+);
 
 /**
  * The rules between parameters, after each one was checked alone (a `400`, counted): `after` and
  * `before` cannot be combined (listNews); a search page may not pass the ranking (`offset + limit`);
  * `min_relevance` needs `tickers`.
  */
-function crossParameterProblem(operationId: OperationId, params: Record<string, unknown>, query: QueryValues): 'cursorConflict' | 'offsetPastRanking' | 'relevanceWithoutTickers' | undefined {
+function crossParameterProblem(
+  operationId: OperationId,
+  params: Record<string, unknown>,
+  query: QueryValues,
+): 'cursorConflict' | 'offsetPastRanking' | 'relevanceWithoutTickers' | undefined {
   if (operationId === 'listNews' && params.after !== undefined && params.before !== undefined) return 'cursorConflict';
   // `min_relevance` always has a value (its default); given without `tickers` it would filter nothing.
   if (Object.hasOwn(query, 'min_relevance') && params.tickers === undefined) return 'relevanceWithoutTickers';
@@ -86,11 +93,18 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
     return async (req: Request, res: Response, next: NextFunction) => {
       const now = deps.clock();
       res.locals.operationId = operationId;
-      if (checkResponse) res.locals.checkResponse = (status: number, type: string, body: unknown) => checkResponse(operationId, status, type, body);
+      if (checkResponse)
+        res.locals.checkResponse = (status: number, type: string, body: unknown) =>
+          checkResponse(operationId, status, type, body);
       // 1. The one reading of the request's query.
       const query = readQuery(queryOf(req.url));
       // 2. Admission: who is calling, may they, and is there room (authentication before validation).
-      const result = await authenticate(deps.auth, { ip: req.ip ?? 'unknown', key: req.get('x-api-key'), now, allowBlockedTier: access.allowBlockedTier });
+      const result = await authenticate(deps.auth, {
+        ip: req.ip ?? 'unknown',
+        key: req.get('x-api-key'),
+        now,
+        allowBlockedTier: access.allowBlockedTier,
+      });
       if (!result.ok) {
         if (result.retryAfterSeconds !== undefined) res.set('Retry-After', String(result.retryAfterSeconds));
         return sendProblem(res, result.problem);
@@ -104,7 +118,15 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
       res.locals.caller = result.caller;
       if (access.counted) {
         const d = await deps.rateLimiter.hit(result.caller.keyId, plan.rateLimit, limits.rateWindowMs, now);
-        res.set(rateLimitHeaders(result.caller.tier, d, limits.rateWindowMs / 1000, now, d.admitted ? undefined : d.retryAfterSeconds));
+        res.set(
+          rateLimitHeaders(
+            result.caller.tier,
+            d,
+            limits.rateWindowMs / 1000,
+            now,
+            d.admitted ? undefined : d.retryAfterSeconds,
+          ),
+        );
         if (!d.admitted) {
           res.set('Retry-After', String(d.retryAfterSeconds));
           deps.onRateLimited?.(operationId);

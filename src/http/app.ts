@@ -51,7 +51,6 @@ export interface AppDeps extends AuthDeps {
 
 const OPERATION_PATHS_LIST = Object.values(OPERATION_PATHS);
 
-
 /** A NewsList page: the cached or fresh head of the body, then `next` (and its `Link` header). */
 function sendPage(res: express.Response, page: Page, next: string | null): void {
   const body = Buffer.concat([page.head, Buffer.from(`,"next":${JSON.stringify(next)}}`)]);
@@ -74,7 +73,13 @@ export function createApp(deps: AppDeps): express.Express {
   const auth: AuthDeps = { ...deps, keyLookup: cachedLookup(deps.accounts, generation) };
   const firstPages = new FirstPageCache(generation);
 
-  const route = createOperationChain({ auth, rateLimiter: deps.rateLimiter, clock: deps.clock, validateResponses: deps.validateResponses, ...(deps.observe ? { onRateLimited: deps.observe.rateLimited } : {}) });
+  const route = createOperationChain({
+    auth,
+    rateLimiter: deps.rateLimiter,
+    clock: deps.clock,
+    validateResponses: deps.validateResponses,
+    ...(deps.observe ? { onRateLimited: deps.observe.rateLimited } : {}),
+  });
 
   app.get(OPERATION_PATHS.listNews, ...route('listNews'), async (_req, res) => {
     const { caller, params: checked } = res.locals as Locals;
@@ -126,8 +131,17 @@ export function createApp(deps: AppDeps): express.Express {
       }
       throw err;
     }
-    const next = searchNext({ q, offset, ...(tickers ? { tickers, min_relevance: String(minRelevance) } : {}) }, limit, rows.length);
-    const body: SearchResults = { count: rows.length, query: q, articles: rows.map((a) => presentArticle(a, true) as SearchResults['articles'][number]), next };
+    const next = searchNext(
+      { q, offset, ...(tickers ? { tickers, min_relevance: String(minRelevance) } : {}) },
+      limit,
+      rows.length,
+    );
+    const body: SearchResults = {
+      count: rows.length,
+      query: q,
+      articles: rows.map((a) => presentArticle(a, true) as SearchResults['articles'][number]),
+      next,
+    };
     if (next !== null) res.setHeader('Link', linkHeader(next));
     sendJson(res, 200, body);
   });

@@ -87,7 +87,11 @@ export function relevanceOf(query: Record<string, unknown>): number | undefined 
  * page to poll). Otherwise (newest first, with or without `before`) `before` the oldest article of this
  * page when the page is full, and null at the end of the window.
  */
-export function listNext(params: ListParams, limit: number, page: { count: number; lastId: string | undefined }): string | null {
+export function listNext(
+  params: ListParams,
+  limit: number,
+  page: { count: number; lastId: string | undefined },
+): string | null {
   const last = page.lastId;
   const base: [string, string | undefined][] = [
     ['limit', params.limit],

@@ -29,9 +29,11 @@ export function ruleText(schema: any): string {
   if (schema.type === 'number') return `a decimal number from ${schema.minimum} to ${schema.maximum}, e.g. 0.8`;
   if (Array.isArray(schema.enum)) return `one of ${schema.enum.join(', ')}`;
   if (schema.format === 'date-time') return 'an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z';
-  if (schema.type === 'array') return `${schema.minItems} to ${schema.maxItems} upper-case ticker symbols separated by commas, e.g. AAPL,MSFT`;
+  if (schema.type === 'array')
+    return `${schema.minItems} to ${schema.maxItems} upper-case ticker symbols separated by commas, e.g. AAPL,MSFT`;
   // An id (after, before): fixed length and a pattern.
-  if (schema.type === 'string' && schema.pattern && schema.minLength === schema.maxLength) return `an article id (a ULID, ${schema.minLength} characters)`;
+  if (schema.type === 'string' && schema.pattern && schema.minLength === schema.maxLength)
+    return `an article id (a ULID, ${schema.minLength} characters)`;
   if (schema.type === 'string' && schema.minLength !== undefined) {
     return `a string of ${schema.minLength} to ${schema.maxLength} characters, not only spaces`;
   }
@@ -113,7 +115,10 @@ function compileParameter(spec: ParameterSpec, operationId: string, index: numbe
         : type === 'array'
           ? (raw: string) => (raw === '' ? undefined : raw.split(','))
           : (raw: string) => raw;
-  const isInstant = spec.schema.format === 'date-time' ? (v: unknown) => typeof v === 'string' && parseRfc3339(v) !== undefined : () => true;
+  const isInstant =
+    spec.schema.format === 'date-time'
+      ? (v: unknown) => typeof v === 'string' && parseRfc3339(v) !== undefined
+      : () => true;
   return { spec, read, valid: (value) => value !== undefined && validate(value) && isInstant(value) };
 }
 
@@ -137,7 +142,8 @@ export function parameterReader(operationId: string): (query: QueryValues) => Pa
   const compiled = specs.map((spec, index) => compileParameter(spec, operationId, index));
   const names = new Set(specs.map((p) => p.name));
   return (query) => {
-    for (const name of Object.keys(query)) if (!names.has(name)) return { ok: false, detail: unknownParameterDetail(name) };
+    for (const name of Object.keys(query))
+      if (!names.has(name)) return { ok: false, detail: unknownParameterDetail(name) };
     const params: Record<string, unknown> = {};
     for (const p of compiled) {
       const raw = Object.prototype.hasOwnProperty.call(query, p.spec.name) ? query[p.spec.name] : undefined;

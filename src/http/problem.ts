@@ -15,7 +15,13 @@ export function sendJson(res: Response, status: number, body: unknown, type: str
 }
 
 /** As sendJson, for a body already serialised (`parsed` spares the response check a parse). */
-export function sendJsonText(res: Response, status: number, text: string, type: string = JSON_TYPE, parsed?: unknown): void {
+export function sendJsonText(
+  res: Response,
+  status: number,
+  text: string,
+  type: string = JSON_TYPE,
+  parsed?: unknown,
+): void {
   // Set by the app when responses are validated (tests): throws on a contract violation.
   const check = res.locals.checkResponse as ((status: number, type: string, body: unknown) => void) | undefined;
   check?.(status, type, parsed === undefined ? JSON.parse(text) : parsed);
@@ -84,14 +90,22 @@ export function requestTarget(): RequestHandler {
  * operation, a known path with another method (405), an unknown path (404), an unexpected fault (500).
  * Only the first ECHO_MAX_CHARS characters of a path or method are echoed in a detail.
  */
-export function contractFallbacks(knownPaths: Iterable<string>, logPrefix: string): [RequestHandler, (err: any, req: Request, res: Response, next: NextFunction) => void] {
+export function contractFallbacks(
+  knownPaths: Iterable<string>,
+  logPrefix: string,
+): [RequestHandler, (err: any, req: Request, res: Response, next: NextFunction) => void] {
   const known = new Set(knownPaths);
   const notFound: RequestHandler = (req, res) => {
     const path = pathOnly(req.url);
     if (known.has(path)) {
       // HEAD is served as GET (requestTarget), so both are allowed.
       res.set('Allow', 'GET, HEAD');
-      return sendGenericProblem(res, 405, 'Method Not Allowed', `${echo(req.method)} is not allowed on ${path}; use GET`);
+      return sendGenericProblem(
+        res,
+        405,
+        'Method Not Allowed',
+        `${echo(req.method)} is not allowed on ${path}; use GET`,
+      );
     }
     const meant = meantPath(path, known);
     sendGenericProblem(res, 404, 'Not Found', `No endpoint at ${echo(path)}${meant ? `; did you mean ${meant}?` : ''}`);
@@ -99,7 +113,8 @@ export function contractFallbacks(knownPaths: Iterable<string>, logPrefix: strin
   const onError = (err: any, _req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
     res.locals.checkResponse = undefined;
-    if (err?.type === 'entity.too.large' || err?.status === 413) return sendGenericProblem(res, 413, 'Content Too Large', 'Requests take no body');
+    if (err?.type === 'entity.too.large' || err?.status === 413)
+      return sendGenericProblem(res, 413, 'Content Too Large', 'Requests take no body');
     if (isDependencyUnavailable(err)) {
       res.set('Retry-After', String(limits.unavailableRetryAfterSeconds));
       return sendProblem(res, 'serviceUnavailable');

@@ -24,7 +24,8 @@ export function sfString(value: string): string {
 
 /** RFC 9651 §4.1.4: an Integer, at most 15 digits. */
 export function sfInteger(value: number): string {
-  if (!Number.isSafeInteger(value) || Math.abs(value) > 999_999_999_999_999) throw new RangeError(`not a Structured Field Integer: ${value}`);
+  if (!Number.isSafeInteger(value) || Math.abs(value) > 999_999_999_999_999)
+    throw new RangeError(`not a Structured Field Integer: ${value}`);
   return String(value);
 }
 
@@ -64,4 +65,10 @@ export function rateLimitHeaders(
 }
 
 /** The names of every rate-limit header (the mock removes them together from answers that are not counted). */
-export const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'] as const;
+export const RATE_LIMIT_HEADERS = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+] as const;

@@ -19,9 +19,18 @@ export function createResponseCheck(): ResponseCheck {
   ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) < 2 ** 31 });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
   ajv.addSchema(doc, 'openapi');
-  const deref = (n: any): any => (n?.$ref ? deref(n.$ref.slice(2).split('/').reduce((x: any, k: string) => x[k], doc)) : n);
+  const deref = (n: any): any =>
+    n?.$ref
+      ? deref(
+          n.$ref
+            .slice(2)
+            .split('/')
+            .reduce((x: any, k: string) => x[k], doc),
+        )
+      : n;
   const ops = new Map<string, any>();
-  for (const item of Object.values<any>(doc.paths)) for (const op of Object.values<any>(item)) ops.set(op.operationId, op);
+  for (const item of Object.values<any>(doc.paths))
+    for (const op of Object.values<any>(item)) ops.set(op.operationId, op);
   const cache = new Map<string, ValidateFunction>();
 
   return (operationId, status, mediaType, body) => {

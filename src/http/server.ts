@@ -14,7 +14,12 @@ import { PROBLEM_TYPE } from './problem.js';
 import { echo, originForm, pathOnly } from './target.js';
 
 /** A complete HTTP/1.1 response with a problem body, for writing straight to a socket. */
-export function rawProblemResponse(status: number, detail: string, extraHeaders: Record<string, string> = {}, problem?: Problem): string {
+export function rawProblemResponse(
+  status: number,
+  detail: string,
+  extraHeaders: Record<string, string> = {},
+  problem?: Problem,
+): string {
   const title = problem?.title ?? STATUS_CODES[status] ?? 'Error';
   const body = JSON.stringify(problem ?? { type: 'about:blank', title, status, detail });
   const headers = {
@@ -24,14 +29,19 @@ export function rawProblemResponse(status: number, detail: string, extraHeaders:
     Connection: 'close',
     ...extraHeaders,
   };
-  return `HTTP/1.1 ${status} ${title}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`;
+  return `HTTP/1.1 ${status} ${title}\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\r\n')}\r\n\r\n${body}`;
 }
 
 /** What Node's parser refused, as a status and a detail (never echoing the request). */
 export function clientErrorProblem(code: string | undefined): { status: number; detail: string } {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, detail: `The request line and headers are larger than this server accepts (${limits.requestHeadMaxBytes} bytes)` };
+      return {
+        status: 431,
+        detail: `The request line and headers are larger than this server accepts (${limits.requestHeadMaxBytes} bytes)`,
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, detail: 'The request did not arrive in time' };
     case 'HPE_INVALID_METHOD':
@@ -55,8 +65,18 @@ function onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 function onCheckExpectation(req: IncomingMessage, res: ServerResponse): void {
-  const body = JSON.stringify({ type: 'about:blank', title: 'Expectation Failed', status: 417, detail: 'Only Expect: 100-continue is supported' });
-  res.writeHead(417, { 'Content-Type': PROBLEM_TYPE, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' });
+  const body = JSON.stringify({
+    type: 'about:blank',
+    title: 'Expectation Failed',
+    status: 417,
+    detail: 'Only Expect: 100-continue is supported',
+  });
+  res.writeHead(417, {
+    'Content-Type': PROBLEM_TYPE,
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  });
   res.end(body);
   req.resume();
 }
@@ -114,7 +134,12 @@ export interface HttpServerOptions {
   onConnectionRefused?: (cap: 'total' | 'per_address') => void;
 }
 
-export const HTTP_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 65_000, checkIntervalMs: 1000 } as const;
+export const HTTP_TIMEOUTS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 15_000,
+  keepAliveTimeoutMs: 65_000,
+  checkIntervalMs: 1000,
+} as const;
 /** A refused connection that does not close its side is cut this long after the 503 was written. */
 const REFUSED_LINGER_MS = 2000;
 
@@ -134,7 +159,12 @@ export function createHttpServer(listener: RequestListener, options: HttpServerO
   server.keepAliveTimeout = t.keepAliveTimeoutMs;
   server.on('clientError', onClientError);
   server.on('checkExpectation', onCheckExpectation);
-  capConnections(server, options.maxConnections ?? 0, options.maxConnectionsPerAddress ?? 0, options.onConnectionRefused);
+  capConnections(
+    server,
+    options.maxConnections ?? 0,
+    options.maxConnectionsPerAddress ?? 0,
+    options.onConnectionRefused,
+  );
   return server;
 }
 
@@ -142,21 +172,32 @@ export function createHttpServer(listener: RequestListener, options: HttpServerO
  * Puts the caps in front of Node's own connection handling: a connection over a cap never reaches the
  * HTTP parser (nothing of it is read, no request runs); the others are handed to it unchanged.
  */
-function capConnections(server: Server, total: number, perAddress: number, onRefused?: (cap: 'total' | 'per_address') => void): void {
+function capConnections(
+  server: Server,
+  total: number,
+  perAddress: number,
+  onRefused?: (cap: 'total' | 'per_address') => void,
+): void {
   if (total <= 0 && perAddress <= 0) return;
   const listeners = server.listeners('connection');
-  if (listeners.length !== 1) throw new Error('createHttpServer: expected exactly Node\'s own connection listener');
+  if (listeners.length !== 1) throw new Error("createHttpServer: expected exactly Node's own connection listener");
   const http = listeners[0] as (socket: Socket) => void;
   server.removeListener('connection', http);
   let open = 0;
   const byAddress = new Map<string, number>();
   // The contract's own 503 (every operation documents it): the problem, Retry-After, then the close.
   const p = problems.serviceUnavailable;
-  const refusal = rawProblemResponse(p.status, p.detail, { 'Retry-After': String(limits.unavailableRetryAfterSeconds) }, p);
+  const refusal = rawProblemResponse(
+    p.status,
+    p.detail,
+    { 'Retry-After': String(limits.unavailableRetryAfterSeconds) },
+    p,
+  );
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? 'unknown';
     const mine = byAddress.get(address) ?? 0;
-    const over = total > 0 && open >= total ? 'total' : perAddress > 0 && mine >= perAddress ? 'per_address' : undefined;
+    const over =
+      total > 0 && open >= total ? 'total' : perAddress > 0 && mine >= perAddress ? 'per_address' : undefined;
     if (over) {
       socket.on('error', () => socket.destroy());
       // Whatever the client sends is read and dropped, so that its FIN is seen and the socket closes

@@ -88,13 +88,22 @@ export class EmbeddingWorker {
     return stored.length;
   }
 
-  private async save({ stored, refused }: { stored: { id: string; vector: Float32Array }[]; refused: string[] }): Promise<void> {
+  private async save({
+    stored,
+    refused,
+  }: {
+    stored: { id: string; vector: Float32Array }[];
+    refused: string[];
+  }): Promise<void> {
     await this.store.storeVectors(this.embedder.modelId, stored);
     if (refused.length > 0) {
       const maxAttempts = this.options.maxAttempts ?? 5;
       const dropped = await this.store.deferEmbedding(refused, Date.now(), maxAttempts);
       this.options.log?.(`embedding: ${refused.length} article(s) refused by the embedder, retried later`);
-      for (const id of dropped) this.options.log?.(`embedding: article ${id} dropped after ${maxAttempts} failed attempts; it is listed and streamed but not searchable`);
+      for (const id of dropped)
+        this.options.log?.(
+          `embedding: article ${id} dropped after ${maxAttempts} failed attempts; it is listed and streamed but not searchable`,
+        );
     }
   }
 

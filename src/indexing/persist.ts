@@ -97,24 +97,41 @@ export async function writeSnapshot(
  * The manifest and ids of a whole, unaltered snapshot of `modelId` (the index file is checked, not
  * read: the caller loads it). Throws SnapshotUnusable otherwise.
  */
-export async function readSnapshot(paths: SnapshotPaths, modelId: string): Promise<{ manifest: SnapshotManifest; ids: string[] }> {
+export async function readSnapshot(
+  paths: SnapshotPaths,
+  modelId: string,
+): Promise<{ manifest: SnapshotManifest; ids: string[] }> {
   let manifest: SnapshotManifest;
   try {
     manifest = JSON.parse(await readFile(paths.manifest, 'utf8')) as SnapshotManifest;
   } catch (e) {
-    throw new SnapshotUnusable((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no saved index' : `unreadable manifest (${(e as Error).message})`);
+    throw new SnapshotUnusable(
+      (e as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'no saved index'
+        : `unreadable manifest (${(e as Error).message})`,
+    );
   }
-  if (manifest.format !== SNAPSHOT_FORMAT) throw new SnapshotUnusable(`format ${manifest.format}, expected ${SNAPSHOT_FORMAT}`);
+  if (manifest.format !== SNAPSHOT_FORMAT)
+    throw new SnapshotUnusable(`format ${manifest.format}, expected ${SNAPSHOT_FORMAT}`);
   if (manifest.modelId !== modelId) throw new SnapshotUnusable(`saved for model ${manifest.modelId}, not ${modelId}`);
-  for (const [name, path] of [['index', paths.index], ['ids', paths.ids]] as const) {
+  for (const [name, path] of [
+    ['index', paths.index],
+    ['ids', paths.ids],
+  ] as const) {
     const want = manifest.files?.[name];
-    const size = await stat(path).then((s) => s.size, () => -1);
-    if (!want || size !== want.bytes) throw new SnapshotUnusable(`${name} file has ${size} bytes, the manifest says ${want?.bytes}`);
+    const size = await stat(path).then(
+      (s) => s.size,
+      () => -1,
+    );
+    if (!want || size !== want.bytes)
+      throw new SnapshotUnusable(`${name} file has ${size} bytes, the manifest says ${want?.bytes}`);
     const got = await fileCrc32(path);
-    if (got.crc32 !== want.crc32) throw new SnapshotUnusable(`${name} file checksum differs from the manifest (corrupt)`);
+    if (got.crc32 !== want.crc32)
+      throw new SnapshotUnusable(`${name} file checksum differs from the manifest (corrupt)`);
   }
   const text = await readFile(paths.ids, 'utf8');
   const ids = text.length === 0 ? [] : text.split('\n');
-  if (ids.length !== manifest.rows) throw new SnapshotUnusable(`${ids.length} ids, the manifest says ${manifest.rows} rows`);
+  if (ids.length !== manifest.rows)
+    throw new SnapshotUnusable(`${ids.length} ids, the manifest says ${manifest.rows} rows`);
   return { manifest, ids };
 }

@@ -210,9 +210,13 @@ export class SemanticIndex {
       });
       this.savedRowid = rowid;
       this.savedRows = rows;
-      this.options.log?.(`search: approximate index saved (${this.ids.length} vectors up to rowid ${rowid}) in ${Math.round(performance.now() - started)} ms`);
+      this.options.log?.(
+        `search: approximate index saved (${this.ids.length} vectors up to rowid ${rowid}) in ${Math.round(performance.now() - started)} ms`,
+      );
     } catch (e) {
-      this.options.log?.(`search: saving the approximate index failed (${e instanceof Error ? e.message : String(e)}); it is rebuilt at the next start`);
+      this.options.log?.(
+        `search: saving the approximate index failed (${e instanceof Error ? e.message : String(e)}); it is rebuilt at the next start`,
+      );
     }
   }
 
@@ -232,7 +236,9 @@ export class SemanticIndex {
       if (manifest.rows > 0) {
         const [at] = await this.store.vectors.vectorsAfter(this.embedder.modelId, manifest.lastRowid - 1, 1);
         if (!at || at.rowid !== manifest.lastRowid || at.id !== manifest.lastId) {
-          throw new SnapshotUnusable(`stale: the store's vector at rowid ${manifest.lastRowid} is not the saved one (another database, or replaced since)`);
+          throw new SnapshotUnusable(
+            `stale: the store's vector at rowid ${manifest.lastRowid} is not the saved one (another database, or replaced since)`,
+          );
         }
       }
       const hnsw = await HnswIndex.load(paths.index, manifest.dim, { ...this.options.hnsw, ...manifest.hnsw });
@@ -246,11 +252,15 @@ export class SemanticIndex {
       this.lastRowid = this.savedRowid = manifest.lastRowid;
       this.savedRows = ids.length;
       this.lastId = manifest.lastId;
-      this.options.log?.(`search: saved approximate index loaded (${ids.length} vectors up to rowid ${manifest.lastRowid}) in ${Math.round(performance.now() - started)} ms; adding newer vectors`);
+      this.options.log?.(
+        `search: saved approximate index loaded (${ids.length} vectors up to rowid ${manifest.lastRowid}) in ${Math.round(performance.now() - started)} ms; adding newer vectors`,
+      );
       return true;
     } catch (e) {
       if (!(e instanceof SnapshotUnusable)) throw e;
-      this.options.log?.(`search: saved approximate index not used (${e.message}); loading from the store, approximate index rebuilt in the background`);
+      this.options.log?.(
+        `search: saved approximate index not used (${e.message}); loading from the store, approximate index rebuilt in the background`,
+      );
       return false;
     }
   }
@@ -278,7 +288,9 @@ export class SemanticIndex {
         }
         this.lastError = err instanceof Error ? err.message : String(err);
         const retryMs = isStoreBusy(err) ? 200 : (this.options.retryMs ?? DEFAULT_LOAD_RETRY_MS);
-        this.options.log?.(`search: loading the index failed after ${this.ids.length} vectors (${this.lastError}); retrying in ${retryMs} ms`);
+        this.options.log?.(
+          `search: loading the index failed after ${this.ids.length} vectors (${this.lastError}); retrying in ${retryMs} ms`,
+        );
         await new Promise<void>((resolve) => {
           this.retryTimer = setTimeout(resolve, retryMs);
           this.retryTimer.unref();
@@ -291,14 +303,17 @@ export class SemanticIndex {
     this.state = 'ready';
     this.lastError = undefined;
     const mode = this.hnsw ? 'approximate (HNSW)' : 'exact';
-    this.options.log?.(`search: index ready, ${this.ids.length} vectors, ${mode}, loaded in ${Math.round(performance.now() - started)} ms`);
+    this.options.log?.(
+      `search: index ready, ${this.ids.length} vectors, ${mode}, loaded in ${Math.round(performance.now() - started)} ms`,
+    );
     this.maybeBuildApproximate();
     if (this.options.persistDir && this.background && !this.closed) {
       // Newer vectors are added to the graph as they come; saved now and then, and at shutdown.
       this.saveTimer = setInterval(() => {
         // A save holds the event loop while usearch writes the graph (about a second per million
         // vectors): only when enough is new that a restart would otherwise spend long adding it.
-        if (this.ids.length - this.savedRows >= Math.max(SAVE_MIN_NEW_VECTORS, this.ids.length * 0.05)) void this.persist();
+        if (this.ids.length - this.savedRows >= Math.max(SAVE_MIN_NEW_VECTORS, this.ids.length * 0.05))
+          void this.persist();
       }, this.options.saveEveryMs ?? DEFAULT_SAVE_EVERY_MS);
       this.saveTimer.unref();
     }
@@ -336,7 +351,10 @@ export class SemanticIndex {
       this.dim ??= v.vector.length;
       if (v.vector.length !== this.dim) {
         // Vectors of one model share a dimension; a stray one must never be compared.
-        if (this.skipped++ === 0) this.options.log?.(`search: vector of article ${v.id} has dimension ${v.vector.length}, the index ${this.dim}; skipped`);
+        if (this.skipped++ === 0)
+          this.options.log?.(
+            `search: vector of article ${v.id} has dimension ${v.vector.length}, the index ${this.dim}; skipped`,
+          );
         continue;
       }
       const at = this.positions.get(v.id);
@@ -351,7 +369,11 @@ export class SemanticIndex {
       this.positions.set(v.id, this.ids.length);
       this.ids.push(v.id);
       if (this.hnsw) fresh.push(v.vector);
-      else (this.matrix ??= new VectorMatrix(this.dim, Math.min(page.length, (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD) + 1))).append(v.vector);
+      else
+        (this.matrix ??= new VectorMatrix(
+          this.dim,
+          Math.min(page.length, (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD) + 1),
+        )).append(v.vector);
     }
     if (this.hnsw && fresh.length > 0) {
       const block = new Float32Array(fresh.length * this.dim!);
@@ -372,7 +394,9 @@ export class SemanticIndex {
     this.building = this.toApproximate()
       .catch((e: unknown) => {
         this.annUnavailable = true;
-        this.options.log?.(`search: building the approximate index failed (${e instanceof Error ? e.message : String(e)}); ranking exactly`);
+        this.options.log?.(
+          `search: building the approximate index failed (${e instanceof Error ? e.message : String(e)}); ranking exactly`,
+        );
       })
       .finally(() => (this.building = undefined));
   }
@@ -384,15 +408,20 @@ export class SemanticIndex {
     const hnsw = await HnswIndex.create(dim, this.options.hnsw);
     if (hnsw instanceof Error) {
       this.annUnavailable = true;
-      this.options.log?.(`search: the approximate index cannot load here (${hnsw.message}); ranking exactly at ${this.matrix!.rows} vectors`);
+      this.options.log?.(
+        `search: the approximate index cannot load here (${hnsw.message}); ranking exactly at ${this.matrix!.rows} vectors`,
+      );
       return;
     }
     this.replacedDuringBuild.clear();
     // Rows appended while a part was being added (new articles) are added in the next round.
-    for (let done = 0; done < this.matrix!.rows; ) {
+    for (let done = 0; done < this.matrix!.rows;) {
       if (this.closed) return;
       const rows = this.matrix!.rows;
-      await hnsw.addRows(done, this.matrix!.data.subarray(done * dim, rows * dim), { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
+      await hnsw.addRows(done, this.matrix!.data.subarray(done * dim, rows * dim), {
+        ...this.options.slice,
+        threads: this.options.buildThreads ?? 1,
+      });
       done = rows;
     }
     // No await from here to the switch: nothing can change the matrix in between.
@@ -401,7 +430,9 @@ export class SemanticIndex {
     const rows = this.matrix!.rows;
     this.hnsw = hnsw;
     this.matrix = undefined;
-    this.options.log?.(`search: ${rows} vectors, switched to the approximate index (HNSW), built in ${Math.round(performance.now() - started)} ms`);
+    this.options.log?.(
+      `search: ${rows} vectors, switched to the approximate index (HNSW), built in ${Math.round(performance.now() - started)} ms`,
+    );
     // The next start loads it instead of building it again.
     void this.persist();
   }
@@ -414,7 +445,8 @@ export class SemanticIndex {
   async search(query: string, limit: number, options: SearchOptions = {}): Promise<StoredArticle[]> {
     if (this.state !== 'ready') {
       // Results from part of the archive would be a silent wrong answer: refuse until loaded.
-      if (this.background) throw new SearchIndexLoadingError(`search index loading (${this.ids.length} vectors so far)`);
+      if (this.background)
+        throw new SearchIndexLoadingError(`search index loading (${this.ids.length} vectors so far)`);
       await this.loadAll();
     }
     // As the list store: never more than the contract allows, whatever limit reaches this point.
@@ -432,16 +464,24 @@ export class SemanticIndex {
     const expanded = use === 'none' ? undefined : expandQuery(query);
     const keywordQuery = expanded && use !== 'semantic' ? expanded.keyword : query;
     const semanticQuery = expanded && use !== 'keyword' ? expanded.semantic : query;
-    const lexical = fusion === 'semantic' ? Promise.resolve([]) : this.store.vectors.lexicalSearch(keywordQuery, candidates);
+    const lexical =
+      fusion === 'semantic' ? Promise.resolve([]) : this.store.vectors.lexicalSearch(keywordQuery, candidates);
     lexical.catch(() => {}); // observed below; never an unhandled rejection when the embedding fails first
     // The query is embedded even for 'lexical' (evaluation only): the embedding's failure is a 503 either way.
     const q = await this.embedQuery(semanticQuery);
     await this.refresh();
-    const semantic = fusion === 'lexical' ? [] : (await this.rank(q, fusion === 'semantic' ? depth : candidates)).map((t) => ({ id: this.ids[t.row]!, score: t.score }));
+    const semantic =
+      fusion === 'lexical'
+        ? []
+        : (await this.rank(q, fusion === 'semantic' ? depth : candidates)).map((t) => ({
+            id: this.ids[t.row]!,
+            score: t.score,
+          }));
     // Only articles the index holds (the contract: searchable once its embedding is stored; never one
     // whose vector is of another model or not yet made).
     const keyword = (await lexical).filter((x) => this.positions.has(x.id));
-    const fused = fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
+    const fused =
+      fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
     let ranked = fused.slice(0, depth).map((x) => x.id);
     // A query that described a company or instrument asks about it: the articles naming it come first.
     if (expanded && expanded.names.length > 0) {
@@ -480,7 +520,9 @@ export class SemanticIndex {
     if (query.length !== this.dim) throw new RangeError(`query has dimension ${query.length}, the index ${this.dim}`);
     const idOf = (row: number) => this.ids[row]!;
     if (this.hnsw) {
-      return this.hnsw.search(query, k).sort((a, b) => b.score - a.score || (idOf(b.row) > idOf(a.row) ? 1 : idOf(b.row) < idOf(a.row) ? -1 : 0));
+      return this.hnsw
+        .search(query, k)
+        .sort((a, b) => b.score - a.score || (idOf(b.row) > idOf(a.row) ? 1 : idOf(b.row) < idOf(a.row) ? -1 : 0));
     }
     const m = this.matrix!;
     return rankMatrix(m.data, m.dim, m.rows, query, k, idOf, this.options.slice);

@@ -39,7 +39,12 @@ export function identify(
   shownSource: string | null = source,
   canonical?: string | null,
 ): SourcedItem {
-  const url = canonical === undefined ? articleLink(article.url) : canonical !== null && canonical.length <= URL_MAX_LENGTH ? canonical : null;
+  const url =
+    canonical === undefined
+      ? articleLink(article.url)
+      : canonical !== null && canonical.length <= URL_MAX_LENGTH
+        ? canonical
+        : null;
   return {
     source,
     externalId,

@@ -21,7 +21,15 @@ import { loneSurrogateError } from './utf8.js';
 export type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
 
 /** The fields of an article line. */
-export const ARTICLE_FIELDS: ReadonlySet<string> = new Set(['content', 'urgency', 'published_at', 'sentiment', 'tickers', 'source', 'url']);
+export const ARTICLE_FIELDS: ReadonlySet<string> = new Set([
+  'content',
+  'urgency',
+  'published_at',
+  'sentiment',
+  'tickers',
+  'source',
+  'url',
+]);
 
 /**
  * The refusal of a line's own fields that are none of `known` (by name, `__proto__` and `constructor` as
@@ -33,7 +41,8 @@ export function unknownFieldsError(line: object, ...known: ReadonlySet<string>[]
 }
 
 export function parseArticle(input: unknown): LineResult {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, error: 'must be a JSON object' };
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    return { ok: false, error: 'must be a JSON object' };
   const o = input as Record<string, unknown>;
   const lone = loneSurrogateError(o);
   if (lone !== null) return { ok: false, error: lone };
@@ -41,27 +50,35 @@ export function parseArticle(input: unknown): LineResult {
   if (unknown !== null) return { ok: false, error: unknown };
   // A NUL character is not text (and PostgreSQL cannot store it): the line is refused, on every store.
   for (const f of ['content', 'source', 'url'] as const) {
-    if (typeof o[f] === 'string' && (o[f] as string).includes('\u0000')) return { ok: false, error: `${f} must not contain a NUL character` };
+    if (typeof o[f] === 'string' && (o[f] as string).includes('\u0000'))
+      return { ok: false, error: `${f} must not contain a NUL character` };
   }
   const content = typeof o.content === 'string' ? plainLine(o.content) : '';
   if (content === '') return { ok: false, error: 'content is required and must be a non-empty string' };
-  if (content.length > articleRules.contentMaxLength) return { ok: false, error: `content is longer than ${articleRules.contentMaxLength} characters` };
+  if (content.length > articleRules.contentMaxLength)
+    return { ok: false, error: `content is longer than ${articleRules.contentMaxLength} characters` };
 
   const derived = deriveAll(content);
   let urgency = derived.urgency;
   if (o.urgency !== undefined && o.urgency !== null) {
-    if (!urgencies.includes(o.urgency as never)) return { ok: false, error: `urgency must be one of ${urgencies.join(', ')}` };
+    if (!urgencies.includes(o.urgency as never))
+      return { ok: false, error: `urgency must be one of ${urgencies.join(', ')}` };
     urgency = o.urgency as typeof urgency;
   }
   let sentiment = derived.sentiment;
   if (o.sentiment !== undefined) {
-    if (!articleSentiments.includes(o.sentiment as never)) return { ok: false, error: `sentiment must be one of ${articleSentiments.map(String).join(', ')}` };
+    if (!articleSentiments.includes(o.sentiment as never))
+      return { ok: false, error: `sentiment must be one of ${articleSentiments.map(String).join(', ')}` };
     sentiment = o.sentiment as typeof sentiment;
   }
   let published_at: string | null = null;
   if (o.published_at !== undefined && o.published_at !== null) {
     const ms = typeof o.published_at === 'string' ? parseRfc3339(o.published_at) : undefined;
-    if (ms === undefined) return { ok: false, error: 'published_at must be a real RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z' };
+    if (ms === undefined)
+      return {
+        ok: false,
+        error: 'published_at must be a real RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z',
+      };
     const utc = utcDateTime(ms);
     if (utc === undefined) return { ok: false, error: 'published_at must fall within the years 0001-9999 in UTC' };
     published_at = utc;
@@ -76,7 +93,10 @@ export function parseArticle(input: unknown): LineResult {
     tickers = parsed.map((t) => (t.relevance !== undefined ? t : { ...t, relevance: read.get(t.ticker) ?? 1 }));
   }
   if (o.source !== undefined && o.source !== null && (typeof o.source !== 'string' || !SOURCE_NAME.test(o.source))) {
-    return { ok: false, error: 'source must be a source name: 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' };
+    return {
+      ok: false,
+      error: 'source must be a source name: 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
+    };
   }
   if (o.url !== undefined && o.url !== null && (typeof o.url !== 'string' || o.url.length > 2000)) {
     return { ok: false, error: 'url must be a string of at most 2000 characters' };
@@ -84,13 +104,22 @@ export function parseArticle(input: unknown): LineResult {
   return {
     ok: true,
     // Derived tickers obey the contract too (valid, unique, at most tickersMaxItems).
-    article: conformArticle({ content, urgency, sentiment, published_at, tickers, source: (o.source as string) ?? null, url: (o.url as string) ?? null }),
+    article: conformArticle({
+      content,
+      urgency,
+      sentiment,
+      published_at,
+      tickers,
+      source: (o.source as string) ?? null,
+      url: (o.url as string) ?? null,
+    }),
   };
 }
 
 function parseTickers(value: unknown): TickerInput[] | string {
   if (!Array.isArray(value)) return 'tickers must be an array of symbols or of {ticker, sentiment, relevance}';
-  if (value.length > articleRules.tickersMaxItems) return `tickers may hold at most ${articleRules.tickersMaxItems} entries`;
+  if (value.length > articleRules.tickersMaxItems)
+    return `tickers may hold at most ${articleRules.tickersMaxItems} entries`;
   const out = new Map<string, TickerInput>();
   for (const t of value) {
     const entry = typeof t === 'string' ? { ticker: t, sentiment: 'neutral' } : t;
@@ -99,10 +128,15 @@ function parseTickers(value: unknown): TickerInput[] | string {
     }
     const ticker = entry.ticker.trim().toUpperCase();
     if (!articleRules.tickerPattern.test(ticker)) return `ticker "${entry.ticker}" is not a valid symbol`;
-    if (!tickerSentiments.includes(entry.sentiment)) return `ticker sentiment must be one of ${tickerSentiments.join(', ')}`;
+    if (!tickerSentiments.includes(entry.sentiment))
+      return `ticker sentiment must be one of ${tickerSentiments.join(', ')}`;
     const r = entry.relevance;
-    if (r !== undefined && (typeof r !== 'number' || !(r >= 0 && r <= 1))) return 'ticker relevance must be a number from 0 to 1';
-    out.set(ticker, r === undefined ? { ticker, sentiment: entry.sentiment } : { ticker, sentiment: entry.sentiment, relevance: r });
+    if (r !== undefined && (typeof r !== 'number' || !(r >= 0 && r <= 1)))
+      return 'ticker relevance must be a number from 0 to 1';
+    out.set(
+      ticker,
+      r === undefined ? { ticker, sentiment: entry.sentiment } : { ticker, sentiment: entry.sentiment, relevance: r },
+    );
   }
   return [...out.values()];
 }

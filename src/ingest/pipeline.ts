@@ -100,7 +100,8 @@ export function addAnswer(total: BatchAnswer, part: BatchAnswer): void {
 export function operatorItem(article: NewArticle): SourcedItem {
   const shown = article.source ?? null;
   const link = articleLink(article.url);
-  const externalId = link !== null ? boundedId(link) : `sha256:${sha256(`${article.content}\n${article.published_at ?? ''}`)}`;
+  const externalId =
+    link !== null ? boundedId(link) : `sha256:${sha256(`${article.content}\n${article.published_at ?? ''}`)}`;
   return identify(shown ?? OPERATOR_SOURCE, externalId, article, shown);
 }
 
@@ -131,7 +132,13 @@ export async function storeOffers(
   onFailed?: (failure: ItemFailure) => void,
 ): Promise<BatchAnswer> {
   const valid = offers.filter((o): o is { line: number; item: SourcedItem } => 'item' in o);
-  const outcomes = valid.length > 0 ? await store.ingestItems(valid.map((o) => o.item), clock) : [];
+  const outcomes =
+    valid.length > 0
+      ? await store.ingestItems(
+          valid.map((o) => o.item),
+          clock,
+        )
+      : [];
   const answer = emptyAnswer();
   const storedIds: string[] = [];
   let v = 0;

@@ -91,5 +91,7 @@ export function loneSurrogatePath(value: unknown, path = ''): string | null {
 /** The refusal of a parsed line holding a lone surrogate, or null. */
 export function loneSurrogateError(value: unknown): string | null {
   const p = loneSurrogatePath(value);
-  return p === null ? null : `${p} holds a lone surrogate (an unpaired \\uD800-\\uDFFF escape), which is not text; send valid Unicode`;
+  return p === null
+    ? null
+    : `${p} holds a lone surrogate (an unpaired \\uD800-\\uDFFF escape), which is not text; send valid Unicode`;
 }

@@ -64,15 +64,27 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
   const log = opts.log ?? (() => {});
   const clock = opts.clock ?? Date.now;
   const streamIntervalMs = opts.streamIntervalMs ?? 2000;
-  if (!Number.isInteger(streamIntervalMs) || streamIntervalMs < 10) throw new Error(`streamIntervalMs must be an integer ≥ 10, got ${streamIntervalMs}`);
+  if (!Number.isInteger(streamIntervalMs) || streamIntervalMs < 10)
+    throw new Error(`streamIntervalMs must be an integer ≥ 10, got ${streamIntervalMs}`);
 
   log(`starting Prism on ${opts.specPath ?? openapiPath} …`);
-  const prism = await startPrism({ specPath: opts.specPath ?? openapiPath, ...(opts.prismEnv ? { env: opts.prismEnv } : {}), log });
+  const prism = await startPrism({
+    specPath: opts.specPath ?? openapiPath,
+    ...(opts.prismEnv ? { env: opts.prismEnv } : {}),
+    log,
+  });
   log(`Prism is serving the REST contract on ${prism.url} (internal)`);
 
   const accounts = new SandboxAccounts(clock, opts.testPrefix ?? limits.keyPrefixes.test);
   const auth: AuthDeps = { accounts, ipGuard: openIpGuard, livePrefix: opts.testPrefix ?? limits.keyPrefixes.test };
-  const rest = createMockApp({ prismUrl: prism.url, accounts, auth, rateLimiter: new AdmitAllRateLimiter(), clock, validateResponses: opts.validateResponses ?? false });
+  const rest = createMockApp({
+    prismUrl: prism.url,
+    accounts,
+    auth,
+    rateLimiter: new AdmitAllRateLimiter(),
+    clock,
+    validateResponses: opts.validateResponses ?? false,
+  });
   const server = createHttpServer(rest.app);
   server.keepAliveTimeout = 65_000;
   try {
@@ -85,9 +97,22 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
     await prism.stop();
     throw err;
   }
-  const stream = attachMockStream(server, { auth, examples: exampleArticles(streamExamples), intervalMs: streamIntervalMs, clock, log, ...(opts.streamHistory !== undefined ? { historyLimit: opts.streamHistory } : {}) });
+  const stream = attachMockStream(server, {
+    auth,
+    examples: exampleArticles(streamExamples),
+    intervalMs: streamIntervalMs,
+    clock,
+    log,
+    ...(opts.streamHistory !== undefined ? { historyLimit: opts.streamHistory } : {}),
+  });
   const webhooks = opts.webhookUrl
-    ? startMockWebhooks({ url: opts.webhookUrl, intervalMs: opts.webhookIntervalMs ?? 5000, examples: exampleArticles(streamExamples), clock, log })
+    ? startMockWebhooks({
+        url: opts.webhookUrl,
+        intervalMs: opts.webhookIntervalMs ?? 5000,
+        examples: exampleArticles(streamExamples),
+        clock,
+        log,
+      })
     : undefined;
   const { port } = server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;

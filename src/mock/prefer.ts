@@ -57,7 +57,15 @@ interface DocumentedResponses {
 /** Per operation id: its documented statuses and their named examples, from the bundled contract. */
 function documentedResponses(): Map<string, DocumentedResponses> {
   const doc = openapiDocument();
-  const deref = (n: any): any => (n?.$ref ? deref(n.$ref.slice(2).split('/').reduce((x: any, k: string) => x[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc)) : n);
+  const deref = (n: any): any =>
+    n?.$ref
+      ? deref(
+          n.$ref
+            .slice(2)
+            .split('/')
+            .reduce((x: any, k: string) => x[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc),
+        )
+      : n;
   const byOperation = new Map<string, DocumentedResponses>();
   for (const item of Object.values<any>(doc.paths)) {
     for (const op of Object.values<any>(item)) {
@@ -66,9 +74,15 @@ function documentedResponses(): Map<string, DocumentedResponses> {
       const examples: Record<string, string[]> = {};
       for (const status of statuses) {
         const content = deref(op.responses[status]).content ?? {};
-        examples[status] = [...new Set(Object.values<any>(content).flatMap((media) => Object.keys(media.examples ?? {})))];
+        examples[status] = [
+          ...new Set(Object.values<any>(content).flatMap((media) => Object.keys(media.examples ?? {}))),
+        ];
       }
-      byOperation.set(op.operationId, { statuses, success: statuses.find((s) => /^2\d\d$/.test(s)) ?? statuses[0]!, examples });
+      byOperation.set(op.operationId, {
+        statuses,
+        success: statuses.find((s) => /^2\d\d$/.test(s)) ?? statuses[0]!,
+        examples,
+      });
     }
   }
   return byOperation;

@@ -63,7 +63,18 @@ export async function startPrism(opts: PrismOptions): Promise<RunningPrism> {
   // stdin stays an open pipe: the guard stops Prism when it closes (this process is gone).
   const child: ChildProcess = spawn(
     process.execPath,
-    [guard, prismEntry(), 'mock', opts.specPath, '--host', HOST, '--port', String(port), '--cors=false', '--errors=false'],
+    [
+      guard,
+      prismEntry(),
+      'mock',
+      opts.specPath,
+      '--host',
+      HOST,
+      '--port',
+      String(port),
+      '--cors=false',
+      '--errors=false',
+    ],
     { env, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   child.stdin?.on('error', () => {});
@@ -90,7 +101,10 @@ export async function startPrism(opts: PrismOptions): Promise<RunningPrism> {
   const output: string[] = [];
   const ready = new Promise<void>((resolve, reject) => {
     const timeoutMs = opts.startTimeoutMs ?? 30_000;
-    const timer = setTimeout(() => reject(new Error(`Prism did not start within ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`Prism did not start within ${timeoutMs} ms:\n${output.join('\n')}`)),
+      timeoutMs,
+    );
     const onLine = (raw: string) => {
       const line = stripAnsi(raw).trim();
       if (!line) return;

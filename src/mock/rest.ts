@@ -12,19 +12,34 @@
 import { parseRfc3339 } from '../domain/time.js';
 import express, { type Request, type Response } from 'express';
 import { Agent, request as httpRequest } from 'node:http';
-import { limits, minRelevanceDefault, plans, problems, type Article, type NewsList, type SearchResults, type Tier } from '../contract/index.js';
+import {
+  limits,
+  minRelevanceDefault,
+  plans,
+  problems,
+  type Article,
+  type NewsList,
+  type SearchResults,
+  type Tier,
+} from '../contract/index.js';
 import type { AuthDeps } from '../auth/index.js';
 import { isAbout, presentArticle, type StoredArticle } from '../domain/articles.js';
 import { usageOf } from '../domain/tiers.js';
 import type { RateLimiter } from '../state/ports.js';
-import { contractApp, contractFallbacks, JSON_TYPE, PROBLEM_TYPE, sendGenericProblem, sendJson } from '../http/problem.js';
+import {
+  contractApp,
+  contractFallbacks,
+  JSON_TYPE,
+  PROBLEM_TYPE,
+  sendGenericProblem,
+  sendJson,
+} from '../http/problem.js';
 import { createOperationChain, OPERATION_PATHS, type Locals, type OperationId } from '../http/admission.js';
 import { RATE_LIMIT_HEADERS, rateLimitHeaders } from '../http/ratelimit-headers.js';
 import { queryOf, readQuery } from '../http/parameters.js';
 import { linkHeader, listNext, listParams, relevanceOf, searchNext, tickerList } from '../http/paging.js';
 import type { SandboxAccounts } from './sandbox.js';
 import { refuseUnservablePrefer } from './prefer.js';
-
 
 export type { OperationId } from '../http/admission.js';
 
@@ -43,7 +58,6 @@ interface Upstream {
   contentType: string;
   body: string;
 }
-
 
 /** Rebuilds the query string for Prism from the raw one, each pair encoded as Prism reads it. */
 function upstreamQuery(rawUrl: string): string {
@@ -88,7 +102,11 @@ function shapeSearch(body: SearchResults, query: Record<string, unknown>): Searc
     .slice(offset, offset + limit)
     .map((a) => presentArticle(asStored(a), true) as SearchResults['articles'][number]);
   const q = query.q as string;
-  const next = searchNext({ q, offset, ...(tickers ? { tickers, min_relevance: String(minRelevance) } : {}) }, limit, articles.length);
+  const next = searchNext(
+    { q, offset, ...(tickers ? { tickers, min_relevance: String(minRelevance) } : {}) },
+    limit,
+    articles.length,
+  );
   return { count: articles.length, query: q, articles, next };
 }
 
@@ -108,20 +126,31 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
 
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   // Admission as in the service; the mock's rate limiter admits every request.
-  const route = createOperationChain({ auth: deps.auth, rateLimiter: deps.rateLimiter, clock: deps.clock, validateResponses: deps.validateResponses ?? false });
+  const route = createOperationChain({
+    auth: deps.auth,
+    rateLimiter: deps.rateLimiter,
+    clock: deps.clock,
+    validateResponses: deps.validateResponses ?? false,
+  });
 
   const forward = (req: Request, key: string): Promise<Upstream> =>
     new Promise((resolve, reject) => {
       const headers: Record<string, string> = { 'X-API-Key': key };
       const prefer = req.get('prefer');
       if (prefer !== undefined) headers.Prefer = prefer;
-      const up = httpRequest(`${deps.prismUrl}${req.path}${upstreamQuery(req.originalUrl)}`, { method: 'GET', headers, agent }, (r) => {
-        let body = '';
-        r.setEncoding('utf8');
-        r.on('data', (c: string) => (body += c));
-        r.on('end', () => resolve({ status: r.statusCode ?? 502, contentType: String(r.headers['content-type'] ?? ''), body }));
-        r.on('error', reject);
-      });
+      const up = httpRequest(
+        `${deps.prismUrl}${req.path}${upstreamQuery(req.originalUrl)}`,
+        { method: 'GET', headers, agent },
+        (r) => {
+          let body = '';
+          r.setEncoding('utf8');
+          r.on('data', (c: string) => (body += c));
+          r.on('end', () =>
+            resolve({ status: r.statusCode ?? 502, contentType: String(r.headers['content-type'] ?? ''), body }),
+          );
+          r.on('error', reject);
+        },
+      );
       up.on('error', reject);
       up.end();
     });
@@ -134,7 +163,12 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
       up = await forward(req, req.get('x-api-key') ?? '');
     } catch (err) {
       res.locals.checkResponse = undefined;
-      return sendGenericProblem(res, 502, 'Bad Gateway', `The mock's Prism process did not answer: ${(err as Error).message}`);
+      return sendGenericProblem(
+        res,
+        502,
+        'Bad Gateway',
+        `The mock's Prism process did not answer: ${(err as Error).message}`,
+      );
     }
     let parsed: any;
     try {
@@ -161,7 +195,16 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
       const limit = plans[caller.tier].rateLimit;
       const retryAfter = Math.max(1, Math.ceil(limits.rateWindowMs / 1000 / Math.max(1, limit)));
       const now = deps.clock();
-      res.set({ ...rateLimitHeaders(caller.tier, { limit, remaining: 0, resetAt: now + retryAfter * 1000 }, limits.rateWindowMs / 1000, now, retryAfter), 'Retry-After': String(retryAfter) });
+      res.set({
+        ...rateLimitHeaders(
+          caller.tier,
+          { limit, remaining: 0, resetAt: now + retryAfter * 1000 },
+          limits.rateWindowMs / 1000,
+          now,
+          retryAfter,
+        ),
+        'Retry-After': String(retryAfter),
+      });
     }
     const type = /problem\+json/.test(up.contentType) ? PROBLEM_TYPE : JSON_TYPE;
     // Prism's own error for a preference the check above leaves to it (e.g. `dynamic`) is passed on as is.

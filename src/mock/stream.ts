@@ -85,7 +85,10 @@ export function attachMockStream(server: Server, opts: MockStreamOptions): MockS
     const example = opts.examples[next++ % opts.examples.length]!;
     const now = opts.clock();
     // Keep the example's delay between publication and reception.
-    const lag = example.published_at === null ? 0 : Math.max(0, Date.parse(example.received_at) - Date.parse(example.published_at));
+    const lag =
+      example.published_at === null
+        ? 0
+        : Math.max(0, Date.parse(example.received_at) - Date.parse(example.published_at));
     const article: StoredArticle = {
       ...example,
       id: ulid(now),

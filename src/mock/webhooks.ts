@@ -33,7 +33,8 @@ export interface MockWebhooks {
 
 export function startMockWebhooks(opts: MockWebhooksOptions): MockWebhooks {
   const url = new URL(opts.url);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`MOCK_WEBHOOK_URL must be an http or https URL, got "${opts.url}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`MOCK_WEBHOOK_URL must be an http or https URL, got "${opts.url}"`);
   const clock = opts.clock ?? Date.now;
   const log = opts.log ?? (() => {});
   const ulid = monotonicFactory();
@@ -50,7 +51,9 @@ export function startMockWebhooks(opts: MockWebhooksOptions): MockWebhooks {
     try {
       const address = await resolveDestination(url, true, opts.lookup);
       const r = await (opts.send ?? httpSender)({ url, address, headers, body, timeoutMs: webhookRules.timeoutMs });
-      log(`webhook ${id} → ${url.href}: ${r.status === null ? r.error : `HTTP ${r.status}`} in ${Math.round(r.latencyMs)} ms`);
+      log(
+        `webhook ${id} → ${url.href}: ${r.status === null ? r.error : `HTTP ${r.status}`} in ${Math.round(r.latencyMs)} ms`,
+      );
       return { status: r.status, error: r.error };
     } catch (e) {
       log(`webhook ${id} → ${url.href}: ${(e as Error).message}`);

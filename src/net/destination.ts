@@ -19,7 +19,11 @@ export const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verba
 
 /** The host name could not be resolved (or to no address): not a refusal, the destination is unknown. */
 export class ResolveError extends Error {
-  constructor(readonly host: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly host: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'ResolveError';
   }
@@ -27,7 +31,11 @@ export class ResolveError extends Error {
 
 /** The host is, or resolves to, an address that is not public. */
 export class AddressRefused extends Error {
-  constructor(readonly host: string, readonly address: string, readonly reason: string) {
+  constructor(
+    readonly host: string,
+    readonly address: string,
+    readonly reason: string,
+  ) {
     super(host === address ? `${address} is ${reason}` : `${host} resolves to ${address}, ${reason}`);
     this.name = 'AddressRefused';
   }
@@ -85,7 +93,8 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunct
     const family = typeof options === 'object' ? options.family : undefined;
     const wanted = family === 4 || family === 6 ? addresses.filter((a) => a.family === family) : addresses;
     const list = wanted.length > 0 ? wanted : addresses;
-    if (typeof options === 'object' && options.all) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [...list]);
+    if (typeof options === 'object' && options.all)
+      (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [...list]);
     else callback(null, list[0]!.address, list[0]!.family);
   };
 }

@@ -4,4 +4,13 @@
  * them (./destination.ts).
  */
 export { ipv4Bytes, ipv6Bytes, isNonPublicAddress, nonPublicReason } from './address.js';
-export { AddressRefused, bareHost, pinnedLookup, resolveChecked, ResolveError, systemLookup, type Lookup, type ResolvedAddress } from './destination.js';
+export {
+  AddressRefused,
+  bareHost,
+  pinnedLookup,
+  resolveChecked,
+  ResolveError,
+  systemLookup,
+  type Lookup,
+  type ResolvedAddress,
+} from './destination.js';

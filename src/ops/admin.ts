@@ -109,12 +109,19 @@ function tokenAttempts(rules: TokenAttemptRules, clock: () => number) {
 const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 export const PUSH_PATH = '/admin/v1/articles';
 
-const PUSH_TYPES: Record<string, PushFormat> = { 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson', 'application/json': 'json' };
+const PUSH_TYPES: Record<string, PushFormat> = {
+  'application/x-ndjson': 'ndjson',
+  'application/ndjson': 'ndjson',
+  'application/json': 'json',
+};
 
 /** The push format of a Content-Type (UTF-8 only), or undefined. */
 export function pushFormat(contentType: string | undefined): PushFormat | undefined {
   const [type, ...params] = (contentType ?? '').split(';').map((p) => p.trim().toLowerCase());
-  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return undefined;
   return PUSH_TYPES[type ?? ''];
 }
@@ -160,16 +167,29 @@ function closeAfter(res: ServerResponse): void {
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+  res.writeHead(status, {
+    'Content-Type': type,
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+  });
   res.end(body);
 }
 
-function problem(res: ServerResponse, status: number, title: string, detail: string, extra: Record<string, string> = {}): void {
+function problem(
+  res: ServerResponse,
+  status: number,
+  title: string,
+  detail: string,
+  extra: Record<string, string> = {},
+): void {
   for (const [k, v] of Object.entries(extra)) res.setHeader(k, v);
   send(res, status, 'application/problem+json', JSON.stringify({ type: 'about:blank', title, status, detail }));
 }
 
-async function runCheck(c: ReadinessCheck, timeoutMs: number): Promise<{ name: string; ok: boolean; error?: string; ms: number }> {
+async function runCheck(
+  c: ReadinessCheck,
+  timeoutMs: number,
+): Promise<{ name: string; ok: boolean; error?: string; ms: number }> {
   const start = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -181,20 +201,30 @@ async function runCheck(c: ReadinessCheck, timeoutMs: number): Promise<{ name: s
     ]);
     return { name: c.name, ok: true, ms: Math.round(performance.now() - start) };
   } catch (e) {
-    return { name: c.name, ok: false, error: e instanceof Error ? e.message : String(e), ms: Math.round(performance.now() - start) };
+    return {
+      name: c.name,
+      ok: false,
+      error: e instanceof Error ? e.message : String(e),
+      ms: Math.round(performance.now() - start),
+    };
   } finally {
     clearTimeout(timer);
   }
 }
 
-export async function readiness(checks: ReadinessCheck[], timeoutMs: number): Promise<{ ready: boolean; body: string }> {
+export async function readiness(
+  checks: ReadinessCheck[],
+  timeoutMs: number,
+): Promise<{ ready: boolean; body: string }> {
   const results = await Promise.all(checks.map((c) => runCheck(c, timeoutMs)));
   const failed = results.filter((r) => !r.ok);
   const ready = failed.length === 0;
   const body = JSON.stringify({
     status: ready ? 'ready' : 'not_ready',
     ...(ready ? {} : { failed: failed.map((r) => r.name) }),
-    checks: Object.fromEntries(results.map((r) => [r.name, r.ok ? { ok: true, ms: r.ms } : { ok: false, ms: r.ms, error: r.error }])),
+    checks: Object.fromEntries(
+      results.map((r) => [r.name, r.ok ? { ok: true, ms: r.ms } : { ok: false, ms: r.ms, error: r.error }]),
+    ),
   });
   return { ready, body };
 }
@@ -202,7 +232,8 @@ export async function readiness(checks: ReadinessCheck[], timeoutMs: number): Pr
 export async function startAdminServer(opts: AdminOptions): Promise<AdminServer> {
   const timeoutMs = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   const requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_ADMIN_REQUEST_TIMEOUT_MS;
-  const warn = opts.warn ?? ((fields: Record<string, unknown>, msg: string) => opts.log(`${msg} ${JSON.stringify(fields)}`));
+  const warn =
+    opts.warn ?? ((fields: Record<string, unknown>, msg: string) => opts.log(`${msg} ${JSON.stringify(fields)}`));
   /** When each request's head was complete (the body deadline counts from there). */
   const started = new WeakMap<IncomingMessage, number>();
   const attemptRules = opts.tokenAttempts ?? ADMIN_TOKEN_ATTEMPTS;
@@ -212,8 +243,10 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     if (path === PUSH_PATH) return push(req, res);
-    if (!PATHS.has(path)) return problem(res, 404, 'Not Found', 'The admin listener serves GET /healthz, /readyz and /metrics');
-    if (req.method !== 'GET' && req.method !== 'HEAD') return problem(res, 405, 'Method Not Allowed', `${path} answers GET`, { Allow: 'GET, HEAD' });
+    if (!PATHS.has(path))
+      return problem(res, 404, 'Not Found', 'The admin listener serves GET /healthz, /readyz and /metrics');
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return problem(res, 405, 'Method Not Allowed', `${path} answers GET`, { Allow: 'GET, HEAD' });
     if (path === '/healthz') return send(res, 200, 'application/json', '{"status":"ok"}');
     if (path === '/readyz') {
       const { ready, body } = await readiness(opts.checks, timeoutMs);
@@ -224,32 +257,69 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
   };
   const push = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const cfg = opts.push;
-    if (!cfg?.token) return problem(res, 404, 'Not Found', 'Push is off on this instance: set ADMIN_TOKEN to accept POST /admin/v1/articles');
-    if (req.method !== 'POST') return problem(res, 405, 'Method Not Allowed', `${PUSH_PATH} answers POST`, { Allow: 'POST' });
+    if (!cfg?.token)
+      return problem(
+        res,
+        404,
+        'Not Found',
+        'Push is off on this instance: set ADMIN_TOKEN to accept POST /admin/v1/articles',
+      );
+    if (req.method !== 'POST')
+      return problem(res, 405, 'Method Not Allowed', `${PUSH_PATH} answers POST`, { Allow: 'POST' });
     // Refused tokens are counted per client address: past the limit, 429 before the token is looked at.
     const ip = req.socket.remoteAddress ?? 'unknown';
     const wait = attempts.waitSeconds(ip);
     if (wait !== undefined) {
       closeAfter(res);
-      return problem(res, 429, 'Too Many Requests', `Too many refused operator tokens from this address; try again in ${wait} s`, { 'Retry-After': String(wait) });
+      return problem(
+        res,
+        429,
+        'Too Many Requests',
+        `Too many refused operator tokens from this address; try again in ${wait} s`,
+        { 'Retry-After': String(wait) },
+      );
     }
     const presented = bearerToken(req.headers.authorization);
     if (presented === undefined || !tokenMatches(presented, cfg.token)) {
       // Logged with the client address, never the token; the line that fills the window says so.
       const reason = presented === undefined ? 'missing' : 'wrong';
       const refused = attempts.refuse(ip);
-      warn({ kind: 'admin', event: 'token_refused', client_ip: ip, reason, refused_in_window: refused, limit: attemptRules.limit }, `admin: operator token refused (${reason})`);
+      warn(
+        {
+          kind: 'admin',
+          event: 'token_refused',
+          client_ip: ip,
+          reason,
+          refused_in_window: refused,
+          limit: attemptRules.limit,
+        },
+        `admin: operator token refused (${reason})`,
+      );
       const locked = attempts.waitSeconds(ip);
       if (locked !== undefined) {
-        warn({ kind: 'admin', event: 'token_locked', client_ip: ip, retry_after_s: locked }, 'admin: too many refused operator tokens; the address is answered 429 until the window frees');
+        warn(
+          { kind: 'admin', event: 'token_locked', client_ip: ip, retry_after_s: locked },
+          'admin: too many refused operator tokens; the address is answered 429 until the window frees',
+        );
       }
       closeAfter(res);
-      return problem(res, 401, 'Unauthorized', 'Send the operator token (ADMIN_TOKEN) as Authorization: Bearer <token>', { 'WWW-Authenticate': 'Bearer' });
+      return problem(
+        res,
+        401,
+        'Unauthorized',
+        'Send the operator token (ADMIN_TOKEN) as Authorization: Bearer <token>',
+        { 'WWW-Authenticate': 'Bearer' },
+      );
     }
     const format = pushFormat(req.headers['content-type']);
     if (format === undefined) {
       closeAfter(res);
-      return problem(res, 415, 'Unsupported Media Type', 'Send application/x-ndjson (one article per line) or application/json (an array of articles), in UTF-8');
+      return problem(
+        res,
+        415,
+        'Unsupported Media Type',
+        'Send application/x-ndjson (one article per line) or application/json (an array of articles), in UTF-8',
+      );
     }
     const max = cfg.maxBytes ?? PUSH_MAX_BYTES;
     const tooLarge = () => {
@@ -262,7 +332,12 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     if (body === 'too-large') return tooLarge();
     if (body === 'too-slow') {
       closeAfter(res);
-      problem(res, 408, 'Request Timeout', `The push body did not arrive within ${requestTimeoutMs / 1000} s; nothing was stored, send it again`);
+      problem(
+        res,
+        408,
+        'Request Timeout',
+        `The push body did not arrive within ${requestTimeoutMs / 1000} s; nothing was stored, send it again`,
+      );
       // The rest of the body is never read: the connection goes once the answer is written.
       res.once('finish', () => req.socket.destroySoon());
       return;
@@ -273,29 +348,43 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
       // A line that failed with an unexpected error is logged once, by its line and the error's class
       // (never its message: it may quote the line).
       answer = await pushArticles(body, format, cfg.store, cfg.clock, opts.onArticlesStored, (f) =>
-        warn({ kind: 'push', line: f.line, err_class: f.errClass }, 'admin: push: a line could not be processed (an unexpected error); the other lines went on'),
+        warn(
+          { kind: 'push', line: f.line, err_class: f.errClass },
+          'admin: push: a line could not be processed (an unexpected error); the other lines went on',
+        ),
       );
     } catch (e) {
       if (e instanceof PushBodyError) return problem(res, 400, 'Bad Request', e.message);
       if (!isDependencyUnavailable(e)) throw e;
-      opts.log(`admin: push not stored, the database is busy or unavailable (${e instanceof Error ? e.message : String(e)})`);
-      return problem(res, 503, 'Service Unavailable', 'The database cannot take the push right now; send the same body again (a line already stored answers duplicate, same-item)', {
-        'Retry-After': String(limits.unavailableRetryAfterSeconds),
-      });
+      opts.log(
+        `admin: push not stored, the database is busy or unavailable (${e instanceof Error ? e.message : String(e)})`,
+      );
+      return problem(
+        res,
+        503,
+        'Service Unavailable',
+        'The database cannot take the push right now; send the same body again (a line already stored answers duplicate, same-item)',
+        {
+          'Retry-After': String(limits.unavailableRetryAfterSeconds),
+        },
+      );
     }
     opts.log(`admin: push: ${answer.stored} stored, ${answer.duplicates} duplicate(s), ${answer.invalid} invalid`);
     return send(res, 200, 'application/json', JSON.stringify(answer));
   };
   // Timeouts checked every second (Node's default is every 30 s); a request head must arrive within the
   // request timeout too.
-  const server = createServer({ connectionsCheckingInterval: 1000, requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs }, (req, res) => {
-    started.set(req, performance.now());
-    handle(req, res).catch((e: unknown) => {
-      opts.log(`admin: ${req.url ?? ''} failed: ${e instanceof Error ? e.message : String(e)}`);
-      if (!res.headersSent) problem(res, 500, 'Internal Server Error', 'The admin listener could not answer');
-      else res.destroy();
-    });
-  });
+  const server = createServer(
+    { connectionsCheckingInterval: 1000, requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs },
+    (req, res) => {
+      started.set(req, performance.now());
+      handle(req, res).catch((e: unknown) => {
+        opts.log(`admin: ${req.url ?? ''} failed: ${e instanceof Error ? e.message : String(e)}`);
+        if (!res.headersSent) problem(res, 500, 'Internal Server Error', 'The admin listener could not answer');
+        else res.destroy();
+      });
+    },
+  );
   const host = opts.host ?? DEFAULT_ADMIN_HOST;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -39,7 +39,10 @@ export class DependencyHealth {
     if (cls === undefined) return undefined;
     this.opts.metrics.dependencyErrors.inc({ dependency });
     const message = err instanceof Error ? err.message : String(err);
-    if (this.failure(dependency) === undefined) this.opts.log?.(`${dependency}: ${cls} failure (${message}); answering 503 / 1013 and /readyz not ready while it lasts`);
+    if (this.failure(dependency) === undefined)
+      this.opts.log?.(
+        `${dependency}: ${cls} failure (${message}); answering 503 / 1013 and /readyz not ready while it lasts`,
+      );
     this.last.set(dependency, { cls, message, at: this.now() });
     return cls;
   }

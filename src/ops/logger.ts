@@ -76,7 +76,10 @@ export function createLogger(opts: LoggerOptions = {}): OpsLogger {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       // Belt and braces: were a key or the header ever put in a log object, it would not be written.
-      redact: { paths: ['key', 'api_key', 'apiKey', 'headers["x-api-key"]', 'req.headers["x-api-key"]'], censor: '[redacted]' },
+      redact: {
+        paths: ['key', 'api_key', 'apiKey', 'headers["x-api-key"]', 'req.headers["x-api-key"]'],
+        censor: '[redacted]',
+      },
     },
     dest,
   );
@@ -119,7 +122,10 @@ export function createLogger(opts: LoggerOptions = {}): OpsLogger {
           msg = `stream refused ${e.code}`;
           break;
         case 'takeover':
-          Object.assign(fields, { account_id: e.accountId, ...(e.previousConnectionId ? { previous_connection_id: e.previousConnectionId } : {}) });
+          Object.assign(fields, {
+            account_id: e.accountId,
+            ...(e.previousConnectionId ? { previous_connection_id: e.previousConnectionId } : {}),
+          });
           msg = 'stream slot takeover';
           break;
       }
@@ -143,9 +149,14 @@ export function formatLine(json: string): string {
   } catch {
     return `${printable(json.endsWith('\n') ? json.slice(0, -1) : json)}\n`;
   }
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) return `${printable(json.endsWith('\n') ? json.slice(0, -1) : json)}\n`;
+  if (typeof o !== 'object' || o === null || Array.isArray(o))
+    return `${printable(json.endsWith('\n') ? json.slice(0, -1) : json)}\n`;
   const time = typeof o.time === 'string' ? printable(o.time.slice(11, 23)) : '';
-  const level = printable(String(o.level ?? '').toUpperCase().padEnd(5));
+  const level = printable(
+    String(o.level ?? '')
+      .toUpperCase()
+      .padEnd(5),
+  );
   const rest: string[] = [];
   for (const [k, v] of Object.entries(o)) {
     if (HIDDEN.has(k) || v === null || v === undefined) continue;

@@ -195,7 +195,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   });
   new Gauge({
     name: `${PREFIX}webhook_backlog_articles`,
-    help: 'Articles in the change feed after a webhook endpoint\'s cursor, per endpoint this instance delivers.',
+    help: "Articles in the change feed after a webhook endpoint's cursor, per endpoint this instance delivers.",
     labelNames: ['endpoint'],
     registers: [registry],
     async collect() {

@@ -18,7 +18,9 @@ const KEY_LIKE = /_(live|test)_/i;
 
 /** The incoming X-Request-Id when it is short, plain and not shaped like a key; otherwise undefined. */
 export function acceptedRequestId(incoming: string | string[] | undefined): string | undefined {
-  return typeof incoming === 'string' && REQUEST_ID_SAFE.test(incoming) && !KEY_LIKE.test(incoming) ? incoming : undefined;
+  return typeof incoming === 'string' && REQUEST_ID_SAFE.test(incoming) && !KEY_LIKE.test(incoming)
+    ? incoming
+    : undefined;
 }
 const PATH_LOG_MAX = 128;
 

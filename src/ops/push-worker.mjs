@@ -33,7 +33,13 @@ port.on('message', async ({ id, next, cancel, body, format }) => {
     }
     port.postMessage({ id, done: true });
   } catch (err) {
-    port.postMessage({ id, error: { name: err instanceof PushBodyError ? 'PushBodyError' : (err?.name ?? 'Error'), message: err instanceof Error ? err.message : String(err) } });
+    port.postMessage({
+      id,
+      error: {
+        name: err instanceof PushBodyError ? 'PushBodyError' : (err?.name ?? 'Error'),
+        message: err instanceof Error ? err.message : String(err),
+      },
+    });
   }
 });
 port.postMessage({ ready: true });

@@ -14,7 +14,16 @@ import { eachChunk, sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { decodeUtf8, invalidUtf8Offset, lineOfOffset, loneSurrogateError, notUtf8Message } from '../ingest/utf8.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH, SOURCE_NAME, sourcedArticle } from '../sources/pipeline.js';
 import type { SourcedItem, SourceStore } from '../store/ports/index.js';
-import { addAnswer, emptyAnswer, isolated, storeOffers, type BatchAnswer, type ItemFailure, type LineOutcome, type Offer } from '../ingest/pipeline.js';
+import {
+  addAnswer,
+  emptyAnswer,
+  isolated,
+  storeOffers,
+  type BatchAnswer,
+  type ItemFailure,
+  type LineOutcome,
+  type Offer,
+} from '../ingest/pipeline.js';
 
 /** Default body cap of one push. */
 export const PUSH_MAX_BYTES = 1024 * 1024;
@@ -63,16 +72,28 @@ export function readPushLine(value: unknown): { item: SourcedItem } | { error: s
   if (typeof o.source !== 'string' || !SOURCE_NAME.test(o.source)) {
     return { error: 'source is required: 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' };
   }
-  if (typeof o.id !== 'string' || o.id.trim() === '' || o.id.length > EXTERNAL_ID_MAX_LENGTH || o.id.includes('\u0000')) {
-    return { error: `id is required: the source's own id of the item, a non-empty string of at most ${EXTERNAL_ID_MAX_LENGTH} characters` };
+  if (
+    typeof o.id !== 'string' ||
+    o.id.trim() === '' ||
+    o.id.length > EXTERNAL_ID_MAX_LENGTH ||
+    o.id.includes('\u0000')
+  ) {
+    return {
+      error: `id is required: the source's own id of the item, a non-empty string of at most ${EXTERNAL_ID_MAX_LENGTH} characters`,
+    };
   }
   for (const f of ['title', 'summary'] as const) {
     if (o[f] !== undefined && o[f] !== null && typeof o[f] !== 'string') return { error: `${f} must be a string` };
   }
   const title = typeof o.title === 'string' && o.title.trim() !== '' ? o.title : undefined;
   const summary = typeof o.summary === 'string' && o.summary.trim() !== '' ? o.summary : undefined;
-  if (o.content !== undefined && (title !== undefined || summary !== undefined)) return { error: 'give content, or title and/or summary, not both' };
-  if (o.url !== undefined && o.url !== null && (typeof o.url !== 'string' || !/^https?:\/\//i.test(o.url) || !URL.canParse(o.url))) {
+  if (o.content !== undefined && (title !== undefined || summary !== undefined))
+    return { error: 'give content, or title and/or summary, not both' };
+  if (
+    o.url !== undefined &&
+    o.url !== null &&
+    (typeof o.url !== 'string' || !/^https?:\/\//i.test(o.url) || !URL.canParse(o.url))
+  ) {
     return { error: 'url must be an absolute http(s) URL' };
   }
   // The article's fields, copied into a null-prototype object: a key such as `__proto__` (refused above)
@@ -81,7 +102,8 @@ export function readPushLine(value: unknown): { item: SourcedItem } | { error: s
   for (const [k, v] of Object.entries(o)) if (!PUSH_FIELDS.has(k)) fields[k] = v;
   if (fields.content === undefined) {
     const text = title ?? summary;
-    if (text === undefined) return { error: 'content (or title, or summary) is required and must be a non-empty string' };
+    if (text === undefined)
+      return { error: 'content (or title, or summary) is required and must be a non-empty string' };
     fields.content = text;
   }
   const r = parseArticle(fields);
@@ -103,7 +125,11 @@ type RawLine = { line: number; value?: unknown; error?: string };
  * few ms with a turn of the event loop between them (src/runtime/slices.ts): a 1 MiB push of 1,000
  * articles never holds the loop at once. Same lines, same order as reading them in one go.
  */
-export async function readPushBody(body: Uint8Array | string, format: PushFormat, budget: SliceBudget = {}): Promise<PushLine[]> {
+export async function readPushBody(
+  body: Uint8Array | string,
+  format: PushFormat,
+  budget: SliceBudget = {},
+): Promise<PushLine[]> {
   let bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   // A byte order mark is no part of the first line.
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
@@ -113,13 +139,17 @@ export async function readPushBody(body: Uint8Array | string, format: PushFormat
     const text = decodeUtf8(bytes);
     if (text === null) {
       const at = lineOfOffset(bytes, invalidUtf8Offset(bytes));
-      throw new PushBodyError(`the body is not valid UTF-8 (line ${at.line}, byte ${at.column}); a JSON body must be UTF-8 text`);
+      throw new PushBodyError(
+        `the body is not valid UTF-8 (line ${at.line}, byte ${at.column}); a JSON body must be UTF-8 text`,
+      );
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch (e) {
-      throw new PushBodyError(`the body is not JSON (${(e as Error).message}); send a JSON array of articles, or NDJSON as application/x-ndjson`);
+      throw new PushBodyError(
+        `the body is not JSON (${(e as Error).message}); send a JSON array of articles, or NDJSON as application/x-ndjson`,
+      );
     }
     const list = Array.isArray(parsed) ? parsed : [parsed];
     list.forEach((value, i) => values.push({ line: i + 1, value }));
@@ -127,7 +157,7 @@ export async function readPushBody(body: Uint8Array | string, format: PushFormat
     let parsedAny = false;
     let undecodable = 0;
     let line = 0;
-    for (let start = 0; start <= bytes.length; ) {
+    for (let start = 0; start <= bytes.length;) {
       await turns();
       const nl = bytes.indexOf(0x0a, start);
       const end = nl === -1 ? bytes.length : nl;
@@ -149,10 +179,13 @@ export async function readPushBody(body: Uint8Array | string, format: PushFormat
         values.push({ line, error: `not valid JSON (${(e as Error).message})` });
       }
     }
-    if (!parsedAny && values.length > undecodable && values.length > 0) throw new PushBodyError('the body is not NDJSON: no line is a JSON object (one article per line)');
+    if (!parsedAny && values.length > undecodable && values.length > 0)
+      throw new PushBodyError('the body is not NDJSON: no line is a JSON object (one article per line)');
   }
-  if (values.length === 0) throw new PushBodyError('the body holds no article (one JSON object per line, or a JSON array)');
-  if (values.length > PUSH_MAX_LINES) throw new PushBodyError(`at most ${PUSH_MAX_LINES} articles per push; split the body`);
+  if (values.length === 0)
+    throw new PushBodyError('the body holds no article (one JSON object per line, or a JSON array)');
+  if (values.length > PUSH_MAX_LINES)
+    throw new PushBodyError(`at most ${PUSH_MAX_LINES} articles per push; split the body`);
   const out: PushLine[] = [];
   for (const v of values) {
     await turns();
@@ -186,7 +219,12 @@ let worker: ChunkedWorker<{ body: Uint8Array; format: PushFormat }, PushLine, tr
  * short-lived objects the main thread's collector would pause for. Same lines, same order; a
  * PushBodyError (the whole body refused) comes before any chunk.
  */
-export async function readPushBodyOffThread(body: Uint8Array, format: PushFormat, take: (lines: PushLine[]) => void | Promise<void>, budget: SliceBudget = {}): Promise<void> {
+export async function readPushBodyOffThread(
+  body: Uint8Array,
+  format: PushFormat,
+  take: (lines: PushLine[]) => void | Promise<void>,
+  budget: SliceBudget = {},
+): Promise<void> {
   if (body.length >= PUSH_OFF_THREAD_MIN_BYTES) {
     worker ??= new ChunkedWorker(new URL('./push-worker.mjs', import.meta.url), (e) =>
       e.name === 'PushBodyError' ? new PushBodyError(e.message) : Object.assign(new Error(e.message), { name: e.name }),
@@ -226,6 +264,8 @@ export async function pushArticles(
   onFailed?: (failure: ItemFailure) => void,
 ): Promise<PushAnswer> {
   const answer = emptyAnswer();
-  await readPushBodyOffThread(body, format, async (lines) => addAnswer(answer, await storeOffers(lines, store, clock, onStored, onFailed)));
+  await readPushBodyOffThread(body, format, async (lines) =>
+    addAnswer(answer, await storeOffers(lines, store, clock, onStored, onFailed)),
+  );
   return answer;
 }

@@ -39,7 +39,11 @@ export function workerPreloads(): string[] {
 /** No worker thread could be started: do the work on this thread. */
 export class OffThreadUnavailable extends Error {}
 
-type Answer<I, D> = { ready: true } | { id: number; items: I[] } | { id: number; done: D } | { id: number; error: Record<string, unknown> & { name: string; message: string } };
+type Answer<I, D> =
+  | { ready: true }
+  | { id: number; items: I[] }
+  | { id: number; done: D }
+  | { id: number; error: Record<string, unknown> & { name: string; message: string } };
 
 interface Pending<I, D> {
   consume: (items: I[]) => void | Promise<void>;

@@ -23,14 +23,22 @@ export interface SliceBudget {
 export const SLICE_BUDGET_MS = 4;
 
 /** `fn` over `items` in order, giving the event loop a turn between slices; the results in item order. */
-export async function mapInSlices<T, R>(items: Iterable<T>, fn: (item: T, index: number) => R, opts: SliceBudget = {}): Promise<R[]> {
+export async function mapInSlices<T, R>(
+  items: Iterable<T>,
+  fn: (item: T, index: number) => R,
+  opts: SliceBudget = {},
+): Promise<R[]> {
   const out: R[] = [];
   await eachInSlices(items, (item, i) => void out.push(fn(item, i)), opts);
   return out;
 }
 
 /** `fn` over `items` in order, giving the event loop a turn between slices. */
-export async function eachInSlices<T>(items: Iterable<T>, fn: (item: T, index: number) => void, opts: SliceBudget = {}): Promise<void> {
+export async function eachInSlices<T>(
+  items: Iterable<T>,
+  fn: (item: T, index: number) => void,
+  opts: SliceBudget = {},
+): Promise<void> {
   const budget = opts.budgetMs ?? SLICE_BUDGET_MS;
   const maxItems = opts.maxItems ?? Number.POSITIVE_INFINITY;
   const now = opts.now ?? (() => performance.now());
@@ -77,7 +85,11 @@ export function sliceTurns(opts: SliceBudget = {}): () => Promise<void> | void {
  * event loop had a turn: what a chunked worker (./off-thread.ts `stream`) does, for the same input
  * prepared on this thread.
  */
-export async function eachChunk<T>(items: readonly T[], size: number, take: (chunk: T[]) => void | Promise<void>): Promise<void> {
+export async function eachChunk<T>(
+  items: readonly T[],
+  size: number,
+  take: (chunk: T[]) => void | Promise<void>,
+): Promise<void> {
   for (let i = 0; i < items.length; i += size) {
     if (i > 0) await nextTurn();
     await take(items.slice(i, i + size));

@@ -43,7 +43,7 @@ let engine: Promise<UsearchModule | Error> | undefined;
 /** The usearch module, loaded once on first use; an Error when it cannot load (no binary for this platform). */
 export function loadHnswEngine(): Promise<UsearchModule | Error> {
   engine ??= import('usearch').then(
-    (m) => ((m as unknown as { default?: UsearchModule }).default ?? (m as unknown as UsearchModule)),
+    (m) => (m as unknown as { default?: UsearchModule }).default ?? (m as unknown as UsearchModule),
     (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
   );
   return engine;
@@ -104,14 +104,18 @@ export class HnswIndex {
    * is inserted by `threads` threads (the calling thread waits for them). The rows must be new (see
    * {@link set} to replace one).
    */
-  async addRows(first: number, vectors: Float32Array, options: SliceOptions & { threads?: number } = {}): Promise<void> {
+  async addRows(
+    first: number,
+    vectors: Float32Array,
+    options: SliceOptions & { threads?: number } = {},
+  ): Promise<void> {
     const count = vectors.length / this.dim;
     const now = options.now ?? (() => performance.now());
     const sliceMs = options.sliceMs ?? DEFAULT_SLICE_MS;
     const pause = options.pause ?? yieldToEventLoop;
     const threads = Math.max(1, options.threads ?? 1);
     let batch = threads;
-    for (let i = 0; i < count; ) {
+    for (let i = 0; i < count;) {
       const n = Math.min(batch, count - i);
       const keys = new BigUint64Array(n);
       for (let j = 0; j < n; j++) keys[j] = BigInt(first + i + j);

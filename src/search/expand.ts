@@ -43,7 +43,9 @@ function companyNames(): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const names of COMPANIES.values()) {
     const list = names.split('|').map((n) => n.replace(/^\?/, ''));
-    const short = list.filter((n) => !/\b(?:inc|corp|corporation|plc|ltd|limited|ag|sa|se|nv|holdings?|group|co|company)\.?$/i.test(n));
+    const short = list.filter(
+      (n) => !/\b(?:inc|corp|corporation|plc|ltd|limited|ag|sa|se|nv|holdings?|group|co|company)\.?$/i.test(n),
+    );
     for (const n of list) out.set(n.toLowerCase(), [...new Set(short.length ? short : [list[0]!])]);
   }
   return out;
@@ -96,9 +98,16 @@ export function expandQuery(q: string): ExpandedQuery {
  * The ranked ids with the articles that name what the query described first (the user asked about that
  * company or instrument: a look-alike story about another one comes after), each group in ranking order.
  */
-export function namedFirst<T>(ranked: readonly T[], contentOf: (item: T) => string | undefined, names: readonly string[]): T[] {
+export function namedFirst<T>(
+  ranked: readonly T[],
+  contentOf: (item: T) => string | undefined,
+  names: readonly string[],
+): T[] {
   if (names.length === 0) return [...ranked];
-  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(?:${names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?![\\p{L}\\p{N}])`, 'iu');
+  const pattern = new RegExp(
+    `(?<![\\p{L}\\p{N}])(?:${names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?![\\p{L}\\p{N}])`,
+    'iu',
+  );
   const named: T[] = [];
   const other: T[] = [];
   for (const r of ranked) (pattern.test(contentOf(r) ?? '') ? named : other).push(r);

@@ -12,7 +12,13 @@ import { createLocalEmbedder } from './local.js';
 export { EmbeddingUnavailableError, type Embedder } from './embedder.js';
 export { cosineTopK, vectorToBuffer, bufferToVector, type Scored } from './rank.js';
 export { createHttpEmbedder, type HttpEmbedderOptions } from './http.js';
-export { createLocalEmbedder, LOCAL_DIMENSIONS, LOCAL_MODEL_ID, type LocalEmbedder, type LocalEmbedderOptions } from './local.js';
+export {
+  createLocalEmbedder,
+  LOCAL_DIMENSIONS,
+  LOCAL_MODEL_ID,
+  type LocalEmbedder,
+  type LocalEmbedderOptions,
+} from './local.js';
 
 export interface EmbedderConfig {
   /** OpenAI-compatible embeddings endpoint; when unset (or empty), the local model is used. */

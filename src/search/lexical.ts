@@ -27,7 +27,11 @@ export const DEFAULT_FUSION: Fusion = { kind: 'weighted', alpha: 0.9 };
  * are broken by id, the greater first: ids are ULIDs, so the newer article wins a tie (recency only
  * ever breaks ties, it never outranks relevance).
  */
-export function fuseRankings(semantic: readonly Scored[], lexical: readonly Scored[], fusion: Fusion = DEFAULT_FUSION): Scored[] {
+export function fuseRankings(
+  semantic: readonly Scored[],
+  lexical: readonly Scored[],
+  fusion: Fusion = DEFAULT_FUSION,
+): Scored[] {
   const score = new Map<string, number>();
   const add = (id: string, s: number) => score.set(id, (score.get(id) ?? 0) + s);
   if (fusion.kind === 'rrf') {

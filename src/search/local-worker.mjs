@@ -26,8 +26,11 @@ port.on('message', async ({ id, texts }) => {
       const [v] = await embedder.embed([text]);
       vectors.push(Float32Array.from(v));
     }
-    port.postMessage({ id, vectors }, vectors.map((v) => v.buffer));
+    port.postMessage(
+      { id, vectors },
+      vectors.map((v) => v.buffer),
+    );
   } catch (err) {
-    port.postMessage({ id, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+    port.postMessage({ id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   }
 });

@@ -87,8 +87,10 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
   const chunkSize = options.chunkSize ?? 8;
   const niceness = options.niceness ?? DEFAULT_WORKER_NICENESS;
   const workerUrl = options.workerUrl ?? new URL('./local-worker.mjs', import.meta.url);
-  if (!Number.isInteger(maxThreads) || maxThreads < 1) throw new RangeError(`maxThreads must be a positive integer, got ${maxThreads}`);
-  if (!Number.isInteger(chunkSize) || chunkSize < 1) throw new RangeError(`chunkSize must be a positive integer, got ${chunkSize}`);
+  if (!Number.isInteger(maxThreads) || maxThreads < 1)
+    throw new RangeError(`maxThreads must be a positive integer, got ${maxThreads}`);
+  if (!Number.isInteger(chunkSize) || chunkSize < 1)
+    throw new RangeError(`chunkSize must be a positive integer, got ${chunkSize}`);
 
   const slots: Slot[] = [];
   const calls: Call[] = []; // bulk calls with chunks waiting, in round-robin order
@@ -129,7 +131,10 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
       if (chunk.query) queriesInFlight--;
       worker.unref(); // idle: let the process exit
       if (msg.vectors && msg.vectors.length === chunk.texts.length) chunk.resolve(msg.vectors);
-      else chunk.reject(new EmbeddingUnavailableError(`local embedding failed: ${msg.error ?? 'wrong number of vectors'}`));
+      else
+        chunk.reject(
+          new EmbeddingUnavailableError(`local embedding failed: ${msg.error ?? 'wrong number of vectors'}`),
+        );
       pump();
     });
     worker.on('error', (err) => fail(err.message));
@@ -202,14 +207,16 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
       pump();
       const chunks = await Promise.all(parts);
       return chunks.flat().map((v) => {
-        if (v.length !== LOCAL_DIMENSIONS) throw new EmbeddingUnavailableError(`local model returned ${v.length} dimensions`);
+        if (v.length !== LOCAL_DIMENSIONS)
+          throw new EmbeddingUnavailableError(`local model returned ${v.length} dimensions`);
         return toUnitVector(v);
       });
     },
     async close(): Promise<void> {
       closed = true;
       const err = new EmbeddingUnavailableError('local embedder is closed');
-      for (const call of [...calls.splice(0), ...queries.splice(0)]) for (const chunk of call.waiting) chunk.reject(err);
+      for (const call of [...calls.splice(0), ...queries.splice(0)])
+        for (const chunk of call.waiting) chunk.reject(err);
       await Promise.all(
         slots.splice(0).map(async (slot) => {
           slot.current?.reject(err);

@@ -51,7 +51,8 @@ export class VectorMatrix {
   /** Overwrites row `row` (an existing one) with `v`. */
   set(row: number, v: Float32Array): void {
     this.check(v);
-    if (!Number.isInteger(row) || row < 0 || row >= this.count) throw new RangeError(`row ${row} out of range 0..${this.count - 1}`);
+    if (!Number.isInteger(row) || row < 0 || row >= this.count)
+      throw new RangeError(`row ${row} out of range 0..${this.count - 1}`);
     this.buf.set(v, row * this.dim);
   }
 

@@ -121,7 +121,15 @@ export class TopRows {
   result(): { row: number; score: number }[] {
     const out: { row: number; score: number }[] = [];
     for (let i = 0; i < this.n; i++) out.push({ row: this.rows[i] as number, score: this.scores[i] as number });
-    return out.sort((a, b) => (a.score !== b.score ? b.score - a.score : this.idOf(b.row) > this.idOf(a.row) ? 1 : this.idOf(b.row) < this.idOf(a.row) ? -1 : 0));
+    return out.sort((a, b) =>
+      a.score !== b.score
+        ? b.score - a.score
+        : this.idOf(b.row) > this.idOf(a.row)
+          ? 1
+          : this.idOf(b.row) < this.idOf(a.row)
+            ? -1
+            : 0,
+    );
   }
 
   /** Does (score, row) rank before the entry at heap slot `i`? */
@@ -167,7 +175,14 @@ export class TopRows {
  * Scores rows `from … to-1` of a row-major matrix (`dim` floats per row) against `query` into `top`.
  * Synchronous: the caller bounds the range (see {@link rankMatrix}).
  */
-export function scoreRows(data: Float32Array, dim: number, query: Float32Array, from: number, to: number, top: TopRows): void {
+export function scoreRows(
+  data: Float32Array,
+  dim: number,
+  query: Float32Array,
+  from: number,
+  to: number,
+  top: TopRows,
+): void {
   for (let r = from; r < to; r++) {
     const o = r * dim;
     let a = 0;

@@ -59,7 +59,10 @@ export function readinessChecks(deps: ReadinessDeps): ReadinessCheck[] {
       name: 'search',
       check: async () => {
         const st = index.status();
-        if (st.state !== 'ready') throw new Error(`index loading: ${st.vectors} vectors so far${st.error ? ` (last attempt: ${st.error})` : ''}`);
+        if (st.state !== 'ready')
+          throw new Error(
+            `index loading: ${st.vectors} vectors so far${st.error ? ` (last attempt: ${st.error})` : ''}`,
+          );
       },
     },
   ];
@@ -68,7 +71,13 @@ export function readinessChecks(deps: ReadinessDeps): ReadinessCheck[] {
 /** Starts the admin listener when ADMIN_PORT is set. */
 export async function startAdmin(
   config: Config,
-  deps: ReadinessDeps & { metrics: Metrics; log: (m: string) => void; clock: () => number; onArticlesStored: () => void; logger?: Pick<OpsLogger, 'pino'> },
+  deps: ReadinessDeps & {
+    metrics: Metrics;
+    log: (m: string) => void;
+    clock: () => number;
+    onArticlesStored: () => void;
+    logger?: Pick<OpsLogger, 'pino'>;
+  },
 ): Promise<AdminServer | undefined> {
   if (config.adminPort === undefined) return undefined;
   const started = startAdminServer({
@@ -83,7 +92,9 @@ export async function startAdmin(
     clock: deps.clock,
     // Structured warnings: a refused operator token (kind "admin": the client address, never the token)
     // and a push line that failed unexpectedly (its line and the error's class).
-    ...(deps.logger ? { warn: (fields: Record<string, unknown>, msg: string) => deps.logger!.pino.warn(fields, msg) } : {}),
+    ...(deps.logger
+      ? { warn: (fields: Record<string, unknown>, msg: string) => deps.logger!.pino.warn(fields, msg) }
+      : {}),
   });
   // A port in use or a wrong host is told as ADMIN_PORT / ADMIN_HOST, not PORT / HOST.
   return started.catch((e: unknown) => {

@@ -68,7 +68,6 @@ export interface ServiceOptions {
   webhooks?: boolean;
 }
 
-
 export function embedderFor(config: Config): ClosableEmbedder {
   return createEmbedder({
     ...(config.embeddingsUrl ? { embeddingsUrl: config.embeddingsUrl } : {}),
@@ -81,7 +80,11 @@ export function embedderFor(config: Config): ClosableEmbedder {
 /** The logger, the `log` line writer and the metrics of one service. */
 function observability(options: ServiceOptions): { logger: OpsLogger; log: (m: string) => void; metrics: Metrics } {
   const sink = options.log;
-  const logger = options.logger ?? createLogger(sink ? { destination: { write: (line) => sink(line.endsWith('\n') ? line.slice(0, -1) : line) } } : {});
+  const logger =
+    options.logger ??
+    createLogger(
+      sink ? { destination: { write: (line) => sink(line.endsWith('\n') ? line.slice(0, -1) : line) } } : {},
+    );
   return { logger, log: options.log ?? ((m: string) => logger.log(m)), metrics: options.metrics ?? createMetrics() };
 }
 
@@ -95,7 +98,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const clock = options.clock ?? Date.now;
   // Every failed call of a dependency-failure class (connection, authentication, resource: a refused
   // login, a full disk) is counted and keeps /readyz red while it lasts; the callers answer 503 / 1013.
-  const health = new DependencyHealth({ metrics, holdMs: options.dependencyHoldMs ?? limits.unavailableRetryAfterSeconds * 1000, log });
+  const health = new DependencyHealth({
+    metrics,
+    holdMs: options.dependencyHoldMs ?? limits.unavailableRetryAfterSeconds * 1000,
+    log,
+  });
   const { opened, store } = await openServiceStore(config, { metrics, log, health });
   const state = await openServiceState(config, { metrics, log, health });
   // With a wake-up on commits (LISTEN/NOTIFY, the directory watch) the feed readers' timers are only the safety net.
@@ -108,7 +115,18 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // its own copy on its own disk (docs/search.md says why).
   const index = new SemanticIndex(store, embedder, { log, persistDir: join(config.dataDir, 'search-index') });
   const worker = new EmbeddingWorker(store.vectors, embedder, { log });
-  const { server, stream } = createListeners({ config, store, state, search: index, clock, log, logger, metrics, feedWake, feedPollMs });
+  const { server, stream } = createListeners({
+    config,
+    store,
+    state,
+    search: index,
+    clock,
+    log,
+    logger,
+    metrics,
+    feedWake,
+    feedPollMs,
+  });
   state.onLeaseLost((connectionId) => stream.drop(connectionId, 'stream slot lease lost'));
   metrics.collectFrom({
     openStreams: () => stream.connections(),
@@ -127,7 +145,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
   let webhooksWake = (): void => {};
   const storedNow = () => (stream.wake(), webhooksWake());
   const workerDeps = { config, store, clock, log, metrics };
-  const poller = options.pollSources === false ? undefined : await startPoller({ ...workerDeps, logger, onStored: storedNow });
+  const poller =
+    options.pollSources === false ? undefined : await startPoller({ ...workerDeps, logger, onStored: storedNow });
   const webhooks = options.webhooks === false ? undefined : await startWebhooks({ ...workerDeps, logger, feedWake });
   if (webhooks) webhooksWake = () => webhooks.wake();
   const admin = await startAdmin(config, {

@@ -83,7 +83,11 @@ export interface ListenerSettings {
 }
 
 export const PUBLIC_LISTENER: ListenerSettings = { listener: '', port: 'PORT or --port', host: 'HOST or --host' };
-export const ADMIN_LISTENER: ListenerSettings = { listener: 'the admin listener', port: 'ADMIN_PORT', host: 'ADMIN_HOST' };
+export const ADMIN_LISTENER: ListenerSettings = {
+  listener: 'the admin listener',
+  port: 'ADMIN_PORT',
+  host: 'ADMIN_HOST',
+};
 
 /** `e`, marked with the listener it came from (read by the CLI's error messages, cli/errors.ts). */
 export function fromListener(e: unknown, settings: ListenerSettings): unknown {

@@ -25,13 +25,18 @@ export interface ServiceState {
   close(): Promise<void>;
 }
 
-export async function openServiceState(config: Config, deps: { metrics: Metrics; log: (m: string) => void; health: DependencyHealth }): Promise<ServiceState> {
+export async function openServiceState(
+  config: Config,
+  deps: { metrics: Metrics; log: (m: string) => void; health: DependencyHealth },
+): Promise<ServiceState> {
   const { metrics, log, health } = deps;
   const ipGuardOptions = {
     exempt: config.ipGuardExempt,
     onBlock: (ip: string, until: number) => {
       metrics.ipBlocks.inc();
-      log(`ip-guard: blocked ${ip} until ${new Date(until).toISOString()} (${limits.ipGuard.distinctKeys} different keys within ${limits.ipGuard.windowMs / 1000} s)`);
+      log(
+        `ip-guard: blocked ${ip} until ${new Date(until).toISOString()} (${limits.ipGuard.distinctKeys} different keys within ${limits.ipGuard.windowMs / 1000} s)`,
+      );
     },
   };
   const lostLeases = new Set<(connectionId: string) => void>();
@@ -60,14 +65,19 @@ export async function openServiceState(config: Config, deps: { metrics: Metrics;
   const fallbackHooks: FallbackHooks = {
     onFallback: (port, e) => {
       metrics.dependencyErrors.inc({ dependency: 'redis' });
-      log(`redis: ${port} unreachable (${e instanceof Error ? e.message : String(e)}); deciding in this instance until it is back`);
+      log(
+        `redis: ${port} unreachable (${e instanceof Error ? e.message : String(e)}); deciding in this instance until it is back`,
+      );
     },
-    onFallbackDecision: (port) => metrics.sharedStateFallbacks.inc({ port: port === 'rateLimiter' ? 'rate_limiter' : 'ip_guard' }),
+    onFallbackDecision: (port) =>
+      metrics.sharedStateFallbacks.inc({ port: port === 'rateLimiter' ? 'rate_limiter' : 'ip_guard' }),
     onRecover: (port) => log(`redis: ${port} reachable again; shared decisions resumed`),
   };
   return {
     ipGuard: shared ? new FallbackIpGuard(shared.ipGuard, memoryIpGuard, fallbackHooks) : memoryIpGuard,
-    rateLimiter: shared ? new FallbackRateLimiter(shared.rateLimiter, memoryRateLimiter, fallbackHooks) : memoryRateLimiter,
+    rateLimiter: shared
+      ? new FallbackRateLimiter(shared.rateLimiter, memoryRateLimiter, fallbackHooks)
+      : memoryRateLimiter,
     slots: shared ? health.watch('redis', shared.slots) : new MemoryStreamSlots(),
     onLeaseLost: (drop) => void lostLeases.add(drop),
     ...(shared ? { ping: () => shared.ping() } : {}),

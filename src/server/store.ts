@@ -17,7 +17,10 @@ export async function openServiceStore(
   const { metrics, log, health } = deps;
   const opened = await openStore(config, {
     role: 'service',
-    postgres: { schema: config.databaseSchema, log: (m) => void (metrics.dependencyErrors.inc({ dependency: 'database' }), log(`database: ${m}`)) },
+    postgres: {
+      schema: config.databaseSchema,
+      log: (m) => void (metrics.dependencyErrors.inc({ dependency: 'database' }), log(`database: ${m}`)),
+    },
   });
   return { opened, store: watchedStore(health, opened) };
 }

@@ -19,17 +19,30 @@ interface WorkerDeps {
 }
 
 /** Sources: polled here too (and by any `fns sources run`); `onStored` after a poll stored articles. */
-export async function startPoller(deps: WorkerDeps & { onStored: () => void; logger?: OpsLogger }): Promise<SourcePoller> {
+export async function startPoller(
+  deps: WorkerDeps & { onStored: () => void; logger?: OpsLogger },
+): Promise<SourcePoller> {
   const { config, store, clock, log, metrics, onStored, logger } = deps;
   // A poll or an item that failed unexpectedly is a structured warning (its error's class, never its message).
   const warn = logger ? (fields: Record<string, unknown>, msg: string) => logger.pino.warn(fields, msg) : undefined;
-  const poller = new SourcePoller({ store: store.sources, userAgent: pollerUserAgent(config.brand), allowPrivate: config.feedAllowPrivate, clock, log, ...(warn ? { warn } : {}), metrics, onStored });
+  const poller = new SourcePoller({
+    store: store.sources,
+    userAgent: pollerUserAgent(config.brand),
+    allowPrivate: config.feedAllowPrivate,
+    clock,
+    log,
+    ...(warn ? { warn } : {}),
+    metrics,
+    onStored,
+  });
   await poller.start();
   return poller;
 }
 
 /** Webhooks: one more reader of the feed (its own, so a slow endpoint never holds the stream back). */
-export async function startWebhooks(deps: WorkerDeps & { logger: OpsLogger; feedWake: WakeSubscription | undefined }): Promise<WebhookDispatcher> {
+export async function startWebhooks(
+  deps: WorkerDeps & { logger: OpsLogger; feedWake: WakeSubscription | undefined },
+): Promise<WebhookDispatcher> {
   const { config, store, clock, log, metrics, logger, feedWake } = deps;
   const webhooks = new WebhookDispatcher({
     store,
@@ -42,7 +55,15 @@ export async function startWebhooks(deps: WorkerDeps & { logger: OpsLogger; feed
     onAttempt: (e) => {
       metrics.webhookAttempts.inc({ outcome: e.outcome });
       if (e.outcome === 'delivered') metrics.webhookDeliveryLag.observe(e.ageSeconds);
-      const fields = { kind: 'webhook', endpoint_id: e.endpointId, webhook_id: e.webhookId, status: e.status, outcome: e.outcome, latency_ms: Math.round(e.latencyMs * 1000) / 1000, ...(e.error ? { error: e.error } : {}) };
+      const fields = {
+        kind: 'webhook',
+        endpoint_id: e.endpointId,
+        webhook_id: e.webhookId,
+        status: e.status,
+        outcome: e.outcome,
+        latency_ms: Math.round(e.latencyMs * 1000) / 1000,
+        ...(e.error ? { error: e.error } : {}),
+      };
       const msg = `webhook ${e.endpointId} ${e.status ?? '-'} ${e.outcome}`;
       if (e.outcome === 'delivered') logger.pino.info(fields, msg);
       else logger.pino.warn(fields, msg);

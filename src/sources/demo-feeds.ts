@@ -46,10 +46,22 @@ const SUMMIT = [
 
 /** Stories both wires carry: [Harbor's wording, Summit's wording, article path]. */
 const SHARED: [string, string, string][] = [
-  ['Intel to cut 15% of jobs in turnaround plan', 'Intel plans to cut 15% of its jobs in turnaround push', 'intel-job-cuts'],
-  ['Netflix subscriber growth beats forecasts', 'Netflix subscriber growth beats analyst forecasts', 'netflix-subscribers'],
+  [
+    'Intel to cut 15% of jobs in turnaround plan',
+    'Intel plans to cut 15% of its jobs in turnaround push',
+    'intel-job-cuts',
+  ],
+  [
+    'Netflix subscriber growth beats forecasts',
+    'Netflix subscriber growth beats analyst forecasts',
+    'netflix-subscribers',
+  ],
   ['Shell announces $3.5 billion share buyback', 'Shell announces a $3.5 billion buyback of shares', 'shell-buyback'],
-  ['Visa and Mastercard settle merchant fee lawsuit', 'Mastercard and Visa settle lawsuit over merchant fees', 'card-fee-settlement'],
+  [
+    'Visa and Mastercard settle merchant fee lawsuit',
+    'Mastercard and Visa settle lawsuit over merchant fees',
+    'card-fee-settlement',
+  ],
 ];
 
 /** How many items each feed keeps (older ones drop off, as on a real feed). */
@@ -71,7 +83,10 @@ const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 
 function rss(items: DemoItem[], self: string): string {
   const entries = items
-    .map((i) => `    <item>\n      <title>${xml(i.title)}</title>\n      <link>${xml(i.link)}</link>\n      <guid isPermaLink="false">${xml(i.guid)}</guid>\n      <pubDate>${new Date(i.published).toUTCString()}</pubDate>\n    </item>`)
+    .map(
+      (i) =>
+        `    <item>\n      <title>${xml(i.title)}</title>\n      <link>${xml(i.link)}</link>\n      <guid isPermaLink="false">${xml(i.guid)}</guid>\n      <pubDate>${new Date(i.published).toUTCString()}</pubDate>\n    </item>`,
+    )
     .join('\n');
   return `<?xml version="1.0" encoding="UTF-8"?>
 <rss version="2.0">
@@ -88,7 +103,10 @@ ${entries}
 function atom(items: DemoItem[], self: string): string {
   const updated = new Date(items[0]?.published ?? 0).toISOString();
   const entries = items
-    .map((i) => `  <entry>\n    <id>${xml(i.guid)}</id>\n    <title type="text">${xml(i.title)}</title>\n    <link href="${xml(i.link)}"/>\n    <updated>${new Date(i.published).toISOString()}</updated>\n  </entry>`)
+    .map(
+      (i) =>
+        `  <entry>\n    <id>${xml(i.guid)}</id>\n    <title type="text">${xml(i.title)}</title>\n    <link href="${xml(i.link)}"/>\n    <updated>${new Date(i.published).toISOString()}</updated>\n  </entry>`,
+    )
     .join('\n');
   return `<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom">
@@ -106,7 +124,9 @@ ${entries}
  * new round every `everyMs` (default 4 s): one wire's next headline, alternating, and every fourth round
  * a story on both.
  */
-export async function startDemoFeeds(opts: { host?: string; everyMs?: number; clock?: () => number } = {}): Promise<DemoFeeds> {
+export async function startDemoFeeds(
+  opts: { host?: string; everyMs?: number; clock?: () => number } = {},
+): Promise<DemoFeeds> {
   const clock = opts.clock ?? Date.now;
   const feeds = { rss: [] as DemoItem[], atom: [] as DemoItem[] };
   const counts = { rss: 0, atom: 0 };
@@ -120,7 +140,12 @@ export async function startDemoFeeds(opts: { host?: string; everyMs?: number; cl
     feeds[feed].length = Math.min(feeds[feed].length, FEED_LENGTH);
     modified[feed] = clock();
   };
-  const slug = (t: string) => t.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60);
+  const slug = (t: string) =>
+    t
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 60);
   const publishNext = () => {
     const r = round++;
     if (r % 4 === 3) {
@@ -155,7 +180,10 @@ export async function startDemoFeeds(opts: { host?: string; everyMs?: number; cl
     }
     const self = `http://${req.headers.host}${path}`;
     const body = feed === 'rss' ? rss(feeds.rss, self) : atom(feeds.atom, self);
-    res.writeHead(200, { ...headers, 'content-type': feed === 'rss' ? 'application/rss+xml; charset=utf-8' : 'application/atom+xml; charset=utf-8' });
+    res.writeHead(200, {
+      ...headers,
+      'content-type': feed === 'rss' ? 'application/rss+xml; charset=utf-8' : 'application/atom+xml; charset=utf-8',
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
   });
   await new Promise<void>((resolve, reject) => {

@@ -7,7 +7,14 @@
  */
 export { SourcePoller } from './poller.js';
 export type { PollerOptions } from './poller.js';
-export { POLL_HTTP, POLL_DEFAULTS, pollerUserAgent, pollerOwnerId, nextPollAfterSuccess, nextPollAfterFailure } from './poll-rules.js';
+export {
+  POLL_HTTP,
+  POLL_DEFAULTS,
+  pollerUserAgent,
+  pollerOwnerId,
+  nextPollAfterSuccess,
+  nextPollAfterFailure,
+} from './poll-rules.js';
 export type { PollReport, PollerMetrics } from './poll-record.js';
 export type { FetchFn } from './poll.js';
 export { toSourcedItems, toSourcedItemsInSlices, toSourcedItem, sourcedArticle, SOURCE_NAME } from './pipeline.js';

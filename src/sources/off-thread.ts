@@ -34,7 +34,12 @@ export interface SkippedItems {
 /** Takes one chunk of prepared items; the next chunk comes once the returned promise settled. */
 export type TakeItems = (items: SourcedItem[], skipped: SkippedItems) => void | Promise<void>;
 
-type Request = { body: Uint8Array; contentType: string | null; baseUrl: string; source: { name: string; urgency: UrgencySetting } };
+type Request = {
+  body: Uint8Array;
+  contentType: string | null;
+  baseUrl: string;
+  source: { name: string; urgency: UrgencySetting };
+};
 
 let worker: ChunkedWorker<Request, PreparedFeedItem, FeedHead> | null = null;
 
@@ -51,7 +56,9 @@ function takeChunk(chunk: PreparedFeedItem[], take: TakeItems): void | Promise<v
 }
 const thread = () =>
   (worker ??= new ChunkedWorker(new URL('./prepare-worker.mjs', import.meta.url), (e) =>
-    e.name === 'FeedError' && typeof e.kind === 'string' ? new FeedError(e.kind as FeedErrorKind, e.message) : Object.assign(new Error(e.message), { name: e.name }),
+    e.name === 'FeedError' && typeof e.kind === 'string'
+      ? new FeedError(e.kind as FeedErrorKind, e.message)
+      : Object.assign(new Error(e.message), { name: e.name }),
   ));
 
 /**
@@ -69,7 +76,15 @@ export async function prepareFeedItems(
 ): Promise<FeedHead> {
   if (body.length >= OFF_THREAD_MIN_BYTES) {
     try {
-      return await thread().stream({ body, contentType: opts.contentType ?? null, baseUrl: opts.baseUrl, source: { name: source.name, urgency: source.urgency } }, (chunk) => takeChunk(chunk, take));
+      return await thread().stream(
+        {
+          body,
+          contentType: opts.contentType ?? null,
+          baseUrl: opts.baseUrl,
+          source: { name: source.name, urgency: source.urgency },
+        },
+        (chunk) => takeChunk(chunk, take),
+      );
     } catch (e) {
       if (!(e instanceof OffThreadUnavailable)) throw e;
       // No worker thread (a runtime without the TypeScript loader): here, the mapping in slices.

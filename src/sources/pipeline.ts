@@ -99,7 +99,10 @@ export function sourcedArticle(source: string, externalId: string, article: NewA
 }
 
 /** One feed item as the store ingests it, or null when it has no text (neither title nor summary). */
-export function toSourcedFeedItem(source: { name: string; urgency: UrgencySetting }, item: FeedItem): SourcedItem | null {
+export function toSourcedFeedItem(
+  source: { name: string; urgency: UrgencySetting },
+  item: FeedItem,
+): SourcedItem | null {
   const text = headlineOf(item);
   if (text === null) return null;
   const content = fitHeadline(text);
@@ -154,7 +157,10 @@ export function prepareFeedItem(source: { name: string; urgency: UrgencySetting 
  * A polled feed's items as the store ingests them, in feed order. Items with no text (neither title nor
  * summary) are left out: the caller counts them as `items.length - result.length`.
  */
-export function toSourcedItems(source: { name: string; urgency: UrgencySetting }, items: readonly FeedItem[]): SourcedItem[] {
+export function toSourcedItems(
+  source: { name: string; urgency: UrgencySetting },
+  items: readonly FeedItem[],
+): SourcedItem[] {
   const out: SourcedItem[] = [];
   for (const item of items) {
     const s = toSourcedFeedItem(source, item);
@@ -174,9 +180,13 @@ export async function toSourcedItemsInSlices(
   budget: SliceBudget = {},
 ): Promise<SourcedItem[]> {
   const out: SourcedItem[] = [];
-  await eachInSlices(items, (item) => {
-    const s = toSourcedFeedItem(source, item);
-    if (s !== null) out.push(s);
-  }, budget);
+  await eachInSlices(
+    items,
+    (item) => {
+      const s = toSourcedFeedItem(source, item);
+      if (s !== null) out.push(s);
+    },
+    budget,
+  );
   return out;
 }

@@ -17,9 +17,30 @@ import type { DuplicateReason, PollOutcome, SourceRecord, SourceStore } from '..
 import { boundedPollOutcome } from '../store/ports/sources-rows.js';
 
 /** Labels of the poll and item counters (bounded). `internal`: the poll threw (a fault of the service). */
-export type PollOutcomeLabel = 'ok' | 'not_modified' | 'store' | 'aborted' | 'internal' | 'http' | 'timeout' | 'network' | 'parse' | 'charset' | 'too_large' | 'redirects' | 'refused';
+export type PollOutcomeLabel =
+  | 'ok'
+  | 'not_modified'
+  | 'store'
+  | 'aborted'
+  | 'internal'
+  | 'http'
+  | 'timeout'
+  | 'network'
+  | 'parse'
+  | 'charset'
+  | 'too_large'
+  | 'redirects'
+  | 'refused';
 /** `failed`: an item whose preparation or dedup step threw (the others of its poll were stored). */
-const ITEM_OUTCOME_LABELS = ['stored', 'same_item', 'same_url', 'same_headline', 'near_duplicate', 'unusable', 'failed'] as const;
+const ITEM_OUTCOME_LABELS = [
+  'stored',
+  'same_item',
+  'same_url',
+  'same_headline',
+  'near_duplicate',
+  'unusable',
+  'failed',
+] as const;
 export type ItemOutcomeLabel = (typeof ITEM_OUTCOME_LABELS)[number];
 
 /** The counter label of each kind of feed error (every kind has one: the compiler checks it). */
@@ -111,7 +132,8 @@ function unchanged(rec: SourceRecord, now: number): PollOutcome {
 }
 
 /** The error of a poll that threw: its class only (its message may quote what the feed sent). */
-const internalError = (errClass: string) => `internal: an unexpected ${errClass} in the service while polling, not a fault of the feed (the service log has where)`;
+const internalError = (errClass: string) =>
+  `internal: an unexpected ${errClass} in the service while polling, not a fault of the feed (the service log has where)`;
 
 /** A failing item is remembered (per source) among this many, so it is logged when it starts failing, not at every poll. */
 const FAILED_ITEMS_KEPT = 1000;
@@ -138,7 +160,8 @@ export class PollRecorder {
   /** The database failed (a claim, a registry read, a poll's store step): logged once until it answers. */
   storeTrouble(e: unknown): void {
     const state = `store: ${message(e)}`;
-    if (state !== this.storeState) this.opts.log(`sources: the database failed (${message(e)}); polling resumes when it answers`);
+    if (state !== this.storeState)
+      this.opts.log(`sources: the database failed (${message(e)}); polling resumes when it answers`);
     this.storeState = state;
   }
 
@@ -192,7 +215,12 @@ export class PollRecorder {
         nextPollAt: nextPollAfterFailure(now, rec.everyMs, failures, null, this.opts.random),
         failures,
       };
-      await this.finish(rec, outcome, 'internal', [], [], { kind: 'source', source: rec.name, err_class: errClass, stack: stackFrames(e) });
+      await this.finish(rec, outcome, 'internal', [], [], {
+        kind: 'source',
+        source: rec.name,
+        err_class: errClass,
+        stack: stackFrames(e),
+      });
     } catch (again) {
       this.storeTrouble(again);
     }
@@ -224,7 +252,15 @@ export class PollRecorder {
 
   private async succeeded(rec: SourceRecord, r: Extract<PollResult, { kind: 'fetched' }>): Promise<void> {
     const storedIds: string[] = [];
-    const counts: Record<ItemOutcomeLabel, number> = { stored: 0, same_item: 0, same_url: 0, same_headline: 0, near_duplicate: 0, unusable: r.unusable, failed: r.failed.length };
+    const counts: Record<ItemOutcomeLabel, number> = {
+      stored: 0,
+      same_item: 0,
+      same_url: 0,
+      same_headline: 0,
+      near_duplicate: 0,
+      unusable: r.unusable,
+      failed: r.failed.length,
+    };
     for (const o of r.outcomes) {
       if (o.status === 'stored') {
         counts.stored++;
@@ -271,10 +307,17 @@ export class PollRecorder {
       if (now.size < FAILED_ITEMS_KEPT) now.add(key);
       if (before?.has(key)) continue;
       if (logged++ < FAILED_ITEMS_LOGGED) {
-        this.warn({ kind: 'source-item', source, guid: f.guid, err_class: f.errClass }, `sources: ${source}: an item could not be processed (an unexpected error in the service); the other items were stored`);
+        this.warn(
+          { kind: 'source-item', source, guid: f.guid, err_class: f.errClass },
+          `sources: ${source}: an item could not be processed (an unexpected error in the service); the other items were stored`,
+        );
       } else more++;
     }
-    if (more > 0) this.warn({ kind: 'source-item', source, more }, `sources: ${source}: ${more} more item(s) could not be processed`);
+    if (more > 0)
+      this.warn(
+        { kind: 'source-item', source, more },
+        `sources: ${source}: ${more} more item(s) could not be processed`,
+      );
     if (now.size > 0) this.failedItems.set(source, now);
     else this.failedItems.delete(source);
   }
@@ -308,7 +351,14 @@ export class PollRecorder {
    * the counter, one log line when the source's state changed (with `fields`, a structured warning), the
    * report. Once the record is written the poll is recorded: nothing that follows turns it into a failure.
    */
-  private async finish(rec: SourceRecord, unbounded: PollOutcome, label: PollOutcomeLabel, storedIds: string[], failed: FailedFeedItem[], fields?: Record<string, unknown>): Promise<void> {
+  private async finish(
+    rec: SourceRecord,
+    unbounded: PollOutcome,
+    label: PollOutcomeLabel,
+    storedIds: string[],
+    failed: FailedFeedItem[],
+    fields?: Record<string, unknown>,
+  ): Promise<void> {
     const outcome = boundedPollOutcome(unbounded);
     await this.opts.store.recordPoll(rec.name, this.opts.owner, outcome);
     this.tell(rec, () => {
@@ -318,8 +368,12 @@ export class PollRecorder {
       const now = stateOf(outcome.error, outcome.status);
       if (now !== before) {
         const next = new Date(outcome.nextPollAt).toISOString();
-        if (now === 'ok') this.opts.log(`sources: ${rec.name}: polled fine again (HTTP ${outcome.status}) after ${rec.failures} failure(s)`);
-        else if (fields) this.warn(fields, `sources: ${rec.name}: ${outcome.error}; failure ${outcome.failures}, next try ${next}`);
+        if (now === 'ok')
+          this.opts.log(
+            `sources: ${rec.name}: polled fine again (HTTP ${outcome.status}) after ${rec.failures} failure(s)`,
+          );
+        else if (fields)
+          this.warn(fields, `sources: ${rec.name}: ${outcome.error}; failure ${outcome.failures}, next try ${next}`);
         else this.opts.log(`sources: ${rec.name}: ${outcome.error}; failure ${outcome.failures}, next try ${next}`);
         this.states.set(rec.name, now);
       }
@@ -347,7 +401,10 @@ export class PollRecorder {
       step();
     } catch (e) {
       try {
-        this.warn({ kind: 'source', source: rec.name, err_class: errorClass(e), stack: stackFrames(e) }, `sources: ${rec.name}: a step after the poll's record failed (an unexpected error)`);
+        this.warn(
+          { kind: 'source', source: rec.name, err_class: errorClass(e), stack: stackFrames(e) },
+          `sources: ${rec.name}: a step after the poll's record failed (an unexpected error)`,
+        );
       } catch {
         // nothing left to tell it with
       }

@@ -51,7 +51,8 @@ export const POLL_DEFAULTS = {
 
 const PACKAGE_VERSION: string = (() => {
   try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
   } catch {
     return '0';
   }
@@ -101,6 +102,11 @@ export function nextPollAfterFailure(
   random: () => number = Math.random,
 ): number {
   const retryAfter = boundedMs(retryAfterMs, POLL_DEFAULTS.retryAfterMaxMs);
-  const delay = backoffMs(failures, { baseMs: everyMs, maxMs: Math.max(everyMs, POLL_DEFAULTS.backoffMaxMs), retryAfterMs: retryAfter, random });
+  const delay = backoffMs(failures, {
+    baseMs: everyMs,
+    maxMs: Math.max(everyMs, POLL_DEFAULTS.backoffMaxMs),
+    retryAfterMs: retryAfter,
+    random,
+  });
   return now + Math.max(everyMs, delay, retryAfter ?? 0);
 }

@@ -21,7 +21,14 @@ export type PollResult =
   /** Stopped, paused or removed meanwhile: nothing to record but the lease to give back. */
   | { kind: 'aborted' }
   /** The source failed (HTTP, network, timeout, a body that is not a feed...). */
-  | { kind: 'failed'; at: number; status: number | null; error: FeedErrorKind; message: string; retryAfterMs: number | null }
+  | {
+      kind: 'failed';
+      at: number;
+      status: number | null;
+      error: FeedErrorKind;
+      message: string;
+      retryAfterMs: number | null;
+    }
   /** Our side failed (the store), not the source. */
   | { kind: 'store-failed'; status: number; cause: unknown }
   /** Fetched (200) or unchanged (304); `outcomes` has one answer per item offered to the store. */
@@ -49,12 +56,24 @@ export interface PollSteps {
 }
 
 /** Polls `rec` once, from fetch to store; `signal` abandons it between steps. */
-export async function pollOnce(rec: SourceRecord, signal: AbortSignal, { store, fetch, fetchOptions, clock }: PollSteps): Promise<PollResult> {
+export async function pollOnce(
+  rec: SourceRecord,
+  signal: AbortSignal,
+  { store, fetch, fetchOptions, clock }: PollSteps,
+): Promise<PollResult> {
   const validators: Validators = { etag: rec.etag, lastModified: rec.lastModified };
   const result = await fetch(rec.url, validators, { ...fetchOptions, signal });
   if (signal.aborted) return { kind: 'aborted' };
   const at = clock();
-  if (result.kind === 'error') return { kind: 'failed', at, status: result.status, error: result.error, message: result.message, retryAfterMs: result.retryAfterMs };
+  if (result.kind === 'error')
+    return {
+      kind: 'failed',
+      at,
+      status: result.status,
+      error: result.error,
+      message: result.message,
+      retryAfterMs: result.retryAfterMs,
+    };
   if (result.kind === 'not-modified') {
     return {
       kind: 'fetched',
@@ -90,17 +109,31 @@ export async function pollOnce(rec: SourceRecord, signal: AbortSignal, { store, 
   };
   let feed;
   try {
-    feed = await prepareFeedItems(result.body, { contentType: result.contentType, baseUrl: result.finalUrl }, { name: rec.name, urgency: rec.urgency }, async (items, skipped) => {
-      if (signal.aborted) throw new PollAborted();
-      for (const id of skipped.textless) textless.push(id);
-      for (const f of skipped.failed) failed.push(f);
-      const first = offered + 1;
-      offered += items.length;
-      // An item whose dedup step fails is reported by its id at the source; the others are stored.
-      const onFailed = (f: ItemFailure) => void failed.push({ guid: items[f.line - first]!.externalId, errClass: f.errClass });
-      const answer = await storeStep(() => storeOffers(items.map((item, i) => ({ line: first + i, item })), store, clock, undefined, onFailed));
-      for (const o of answer.results) outcomes.push(o);
-    });
+    feed = await prepareFeedItems(
+      result.body,
+      { contentType: result.contentType, baseUrl: result.finalUrl },
+      { name: rec.name, urgency: rec.urgency },
+      async (items, skipped) => {
+        if (signal.aborted) throw new PollAborted();
+        for (const id of skipped.textless) textless.push(id);
+        for (const f of skipped.failed) failed.push(f);
+        const first = offered + 1;
+        offered += items.length;
+        // An item whose dedup step fails is reported by its id at the source; the others are stored.
+        const onFailed = (f: ItemFailure) =>
+          void failed.push({ guid: items[f.line - first]!.externalId, errClass: f.errClass });
+        const answer = await storeStep(() =>
+          storeOffers(
+            items.map((item, i) => ({ line: first + i, item })),
+            store,
+            clock,
+            undefined,
+            onFailed,
+          ),
+        );
+        for (const o of answer.results) outcomes.push(o);
+      },
+    );
     // Items without text have a record of their own, so a feed that keeps listing one counts it once.
     if (textless.length > 0) unusable = await storeStep(() => store.recordTextlessItems(rec.name, textless, clock()));
   } catch (e) {

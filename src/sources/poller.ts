@@ -85,7 +85,12 @@ export class SourcePoller {
     this.steps = {
       store: this.store,
       fetch: opts.fetch ?? fetchFeed,
-      fetchOptions: { userAgent: opts.userAgent ?? pollerUserAgent('fns'), ...POLL_HTTP, ...opts.http, allowPrivate: opts.allowPrivate === true },
+      fetchOptions: {
+        userAgent: opts.userAgent ?? pollerUserAgent('fns'),
+        ...POLL_HTTP,
+        ...opts.http,
+        allowPrivate: opts.allowPrivate === true,
+      },
       clock: this.clock,
     };
     this.recorder = new PollRecorder({
@@ -155,10 +160,13 @@ export class SourcePoller {
     const now = this.clock();
     let delay = this.tickMs;
     for (const [name, at] of this.known) if (!this.inFlight.has(name)) delay = Math.min(delay, at - now);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.wake();
-    }, Math.max(0, delay));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.wake();
+      },
+      Math.max(0, delay),
+    );
     this.timer.unref?.();
   }
 
@@ -203,7 +211,9 @@ export class SourcePoller {
     }
     if (now - this.lastPrune >= POLL_DEFAULTS.pruneEveryMs) {
       this.lastPrune = now;
-      await this.store.pruneSeen(POLL_DEFAULTS.seenRetentionMs, now).catch((e: unknown) => this.recorder.storeTrouble(e));
+      await this.store
+        .pruneSeen(POLL_DEFAULTS.seenRetentionMs, now)
+        .catch((e: unknown) => this.recorder.storeTrouble(e));
     }
   }
 
@@ -216,7 +226,8 @@ export class SourcePoller {
     const done = pollOnce(rec, abort.signal, this.steps)
       .then(
         (result) => this.recorder.record(rec, result),
-        (e: unknown) => (abort.signal.aborted ? this.recorder.record(rec, { kind: 'aborted' }) : this.recorder.unexpected(rec, e)),
+        (e: unknown) =>
+          abort.signal.aborted ? this.recorder.record(rec, { kind: 'aborted' }) : this.recorder.unexpected(rec, e),
       )
       .finally(() => {
         this.inFlight.delete(rec.name);

@@ -40,7 +40,14 @@ port.on('message', async ({ id, next, cancel, body, contentType, baseUrl, source
     }
     port.postMessage({ id, done: { ...head, itemCount: items.length } });
   } catch (err) {
-    port.postMessage({ id, error: { name: err?.name ?? 'Error', message: err instanceof Error ? err.message : String(err), kind: err?.name === 'FeedError' ? err.kind : null } });
+    port.postMessage({
+      id,
+      error: {
+        name: err?.name ?? 'Error',
+        message: err instanceof Error ? err.message : String(err),
+        kind: err?.name === 'FeedError' ? err.kind : null,
+      },
+    });
   }
 });
 port.postMessage({ ready: true });

@@ -37,6 +37,7 @@ export function sharedStateFailureClass(err: unknown): FailureClass | undefined 
     if (name === 'ReplyError') for (const [pattern, cls] of REPLY_CLASSES) if (pattern.test(message)) return cls;
     if (name === 'MaxRetriesPerRequestError' || CONNECTION_MESSAGES.test(message)) return 'connection';
   }
-  if (err instanceof SharedStateUnavailableError) return sharedStateFailureClass(cause) ?? failureClass(cause) ?? 'connection';
+  if (err instanceof SharedStateUnavailableError)
+    return sharedStateFailureClass(cause) ?? failureClass(cause) ?? 'connection';
   return failureClass(err);
 }

@@ -3,7 +3,15 @@
  * The Redis adapter (./redis) implements the same ports (./ports.ts) for several instances.
  */
 import { admit, type RateDecision } from '../domain/rate-limit.js';
-import { exemptionMatcher, isIdle, newIpState, presentKey, type IpGuardRules, type IpState, type IpVerdict } from '../domain/ip-guard.js';
+import {
+  exemptionMatcher,
+  isIdle,
+  newIpState,
+  presentKey,
+  type IpGuardRules,
+  type IpState,
+  type IpVerdict,
+} from '../domain/ip-guard.js';
 import type { IpGuard, IpGuardOptions, RateLimiter } from './ports.js';
 
 export class MemoryRateLimiter implements RateLimiter {

@@ -25,7 +25,10 @@ export interface OpenStoreOptions {
   postgres?: OpenPostgresOptions;
 }
 
-export async function openStore(config: Pick<Config, 'dataDir' | 'databaseUrl'>, options: OpenStoreOptions): Promise<Store> {
+export async function openStore(
+  config: Pick<Config, 'dataDir' | 'databaseUrl'>,
+  options: OpenStoreOptions,
+): Promise<Store> {
   if (config.databaseUrl) {
     // Loaded only with DATABASE_URL: the embedded default never loads the PostgreSQL driver.
     const { openPostgresStore } = await import('./postgres/index.js');
@@ -37,5 +40,8 @@ export async function openStore(config: Pick<Config, 'dataDir' | 'databaseUrl'>,
     });
   }
   // The service: ingestion's SQLite work on a worker thread (sqlite/ingest-thread.ts), off its event loop.
-  return new SqliteStore(sqliteFile(config), options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS, ingestOffThread: true } : {});
+  return new SqliteStore(
+    sqliteFile(config),
+    options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS, ingestOffThread: true } : {},
+  );
 }

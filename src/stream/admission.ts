@@ -15,8 +15,7 @@ import type { CloseSpec } from '../delivery/index.js';
 export type { CloseSpec };
 
 export type StreamAdmission =
-  | { ok: true; keyId: string; accountId: string; tier: Tier; withTickers: boolean }
-  | { ok: false; close: CloseSpec };
+  { ok: true; keyId: string; accountId: string; tier: Tier; withTickers: boolean } | { ok: false; close: CloseSpec };
 
 /**
  * The key of an upgrade request: the `api_key` query parameter, else the `X-API-Key` header (an empty one
@@ -44,7 +43,10 @@ export function tierMayStream(tier: Tier): boolean {
  */
 export function admissionOutcome(auth: Admission): StreamAdmission {
   if (!auth.ok) {
-    return { ok: false, close: auth.problem === 'invalidApiKey' ? stream.closeCodes.invalidKey : stream.closeCodes.inactiveKey };
+    return {
+      ok: false,
+      close: auth.problem === 'invalidApiKey' ? stream.closeCodes.invalidKey : stream.closeCodes.inactiveKey,
+    };
   }
   const { keyId, accountId, tier } = auth.caller;
   if (!tierMayStream(tier)) return { ok: false, close: stream.closeCodes.planRequired };
@@ -59,8 +61,13 @@ export type RecheckOutcome = { ok: true; tier: Tier; withTickers: boolean } | { 
  * tier ends the connection with `subscriptionExpired`; an upgrade or downgrade between pro and max
  * switches the `tickers` variant.
  */
-export function recheckOutcome(key: KeyRecord | undefined, account: AccountRecord | undefined, now: number): RecheckOutcome {
-  if (!key || !key.active || !account || key.accountId !== account.id) return { ok: false, close: stream.closeCodes.subscriptionExpired };
+export function recheckOutcome(
+  key: KeyRecord | undefined,
+  account: AccountRecord | undefined,
+  now: number,
+): RecheckOutcome {
+  if (!key || !key.active || !account || key.accountId !== account.id)
+    return { ok: false, close: stream.closeCodes.subscriptionExpired };
   const tier = effectiveTier(account, now);
   if (!tierMayStream(tier)) return { ok: false, close: stream.closeCodes.subscriptionExpired };
   return { ok: true, tier, withTickers: plans[tier].tickers };
@@ -72,7 +79,9 @@ export function recheckOutcome(key: KeyRecord | undefined, account: AccountRecor
  * entry; a hop count (a number) or a comma-separated list of trusted proxies). Both go through
  * `proxy-addr`, the module Express itself uses, with the setting compiled the way Express compiles it.
  */
-export function clientIpResolver(trustProxy: boolean | number | string): (headers: IncomingHttpHeaders, remoteAddress: string | undefined) => string {
+export function clientIpResolver(
+  trustProxy: boolean | number | string,
+): (headers: IncomingHttpHeaders, remoteAddress: string | undefined) => string {
   if (trustProxy === false) return (_headers, remoteAddress) => remoteAddress ?? 'unknown';
   const trust: (address: string, hop: number) => boolean =
     trustProxy === true

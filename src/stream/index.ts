@@ -25,17 +25,38 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { authenticate } from '../auth/index.js';
 import { stream, streamAddress } from '../contract/index.js';
 import { streamRules } from '../../generated/stream.js';
-import { DeliveryHub, DEFAULT_FEED_POLL_MS, FAN_OUT_SLICE_MS, type FeedPort, type Sink, type Subscriber } from '../delivery/index.js';
+import {
+  DeliveryHub,
+  DEFAULT_FEED_POLL_MS,
+  FAN_OUT_SLICE_MS,
+  type FeedPort,
+  type Sink,
+  type Subscriber,
+} from '../delivery/index.js';
 import type { IpGuard } from '../state/ports.js';
 import { hashKey } from '../store/ports/ids.js';
 import type { AccountStore, FeedEntry } from '../store/ports/index.js';
 import { acceptUpgradeFor } from '../http/server.js';
 import { isDependencyUnavailable } from '../http/unavailable.js';
-import { admissionOutcome, clientIpResolver, keyFromRequest, recheckOutcome, type CloseSpec, type StreamAdmission } from './admission.js';
+import {
+  admissionOutcome,
+  clientIpResolver,
+  keyFromRequest,
+  recheckOutcome,
+  type CloseSpec,
+  type StreamAdmission,
+} from './admission.js';
 import { streamParams, type StreamParams } from './params.js';
 import type { StreamSlots } from '../state/stream-slots.js';
 
-export { admissionOutcome, recheckOutcome, keyFromRequest, clientIpResolver, tierMayStream, type CloseSpec } from './admission.js';
+export {
+  admissionOutcome,
+  recheckOutcome,
+  keyFromRequest,
+  clientIpResolver,
+  tierMayStream,
+  type CloseSpec,
+} from './admission.js';
 export { streamParams, type StreamParams, type ParamsOutcome } from './params.js';
 export { REPLAY_PAGE, FAN_OUT_SLICE_MS, DEFAULT_FEED_POLL_MS } from '../delivery/index.js';
 
@@ -191,7 +212,13 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   // A peer that does not answer our close frame (refused at admission, slow consumer, re-check) is cut
   // off CLOSE_HANDSHAKE_MS later, not after ws's default 30 s.
   // (ws, pinned, reads `closeTimeout`; its typings do not list it yet, hence the variable.)
-  const wsOptions = { noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: INBOUND_MAX_BYTES, closeTimeout: CLOSE_HANDSHAKE_MS };
+  const wsOptions = {
+    noServer: true,
+    clientTracking: false,
+    perMessageDeflate: false,
+    maxPayload: INBOUND_MAX_BYTES,
+    closeTimeout: CLOSE_HANDSHAKE_MS,
+  };
   const wss = new WebSocketServer(wsOptions);
 
   /** Admitted, closed by the server (re-check, slow consumer), not yet gone. */
@@ -258,7 +285,8 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
         if (!hub.has(sub)) continue;
         if (!outcome.ok) hub.end(sub, outcome.close, 'subscription re-check');
         // Moved from max to pro with a filter: the filter needs the Max plan.
-        else if (sub.tickers && !outcome.withTickers) hub.end(sub, streamRules.closeCodes.tickersRequireMax, 'subscription re-check');
+        else if (sub.tickers && !outcome.withTickers)
+          hub.end(sub, streamRules.closeCodes.tickersRequireMax, 'subscription re-check');
         else sub.withTickers = outcome.withTickers;
         if (++n % 500 === 0) await new Promise<void>((r) => setImmediate(r));
       }
@@ -273,7 +301,9 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
 
   // ---- admission ----
 
-  type Outcome = (Extract<StreamAdmission, { ok: true }> & { keyHash: string; fromSeq: number; params: StreamParams }) | { ok: false; close: CloseSpec };
+  type Outcome =
+    | (Extract<StreamAdmission, { ok: true }> & { keyHash: string; fromSeq: number; params: StreamParams })
+    | { ok: false; close: CloseSpec };
 
   const admit = async (req: IncomingMessage, socket: Duplex, connectionId: string): Promise<Outcome> => {
     const key = keyFromRequest(req.url, req.headers);
@@ -288,7 +318,9 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     // The slot belongs to this TCP connection (its id is the attempt's token): freed when it goes,
     // whatever happens from here on.
     const release = (): void => {
-      deps.slots.release(outcome.accountId, connectionId).catch((e: unknown) => log(`stream: slot release failed: ${String(e)}`));
+      deps.slots
+        .release(outcome.accountId, connectionId)
+        .catch((e: unknown) => log(`stream: slot release failed: ${String(e)}`));
     };
     let acquired: boolean;
     try {
@@ -341,7 +373,14 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
       hub.remove(conn.sub);
       draining.delete(conn);
       sockets.delete(ws);
-      if (deps.events) deps.events.closed({ connectionId: conn.id, accountId: conn.accountId, keyId: conn.keyId, code, durationMs: Date.now() - openedAt });
+      if (deps.events)
+        deps.events.closed({
+          connectionId: conn.id,
+          accountId: conn.accountId,
+          keyId: conn.keyId,
+          code,
+          durationMs: Date.now() - openedAt,
+        });
       else log(`stream: closed ${conn.id} account=${conn.accountId} (${code})`);
     });
     if (deps.events) deps.events.opened({ connectionId: conn.id, accountId: conn.accountId, keyId: conn.keyId });
@@ -386,7 +425,8 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     ready,
     connections: () => hub.size,
     drop(connectionId, why) {
-      for (const sub of hub.subscribers()) if (sub.sink.id === connectionId) hub.end(sub, stream.closeCodes.unavailable, why);
+      for (const sub of hub.subscribers())
+        if (sub.sink.id === connectionId) hub.end(sub, stream.closeCodes.unavailable, why);
     },
     feedCursor: () => hub.cursor,
     wake: () => hub.wake(),
@@ -399,8 +439,11 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
         const serving = hub.subscribers();
         await hub.stop();
         await Promise.allSettled([...admitting]);
-        const gone = [...sockets].map((ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r()))));
-        for (const { sink: conn } of [...serving, ...hub.subscribers()]) conn.ws.close(stream.closeCodes.shuttingDown.code, stream.closeCodes.shuttingDown.reason);
+        const gone = [...sockets].map(
+          (ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r()))),
+        );
+        for (const { sink: conn } of [...serving, ...hub.subscribers()])
+          conn.ws.close(stream.closeCodes.shuttingDown.code, stream.closeCodes.shuttingDown.reason);
         const grace = setTimeout(() => {
           for (const ws of sockets) ws.terminate();
         }, SHUTDOWN_GRACE_MS);

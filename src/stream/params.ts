@@ -48,12 +48,14 @@ export function streamParams(url: string | undefined, planHasTickers: boolean): 
   const min = query.getAll('min_relevance');
   if (tickers.length > 1 || min.length > 1) return invalid;
   // `min_relevance` belongs to the ticker filter: alone it would filter nothing.
-  if (min.length === 1 && (tickers.length === 0 || !fits(min[0]!, streamQuery.min_relevance, relevancePattern))) return invalid;
+  if (min.length === 1 && (tickers.length === 0 || !fits(min[0]!, streamQuery.min_relevance, relevancePattern)))
+    return invalid;
   if (tickers.length === 1) {
     const raw = tickers[0]!;
     if (!fits(raw, streamQuery.tickers, tickersPattern)) return invalid;
     const symbols = raw.split(',');
-    if (symbols.length > streamRules.tickersMaxItems || !symbols.every((s) => articleRules.tickerPattern.test(s))) return invalid;
+    if (symbols.length > streamRules.tickersMaxItems || !symbols.every((s) => articleRules.tickerPattern.test(s)))
+      return invalid;
     if (!planHasTickers) return { ok: false, close: streamRules.closeCodes.tickersRequireMax };
     params.tickers = tickerFilter(symbols, min.length === 1 ? Number(min[0]) : undefined)!;
   }

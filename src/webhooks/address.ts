@@ -5,7 +5,14 @@
  * the request then goes to the address checked, so a second lookup cannot swap it), unless
  * WEBHOOK_ALLOW_PRIVATE=true, which also allows `http`. Redirects are never followed.
  */
-import { AddressRefused, bareHost, resolveChecked, ResolveError, type Lookup, type ResolvedAddress } from '../net/index.js';
+import {
+  AddressRefused,
+  bareHost,
+  resolveChecked,
+  ResolveError,
+  type Lookup,
+  type ResolvedAddress,
+} from '../net/index.js';
 
 // The address rules are shared with the feed poller (src/net); the webhook code imports them from here.
 export { isNonPublicAddress, systemLookup, type Lookup } from '../net/index.js';
@@ -21,7 +28,9 @@ export function checkUrlShape(raw: string, allowPrivate: boolean): URL {
     throw new DestinationError(`not a URL: ${JSON.stringify(raw)}`);
   }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
-    throw new DestinationError(`the webhook URL must use https${allowPrivate ? ' or http' : ''} (got ${url.protocol.replace(/:$/, '')}; http is allowed only with WEBHOOK_ALLOW_PRIVATE=true)`);
+    throw new DestinationError(
+      `the webhook URL must use https${allowPrivate ? ' or http' : ''} (got ${url.protocol.replace(/:$/, '')}; http is allowed only with WEBHOOK_ALLOW_PRIVATE=true)`,
+    );
   }
   if (url.username || url.password) throw new DestinationError('the webhook URL must not carry credentials');
   if (url.hash) throw new DestinationError('the webhook URL must not have a #fragment');
@@ -38,7 +47,9 @@ export async function resolveDestination(url: URL, allowPrivate: boolean, lookup
     return (await resolveChecked(bareHost(url), allowPrivate, lookup))[0]!;
   } catch (e) {
     if (e instanceof AddressRefused) {
-      throw new DestinationError(`${e.host} resolves to ${e.address}, a private, loopback or link-local address: ${e.reason} (allowed only with WEBHOOK_ALLOW_PRIVATE=true)`);
+      throw new DestinationError(
+        `${e.host} resolves to ${e.address}, a private, loopback or link-local address: ${e.reason} (allowed only with WEBHOOK_ALLOW_PRIVATE=true)`,
+      );
     }
     if (e instanceof ResolveError) throw new DestinationError(e.message);
     throw e;

@@ -22,7 +22,14 @@ import { randomUUID } from 'node:crypto';
 import { webhookRules, type Tier } from '../contract/index.js';
 import { effectiveTier } from '../domain/tiers.js';
 import { signingSecrets } from '../domain/webhook-secrets.js';
-import { FeedPoller, matchesTickers, PresentationCache, RecentFeed, tickerFilter, type TickerFilter } from '../delivery/index.js';
+import {
+  FeedPoller,
+  matchesTickers,
+  PresentationCache,
+  RecentFeed,
+  tickerFilter,
+  type TickerFilter,
+} from '../delivery/index.js';
 import type { FeedEntry, Store, WebhookAttempt, WebhookEndpoint } from '../store/ports/index.js';
 import { resolveDestination, systemLookup, DestinationError, type Lookup } from './address.js';
 import { messageId, webhookBody } from './message.js';
@@ -75,7 +82,14 @@ export interface DispatcherOptions {
   log: (m: string) => void;
 }
 
-export const DISPATCH_DEFAULTS = { leaseMs: 15_000, refreshMs: 2_000, feedPollMs: 1_000, flushMs: 1_000, maxInFlight: 256, maxEndpoints: 10_000 };
+export const DISPATCH_DEFAULTS = {
+  leaseMs: 15_000,
+  refreshMs: 2_000,
+  feedPollMs: 1_000,
+  flushMs: 1_000,
+  maxInFlight: 256,
+  maxEndpoints: 10_000,
+};
 /** A destination's checked address is used this long before its name is resolved and checked again. */
 const ADDRESS_TTL_MS = 30_000;
 /** Articles a worker reads per page (recent pages are shared in memory by every worker: delivery's RecentFeed). */
@@ -149,7 +163,9 @@ class EndpointWorker {
     this.timer = undefined;
     this.running = this.run()
       .catch((err: unknown) => {
-        this.d.opts.log(`webhooks: endpoint ${this.e.id}: ${err instanceof Error ? err.message : String(err)}; retrying in ${this.d.refreshMs} ms`);
+        this.d.opts.log(
+          `webhooks: endpoint ${this.e.id}: ${err instanceof Error ? err.message : String(err)}; retrying in ${this.d.refreshMs} ms`,
+        );
         this.later(this.d.refreshMs);
       })
       .finally(() => {
@@ -164,10 +180,13 @@ class EndpointWorker {
   private later(ms: number): void {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.kick();
-    }, Math.max(0, ms));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.kick();
+      },
+      Math.max(0, ms),
+    );
     this.timer.unref();
   }
 
@@ -208,7 +227,8 @@ class EndpointWorker {
    */
   private async destination(d: WebhookDispatcher): Promise<{ url: URL; address: { address: string; family: number } }> {
     const now = performance.now();
-    if (this.resolved && this.resolved.href === this.e.url && now - this.resolved.at < ADDRESS_TTL_MS) return this.resolved;
+    if (this.resolved && this.resolved.href === this.e.url && now - this.resolved.at < ADDRESS_TTL_MS)
+      return this.resolved;
     this.resolved = undefined;
     const url = new URL(this.e.url);
     const address = await resolveDestination(url, d.opts.allowPrivate, d.lookup);
@@ -284,32 +304,66 @@ class EndpointWorker {
       try {
         const { url, address } = await this.destination(d);
         const headers = signedHeaders(valid, msgId, Math.floor(now / 1000), body);
-        const r = await d.inFlight.run(() => d.send({ url, address, headers, body, timeoutMs: d.timeoutMs, signal: d.stopping.signal }));
+        const r = await d.inFlight.run(() =>
+          d.send({ url, address, headers, body, timeoutMs: d.timeoutMs, signal: d.stopping.signal }),
+        );
         ({ status, error, latencyMs } = r);
         // Cut short by a stop: not a failure of the endpoint; the next holder sends it again.
         if (d.stopping.signal.aborted) return false;
       } catch (e) {
-        error = e instanceof DestinationError ? `refused destination: ${e.message}` : e instanceof Error ? e.message : String(e);
+        error =
+          e instanceof DestinationError
+            ? `refused destination: ${e.message}`
+            : e instanceof Error
+              ? e.message
+              : String(e);
       }
     }
     const at = d.clock();
     const event = (outcome: AttemptOutcome) =>
-      d.opts.onAttempt?.({ endpointId: this.e.id, webhookId: msgId, status, error, latencyMs, outcome, ageSeconds: Math.max(0, (at - receivedAt) / 1000) });
+      d.opts.onAttempt?.({
+        endpointId: this.e.id,
+        webhookId: msgId,
+        status,
+        error,
+        latencyMs,
+        outcome,
+        ageSeconds: Math.max(0, (at - receivedAt) / 1000),
+      });
     if (status !== null && status >= 200 && status < 300) {
       this.cursor = entry.seq;
       this.dirty = true;
       this.pending = undefined;
       const recovered = this.e.failures > 0;
-      this.e = { ...this.e, failures: 0, firstFailureAt: null, nextAttemptAt: null, lastSuccessAt: new Date(at).toISOString(), lastStatus: status };
+      this.e = {
+        ...this.e,
+        failures: 0,
+        firstFailureAt: null,
+        nextAttemptAt: null,
+        lastSuccessAt: new Date(at).toISOString(),
+        lastStatus: status,
+      };
       event('delivered');
       // After a failure run, written at once (`webhooks list` shows the recovery); otherwise batched.
-      if (recovered) return this.record(this.attempt({ at, status, ok: true, failures: 0, firstFailureAt: null, nextAttemptAt: null }));
+      if (recovered)
+        return this.record(
+          this.attempt({ at, status, ok: true, failures: 0, firstFailureAt: null, nextAttemptAt: null }),
+        );
       d.markDirty(this);
       return true;
     }
     if (status === 410) {
       event('disabled');
-      await this.record(this.attempt({ at, status, error, ok: false, state: 'disabled', pausedReason: 'the receiver answered 410 Gone' }));
+      await this.record(
+        this.attempt({
+          at,
+          status,
+          error,
+          ok: false,
+          state: 'disabled',
+          pausedReason: 'the receiver answered 410 Gone',
+        }),
+      );
       d.opts.log(`webhooks: endpoint ${this.e.id} disabled: the receiver answered 410 Gone`);
       d.drop(this.e.id);
       return false;
@@ -320,14 +374,38 @@ class EndpointWorker {
     if (!decision.retry) {
       event('paused');
       const reason = `${decision.reason}; last error: ${error ?? `HTTP ${status}`}`;
-      await this.record(this.attempt({ at, status, error, ok: false, failures, firstFailureAt: first, nextAttemptAt: null, state: 'paused', pausedReason: reason }));
+      await this.record(
+        this.attempt({
+          at,
+          status,
+          error,
+          ok: false,
+          failures,
+          firstFailureAt: first,
+          nextAttemptAt: null,
+          state: 'paused',
+          pausedReason: reason,
+        }),
+      );
       d.opts.log(`webhooks: endpoint ${this.e.id} paused: ${reason}`);
       d.drop(this.e.id);
       return false;
     }
     event('failed');
-    this.e = { ...this.e, failures, firstFailureAt: new Date(first).toISOString(), nextAttemptAt: new Date(decision.at).toISOString(), lastError: error, lastStatus: status };
-    if (!(await this.record(this.attempt({ at, status, error, ok: false, failures, firstFailureAt: first, nextAttemptAt: decision.at })))) return false;
+    this.e = {
+      ...this.e,
+      failures,
+      firstFailureAt: new Date(first).toISOString(),
+      nextAttemptAt: new Date(decision.at).toISOString(),
+      lastError: error,
+      lastStatus: status,
+    };
+    if (
+      !(await this.record(
+        this.attempt({ at, status, error, ok: false, failures, firstFailureAt: first, nextAttemptAt: decision.at }),
+      ))
+    )
+      return false;
     this.later(decision.at - d.clock());
     return false;
   }
@@ -388,11 +466,15 @@ export class WebhookDispatcher {
     await this.poller.start();
     this.unwake = this.opts.feedWake?.(() => this.poller.wake());
     // A database that is down now is retried on the renewal timer; the service starts anyway.
-    await this.refresh().catch((e: unknown) => this.opts.log(`webhooks: claiming endpoints failed: ${e instanceof Error ? e.message : String(e)}; retrying`));
+    await this.refresh().catch((e: unknown) =>
+      this.opts.log(`webhooks: claiming endpoints failed: ${e instanceof Error ? e.message : String(e)}; retrying`),
+    );
     const tick = () => {
       this.refreshTimer = setTimeout(() => {
         this.refreshing = this.refresh()
-          .catch((e: unknown) => this.opts.log(`webhooks: lease renewal failed: ${e instanceof Error ? e.message : String(e)}`))
+          .catch((e: unknown) =>
+            this.opts.log(`webhooks: lease renewal failed: ${e instanceof Error ? e.message : String(e)}`),
+          )
           .finally(() => {
             this.refreshing = undefined;
             if (!this.stopped) tick();
@@ -419,7 +501,12 @@ export class WebhookDispatcher {
   async refresh(): Promise<void> {
     if (this.stopped) return;
     const readStartedAt = performance.now();
-    const held = await this.opts.store.webhooks.claim(this.owner, this.clock(), this.opts.leaseMs ?? DISPATCH_DEFAULTS.leaseMs, this.opts.maxEndpoints ?? DISPATCH_DEFAULTS.maxEndpoints);
+    const held = await this.opts.store.webhooks.claim(
+      this.owner,
+      this.clock(),
+      this.opts.leaseMs ?? DISPATCH_DEFAULTS.leaseMs,
+      this.opts.maxEndpoints ?? DISPATCH_DEFAULTS.maxEndpoints,
+    );
     const ids = new Set(held.map((e) => e.id));
     for (const id of [...this.workers.keys()]) if (!ids.has(id)) this.drop(id);
     for (const e of held) {
@@ -479,7 +566,9 @@ export class WebhookDispatcher {
       });
     } catch (e) {
       for (const w of batch) this.markDirty(w);
-      this.opts.log(`webhooks: writing delivery cursors failed (${e instanceof Error ? e.message : String(e)}); retrying`);
+      this.opts.log(
+        `webhooks: writing delivery cursors failed (${e instanceof Error ? e.message : String(e)}); retrying`,
+      );
       return;
     }
     for (const id of lost) this.drop(id);

@@ -19,6 +19,10 @@ export function messageId(endpointId: string, articleId: string): string {
  * same bytes on every retry; `data` is presented for the tier (tickers for max only).
  */
 export function webhookBody(article: StoredArticle, tier: Tier): string {
-  const payload: ArticleWebhook = { type: webhookRules.eventType, timestamp: article.received_at, data: presentArticle(article, planOf(tier).tickers) };
+  const payload: ArticleWebhook = {
+    type: webhookRules.eventType,
+    timestamp: article.received_at,
+    data: presentArticle(article, planOf(tier).tickers),
+  };
   return JSON.stringify(payload);
 }

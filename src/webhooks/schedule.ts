@@ -30,10 +30,19 @@ export function baseDelay(failures: number, rules: RetryRules = CONTRACT_RETRY_R
  * After the `failures`-th failure in a row (the first one at `firstFailureAt`), at `now`: when to try
  * again, or give up (paused) once the run is older than the give-up window. `random` in [0, 1).
  */
-export function nextRetry(failures: number, firstFailureAt: number, now: number, random: () => number, rules: RetryRules = CONTRACT_RETRY_RULES): RetryDecision {
+export function nextRetry(
+  failures: number,
+  firstFailureAt: number,
+  now: number,
+  random: () => number,
+  rules: RetryRules = CONTRACT_RETRY_RULES,
+): RetryDecision {
   if (now - firstFailureAt >= rules.giveUpAfterMs) {
     const hours = Math.round(rules.giveUpAfterMs / 3_600_000);
-    return { retry: false, reason: `failing since ${new Date(firstFailureAt).toISOString()} (${failures} attempts over ${hours} h)` };
+    return {
+      retry: false,
+      reason: `failing since ${new Date(firstFailureAt).toISOString()} (${failures} attempts over ${hours} h)`,
+    };
   }
   const base = baseDelay(failures, rules);
   const jitter = base * rules.jitterRatio * (2 * random() - 1);

@@ -28,7 +28,8 @@ export class SecretBox {
     if (sealed.startsWith('plain:')) return sealed.slice('plain:'.length);
     const m = /^enc1:([^:]+):([^:]+):([^:]+)$/.exec(sealed);
     if (!m) throw new Error('unreadable stored webhook secret');
-    if (!this.key) throw new Error('a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with');
+    if (!this.key)
+      throw new Error('a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with');
     const d = createDecipheriv('aes-256-gcm', this.key, Buffer.from(m[1]!, 'base64'));
     d.setAuthTag(Buffer.from(m[2]!, 'base64'));
     return Buffer.concat([d.update(Buffer.from(m[3]!, 'base64')), d.final()]).toString('utf8');

@@ -48,7 +48,8 @@ export const httpSender: Sender = (r) =>
     const started = performance.now();
     const lib = r.url.protocol === 'https:' ? https : http;
     const pinned: LookupFunction = (_host, options, cb) => {
-      if ((options as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [r.address]);
+      if ((options as { all?: boolean }).all)
+        (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [r.address]);
       else cb(null, r.address.address, r.address.family);
     };
     let settled = false;
@@ -71,7 +72,12 @@ export const httpSender: Sender = (r) =>
         method: 'POST',
         agent: r.url.protocol === 'https:' ? agents.https : agents.http,
         lookup: pinned,
-        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(r.body)), 'user-agent': 'fns-webhooks/1', ...r.headers },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(r.body)),
+          'user-agent': 'fns-webhooks/1',
+          ...r.headers,
+        },
       },
       (res) => {
         // The status line decides: the answer came in time, whatever its body does next.
@@ -87,7 +93,13 @@ export const httpSender: Sender = (r) =>
           finished = true;
           clearTimeout(bodyTimer);
           const excerpt = Buffer.concat(chunks).toString('utf8').trim().replace(/\s+/g, ' ').slice(0, 200);
-          done(status, ok ? null : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}${excerpt ? `: ${excerpt}` : ''}`, answeredAt);
+          done(
+            status,
+            ok
+              ? null
+              : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}${excerpt ? `: ${excerpt}` : ''}`,
+            answeredAt,
+          );
           // A body not read to its end leaves the connection unusable: it is destroyed, not pooled.
           if (!complete) res.destroy();
         };

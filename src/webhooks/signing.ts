@@ -16,7 +16,8 @@ export function newSecret(): string {
 
 /** The HMAC key of a `whsec_…` secret; throws on anything else. */
 export function secretKey(secret: string): Buffer {
-  if (!secret.startsWith(webhookRules.secretPrefix)) throw new RangeError(`a webhook secret starts with ${webhookRules.secretPrefix}`);
+  if (!secret.startsWith(webhookRules.secretPrefix))
+    throw new RangeError(`a webhook secret starts with ${webhookRules.secretPrefix}`);
   const key = Buffer.from(secret.slice(webhookRules.secretPrefix.length), 'base64');
   if (key.length === 0) throw new RangeError('the webhook secret is empty');
   return key;
@@ -28,7 +29,12 @@ export function signatureFor(secret: string, msgId: string, timestampSeconds: nu
 }
 
 /** The three headers of one attempt, signed with every secret given (newest first). */
-export function signedHeaders(secrets: readonly string[], msgId: string, timestampSeconds: number, body: string): Record<string, string> {
+export function signedHeaders(
+  secrets: readonly string[],
+  msgId: string,
+  timestampSeconds: number,
+  body: string,
+): Record<string, string> {
   return {
     'webhook-id': msgId,
     'webhook-timestamp': String(timestampSeconds),

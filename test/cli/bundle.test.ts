@@ -10,8 +10,15 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/specs.js';
 
-type CliBundle = (o: { root: string; entry: string; cacheDir: string; alsoWatched: string[] }) => Promise<string | undefined>;
-const { cliBundle } = (await import(pathToFileURL(join(repoRoot, 'bin', 'cli-bundle.mjs')).href)) as { cliBundle: CliBundle };
+type CliBundle = (o: {
+  root: string;
+  entry: string;
+  cacheDir: string;
+  alsoWatched: string[];
+}) => Promise<string | undefined>;
+const { cliBundle } = (await import(pathToFileURL(join(repoRoot, 'bin', 'cli-bundle.mjs')).href)) as {
+  cliBundle: CliBundle;
+};
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -20,8 +27,15 @@ function project() {
   const root = mkdtempSync(join(tmpdir(), 'fns-bundle-'));
   dirs.push(root);
   mkdirSync(join(root, 'src', 'lib'), { recursive: true });
-  writeFileSync(join(root, 'src', 'main.ts'), "export { word, where } from './lib/dep.js';\nexport const here: string = import.meta.url;\n");
-  const dep = (word: string) => writeFileSync(join(root, 'src', 'lib', 'dep.ts'), `export const word: string = '${word}';\nexport const where = new URL('./data.txt', import.meta.url).href;\n`);
+  writeFileSync(
+    join(root, 'src', 'main.ts'),
+    "export { word, where } from './lib/dep.js';\nexport const here: string = import.meta.url;\n",
+  );
+  const dep = (word: string) =>
+    writeFileSync(
+      join(root, 'src', 'lib', 'dep.ts'),
+      `export const word: string = '${word}';\nexport const where = new URL('./data.txt', import.meta.url).href;\n`,
+    );
   dep('one');
   const opts = { root, entry: 'src/main.ts', cacheDir: join(root, 'cache'), alsoWatched: [] };
   return { root, dep, build: () => cliBundle(opts) };

@@ -34,7 +34,11 @@ describe('an unreadable ingest input', () => {
     expectCleanFailure(await fns('articles', 'ingest', locked), 1, `${locked}: permission denied`);
   });
   it('permission denied, as the message reads (also checked as a real process when not root)', () => {
-    const e = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES', syscall: 'open', path: '/srv/in.ndjson' });
+    const e = Object.assign(new Error('EACCES: permission denied'), {
+      code: 'EACCES',
+      syscall: 'open',
+      path: '/srv/in.ndjson',
+    });
     expect(explain(e)).toEqual({ message: '/srv/in.ndjson: permission denied', exitCode: 1 });
   });
 });
@@ -74,7 +78,11 @@ describe('a port in use (serve, demo): exit 1, "port N is in use; set PORT or --
   const taken = takenPort();
 
   it('fns serve --port', async () => {
-    expectCleanFailure(await fns('serve', '--port', String(taken.port), '--host', '127.0.0.1'), 1, `port ${taken.port} is in use; set PORT or --port`);
+    expectCleanFailure(
+      await fns('serve', '--port', String(taken.port), '--host', '127.0.0.1'),
+      1,
+      `port ${taken.port} is in use; set PORT or --port`,
+    );
   });
   it('fns serve with PORT', async () => {
     const r = await fnsWith({ dataDir: data.dir, env: { PORT: String(taken.port), HOST: '127.0.0.1' } }, 'serve');
@@ -90,7 +98,10 @@ describe('a port in use by the admin listener: the message names ADMIN_PORT, not
   const taken = takenPort();
 
   it('fns serve with ADMIN_PORT taken: exit 1, "the admin listener: port N is in use; set ADMIN_PORT"', async () => {
-    const r = await fnsWith({ dataDir: data.dir, env: { PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: String(taken.port) } }, 'serve');
+    const r = await fnsWith(
+      { dataDir: data.dir, env: { PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: String(taken.port) } },
+      'serve',
+    );
     expectCleanFailure(r, 1, /^fns: the admin listener: port \d+ is in use; set ADMIN_PORT$/m);
     expect(r.stderr).toContain(`port ${taken.port} is in use`);
     expect(r.stderr).not.toContain('set PORT');
@@ -98,13 +109,28 @@ describe('a port in use by the admin listener: the message names ADMIN_PORT, not
 
   it('each listener names its own settings for a port in use, a port not allowed and an address not of this machine', async () => {
     const { ADMIN_LISTENER, PUBLIC_LISTENER, fromListener } = await import('../../src/server/listeners.js');
-    const listenError = (code: string) => Object.assign(new Error(code), { code, syscall: 'listen', port: 80, address: '10.9.9.9' });
-    expect(explain(fromListener(listenError('EADDRINUSE'), ADMIN_LISTENER))?.message).toBe('the admin listener: port 80 is in use; set ADMIN_PORT');
-    expect(explain(fromListener(listenError('EACCES'), ADMIN_LISTENER))?.message).toBe('the admin listener: not allowed to listen on port 80 (ports below 1024 need privileges); set ADMIN_PORT');
-    expect(explain(fromListener(listenError('EADDRNOTAVAIL'), ADMIN_LISTENER))?.message).toBe('the admin listener: cannot listen on 10.9.9.9: not an address of this machine; set ADMIN_HOST');
-    const unknownHost = Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname: 'admin.invalid' });
-    expect(explain(fromListener(unknownHost, ADMIN_LISTENER))?.message).toBe('the admin listener: unknown host admin.invalid; set ADMIN_HOST');
-    expect(explain(fromListener(listenError('EADDRINUSE'), PUBLIC_LISTENER))?.message).toBe('port 80 is in use; set PORT or --port');
+    const listenError = (code: string) =>
+      Object.assign(new Error(code), { code, syscall: 'listen', port: 80, address: '10.9.9.9' });
+    expect(explain(fromListener(listenError('EADDRINUSE'), ADMIN_LISTENER))?.message).toBe(
+      'the admin listener: port 80 is in use; set ADMIN_PORT',
+    );
+    expect(explain(fromListener(listenError('EACCES'), ADMIN_LISTENER))?.message).toBe(
+      'the admin listener: not allowed to listen on port 80 (ports below 1024 need privileges); set ADMIN_PORT',
+    );
+    expect(explain(fromListener(listenError('EADDRNOTAVAIL'), ADMIN_LISTENER))?.message).toBe(
+      'the admin listener: cannot listen on 10.9.9.9: not an address of this machine; set ADMIN_HOST',
+    );
+    const unknownHost = Object.assign(new Error('getaddrinfo ENOTFOUND'), {
+      code: 'ENOTFOUND',
+      syscall: 'getaddrinfo',
+      hostname: 'admin.invalid',
+    });
+    expect(explain(fromListener(unknownHost, ADMIN_LISTENER))?.message).toBe(
+      'the admin listener: unknown host admin.invalid; set ADMIN_HOST',
+    );
+    expect(explain(fromListener(listenError('EADDRINUSE'), PUBLIC_LISTENER))?.message).toBe(
+      'port 80 is in use; set PORT or --port',
+    );
   });
 });
 

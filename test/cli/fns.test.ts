@@ -23,7 +23,10 @@ const json = async (...args: string[]) => {
 };
 
 beforeAll(async () => {
-  svc = await startService({ ...loadConfig({ DATA_DIR: data.dir }), port: 0, host: '127.0.0.1' }, { log: () => {}, embedder: new TrigramEmbedder() });
+  svc = await startService(
+    { ...loadConfig({ DATA_DIR: data.dir }), port: 0, host: '127.0.0.1' },
+    { log: () => {}, embedder: new TrigramEmbedder() },
+  );
 });
 afterAll(async () => {
   await svc.close();
@@ -33,14 +36,28 @@ afterAll(async () => {
 describe('fns keys create --tier: a new account on that tier and its first key', () => {
   it('prints the key once as JSON, and stores only its hash', async () => {
     const out = await json('keys', 'create', '--tier', 'pro');
-    expect(out).toEqual({ key: expect.stringMatching(/^fns_live_[\w-]{32}$/), key_id: expect.any(String), account_id: expect.any(String) });
+    expect(out).toEqual({
+      key: expect.stringMatching(/^fns_live_[\w-]{32}$/),
+      key_id: expect.any(String),
+      account_id: expect.any(String),
+    });
     expect((await usage(out.key)).body.tier).toBe('pro');
-    const db = readFileSync(join(data.dir, 'fns.sqlite')).toString('latin1') + readFileSync(join(data.dir, 'fns.sqlite-wal')).toString('latin1');
+    const db =
+      readFileSync(join(data.dir, 'fns.sqlite')).toString('latin1') +
+      readFileSync(join(data.dir, 'fns.sqlite-wal')).toString('latin1');
     expect(db).not.toContain(out.key);
   });
   it('refuses an unknown tier, or neither --tier nor --account, with exit code 2', async () => {
-    expectCleanFailure(await fns('keys', 'create', '--tier', 'gold'), 2, '--tier must be one of starter, pro, max, free');
-    expectCleanFailure(await fns('keys', 'create'), 2, 'give --tier <tier> for a new account, or --account <account_id>');
+    expectCleanFailure(
+      await fns('keys', 'create', '--tier', 'gold'),
+      2,
+      '--tier must be one of starter, pro, max, free',
+    );
+    expectCleanFailure(
+      await fns('keys', 'create'),
+      2,
+      'give --tier <tier> for a new account, or --account <account_id>',
+    );
   });
 });
 
@@ -54,21 +71,34 @@ describe('fns keys create --account: one more key on an existing account, never 
   });
   it('refuses an unknown (mistyped) account with exit code 1, names fns accounts create, and creates nothing', async () => {
     const before = await json('keys', 'list');
-    expectCleanFailure(await fns('keys', 'create', '--tier', 'pro', '--account', 'acct_typo'), 1, 'no account acct_typo');
+    expectCleanFailure(
+      await fns('keys', 'create', '--tier', 'pro', '--account', 'acct_typo'),
+      1,
+      'no account acct_typo',
+    );
     expect((await fns('keys', 'create', '--account', 'acct_typo')).stderr).toContain('fns accounts create');
     expect(await json('keys', 'list')).toEqual(before);
     expect((await fns('accounts', 'show', 'acct_typo')).code).toBe(1);
   });
-  it('refuses a --tier that differs from the account\'s and points to set-tier', async () => {
+  it("refuses a --tier that differs from the account's and points to set-tier", async () => {
     const acct = await json('accounts', 'create', '--tier', 'starter');
-    expectCleanFailure(await fns('keys', 'create', '--account', acct.account_id, '--tier', 'max'), 1, `fns accounts set-tier ${acct.account_id} max`);
+    expectCleanFailure(
+      await fns('keys', 'create', '--account', acct.account_id, '--tier', 'max'),
+      1,
+      `fns accounts set-tier ${acct.account_id} max`,
+    );
   });
 });
 
-describe('fns accounts create and show: an account\'s state and its keys, never a key', () => {
-  it('creates an account with a generated id; show gives tier, period, cancellation and each key\'s state', async () => {
+describe("fns accounts create and show: an account's state and its keys, never a key", () => {
+  it("creates an account with a generated id; show gives tier, period, cancellation and each key's state", async () => {
     const acct = await json('accounts', 'create', '--tier', 'pro');
-    expect(acct).toEqual({ account_id: expect.stringMatching(/^acct_/), tier: 'pro', period_end: expect.any(String), cancelled_at: null });
+    expect(acct).toEqual({
+      account_id: expect.stringMatching(/^acct_/),
+      tier: 'pro',
+      period_end: expect.any(String),
+      cancelled_at: null,
+    });
     expect(await json('accounts', 'show', acct.account_id)).toEqual({ ...acct, effective_tier: 'pro', keys: [] });
 
     const k1 = await json('keys', 'create', '--account', acct.account_id);
@@ -103,7 +133,7 @@ describe('fns accounts create and show: an account\'s state and its keys, never 
 });
 
 describe('fns keys list: key ids, their account and state', () => {
-  it('lists every key, or one account\'s; an unknown account is refused', async () => {
+  it("lists every key, or one account's; an unknown account is refused", async () => {
     const a = await json('keys', 'create', '--tier', 'starter');
     const b = await json('keys', 'create', '--tier', 'starter');
     const all = (await json('keys', 'list')).keys.map((k: { key_id: string }) => k.key_id);
@@ -111,7 +141,9 @@ describe('fns keys list: key ids, their account and state', () => {
     expect(await json('keys', 'list', '--account', a.account_id)).toEqual({
       keys: [{ key_id: a.key_id, account_id: a.account_id, active: true, created_at: expect.any(String) }],
     });
-    expect((await fns('keys', 'list', '--account', a.account_id)).stdout).toMatch(new RegExp(`^${a.key_id}\\s+${a.account_id}\\s+active`));
+    expect((await fns('keys', 'list', '--account', a.account_id)).stdout).toMatch(
+      new RegExp(`^${a.key_id}\\s+${a.account_id}\\s+active`),
+    );
     expectCleanFailure(await fns('keys', 'list', '--account', 'acct_nope'), 1, 'no account acct_nope');
   });
 });
@@ -131,7 +163,11 @@ describe('key and account changes reach the running service within one second', 
   });
   it('cancels only a subscription: a free account stays free, and a cancellation is not repeated (exit 1)', async () => {
     const free = await json('keys', 'create', '--tier', 'free');
-    expectCleanFailure(await fns('accounts', 'cancel', free.account_id), 1, 'has no subscription to cancel (tier free)');
+    expectCleanFailure(
+      await fns('accounts', 'cancel', free.account_id),
+      1,
+      'has no subscription to cancel (tier free)',
+    );
     expect((await usage(free.key)).body.tier).toBe('free');
     const pro = await json('keys', 'create', '--tier', 'pro');
     expect((await fns('accounts', 'cancel', pro.account_id)).code).toBe(0);
@@ -148,16 +184,28 @@ describe('key and account changes reach the running service within one second', 
 describe('fns articles ingest', () => {
   it('stores the good lines, reports bad ones by line number (exit 3: partial), and the service lists them', async () => {
     const file = join(data.dir, 'in.ndjson');
-    writeFileSync(file, '{"content":"CLI ingested headline about copper"}\n{"content":""}\n\n{"content":"Second CLI headline","urgency":"flash"}\n');
+    writeFileSync(
+      file,
+      '{"content":"CLI ingested headline about copper"}\n{"content":""}\n\n{"content":"Second CLI headline","urgency":"flash"}\n',
+    );
     const r = await fns('articles', 'ingest', file, '--json');
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('line 2: content is required');
     expect(r.stderr).not.toContain('\r'); // no progress line: standard error is not a terminal
     const out = JSON.parse(r.stdout);
-    expect(out).toEqual({ lines: 3, ingested: 2, ids: [expect.any(String), expect.any(String)], duplicates: [], errors: [{ line: 2, error: expect.any(String) }] });
+    expect(out).toEqual({
+      lines: 3,
+      ingested: 2,
+      ids: [expect.any(String), expect.any(String)],
+      duplicates: [],
+      errors: [{ line: 2, error: expect.any(String) }],
+    });
     const k = await json('keys', 'create', '--tier', 'pro');
     const list = await get(port(), '/v1/news?limit=2', { key: k.key, ip: '127.2.1.1' });
-    expect(list.body.articles.map((a: any) => a.content)).toEqual(['Second CLI headline', 'CLI ingested headline about copper']);
+    expect(list.body.articles.map((a: any) => a.content)).toEqual([
+      'Second CLI headline',
+      'CLI ingested headline about copper',
+    ]);
     // Lines without source or url: both keys present, null (contract 1.2.0), for a pro key too.
     expect(list.body.articles.map((a: any) => [a.source, a.url])).toEqual([
       [null, null],

@@ -8,8 +8,18 @@ const dir = tempDataDir('fns-identity-');
 afterAll(() => dir.remove());
 
 const lines = [
-  { content: 'Fed raises rates by 25 basis points', source: 'desk', url: 'https://www.example.com/fed/?utm_source=rss', published_at: '2026-11-21T10:00:00Z' },
-  { content: 'Fed raises rates by 25 basis points', source: 'desk', url: 'https://www.example.com/fed-copy', published_at: '2026-11-21T10:00:00Z' },
+  {
+    content: 'Fed raises rates by 25 basis points',
+    source: 'desk',
+    url: 'https://www.example.com/fed/?utm_source=rss',
+    published_at: '2026-11-21T10:00:00Z',
+  },
+  {
+    content: 'Fed raises rates by 25 basis points',
+    source: 'desk',
+    url: 'https://www.example.com/fed-copy',
+    published_at: '2026-11-21T10:00:00Z',
+  },
   { content: 'Copper rallies on supply fears' },
   { content: 'Copper rallies: what the desk says', url: 'https://WWW.EXAMPLE.COM:443/fed#top' },
 ];
@@ -42,11 +52,18 @@ describe('fns articles ingest answers per line: stored, duplicate (reason, id) o
 describe('fns articles show <id>: source, url, carriers and the reason of each repeat', () => {
   it('shows the stored article with its items and reasons, human and --json', async () => {
     const file = join(dir.dir, 'a.ndjson');
-    const ids = JSON.parse((await dir.fns('articles', 'ingest', file, '--json')).stdout).duplicates.map((d: { id: string }) => d.id);
+    const ids = JSON.parse((await dir.fns('articles', 'ingest', file, '--json')).stdout).duplicates.map(
+      (d: { id: string }) => d.id,
+    );
     const json = await dir.fns('articles', 'show', ids[0], '--json');
     expect(json.code).toBe(0);
     const a = JSON.parse(json.stdout);
-    expect(a).toMatchObject({ id: ids[0], source: 'desk', url: 'https://www.example.com/fed', tickers: expect.any(Array) });
+    expect(a).toMatchObject({
+      id: ids[0],
+      source: 'desk',
+      url: 'https://www.example.com/fed',
+      tickers: expect.any(Array),
+    });
     // The operator line under another spelling of the link is a carrier (it is another source's copy).
     expect(a.carriers).toEqual([
       { source: 'desk', url: 'https://www.example.com/fed', at: expect.any(String), reason: null },
@@ -63,7 +80,11 @@ describe('fns articles show <id>: source, url, carriers and the reason of each r
     expect(human.stdout).toMatch(/same-headline/);
   });
   it('an unknown id is refused cleanly', async () => {
-    expectCleanFailure(await dir.fns('articles', 'show', '01M7Z87BJ3K8W3Q2ZP7R9T4V6X'), 1, 'no article 01M7Z87BJ3K8W3Q2ZP7R9T4V6X');
+    expectCleanFailure(
+      await dir.fns('articles', 'show', '01M7Z87BJ3K8W3Q2ZP7R9T4V6X'),
+      1,
+      'no article 01M7Z87BJ3K8W3Q2ZP7R9T4V6X',
+    );
   });
   it('is listed in fns articles --help', async () => {
     const r = await dir.fns('articles', '--help');

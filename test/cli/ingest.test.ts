@@ -42,12 +42,20 @@ describe('ingest commits in chunks of at most 1,000 articles, each with the cloc
     expect(INGEST_CHUNK).toBe(1000);
     expect(store.calls.map((c) => c.size)).toEqual([1000, 1000, 500]);
     expect(store.calls.every((c) => c.at === Date.now)).toBe(true);
-    expect(report).toMatchObject({ lines: 2501, ingested: 2500, errors: [{ line: 1201, error: expect.stringContaining('content is required') }] });
+    expect(report).toMatchObject({
+      lines: 2501,
+      ingested: 2500,
+      errors: [{ line: 1201, error: expect.stringContaining('content is required') }],
+    });
     expect(report.ids).toHaveLength(2500);
   });
   it('line numbers count blank lines; blank lines are not articles', async () => {
     const report = await ingest(recordingStore(), ['', '{"content":"a"}', '   ', 'nope'], Date.now);
-    expect(report).toMatchObject({ lines: 2, ingested: 1, errors: [{ line: 4, error: expect.stringMatching(/^not valid JSON/) }] });
+    expect(report).toMatchObject({
+      lines: 2,
+      ingested: 1,
+      errors: [{ line: 4, error: expect.stringMatching(/^not valid JSON/) }],
+    });
   });
   it('a store failure stops the ingest and says up to which line the input is done: nothing after it was stored', async () => {
     const input = lines(2500);
@@ -90,7 +98,11 @@ describe('the progress line: on standard error, only when it is a terminal', () 
     t = 400;
     p.update(counts(4000)); // within 250 ms of the last one
     p.note('line 7: bad (skipped)');
-    expect(written).toEqual(['\r3,000 lines read, 3,000 stored, 0 skipped (10,000 lines/s)\x1b[K', '\r\x1b[K', 'line 7: bad (skipped)\n']);
+    expect(written).toEqual([
+      '\r3,000 lines read, 3,000 stored, 0 skipped (10,000 lines/s)\x1b[K',
+      '\r\x1b[K',
+      'line 7: bad (skipped)\n',
+    ]);
   });
   it('not a terminal (a pipe, a log file): no progress line at all', () => {
     const written: string[] = [];
@@ -108,9 +120,13 @@ describe('the output is complete on a pipe, however slowly the reader reads', ()
     writeFileSync(file, ndjson(5000, 'piped'));
     // A real shell pipe: the reader lets the pipe buffer (64 KiB) fill before it reads anything.
     const reader = `setTimeout(() => { let s = ''; process.stdin.setEncoding('utf8').on('data', (d) => (s += d)).on('end', () => console.log(JSON.stringify({ bytes: Buffer.byteLength(s), ids: JSON.parse(s).ids.length }))); }, 1000)`;
-    const shell = spawn('sh', ['-c', `"${process.execPath}" "${fnsBin}" articles ingest "${file}" --json | "${process.execPath}" -e "$READER"`], {
-      env: { ...process.env, DATA_DIR: data.dir, READER: reader },
-    });
+    const shell = spawn(
+      'sh',
+      ['-c', `"${process.execPath}" "${fnsBin}" articles ingest "${file}" --json | "${process.execPath}" -e "$READER"`],
+      {
+        env: { ...process.env, DATA_DIR: data.dir, READER: reader },
+      },
+    );
     let out = '';
     let err = '';
     shell.stdout.on('data', (d) => (out += d));

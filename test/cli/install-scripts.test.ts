@@ -11,7 +11,9 @@ import { repoRoot } from '../support/specs.js';
 describe('install scripts', () => {
   it('the project itself has none (npx would refuse them under strict-allow-scripts)', () => {
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
-    const lifecycle = ['preinstall', 'install', 'postinstall', 'prepare', 'prepublish'].filter((s) => pkg.scripts[s] !== undefined);
+    const lifecycle = ['preinstall', 'install', 'postinstall', 'prepare', 'prepublish'].filter(
+      (s) => pkg.scripts[s] !== undefined,
+    );
     expect(lifecycle).toEqual([]);
   });
 

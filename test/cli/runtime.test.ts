@@ -18,7 +18,9 @@ const engines = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'))
 function fnsAsNode(version: string, ...args: string[]): Promise<FnsResult> {
   const code = `Object.defineProperty(process, 'version', { value: ${JSON.stringify(version)} }); process.argv.splice(1, 0, ${JSON.stringify(fnsBin)}); await import(${JSON.stringify(new URL(`file://${fnsBin}`).href)});`;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', code, '--', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code, '--', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
@@ -67,11 +69,16 @@ describe('every command group answers --help and fns help <group> with its comma
   const data = tempDataDir('fns-runtime-');
   afterAll(() => data.remove());
 
-  it('has groups to check', () => expect(groups).toEqual(expect.arrayContaining(['keys', 'accounts', 'articles', 'sources'])));
+  it('has groups to check', () =>
+    expect(groups).toEqual(expect.arrayContaining(['keys', 'accounts', 'articles', 'sources'])));
 
   it.each(groups)('fns %s --help / -h / fns help %s', async (group) => {
     const members = commands.filter((c) => c.name.startsWith(`${group} `));
-    for (const args of [[group, '--help'], [group, '-h'], ['help', group]]) {
+    for (const args of [
+      [group, '--help'],
+      [group, '-h'],
+      ['help', group],
+    ]) {
       const r = await data.fns(...args);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
@@ -90,7 +97,7 @@ describe('a data command next to a demo, without DATA_DIR, says where the demo k
   const data = tempDataDir('fns-demo-hint-');
   afterAll(() => data.remove());
 
-  it('names DATA_DIR=<dir>/demo when it is about to create an empty store beside the demo\'s', async () => {
+  it("names DATA_DIR=<dir>/demo when it is about to create an empty store beside the demo's", async () => {
     mkdirSync(join(data.dir, 'demo'));
     // A demo's store: any command that opens DATA_DIR/demo creates one.
     const demo = await tempDataDirAt(join(data.dir, 'demo'), 'sources', 'list');

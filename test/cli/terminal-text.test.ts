@@ -24,7 +24,16 @@ function expectInert(output: string): void {
 
 const data = tempDataDir('fns-terminal-');
 const ADMIN_TOKEN = 'terminal-test-token-0123456789';
-const env = { ADMIN_PORT: '0', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE: 'true', FEED_ALLOW_PRIVATE: 'true', PORT: '0', HOST: '127.0.0.1', EMBEDDINGS_URL: 'http://127.0.0.1:9/v1/embeddings', EMBEDDINGS_MODEL: 'unused' };
+const env = {
+  ADMIN_PORT: '0',
+  ADMIN_TOKEN,
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  FEED_ALLOW_PRIVATE: 'true',
+  PORT: '0',
+  HOST: '127.0.0.1',
+  EMBEDDINGS_URL: 'http://127.0.0.1:9/v1/embeddings',
+  EMBEDDINGS_MODEL: 'unused',
+};
 const fns = (...args: string[]) => fnsWith({ dataDir: data.dir, env }, ...args);
 const fnsInput = (input: string, ...args: string[]) => fnsWith({ dataDir: data.dir, env, input }, ...args);
 const cleanups: (() => unknown)[] = [];
@@ -34,8 +43,14 @@ afterAll(async () => {
 });
 
 /** A long-running `fns` command; resolves once its output matches `ready`. */
-async function start(args: string[], ready: RegExp): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [fnsBin, ...args], { env: { ...process.env, ...env, DATA_DIR: data.dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function start(
+  args: string[],
+  ready: RegExp,
+): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [fnsBin, ...args], {
+    env: { ...process.env, ...env, DATA_DIR: data.dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = once(child, 'exit');
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -60,7 +75,9 @@ describe('fns articles ingest and show: pushed and ingested text is shown escape
     expect(ingested.code).toBe(1);
     expectInert(ingested.stdout);
     expectInert(ingested.stderr);
-    expect(ingested.stderr).toContain('line 1: unknown field(s): xRates \\x1b]0;pwned\\x07 \\x1b[2J cut\\r\\nfns: forged line\\u2028\\u202e');
+    expect(ingested.stderr).toContain(
+      'line 1: unknown field(s): xRates \\x1b]0;pwned\\x07 \\x1b[2J cut\\r\\nfns: forged line\\u2028\\u202e',
+    );
   }, 60_000);
 
   it('show escapes what a push to the running service stored: content, the id at the source', async () => {
@@ -81,7 +98,9 @@ describe('fns articles ingest and show: pushed and ingested text is shown escape
     expectInert(shown.stdout);
     // Stored content is one line of plain text already (domain/text.ts); what is left of it is escaped.
     expect(shown.stdout).toMatch(/^content: +Rates .*\\u202e$/m);
-    expect(shown.stdout).toContain('  wire  Rates \\x1b]0;pwned\\x07 \\x1b[2J cut\\r\\nfns: forged line\\u2028\\u202e  ');
+    expect(shown.stdout).toContain(
+      '  wire  Rates \\x1b]0;pwned\\x07 \\x1b[2J cut\\r\\nfns: forged line\\u2028\\u202e  ',
+    );
 
     // JSON stays JSON: the same value, nothing a terminal acts on.
     const json = await fns('articles', 'show', id, '--json');
@@ -90,13 +109,22 @@ describe('fns articles ingest and show: pushed and ingested text is shown escape
   }, 60_000);
 });
 
-describe('fns sources run and list: a feed server\'s reason phrase is shown escaped', () => {
+describe("fns sources run and list: a feed server's reason phrase is shown escaped", () => {
   it('prints the failed poll and the last error with the escape sequences escaped', async () => {
     // A feed server whose status line carries ESC, BEL and a C1 CSI (bytes Node's parser lets through).
     const feed: NetServer = createNetServer((s) => {
       s.once('data', () => {
-        const reason = Buffer.concat([Buffer.from('Bad \x1b]0;pwned\x07 \x1b[2J'), Buffer.from([0x9b, 0x33, 0x31, 0x6d])]);
-        s.end(Buffer.concat([Buffer.from('HTTP/1.1 503 '), reason, Buffer.from('\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')]));
+        const reason = Buffer.concat([
+          Buffer.from('Bad \x1b]0;pwned\x07 \x1b[2J'),
+          Buffer.from([0x9b, 0x33, 0x31, 0x6d]),
+        ]);
+        s.end(
+          Buffer.concat([
+            Buffer.from('HTTP/1.1 503 '),
+            reason,
+            Buffer.from('\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'),
+          ]),
+        );
       });
       s.on('error', () => {});
     });
@@ -117,11 +145,13 @@ describe('fns sources run and list: a feed server\'s reason phrase is shown esca
     expect(listed.stdout).toMatch(/^ {2}last error: .*Bad \\x1b\]0;pwned\\x07 \\x1b\[2J\\x9b31m/m);
     const json = await fns('sources', 'list', '--json');
     expectInert(json.stdout);
-    expect((JSON.parse(json.stdout) as { sources: { last_error: string }[] }).sources[0]!.last_error).toContain('Bad \x1b]0;pwned\x07 \x1b[2J\u009b31m');
+    expect((JSON.parse(json.stdout) as { sources: { last_error: string }[] }).sources[0]!.last_error).toContain(
+      'Bad \x1b]0;pwned\x07 \x1b[2J\u009b31m',
+    );
   }, 60_000);
 });
 
-describe('fns webhooks send-test and list: a receiver\'s answer is shown escaped', () => {
+describe("fns webhooks send-test and list: a receiver's answer is shown escaped", () => {
   it('send-test and list print the answer body with its escape sequences escaped', async () => {
     const receiver: HttpServer = createHttpServer((req, res) => {
       req.resume();
@@ -134,7 +164,9 @@ describe('fns webhooks send-test and list: a receiver\'s answer is shown escaped
       return new Promise((r) => receiver.close(r));
     });
     const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
-    const account = (JSON.parse((await fns('accounts', 'create', '--tier', 'pro', '--json')).stdout) as { account_id: string }).account_id;
+    const account = (
+      JSON.parse((await fns('accounts', 'create', '--tier', 'pro', '--json')).stdout) as { account_id: string }
+    ).account_id;
     const id = (JSON.parse((await fns('webhooks', 'add', account, url, '--json')).stdout) as { id: string }).id;
 
     const sent = await fns('webhooks', 'send-test', id);
@@ -146,7 +178,9 @@ describe('fns webhooks send-test and list: a receiver\'s answer is shown escaped
     const serve = await start(['serve'], /listening on/);
     await fnsInput(`${JSON.stringify({ content: 'Copper rallies on supply fears' })}\n`, 'articles', 'ingest', '-');
     for (;;) {
-      const l = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as { webhooks: { last_error: string | null }[] };
+      const l = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as {
+        webhooks: { last_error: string | null }[];
+      };
       if (l.webhooks[0]!.last_error !== null) break;
     }
     await serve.stop();

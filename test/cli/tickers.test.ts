@@ -8,15 +8,25 @@ describe('fns tickers lookup: the tickers, the sentiment and every candidate wit
   const lookup = (...args: string[]) => fnsWith({ dataDir: data.dir }, 'tickers', 'lookup', ...args);
 
   it('keeps the names written as names and says which rule refused the others (--json)', async () => {
-    const r = await lookup('Citigroup upgrades AbbVie to buy as Apple pie sales rise and Greg Abbott speaks; $amzn', '--json');
+    const r = await lookup(
+      'Citigroup upgrades AbbVie to buy as Apple pie sales rise and Greg Abbott speaks; $amzn',
+      '--json',
+    );
     expect(r.code).toBe(0);
-    const out = JSON.parse(r.stdout) as { tickers: { ticker: string; relevance: number; role: string }[]; candidates: { text: string; ticker: string; kept: boolean; rule: string }[] };
+    const out = JSON.parse(r.stdout) as {
+      tickers: { ticker: string; relevance: number; role: string }[];
+      candidates: { text: string; ticker: string; kept: boolean; rule: string }[];
+    };
     // Most relevant first: the rated company, the cashtag, then the broker.
     expect(out.tickers.map((t) => `${t.ticker} ${t.role}`)).toEqual(['ABBV subject', 'AMZN co-subject', 'C rating']);
     const rule = (text: string) => out.candidates.find((c) => c.text === text);
     expect(rule('AbbVie')).toMatchObject({ ticker: 'ABBV', kept: true });
     expect(rule('Apple')).toMatchObject({ ticker: 'AAPL', kept: false, rule: 'vetoed by the word after it (pie)' });
-    expect(rule('Abbott')).toMatchObject({ ticker: 'ABT', kept: false, rule: "a person's name (after the given name Greg)" });
+    expect(rule('Abbott')).toMatchObject({
+      ticker: 'ABT',
+      kept: false,
+      rule: "a person's name (after the given name Greg)",
+    });
     expect(rule('$amzn')).toMatchObject({ ticker: 'AMZN', kept: true });
   });
 

@@ -21,7 +21,9 @@ describe('fns help, fns help <command> and --help', () => {
   it('help on one command: fns help <command>, fns <command> --help and -h say the same', async () => {
     const r = await fns('help', 'keys', 'create');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^Usage: fns keys create --tier <tier> \[--json\]\n\s+fns keys create --account <account_id> \[--json\]/);
+    expect(r.stdout).toMatch(
+      /^Usage: fns keys create --tier <tier> \[--json\]\n\s+fns keys create --account <account_id> \[--json\]/,
+    );
     expect((await fns('keys', 'create', '--help')).stdout).toBe(r.stdout);
     expect((await fns('keys', 'create', '-h')).stdout).toBe(r.stdout);
   });
@@ -84,7 +86,11 @@ describe('a wrong command line exits 2 with one clear line (and the usage), neve
     expectCleanFailure(await fns('serve', '--port', '99999'), 2, '--port must be an integer between 0 and 65535');
   });
   it('an invalid environment variable is a configuration error: exit 2, the variable named', async () => {
-    expectCleanFailure(await fnsWith({ dataDir: data.dir, env: { PORT: 'eighty' } }, 'keys', 'list'), 2, 'PORT must be an integer between 0 and 65535, got "eighty"');
+    expectCleanFailure(
+      await fnsWith({ dataDir: data.dir, env: { PORT: 'eighty' } }, 'keys', 'list'),
+      2,
+      'PORT must be an integer between 0 and 65535, got "eighty"',
+    );
   });
   it('parses a valid command line into the command, its arguments and options', () => {
     expect(parseCommandLine(['accounts', 'set-tier', 'acct_1', 'max', '--json'])).toMatchObject({

@@ -21,7 +21,12 @@ interface Operation {
 }
 
 const operations: Operation[] = Object.entries<any>(openapi.paths).flatMap(([path, item]) =>
-  Object.entries<any>(item).map(([method, op]) => ({ id: op.operationId as string, method: method.toUpperCase(), path, op })),
+  Object.entries<any>(item).map(([method, op]) => ({
+    id: op.operationId as string,
+    method: method.toUpperCase(),
+    path,
+    op,
+  })),
 );
 
 const samplesOf = (op: any, lang: string): { lang: string; label?: string; source: string }[] =>
@@ -29,7 +34,9 @@ const samplesOf = (op: any, lang: string): { lang: string; label?: string; sourc
 
 /** The API key header, as the contract's security scheme names it. */
 const keyHeader: string = (() => {
-  const schemes = Object.values<any>(openapi.components.securitySchemes).filter((s) => s.type === 'apiKey' && s.in === 'header');
+  const schemes = Object.values<any>(openapi.components.securitySchemes).filter(
+    (s) => s.type === 'apiKey' && s.in === 'header',
+  );
   if (schemes.length !== 1) throw new Error('expected one apiKey header security scheme in openapi.yaml');
   return schemes[0].name;
 })();
@@ -71,7 +78,19 @@ function shellWords(source: string): string[] {
   return words;
 }
 
-const CURL_FLAGS = new Set(['-s', '-S', '-sS', '-i', '-si', '-f', '-fsS', '--silent', '--show-error', '--fail', '--include']);
+const CURL_FLAGS = new Set([
+  '-s',
+  '-S',
+  '-sS',
+  '-i',
+  '-si',
+  '-f',
+  '-fsS',
+  '--silent',
+  '--show-error',
+  '--fail',
+  '--include',
+]);
 const CURL_WITH_VALUE = new Set(['-H', '--header', '-X', '--request']);
 
 /** What is wrong with a curl sample for an operation ([] when nothing). */
@@ -111,11 +130,17 @@ function curlProblems(source: string, operation: Operation): string[] {
   const query = new URLSearchParams(q === -1 ? '' : rest.slice(q + 1));
   const names = [...query.keys()];
   if (new Set(names).size !== names.length) problems.push(`a repeated query parameter: ${names.join(', ')}`);
-  problems.push(...queryProblems([...query].map(([name, raw]) => [name, raw, true]), operation));
+  problems.push(
+    ...queryProblems(
+      [...query].map(([name, raw]) => [name, raw, true]),
+      operation,
+    ),
+  );
 
   const key = headers.filter(([n]) => n.toLowerCase() === keyHeader.toLowerCase());
   if (key.length !== 1 || !key[0]![1]) problems.push(`expected one ${keyHeader} header with a value`);
-  for (const [n] of headers) if (n.toLowerCase() !== keyHeader.toLowerCase()) problems.push(`header ${n} is not part of the contract`);
+  for (const [n] of headers)
+    if (n.toLowerCase() !== keyHeader.toLowerCase()) problems.push(`header ${n} is not part of the contract`);
   return problems;
 }
 
@@ -126,7 +151,9 @@ function curlProblems(source: string, operation: Operation): string[] {
  */
 function queryProblems(query: [name: string, value: unknown, fromUrl: boolean][], operation: Operation): string[] {
   const problems: string[] = [];
-  const params = (operation.op.parameters ?? []).map((p: any) => deref(openapi, p)).filter((p: any) => p.in === 'query');
+  const params = (operation.op.parameters ?? [])
+    .map((p: any) => deref(openapi, p))
+    .filter((p: any) => p.in === 'query');
   for (const [name, raw, fromUrl] of query) {
     const param = params.find((p: any) => p.name === name);
     if (!param) {
@@ -138,7 +165,8 @@ function queryProblems(query: [name: string, value: unknown, fromUrl: boolean][]
     const validate = ajv.compile({ ...schema, $id: undefined });
     if (!validate(value)) problems.push(`${name}=${String(raw)}: ${ajv.errorsText(validate.errors)}`);
   }
-  for (const p of params.filter((p: any) => p.required)) if (!query.some(([n]) => n === p.name)) problems.push(`required parameter ${p.name} missing`);
+  for (const p of params.filter((p: any) => p.required))
+    if (!query.some(([n]) => n === p.name)) problems.push(`required parameter ${p.name} missing`);
   return problems;
 }
 
@@ -162,7 +190,9 @@ function tsQueryProblems(source: string, operation: Operation): string[] {
   if (!call) return [`no call api.${operation.method}('${operation.path}', …)`];
   const prop = (obj: ts.Node | undefined, name: string): ts.Expression | undefined =>
     obj && ts.isObjectLiteralExpression(obj)
-      ? obj.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && p.name.getText(file) === name)?.initializer
+      ? obj.properties.find(
+          (p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && p.name.getText(file) === name,
+        )?.initializer
       : undefined;
   const query = prop(prop(call.arguments[1], 'params'), 'query');
   const entries: [string, unknown, boolean][] = [];
@@ -170,31 +200,50 @@ function tsQueryProblems(source: string, operation: Operation): string[] {
     for (const p of query.properties) {
       if (!ts.isPropertyAssignment(p)) return [`query property ${p.getText(file)} is not a plain literal`];
       const v = p.initializer;
-      const value = ts.isNumericLiteral(v) ? Number(v.text) : ts.isStringLiteralLike(v) ? v.text : v.kind === ts.SyntaxKind.TrueKeyword ? true : v.kind === ts.SyntaxKind.FalseKeyword ? false : v.getText(file);
+      const value = ts.isNumericLiteral(v)
+        ? Number(v.text)
+        : ts.isStringLiteralLike(v)
+          ? v.text
+          : v.kind === ts.SyntaxKind.TrueKeyword
+            ? true
+            : v.kind === ts.SyntaxKind.FalseKeyword
+              ? false
+              : v.getText(file);
       entries.push([p.name.getText(file), value, false]);
     }
   }
   return queryProblems(entries, operation);
 }
 
-const { options: compilerOptions } = ts.parseJsonConfigFileContent(ts.readConfigFile(join(repoRoot, 'tsconfig.json'), ts.sys.readFile).config, ts.sys, repoRoot);
+const { options: compilerOptions } = ts.parseJsonConfigFileContent(
+  ts.readConfigFile(join(repoRoot, 'tsconfig.json'), ts.sys.readFile).config,
+  ts.sys,
+  repoRoot,
+);
 
 /**
  * Type errors of TypeScript sources compiled as files at the repository root (so the samples' import
  * of `./generated/openapi.js` and of `openapi-fetch` resolve as for a partner's project), by file name.
  */
 function typeErrors(sources: Record<string, string>): string[] {
-  const files = new Map(Object.entries(sources).map(([name, text]) => [join(repoRoot, `__code_sample_${name}.ts`), text]));
+  const files = new Map(
+    Object.entries(sources).map(([name, text]) => [join(repoRoot, `__code_sample_${name}.ts`), text]),
+  );
   const host = ts.createCompilerHost(compilerOptions);
   const { fileExists, readFile, getSourceFile } = host;
   host.fileExists = (f) => files.has(f) || fileExists.call(host, f);
   host.readFile = (f) => files.get(f) ?? readFile.call(host, f);
   host.getSourceFile = (f, language, ...rest) =>
-    files.has(f) ? ts.createSourceFile(f, files.get(f)!, language, true) : getSourceFile.call(host, f, language, ...rest);
+    files.has(f)
+      ? ts.createSourceFile(f, files.get(f)!, language, true)
+      : getSourceFile.call(host, f, language, ...rest);
   const program = ts.createProgram([...files.keys()], { ...compilerOptions, noEmit: true }, host);
   return ts
     .getPreEmitDiagnostics(program)
-    .map((d) => `${d.file ? d.file.fileName.slice(repoRoot.length) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+    .map(
+      (d) =>
+        `${d.file ? d.file.fileName.slice(repoRoot.length) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+    );
 }
 
 describe('every operation of openapi.yaml has request samples', () => {
@@ -204,8 +253,12 @@ describe('every operation of openapi.yaml has request samples', () => {
   });
 
   it('lists every sample language in redocly.yaml (Redoc hides samples of unlisted languages)', () => {
-    const listed = loadYaml('redocly.yaml').openapi.codeSamples.languages.map((l: any) => String(l.label ?? l.lang).toLowerCase());
-    const used = new Set(operations.flatMap((o) => (o.op['x-codeSamples'] ?? []).map((s: any) => String(s.label ?? s.lang).toLowerCase())));
+    const listed = loadYaml('redocly.yaml').openapi.codeSamples.languages.map((l: any) =>
+      String(l.label ?? l.lang).toLowerCase(),
+    );
+    const used = new Set(
+      operations.flatMap((o) => (o.op['x-codeSamples'] ?? []).map((s: any) => String(s.label ?? s.lang).toLowerCase())),
+    );
     expect([...used].filter((l) => !listed.includes(l))).toEqual([]);
   });
 });
@@ -219,12 +272,22 @@ describe('the curl samples are correct for their operation', () => {
     const list = operations.find((o) => o.id === 'listNews')!;
     const search = operations.find((o) => o.id === 'searchNews')!;
     const base = serverUrls[0];
-    expect(curlProblems(`curl -s -H "${keyHeader}: k" "${base}/v1/newz"`, list)).toEqual([`path /v1/newz, the operation is ${list.path}`]);
-    expect(curlProblems(`curl -s -H "${keyHeader}: k" "${base}${list.path}?page=2"`, list)).toEqual(['query parameter page is not a parameter of listNews']);
+    expect(curlProblems(`curl -s -H "${keyHeader}: k" "${base}/v1/newz"`, list)).toEqual([
+      `path /v1/newz, the operation is ${list.path}`,
+    ]);
+    expect(curlProblems(`curl -s -H "${keyHeader}: k" "${base}${list.path}?page=2"`, list)).toEqual([
+      'query parameter page is not a parameter of listNews',
+    ]);
     expect(curlProblems(`curl -s -H "${keyHeader}: k" "${base}${list.path}?limit=0"`, list)[0]).toMatch(/^limit=0: /);
-    expect(curlProblems(`curl -s \\\n  "${base}${search.path}?q=fed"`, search)).toEqual([`expected one ${keyHeader} header with a value`]);
-    expect(curlProblems(`curl -s -H '${keyHeader}: k' "${base}${search.path}"`, search)).toEqual(['required parameter q missing']);
-    expect(curlProblems(`curl -X POST -H '${keyHeader}: k' "http://elsewhere.example${list.path}"`, list)).toHaveLength(2);
+    expect(curlProblems(`curl -s \\\n  "${base}${search.path}?q=fed"`, search)).toEqual([
+      `expected one ${keyHeader} header with a value`,
+    ]);
+    expect(curlProblems(`curl -s -H '${keyHeader}: k' "${base}${search.path}"`, search)).toEqual([
+      'required parameter q missing',
+    ]);
+    expect(curlProblems(`curl -X POST -H '${keyHeader}: k' "http://elsewhere.example${list.path}"`, list)).toHaveLength(
+      2,
+    );
   });
 });
 
@@ -250,15 +313,22 @@ describe('the TypeScript samples type-check against the generated paths type', (
 
   // openapi-fetch's option types do not reject an extra query property, so the literal arguments of the
   // call are read from the syntax tree and checked against the operation like the curl parameters.
-  it.each(operations.map((o) => [o.id, o] as const))('%s: the query literal holds documented parameters with valid values', (_id, o) => {
-    expect(tsQueryProblems(samplesOf(o.op, 'TypeScript')[0]!.source, o)).toEqual([]);
-  });
+  it.each(operations.map((o) => [o.id, o] as const))(
+    '%s: the query literal holds documented parameters with valid values',
+    (_id, o) => {
+      expect(tsQueryProblems(samplesOf(o.op, 'TypeScript')[0]!.source, o)).toEqual([]);
+    },
+  );
 
   it('the query literal check reports an undocumented parameter and a bad value (the check can fail)', () => {
     const o = operations.find((x) => x.id === 'listNews')!;
     const sample = samplesOf(o.op, 'TypeScript')[0]!.source;
-    expect(tsQueryProblems(sample.replace('limit: 10', 'page: 2'), o)).toEqual(['query parameter page is not a parameter of listNews']);
+    expect(tsQueryProblems(sample.replace('limit: 10', 'page: 2'), o)).toEqual([
+      'query parameter page is not a parameter of listNews',
+    ]);
     expect(tsQueryProblems(sample.replace('limit: 10', 'limit: 1000'), o)[0]).toMatch(/^limit=1000: /);
-    expect(tsQueryProblems(sample.replace("api.GET('/v1/news'", "api.GET('/v1/news/search'"), o)).toEqual([`no call api.GET('${o.path}', …)`]);
+    expect(tsQueryProblems(sample.replace("api.GET('/v1/news'", "api.GET('/v1/news/search'"), o)).toEqual([
+      `no call api.GET('${o.path}', …)`,
+    ]);
   });
 });

@@ -14,7 +14,12 @@ function tableRows(markdown: string, heading: string): string[][] {
     .split('\n')
     .filter((l) => l.startsWith('|') && !l.startsWith('|---'))
     .slice(1)
-    .map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+    .map((l) =>
+      l
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
 }
 
 describe('the plans table of openapi.yaml matches x-plans', () => {
@@ -33,7 +38,12 @@ describe('the plans table of openapi.yaml matches x-plans', () => {
     expect(monthly).toBe(plan.monthlyPriceUsd === undefined ? '–' : String(plan.monthlyPriceUsd));
     expect(annual).toBe(plan.annualPriceUsd === undefined ? '–' : String(plan.annualPriceUsd));
     expect(rate).toBe(plan.rateLimit === 0 ? 'blocked' : `${plan.rateLimit} req/min`);
-    const lb = plan.lookbackHours === 0 ? '–' : plan.lookbackHours % 24 === 0 && plan.lookbackHours > 24 ? `${plan.lookbackHours / 24} days` : `${plan.lookbackHours} hours`;
+    const lb =
+      plan.lookbackHours === 0
+        ? '–'
+        : plan.lookbackHours % 24 === 0 && plan.lookbackHours > 24
+          ? `${plan.lookbackHours / 24} days`
+          : `${plan.lookbackHours} hours`;
     expect(lookback).toBe(lb);
     expect([stream, search, tickers]).toEqual([yesNo(plan.stream), yesNo(plan.search), yesNo(plan.tickers)]);
   });
@@ -69,7 +79,9 @@ describe('server descriptions are plain text', () => {
   // would show their marks. (The REST page's rendered text is checked in test/docs/rendered.test.ts.)
   const servers = [
     ...openapi.servers.map((s: any, i: number) => [`openapi.yaml servers[${i}]`, s.description] as const),
-    ...Object.entries<any>(asyncapi.servers).map(([name, s]) => [`asyncapi.yaml servers.${name}`, s.description] as const),
+    ...Object.entries<any>(asyncapi.servers).map(
+      ([name, s]) => [`asyncapi.yaml servers.${name}`, s.description] as const,
+    ),
   ];
 
   it.each(servers)('%s', (_where, description) => {

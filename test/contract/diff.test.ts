@@ -58,11 +58,15 @@ describe('breaking: something a client uses is removed or renamed', () => {
 
   it('an operation renamed (generated clients call it by its operationId)', () => {
     const d = changedOpenApi((doc) => (doc.paths['/v1/news'].get.operationId = 'getNews'));
-    expect(messages(d.breaking)).toEqual(['GET /v1/news: operationId renamed from listNews to getNews (generated clients use it)']);
+    expect(messages(d.breaking)).toEqual([
+      'GET /v1/news: operationId renamed from listNews to getNews (generated clients use it)',
+    ]);
   });
 
   it('a parameter removed', () => {
-    const d = changedOpenApi((doc) => (doc.paths['/v1/news'].get.parameters = doc.paths['/v1/news'].get.parameters.slice(0, 2)));
+    const d = changedOpenApi(
+      (doc) => (doc.paths['/v1/news'].get.parameters = doc.paths['/v1/news'].get.parameters.slice(0, 2)),
+    );
     expect(messages(d.breaking)).toEqual(['GET /v1/news › parameter query urgency: parameter removed']);
   });
 
@@ -92,7 +96,9 @@ describe('breaking: something a client uses is removed or renamed', () => {
   });
 
   it('an enum value removed', () => {
-    const d = changedOpenApi((doc) => (doc.components.schemas.Urgency.enum = doc.components.schemas.Urgency.enum.slice(1)));
+    const d = changedOpenApi(
+      (doc) => (doc.components.schemas.Urgency.enum = doc.components.schemas.Urgency.enum.slice(1)),
+    );
     expect(d.breaking.length).toBeGreaterThan(0);
     expect(d.breaking.every((c) => /enum value "\w+" removed/.test(c.message))).toBe(true);
   });
@@ -116,7 +122,9 @@ describe('breaking: something a client uses is removed or renamed', () => {
 describe('breaking: a request rule narrowed or a new requirement', () => {
   it('a parameter type narrowed (a smaller maximum)', () => {
     const d = changedOpenApi((doc) => (param(doc, 'ListLimit').schema.maximum = 50));
-    expect(messages(d.breaking)).toEqual(['GET /v1/news › parameter query limit: maximum 100 → 50 (request accepts less)']);
+    expect(messages(d.breaking)).toEqual([
+      'GET /v1/news › parameter query limit: maximum 100 → 50 (request accepts less)',
+    ]);
   });
 
   it('a parameter pattern changed', () => {
@@ -125,7 +133,14 @@ describe('breaking: a request rule narrowed or a new requirement', () => {
   });
 
   it('a new required parameter', () => {
-    const d = changedOpenApi((doc) => doc.paths['/v1/news'].get.parameters.push({ name: 'region', in: 'query', required: true, schema: { type: 'string' } }));
+    const d = changedOpenApi((doc) =>
+      doc.paths['/v1/news'].get.parameters.push({
+        name: 'region',
+        in: 'query',
+        required: true,
+        schema: { type: 'string' },
+      }),
+    );
     expect(messages(d.breaking)).toEqual(['GET /v1/news › parameter query region: new required parameter']);
   });
 
@@ -139,7 +154,18 @@ describe('breaking: a request rule narrowed or a new requirement', () => {
       doc.paths['/v1/alerts'] = {
         post: {
           operationId: 'createAlert',
-          requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required, properties: { q: { type: 'string' }, tickers: { type: 'array', items: { type: 'string' } } } } } } },
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required,
+                  properties: { q: { type: 'string' }, tickers: { type: 'array', items: { type: 'string' } } },
+                },
+              },
+            },
+          },
           responses: { '201': { description: 'created' } },
         },
       };
@@ -148,7 +174,9 @@ describe('breaking: a request rule narrowed or a new requirement', () => {
     body(before, ['q']);
     const after = openapi();
     body(after, ['q', 'tickers']);
-    expect(messages(diffOpenApi(before, after).breaking)).toEqual(['POST /v1/alerts › request body › application/json › tickers: request field made required']);
+    expect(messages(diffOpenApi(before, after).breaking)).toEqual([
+      'POST /v1/alerts › request body › application/json › tickers: request field made required',
+    ]);
   });
 
   it('a new required stream connection parameter', () => {
@@ -169,7 +197,9 @@ describe('breaking: a response rule widened', () => {
 
   it('a response field no longer required', () => {
     const d = changedOpenApi((doc) => (doc.components.schemas.Usage.required = ['tier', 'rate_limit']));
-    expect(messages(d.breaking)).toEqual(['GET /v1/account/usage › response 200 › application/json › period_end: response field no longer required (may now be absent)']);
+    expect(messages(d.breaking)).toEqual([
+      'GET /v1/account/usage › response 200 › application/json › period_end: response field no longer required (may now be absent)',
+    ]);
   });
 });
 
@@ -177,7 +207,12 @@ describe('additive changes pass and are listed', () => {
   // The shape of this project's own planned additions: a cursor parameter, a field in the list body, a
   // new endpoint, a stream resume parameter.
   const additions = (doc: Doc) => {
-    doc.paths['/v1/news'].get.parameters.push({ name: 'after', in: 'query', required: false, schema: { type: 'string', minLength: 26, maxLength: 26 } });
+    doc.paths['/v1/news'].get.parameters.push({
+      name: 'after',
+      in: 'query',
+      required: false,
+      schema: { type: 'string', minLength: 26, maxLength: 26 },
+    });
     doc.components.schemas.NewsList.properties.next = { type: ['string', 'null'] };
     doc.paths['/v1/news/{id}'] = { get: { operationId: 'getArticle', responses: { '200': { description: 'ok' } } } };
     param(doc, 'ListLimit').schema.maximum = 200;
@@ -207,13 +242,17 @@ describe('info.version follows the diff', () => {
   const broke: ContractDiff = { breaking: [{ where: 'x', message: 'y' }], additive: [] };
 
   it('additive changes need a minor bump', () => {
-    expect(versionProblems('1.0.0', '1.0.0', added, 'openapi.yaml')).toEqual([expect.stringMatching(/need a minor version above 1\.0\.0, e\.g\. 1\.1\.0/)]);
+    expect(versionProblems('1.0.0', '1.0.0', added, 'openapi.yaml')).toEqual([
+      expect.stringMatching(/need a minor version above 1\.0\.0, e\.g\. 1\.1\.0/),
+    ]);
     expect(versionProblems('1.0.0', '1.0.1', added, 'openapi.yaml')).toHaveLength(1);
     expect(versionProblems('1.0.0', '1.1.0', added, 'openapi.yaml')).toEqual([]);
   });
 
   it('a breaking change is refused whatever the version', () => {
-    expect(versionProblems('1.0.0', '2.0.0', broke, 'openapi.yaml')).toEqual([expect.stringMatching(/1 breaking change/)]);
+    expect(versionProblems('1.0.0', '2.0.0', broke, 'openapi.yaml')).toEqual([
+      expect.stringMatching(/1 breaking change/),
+    ]);
   });
 
   it('no change keeps the version or bumps the patch, never the minor or major', () => {
@@ -231,7 +270,8 @@ describe('the gate over a repository', () => {
     try {
       for (const p of ['contract', 'generated']) cpSync(join(root, p), join(dir, p), { recursive: true });
       // As if the current contract had just been released (`--release`).
-      for (const f of ['openapi.json', 'asyncapi.json']) cpSync(join(dir, 'generated', f), join(dir, 'contract', 'released', f));
+      for (const f of ['openapi.json', 'asyncapi.json'])
+        cpSync(join(dir, 'generated', f), join(dir, 'contract', 'released', f));
       // Without the YAML sources, generated/ is the contract (nothing to compare for freshness).
       const bundle = join(dir, 'generated', 'openapi.json');
       const doc = JSON.parse(readFileSync(bundle, 'utf8'));
@@ -241,12 +281,21 @@ describe('the gate over a repository', () => {
       doc.paths['/v1/news'].get.parameters.push({ name: 'region', in: 'query', schema: { type: 'string' } });
       writeFileSync(bundle, JSON.stringify(doc));
       expect(checkContract(dir).problems).toEqual([
-        expect.stringMatching(new RegExp(`^openapi\\.yaml: 1 additive change\\(s\\) need a minor version above ${doc.info.version.replace(/\./g, '\\.')}`)),
+        expect.stringMatching(
+          new RegExp(
+            `^openapi\\.yaml: 1 additive change\\(s\\) need a minor version above ${doc.info.version.replace(/\./g, '\\.')}`,
+          ),
+        ),
       ]);
       doc.info.version = bumped;
       writeFileSync(bundle, JSON.stringify(doc));
-      expect(checkContract(dir).problems).toEqual([`openapi.yaml: contract/CHANGELOG.md has no "## openapi.yaml ${bumped}" section listing the changes`]);
-      writeFileSync(join(dir, 'contract', 'CHANGELOG.md'), `${readFileSync(join(dir, 'contract', 'CHANGELOG.md'), 'utf8')}\n## openapi.yaml ${bumped}\n\nAdded \`region\`.\n`);
+      expect(checkContract(dir).problems).toEqual([
+        `openapi.yaml: contract/CHANGELOG.md has no "## openapi.yaml ${bumped}" section listing the changes`,
+      ]);
+      writeFileSync(
+        join(dir, 'contract', 'CHANGELOG.md'),
+        `${readFileSync(join(dir, 'contract', 'CHANGELOG.md'), 'utf8')}\n## openapi.yaml ${bumped}\n\nAdded \`region\`.\n`,
+      );
       expect(checkContract(dir).problems).toEqual([]);
       delete doc.paths['/v1/account/usage'];
       writeFileSync(bundle, JSON.stringify(doc));

@@ -28,17 +28,45 @@ const PLAN = {
   'listNews 403': { key: keys.inactive, path: '/v1/news', detail: 'API key is inactive' },
   'listNews 429': { key: keys.starterExhausted, path: '/v1/news', detail: 'Rate limit exceeded. Try again shortly.' },
   'searchNews 200': { key: keys.max, path: '/v1/news/search?q=central%20bank%20raises%20rates&limit=3' },
-  'searchNews 400': { key: keys.max, path: '/v1/news/search?q=a', detail: 'q must be a string of 2 to 500 characters, not only spaces' },
+  'searchNews 400': {
+    key: keys.max,
+    path: '/v1/news/search?q=a',
+    detail: 'q must be a string of 2 to 500 characters, not only spaces',
+  },
   'searchNews 401': { key: undefined, path: '/v1/news/search?q=fed', detail: 'Invalid API key' },
-  'searchNews 403': { key: keys.pro, path: '/v1/news/search?q=fed', detail: 'Semantic search is available on the Max plan only.' },
-  'searchNews 429': { key: keys.maxExhausted, path: '/v1/news/search?q=fed', detail: 'Rate limit exceeded. Try again shortly.' },
-  'searchNews 503': { key: keys.max, path: `/v1/news/search?q=${encodeURIComponent(keys.outageQuery)}`, detail: 'Embedding service temporarily unavailable; please retry shortly.' },
+  'searchNews 403': {
+    key: keys.pro,
+    path: '/v1/news/search?q=fed',
+    detail: 'Semantic search is available on the Max plan only.',
+  },
+  'searchNews 429': {
+    key: keys.maxExhausted,
+    path: '/v1/news/search?q=fed',
+    detail: 'Rate limit exceeded. Try again shortly.',
+  },
+  'searchNews 503': {
+    key: keys.max,
+    path: `/v1/news/search?q=${encodeURIComponent(keys.outageQuery)}`,
+    detail: 'Embedding service temporarily unavailable; please retry shortly.',
+  },
   'getAccountUsage 200': { key: keys.pro, path: '/v1/account/usage' },
-  'getAccountUsage 400': { key: keys.pro, path: '/v1/account/usage?verbose=true', detail: 'verbose is not a parameter of this operation' },
+  'getAccountUsage 400': {
+    key: keys.pro,
+    path: '/v1/account/usage?verbose=true',
+    detail: 'verbose is not a parameter of this operation',
+  },
   'getAccountUsage 401': { key: 'fns_test_max', path: '/v1/account/usage', detail: 'Invalid API key' },
   'getAccountUsage 403': { key: keys.inactive, path: '/v1/account/usage', detail: 'API key is inactive' },
-  'listNews 503': { key: keys.outage, path: '/v1/news', detail: 'The service is temporarily unavailable; please retry shortly.' },
-  'getAccountUsage 503': { key: keys.outage, path: '/v1/account/usage', detail: 'The service is temporarily unavailable; please retry shortly.' },
+  'listNews 503': {
+    key: keys.outage,
+    path: '/v1/news',
+    detail: 'The service is temporarily unavailable; please retry shortly.',
+  },
+  'getAccountUsage 503': {
+    key: keys.outage,
+    path: '/v1/account/usage',
+    detail: 'The service is temporarily unavailable; please retry shortly.',
+  },
 };
 
 const covered = [];
@@ -49,7 +77,15 @@ function planFor(t) {
   return { id: `${OPS[path]} ${t.expected.statusCode}`, op: OPS[path], status: t.expected.statusCode };
 }
 
-const deref = (n) => (n && n.$ref ? deref(n.$ref.slice(2).split('/').reduce((x, k) => x[k], openapi)) : n);
+const deref = (n) =>
+  n && n.$ref
+    ? deref(
+        n.$ref
+          .slice(2)
+          .split('/')
+          .reduce((x, k) => x[k], openapi),
+      )
+    : n;
 
 function responseFor(op, status) {
   for (const item of Object.values(openapi.paths)) {
@@ -129,6 +165,8 @@ hooks.afterEach((t) => {
 hooks.afterAll((transactions, done) => {
   const documented = Object.keys(PLAN);
   const missing = documented.filter((id) => !covered.includes(id));
-  console.log(`contract: ${covered.length} of ${documented.length} documented statuses exercised and passing${missing.length ? `; missing: ${missing.join(', ')}` : ''}`);
+  console.log(
+    `contract: ${covered.length} of ${documented.length} documented statuses exercised and passing${missing.length ? `; missing: ${missing.join(', ')}` : ''}`,
+  );
   done();
 });

@@ -32,7 +32,9 @@ function openapiArticles(): Placed[] {
           for (const [name, ex] of Object.entries<any>(media.examples ?? {})) {
             const articles = deref(openapi, ex).value?.articles;
             if (!Array.isArray(articles)) continue;
-            articles.forEach((a: any, i: number) => out.push({ where: `openapi.yaml ${op.operationId} ${status} ${mediaType} "${name}" [${i}]`, ...a }));
+            articles.forEach((a: any, i: number) =>
+              out.push({ where: `openapi.yaml ${op.operationId} ${status} ${mediaType} "${name}" [${i}]`, ...a }),
+            );
           }
         }
       }
@@ -60,10 +62,15 @@ const normalise = (content: string) => content.replace(/^\s*(\*+\s*)?(breaking|f
 /** Same article: one content a prefix of the other, ending at a word boundary of the longer one. */
 function sameArticle(a: string, b: string): boolean {
   const [short, long] = [normalise(a), normalise(b)].sort((x, y) => x.length - y.length) as [string, string];
-  return short.length >= MIN_MATCH && long.startsWith(short) && (long.length === short.length || /^[\s,.;:!?)]/.test(long.slice(short.length)));
+  return (
+    short.length >= MIN_MATCH &&
+    long.startsWith(short) &&
+    (long.length === short.length || /^[\s,.;:!?)]/.test(long.slice(short.length)))
+  );
 }
 
-const tickerText = (t: Placed['tickers']) => JSON.stringify([...(t ?? [])].sort((x, y) => x.ticker.localeCompare(y.ticker)));
+const tickerText = (t: Placed['tickers']) =>
+  JSON.stringify([...(t ?? [])].sort((x, y) => x.ticker.localeCompare(y.ticker)));
 
 /** Every disagreement between two placings of the same article, and how many pairs were compared. */
 function disagreements(placed: Placed[]): { problems: string[]; pairs: number } {
@@ -75,10 +82,15 @@ function disagreements(placed: Placed[]): { problems: string[]; pairs: number } 
       if (!sameArticle(a.content, b.content)) continue;
       pairs++;
       for (const field of ['urgency', 'sentiment'] as const) {
-        if (a[field] !== b[field]) problems.push(`"${normalise(a.content)}": ${field} ${String(a[field])} in ${a.where}, ${String(b[field])} in ${b.where}`);
+        if (a[field] !== b[field])
+          problems.push(
+            `"${normalise(a.content)}": ${field} ${String(a[field])} in ${a.where}, ${String(b[field])} in ${b.where}`,
+          );
       }
       if (a.tickers !== undefined && b.tickers !== undefined && tickerText(a.tickers) !== tickerText(b.tickers)) {
-        problems.push(`"${normalise(a.content)}": tickers ${tickerText(a.tickers)} in ${a.where}, ${tickerText(b.tickers)} in ${b.where}`);
+        problems.push(
+          `"${normalise(a.content)}": tickers ${tickerText(a.tickers)} in ${a.where}, ${tickerText(b.tickers)} in ${b.where}`,
+        );
       }
     }
   }
@@ -104,7 +116,12 @@ describe('an article shown in several places is labelled the same in all of them
   it('catches an example labelled differently from the fixture (the check can fail)', () => {
     const fixture = fixtureArticles().find((a) => a.sentiment === 'hawkish' && a.content.length > MIN_MATCH + 10)!;
     const headline = fixture.content.slice(0, fixture.content.lastIndexOf(' ', MIN_MATCH + 10));
-    const example: Placed = { where: 'a test example', content: headline, urgency: fixture.urgency, sentiment: 'dovish' };
+    const example: Placed = {
+      where: 'a test example',
+      content: headline,
+      urgency: fixture.urgency,
+      sentiment: 'dovish',
+    };
     const { problems } = disagreements([example, fixture]);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain('sentiment dovish in a test example, hawkish in fixtures/demo-articles.ndjson');

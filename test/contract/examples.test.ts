@@ -29,7 +29,8 @@ function openapiExamples(): { examples: NamedExample[]; responsesWithoutExamples
         const r = deref(openapi, resp);
         for (const [mediaType, media] of Object.entries<any>(r.content ?? {})) {
           const named = Object.entries<any>(media.examples ?? {});
-          if (named.length === 0) responsesWithoutExamples.push(`${method.toUpperCase()} ${path} ${status} ${mediaType}`);
+          if (named.length === 0)
+            responsesWithoutExamples.push(`${method.toUpperCase()} ${path} ${status} ${mediaType}`);
           for (const [name, ex] of named) {
             examples.push({
               where: `${op.operationId} ${status} ${mediaType} example "${name}"`,
@@ -47,9 +48,7 @@ function openapiExamples(): { examples: NamedExample[]; responsesWithoutExamples
 function validateAgainst(schema: any, value: unknown): string {
   // An inline schema (a parameter's) may itself $ref the components: point those at the loaded document.
   const inline = JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, '"$ref":"openapi#/'));
-  const validate = schema.$ref
-    ? ajv.getSchema(`openapi${schema.$ref}`)!
-    : ajv.compile({ ...inline, $id: undefined });
+  const validate = schema.$ref ? ajv.getSchema(`openapi${schema.$ref}`)! : ajv.compile({ ...inline, $id: undefined });
   return validate(value) ? '' : ajv.errorsText(validate.errors);
 }
 

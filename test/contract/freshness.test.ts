@@ -38,7 +38,9 @@ describe('staleGenerated', () => {
 
   it('names both specs when both changed', () => {
     for (const f of SPECS) appendFileSync(join(root, f), '\n');
-    expect(staleGenerated(root)).toMatch(/^openapi\.yaml and asyncapi\.yaml have changed since generated\/ was built: run `npm run generate`$/);
+    expect(staleGenerated(root)).toMatch(
+      /^openapi\.yaml and asyncapi\.yaml have changed since generated\/ was built: run `npm run generate`$/,
+    );
   });
 
   it('hashes bytes: CRLF line endings count as a change (hence *.yaml eol=lf in .gitattributes)', () => {

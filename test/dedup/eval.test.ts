@@ -13,9 +13,17 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { GOALS, chosenJudge, keyRecall, parseJsonl, scorePairs, type PairCase } from '../../scripts/lib/evaluate-enrich.js';
+import {
+  GOALS,
+  chosenJudge,
+  keyRecall,
+  parseJsonl,
+  scorePairs,
+  type PairCase,
+} from '../../scripts/lib/evaluate-enrich.js';
 
-const read = (name: string) => parseJsonl<PairCase>(readFileSync(new URL(`../../eval/${name}`, import.meta.url), 'utf8'));
+const read = (name: string) =>
+  parseJsonl<PairCase>(readFileSync(new URL(`../../eval/${name}`, import.meta.url), 'utf8'));
 const pairs = read('near-duplicates.jsonl');
 const forms = read('near-duplicates-forms.jsonl');
 const kinds = read('near-duplicates-kinds.jsonl');
@@ -48,7 +56,10 @@ describe('near-duplicate labelled sets: the third', () => {
     }
     const earlier = new Set([...pairs, ...forms].flatMap((p) => [p.a, p.b]));
     expect(kinds.filter((p) => earlier.has(p.a) || earlier.has(p.b))).toEqual([]);
-    for (const p of kinds) expect(p.split).toBe(Number.parseInt(createHash('md5').update(p.a).digest('hex').slice(-1), 16) % 2 ? 'test' : 'dev');
+    for (const p of kinds)
+      expect(p.split).toBe(
+        Number.parseInt(createHash('md5').update(p.a).digest('hex').slice(-1), 16) % 2 ? 'test' : 'dev',
+      );
   });
 });
 
@@ -70,11 +81,14 @@ describe('near-duplicate decision quality', () => {
     ['near-duplicates.jsonl', 0.93, 0.82],
     ['near-duplicates-forms.jsonl', 0.96, 0.85],
     ['near-duplicates-kinds.jsonl', 0.8, 0.76],
-  ] as const)('keeps the held-out levels measured on %s (below the goals, see the header)', (name, precision, recall) => {
-    const test = scorePairs(read(name), 'test', chosenJudge);
-    expect(test.precision).toBeGreaterThanOrEqual(precision);
-    expect(test.recall).toBeGreaterThanOrEqual(recall);
-  });
+  ] as const)(
+    'keeps the held-out levels measured on %s (below the goals, see the header)',
+    (name, precision, recall) => {
+      const test = scorePairs(read(name), 'test', chosenJudge);
+      expect(test.precision).toBeGreaterThanOrEqual(precision);
+      expect(test.recall).toBeGreaterThanOrEqual(recall);
+    },
+  );
 });
 
 describe('near-duplicate candidate keys', () => {

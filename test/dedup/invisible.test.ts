@@ -12,7 +12,8 @@ import { SqliteStore } from '../../src/store/sqlite/index.js';
 
 const BASE = 'Nvidia to invest $5 billion in Intel, co-develop chips';
 /** `ch` inside three words of BASE, as in the report (a soft hyphen in three words). */
-const inThreeWords = (ch: string) => BASE.replace('Nvidia', `Nvi${ch}dia`).replace('invest', `in${ch}vest`).replace('billion', `bil${ch}lion`);
+const inThreeWords = (ch: string) =>
+  BASE.replace('Nvidia', `Nvi${ch}dia`).replace('invest', `in${ch}vest`).replace('billion', `bil${ch}lion`);
 const hex = (cp: number) => `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /** Written out by hand (not read from a Unicode property), one or more of each kind. */
@@ -80,10 +81,22 @@ describe('invisible code points: removed before identity keys', () => {
 
 describe('whitespace forms: one space', () => {
   const SPACES: [number, string][] = [
-    [0x0009, 'tab'], [0x000a, 'line feed'], [0x000d, 'carriage return'], [0x0085, 'next line'], [0x00a0, 'no-break space'],
-    [0x1680, 'ogham space mark'], [0x2002, 'en space'], [0x2003, 'em space'], [0x2007, 'figure space'], [0x2009, 'thin space'],
-    [0x200a, 'hair space'], [0x2028, 'line separator'], [0x2029, 'paragraph separator'], [0x202f, 'narrow no-break space'],
-    [0x205f, 'medium mathematical space'], [0x3000, 'ideographic space'],
+    [0x0009, 'tab'],
+    [0x000a, 'line feed'],
+    [0x000d, 'carriage return'],
+    [0x0085, 'next line'],
+    [0x00a0, 'no-break space'],
+    [0x1680, 'ogham space mark'],
+    [0x2002, 'en space'],
+    [0x2003, 'em space'],
+    [0x2007, 'figure space'],
+    [0x2009, 'thin space'],
+    [0x200a, 'hair space'],
+    [0x2028, 'line separator'],
+    [0x2029, 'paragraph separator'],
+    [0x202f, 'narrow no-break space'],
+    [0x205f, 'medium mathematical space'],
+    [0x3000, 'ideographic space'],
   ];
   it.each(SPACES)('%#: %s between words, alone or doubled, is a space', (cp) => {
     const s = String.fromCodePoint(cp);
@@ -109,8 +122,12 @@ describe('compatibility forms and spellings of one character: folded', () => {
     expect(isNearDuplicate(copy, BASE)).toBe(true);
   });
   it('a ligature, super- and subscript digits, circled digits, accents on Latin letters', () => {
-    expect(canonicalHeadline('Nestlé ﬁrst-quarter proﬁt beats estimates')).toBe('Nestle first-quarter profit beats estimates');
-    expect(canonicalHeadline('Q³ results: ①②% growth at Société Générale')).toBe('Q3 results: 12% growth at Societe Generale');
+    expect(canonicalHeadline('Nestlé ﬁrst-quarter proﬁt beats estimates')).toBe(
+      'Nestle first-quarter profit beats estimates',
+    );
+    expect(canonicalHeadline('Q³ results: ①②% growth at Société Générale')).toBe(
+      'Q3 results: 12% growth at Societe Generale',
+    );
     expect(canonicalHeadline('H₂ demand rises at Siemens Energy')).toBe('H2 demand rises at Siemens Energy');
     expect(canonicalHeadline('Apple‘s chief’s `view` ʼfirmʼ')).toBe("Apple's chief's 'view' 'firm'");
   });
@@ -142,7 +159,10 @@ describe('store: an invisible-character copy is a duplicate, not a second articl
     const [first] = await store.sources.ingestItems([item('wire-a', 'a-1', BASE)], T0);
     expect(first!.status).toBe('stored');
     // The rule could have answered `stored`: a different story from the other wire is stored.
-    const [other] = await store.sources.ingestItems([item('wire-b', 'b-0', 'Intel shares fall 5% after weak forecast')], T0 + 1000);
+    const [other] = await store.sources.ingestItems(
+      [item('wire-b', 'b-0', 'Intel shares fall 5% after weak forecast')],
+      T0 + 1000,
+    );
     expect(other!.status).toBe('stored');
     const [copy] = await store.sources.ingestItems([item('wire-b', 'b-1', inThreeWords(ch))], T0 + 2000);
     expect(copy).toMatchObject({ status: 'duplicate', id: (first as { id: string }).id });

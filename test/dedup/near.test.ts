@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { NEAR_DUPLICATE_WINDOW_MS, isNearDuplicate, nearDuplicateKeys, prepare, type Prepared } from '../../src/dedup/near.js';
+import {
+  NEAR_DUPLICATE_WINDOW_MS,
+  isNearDuplicate,
+  nearDuplicateKeys,
+  prepare,
+  type Prepared,
+} from '../../src/dedup/near.js';
 import { decide, oneSlotConflict, qualifierConflict, sameNumber, slotConflict } from '../../src/dedup/similarity.js';
 
 describe('near-duplicate keys', () => {
@@ -26,28 +32,65 @@ describe('near-duplicate keys', () => {
 
 describe('near-duplicate decision', () => {
   it.each([
-    ['Nvidia shares jump 6% after record data-center revenue beats estimates', 'NVIDIA stock climbs 6 percent as data center sales top forecasts'],
-    ['Tesla recalls 200,000 vehicles over rear-view camera software fault', 'Tesla recalling about 200,000 cars due to faulty backup camera software'],
+    [
+      'Nvidia shares jump 6% after record data-center revenue beats estimates',
+      'NVIDIA stock climbs 6 percent as data center sales top forecasts',
+    ],
+    [
+      'Tesla recalls 200,000 vehicles over rear-view camera software fault',
+      'Tesla recalling about 200,000 cars due to faulty backup camera software',
+    ],
     ['BREAKING: ECB cuts deposit rate to 2.0%', 'European Central Bank lowers deposit rate to 2%'],
     ['Siemens to buy Altair Engineering for $10 billion', 'Siemens agrees to acquire Altair in $10.6bn deal'],
-    ['Copper hits record on supply disruptions at Chilean mines', 'Copper prices surge to all-time high as Chile mine disruptions hit supply'],
+    [
+      'Copper hits record on supply disruptions at Chilean mines',
+      'Copper prices surge to all-time high as Chile mine disruptions hit supply',
+    ],
   ])('same story reworded: %s', (a, b) => {
     expect(isNearDuplicate(a, b)).toBe(true);
   });
   it.each([
     ['Apple profit rises 8% in third quarter', 'Apple profit rises 11% in fourth quarter', 'numbers differ'],
-    ['Nvidia shares jump 6% after revenue beats estimates', 'Nvidia shares drop 6% after revenue misses estimates', 'direction differs'],
+    [
+      'Nvidia shares jump 6% after revenue beats estimates',
+      'Nvidia shares drop 6% after revenue misses estimates',
+      'direction differs',
+    ],
     ['Tesla recalls 200,000 vehicles over camera fault', 'Tesla to cut 10% of global workforce', 'event differs'],
     ['Samsung profit jumps on chip recovery', 'SK Hynix profit jumps on chip recovery', 'company differs'],
     ['Airbus raises delivery target', 'Boeing raises delivery target', 'ticker differs'],
     ['US consumer prices rise 0.4% in August', 'US producer prices rise 0.4% in August', 'qualifier differs'],
     ['Euro zone inflation eases to 2.2% in March', 'Euro zone inflation eases to 2.2% in April', 'month differs'],
-    ['Brazil central bank raises Selic rate to 14.25%', 'Brazil central bank raises Selic rate to 14.75%', 'precise figures differ'],
-    ['Gold hits record above $4,000 an ounce', 'Gold falls below $4,000 an ounce as dollar firms', 'main-clause direction differs'],
-    ['Boeing machinists vote to accept contract, ending seven-week strike', 'Boeing machinists vote to reject contract, extending strike', 'outcome differs'],
-    ['HPE completes purchase of Juniper Networks for $14 billion', 'DOJ sues to block HPE\'s $14 billion Juniper deal', 'a lawsuit on one side only'],
-    ['ECB holds deposit rate at 2% for third straight meeting', 'ECB cuts deposit rate to 2% in eighth cut', 'policy move differs'],
-    ['Amazon shares jump 10% as cloud growth accelerates', 'Amazon shares jump 10% as AWS signs $38 billion OpenAI deal', 'an amount on one side only'],
+    [
+      'Brazil central bank raises Selic rate to 14.25%',
+      'Brazil central bank raises Selic rate to 14.75%',
+      'precise figures differ',
+    ],
+    [
+      'Gold hits record above $4,000 an ounce',
+      'Gold falls below $4,000 an ounce as dollar firms',
+      'main-clause direction differs',
+    ],
+    [
+      'Boeing machinists vote to accept contract, ending seven-week strike',
+      'Boeing machinists vote to reject contract, extending strike',
+      'outcome differs',
+    ],
+    [
+      'HPE completes purchase of Juniper Networks for $14 billion',
+      "DOJ sues to block HPE's $14 billion Juniper deal",
+      'a lawsuit on one side only',
+    ],
+    [
+      'ECB holds deposit rate at 2% for third straight meeting',
+      'ECB cuts deposit rate to 2% in eighth cut',
+      'policy move differs',
+    ],
+    [
+      'Amazon shares jump 10% as cloud growth accelerates',
+      'Amazon shares jump 10% as AWS signs $38 billion OpenAI deal',
+      'an amount on one side only',
+    ],
   ])('different stories: %s / %s (%s)', (a, b) => {
     expect(isNearDuplicate(a, b)).toBe(false);
   });
@@ -76,11 +119,19 @@ describe('near-duplicate figures', () => {
 
 describe('near-duplicate guard: another name in the same slot', () => {
   it.each([
-    ['Trump picks Kevin Hassett to lead the Fed', 'Trump picks Kevin Warsh to lead the Fed', 'person (shared first name)'],
-    ['Intel jumps on report of Apple chip talks', 'Intel jumps on report of Nvidia chip talks', 'company in the second slot'],
+    [
+      'Trump picks Kevin Hassett to lead the Fed',
+      'Trump picks Kevin Warsh to lead the Fed',
+      'person (shared first name)',
+    ],
+    [
+      'Intel jumps on report of Apple chip talks',
+      'Intel jumps on report of Nvidia chip talks',
+      'company in the second slot',
+    ],
     ['Carlyle closes $15 billion buyout fund', 'KKR closes $15 billion buyout fund', 'a name against a symbol'],
-    ['Moody\'s downgrades Austria to Aa2', 'Moody\'s downgrades Finland to Aa2', 'country'],
-    ['Japan\'s exports rise 4% in May', 'Korea\'s exports rise 4% in May', 'country in title position'],
+    ["Moody's downgrades Austria to Aa2", "Moody's downgrades Finland to Aa2", 'country'],
+    ["Japan's exports rise 4% in May", "Korea's exports rise 4% in May", 'country in title position'],
     ['Bank of Canada cuts rates by 25 basis points', 'Bank of Korea cuts rates by 25 basis points', 'central bank'],
     ['ECB holds rates steady', 'Fed holds rates steady', 'central bank by its short name'],
     ['Netflix opens studio in Madrid', 'Netflix opens studio in Tokyo', 'city'],
@@ -94,9 +145,18 @@ describe('near-duplicate guard: another name in the same slot', () => {
     expect(slotConflict(prepare(a), prepare(b))).toBe(false);
   });
   it('is no conflict when the place is named on one side only, or the same central bank in two spellings', () => {
-    expect(slotConflict(prepare('US imposes 40% tariff on Vietnam'), prepare('Trump slaps 40 percent tariffs on Vietnamese goods'))).toBe(false);
-    expect(slotConflict(prepare('BOJ keeps rates at 0.5%'), prepare('Bank of Japan holds interest rates at 0.5 percent'))).toBe(false);
-    expect(isNearDuplicate('Reserve Bank of Australia cuts cash rate to 3.6%', 'RBA lowers cash rate to 3.60 per cent')).toBe(true);
+    expect(
+      slotConflict(
+        prepare('US imposes 40% tariff on Vietnam'),
+        prepare('Trump slaps 40 percent tariffs on Vietnamese goods'),
+      ),
+    ).toBe(false);
+    expect(
+      slotConflict(prepare('BOJ keeps rates at 0.5%'), prepare('Bank of Japan holds interest rates at 0.5 percent')),
+    ).toBe(false);
+    expect(
+      isNearDuplicate('Reserve Bank of Australia cuts cash rate to 3.6%', 'RBA lowers cash rate to 3.60 per cent'),
+    ).toBe(true);
   });
 });
 
@@ -110,7 +170,9 @@ describe('near-duplicate guard: percentages are rounded, not approximated', () =
     expect(sameNumber(pc(4.1, 1), pc(4.35, 2))).toBe(false);
     expect(sameNumber(pc(40, 0), pc(40.5, 1))).toBe(false);
     expect(sameNumber(pc(0, 0), pc(0.25, 2))).toBe(false);
-    expect(isNearDuplicate('Poland\'s central bank cuts key rate to 4.5%', 'Poland\'s central bank cuts key rate to 4.25%')).toBe(false);
+    expect(
+      isNearDuplicate("Poland's central bank cuts key rate to 4.5%", "Poland's central bank cuts key rate to 4.25%"),
+    ).toBe(false);
   });
   it('still lets a round amount of money stand for a precise one', () => {
     const bn = (value: number, decimals: number) => ({ value, kind: 'b' as const, decimals });
@@ -127,7 +189,12 @@ describe('near-duplicate figures written another way', () => {
 
 describe('near-duplicate guard: a charge is not a contract', () => {
   it('tells a write-down from a contract win at the same company and amount', () => {
-    expect(isNearDuplicate('Raytheon takes $2.5 billion charge on fixed-price programs', 'Raytheon wins $2.5 billion Navy radar contract')).toBe(false);
+    expect(
+      isNearDuplicate(
+        'Raytheon takes $2.5 billion charge on fixed-price programs',
+        'Raytheon wins $2.5 billion Navy radar contract',
+      ),
+    ).toBe(false);
   });
 });
 
@@ -164,10 +231,10 @@ describe('near-duplicate guard: another member of an exclusive group (issue 18)'
     ['Silver tops $50 an ounce for first time', 'Platinum tops $50 an ounce for first time', 'asset'],
     ['IMF raises global growth forecast to 3%', 'OECD raises global growth forecast to 3%', 'agency'],
     ['FTC sues Amazon over Prime cancellations', 'DOJ sues Amazon over Prime cancellations', 'agency'],
-    ['Moody\'s downgrades US credit rating to Aa1', 'Fitch downgrades US credit rating to Aa1', 'rating'],
-    ['Japan\'s trade deficit widens to ¥1.2 trillion', 'Japan\'s trade surplus widens to ¥1.2 trillion', 'balance'],
+    ["Moody's downgrades US credit rating to Aa1", 'Fitch downgrades US credit rating to Aa1', 'rating'],
+    ["Japan's trade deficit widens to ¥1.2 trillion", "Japan's trade surplus widens to ¥1.2 trillion", 'balance'],
     ['Bitcoin ETFs see record inflows', 'Bitcoin ETFs see record outflows', 'flow'],
-    ['Moody\'s upgrades Italy to Baa2', 'Moody\'s downgrades Italy to Baa2', 'grade'],
+    ["Moody's upgrades Italy to Baa2", "Moody's downgrades Italy to Baa2", 'grade'],
     ['Wall Street opens higher as tech rallies', 'Wall Street closes higher as tech rallies', 'session'],
     ['Stocks fall on Monday as yields rise', 'Stocks fall on Tuesday as yields rise', 'weekday'],
     ['Mortgage rates fall for third straight week', 'Mortgage rates fall for fourth straight week', 'ordinal'],
@@ -179,7 +246,7 @@ describe('near-duplicate guard: another member of an exclusive group (issue 18)'
     ['US manufacturing PMI rises to 52 in May', 'US services PMI rises to 52 in May', 'sector'],
     ['US new home sales fall 6.3%', 'US existing home sales fall 6.3%', 'housing'],
     ['US home sales rise 1.5% in July', 'US home prices rise 1.5% in July', 'metric'],
-    ['Moody\'s affirms Italy at Baa3', 'Moody\'s upgrades Italy to Baa3', 'grade'],
+    ["Moody's affirms Italy at Baa3", "Moody's upgrades Italy to Baa3", 'grade'],
   ])('%s / %s (%s)', (a, b, group) => {
     const pa = prepare(a);
     const pb = prepare(b);
@@ -189,7 +256,8 @@ describe('near-duplicate guard: another member of an exclusive group (issue 18)'
     // (a member the group does not list): two lines of defence, the group naming the reason.
     const without = (p: Prepared): Prepared => ({ ...p, flags: new Map([...p.flags].filter(([g]) => g !== group)) });
     if (ALONE.has(a)) expect(decide(without(pa), without(pb))).toBe(true);
-    else if (!REDUNDANT.has(a)) expect([decide(without(pa), without(pb)), oneSlotConflict(pa, pb)]).toEqual([false, true]);
+    else if (!REDUNDANT.has(a))
+      expect([decide(without(pa), without(pb)), oneSlotConflict(pa, pb)]).toEqual([false, true]);
   });
 });
 
@@ -197,13 +265,29 @@ describe('near-duplicate guard: index names are names, not figures (issue 18)', 
   it('tells two index levels apart although the index name holds a number', () => {
     expect(prepare('FTSE 100 closes above 9,000').numberValues.map((v) => v.value)).toEqual([9000]);
     expect(prepare('S&P 500 ends above 6,000').numberValues.map((v) => v.value)).toEqual([6000]);
-    expect(isNearDuplicate('FTSE 100 closes above 9,000 for first time', 'FTSE 100 closes above 8,000 for first time')).toBe(false);
-    expect(isNearDuplicate('Nikkei 225 closes above 40,000 for first time', 'Nikkei 225 closes above 42,000 for first time')).toBe(false);
-    expect(isNearDuplicate('FTSE 100 tops 9,000 for first time', 'FTSE 100 index closes above 9,000 for first time')).toBe(true);
+    expect(
+      isNearDuplicate('FTSE 100 closes above 9,000 for first time', 'FTSE 100 closes above 8,000 for first time'),
+    ).toBe(false);
+    expect(
+      isNearDuplicate('Nikkei 225 closes above 40,000 for first time', 'Nikkei 225 closes above 42,000 for first time'),
+    ).toBe(false);
+    expect(
+      isNearDuplicate('FTSE 100 tops 9,000 for first time', 'FTSE 100 index closes above 9,000 for first time'),
+    ).toBe(true);
   });
   it('a figure each side leaves unmatched, of one kind, is another story even when another figure matches', () => {
-    expect(isNearDuplicate('Ramp raises $500 million at $22.5 billion valuation', 'Ramp raises $500 million at $16 billion valuation')).toBe(false);
-    expect(isNearDuplicate('Ramp raises $500 million at $22.5 billion valuation', 'Fintech Ramp raises $500 mln, valued at $22.5 bln')).toBe(true);
+    expect(
+      isNearDuplicate(
+        'Ramp raises $500 million at $22.5 billion valuation',
+        'Ramp raises $500 million at $16 billion valuation',
+      ),
+    ).toBe(false);
+    expect(
+      isNearDuplicate(
+        'Ramp raises $500 million at $22.5 billion valuation',
+        'Fintech Ramp raises $500 mln, valued at $22.5 bln',
+      ),
+    ).toBe(true);
   });
 });
 
@@ -216,7 +300,12 @@ describe('near-duplicate guard: one side says it is not so (issue 18)', () => {
     expect(isNearDuplicate(a, b)).toBe(false);
   });
   it('both saying it is not so can be one story', () => {
-    expect(isNearDuplicate('Fed\'s Powell says central bank in no hurry to cut rates', 'Powell: Fed not in a rush to lower interest rates')).toBe(true);
+    expect(
+      isNearDuplicate(
+        "Fed's Powell says central bank in no hurry to cut rates",
+        'Powell: Fed not in a rush to lower interest rates',
+      ),
+    ).toBe(true);
   });
 });
 
@@ -234,7 +323,12 @@ describe('near-duplicate units and names written another way (issue 18)', () => 
 
 describe('near-duplicate places written another way (issue 18)', () => {
   it('a capital standing for its government is its country', () => {
-    expect(isNearDuplicate('China retaliates with tariffs on US soybeans', 'Beijing hits American soybeans with retaliatory tariffs')).toBe(true);
+    expect(
+      isNearDuplicate(
+        'China retaliates with tariffs on US soybeans',
+        'Beijing hits American soybeans with retaliatory tariffs',
+      ),
+    ).toBe(true);
   });
   it('two financial centres are two places, New York as one name', () => {
     expect(isNearDuplicate('Copper prices hit record in New York', 'Copper prices hit record in London')).toBe(false);

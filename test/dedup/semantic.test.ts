@@ -7,7 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  SEMANTIC_VARIANTS, cosine, pairAuc, parseJsonl, semanticJudge, tuneSemanticOnDev, type PairCase,
+  SEMANTIC_VARIANTS,
+  cosine,
+  pairAuc,
+  parseJsonl,
+  semanticJudge,
+  tuneSemanticOnDev,
+  type PairCase,
 } from '../../scripts/lib/evaluate-enrich.js';
 import { isNearDuplicate } from '../../src/dedup/near.js';
 import { createLocalEmbedder } from '../../src/search/index.js';
@@ -43,7 +49,14 @@ describe('AUC of a pair score', () => {
   });
   it('is NaN when the filter leaves one class empty', () => {
     expect(pairAuc(cases, 'test', () => 1)).toBeNaN();
-    expect(pairAuc(cases, 'dev', () => 1, (c) => c.duplicate)).toBeNaN();
+    expect(
+      pairAuc(
+        cases,
+        'dev',
+        () => 1,
+        (c) => c.duplicate,
+      ),
+    ).toBeNaN();
   });
 });
 
@@ -62,7 +75,10 @@ describe('variants combining the cosine with the rules', () => {
     expect(or.decide(true, 0, 0.9)).toBe(true);
   });
   it('the judge reads both vectors by text and passes the rule decision through', () => {
-    const vectors = new Map([['a', at(0)], ['b', at(60)]]);
+    const vectors = new Map([
+      ['a', at(0)],
+      ['b', at(60)],
+    ]);
     expect(semanticJudge(and, 0.5, vectors, () => true)('a', 'b')).toBe(true);
     expect(semanticJudge(and, 0.51, vectors, () => true)('a', 'b')).toBe(false);
     expect(semanticJudge(and, 0.5, vectors, () => false)('a', 'b')).toBe(false);
@@ -75,15 +91,25 @@ describe('threshold chosen on dev', () => {
   const angle = (c: number) => (Math.acos(c) * 180) / Math.PI;
   const pair = (split: 'dev' | 'test', id: string, c: number, duplicate: boolean) => ({
     kase: { split, a: `${id}a`, b: `${id}b`, duplicate } as PairCase,
-    vectors: [[`${id}a`, at(0)], [`${id}b`, at(angle(c))]] as [string, Float32Array][],
+    vectors: [
+      [`${id}a`, at(0)],
+      [`${id}b`, at(angle(c))],
+    ] as [string, Float32Array][],
   });
-  const build = (list: ReturnType<typeof pair>[]) => ({ cases: list.map((p) => p.kase), vectors: new Map(list.flatMap((p) => p.vectors)) });
+  const build = (list: ReturnType<typeof pair>[]) => ({
+    cases: list.map((p) => p.kase),
+    vectors: new Map(list.flatMap((p) => p.vectors)),
+  });
   const alone = variant('cosine >= t alone');
   it('is the highest-recall threshold meeting the precision goal', () => {
     const { cases, vectors } = build([
-      pair('dev', 'd1', 0.95, true), pair('dev', 'd2', 0.9, true), pair('dev', 'd3', 0.8, true),
-      pair('dev', 'o1', 0.85, false), pair('dev', 'o2', 0.5, false),
-      pair('test', 't1', 0.99, false), pair('test', 't2', 0.6, true),
+      pair('dev', 'd1', 0.95, true),
+      pair('dev', 'd2', 0.9, true),
+      pair('dev', 'd3', 0.8, true),
+      pair('dev', 'o1', 0.85, false),
+      pair('dev', 'o2', 0.5, false),
+      pair('test', 't1', 0.99, false),
+      pair('test', 't2', 0.6, true),
     ]);
     // Precision 1 needs t in (0.85, 0.9] (recall 2/3); precision 0.75 allows any t in (0.5, 0.8] (recall 1).
     // On ties the lowest threshold of the grid (steps of 0.01) is taken.
@@ -92,14 +118,21 @@ describe('threshold chosen on dev', () => {
   });
   it('falls back to the best F1 when only finding nothing meets the goal', () => {
     // The most similar dev pair is a different story: every threshold that finds something has precision < 0.98.
-    const { cases, vectors } = build([pair('dev', 'o1', 0.97, false), pair('dev', 'd1', 0.9, true), pair('dev', 'd2', 0.7, true), pair('dev', 'o2', 0.4, false)]);
+    const { cases, vectors } = build([
+      pair('dev', 'o1', 0.97, false),
+      pair('dev', 'd1', 0.9, true),
+      pair('dev', 'd2', 0.7, true),
+      pair('dev', 'o2', 0.4, false),
+    ]);
     // Best F1 (0.8: both duplicates and one other pair) for t in (0.4, 0.7]; recall-0 thresholds (> 0.97) are not taken.
     expect(tuneSemanticOnDev(cases, alone, vectors, 0.98)).toBeCloseTo(0.41, 9);
   });
 });
 
 describe('MiniLM cosine on labelled pairs (real local model)', () => {
-  const pairs = parseJsonl<PairCase>(readFileSync(new URL('../../eval/near-duplicates.jsonl', import.meta.url), 'utf8'));
+  const pairs = parseJsonl<PairCase>(
+    readFileSync(new URL('../../eval/near-duplicates.jsonl', import.meta.url), 'utf8'),
+  );
   const labelled = (a: string, b: string) => {
     const p = pairs.find((x) => x.a === a && x.b === b);
     if (!p) throw new Error(`not in eval/near-duplicates.jsonl: ${a} | ${b}`);
@@ -113,7 +146,10 @@ describe('MiniLM cosine on labelled pairs (real local model)', () => {
   ];
   const reworded = [
     labelled('Reserve Bank of Australia raises cash rate to 4.35%', 'RBA hikes rates to 4.35 percent'),
-    labelled('Fed raises benchmark rate by 25 basis points, signals further tightening', 'Federal Reserve hikes rates a quarter point and flags more increases'),
+    labelled(
+      'Fed raises benchmark rate by 25 basis points, signals further tightening',
+      'Federal Reserve hikes rates a quarter point and flags more increases',
+    ),
   ];
   const embedder = createLocalEmbedder({ maxThreads: 1 });
   afterAll(() => embedder.close());

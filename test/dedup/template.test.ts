@@ -8,7 +8,13 @@
 import { describe, expect, it } from 'vitest';
 import { isNearDuplicate, prepare } from '../../src/dedup/near.js';
 import {
-  forecastConflict, oneSlotConflict, previewConflict, qualifierConflict, roleConflict, subjectConflict, templateDiff,
+  forecastConflict,
+  oneSlotConflict,
+  previewConflict,
+  qualifierConflict,
+  roleConflict,
+  subjectConflict,
+  templateDiff,
 } from '../../src/dedup/similarity.js';
 
 const pair = (a: string, b: string) => [prepare(a), prepare(b)] as const;
@@ -31,7 +37,10 @@ describe('near-duplicate guard: one template, one or two words changed', () => {
     expect([d.substitutions, d.inserted, d.slots.map((s) => [s.a, s.b])]).toEqual([1, 0, [[['begin'], ['end']]]]);
   });
   it('a reason told otherwise after the main clause is no changed slot', () => {
-    const [pa, pb] = pair('Adobe raises annual revenue forecast on AI demand', 'Adobe lifts full-year sales outlook as AI tools sell');
+    const [pa, pb] = pair(
+      'Adobe raises annual revenue forecast on AI demand',
+      'Adobe lifts full-year sales outlook as AI tools sell',
+    );
     expect(oneSlotConflict(pa, pb)).toBe(false);
   });
   it('a rewording that also adds words is no template reuse', () => {
@@ -92,33 +101,54 @@ describe('near-duplicate guard: two actors with their roles swapped', () => {
     expect([roleConflict(pa, pb), oneSlotConflict(pa, pb), isNearDuplicate(pa, pb)]).toEqual([false, false, true]);
   });
   it('a lawsuit is no such relation, and two currencies swapped are no actors swapped', () => {
-    expect(roleConflict(...pair('Toyota files lawsuit against Honda over patents', 'Honda files lawsuit against Toyota over patents'))).toBe(true);
-    expect(oneSlotConflict(...pair('Sterling rises against euro after BoE decision', 'Euro rises against sterling after BoE decision'))).toBe(true);
+    expect(
+      roleConflict(
+        ...pair('Toyota files lawsuit against Honda over patents', 'Honda files lawsuit against Toyota over patents'),
+      ),
+    ).toBe(true);
+    expect(
+      oneSlotConflict(
+        ...pair('Sterling rises against euro after BoE decision', 'Euro rises against sterling after BoE decision'),
+      ),
+    ).toBe(true);
   });
 });
 
 describe('near-duplicate guard: a preview is not the event', () => {
   it('expected / poised / likely / set to against the event', () => {
-    for (const a of ['BoE expected to cut rates on Thursday', 'BoE poised to cut rates on Thursday', 'BoE set to cut rates on Thursday']) {
+    for (const a of [
+      'BoE expected to cut rates on Thursday',
+      'BoE poised to cut rates on Thursday',
+      'BoE set to cut rates on Thursday',
+    ]) {
       const [pa, pb] = pair(a, 'BoE cuts rates on Thursday');
       expect(previewConflict(pa, pb)).toBe(true);
       expect(isNearDuplicate(a, 'BoE cuts rates on Thursday')).toBe(false);
     }
   });
   it('two previews can be one story', () => {
-    const [pa, pb] = pair('BoE expected to cut rates on Thursday', 'BoE seen cutting rates on Thursday, economists say');
+    const [pa, pb] = pair(
+      'BoE expected to cut rates on Thursday',
+      'BoE seen cutting rates on Thursday, economists say',
+    );
     expect(previewConflict(pa, pb)).toBe(false);
   });
 });
 
 describe('near-duplicate guard: a forecast of a figure is not the figure', () => {
   it('revenue forecast beats / revenue beats', () => {
-    const [pa, pb] = pair('Broadcom revenue beats estimates on AI chips', 'Broadcom revenue forecast beats estimates on AI chips');
+    const [pa, pb] = pair(
+      'Broadcom revenue beats estimates on AI chips',
+      'Broadcom revenue forecast beats estimates on AI chips',
+    );
     expect(forecastConflict(pa, pb)).toBe(true);
     expect(isNearDuplicate(pa, pb)).toBe(false);
   });
   it('a forecast written as a verb or a noun is one forecast', () => {
-    const [pa, pb] = pair('Broadcom forecasts Q1 revenue above estimates', 'Broadcom first-quarter revenue outlook tops forecasts');
+    const [pa, pb] = pair(
+      'Broadcom forecasts Q1 revenue above estimates',
+      'Broadcom first-quarter revenue outlook tops forecasts',
+    );
     expect(forecastConflict(pa, pb)).toBe(false);
   });
 });
@@ -130,13 +160,26 @@ describe('near-duplicate guard: the subject company is not named in the other he
     expect(isNearDuplicate(pa, pb)).toBe(false);
   });
   it('a company that describes the subject is not the subject (`Apple supplier Foxconn`, `Google-backed Anthropic`)', () => {
-    expect(subjectConflict(...pair('Apple supplier Foxconn posts record quarterly revenue', 'Foxconn posts record quarterly revenue on AI servers'))).toBe(false);
-    expect(subjectConflict(...pair('Google-backed Anthropic raises $13 billion', 'Anthropic raises $13 billion in new funding'))).toBe(false);
+    expect(
+      subjectConflict(
+        ...pair(
+          'Apple supplier Foxconn posts record quarterly revenue',
+          'Foxconn posts record quarterly revenue on AI servers',
+        ),
+      ),
+    ).toBe(false);
+    expect(
+      subjectConflict(
+        ...pair('Google-backed Anthropic raises $13 billion', 'Anthropic raises $13 billion in new funding'),
+      ),
+    ).toBe(false);
   });
   it('a company named by its symbol, its name or an alias word is named', () => {
     const [pa, pb] = pair('Microsoft raises dividend 10%', 'MSFT lifts quarterly dividend by 10%');
     expect(subjectConflict(pa, pb)).toBe(false);
-    expect(subjectConflict(...pair('MicroStrategy buys $1 billion of bitcoin', 'Strategy adds $1B of bitcoin'))).toBe(false);
+    expect(subjectConflict(...pair('MicroStrategy buys $1 billion of bitcoin', 'Strategy adds $1B of bitcoin'))).toBe(
+      false,
+    );
   });
 });
 
@@ -150,21 +193,29 @@ describe('near-duplicate guard: the stage of a case', () => {
   it('an appeal and its outcome are a stage of their own; losing an appeal and a fine upheld are one', () => {
     const [pa, pb] = pair('Judge rules against Uber in driver pay case', 'Uber appeals ruling in driver pay case');
     expect(pb.flags.get('case')).toEqual(new Set(['appeal', 'decided']));
-    expect(qualifierConflict(...pair('Uber wins ruling in driver pay case', 'Uber appeals in driver pay case'))).toBe(true);
-    expect(qualifierConflict(...pair('Amazon loses appeal against EU fine', 'EU court upholds fine on Amazon'))).toBe(false);
+    expect(qualifierConflict(...pair('Uber wins ruling in driver pay case', 'Uber appeals in driver pay case'))).toBe(
+      true,
+    );
+    expect(qualifierConflict(...pair('Amazon loses appeal against EU fine', 'EU court upholds fine on Amazon'))).toBe(
+      false,
+    );
     expect(qualifierConflict(pa, pb)).toBe(false);
   });
 });
 
 describe('near-duplicate guard: a filler word does not hide the changed slot', () => {
   it('title case, one name changed, `now` added', () => {
-    expect(isNearDuplicate('Fed\'s Barr Says Policy Is In A Good Place', 'Fed\'s Kashkari Says Policy Is In A Good Place Now')).toBe(false);
+    expect(
+      isNearDuplicate("Fed's Barr Says Policy Is In A Good Place", "Fed's Kashkari Says Policy Is In A Good Place Now"),
+    ).toBe(false);
   });
 });
 
 describe('near-duplicate guard: a denial says it is not so', () => {
   it('confirms / denies, and a report turned down is a denial', () => {
-    expect(isNearDuplicate('Nestle confirms talks to sell water unit', 'Nestle denies talks to sell water unit')).toBe(false);
+    expect(isNearDuplicate('Nestle confirms talks to sell water unit', 'Nestle denies talks to sell water unit')).toBe(
+      false,
+    );
     expect(prepare('Nestle rejects report it plans to sell water unit').negated).toBe(true);
     expect(prepare('Nestle rejects report it plans to sell water unit').refusal).toBe(false);
   });
@@ -172,7 +223,14 @@ describe('near-duplicate guard: a denial says it is not so', () => {
 
 describe('near-duplicate guard: the span of a report', () => {
   it('weekly / monthly', () => {
-    expect(isNearDuplicate('Copper heads for weekly loss on demand worries', 'Copper heads for monthly loss on demand worries')).toBe(false);
-    expect(qualifierConflict(...pair('European shares end the week lower', 'European shares end the month lower'))).toBe(true);
+    expect(
+      isNearDuplicate(
+        'Copper heads for weekly loss on demand worries',
+        'Copper heads for monthly loss on demand worries',
+      ),
+    ).toBe(false);
+    expect(
+      qualifierConflict(...pair('European shares end the week lower', 'European shares end the month lower')),
+    ).toBe(true);
   });
 });

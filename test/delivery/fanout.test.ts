@@ -15,9 +15,20 @@ interface Target extends FanOutTarget {
 
 const entry = (seq: number): FeedEntry => ({
   seq,
-  article: { id: String(seq), content: `a${seq}`, urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', source: null, url: null, tickers: [] },
+  article: {
+    id: String(seq),
+    content: `a${seq}`,
+    urgency: 'regular',
+    sentiment: null,
+    published_at: null,
+    received_at: '2026-11-21T12:00:00Z',
+    source: null,
+    url: null,
+    tickers: [],
+  },
 });
-const batch = (from: number, to: number): FeedEntry[] => Array.from({ length: to - from + 1 }, (_, i) => entry(from + i));
+const batch = (from: number, to: number): FeedEntry[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => entry(from + i));
 
 /** A fan-out whose clock advances `msPerRead` on every read, and whose deferred steps run when the test says. */
 function harness(targets: Set<Target>, opts: { sliceMs: number; msPerRead: number }) {
@@ -58,7 +69,9 @@ function harness(targets: Set<Target>, opts: { sliceMs: number; msPerRead: numbe
 }
 
 function targets(n: number, sentSeq = 0, withTickers = (i: number) => i % 2 === 0): Set<Target> {
-  return new Set(Array.from({ length: n }, (_, i) => ({ name: `c${i}`, got: [], sentSeq, withTickers: withTickers(i) })));
+  return new Set(
+    Array.from({ length: n }, (_, i) => ({ name: `c${i}`, got: [], sentSeq, withTickers: withTickers(i) })),
+  );
 }
 
 describe('fan-out slices: the event loop is given back once a slice reaches sliceMs', () => {

@@ -11,7 +11,20 @@ function feed() {
     add(n: number) {
       for (let i = 0; i < n; i++) {
         const seq = entries.length + 1;
-        entries.push({ seq, article: { id: String(seq), content: 'x', urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', source: null, url: null, tickers: [] } });
+        entries.push({
+          seq,
+          article: {
+            id: String(seq),
+            content: 'x',
+            urgency: 'regular',
+            sentiment: null,
+            published_at: null,
+            received_at: '2026-11-21T12:00:00Z',
+            source: null,
+            url: null,
+            tickers: [],
+          },
+        });
       }
     },
     articles: {
@@ -25,7 +38,13 @@ describe('FeedPoller.wake: a commit notification delivers at once', () => {
   it('delivers on wake although the timer is an hour away, in order, nothing twice', async () => {
     const f = feed();
     const delivered: number[] = [];
-    const poller = new FeedPoller({ articles: f.articles, intervalMs: 3_600_000, deliver: (b) => delivered.push(...b.map((e) => e.seq)), hasListeners: () => true, log: () => {} });
+    const poller = new FeedPoller({
+      articles: f.articles,
+      intervalMs: 3_600_000,
+      deliver: (b) => delivered.push(...b.map((e) => e.seq)),
+      hasListeners: () => true,
+      log: () => {},
+    });
     await poller.start();
     f.add(3);
     poller.wake();
@@ -55,7 +74,13 @@ describe('FeedPoller.wake: a commit notification delivers at once', () => {
         return page;
       },
     };
-    const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: (b) => delivered.push(...b.map((e) => e.seq)), hasListeners: () => true, log: () => {} });
+    const poller = new FeedPoller({
+      articles,
+      intervalMs: 3_600_000,
+      deliver: (b) => delivered.push(...b.map((e) => e.seq)),
+      hasListeners: () => true,
+      log: () => {},
+    });
     await poller.start();
     f.add(1);
     poller.wake();
@@ -75,9 +100,18 @@ describe('FeedPoller.wake: a storm of wakes costs one read, not a timer per wake
   it('10,000 wakes while a read is already due arm one timer and run one read', async () => {
     const f = feed();
     let reads = 0;
-    const articles = { latestSeq: f.articles.latestSeq, feedAfter: async (seq: number, limit: number) => (reads++, f.articles.feedAfter(seq, limit)) };
+    const articles = {
+      latestSeq: f.articles.latestSeq,
+      feedAfter: async (seq: number, limit: number) => (reads++, f.articles.feedAfter(seq, limit)),
+    };
     const delivered: number[] = [];
-    const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: (b) => delivered.push(...b.map((e) => e.seq)), hasListeners: () => true, log: () => {} });
+    const poller = new FeedPoller({
+      articles,
+      intervalMs: 3_600_000,
+      deliver: (b) => delivered.push(...b.map((e) => e.seq)),
+      hasListeners: () => true,
+      log: () => {},
+    });
     await poller.start();
     f.add(2);
     const timers = vi.spyOn(globalThis, 'setTimeout');
@@ -104,7 +138,13 @@ describe('FeedPoller.wake: a wake that comes before the commit is visible still 
       // The commit becomes visible to readers only on the third read after the wake-up.
       feedAfter: async (seq: number, limit: number) => (++reads >= 3 ? f.articles.feedAfter(seq, limit) : []),
     };
-    const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: (b) => delivered.push(...b.map((e) => e.seq)), hasListeners: () => true, log: () => {} });
+    const poller = new FeedPoller({
+      articles,
+      intervalMs: 3_600_000,
+      deliver: (b) => delivered.push(...b.map((e) => e.seq)),
+      hasListeners: () => true,
+      log: () => {},
+    });
     await poller.start();
     f.add(1);
     poller.wake();
@@ -124,7 +164,13 @@ describe('FeedPoller.wake: a wake that comes before the commit is visible still 
         return f.articles.feedAfter(seq, limit);
       },
     };
-    const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: () => {}, hasListeners: () => true, log: () => {} });
+    const poller = new FeedPoller({
+      articles,
+      intervalMs: 3_600_000,
+      deliver: () => {},
+      hasListeners: () => true,
+      log: () => {},
+    });
     await poller.start();
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
@@ -145,10 +191,21 @@ describe('FeedPoller: a failed read is logged under its reader, and the next wak
   it('names the reader (webhooks) in the log line, then delivers once the feed answers', async () => {
     const f = feed();
     let failing = true;
-    const articles = { ...f.articles, feedAfter: async (seq: number, limit: number) => (failing ? Promise.reject(new Error('connection lost')) : f.articles.feedAfter(seq, limit)) };
+    const articles = {
+      ...f.articles,
+      feedAfter: async (seq: number, limit: number) =>
+        failing ? Promise.reject(new Error('connection lost')) : f.articles.feedAfter(seq, limit),
+    };
     const lines: string[] = [];
     const delivered: number[] = [];
-    const poller = new FeedPoller({ articles, intervalMs: 3_600_000, deliver: (b) => delivered.push(...b.map((e) => e.seq)), hasListeners: () => true, log: (m) => lines.push(m), label: 'webhooks' });
+    const poller = new FeedPoller({
+      articles,
+      intervalMs: 3_600_000,
+      deliver: (b) => delivered.push(...b.map((e) => e.seq)),
+      hasListeners: () => true,
+      log: (m) => lines.push(m),
+      label: 'webhooks',
+    });
     await poller.start();
     f.add(1);
     poller.wake();

@@ -8,7 +8,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { monotonicFactory } from 'ulid';
 import { stream } from '../../src/contract/index.js';
-import { DeliveryHub, MemoryFeed, REPLAY_PAGE, tickerFilter, type CloseSpec, type Sink, type SubscribeSpec } from '../../src/delivery/index.js';
+import {
+  DeliveryHub,
+  MemoryFeed,
+  REPLAY_PAGE,
+  tickerFilter,
+  type CloseSpec,
+  type Sink,
+  type SubscribeSpec,
+} from '../../src/delivery/index.js';
 import type { StoredArticle } from '../../src/domain/articles.js';
 import { until } from '../support/wait.js';
 
@@ -110,7 +118,12 @@ async function start(feed = new MemoryFeed(100_000)) {
   });
   hubs.push(hub);
   await hub.ready;
-  return { hub, feed, append: (k: number, tickers?: (i: number) => string[]) => Array.from({ length: k }, (_, i) => feed.append(article(tickers?.(i))).article.id) };
+  return {
+    hub,
+    feed,
+    append: (k: number, tickers?: (i: number) => string[]) =>
+      Array.from({ length: k }, (_, i) => feed.append(article(tickers?.(i))).article.id),
+  };
 }
 
 const subscribe = async (hub: DeliveryHub<RecordingSink>, feed: MemoryFeed, spec: Partial<SubscribeSpec> = {}) => {
@@ -198,7 +211,10 @@ describe('the ticker filter', () => {
     const live = append(30, about);
     const matching = (ids: string[]) => ids.filter((_, i) => about(i).some((t) => t === 'NVDA' || t === 'MSFT'));
     const expected = [...matching([anchor!, ...before]).filter((id) => id !== anchor), ...matching(live)];
-    await until(() => filtered.sink.messages.length >= expected.length && all.sink.messages.length >= live.length, 'the filtered articles');
+    await until(
+      () => filtered.sink.messages.length >= expected.length && all.sink.messages.length >= live.length,
+      'the filtered articles',
+    );
     await new Promise((r) => setTimeout(r, 20));
     expect(filtered.sink.ids).toEqual(expected);
     expect(all.sink.ids).toEqual(live);

@@ -91,7 +91,8 @@ describe('PresentationCache', () => {
     const cache = new PresentationCache<string>((a, v) => (built.push(`${a.content}/${v}`), `${a.content}:${v}`));
     const a = article('a');
     const b = article('b');
-    for (let i = 0; i < 100; i++) for (const x of [a, b]) for (const v of ['pro', 'max']) expect(cache.of(x, v)).toBe(`${x.content}:${v}`);
+    for (let i = 0; i < 100; i++)
+      for (const x of [a, b]) for (const v of ['pro', 'max']) expect(cache.of(x, v)).toBe(`${x.content}:${v}`);
     expect(built.sort()).toEqual(['a/max', 'a/pro', 'b/max', 'b/pro']);
     expect(cache.built).toBe(4);
   });

@@ -19,7 +19,17 @@ function feed(n: number, seqOf = (i: number) => i + 1) {
   const ulid = monotonicFactory();
   const entries: FeedEntry[] = Array.from({ length: n }, (_, i) => ({
     seq: seqOf(i),
-    article: { id: ulid(T0 + i * 10), content: `a${i}`, urgency: 'regular', sentiment: null, published_at: null, received_at: new Date(T0 + i * 10).toISOString(), source: null, url: null, tickers: [] },
+    article: {
+      id: ulid(T0 + i * 10),
+      content: `a${i}`,
+      urgency: 'regular',
+      sentiment: null,
+      published_at: null,
+      received_at: new Date(T0 + i * 10).toISOString(),
+      source: null,
+      url: null,
+      tickers: [],
+    },
   }));
   let reads = 0;
   return {
@@ -42,7 +52,9 @@ describe('replay start: the feed position right before the first article above t
       for (let k = 0; k < 50; k++) {
         const bound = f.entries[k]!.article.id;
         const start = await replayStartSeq(f, bound, upTo);
-        expect(f.entries.filter((e) => e.seq > start).map((e) => e.article.id)).toEqual(f.entries.slice(k + 1).map((e) => e.article.id));
+        expect(f.entries.filter((e) => e.seq > start).map((e) => e.article.id)).toEqual(
+          f.entries.slice(k + 1).map((e) => e.article.id),
+        );
       }
       // Below every id: from the start; above every id: nothing.
       expect(await replayStartSeq(f, '0'.repeat(26), upTo)).toBe(0);
@@ -80,9 +92,23 @@ interface Target extends FanOutTarget {
 
 const about = (seq: number, ...tickers: string[]): FeedEntry => ({
   seq,
-  article: { id: String(seq), content: `a${seq}`, urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00Z', source: null, url: null, tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral', relevance: 1 })) },
+  article: {
+    id: String(seq),
+    content: `a${seq}`,
+    urgency: 'regular',
+    sentiment: null,
+    published_at: null,
+    received_at: '2026-11-21T12:00:00Z',
+    source: null,
+    url: null,
+    tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral', relevance: 1 })),
+  },
 });
-const filter = (...symbols: string[]): TickerFilter => ({ key: [...symbols].sort().join(','), symbols: new Set(symbols), minRelevance: 0.5 });
+const filter = (...symbols: string[]): TickerFilter => ({
+  key: [...symbols].sort().join(','),
+  symbols: new Set(symbols),
+  minRelevance: 0.5,
+});
 
 function fanOut(targets: Set<Target>, sliceMs = 1000) {
   const encodes: string[] = [];
@@ -131,7 +157,9 @@ describe('fan-out ticker filter: each connection gets its matching entries, fram
   });
 
   it('still ends slices on the clock with filtered connections', () => {
-    const targets = new Set<Target>(Array.from({ length: 10 }, () => ({ sentSeq: 0, withTickers: true, tickers: filter('AAPL'), got: [] })));
+    const targets = new Set<Target>(
+      Array.from({ length: 10 }, () => ({ sentSeq: 0, withTickers: true, tickers: filter('AAPL'), got: [] })),
+    );
     const { fan, deferred } = fanOut(targets, 3);
     fan.push([about(1, 'AAPL')]);
     expect(deferred.length).toBe(1); // yielded before serving all ten

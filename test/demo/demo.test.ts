@@ -21,7 +21,11 @@ let dataDir: string;
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'fns-demo-'));
   // As a newcomer types it: through npm, which must pass a stop on to the demo.
-  child = spawn('npm', ['run', '--silent', 'demo'], { cwd: repoRoot, env: { ...process.env, DATA_DIR: dataDir, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn('npm', ['run', '--silent', 'demo'], {
+    cwd: repoRoot,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', () => {});
   await new Promise<void>((resolve, reject) => {
@@ -50,7 +54,8 @@ describe('npm run demo: ready when it says so', () => {
   it('binds loopback and prints one key per tier', () => {
     const url = new URL(/demo: (\S+)/.exec(out)![1]!);
     expect(url.hostname).toBe('127.0.0.1');
-    for (const tier of ['starter', 'pro', 'max', 'free', 'expired'] as Tier[]) expect(out).toMatch(new RegExp(`^  ${tier}\\s+fns_live_\\S+$`, 'm'));
+    for (const tier of ['starter', 'pro', 'max', 'free', 'expired'] as Tier[])
+      expect(out).toMatch(new RegExp(`^  ${tier}\\s+fns_live_\\S+$`, 'm'));
   });
 
   it('answers every printed Try line with 200, the search line with results', async () => {
@@ -76,8 +81,16 @@ describe('npm run demo: ready when it says so', () => {
   it('polls its two sample wires on loopback (it allows private feed addresses for itself, FEED_ALLOW_PRIVATE)', async () => {
     const port = Number(tryLines()[0]!.url.port);
     const key = /^  max\s+(fns_live_\S+)$/m.exec(out)![1]!;
-    const sources = async () => new Set(((await get(port, '/v1/news?limit=100', { key })).body.articles as { source: string }[]).map((a) => a.source));
-    await until(async () => (await sources()).has('harbor-wire') && (await sources()).has('summit-wire'), 'articles from both demo wires', 8_000, 200);
+    const sources = async () =>
+      new Set(
+        ((await get(port, '/v1/news?limit=100', { key })).body.articles as { source: string }[]).map((a) => a.source),
+      );
+    await until(
+      async () => (await sources()).has('harbor-wire') && (await sources()).has('summit-wire'),
+      'articles from both demo wires',
+      8_000,
+      200,
+    );
   });
 
   it('stops, and frees its port, when npm is stopped', async () => {

@@ -20,11 +20,19 @@ const VIEWPORT = { width: 1400, height: 1000 };
 let browser: Browser;
 beforeAll(async () => {
   if (!existsSync(executablePath)) {
-    throw new Error(`Chromium not found at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
+    throw new Error(
+      `Chromium not found at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
+    );
   }
   browser = await chromium.launch({
     executablePath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
   });
   mkdirSync(shots, { recursive: true });
 });
@@ -75,7 +83,9 @@ interface TableFit {
 function tableFits(page: Page): Promise<TableFit[]> {
   return page.evaluate(() =>
     Array.from(document.querySelectorAll('table')).map((t) => ({
-      headers: Array.from(t.rows[0]?.cells ?? []).map((c) => c.innerText).join(' | '),
+      headers: Array.from(t.rows[0]?.cells ?? [])
+        .map((c) => c.innerText)
+        .join(' | '),
       tableWidth: t.scrollWidth,
       tableRight: t.getBoundingClientRect().right,
       boxWidth: t.parentElement!.clientWidth,
@@ -86,7 +96,9 @@ function tableFits(page: Page): Promise<TableFit[]> {
 
 function expectWhole(fits: TableFit[]): void {
   for (const f of fits) {
-    expect(f.tableWidth, `${f.headers}: ${f.tableWidth} px wide in a ${f.boxWidth} px box`).toBeLessThanOrEqual(f.boxWidth);
+    expect(f.tableWidth, `${f.headers}: ${f.tableWidth} px wide in a ${f.boxWidth} px box`).toBeLessThanOrEqual(
+      f.boxWidth,
+    );
     expect(f.tableRight, `${f.headers}: right edge at ${f.tableRight} px`).toBeLessThanOrEqual(f.viewport);
   }
 }
@@ -94,7 +106,13 @@ function expectWhole(fits: TableFit[]): void {
 describe('REST reference (generated/docs/rest.html) renders offline', () => {
   const openapi = loadYaml('openapi.yaml');
   const operations = Object.entries<any>(openapi.paths).flatMap(([path, item]) =>
-    Object.entries<any>(item).map(([method, op]) => ({ path, method: method.toUpperCase(), op, summary: op.summary as string, id: op.operationId as string })),
+    Object.entries<any>(item).map(([method, op]) => ({
+      path,
+      method: method.toUpperCase(),
+      op,
+      summary: op.summary as string,
+      id: op.operationId as string,
+    })),
   );
   const sample = (op: any, lang: string): string => op['x-codeSamples'].find((s: any) => s.lang === lang).source;
 
@@ -108,10 +126,12 @@ describe('REST reference (generated/docs/rest.html) renders offline', () => {
       for (const tag of openapi.tags.map((t: any) => t.name)) {
         text += '\n' + (await openSection(page, tag));
         // Redoc renders an operation once it is scrolled to: open each one.
-        for (const o of operations.filter((x) => x.op.tags.includes(tag))) text += '\n' + (await openSection(page, o.summary));
+        for (const o of operations.filter((x) => x.op.tags.includes(tag)))
+          text += '\n' + (await openSection(page, o.summary));
       }
       // The webhooks (OpenAPI 3.1 top-level `webhooks`) are rendered under their tag.
-      for (const hook of Object.values<any>(openapi.webhooks ?? {})) text += '\n' + (await openSection(page, hook.post.summary));
+      for (const hook of Object.values<any>(openapi.webhooks ?? {}))
+        text += '\n' + (await openSection(page, hook.post.summary));
     });
     for (const hook of Object.values<any>(openapi.webhooks ?? {})) {
       expect(text).toContain(hook.post.summary);

@@ -25,22 +25,37 @@ describe('ingestion input: NDJSON, bad lines reported by number and skipped', ()
     ]);
   });
   it('rejects a publication time without an offset, a bad ticker and over-long content', () => {
-    expect(parseArticle({ content: 'x', published_at: '2026-11-21T10:00:00' })).toEqual({ ok: false, error: 'published_at must be a real RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z' });
+    expect(parseArticle({ content: 'x', published_at: '2026-11-21T10:00:00' })).toEqual({
+      ok: false,
+      error: 'published_at must be a real RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z',
+    });
     expect(parseArticle({ content: 'x', tickers: ['not a ticker'] }).ok).toBe(false);
     expect(parseArticle({ content: 'x'.repeat(20001) }).ok).toBe(false);
   });
-  it.each(['2026-02-30T10:00:00Z', '2026-02-29T10:00:00Z', '2026-11-31T10:00:00Z', '2026-11-21T25:00:00Z', '2026-11-21T10:00:00+25:00'])(
-    'rejects an impossible publication time (%s) instead of rolling it over',
-    (published_at) => {
-      expect(parseArticle({ content: 'x', published_at }).ok).toBe(false);
-    },
-  );
+  it.each([
+    '2026-02-30T10:00:00Z',
+    '2026-02-29T10:00:00Z',
+    '2026-11-31T10:00:00Z',
+    '2026-11-21T25:00:00Z',
+    '2026-11-21T10:00:00+25:00',
+  ])('rejects an impossible publication time (%s) instead of rolling it over', (published_at) => {
+    expect(parseArticle({ content: 'x', published_at }).ok).toBe(false);
+  });
   it('refuses a NUL character in content, source or url (no store can keep it as text)', () => {
-    expect(parseArticle({ content: 'a\u0000b' })).toEqual({ ok: false, error: 'content must not contain a NUL character' });
-    expect(parseArticle({ content: 'ok', url: 'http://x/\u0000' })).toEqual({ ok: false, error: 'url must not contain a NUL character' });
+    expect(parseArticle({ content: 'a\u0000b' })).toEqual({
+      ok: false,
+      error: 'content must not contain a NUL character',
+    });
+    expect(parseArticle({ content: 'ok', url: 'http://x/\u0000' })).toEqual({
+      ok: false,
+      error: 'url must not contain a NUL character',
+    });
   });
   it('accepts a real publication time, a leap day included, and keeps it in UTC', () => {
-    expect(parseArticle({ content: 'x', published_at: '2028-02-29T10:00:00-05:00' })).toMatchObject({ ok: true, article: { published_at: '2028-02-29T15:00:00.000Z' } });
+    expect(parseArticle({ content: 'x', published_at: '2028-02-29T10:00:00-05:00' })).toMatchObject({
+      ok: true,
+      article: { published_at: '2028-02-29T15:00:00.000Z' },
+    });
   });
   it('keeps given fields over derived ones, including an explicit null sentiment', () => {
     const r = parseArticle({ content: 'Apple shares surge', sentiment: null, tickers: [], urgency: 'regular' });

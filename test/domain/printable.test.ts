@@ -6,7 +6,20 @@ import { hasUnsafe, printable, printableJson, printableLines } from '../../src/d
 const UNSAFE: number[] = [
   ...Array.from({ length: 0x20 }, (_, i) => i),
   ...Array.from({ length: 0x21 }, (_, i) => 0x7f + i), // DEL and C1
-  0x061c, 0x200e, 0x200f, 0x2028, 0x2029, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069,
+  0x061c,
+  0x200e,
+  0x200f,
+  0x2028,
+  0x2029,
+  0x202a,
+  0x202b,
+  0x202c,
+  0x202d,
+  0x202e,
+  0x2066,
+  0x2067,
+  0x2068,
+  0x2069,
 ];
 const RAW = new RegExp(`[${UNSAFE.map((c) => `\\u${c.toString(16).padStart(4, '0')}`).join('')}]`, 'u');
 
@@ -24,7 +37,9 @@ describe('printable: outside text as one line with no control character', () => 
 
   it('escapes the line and paragraph separators and the bidi controls', () => {
     expect(printable('a\u2028b\u2029c')).toBe('a\\u2028b\\u2029c');
-    expect(printable('\u202eevil\u202c \u2066x\u2069 \u200f\u061c')).toBe('\\u202eevil\\u202c \\u2066x\\u2069 \\u200f\\u061c');
+    expect(printable('\u202eevil\u202c \u2066x\u2069 \u200f\u061c')).toBe(
+      '\\u202eevil\\u202c \\u2066x\\u2069 \\u200f\\u061c',
+    );
   });
 
   it('leaves every other character as it is: text, accents, emoji, a backslash, a non-breaking space', () => {

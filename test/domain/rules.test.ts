@@ -53,20 +53,33 @@ describe(`sliding window: at most N admitted in any ${WINDOW / 1000} s`, () => {
 });
 
 describe(`lookback: ${lookback(plans.starter.lookbackHours)} for starter, ${lookback(plans.expired.lookbackHours)} for expired, ${lookback(plans.pro.lookbackHours)} for pro, ${lookback(plans.max.lookbackHours)} for max, older since clamped`, () => {
-  it.each((['starter', 'expired', 'pro', 'max'] as const).map((tier) => [tier, plans[tier].lookbackHours] as const))('%s looks back %i hours', (tier, hours) => {
-    expect(effectiveSince(tier, T, undefined)).toBe(T - hours * H);
-    expect(effectiveSince(tier, T, T - 1000 * DAY)).toBe(T - hours * H);
-  });
+  it.each((['starter', 'expired', 'pro', 'max'] as const).map((tier) => [tier, plans[tier].lookbackHours] as const))(
+    '%s looks back %i hours',
+    (tier, hours) => {
+      expect(effectiveSince(tier, T, undefined)).toBe(T - hours * H);
+      expect(effectiveSince(tier, T, T - 1000 * DAY)).toBe(T - hours * H);
+    },
+  );
   it('keeps a since inside the window as given', () => {
     expect(effectiveSince('starter', T, T - H)).toBe(T - H);
   });
 });
 
 describe(`tier states: cancellation → expired for ${limits.graceWindowMs / DAY} days → free`, () => {
-  const acct = (over: Partial<AccountRecord> = {}): AccountRecord => ({ id: 'a', tier: 'max', periodEnd: '2026-12-21T12:00:00Z', cancelledAt: null, ...over });
+  const acct = (over: Partial<AccountRecord> = {}): AccountRecord => ({
+    id: 'a',
+    tier: 'max',
+    periodEnd: '2026-12-21T12:00:00Z',
+    cancelledAt: null,
+    ...over,
+  });
   it('is the plan tier while not cancelled', () => {
     expect(effectiveTier(acct(), T)).toBe('max');
-    expect(usageOf(acct(), T)).toEqual({ tier: 'max', rate_limit: plans.max.rateLimit, period_end: '2026-12-21T12:00:00Z' });
+    expect(usageOf(acct(), T)).toEqual({
+      tier: 'max',
+      rate_limit: plans.max.rateLimit,
+      period_end: '2026-12-21T12:00:00Z',
+    });
   });
   it(`is expired from the moment of cancellation until ${limits.graceWindowMs / DAY} days later, at ${plans.expired.rateLimit} req/min with no period end`, () => {
     const a = acct({ cancelledAt: new Date(T).toISOString() });
@@ -77,7 +90,11 @@ describe(`tier states: cancellation → expired for ${limits.graceWindowMs / DAY
   it('is free once the grace window has ended', () => {
     const a = acct({ cancelledAt: new Date(T).toISOString() });
     expect(effectiveTier(a, T + limits.graceWindowMs)).toBe('free');
-    expect(usageOf(a, T + limits.graceWindowMs)).toEqual({ tier: 'free', rate_limit: plans.free.rateLimit, period_end: null });
+    expect(usageOf(a, T + limits.graceWindowMs)).toEqual({
+      tier: 'free',
+      rate_limit: plans.free.rateLimit,
+      period_end: null,
+    });
   });
   it('ends a billing period one calendar month later, clamped to the month end', () => {
     expect(nextPeriodEnd(Date.parse('2026-11-21T12:00:00Z'))).toBe('2026-12-21T12:00:00Z');
@@ -91,7 +108,11 @@ describe(`IP guard: ${GUARD.distinctKeys} distinct keys within ${GUARD.windowMs 
   const distinct = (n: number) => Array.from({ length: n }, (_, i) => String.fromCharCode(97 + i));
   it('reads the numbers of x-limits, seconds turned into milliseconds', () => {
     const xl = loadYaml('openapi.yaml')['x-limits'];
-    expect(rules).toEqual({ distinctKeys: xl.ipGuard.distinctKeys, windowMs: xl.ipGuard.windowSeconds * 1000, blockMs: xl.ipGuard.blockSeconds * 1000 });
+    expect(rules).toEqual({
+      distinctKeys: xl.ipGuard.distinctKeys,
+      windowMs: xl.ipGuard.windowSeconds * 1000,
+      blockMs: xl.ipGuard.blockSeconds * 1000,
+    });
     expect(limits.rateWindowMs).toBe(xl.rateWindowSeconds * 1000);
     expect(limits.graceWindowMs).toBe(xl.graceWindowDays * DAY);
   });
@@ -100,7 +121,11 @@ describe(`IP guard: ${GUARD.distinctKeys} distinct keys within ${GUARD.windowMs 
     const keys = distinct(rules.distinctKeys);
     const last = T + (keys.length - 1) * 1000;
     keys.slice(0, -1).forEach((k, i) => expect(presentKey(s, k, T + i * 1000, rules)).toEqual({ allowed: true }));
-    expect(presentKey(s, keys[keys.length - 1]!, last, rules)).toEqual({ allowed: false, blockedUntil: last + rules.blockMs, blockedNow: true });
+    expect(presentKey(s, keys[keys.length - 1]!, last, rules)).toEqual({
+      allowed: false,
+      blockedUntil: last + rules.blockMs,
+      blockedNow: true,
+    });
     expect(presentKey(s, 'a', last + rules.blockMs - 1, rules).allowed).toBe(false);
     expect(presentKey(s, 'a', last + rules.blockMs, rules)).toEqual({ allowed: true });
   });
@@ -122,7 +147,17 @@ describe(`IP guard: ${GUARD.distinctKeys} distinct keys within ${GUARD.windowMs 
 });
 
 describe('tickers are shown to plans with per-ticker sentiment only', () => {
-  const a = { id: '01M7Z87BJ3K8W3Q2ZP7R9T4V6X', content: 'x', urgency: 'regular' as const, sentiment: null, published_at: null, received_at: '2026-11-21T12:00:00.000Z', source: null, url: null, tickers: [] };
+  const a = {
+    id: '01M7Z87BJ3K8W3Q2ZP7R9T4V6X',
+    content: 'x',
+    urgency: 'regular' as const,
+    sentiment: null,
+    published_at: null,
+    received_at: '2026-11-21T12:00:00.000Z',
+    source: null,
+    url: null,
+    tickers: [],
+  };
   it('keeps an empty tickers array for max and drops the key otherwise', () => {
     expect(presentArticle(a, plans.max.tickers)).toHaveProperty('tickers', []);
     expect('tickers' in presentArticle(a, plans.pro.tickers)).toBe(false);

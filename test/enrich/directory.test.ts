@@ -6,11 +6,21 @@ import { isUsListing, namesAgree } from '../../scripts/check-directory.js';
 
 describe('the company directory: every file, one owner per symbol, contract symbols', () => {
   it('loads every file of src/enrich/resources/directory/', () => {
-    const files = readdirSync(new URL('../../src/enrich/resources/directory/', import.meta.url)).filter((f) => f.endsWith('.json'));
-    for (const f of files) expect([...DIRECTORY_FILES.keys()], `${f} is not listed in src/enrich/directory.ts`).toContain(f);
+    const files = readdirSync(new URL('../../src/enrich/resources/directory/', import.meta.url)).filter((f) =>
+      f.endsWith('.json'),
+    );
+    for (const f of files)
+      expect([...DIRECTORY_FILES.keys()], `${f} is not listed in src/enrich/directory.ts`).toContain(f);
   });
   it('refuses a symbol given in two files, naming both', () => {
-    expect(() => mergeDirectory(new Map([['a.json', { X: 'Xylo' }], ['b.json', { X: 'Xeno' }]]))).toThrow('X is in both a.json and b.json');
+    expect(() =>
+      mergeDirectory(
+        new Map([
+          ['a.json', { X: 'Xylo' }],
+          ['b.json', { X: 'Xeno' }],
+        ]),
+      ),
+    ).toThrow('X is in both a.json and b.json');
   });
   it('gives each name to one company (a home listing owns its names; its ADR is reached by cashtag or exchange prefix)', () => {
     const owner = new Map<string, string>();
@@ -28,7 +38,10 @@ describe('the company directory: every file, one owner per symbol, contract symb
   it('writes every symbol as the contract allows, every entry with a name', () => {
     for (const [symbol, names] of COMPANIES) {
       expect(articleRules.tickerPattern.test(symbol), symbol).toBe(true);
-      expect(names.split('|').every((n) => n.replace(/^\?/, '').trim().length >= 2), symbol).toBe(true);
+      expect(
+        names.split('|').every((n) => n.replace(/^\?/, '').trim().length >= 2),
+        symbol,
+      ).toBe(true);
     }
   });
 });

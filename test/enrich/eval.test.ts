@@ -6,7 +6,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { GOALS, chosenJudge, parseJsonl, scoreLabels, scorePairs, scoreTickers, type PairCase, type SentimentCase, type TickerCase } from '../../scripts/lib/evaluate-enrich.js';
+import {
+  GOALS,
+  chosenJudge,
+  parseJsonl,
+  scoreLabels,
+  scorePairs,
+  scoreTickers,
+  type PairCase,
+  type SentimentCase,
+  type TickerCase,
+} from '../../scripts/lib/evaluate-enrich.js';
 
 const read = <T>(name: string) => parseJsonl<T>(readFileSync(new URL(`../../eval/${name}`, import.meta.url), 'utf8'));
 

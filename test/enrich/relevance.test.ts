@@ -4,17 +4,25 @@ import { enrich } from '../../src/enrich/index.js';
 
 /** The tickers of a line as `SYMBOL relevance`, in the order the article carries them. */
 const ranked = (text: string) => enrich(text).tickers.map((t) => `${t.ticker} ${t.relevance}`);
-const about = (text: string) => enrich(text).tickers.filter((t) => t.relevance >= minRelevanceDefault).map((t) => t.ticker);
+const about = (text: string) =>
+  enrich(text)
+    .tickers.filter((t) => t.relevance >= minRelevanceDefault)
+    .map((t) => t.ticker);
 
 describe('relevance: the story is about its subject', () => {
   it('gives a company named alone relevance 1', () => {
     expect(ranked('Nvidia shares jump after record data-center revenue')).toEqual(['NVDA 1']);
   });
-  it('gives the headline\'s first company 1 and another company it is about 0.8', () => {
-    expect(ranked('Microsoft and Alphabet lead megacap rally after upbeat cloud results')).toEqual(['MSFT 1', 'GOOGL 0.8']);
+  it("gives the headline's first company 1 and another company it is about 0.8", () => {
+    expect(ranked('Microsoft and Alphabet lead megacap rally after upbeat cloud results')).toEqual([
+      'MSFT 1',
+      'GOOGL 0.8',
+    ]);
   });
   it('orders the array by relevance, most relevant first', () => {
-    const rels = enrich('Citigroup upgrades AbbVie to buy on strong immunology pipeline').tickers.map((t) => t.relevance);
+    const rels = enrich('Citigroup upgrades AbbVie to buy on strong immunology pipeline').tickers.map(
+      (t) => t.relevance,
+    );
     expect(rels).toEqual([...rels].sort((a, b) => b - a));
   });
 });
@@ -28,7 +36,7 @@ describe('relevance: a broker giving a rating is not the story', () => {
   it('reads the passive form, with the broker after `at` or `by`', () => {
     expect(ranked('AbbVie upgraded to buy at Citigroup')).toEqual(['ABBV 1', 'C 0.2']);
   });
-  it('reads a broker\'s house name and the verbs of lists and grades kept', () => {
+  it("reads a broker's house name and the verbs of lists and grades kept", () => {
     expect(ranked('RBC Capital Markets upgrades Nike to outperform')).toEqual(['NKE 1', 'RY.TO 0.2']);
     expect(ranked('BofA reiterates buy on Microsoft before its developer event')).toEqual(['MSFT 1', 'BAC 0.2']);
     expect(ranked('Goldman adds Nvidia to its conviction list')).toEqual(['NVDA 1', 'GS 0.2']);
@@ -36,7 +44,7 @@ describe('relevance: a broker giving a rating is not the story', () => {
   it('knows a broker even when the company it rates is not in the directory', () => {
     expect(ranked('Citi upgrades Zzyzx Holdings to buy')).toEqual(['C 0.2']);
   });
-  it('does not take a company\'s own move for a rating', () => {
+  it("does not take a company's own move for a rating", () => {
     expect(ranked('Chevron raises bid for Hess, targets savings')[0]).toMatch(/^CVX 1$/);
     expect(ranked('Apple cuts Intel orders')).toEqual(['AAPL 1', 'INTC 0.8']);
   });
@@ -51,7 +59,7 @@ describe('relevance: the source of a quote or forecast', () => {
   });
   it('gives a survey, index or trailing estimate 0.2 when the story is about something else', () => {
     expect(ranked('US retail spending rose 3% in November, Mastercard SpendingPulse finds')).toEqual(['MA 0.2']);
-    expect(ranked('Commercial property defaults to climb, Moody\'s estimates')).toEqual(['MCO 0.2']);
+    expect(ranked("Commercial property defaults to climb, Moody's estimates")).toEqual(['MCO 0.2']);
     expect(ranked('HSBC economists lower euro zone growth forecast')).toEqual(['HSBA.L 0.2']);
   });
   it('keeps a company speaking of itself as its subject', () => {
@@ -80,7 +88,8 @@ describe('relevance: a passing mention', () => {
 
 describe('relevance: companies of the body', () => {
   it('ranks a company the body returns to above one it names once', () => {
-    const text = 'Tesla shares fall on weak deliveries. General Motors also fell. GM said it expects more. Ford was flat.';
+    const text =
+      'Tesla shares fall on weak deliveries. General Motors also fell. GM said it expects more. Ford was flat.';
     const t = enrich(text).tickers;
     expect(t[0]).toMatchObject({ ticker: 'TSLA', relevance: 1 });
     expect(t.find((x) => x.ticker === 'GM')?.relevance).toBe(0.6);

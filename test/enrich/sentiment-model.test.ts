@@ -13,7 +13,9 @@ const per = (t: string) => Object.fromEntries(enrich(t).tickers.map((x) => [x.ti
 
 describe('the committed model is the one the corpus gives', () => {
   it('names the hash of eval/sentiment/ as it is (npm run train:sentiment -- --check retrains and compares)', () => {
-    const model = JSON.parse(readFileSync(new URL('../../src/enrich/resources/sentiment-model.json', import.meta.url), 'utf8')) as { corpus: string };
+    const model = JSON.parse(
+      readFileSync(new URL('../../src/enrich/resources/sentiment-model.json', import.meta.url), 'utf8'),
+    ) as { corpus: string };
     expect(model.corpus).toBe(corpusHash());
   });
 });
@@ -38,14 +40,19 @@ describe('policy stance comes from decisions and from conditions, with or withou
     expect(label(text)).toBe(want);
   });
   it('a company missing its own target is not a stance', () => {
-    expect(['positive', 'negative', 'neutral']).toContain(label('Boeing says it will not meet its delivery target this year'));
+    expect(['positive', 'negative', 'neutral']).toContain(
+      label('Boeing says it will not meet its delivery target this year'),
+    );
   });
 });
 
-describe('per-ticker sentiment is the company\'s own, not the line\'s', () => {
+describe("per-ticker sentiment is the company's own, not the line's", () => {
   it('lines with opposite fates label each side', () => {
     expect(per('Nike gains market share as Adidas sales slump')).toEqual({ NKE: 'positive', 'ADS.DE': 'negative' });
-    expect(per('Microsoft wins Pentagon cloud contract after Amazon loses appeal')).toEqual({ MSFT: 'positive', AMZN: 'negative' });
+    expect(per('Microsoft wins Pentagon cloud contract after Amazon loses appeal')).toEqual({
+      MSFT: 'positive',
+      AMZN: 'negative',
+    });
   });
   it('the broker of a rating is neutral, the rated company takes the rating', () => {
     expect(per('Citigroup upgrades AbbVie to buy')).toEqual({ C: 'neutral', ABBV: 'positive' });

@@ -23,7 +23,13 @@ describe('exchange-prefixed symbols', () => {
     expect(findTickers('Shares of (NYSE: IBM) and NASDAQ:AAPL rose')).toEqual(['IBM', 'AAPL']);
   });
   it('gives other venues the home-market suffix, class letters with a dash', () => {
-    expect(findTickers('LON:VOD, ETR:SAP, EPA:MC, LON:BT.A and HKG:700')).toEqual(['VOD.L', 'SAP.DE', 'MC.PA', 'BT-A.L', '0700.HK']);
+    expect(findTickers('LON:VOD, ETR:SAP, EPA:MC, LON:BT.A and HKG:700')).toEqual([
+      'VOD.L',
+      'SAP.DE',
+      'MC.PA',
+      'BT-A.L',
+      '0700.HK',
+    ]);
   });
   it('ignores an unknown prefix and a non-symbol after a known one', () => {
     expect(findTickers('Note: AAPL and NYSE: Stocks')).toEqual([]);
@@ -35,7 +41,13 @@ describe('company names from the dictionary', () => {
     expect(findTickers('Google and Facebook face EU probe; Alphabet responds')).toEqual(['GOOGL', 'META']);
   });
   it('keeps multi-word names and names with & or accents', () => {
-    expect(findTickers("Johnson & Johnson, AT&T, Mercedes-Benz, L'Oréal and Nestlé")).toEqual(['JNJ', 'T', 'MBG.DE', 'OR.PA', 'NESN.SW']);
+    expect(findTickers("Johnson & Johnson, AT&T, Mercedes-Benz, L'Oréal and Nestlé")).toEqual([
+      'JNJ',
+      'T',
+      'MBG.DE',
+      'OR.PA',
+      'NESN.SW',
+    ]);
   });
   it('prefers the longest name (Siemens Energy is not Siemens)', () => {
     expect(findTickers('Siemens Energy shares jump')).toEqual(['ENR.DE']);
@@ -50,7 +62,11 @@ describe('company names from the dictionary', () => {
     expect(findTickers(text)).toEqual([]);
   });
   it('reads a name written with initials and their full stops, or with a possessive inside it', () => {
-    expect(findTickers('J.B. Hunt raises prices; T. Rowe Price sees outflows; U.S. Bancorp beats')).toEqual(['JBHT', 'TROW', 'USB']);
+    expect(findTickers('J.B. Hunt raises prices; T. Rowe Price sees outflows; U.S. Bancorp beats')).toEqual([
+      'JBHT',
+      'TROW',
+      'USB',
+    ]);
     expect(findTickers("St James's Place fined by regulator")).toEqual(['STJ.L']);
   });
   it("reads a name right after a wire's capitals tag, not after a word (BRIEF-Teradyne, anti-Apple)", () => {
@@ -105,7 +121,10 @@ describe('common-word names need corporate context', () => {
 
 describe('at most the contract maxItems tickers, each matching the contract pattern', () => {
   it('caps the list', () => {
-    const many = Array.from({ length: articleRules.tickersMaxItems + 20 }, (_, i) => `$Z${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}`).join(' ');
+    const many = Array.from(
+      { length: articleRules.tickersMaxItems + 20 },
+      (_, i) => `$Z${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}`,
+    ).join(' ');
     const { tickers } = enrich(`Movers: ${many}`);
     expect(tickers).toHaveLength(articleRules.tickersMaxItems);
     for (const t of tickers) expect(t.ticker).toMatch(articleRules.tickerPattern);
@@ -115,30 +134,30 @@ describe('at most the contract maxItems tickers, each matching the contract patt
   });
 });
 
-describe('a name inside another company\'s name is not that company', () => {
+describe("a name inside another company's name is not that company", () => {
   it('refuses a short name followed by a word that makes another listed company of its family', () => {
     expect(findTickers('Quanta Computer raises AI server forecast')).toEqual([]);
     expect(findTickers('Quanta shares rise on grid spending')).toEqual(['PWR']);
   });
-  it('keeps the company\'s own longer name, and a bank\'s or broker\'s own arm', () => {
+  it("keeps the company's own longer name, and a bank's or broker's own arm", () => {
     expect(findTickers('Ford Motor recalls 850,000 vehicles')).toEqual(['F']);
     expect(findTickers('RBC Capital Markets upgrades Nike')).toEqual(['RY.TO', 'NKE']);
   });
-  it('reads the directory\'s vetoes after a name, and after its possessive', () => {
+  it("reads the directory's vetoes after a name, and after its possessive", () => {
     expect(findTickers('Vodafone Idea raises mobile tariffs')).toEqual([]);
     expect(findTickers("Pandora's box of tariffs is open")).toEqual([]);
     expect(findTickers("Pandora's quarterly sales beat forecasts")).toEqual(['PNDORA.CO']);
   });
 });
 
-describe('a person\'s name with a middle initial is no company', () => {
+describe("a person's name with a middle initial is no company", () => {
   it('refuses the surname after a given name and an initial', () => {
     expect(findTickers('William H. Macy joins cast of legal drama')).toEqual([]);
   });
 });
 
 describe('symbols are read once, and names with a plus sign', () => {
-  it('does not read a cashtag\'s letters again as a company name', () => {
+  it("does not read a cashtag's letters again as a company name", () => {
     expect(findTickers('$SONY ADR up 5% on PlayStation numbers')).toEqual(['SONY']);
   });
   it('reads one-letter cashtags of companies ($C, $T), not the currency prefixes ($US, $A)', () => {

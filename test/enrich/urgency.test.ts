@@ -11,14 +11,27 @@ describe('urgency: the source setting wins', () => {
 });
 
 describe('urgency auto rules', () => {
-  it.each(['BREAKING: Fed hikes', 'Breaking - ECB cuts', '** Breaking: oil jumps', '[BREAKING] Apple recalls', 'BREAKING NEWS: SEC sues', 'URGENT: market halted', 'BREAKING Fed hikes'])(
-    'breaking: %s',
-    (t) => expect(auto(t)).toBe('breaking'),
-  );
-  it.each(['FLASH: oil jumps', 'Flash | gold slips', '*FED RAISES RATES BY 25BPS', '* Apple halts trading', 'ECB CUTS DEPOSIT RATE TO 2%'])('flash: %s', (t) =>
-    expect(auto(t)).toBe('flash'),
-  );
-  it.each(['Oil jumps', 'Breaking ground on new plant, Tesla says', 'Flashy IPO draws crowds', 'FED HIKES', 'Alert investors see risks ahead'])('regular: %s', (t) =>
-    expect(auto(t)).toBe('regular'),
-  );
+  it.each([
+    'BREAKING: Fed hikes',
+    'Breaking - ECB cuts',
+    '** Breaking: oil jumps',
+    '[BREAKING] Apple recalls',
+    'BREAKING NEWS: SEC sues',
+    'URGENT: market halted',
+    'BREAKING Fed hikes',
+  ])('breaking: %s', (t) => expect(auto(t)).toBe('breaking'));
+  it.each([
+    'FLASH: oil jumps',
+    'Flash | gold slips',
+    '*FED RAISES RATES BY 25BPS',
+    '* Apple halts trading',
+    'ECB CUTS DEPOSIT RATE TO 2%',
+  ])('flash: %s', (t) => expect(auto(t)).toBe('flash'));
+  it.each([
+    'Oil jumps',
+    'Breaking ground on new plant, Tesla says',
+    'Flashy IPO draws crowds',
+    'FED HIKES',
+    'Alert investors see risks ahead',
+  ])('regular: %s', (t) => expect(auto(t)).toBe('regular'));
 });

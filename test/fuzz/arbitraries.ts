@@ -9,7 +9,12 @@
  * that change what the server sees (double encoding, broken percent escapes) relabel correctly.
  */
 import fc from 'fast-check';
-import { openapiDocument, operationParameters, searchRankingMax, type ParameterSpec } from '../../src/contract/index.js';
+import {
+  openapiDocument,
+  operationParameters,
+  searchRankingMax,
+  type ParameterSpec,
+} from '../../src/contract/index.js';
 import { ulidTimePrefix } from '../../src/store/ports/ids.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -31,7 +36,14 @@ export const operationById = new Map(operations.map((o) => [o.operationId, o]));
 
 /** A schema with its `$ref` resolved (array items keep theirs in operationParameters). */
 function deref(schema: any): any {
-  return schema?.$ref ? deref(schema.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], doc)) : schema;
+  return schema?.$ref
+    ? deref(
+        schema.$ref
+          .slice(2)
+          .split('/')
+          .reduce((n: any, k: string) => n[k], doc),
+      )
+    : schema;
 }
 const allParamNames = [...new Set(operations.flatMap((o) => o.params.map((p) => p.name)))];
 
@@ -47,17 +59,28 @@ export interface Verdict {
 const VALID: Verdict = { label: 'valid' };
 
 function daysInMonth(y: number, m: number): number {
-  return [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1]!;
+  return [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][
+    m - 1
+  ]!;
 }
 
 /** RFC 3339 `date-time` (section 5.6), strictly; lower-case t/z, a space separator and `:60` are ambiguous. */
 export function classifyDateTime(s: string): Verdict {
   const m = /^(\d{4})-(\d{2})-(\d{2})([Tt ])(\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|([+-])(\d{2}):(\d{2}))$/.exec(s);
   if (!m) return { label: 'invalid', why: 'date-time:syntax' };
-  const [y, mo, d, h, mi, se] = [m[1], m[2], m[3], m[5], m[6], m[7]].map(Number) as [number, number, number, number, number, number];
-  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return { label: 'invalid', why: 'date-time:impossible-date' };
+  const [y, mo, d, h, mi, se] = [m[1], m[2], m[3], m[5], m[6], m[7]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo))
+    return { label: 'invalid', why: 'date-time:impossible-date' };
   if (h > 23 || mi > 59 || se > 60) return { label: 'invalid', why: 'date-time:impossible-time' };
-  if (m[10] !== undefined && (Number(m[11]) > 23 || Number(m[12]) > 59)) return { label: 'invalid', why: 'date-time:impossible-offset' };
+  if (m[10] !== undefined && (Number(m[11]) > 23 || Number(m[12]) > 59))
+    return { label: 'invalid', why: 'date-time:impossible-offset' };
   if (se === 60) return { label: 'ambiguous', why: 'date-time:leap-second' };
   if (m[4] !== 'T' || m[9] === 'z') return { label: 'ambiguous', why: 'date-time:lower-case-or-space' };
   return VALID;
@@ -68,7 +91,10 @@ export function classify(schema: any, s: string): Verdict {
   if (schema.type === 'array') {
     // form style, explode false (openapi.yaml `tickers`): items separated by commas.
     const items = s.split(',');
-    if ((schema.minItems !== undefined && items.length < schema.minItems) || (schema.maxItems !== undefined && items.length > schema.maxItems)) {
+    if (
+      (schema.minItems !== undefined && items.length < schema.minItems) ||
+      (schema.maxItems !== undefined && items.length > schema.maxItems)
+    ) {
       return { label: 'invalid', why: 'array:item-count' };
     }
     const verdicts = items.map((item) => classify(deref(schema.items), item));
@@ -84,14 +110,19 @@ export function classify(schema: any, s: string): Verdict {
     if (/^0./.test(s)) return { label: 'ambiguous', why: 'integer:leading-zero' };
     return VALID;
   }
-  if (Array.isArray(schema.enum)) return schema.enum.includes(s) ? VALID : { label: 'invalid', why: 'enum:not-a-member' };
+  if (Array.isArray(schema.enum))
+    return schema.enum.includes(s) ? VALID : { label: 'invalid', why: 'enum:not-a-member' };
   if (schema.type === 'string') {
     const codePoints = [...s].length;
-    if (schema.maxLength !== undefined && codePoints > schema.maxLength) return { label: 'invalid', why: `${schema.format ?? 'string'}:too-long` };
+    if (schema.maxLength !== undefined && codePoints > schema.maxLength)
+      return { label: 'invalid', why: `${schema.format ?? 'string'}:too-long` };
     if (schema.format === 'date-time') return classifyDateTime(s);
     if (schema.format !== undefined) return { label: 'ambiguous', why: `format:${schema.format}` };
-    const fits = (n: number) => (schema.minLength === undefined || n >= schema.minLength) && (schema.maxLength === undefined || n <= schema.maxLength);
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(s)) return { label: 'invalid', why: 'string:pattern' };
+    const fits = (n: number) =>
+      (schema.minLength === undefined || n >= schema.minLength) &&
+      (schema.maxLength === undefined || n <= schema.maxLength);
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(s))
+      return { label: 'invalid', why: 'string:pattern' };
     // JSON Schema counts code points; a server counting UTF-16 units differs only with astral characters.
     if (fits(codePoints) !== fits(s.length)) return { label: 'ambiguous', why: 'string:astral-length' };
     return fits(codePoints) ? VALID : { label: 'invalid', why: 'string:length' };
@@ -109,7 +140,10 @@ export function classify(schema: any, s: string): Verdict {
  */
 export const PROTOTYPE_NAMES: readonly string[] = Object.getOwnPropertyNames(Object.prototype);
 const prototypeNameArb = fc.constantFrom(...PROTOTYPE_NAMES);
-const prototypeValueArb = fc.oneof(prototypeNameArb, prototypeNameArb.map((n) => n.toUpperCase()));
+const prototypeValueArb = fc.oneof(
+  prototypeNameArb,
+  prototypeNameArb.map((n) => n.toUpperCase()),
+);
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
@@ -127,7 +161,13 @@ const dateTimeFields = (r: { mo: Range; d: Range; h: Range; mi: Range; s: Range 
 function dateTimeArb(maxLength: number): fc.Arbitrary<string> {
   const offset = fc.oneof(
     fc.constant('Z'),
-    fc.record({ sign: fc.constantFrom('+', '-'), h: fc.integer({ min: 0, max: 23 }), m: fc.constantFrom(0, 30, 45, 59) }).map((o) => `${o.sign}${pad(o.h)}:${pad(o.m)}`),
+    fc
+      .record({
+        sign: fc.constantFrom('+', '-'),
+        h: fc.integer({ min: 0, max: 23 }),
+        m: fc.constantFrom(0, 30, 45, 59),
+      })
+      .map((o) => `${o.sign}${pad(o.h)}:${pad(o.m)}`),
   );
   const valid = fc
     .record({
@@ -135,7 +175,10 @@ function dateTimeArb(maxLength: number): fc.Arbitrary<string> {
       frac: fc.option(fc.stringMatching(/^[0-9]{1,9}$/), { nil: undefined }),
       off: offset,
     })
-    .map((t) => `${pad(t.y, 4)}-${pad(t.mo)}-${pad(Math.min(t.d, daysInMonth(t.y, t.mo)))}T${pad(t.h)}:${pad(t.mi)}:${pad(t.s)}${t.frac ? `.${t.frac}` : ''}${t.off}`);
+    .map(
+      (t) =>
+        `${pad(t.y, 4)}-${pad(t.mo)}-${pad(Math.min(t.d, daysInMonth(t.y, t.mo)))}T${pad(t.h)}:${pad(t.mi)}:${pad(t.s)}${t.frac ? `.${t.frac}` : ''}${t.off}`,
+    );
   // Near the service's clock (2026-11), so the value actually filters.
   const recent = fc
     .record({ d: fc.integer({ min: 1, max: 30 }), h: fc.integer({ min: 0, max: 23 }), off: offset })
@@ -173,11 +216,24 @@ function dateTimeArb(maxLength: number): fc.Arbitrary<string> {
     'Sat, 21 Nov 2026 10:00:00 GMT',
     '',
   );
-  const ambiguous = fc.constantFrom('2026-11-21t10:00:00z', '2026-11-21 10:00:00Z', '2026-11-20T23:59:60Z', '2026-06-30T23:59:60+00:00');
+  const ambiguous = fc.constantFrom(
+    '2026-11-21t10:00:00z',
+    '2026-11-21 10:00:00Z',
+    '2026-11-20T23:59:60Z',
+    '2026-06-30T23:59:60+00:00',
+  );
   // Object.prototype's names (`valueOf`, `toString`: what a date object answers) are no date-times.
   const prototypeNames = prototypeValueArb;
   const tooLong = fc.integer({ min: 1, max: 30 }).map((n) => `2026-11-21T10:00:00.${'1'.repeat(maxLength - 25 + n)}Z`);
-  return fc.oneof({ arbitrary: valid, weight: 4 }, { arbitrary: recent, weight: 3 }, { arbitrary: impossible, weight: 3 }, { arbitrary: malformed, weight: 4 }, { arbitrary: ambiguous, weight: 1 }, { arbitrary: tooLong, weight: 1 }, { arbitrary: prototypeNames, weight: 1 });
+  return fc.oneof(
+    { arbitrary: valid, weight: 4 },
+    { arbitrary: recent, weight: 3 },
+    { arbitrary: impossible, weight: 3 },
+    { arbitrary: malformed, weight: 4 },
+    { arbitrary: ambiguous, weight: 1 },
+    { arbitrary: tooLong, weight: 1 },
+    { arbitrary: prototypeNames, weight: 1 },
+  );
 }
 
 function integerArb(schema: any): fc.Arbitrary<string> {
@@ -191,8 +247,35 @@ function integerArb(schema: any): fc.Arbitrary<string> {
     { arbitrary: fc.integer({ min, max }).map((n) => `${'0'.repeat(1 + (n % 9))}${n}`), weight: 1 },
     {
       arbitrary: fc.constantFrom(
-        '2147483648', '9007199254740993', '99999999999999999999', '999999999', '2.5', '1.0', '1e1', '0x10', '0b1', '0o7', '+5', '-0', ' 5', '5 ',
-        '', 'ten', '\uff15', '\u0663', 'NaN', 'Infinity', '-Infinity', 'null', 'true', '[]', '{}', '5,6', '5;6', '5\u0000', '\u20075',
+        '2147483648',
+        '9007199254740993',
+        '99999999999999999999',
+        '999999999',
+        '2.5',
+        '1.0',
+        '1e1',
+        '0x10',
+        '0b1',
+        '0o7',
+        '+5',
+        '-0',
+        ' 5',
+        '5 ',
+        '',
+        'ten',
+        '\uff15',
+        '\u0663',
+        'NaN',
+        'Infinity',
+        '-Infinity',
+        'null',
+        'true',
+        '[]',
+        '{}',
+        '5,6',
+        '5;6',
+        '5\u0000',
+        '\u20075',
       ),
       weight: 3,
     },
@@ -213,12 +296,44 @@ function enumArb(values: string[]): fc.Arbitrary<string> {
   );
 }
 
-const oddChars = ['\u0000', '\u0001', '\u007f', '\r', '\n', '\t', '"', '\\', '<', '>', '%', '&', '=', '+', '#', '?', '/', ';', '[', ']', '{', '}', "'", '\u00e9', '\u20ac', '\u2019', '\ud83d\udcc8', '\u0301'];
+const oddChars = [
+  '\u0000',
+  '\u0001',
+  '\u007f',
+  '\r',
+  '\n',
+  '\t',
+  '"',
+  '\\',
+  '<',
+  '>',
+  '%',
+  '&',
+  '=',
+  '+',
+  '#',
+  '?',
+  '/',
+  ';',
+  '[',
+  ']',
+  '{',
+  '}',
+  "'",
+  '\u00e9',
+  '\u20ac',
+  '\u2019',
+  '\ud83d\udcc8',
+  '\u0301',
+];
 
 function stringArb(schema: any): fc.Arbitrary<string> {
   const min: number = schema.minLength ?? 0;
   const max: number = schema.maxLength ?? 1000;
-  const unit = fc.oneof({ arbitrary: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz FED0123456789'.split('')), weight: 8 }, { arbitrary: fc.constantFrom(...oddChars), weight: 2 });
+  const unit = fc.oneof(
+    { arbitrary: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz FED0123456789'.split('')), weight: 8 },
+    { arbitrary: fc.constantFrom(...oddChars), weight: 2 },
+  );
   const spaces = fc.constantFrom(' ', '\t', '\u00a0', '\u3000', '\n', '\u2028', '\ufeff');
   return fc.oneof(
     { arbitrary: fc.string({ unit, minLength: min, maxLength: Math.min(max, 40) }), weight: 6 },
@@ -227,9 +342,25 @@ function stringArb(schema: any): fc.Arbitrary<string> {
     { arbitrary: fc.integer({ min: Math.max(0, max - 2), max: max + 3 }).map((n) => 'q'.repeat(n)), weight: 1 },
     { arbitrary: fc.integer({ min: max + 1, max: max * 3 }).map((n) => 'w'.repeat(n)), weight: 1 },
     { arbitrary: fc.string({ unit: spaces, minLength: Math.max(1, min), maxLength: 8 }), weight: 1 },
-    { arbitrary: fc.integer({ min: Math.max(1, Math.floor(max / 2) - 2), max: Math.floor(max / 2) + 2 }).map((n) => '\ud83d\udcc8'.repeat(n)), weight: 1 },
+    {
+      arbitrary: fc
+        .integer({ min: Math.max(1, Math.floor(max / 2) - 2), max: Math.floor(max / 2) + 2 })
+        .map((n) => '\ud83d\udcc8'.repeat(n)),
+      weight: 1,
+    },
     // Object.prototype's names as the terms of a query: alone, several, among ordinary words (cut to the schema's length).
-    { arbitrary: fc.array(fc.oneof({ arbitrary: prototypeValueArb, weight: 3 }, { arbitrary: fc.constantFrom('fed', 'rates', 'apple', 'the'), weight: 1 }), { minLength: 1, maxLength: 4 }).map((ws) => ws.join(' ').slice(0, max).padEnd(min, 'x')), weight: 2 },
+    {
+      arbitrary: fc
+        .array(
+          fc.oneof(
+            { arbitrary: prototypeValueArb, weight: 3 },
+            { arbitrary: fc.constantFrom('fed', 'rates', 'apple', 'the'), weight: 1 },
+          ),
+          { minLength: 1, maxLength: 4 },
+        )
+        .map((ws) => ws.join(' ').slice(0, max).padEnd(min, 'x')),
+      weight: 2,
+    },
   );
 }
 
@@ -253,7 +384,12 @@ function idArb(schema: any): fc.Arbitrary<string> {
     { arbitrary: valid.map((v) => v.toLowerCase()), weight: 1 },
     { arbitrary: valid.map((v) => v.slice(1)), weight: 1 },
     { arbitrary: valid.map((v) => `${v}0`), weight: 1 },
-    { arbitrary: fc.tuple(valid, fc.constantFrom('I', 'L', 'O', 'U', '-', ' ')).map(([v, c]) => v.slice(0, 5) + c + v.slice(6)), weight: 1 },
+    {
+      arbitrary: fc
+        .tuple(valid, fc.constantFrom('I', 'L', 'O', 'U', '-', ' '))
+        .map(([v, c]) => v.slice(0, 5) + c + v.slice(6)),
+      weight: 1,
+    },
     { arbitrary: valid.map((v) => `8${v.slice(1)}`), weight: 1 },
     { arbitrary: fc.constantFrom('', 'null', '0', '01M7Z87BJ3K8W3Q2ZP7R9T4V6'), weight: 1 },
     { arbitrary: prototypeValueArb, weight: 1 },
@@ -266,7 +402,10 @@ function listArb(schema: any): fc.Arbitrary<string> {
   const min: number = schema.minItems ?? 0;
   const max: number = schema.maxItems ?? 10;
   const symbol = fc.oneof(
-    { arbitrary: fc.constantFrom('AAPL', 'MSFT', 'SPY', 'JPM', 'NVDA', 'BRK.B', 'BTC-USD', 'EUR/USD', 'X:Y'), weight: 6 },
+    {
+      arbitrary: fc.constantFrom('AAPL', 'MSFT', 'SPY', 'JPM', 'NVDA', 'BRK.B', 'BTC-USD', 'EUR/USD', 'X:Y'),
+      weight: 6,
+    },
     { arbitrary: fc.stringMatching(new RegExp(item.pattern)), weight: 2 },
   );
   const odd = fc.oneof(
@@ -275,12 +414,16 @@ function listArb(schema: any): fc.Arbitrary<string> {
     // As written (`constructor`: not a symbol) and in capitals (`CONSTRUCTOR`, `VALUEOF`: symbols of the pattern).
     prototypeValueArb,
   );
-  const list = (unit: fc.Arbitrary<string>, lo: number, hi: number) => fc.array(unit, { minLength: lo, maxLength: hi }).map((a) => a.join(','));
+  const list = (unit: fc.Arbitrary<string>, lo: number, hi: number) =>
+    fc.array(unit, { minLength: lo, maxLength: hi }).map((a) => a.join(','));
   return fc.oneof(
     { arbitrary: list(symbol, Math.max(1, min), max), weight: 6 },
     { arbitrary: list(fc.oneof({ arbitrary: symbol, weight: 3 }, { arbitrary: odd, weight: 1 }), 1, 3), weight: 2 },
     { arbitrary: list(symbol, max + 1, max + 3), weight: 1 },
-    { arbitrary: fc.constantFrom('', ',', 'AAPL,', ',AAPL', 'AAPL,,MSFT', 'AAPL;MSFT', 'AAPL MSFT', '[AAPL]'), weight: 1 },
+    {
+      arbitrary: fc.constantFrom('', ',', 'AAPL,', ',AAPL', 'AAPL,,MSFT', 'AAPL;MSFT', 'AAPL MSFT', '[AAPL]'),
+      weight: 1,
+    },
     { arbitrary: list(prototypeValueArb, 1, Math.max(1, max)), weight: 1 },
   );
 }
@@ -288,7 +431,13 @@ function listArb(schema: any): fc.Arbitrary<string> {
 /** Decoded values for one parameter, read from its schema only. */
 export function valueArb(schema: any): fc.Arbitrary<string> {
   if (schema.type === 'array') return listArb(schema);
-  if (schema.type === 'string' && schema.pattern && schema.minLength !== undefined && schema.minLength === schema.maxLength) return idArb(schema);
+  if (
+    schema.type === 'string' &&
+    schema.pattern &&
+    schema.minLength !== undefined &&
+    schema.minLength === schema.maxLength
+  )
+    return idArb(schema);
   if (schema.type === 'integer') return integerArb(schema);
   if (Array.isArray(schema.enum)) return enumArb(schema.enum);
   if (schema.format === 'date-time') return dateTimeArb(schema.maxLength ?? 40);
@@ -300,7 +449,8 @@ export function valueArb(schema: any): fc.Arbitrary<string> {
 
 export const ENCODINGS = ['std', 'form', 'full', 'lower', 'minimal', 'rawUtf8', 'double', 'badPercent'] as const;
 export type Encoding = (typeof ENCODINGS)[number];
-const encodingArb: fc.Arbitrary<Encoding> = fc.oneof({ withCrossShrink: true }, 
+const encodingArb: fc.Arbitrary<Encoding> = fc.oneof(
+  { withCrossShrink: true },
   { arbitrary: fc.constantFrom<Encoding>('std', 'form', 'minimal'), weight: 8 },
   { arbitrary: fc.constantFrom<Encoding>('full', 'lower'), weight: 2 },
   { arbitrary: fc.constantFrom<Encoding>('rawUtf8', 'double', 'badPercent'), weight: 1 },
@@ -308,7 +458,9 @@ const encodingArb: fc.Arbitrary<Encoding> = fc.oneof({ withCrossShrink: true },
 const BAD_PERCENT = ['%', '%z', '%zz', '%E0%80', '%C0%AF', '%ED%A0%80', '%FF', '%%'];
 
 const pctAll = (s: string, lower: boolean) =>
-  [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')[lower ? 'toLowerCase' : 'toUpperCase']()}`).join('');
+  [...Buffer.from(s, 'utf8')]
+    .map((b) => `%${b.toString(16).padStart(2, '0')[lower ? 'toLowerCase' : 'toUpperCase']()}`)
+    .join('');
 const utf8AsLatin1 = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
 
 export interface Encoded {
@@ -324,7 +476,11 @@ export interface Encoded {
  * `plusIsLiteral`: in a date-time parameter a raw `+` is the offset sign (openapi.yaml, `since`);
  * elsewhere it is a space (form encoding). `salt` picks a broken escape for `badPercent`.
  */
-export function encode(s: string, enc: Encoding, opts: { plusIsLiteral: boolean; isName: boolean; salt: number }): Encoded {
+export function encode(
+  s: string,
+  enc: Encoding,
+  opts: { plusIsLiteral: boolean; isName: boolean; salt: number },
+): Encoded {
   const std = encodeURIComponent(s);
   switch (enc) {
     case 'std':
@@ -371,9 +527,17 @@ const pieceArb = (name: fc.Arbitrary<string>, value: fc.Arbitrary<string>): fc.A
   fc.record({
     name,
     value,
-    nameEnc: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant<Encoding>('std'), weight: 12 }, { arbitrary: encodingArb, weight: 1 }),
+    nameEnc: fc.oneof(
+      { withCrossShrink: true },
+      { arbitrary: fc.constant<Encoding>('std'), weight: 12 },
+      { arbitrary: encodingArb, weight: 1 },
+    ),
     valueEnc: encodingArb,
-    noEquals: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant(false), weight: 30 }, { arbitrary: fc.constant(true), weight: 1 }),
+    noEquals: fc.oneof(
+      { withCrossShrink: true },
+      { arbitrary: fc.constant(false), weight: 30 },
+      { arbitrary: fc.constant(true), weight: 1 },
+    ),
     salt: fc.nat(1000),
   });
 
@@ -381,13 +545,35 @@ const pieceArb = (name: fc.Arbitrary<string>, value: fc.Arbitrary<string>): fc.A
 function unknownNameArb(op: OperationSpec): fc.Arbitrary<string> {
   const own = op.params.map((p) => p.name);
   const others = allParamNames.filter((n) => !own.includes(n));
-  const variants = own.flatMap((n) => [n.toUpperCase(), `${n}[]`, `${n}[0]`, `${n}[a]`, `${n}.x`, ` ${n}`, `${n} `, `${n}\u0000`]);
+  const variants = own.flatMap((n) => [
+    n.toUpperCase(),
+    `${n}[]`,
+    `${n}[0]`,
+    `${n}[a]`,
+    `${n}.x`,
+    ` ${n}`,
+    `${n} `,
+    `${n}\u0000`,
+  ]);
   return fc.oneof(
-    { arbitrary: fc.constantFrom(...PROTOTYPE_NAMES, '__proto__[x]', 'constructor[prototype][x]', 'prototype'), weight: 3 },
-    { arbitrary: fc.constantFrom('page', 'offset', 'api_key', 'X-API-Key', 'cursor', 'tickers', 'sort', ''), weight: 2 },
+    {
+      arbitrary: fc.constantFrom(...PROTOTYPE_NAMES, '__proto__[x]', 'constructor[prototype][x]', 'prototype'),
+      weight: 3,
+    },
+    {
+      arbitrary: fc.constantFrom('page', 'offset', 'api_key', 'X-API-Key', 'cursor', 'tickers', 'sort', ''),
+      weight: 2,
+    },
     ...(others.length ? [{ arbitrary: fc.constantFrom(...others), weight: 2 }] : []),
     ...(variants.length ? [{ arbitrary: fc.constantFrom(...variants), weight: 2 }] : []),
-    { arbitrary: fc.string({ unit: fc.constantFrom(...'abcxyz_-.[]'.split(''), ...oddChars), minLength: 1, maxLength: 12 }), weight: 2 },
+    {
+      arbitrary: fc.string({
+        unit: fc.constantFrom(...'abcxyz_-.[]'.split(''), ...oddChars),
+        minLength: 1,
+        maxLength: 12,
+      }),
+      weight: 2,
+    },
     { arbitrary: fc.integer({ min: 90, max: 400 }).map((n) => `p${'x'.repeat(n)}`), weight: 1 },
   );
 }
@@ -407,15 +593,28 @@ export function queryArb(op: OperationSpec): fc.Arbitrary<QuerySpec> {
   return fc
     .record({
       documented: fc.tuple(...documented),
-      unknown: fc.array(pieceArb(unknownNameArb(op), fc.oneof(fc.constantFrom('1', ''), fc.string({ maxLength: 6 }))), { maxLength: 2 }),
+      unknown: fc.array(pieceArb(unknownNameArb(op), fc.oneof(fc.constantFrom('1', ''), fc.string({ maxLength: 6 }))), {
+        maxLength: 2,
+      }),
       unknownOn: fc.nat(6),
       repeated: anyDocumented
-        ? fc.array(anyDocumented.chain((p) => pieceArb(fc.constant(p.name), valueArb(p.schema))), { maxLength: 1 })
+        ? fc.array(
+            anyDocumented.chain((p) => pieceArb(fc.constant(p.name), valueArb(p.schema))),
+            { maxLength: 1 },
+          )
         : fc.constant([] as ParamPiece[]),
       repeatOn: fc.nat(8),
       rotate: fc.nat(4),
-      bareQuestionMark: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant(false), weight: 15 }, { arbitrary: fc.constant(true), weight: 1 }),
-      emptyPieces: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant(false), weight: 15 }, { arbitrary: fc.constant(true), weight: 1 }),
+      bareQuestionMark: fc.oneof(
+        { withCrossShrink: true },
+        { arbitrary: fc.constant(false), weight: 15 },
+        { arbitrary: fc.constant(true), weight: 1 },
+      ),
+      emptyPieces: fc.oneof(
+        { withCrossShrink: true },
+        { arbitrary: fc.constant(false), weight: 15 },
+        { arbitrary: fc.constant(true), weight: 1 },
+      ),
     })
     .map((r) => {
       const pieces = [
@@ -424,7 +623,11 @@ export function queryArb(op: OperationSpec): fc.Arbitrary<QuerySpec> {
         ...(r.repeatOn === 0 ? r.repeated : []),
       ];
       const k = pieces.length ? r.rotate % pieces.length : 0;
-      return { pieces: [...pieces.slice(k), ...pieces.slice(0, k)], bareQuestionMark: r.bareQuestionMark, emptyPieces: r.emptyPieces };
+      return {
+        pieces: [...pieces.slice(k), ...pieces.slice(0, k)],
+        bareQuestionMark: r.bareQuestionMark,
+        emptyPieces: r.emptyPieces,
+      };
     });
 }
 
@@ -445,11 +648,15 @@ export interface RenderedQuery {
  * (listNews); so is a search page past the ranking, `offset + limit` over searchRankingMax (an absent
  * value is its default). Both make the request a 400 whatever the other parameters are.
  */
-export function crossParameterVerdicts(op: OperationSpec | undefined, values: Map<string, string | undefined>): Verdict[] {
+export function crossParameterVerdicts(
+  op: OperationSpec | undefined,
+  values: Map<string, string | undefined>,
+): Verdict[] {
   if (!op) return [];
   const takes = (name: string) => op.params.some((p) => p.name === name);
   const out: Verdict[] = [];
-  if (takes('after') && takes('before') && values.has('after') && values.has('before')) out.push({ label: 'invalid', why: 'cursor-conflict' });
+  if (takes('after') && takes('before') && values.has('after') && values.has('before'))
+    out.push({ label: 'invalid', why: 'cursor-conflict' });
   if (takes('offset') && takes('limit')) {
     const num = (name: string): number | undefined => {
       if (!values.has(name)) return op.params.find((p) => p.name === name)!.schema.default as number;
@@ -458,7 +665,8 @@ export function crossParameterVerdicts(op: OperationSpec | undefined, values: Ma
     };
     const offset = num('offset');
     const limit = num('limit');
-    if (offset !== undefined && limit !== undefined && offset + limit > searchRankingMax) out.push({ label: 'invalid', why: 'offset-past-ranking' });
+    if (offset !== undefined && limit !== undefined && offset + limit > searchRankingMax)
+      out.push({ label: 'invalid', why: 'offset-past-ranking' });
   }
   return out;
 }
@@ -509,7 +717,13 @@ export function readQuery(op: OperationSpec | undefined, qs: string): QueryPair[
     const rawValue = eq === -1 ? '' : piece.slice(eq + 1);
     const name = decodeComponent(rawName, false);
     const plusIsLiteral = op?.params.find((d) => d.name === name)?.schema.format === 'date-time';
-    pairs.push({ rawName, rawValue, name, value: decodeComponent(rawValue, plusIsLiteral), valueAsWritten: asWritten(rawValue, plusIsLiteral) });
+    pairs.push({
+      rawName,
+      rawValue,
+      name,
+      value: decodeComponent(rawValue, plusIsLiteral),
+      valueAsWritten: asWritten(rawValue, plusIsLiteral),
+    });
   }
   return pairs;
 }
@@ -535,11 +749,24 @@ export function queryVerdict(op: OperationSpec | undefined, qs: string): Verdict
       // that is invalid as written stays invalid however it is read; a free string is ambiguous.
       const freeString = param.schema.type === 'string' && !param.schema.enum && !param.schema.format;
       const written = classify(param.schema, pair.valueAsWritten);
-      verdicts.push(!freeString && written.label === 'invalid' ? written : { label: 'ambiguous', why: /[^\u0000-\u007f]/.test(pair.rawValue) ? 'encoding:raw-bytes' : 'encoding:broken-escape' });
+      verdicts.push(
+        !freeString && written.label === 'invalid'
+          ? written
+          : {
+              label: 'ambiguous',
+              why: /[^\u0000-\u007f]/.test(pair.rawValue) ? 'encoding:raw-bytes' : 'encoding:broken-escape',
+            },
+      );
     } else verdicts.push(classify(param.schema, pair.value));
   }
-  for (const [name, count] of seen) if (count > 1) verdicts.push({ label: 'invalid', why: op?.params.some((d) => d.name === name) ? 'repeated-parameter' : 'unknown-parameter' });
-  for (const d of op?.params ?? []) if (d.required && !seen.has(d.name)) verdicts.push({ label: 'invalid', why: 'missing-required' });
+  for (const [name, count] of seen)
+    if (count > 1)
+      verdicts.push({
+        label: 'invalid',
+        why: op?.params.some((d) => d.name === name) ? 'repeated-parameter' : 'unknown-parameter',
+      });
+  for (const d of op?.params ?? [])
+    if (d.required && !seen.has(d.name)) verdicts.push({ label: 'invalid', why: 'missing-required' });
   verdicts.push(...crossParameterVerdicts(op, decodedValues));
   return verdicts.find((v) => v.label === 'invalid') ?? verdicts.find((v) => v.label === 'ambiguous') ?? VALID;
 }
@@ -556,24 +783,53 @@ export function renderQuery(op: OperationSpec | undefined, q: QuerySpec): Render
     const schema = op?.params.find((d) => d.name === p.name)?.schema;
     const plusIsLiteral = schema?.format === 'date-time';
     const n = encode(p.name, p.nameEnc, { plusIsLiteral: false, isName: true, salt: p.salt });
-    const v = encode(p.noEquals ? '' : p.value, p.noEquals ? 'std' : p.valueEnc, { plusIsLiteral, isName: false, salt: p.salt });
+    const v = encode(p.noEquals ? '' : p.value, p.noEquals ? 'std' : p.valueEnc, {
+      plusIsLiteral,
+      isName: false,
+      salt: p.salt,
+    });
     parts.push(p.noEquals ? n.raw : `${n.raw}=${v.raw}`);
     inputs.push(n.raw, n.decoded ?? '', v.raw, v.decoded ?? '');
   }
   let raw = parts.join(q.emptyPieces ? '&&' : '&');
   if (q.emptyPieces && raw) raw = `&${raw}&`;
   const names = readQuery(op, raw).map((pair) => ({ raw: pair.rawName, decoded: pair.name }));
-  return { raw: raw !== '' || q.bareQuestionMark ? `?${raw}` : '', names, verdict: queryVerdict(op, raw), rawBytes: /[^\u0000-\u007f]/.test(raw), inputs };
+  return {
+    raw: raw !== '' || q.bareQuestionMark ? `?${raw}` : '',
+    names,
+    verdict: queryVerdict(op, raw),
+    rawBytes: /[^\u0000-\u007f]/.test(raw),
+    inputs,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Request lines, keys, clients
 
 /** Ways of writing a known path. `plain` is the path as documented. */
-export const PATH_FORMS = ['plain', 'doubleSlashLead', 'doubleSlashMid', 'encodedSlash', 'encodedSlashLower', 'trailingSlash', 'dotSegment', 'dotDotSegment', 'mixedCase', 'encodedChar', 'fragment'] as const;
+export const PATH_FORMS = [
+  'plain',
+  'doubleSlashLead',
+  'doubleSlashMid',
+  'encodedSlash',
+  'encodedSlashLower',
+  'trailingSlash',
+  'dotSegment',
+  'dotDotSegment',
+  'mixedCase',
+  'encodedChar',
+  'fragment',
+] as const;
 export type PathForm = (typeof PATH_FORMS)[number];
 /** Ways of writing the request target around the path (RFC 9112 §3.2). */
-export const TARGET_FORMS = ['origin', 'absolute', 'absoluteLocalhost', 'absoluteUpperScheme', 'absoluteOtherHost', 'absoluteHttps'] as const;
+export const TARGET_FORMS = [
+  'origin',
+  'absolute',
+  'absoluteLocalhost',
+  'absoluteUpperScheme',
+  'absoluteOtherHost',
+  'absoluteHttps',
+] as const;
 export type TargetForm = (typeof TARGET_FORMS)[number];
 
 export function writePath(path: string, form: PathForm, salt: number): { path: string; suffix: string } {
@@ -588,7 +844,10 @@ export function writePath(path: string, form: PathForm, salt: number): { path: s
       return { path: `/${[...segs.slice(0, i + 1), '', ...segs.slice(i + 1)].join('/')}`, suffix: '' };
     case 'encodedSlash':
     case 'encodedSlashLower':
-      return { path: `/${segs.slice(0, i + 1).join('/')}${form === 'encodedSlash' ? '%2F' : '%2f'}${segs.slice(i + 1).join('/')}`, suffix: '' };
+      return {
+        path: `/${segs.slice(0, i + 1).join('/')}${form === 'encodedSlash' ? '%2F' : '%2f'}${segs.slice(i + 1).join('/')}`,
+        suffix: '',
+      };
     case 'trailingSlash':
       return { path: `${path}/`, suffix: '' };
     case 'dotSegment':
@@ -600,7 +859,10 @@ export function writePath(path: string, form: PathForm, salt: number): { path: s
     case 'encodedChar': {
       const letters = [...path].map((c, k) => (/[a-z]/.test(c) ? k : -1)).filter((k) => k >= 0);
       const k = letters[salt % letters.length]!;
-      return { path: `${path.slice(0, k)}%${path.charCodeAt(k).toString(16).toUpperCase()}${path.slice(k + 1)}`, suffix: '' };
+      return {
+        path: `${path.slice(0, k)}%${path.charCodeAt(k).toString(16).toUpperCase()}${path.slice(k + 1)}`,
+        suffix: '',
+      };
     }
     case 'fragment':
       return { path, suffix: '#frag' };
@@ -626,15 +888,44 @@ export function writeTarget(originForm: string, form: TargetForm, port: number):
 
 /** Paths the contract does not have (some near misses of those it has). */
 export const unknownPathArb: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('/', '/v1', '/v1/', '/v2/news', '/v1/newsx', '/v1/news/search/x', '/v1/account', '/v1/stream', '/v1/account/usage/x', '/%', '/%zz', '/v1/%00', '/\u00c3\u00a9', '/..', '/v1/news;x', '/v1/news/..', '/index.html'),
+  fc.constantFrom(
+    '/',
+    '/v1',
+    '/v1/',
+    '/v2/news',
+    '/v1/newsx',
+    '/v1/news/search/x',
+    '/v1/account',
+    '/v1/stream',
+    '/v1/account/usage/x',
+    '/%',
+    '/%zz',
+    '/v1/%00',
+    '/\u00c3\u00a9',
+    '/..',
+    '/v1/news;x',
+    '/v1/news/..',
+    '/index.html',
+  ),
   ...operations.map((o) => fc.constant(`${o.path}x`)),
   fc.integer({ min: 200, max: 6000 }).map((n) => `/v1/${'a'.repeat(n)}`),
   fc.stringMatching(/^\/[a-z0-9._~-]{1,20}(\/[a-z0-9._~-]{1,20}){0,2}$/),
 );
 
-export const KEY_STATES = ['none', 'unknown', 'sandbox', 'starter', 'pro', 'max', 'free', 'expired', 'deactivated'] as const;
+export const KEY_STATES = [
+  'none',
+  'unknown',
+  'sandbox',
+  'starter',
+  'pro',
+  'max',
+  'free',
+  'expired',
+  'deactivated',
+] as const;
 export type KeyState = (typeof KEY_STATES)[number];
-export const keyStateArb: fc.Arbitrary<KeyState> = fc.oneof({ withCrossShrink: true }, 
+export const keyStateArb: fc.Arbitrary<KeyState> = fc.oneof(
+  { withCrossShrink: true },
   { arbitrary: fc.constantFrom<KeyState>('starter', 'pro', 'max'), weight: 6 },
   { arbitrary: fc.constantFrom<KeyState>('none', 'unknown', 'sandbox', 'free', 'expired', 'deactivated'), weight: 3 },
 );
@@ -644,11 +935,38 @@ export const KEY_HEADERS = ['normal', 'lowerName', 'padded', 'duplicate', 'empty
 export type KeyHeader = (typeof KEY_HEADERS)[number];
 
 /** Request-level oddities; all but `none` and `http10` make the request malformed. */
-export const EXTRAS = ['none', 'http10', 'missingHost', 'hugeHeader', 'badVersion', 'rawSpace', 'rawControl', 'lowercaseMethod', 'bogusMethod'] as const;
+export const EXTRAS = [
+  'none',
+  'http10',
+  'missingHost',
+  'hugeHeader',
+  'badVersion',
+  'rawSpace',
+  'rawControl',
+  'lowercaseMethod',
+  'bogusMethod',
+] as const;
 export type Extra = (typeof EXTRAS)[number];
-export const MALFORMED: ReadonlySet<Extra> = new Set(['missingHost', 'hugeHeader', 'badVersion', 'rawSpace', 'rawControl', 'lowercaseMethod', 'bogusMethod']);
+export const MALFORMED: ReadonlySet<Extra> = new Set([
+  'missingHost',
+  'hugeHeader',
+  'badVersion',
+  'rawSpace',
+  'rawControl',
+  'lowercaseMethod',
+  'bogusMethod',
+]);
 
-export type Target = { kind: 'operation'; operationId: string; pathForm: PathForm; targetForm: TargetForm; query: QuerySpec; salt: number } | { kind: 'unknownPath'; path: string; query: QuerySpec };
+export type Target =
+  | {
+      kind: 'operation';
+      operationId: string;
+      pathForm: PathForm;
+      targetForm: TargetForm;
+      query: QuerySpec;
+      salt: number;
+    }
+  | { kind: 'unknownPath'; path: string; query: QuerySpec };
 
 export interface FuzzRequest {
   target: Target;
@@ -675,10 +993,18 @@ const opTargetArb = (opts: { odd: boolean }): fc.Arbitrary<Target> =>
         kind: fc.constant('operation' as const),
         operationId: fc.constant(op.operationId),
         pathForm: opts.odd
-          ? fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant<PathForm>('plain'), weight: 12 }, { arbitrary: fc.constantFrom(...PATH_FORMS.filter((f) => f !== 'plain')), weight: 5 })
+          ? fc.oneof(
+              { withCrossShrink: true },
+              { arbitrary: fc.constant<PathForm>('plain'), weight: 12 },
+              { arbitrary: fc.constantFrom(...PATH_FORMS.filter((f) => f !== 'plain')), weight: 5 },
+            )
           : fc.constant<PathForm>('plain'),
         targetForm: opts.odd
-          ? fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant<TargetForm>('origin'), weight: 12 }, { arbitrary: fc.constantFrom(...TARGET_FORMS.filter((f) => f !== 'origin')), weight: 4 })
+          ? fc.oneof(
+              { withCrossShrink: true },
+              { arbitrary: fc.constant<TargetForm>('origin'), weight: 12 },
+              { arbitrary: fc.constantFrom(...TARGET_FORMS.filter((f) => f !== 'origin')), weight: 4 },
+            )
           : fc.constant<TargetForm>('origin'),
         query: queryArb(op),
         salt: fc.nat(1000),
@@ -686,7 +1012,8 @@ const opTargetArb = (opts: { odd: boolean }): fc.Arbitrary<Target> =>
     ),
   );
 
-export const advanceArb: fc.Arbitrary<number> = fc.oneof({ withCrossShrink: true }, 
+export const advanceArb: fc.Arbitrary<number> = fc.oneof(
+  { withCrossShrink: true },
   { arbitrary: fc.constant(0), weight: 6 },
   { arbitrary: fc.integer({ min: 1, max: 5_000 }), weight: 3 },
   { arbitrary: fc.integer({ min: 5_000, max: 70_000 }), weight: 1 },
@@ -694,14 +1021,44 @@ export const advanceArb: fc.Arbitrary<number> = fc.oneof({ withCrossShrink: true
 );
 
 export const fuzzRequestArb: fc.Arbitrary<FuzzRequest> = fc.record({
-  target: fc.oneof({ withCrossShrink: true }, 
+  target: fc.oneof(
+    { withCrossShrink: true },
     { arbitrary: opTargetArb({ odd: true }), weight: 12 },
-    { arbitrary: fc.record({ kind: fc.constant('unknownPath' as const), path: unknownPathArb, query: fc.oneof(fc.constant(noQuery), queryArb(operations[0]!)) }), weight: 1 },
+    {
+      arbitrary: fc.record({
+        kind: fc.constant('unknownPath' as const),
+        path: unknownPathArb,
+        query: fc.oneof(fc.constant(noQuery), queryArb(operations[0]!)),
+      }),
+      weight: 1,
+    },
   ),
-  method: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant('GET' as const), weight: 30 }, { arbitrary: fc.constantFrom('HEAD' as const, 'POST' as const, 'PUT' as const, 'DELETE' as const, 'OPTIONS' as const, 'PATCH' as const), weight: 2 }),
-  extra: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant<Extra>('none'), weight: 40 }, { arbitrary: fc.constantFrom(...EXTRAS.filter((e) => e !== 'none')), weight: 3 }),
+  method: fc.oneof(
+    { withCrossShrink: true },
+    { arbitrary: fc.constant('GET' as const), weight: 30 },
+    {
+      arbitrary: fc.constantFrom(
+        'HEAD' as const,
+        'POST' as const,
+        'PUT' as const,
+        'DELETE' as const,
+        'OPTIONS' as const,
+        'PATCH' as const,
+      ),
+      weight: 2,
+    },
+  ),
+  extra: fc.oneof(
+    { withCrossShrink: true },
+    { arbitrary: fc.constant<Extra>('none'), weight: 40 },
+    { arbitrary: fc.constantFrom(...EXTRAS.filter((e) => e !== 'none')), weight: 3 },
+  ),
   keyState: keyStateArb,
-  keyHeader: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant<KeyHeader>('normal'), weight: 20 }, { arbitrary: fc.constantFrom(...KEY_HEADERS.filter((k) => k !== 'normal')), weight: 2 }),
+  keyHeader: fc.oneof(
+    { withCrossShrink: true },
+    { arbitrary: fc.constant<KeyHeader>('normal'), weight: 20 },
+    { arbitrary: fc.constantFrom(...KEY_HEADERS.filter((k) => k !== 'normal')), weight: 2 },
+  ),
   ipSlot: fc.nat(2),
   advanceMs: advanceArb,
 });
@@ -728,19 +1085,27 @@ export interface RateCase {
 
 export const rateCaseArb: fc.Arbitrary<RateCase> = fc
   .record({
-  keys: fc.array(fc.constantFrom(...RATE_TIERS), { minLength: 1, maxLength: 3 }),
-  steps: fc.array(
-    fc
-      .tuple(
-        fc.oneof(...operations.map((op) => fc.record({ operationId: fc.constant(op.operationId), query: queryArb(op) }))),
-        fc.nat(2),
-        fc.oneof({ arbitrary: fc.constant(0), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: 2_500 }), weight: 6 }, { arbitrary: fc.integer({ min: 2_500, max: 61_000 }), weight: 1 }),
-      )
-      .map(([t, key, advanceMs]) => ({ key, operationId: t.operationId, query: t.query, advanceMs })),
-    { minLength: 10, maxLength: 140 },
-  ),
-})
-  .map((c) => Object.defineProperty(c, fc.toStringMethod, { value: () => `\n${describeRateCase(c)}`, enumerable: false }));
+    keys: fc.array(fc.constantFrom(...RATE_TIERS), { minLength: 1, maxLength: 3 }),
+    steps: fc.array(
+      fc
+        .tuple(
+          fc.oneof(
+            ...operations.map((op) => fc.record({ operationId: fc.constant(op.operationId), query: queryArb(op) })),
+          ),
+          fc.nat(2),
+          fc.oneof(
+            { arbitrary: fc.constant(0), weight: 3 },
+            { arbitrary: fc.integer({ min: 1, max: 2_500 }), weight: 6 },
+            { arbitrary: fc.integer({ min: 2_500, max: 61_000 }), weight: 1 },
+          ),
+        )
+        .map(([t, key, advanceMs]) => ({ key, operationId: t.operationId, query: t.query, advanceMs })),
+      { minLength: 10, maxLength: 140 },
+    ),
+  })
+  .map((c) =>
+    Object.defineProperty(c, fc.toStringMethod, { value: () => `\n${describeRateCase(c)}`, enumerable: false }),
+  );
 
 export function describeRateCase(c: RateCase): string {
   const lines = c.steps.map((_s, i) => `  ${i + 1}. ${describeRateStep(c, i)}`);
@@ -768,7 +1133,11 @@ export const short = (s: string, n = 400) => (s.length > n ? `${s.slice(0, n)}�
  */
 export function showLine(line: string): string {
   const escaped = line.replace(/[\\\u0000-\u001f\u007f-\uffff]/g, (ch) =>
-    ch === '\\' ? '\\\\' : ch.charCodeAt(0) <= 0xff ? `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}` : `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    ch === '\\'
+      ? '\\\\'
+      : ch.charCodeAt(0) <= 0xff
+        ? `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`
+        : `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
   return compactRepeats(escaped);
 }
@@ -787,7 +1156,10 @@ export function describeRequest(r: FuzzRequest): string {
 
 /** Long runs of one character or one percent-encoded character written once, as `x{×250}`. */
 export function compactRepeats(s: string): string {
-  return s.replace(/((?:%[0-9A-Fa-f]{2}){1,4}|[^%])\1{9,}/g, (run: string, unit: string) => `${unit}{×${run.length / unit.length}}`);
+  return s.replace(
+    /((?:%[0-9A-Fa-f]{2}){1,4}|[^%])\1{9,}/g,
+    (run: string, unit: string) => `${unit}{×${run.length / unit.length}}`,
+  );
 }
 
 /** The case's requests (the first `upTo`; the others were not sent). */
@@ -815,8 +1187,8 @@ export function requestLine(r: FuzzRequest, port: number, plain = false): string
   let target = r.target.kind === 'operation' && !plain ? writeTarget(origin, r.target.targetForm, port) : origin;
   if (r.extra === 'rawSpace') target = `${target} x`;
   if (r.extra === 'rawControl') target = target.replace(/^(\/?[^/]*)/, '$1\u0001');
-  const method = r.extra === 'lowercaseMethod' ? r.method.toLowerCase() : r.extra === 'bogusMethod' ? 'FETCH' : r.method;
+  const method =
+    r.extra === 'lowercaseMethod' ? r.method.toLowerCase() : r.extra === 'bogusMethod' ? 'FETCH' : r.method;
   const version = r.extra === 'http10' ? 'HTTP/1.0' : r.extra === 'badVersion' ? 'HTTP/3.0' : 'HTTP/1.1';
   return `${method} ${target} ${version}`;
 }
-

@@ -70,7 +70,13 @@ export interface Stats {
   verdicts: Record<string, number>;
   ipBlocks: number;
   /** How often the checks that compare or predict had something to check. */
-  checked: { twinComparisons: number; expected400: number; expected200: number; namesParameter: number; rateWindowChecks: number };
+  checked: {
+    twinComparisons: number;
+    expected400: number;
+    expected200: number;
+    namesParameter: number;
+    rateWindowChecks: number;
+  };
   rateLimited: number;
   /** Failures of ignored classes (the script's --all-classes mode). */
   ignored: Record<string, number>;
@@ -87,7 +93,8 @@ const MAX_ECHO_PREFIX = 32;
 const COUNTED_OPS = new Set(['listNews', 'searchNews']);
 
 function tierOf(state: KeyState): Tier | undefined {
-  if (state === 'starter' || state === 'pro' || state === 'max' || state === 'free' || state === 'expired') return state;
+  if (state === 'starter' || state === 'pro' || state === 'max' || state === 'free' || state === 'expired')
+    return state;
   return undefined;
 }
 
@@ -113,7 +120,19 @@ interface CaseContext {
 }
 
 export class FuzzHarness {
-  readonly stats: Stats = { cases: 0, rateCases: 0, requests: 0, statuses: {}, forms: {}, keyStates: {}, verdicts: {}, ipBlocks: 0, checked: { twinComparisons: 0, expected400: 0, expected200: 0, namesParameter: 0, rateWindowChecks: 0 }, rateLimited: 0, ignored: {} };
+  readonly stats: Stats = {
+    cases: 0,
+    rateCases: 0,
+    requests: 0,
+    statuses: {},
+    forms: {},
+    keyStates: {},
+    verdicts: {},
+    ipBlocks: 0,
+    checked: { twinComparisons: 0, expected400: 0, expected200: 0, namesParameter: 0, rateWindowChecks: 0 },
+    rateLimited: 0,
+    ignored: {},
+  };
   private ipSeq = 0;
   private unknownSeq = 0;
   private lastSeed = -Infinity;
@@ -147,13 +166,31 @@ export class FuzzHarness {
     const urgencies = ['breaking', 'flash', 'regular'] as const;
     for (const [i, age] of ages.entries()) {
       await this.svc.ingest(
-        [{ content: `Fed raises rates by ${i + 1} basis points; Apple and Nvidia move`, urgency: urgencies[i % 3]!, sentiment: i % 2 ? 'hawkish' : null, published_at: i % 2 ? null : new Date(now - age - 1000).toISOString(), tickers: i % 2 ? [] : [{ ticker: 'AAPL', sentiment: 'positive' }] }],
+        [
+          {
+            content: `Fed raises rates by ${i + 1} basis points; Apple and Nvidia move`,
+            urgency: urgencies[i % 3]!,
+            sentiment: i % 2 ? 'hawkish' : null,
+            published_at: i % 2 ? null : new Date(now - age - 1000).toISOString(),
+            tickers: i % 2 ? [] : [{ ticker: 'AAPL', sentiment: 'positive' }],
+          },
+        ],
         now - age,
       );
     }
     // One whose words and symbols are Object.prototype's names: the generated `q` and `tickers` find it.
     await this.svc.ingest(
-      [{ content: `${PROTOTYPE_NAMES.join(' ')} in a headline`, urgency: 'regular', published_at: new Date(now - 120_000).toISOString(), tickers: PROTOTYPE_NAMES.map((n) => n.toUpperCase()).filter((t) => articleRules.tickerPattern.test(t)).slice(0, articleRules.tickersMaxItems).map((ticker) => ({ ticker, sentiment: 'neutral' as const })) }],
+      [
+        {
+          content: `${PROTOTYPE_NAMES.join(' ')} in a headline`,
+          urgency: 'regular',
+          published_at: new Date(now - 120_000).toISOString(),
+          tickers: PROTOTYPE_NAMES.map((n) => n.toUpperCase())
+            .filter((t) => articleRules.tickerPattern.test(t))
+            .slice(0, articleRules.tickersMaxItems)
+            .map((ticker) => ({ ticker, sentiment: 'neutral' as const })),
+        },
+      ],
       now - 120_000,
     );
     await this.svc.worker.drain();
@@ -216,12 +253,25 @@ export class FuzzHarness {
     return h;
   }
 
-  private async send(r: FuzzRequest, key: string | undefined, ip: string, plain: boolean, where: string, malformed = false): Promise<RawResponse> {
+  private async send(
+    r: FuzzRequest,
+    key: string | undefined,
+    ip: string,
+    plain: boolean,
+    where: string,
+    malformed = false,
+  ): Promise<RawResponse> {
     const line = requestLine(r, this.svc.port, plain);
     this.stats.requests++;
     const head = r.method !== 'HEAD' ? false : malformed ? 'either' : true;
     try {
-      return await rawRequest({ port: this.svc.port, localAddress: ip, requestLine: line, headers: this.headersFor(r, key), head });
+      return await rawRequest({
+        port: this.svc.port,
+        localAddress: ip,
+        requestLine: line,
+        headers: this.headersFor(r, key),
+        head,
+      });
     } catch (err) {
       const cls = err instanceof RawHttpError ? 'transport:unreadable-response' : 'transport:error';
       throw new FuzzFailure(cls, `${where}: ${err instanceof Error ? err.message : String(err)}`);
@@ -250,20 +300,31 @@ export class FuzzHarness {
   private operationViolation(op: OperationSpec, res: RawResponse, head: boolean): Violation | undefined {
     const operation = Object.values<any>(this.doc.paths[op.path]).find((o) => o.operationId === op.operationId);
     const documented = deref(this.doc, operation.responses[String(res.status)]);
-    if (!documented) return { code: 'status-not-documented', text: `status ${res.status} is not documented for ${op.operationId}` };
+    if (!documented)
+      return { code: 'status-not-documented', text: `status ${res.status} is not documented for ${op.operationId}` };
     const type = header(res, 'content-type') ?? '(none)';
-    if (!documented.content?.[type]) return { code: 'media-type', text: `${op.operationId} ${res.status} does not document media type ${type}` };
+    if (!documented.content?.[type])
+      return { code: 'media-type', text: `${op.operationId} ${res.status} does not document media type ${type}` };
     for (const [name, ref] of Object.entries<any>(documented.headers ?? {})) {
       const h = deref(this.doc, ref);
       const values = res.headers[name.toLowerCase()];
       if (!values) {
-        if (h.required) return { code: `header-missing:${name}`, text: `${op.operationId} ${res.status} lacks the required header ${name}` };
+        if (h.required)
+          return {
+            code: `header-missing:${name}`,
+            text: `${op.operationId} ${res.status} lacks the required header ${name}`,
+          };
         continue;
       }
-      if (values.length !== 1) return { code: `header-repeated:${name}`, text: `header ${name} sent ${values.length} times` };
+      if (values.length !== 1)
+        return { code: `header-repeated:${name}`, text: `header ${name} sent ${values.length} times` };
       const raw = values[0]!;
       const value = h.schema.type === 'integer' ? (/^-?\d+$/.test(raw) ? Number(raw) : raw) : raw;
-      if (!this.headerValidator(`${op.operationId} ${res.status} ${name}`, h.schema)(value)) return { code: `header-invalid:${name}`, text: `header ${name}: ${JSON.stringify(raw)} does not match its schema` };
+      if (!this.headerValidator(`${op.operationId} ${res.status} ${name}`, h.schema)(value))
+        return {
+          code: `header-invalid:${name}`,
+          text: `header ${name}: ${JSON.stringify(raw)} does not match its schema`,
+        };
     }
     if (head) return undefined;
     if (res.body === undefined) return { code: 'body-not-json', text: `body is not JSON: ${short(res.text, 200)}` };
@@ -273,27 +334,41 @@ export class FuzzHarness {
       if (err instanceof ContractViolation) return { code: 'body-schema', text: err.message };
       throw err;
     }
-    if (type === PROBLEM_TYPE && (res.body as any).status !== res.status) return { code: 'problem-status', text: `problem status ${(res.body as any).status} is not the HTTP status ${res.status}` };
+    if (type === PROBLEM_TYPE && (res.body as any).status !== res.status)
+      return {
+        code: 'problem-status',
+        text: `problem status ${(res.body as any).status} is not the HTTP status ${res.status}`,
+      };
     return undefined;
   }
 
   /** A response outside any operation: a 4xx problem. */
   private genericViolation(res: RawResponse, head: boolean): Violation | undefined {
-    if (res.status < 400 || res.status > 499) return { code: `status-${res.status}`, text: `status ${res.status} (expected a 4xx problem)` };
+    if (res.status < 400 || res.status > 499)
+      return { code: `status-${res.status}`, text: `status ${res.status} (expected a 4xx problem)` };
     const type = header(res, 'content-type');
-    if (type !== PROBLEM_TYPE) return { code: 'not-problem-json', text: `media type ${type ?? '(none)'} (expected ${PROBLEM_TYPE})` };
+    if (type !== PROBLEM_TYPE)
+      return { code: 'not-problem-json', text: `media type ${type ?? '(none)'} (expected ${PROBLEM_TYPE})` };
     if (head) return undefined;
     if (res.body === undefined) return { code: 'body-not-json', text: `body is not JSON: ${short(res.text, 200)}` };
     const validate = this.ajv.getSchema('openapi#/components/schemas/Problem')!;
-    if (!validate(res.body)) return { code: 'not-a-problem', text: `not a Problem: ${this.ajv.errorsText(validate.errors)}` };
-    if ((res.body as any).status !== res.status) return { code: 'problem-status', text: `problem status ${(res.body as any).status} is not the HTTP status ${res.status}` };
+    if (!validate(res.body))
+      return { code: 'not-a-problem', text: `not a Problem: ${this.ajv.errorsText(validate.errors)}` };
+    if ((res.body as any).status !== res.status)
+      return {
+        code: 'problem-status',
+        text: `problem status ${(res.body as any).status} is not the HTTP status ${res.status}`,
+      };
     return undefined;
   }
 
   /** The 400 of an operation names a parameter of the request (or a required one it lacks). */
   private namesParameter(op: OperationSpec, query: RenderedQuery, detail: unknown): boolean {
     if (typeof detail !== 'string') return false;
-    return this.startsWithParameter(op, query, detail) || this.startsWithParameter(op, query, detail.replace(/^["'`\u201c\u2018]/, ''));
+    return (
+      this.startsWithParameter(op, query, detail) ||
+      this.startsWithParameter(op, query, detail.replace(/^["'`\u201c\u2018]/, ''))
+    );
   }
 
   private startsWithParameter(op: OperationSpec, query: RenderedQuery, d: string): boolean {
@@ -329,7 +404,9 @@ export class FuzzHarness {
     const detail = (res.body as any)?.detail;
     const cap = limits.echoMaxChars;
     if (typeof detail !== 'string' || detail.length <= cap) return undefined;
-    const inputs = [r.target.kind === 'unknownPath' ? r.target.path : '', ...query.inputs].filter((s) => s.length > cap);
+    const inputs = [r.target.kind === 'unknownPath' ? r.target.path : '', ...query.inputs].filter(
+      (s) => s.length > cap,
+    );
     for (let i = 0; i + cap < detail.length; i++) {
       const window = detail.slice(i, i + cap + 1);
       if (inputs.some((s) => s.includes(window))) return window;
@@ -342,23 +419,38 @@ export class FuzzHarness {
   }
 
   /** Ledger and X-RateLimit-Limit for a response to `key` (counted requests only). */
-  private account(ctx: CaseContext, op: OperationSpec | undefined, inOperation: boolean, key: string | undefined, res: RawResponse, where: string): { counted: boolean; inWindow: number; limit: number } {
+  private account(
+    ctx: CaseContext,
+    op: OperationSpec | undefined,
+    inOperation: boolean,
+    key: string | undefined,
+    res: RawResponse,
+    where: string,
+  ): { counted: boolean; inWindow: number; limit: number } {
     const state = key === undefined ? 'none' : (ctx.stateOfKey.get(key) ?? 'unknown');
     const limit = planLimit(state);
     const now = this.svc.clock.now;
     const hasHeaders = header(res, 'x-ratelimit-limit') !== undefined;
-    const counted = (op !== undefined && COUNTED_OPS.has(op.operationId) && inOperation && ![401, 403, 429].includes(res.status)) || (hasHeaders && res.status !== 429);
+    const counted =
+      (op !== undefined && COUNTED_OPS.has(op.operationId) && inOperation && ![401, 403, 429].includes(res.status)) ||
+      (hasHeaders && res.status !== 429);
     const ledgerKey = key ?? '(no key)';
     const log = (ctx.ledger.get(ledgerKey) ?? []).filter((t) => t > now - limits.rateWindowMs);
     if (counted) log.push(now);
     ctx.ledger.set(ledgerKey, log);
     if (counted) this.stats.checked.rateWindowChecks++;
     if (counted && log.length > limit) {
-      this.fail(`rate-limit:over-plan:${state}`, `${where}: ${log.length} admitted counted requests within ${limits.rateWindowMs / 1000} s for a ${state} key (plan: ${limit})\n${showResponse(res)}`);
+      this.fail(
+        `rate-limit:over-plan:${state}`,
+        `${where}: ${log.length} admitted counted requests within ${limits.rateWindowMs / 1000} s for a ${state} key (plan: ${limit})\n${showResponse(res)}`,
+      );
     }
     const limitHeader = header(res, 'x-ratelimit-limit');
     if (limitHeader !== undefined && Number(limitHeader) !== limit) {
-      this.fail('rate-limit:limit-header', `${where}: X-RateLimit-Limit ${limitHeader} for a ${state} key (plan: ${limit})\n${showResponse(res)}`);
+      this.fail(
+        'rate-limit:limit-header',
+        `${where}: X-RateLimit-Limit ${limitHeader} for a ${state} key (plan: ${limit})\n${showResponse(res)}`,
+      );
     }
     if (res.status === 429) this.stats.rateLimited++;
     return { counted, inWindow: log.length, limit };
@@ -388,13 +480,27 @@ export class FuzzHarness {
     }
   }
 
-  private async checkRequest(ctx: CaseContext, r: FuzzRequest, key: string | undefined, ip: string, where: string): Promise<void> {
+  private async checkRequest(
+    ctx: CaseContext,
+    r: FuzzRequest,
+    key: string | undefined,
+    ip: string,
+    where: string,
+  ): Promise<void> {
     const head = r.method === 'HEAD';
     const { query, op } = originOf(r);
-    const malformed = MALFORMED.has(r.extra) || query.rawBytes || /[^\u0000-\u007f]/.test(r.target.kind === 'unknownPath' ? r.target.path : '');
+    const malformed =
+      MALFORMED.has(r.extra) ||
+      query.rawBytes ||
+      /[^\u0000-\u007f]/.test(r.target.kind === 'unknownPath' ? r.target.path : '');
     const isGet = r.method === 'GET' || r.method === 'HEAD';
     const plain = r.target.kind === 'operation' && r.target.pathForm === 'plain' && r.target.targetForm === 'origin';
-    const form = r.target.kind === 'unknownPath' ? 'unknown path' : plain ? 'plain' : `${r.target.targetForm}+${r.target.pathForm}`;
+    const form =
+      r.target.kind === 'unknownPath'
+        ? 'unknown path'
+        : plain
+          ? 'plain'
+          : `${r.target.targetForm}+${r.target.pathForm}`;
     this.stats.forms[form] = (this.stats.forms[form] ?? 0) + 1;
     this.stats.keyStates[r.keyState] = (this.stats.keyStates[r.keyState] ?? 0) + 1;
     if (op) this.stats.verdicts[query.verdict.label] = (this.stats.verdicts[query.verdict.label] ?? 0) + 1;
@@ -403,15 +509,33 @@ export class FuzzHarness {
     let twin: RawResponse | undefined;
     let twinKey: string | undefined;
     if (op && !plain && isGet && !malformed) {
-      twinKey = r.keyState === 'none' || r.keyState === 'unknown' || r.keyState === 'sandbox' ? key : await this.makeKey(r.keyState);
+      twinKey =
+        r.keyState === 'none' || r.keyState === 'unknown' || r.keyState === 'sandbox'
+          ? key
+          : await this.makeKey(r.keyState);
       if (twinKey !== undefined) ctx.stateOfKey.set(twinKey, r.keyState);
       twin = await this.send(r, twinKey, this.nextIp(), true, where);
       this.count(`${op.operationId}`, twin.status);
-      await this.checkResponse(ctx, r, op, query, twinKey, twin, { head, plain: true, malformed: false, isGet, where: `${where}(its twin on the plain path, ${requestLine(r, this.svc.port, true)})` });
+      await this.checkResponse(ctx, r, op, query, twinKey, twin, {
+        head,
+        plain: true,
+        malformed: false,
+        isGet,
+        where: `${where}(its twin on the plain path, ${requestLine(r, this.svc.port, true)})`,
+      });
     }
 
     const res = await this.send(r, key, ip, false, where, malformed);
-    this.count(op && !malformed && isGet ? `${op.operationId}${plain ? '' : ' (other spelling)'}` : r.target.kind === 'unknownPath' ? 'unknown path' : malformed ? 'malformed request' : `${r.method} on a known path`, res.status);
+    this.count(
+      op && !malformed && isGet
+        ? `${op.operationId}${plain ? '' : ' (other spelling)'}`
+        : r.target.kind === 'unknownPath'
+          ? 'unknown path'
+          : malformed
+            ? 'malformed request'
+            : `${r.method} on a known path`,
+      res.status,
+    );
     if (this.isIpBlock(res)) this.stats.ipBlocks++;
     await this.checkResponse(ctx, r, op, query, key, res, { head, plain, malformed, isGet, twin, where });
   }
@@ -428,19 +552,36 @@ export class FuzzHarness {
     const where = `${o.where}`;
     const show = () => `${where}→ ${showResponse(res)}`;
     if (res.status >= 500) {
-      const context = o.malformed ? 'malformed' : !op ? 'unknown-path' : !o.isGet ? r.method : o.plain ? 'plain' : 'odd-form';
+      const context = o.malformed
+        ? 'malformed'
+        : !op
+          ? 'unknown-path'
+          : !o.isGet
+            ? r.method
+            : o.plain
+              ? 'plain'
+              : 'odd-form';
       return this.fail(`5xx:${res.status}:${context}${r.method === 'HEAD' ? ':HEAD' : ''}`, show());
     }
     if (res.trailing > 0) this.fail('framing:bytes-after-response', show());
-    if (key !== undefined && key.length > 8 && res.text.includes(key)) this.fail('key-echoed', `the response body contains the API key\n${show()}`);
+    if (key !== undefined && key.length > 8 && res.text.includes(key))
+      this.fail('key-echoed', `the response body contains the API key\n${show()}`);
     const echoed = this.overlongEcho(res, r, query);
-    if (echoed) this.fail('echo:over-cap', `the body echoes ${echoed.length}+ characters of client input (cap: ${limits.echoMaxChars}): ${short(echoed, 120)}\n${show()}`);
+    if (echoed)
+      this.fail(
+        'echo:over-cap',
+        `the body echoes ${echoed.length}+ characters of client input (cap: ${limits.echoMaxChars}): ${short(echoed, 120)}\n${show()}`,
+      );
 
     // A malformed request: a 4xx problem, or (when the server read it anyway) the operation's answer.
     if (o.malformed) {
       const asOperation = op && o.isGet ? this.operationViolation(op, res, o.head) : { code: 'no-operation', text: '' };
       const asGeneric = this.genericViolation(res, o.head);
-      if (asOperation && asGeneric) this.fail(`malformed:${MALFORMED.has(r.extra) ? r.extra : 'raw-bytes'}:${asGeneric.code}`, `${asGeneric.text}\n${show()}`);
+      if (asOperation && asGeneric)
+        this.fail(
+          `malformed:${MALFORMED.has(r.extra) ? r.extra : 'raw-bytes'}:${asGeneric.code}`,
+          `${asGeneric.text}\n${show()}`,
+        );
       this.account(ctx, op, !asOperation, key, res, where);
       return;
     }
@@ -458,9 +599,18 @@ export class FuzzHarness {
       const same =
         res.status === t.status &&
         (res.status !== 400 || (res.body as any)?.detail === (t.body as any)?.detail) &&
-        (res.status !== 200 || o.head || ((res.body as any)?.count === (t.body as any)?.count && (res.body as any)?.query === (t.body as any)?.query && (res.body as any)?.tier === (t.body as any)?.tier));
+        (res.status !== 200 ||
+          o.head ||
+          ((res.body as any)?.count === (t.body as any)?.count &&
+            (res.body as any)?.query === (t.body as any)?.query &&
+            (res.body as any)?.tier === (t.body as any)?.tier));
       const stateDependent = res.status === 429 || this.isIpBlock(res);
-      const form = r.target.kind === 'operation' ? (r.target.targetForm === 'origin' ? r.target.pathForm : r.target.targetForm) : '';
+      const form =
+        r.target.kind === 'operation'
+          ? r.target.targetForm === 'origin'
+            ? r.target.pathForm
+            : r.target.targetForm
+          : '';
       this.stats.checked.twinComparisons++;
       if (same || stateDependent) inOperation = true;
       else if (res.status === 400 || res.status === 404) {
@@ -483,13 +633,22 @@ export class FuzzHarness {
     if (!o.plain) return; // the twin has had the checks below
     if (res.status === 400 && !o.head) this.stats.checked.namesParameter++;
     if (res.status === 400 && !o.head && !this.namesParameter(op, query, (res.body as any)?.detail)) {
-      this.fail(`400-names-no-parameter:${op.operationId}`, `detail ${JSON.stringify((res.body as any)?.detail)} names no parameter of the request\n${show()}`);
+      this.fail(
+        `400-names-no-parameter:${op.operationId}`,
+        `detail ${JSON.stringify((res.body as any)?.detail)} names no parameter of the request\n${show()}`,
+      );
     }
     this.checkOracle(r, op, query, res, show);
   }
 
   /** What the contract settles: the key first, then the parameters. */
-  private checkOracle(r: FuzzRequest, op: OperationSpec, query: RenderedQuery, res: RawResponse, show: () => string): void {
+  private checkOracle(
+    r: FuzzRequest,
+    op: OperationSpec,
+    query: RenderedQuery,
+    res: RawResponse,
+    show: () => string,
+  ): void {
     const s = res.status;
     const block = this.isIpBlock(res);
     const counted = COUNTED_OPS.has(op.operationId);
@@ -511,16 +670,32 @@ export class FuzzHarness {
     }
     // The ticker filter is tier access (before the rate limit and the parameters): present at all, with
     // a plan without ticker data, it is a 403 whatever its value.
-    if (!plans[tier].tickers && op.params.some((p) => p.name === 'tickers') && query.names.some((n) => n.decoded === 'tickers')) {
+    if (
+      !plans[tier].tickers &&
+      op.params.some((p) => p.name === 'tickers') &&
+      query.names.some((n) => n.decoded === 'tickers')
+    ) {
       if (s !== 403) this.fail(`auth:${r.keyState}-tickers-got-${s}:${op.operationId}`, show());
-      else if (!block && (res.body as any)?.detail !== undefined && (res.body as any).detail !== problems.tickerFilterMaxPlanOnly.detail) this.fail(`auth:${r.keyState}-tickers-wrong-text`, show());
+      else if (
+        !block &&
+        (res.body as any)?.detail !== undefined &&
+        (res.body as any).detail !== problems.tickerFilterMaxPlanOnly.detail
+      )
+        this.fail(`auth:${r.keyState}-tickers-wrong-text`, show());
       return;
     }
-    if (s === 401 || (s === 403 && !block)) return this.fail(`auth:${r.keyState}-key-refused-${s}:${op.operationId}`, show());
+    if (s === 401 || (s === 403 && !block))
+      return this.fail(`auth:${r.keyState}-key-refused-${s}:${op.operationId}`, show());
     if (s === 403 || s === 429) return;
-    if (query.verdict.label !== 'ambiguous') this.stats.checked[query.verdict.label === 'invalid' ? 'expected400' : 'expected200']++;
-    if (query.verdict.label === 'invalid' && s !== 400) this.fail(`invalid-admitted:${query.verdict.why}`, `the contract makes this request a 400 (${query.verdict.why}); got ${s}\n${show()}`);
-    if (query.verdict.label === 'valid' && s !== 200) this.fail(`valid-refused:${op.operationId}:${s}`, `every parameter meets the contract; got ${s}\n${show()}`);
+    if (query.verdict.label !== 'ambiguous')
+      this.stats.checked[query.verdict.label === 'invalid' ? 'expected400' : 'expected200']++;
+    if (query.verdict.label === 'invalid' && s !== 400)
+      this.fail(
+        `invalid-admitted:${query.verdict.why}`,
+        `the contract makes this request a 400 (${query.verdict.why}); got ${s}\n${show()}`,
+      );
+    if (query.verdict.label === 'valid' && s !== 200)
+      this.fail(`valid-refused:${op.operationId}:${s}`, `every parameter meets the contract; got ${s}\n${show()}`);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -545,7 +720,14 @@ export class FuzzHarness {
       const op = operationById.get(step.operationId)!;
       const query = renderQuery(op, step.query);
       const r: FuzzRequest = {
-        target: { kind: 'operation', operationId: op.operationId, pathForm: 'plain', targetForm: 'origin', query: step.query, salt: 0 },
+        target: {
+          kind: 'operation',
+          operationId: op.operationId,
+          pathForm: 'plain',
+          targetForm: 'origin',
+          query: step.query,
+          salt: 0,
+        },
         method: 'GET',
         extra: 'none',
         keyState: c.keys[k]!,
@@ -556,28 +738,45 @@ export class FuzzHarness {
       const where = `step ${i + 1} of a rate-limit sequence: ${describeRateStep(c, i)}`;
       const res = await this.send(r, key, ips[k]!, true, where, query.rawBytes);
       this.count(op.operationId, res.status);
-      const inWindow = () => (ctx.ledger.get(key) ?? []).filter((t) => t > this.svc.clock.now - limits.rateWindowMs).length;
+      const inWindow = () =>
+        (ctx.ledger.get(key) ?? []).filter((t) => t > this.svc.clock.now - limits.rateWindowMs).length;
       const before = inWindow();
-      await this.checkResponse(ctx, r, op, query, key, res, { head: false, plain: true, malformed: query.rawBytes, isGet: true, where: `${where}\n${describe()}\n` });
+      await this.checkResponse(ctx, r, op, query, key, res, {
+        head: false,
+        plain: true,
+        malformed: query.rawBytes,
+        isGet: true,
+        where: `${where}\n${describe()}\n`,
+      });
       if (!COUNTED_OPS.has(op.operationId) || res.status === 403) continue;
       const limit = planLimit(c.keys[k]!);
       if (res.status === 429 && before < limit) {
-        this.fail('rate-limit:refused-with-room', `${where}: 429 with ${before} of ${limit} admitted in the last ${limits.rateWindowMs / 1000} s\n${describe()}\n→ ${showResponse(res)}`);
+        this.fail(
+          'rate-limit:refused-with-room',
+          `${where}: 429 with ${before} of ${limit} admitted in the last ${limits.rateWindowMs / 1000} s\n${describe()}\n→ ${showResponse(res)}`,
+        );
       }
       const after = inWindow();
       const remaining = header(res, 'x-ratelimit-remaining');
       if (remaining !== undefined && Number(remaining) !== Math.max(0, limit - after)) {
-        this.fail('rate-limit:remaining-header', `${where}: X-RateLimit-Remaining ${remaining}, expected ${Math.max(0, limit - after)}\n${describe()}\n→ ${showResponse(res)}`);
+        this.fail(
+          'rate-limit:remaining-header',
+          `${where}: X-RateLimit-Remaining ${remaining}, expected ${Math.max(0, limit - after)}\n${describe()}\n→ ${showResponse(res)}`,
+        );
       }
     }
   }
 }
 
 /** fast-check parameters from the environment of a run. */
-export function runParameters(env: NodeJS.ProcessEnv, defaults: { runs: number; seed?: number }): { runs: number; rateRuns: number; seed: number } {
+export function runParameters(
+  env: NodeJS.ProcessEnv,
+  defaults: { runs: number; seed?: number },
+): { runs: number; rateRuns: number; seed: number } {
   const runs = Number(env.FUZZ_RUNS ?? defaults.runs);
   const seed = env.FUZZ_SEED !== undefined ? Number(env.FUZZ_SEED) : (defaults.seed ?? (Math.random() * 2 ** 31) | 0);
-  if (!Number.isInteger(runs) || runs < 1) throw new Error(`FUZZ_RUNS must be a positive integer, not ${env.FUZZ_RUNS}`);
+  if (!Number.isInteger(runs) || runs < 1)
+    throw new Error(`FUZZ_RUNS must be a positive integer, not ${env.FUZZ_RUNS}`);
   if (!Number.isInteger(seed)) throw new Error(`FUZZ_SEED must be an integer, not ${env.FUZZ_SEED}`);
   return { runs, rateRuns: Math.max(5, Math.round(runs / 20)), seed };
 }

@@ -16,7 +16,11 @@ import { startTestService, type TestService } from '../support/service.js';
 const UNKNOWN = (name: string) => `${name} is not a parameter of this operation`;
 const EMPTY_NAME = 'A parameter with an empty name is not a parameter of this operation';
 
-type Row = [operationId: string, query: string, expected: { status: 200 } | { status: 400; detail: string; why: string }];
+type Row = [
+  operationId: string,
+  query: string,
+  expected: { status: 200 } | { status: 400; detail: string; why: string },
+];
 const ok = { status: 200 } as const;
 const bad = (detail: string, why = 'unknown-parameter') => ({ status: 400 as const, detail, why });
 
@@ -102,7 +106,11 @@ describe('a query string is read the same way by the service and by the fuzzer o
       port: svc.port,
       localAddress: `127.21.${Math.floor(++ipSeq / 250)}.${(ipSeq % 250) + 1}`,
       requestLine: `GET ${path} HTTP/1.1`,
-      headers: [['Host', `127.0.0.1:${svc.port}`], ['X-API-Key', key], ['Connection', 'close']],
+      headers: [
+        ['Host', `127.0.0.1:${svc.port}`],
+        ['X-API-Key', key],
+        ['Connection', 'close'],
+      ],
     });
     expect(r.status).toBe(expected.status);
     if (expected.status === 400) {
@@ -116,11 +124,17 @@ describe('the oracle reads the bytes sent, not the pieces it meant to send', () 
   it('an empty pair is no parameter; an empty name with `=` is one', () => {
     expect(readQuery(undefined, '&&')).toEqual([]);
     expect(readQuery(undefined, '=').map((p) => [p.name, p.value])).toEqual([['', '']]);
-    expect(readQuery(undefined, 'a&&b=').map((p) => [p.name, p.value])).toEqual([['a', ''], ['b', '']]);
+    expect(readQuery(undefined, 'a&&b=').map((p) => [p.name, p.value])).toEqual([
+      ['a', ''],
+      ['b', ''],
+    ]);
   });
   it('decodes `+` as a space except in a date-time value, and leaves broken escapes and raw bytes unread', () => {
     const list = operationById.get('listNews')!;
-    expect(readQuery(list, 'since=2026-11-21T10:00:00+02:00&q=a+b').map((p) => p.value)).toEqual(['2026-11-21T10:00:00+02:00', 'a b']);
+    expect(readQuery(list, 'since=2026-11-21T10:00:00+02:00&q=a+b').map((p) => p.value)).toEqual([
+      '2026-11-21T10:00:00+02:00',
+      'a b',
+    ]);
     expect(readQuery(list, 'limit=5%zz')[0]).toMatchObject({ value: undefined, valueAsWritten: '5%zz' });
     expect(readQuery(list, 'q=\u00c3\u00a9')[0]).toMatchObject({ value: undefined, valueAsWritten: '\u00e9' });
   });

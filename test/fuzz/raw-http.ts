@@ -78,7 +78,10 @@ export function rawRequest(req: RawRequest): Promise<RawResponse> {
 
 export function parseResponse(buf: Buffer, headRequest: boolean | 'either'): RawResponse {
   const end = buf.indexOf('\r\n\r\n');
-  if (end === -1) throw new RawHttpError(`no complete response head in ${buf.length} bytes: ${JSON.stringify(buf.toString('latin1').slice(0, 200))}`);
+  if (end === -1)
+    throw new RawHttpError(
+      `no complete response head in ${buf.length} bytes: ${JSON.stringify(buf.toString('latin1').slice(0, 200))}`,
+    );
   const lines = buf.subarray(0, end).toString('latin1').split('\r\n');
   const statusLine = lines[0]!;
   const m = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(statusLine);
@@ -117,7 +120,8 @@ export function parseResponse(buf: Buffer, headRequest: boolean | 'either'): Raw
     }
     bodyBuf = Buffer.concat(parts);
   } else if (cl !== undefined) {
-    if (new Set(cl).size !== 1 || !/^\d+$/.test(cl[0]!)) throw new RawHttpError(`bad Content-Length ${JSON.stringify(cl)}`);
+    if (new Set(cl).size !== 1 || !/^\d+$/.test(cl[0]!))
+      throw new RawHttpError(`bad Content-Length ${JSON.stringify(cl)}`);
     const n = Number(cl[0]);
     if (rest.length < n) throw new RawHttpError(`body shorter (${rest.length}) than Content-Length ${n}`);
     bodyBuf = rest.subarray(0, n);

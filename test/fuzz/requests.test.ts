@@ -27,17 +27,25 @@ afterAll(async () => {
 });
 
 describe(`request fuzzing (seed ${seed})`, () => {
-  it(`${runs} generated requests: no 5xx, contract-valid answers, odd request lines validated like the plain path, every 400 names a parameter, no over-admission`, { timeout }, async () => {
-    await fc.assert(
-      fc.asyncProperty(fuzzCaseArb, (c) => h.runCase(c)),
-      { seed, numRuns: runs },
-    );
-  });
+  it(
+    `${runs} generated requests: no 5xx, contract-valid answers, odd request lines validated like the plain path, every 400 names a parameter, no over-admission`,
+    { timeout },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fuzzCaseArb, (c) => h.runCase(c)),
+        { seed, numRuns: runs },
+      );
+    },
+  );
 
-  it(`${rateRuns} rate-limit sequences: never more admitted in any 60 s of the fake clock than the plan allows`, { timeout }, async () => {
-    await fc.assert(
-      fc.asyncProperty(rateCaseArb, (c) => h.runRateCase(c)),
-      { seed, numRuns: rateRuns },
-    );
-  });
+  it(
+    `${rateRuns} rate-limit sequences: never more admitted in any 60 s of the fake clock than the plan allows`,
+    { timeout },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(rateCaseArb, (c) => h.runRateCase(c)),
+        { seed, numRuns: rateRuns },
+      );
+    },
+  );
 });

@@ -26,11 +26,12 @@ const store = (maxItems: number) => {
   return new SqliteStore(join(d, 'fns.sqlite'), { ingestSlices: { maxItems } });
 };
 
-
 describe('the slices helpers give the event loop a turn between slices and keep results and order', () => {
   it('mapInSlices over 100 items in slices of 10: 9 turns, same results in order', async () => {
     let yields = 0;
-    const { result, turns } = await turnsDuring(() => mapInSlices([...Array(100).keys()], (x) => x * 2, { maxItems: 10, onYield: () => yields++ }));
+    const { result, turns } = await turnsDuring(() =>
+      mapInSlices([...Array(100).keys()], (x) => x * 2, { maxItems: 10, onYield: () => yields++ }),
+    );
     expect(result).toEqual([...Array(100).keys()].map((x) => x * 2));
     expect(yields).toBeGreaterThanOrEqual(9);
     expect(turns).toBeGreaterThanOrEqual(9);
@@ -50,7 +51,10 @@ describe('the slices helpers give the event loop a turn between slices and keep 
 
 describe('store: ingestItems runs in short transactions with a turn of the event loop between them', () => {
   it('200 items in slices of 20: at least 9 turns during the call, outcomes those of one transaction', async () => {
-    const items = toSourcedItems({ name: 'wire', urgency: 'auto' }, parseFeed(new TextEncoder().encode(rssOf(200)), { baseUrl: 'https://ex.com/' }).items);
+    const items = toSourcedItems(
+      { name: 'wire', urgency: 'auto' },
+      parseFeed(new TextEncoder().encode(rssOf(200)), { baseUrl: 'https://ex.com/' }).items,
+    );
     const sliced = store(20);
     const whole = store(10_000);
     const { result, turns } = await turnsDuring(() => sliced.sources.ingestItems(items, 1_800_000_000_000));
@@ -59,7 +63,9 @@ describe('store: ingestItems runs in short transactions with a turn of the event
     expect(result.map((o) => o.status)).toEqual(once.map((o) => o.status));
     expect(await sliced.articles.count()).toBe(await whole.articles.count());
     // Again: every item a same-item duplicate, across slices too.
-    expect((await sliced.sources.ingestItems(items, 1_800_000_000_001)).every((o) => o.status === 'duplicate')).toBe(true);
+    expect((await sliced.sources.ingestItems(items, 1_800_000_000_001)).every((o) => o.status === 'duplicate')).toBe(
+      true,
+    );
     await sliced.close();
     await whole.close();
   });
@@ -74,7 +80,11 @@ describe('store: ingestItems runs in short transactions with a turn of the event
     const seen: number[] = [];
     const items = [...Array(500).keys()];
     // 0.1 ms an item against a 6 ms budget: slices grow from the first size to the cap.
-    const out = await ingestInSlices(items, async (s) => (seen.push(...s), (t += s.length * 0.1), s), { maxItems: 64, budgetMs: 6, now: () => t });
+    const out = await ingestInSlices(items, async (s) => (seen.push(...s), (t += s.length * 0.1), s), {
+      maxItems: 64,
+      budgetMs: 6,
+      now: () => t,
+    });
     expect(seen).toEqual(items);
     expect(out).toEqual(items);
   });
@@ -82,30 +92,45 @@ describe('store: ingestItems runs in short transactions with a turn of the event
   it('ingestInSlices when a slice stores a prefix only (a plan stopped at its budget): the rest starts the next slice; every item once, in order', async () => {
     const seen: number[] = [];
     // Each slice stores at most 3 of its items.
-    const out = await ingestInSlices([...Array(20).keys()], async (s) => (seen.push(...s.slice(0, 3)), s.slice(0, 3)), { maxItems: 8 });
+    const out = await ingestInSlices([...Array(20).keys()], async (s) => (seen.push(...s.slice(0, 3)), s.slice(0, 3)), {
+      maxItems: 8,
+    });
     expect(seen).toEqual([...Array(20).keys()]);
     expect(out).toEqual([...Array(20).keys()]);
     await expect(ingestInSlices([1, 2], async () => [])).rejects.toThrow(/answered for 0/);
   });
 
-  it('ingestInSlices sized by the event loop\'s own time (busyMs: PostgreSQL\'s plan), not the wall time of its queries, down to minItems', async () => {
+  it("ingestInSlices sized by the event loop's own time (busyMs: PostgreSQL's plan), not the wall time of its queries, down to minItems", async () => {
     let t = 0;
     let busy = 0;
     const sizes: number[] = [];
     // Each slice: 50 ms of queries (wall time, the loop free) and 1 ms of plan per item.
-    await ingestInSlices([...Array(40).keys()], async (s) => (sizes.push(s.length), (t += 50), (busy = s.length), s), { maxItems: 128, budgetMs: 8, minItems: 1, busyMs: () => busy, now: () => t });
+    await ingestInSlices([...Array(40).keys()], async (s) => (sizes.push(s.length), (t += 50), (busy = s.length), s), {
+      maxItems: 128,
+      budgetMs: 8,
+      minItems: 1,
+      busyMs: () => busy,
+      now: () => t,
+    });
     // 16 first (16 ms > 8: scaled to 8), then 8 ms each: doubled; the wall time (50 ms a slice) never counts.
     expect(sizes).toEqual([16, 8, 16]);
   });
 });
 
-describe('slices sent to a writer of their own (the SQLite service\'s ingest thread) are sized by its budget', () => {
+describe("slices sent to a writer of their own (the SQLite service's ingest thread) are sized by its budget", () => {
   const items = (n: number): SourcedItem[] =>
     Array.from({ length: n }, (_, i) => ({
       source: 'wire',
       externalId: `w-${i}`,
       canonicalUrl: null,
-      article: { content: `Story number ${i} of the day`, urgency: 'regular', sentiment: null, published_at: null, tickers: [], source: 'wire' },
+      article: {
+        content: `Story number ${i} of the day`,
+        urgency: 'regular',
+        sentiment: null,
+        published_at: null,
+        tickers: [],
+        source: 'wire',
+      },
       nearKeys: [],
     }));
   // A clock that moves 1 ms per item stored: the sizes follow from the budget alone.
@@ -116,7 +141,11 @@ describe('slices sent to a writer of their own (the SQLite service\'s ingest thr
     const s = new SqliteStore(join(d, 'fns.sqlite'), { ingestSlices: { ...slices, now: () => t } });
     const sizes: number[] = [];
     s.sources.writeVia({
-      ingestSlice: async (slice, at) => (sizes.push(slice.length), (t += slice.length), s.sources.ingestSlice(slice, at)),
+      ingestSlice: async (slice, at) => (
+        sizes.push(slice.length),
+        (t += slice.length),
+        s.sources.ingestSlice(slice, at)
+      ),
       recordPoll: async () => {},
       budgetMs: INGEST_SLICES.threadBudgetMs,
     });
@@ -129,11 +158,13 @@ describe('slices sent to a writer of their own (the SQLite service\'s ingest thr
     // 16 first; 16 ms <= 24: twice; 32 ms > 24: scaled to 24; 24 ms <= 24: twice (the 28 left).
     expect(sizes).toEqual([16, 32, 24, 28]);
     expect(out.map((o) => o.status)).toEqual(Array(100).fill('stored'));
-    expect((await s.sources.ingestItems(items(100), Date.now)).map((o) => o.status === 'duplicate' && o.reason)).toEqual(Array(100).fill('same-item'));
+    expect(
+      (await s.sources.ingestItems(items(100), Date.now)).map((o) => o.status === 'duplicate' && o.reason),
+    ).toEqual(Array(100).fill('same-item'));
     await s.close();
   });
 
-  it('the next call starts from the size the last one reached, not from the first guess (a poll\'s chunks are one ingest in several calls)', async () => {
+  it("the next call starts from the size the last one reached, not from the first guess (a poll's chunks are one ingest in several calls)", async () => {
     const { s, sizes } = sizedStore({ maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs });
     await s.sources.ingestItems(items(100), Date.now);
     expect(sizes).toEqual([16, 32, 24, 28]);
@@ -152,19 +183,30 @@ describe('slices sent to a writer of their own (the SQLite service\'s ingest thr
   });
 });
 
-describe('near-duplicates within one batch: an item is compared with other sources\' items only', () => {
-  it('a one-source batch of 2,000 look-alike headlines asks the rule nothing; another source\'s look-alike is still compared', () => {
+describe("near-duplicates within one batch: an item is compared with other sources' items only", () => {
+  it("a one-source batch of 2,000 look-alike headlines asks the rule nothing; another source's look-alike is still compared", () => {
     let asked = 0;
     const rule: NearDuplicateRule = { windowMs: 86_400_000, isNearDuplicate: () => (asked++, false) };
     const item = (source: string, i: number): SourcedItem => ({
       source,
       externalId: `${source}-${i}`,
       canonicalUrl: null,
-      article: { content: `Test item ${i}`, urgency: 'regular', sentiment: null, published_at: null, tickers: [], source },
+      article: {
+        content: `Test item ${i}`,
+        urgency: 'regular',
+        sentiment: null,
+        published_at: null,
+        tickers: [],
+        source,
+      },
       nearKeys: ['k1', 'k2', 'k3'],
     });
     const empty = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map() };
-    const one = planIngest(Array.from({ length: 2000 }, (_, i) => item('wire', i)), empty, rule);
+    const one = planIngest(
+      Array.from({ length: 2000 }, (_, i) => item('wire', i)),
+      empty,
+      rule,
+    );
     expect(one.store).toHaveLength(2000);
     expect(asked).toBe(0);
     // Two sources: the other source's look-alikes are still candidates (capped as before).
@@ -178,7 +220,14 @@ describe('near-duplicates within one batch: an item is compared with other sourc
       source: 'wire',
       externalId: `w-${i}`,
       canonicalUrl: null,
-      article: { content: `Test item ${i}`, urgency: 'regular', sentiment: null, published_at: null, tickers: [], source: 'wire' },
+      article: {
+        content: `Test item ${i}`,
+        urgency: 'regular',
+        sentiment: null,
+        published_at: null,
+        tickers: [],
+        source: 'wire',
+      },
       nearKeys: [],
     });
     const empty = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map() };
@@ -196,7 +245,9 @@ describe('poll: a small feed is enriched in slices (a large one is prepared on a
   it('toSourcedItemsInSlices: 300 items in slices of 25 give 11 turns; same items as toSourcedItems', async () => {
     const items = parseFeed(new TextEncoder().encode(rssOf(300)), { baseUrl: 'https://ex.com/' }).items;
     let yields = 0;
-    const { result, turns } = await turnsDuring(() => toSourcedItemsInSlices({ name: 'w', urgency: 'auto' }, items, { maxItems: 25, onYield: () => yields++ }));
+    const { result, turns } = await turnsDuring(() =>
+      toSourcedItemsInSlices({ name: 'w', urgency: 'auto' }, items, { maxItems: 25, onYield: () => yields++ }),
+    );
     expect(yields).toBeGreaterThanOrEqual(11);
     expect(turns).toBeGreaterThanOrEqual(11);
     expect(result).toEqual(toSourcedItems({ name: 'w', urgency: 'auto' }, items));
@@ -205,14 +256,20 @@ describe('poll: a small feed is enriched in slices (a large one is prepared on a
 
 describe('push: the body is read and checked in slices, and stored in slices', () => {
   it('300 lines in slices of 20: at least 14 turns reading, the store in slices too; every line stored', async () => {
-    const body = Array.from({ length: 300 }, (_, i) => JSON.stringify({ source: 'desk', id: `d-${i}`, content: title(i) })).join('\n');
+    const body = Array.from({ length: 300 }, (_, i) =>
+      JSON.stringify({ source: 'desk', id: `d-${i}`, content: title(i) }),
+    ).join('\n');
     let yields = 0;
-    const { result: lines, turns } = await turnsDuring(() => readPushBody(body, 'ndjson', { maxItems: 20, onYield: () => yields++ }));
+    const { result: lines, turns } = await turnsDuring(() =>
+      readPushBody(body, 'ndjson', { maxItems: 20, onYield: () => yields++ }),
+    );
     expect(yields).toBeGreaterThanOrEqual(14);
     expect(turns).toBeGreaterThanOrEqual(14);
     expect(lines.map((l) => l.line)).toEqual([...Array(300).keys()].map((i) => i + 1));
     const s = store(25);
-    const { result: answer, turns: storeTurns } = await turnsDuring(() => pushArticles(Buffer.from(body), 'ndjson', s.sources, () => 1_800_000_000_000));
+    const { result: answer, turns: storeTurns } = await turnsDuring(() =>
+      pushArticles(Buffer.from(body), 'ndjson', s.sources, () => 1_800_000_000_000),
+    );
     expect(storeTurns).toBeGreaterThanOrEqual(11);
     expect(answer.stored).toBe(300);
     await s.close();
@@ -222,10 +279,21 @@ describe('push: the body is read and checked in slices, and stored in slices', (
 describe('CLI: fns articles ingest gives the event loop a turn while it parses lines', () => {
   it('100 lines in slices of 10: 9 turns; every line stored', async () => {
     const inserted: number[] = [];
-    const fake = { ingestItems: async (a: unknown[]) => (inserted.push(a.length), a.map((_, i) => ({ status: 'stored' as const, id: `id-${inserted.length}-${i}`, received_at: '2026-11-24T00:00:00Z' }))) };
+    const fake = {
+      ingestItems: async (a: unknown[]) => (
+        inserted.push(a.length),
+        a.map((_, i) => ({
+          status: 'stored' as const,
+          id: `id-${inserted.length}-${i}`,
+          received_at: '2026-11-24T00:00:00Z',
+        }))
+      ),
+    };
     let yields = 0;
     const lines = Array.from({ length: 100 }, (_, i) => JSON.stringify({ content: title(i) }));
-    const { result: report, turns } = await turnsDuring(() => ingest(fake, lines, () => 0, { slices: { maxItems: 10, onYield: () => yields++ } }));
+    const { result: report, turns } = await turnsDuring(() =>
+      ingest(fake, lines, () => 0, { slices: { maxItems: 10, onYield: () => yields++ } }),
+    );
     expect(yields).toBeGreaterThanOrEqual(9);
     expect(turns).toBeGreaterThanOrEqual(9);
     expect(report).toMatchObject({ lines: 100, ingested: 100, errors: [] });

@@ -5,11 +5,20 @@ import { isUndatedRepeatKey, repeatHeadline, repeatKey } from '../../src/dedup/r
 import { operatorItem, operatorOffer } from '../../src/ingest/pipeline.js';
 import type { NewArticle } from '../../src/store/ports/index.js';
 
-const article = (content: string, over: Partial<NewArticle> = {}): NewArticle => ({ content, urgency: 'regular', sentiment: null, published_at: null, tickers: [], ...over });
+const article = (content: string, over: Partial<NewArticle> = {}): NewArticle => ({
+  content,
+  urgency: 'regular',
+  sentiment: null,
+  published_at: null,
+  tickers: [],
+  ...over,
+});
 
 describe('a repeat is the same headline: case, punctuation, spacing and compatibility forms aside', () => {
   it('normalises what does not change the words', () => {
-    expect(repeatHeadline('  ACME Corp beats estimates — shares JUMP!  ')).toBe(repeatHeadline('Acme corp beats estimates, shares jump'));
+    expect(repeatHeadline('  ACME Corp beats estimates — shares JUMP!  ')).toBe(
+      repeatHeadline('Acme corp beats estimates, shares jump'),
+    );
     expect(repeatHeadline('Ｆｅｄ raises rates')).toBe(repeatHeadline('Fed raises rates'));
   });
   it('keeps what changes the story: another word, another figure', () => {
@@ -21,8 +30,12 @@ describe('a repeat is the same headline: case, punctuation, spacing and compatib
 
 describe('a repeat has the same published time: the same instant in any offset, or none', () => {
   it('one instant, two spellings: one key; another day: another key', () => {
-    expect(repeatKey('Gold hits record', '2026-11-21T10:00:00Z')).toBe(repeatKey('gold hits record!', '2026-11-21T11:00:00.000+01:00'));
-    expect(repeatKey('Gold hits record', '2026-11-22T10:00:00Z')).not.toBe(repeatKey('Gold hits record', '2026-11-21T10:00:00Z'));
+    expect(repeatKey('Gold hits record', '2026-11-21T10:00:00Z')).toBe(
+      repeatKey('gold hits record!', '2026-11-21T11:00:00.000+01:00'),
+    );
+    expect(repeatKey('Gold hits record', '2026-11-22T10:00:00Z')).not.toBe(
+      repeatKey('Gold hits record', '2026-11-21T10:00:00Z'),
+    );
   });
   it('without a time the key is undated (the store matches it within the near-duplicate window only)', () => {
     expect(isUndatedRepeatKey(repeatKey('Markets open mixed', null))).toBe(true);
@@ -38,8 +51,17 @@ describe("an article's url is its canonical link, or null", () => {
     expect(articleLink(`https://example.com/${'a'.repeat(URL_MAX_LENGTH)}`)).toBeNull();
   });
   it('identify gives the item its canonical link, url, repeat key and near keys', () => {
-    const item = identify('wire', 'g-1', article('Fed raises rates', { url: 'https://example.com/fed/amp', published_at: '2026-11-21T10:00:00Z' }));
-    expect(item).toMatchObject({ source: 'wire', externalId: 'g-1', canonicalUrl: 'https://example.com/fed', article: { source: 'wire', url: 'https://example.com/fed' } });
+    const item = identify(
+      'wire',
+      'g-1',
+      article('Fed raises rates', { url: 'https://example.com/fed/amp', published_at: '2026-11-21T10:00:00Z' }),
+    );
+    expect(item).toMatchObject({
+      source: 'wire',
+      externalId: 'g-1',
+      canonicalUrl: 'https://example.com/fed',
+      article: { source: 'wire', url: 'https://example.com/fed' },
+    });
     expect(item.repeatKey).toBe(repeatKey('Fed raises rates', '2026-11-21T10:00:00Z'));
     expect(item.nearKeys.length).toBeGreaterThan(0);
   });
@@ -47,16 +69,29 @@ describe("an article's url is its canonical link, or null", () => {
 
 describe('an operator line without source is scoped to `operator` and shows no source', () => {
   it('scope operator, source null; a named source is both', () => {
-    expect(operatorItem(article('ECB holds rates'))).toMatchObject({ source: OPERATOR_SOURCE, article: { source: null } });
-    expect(operatorItem(article('ECB holds rates', { source: 'desk' }))).toMatchObject({ source: 'desk', article: { source: 'desk' } });
+    expect(operatorItem(article('ECB holds rates'))).toMatchObject({
+      source: OPERATOR_SOURCE,
+      article: { source: null },
+    });
+    expect(operatorItem(article('ECB holds rates', { source: 'desk' }))).toMatchObject({
+      source: 'desk',
+      article: { source: 'desk' },
+    });
   });
   it('the same line is the same item (its id: the canonical link, else text and time)', () => {
-    expect(operatorItem(article('A', { url: 'https://x.example/a?utm_source=1' })).externalId).toBe('https://x.example/a');
+    expect(operatorItem(article('A', { url: 'https://x.example/a?utm_source=1' })).externalId).toBe(
+      'https://x.example/a',
+    );
     expect(operatorItem(article('A')).externalId).toBe(operatorItem(article('A')).externalId);
-    expect(operatorItem(article('A', { published_at: '2026-11-21T10:00:00Z' })).externalId).not.toBe(operatorItem(article('A')).externalId);
+    expect(operatorItem(article('A', { published_at: '2026-11-21T10:00:00Z' })).externalId).not.toBe(
+      operatorItem(article('A')).externalId,
+    );
   });
   it('a line that cannot be read is invalid with its error', () => {
     expect(operatorOffer(3, '{nope')).toMatchObject({ line: 3, error: expect.stringMatching(/^not valid JSON/) });
-    expect(operatorOffer(4, '{"content":"x","source":"no spaces please"}')).toMatchObject({ line: 4, error: expect.stringContaining('source must be a source name') });
+    expect(operatorOffer(4, '{"content":"x","source":"no spaces please"}')).toMatchObject({
+      line: 4,
+      error: expect.stringContaining('source must be a source name'),
+    });
   });
 });

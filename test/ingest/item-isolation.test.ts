@@ -68,7 +68,8 @@ async function poisonWorkers(): Promise<void> {
 const throwingRule: NearDuplicateRule = {
   windowMs: defaultNearRule.windowMs,
   isNearDuplicate: (a, b) => {
-    if (a.includes(POISON) || b.includes(POISON)) throw new TypeError('poisoned text: this message must not reach an answer or a log');
+    if (a.includes(POISON) || b.includes(POISON))
+      throw new TypeError('poisoned text: this message must not reach an answer or a log');
     return defaultNearRule.isNearDuplicate(a, b);
   },
 };
@@ -158,7 +159,15 @@ async function admin(store: Store) {
       headers: { 'content-type': 'application/x-ndjson', authorization: `Bearer ${TOKEN}` },
       body,
     });
-    return { status: res.status, answer: (await res.json()) as { stored: number; duplicates: number; invalid: number; results: { line: number; status: string; error?: string }[] } };
+    return {
+      status: res.status,
+      answer: (await res.json()) as {
+        stored: number;
+        duplicates: number;
+        invalid: number;
+        results: { line: number; status: string; error?: string }[];
+      },
+    };
   };
   return { push, warnings, lines };
 }
@@ -178,8 +187,14 @@ function pushBody(minBytes: number): string {
 async function expectPushedAlone(a: Awaited<ReturnType<typeof admin>>, body: string, store: Store) {
   const { status, answer } = await a.push(body);
   expect(status).toBe(200);
-  expect({ stored: answer.stored, duplicates: answer.duplicates, invalid: answer.invalid }).toEqual({ stored: 999, duplicates: 0, invalid: 1 });
-  expect(answer.results.filter((r) => r.status === 'invalid')).toEqual([{ line: 500, status: 'invalid', error: expect.stringContaining('an unexpected TypeError') }]);
+  expect({ stored: answer.stored, duplicates: answer.duplicates, invalid: answer.invalid }).toEqual({
+    stored: 999,
+    duplicates: 0,
+    invalid: 1,
+  });
+  expect(answer.results.filter((r) => r.status === 'invalid')).toEqual([
+    { line: 500, status: 'invalid', error: expect.stringContaining('an unexpected TypeError') },
+  ]);
   expect(await store.articles.count()).toBe(999);
   // Logged once, with its line and the error's class, never the error's message.
   expect(a.warnings.map((w) => w.fields)).toEqual([{ kind: 'push', line: 500, err_class: 'TypeError' }]);
@@ -205,7 +220,7 @@ describe('the admin push: a line that throws is invalid by itself, never a 500 f
     await expectPushedAlone(a, body, store);
   });
 
-  it('its dedup step throws on the service\'s ingest thread: the same answer', async () => {
+  it("its dedup step throws on the service's ingest thread: the same answer", async () => {
     // Poisoned before the store starts its ingest thread.
     await poisonWorkers();
     const store = sqlite({ ingestOffThread: true });
@@ -224,18 +239,36 @@ function feedOf(n: number, marked: number, minBytes = 0): Uint8Array {
     const text = i === marked ? MARKED : `${title(i)} on day ${i}`;
     return `<item><title>${text}</title><link>https://ex.com/${i}</link><guid>g-${i}</guid><description>${'x'.repeat(pad)}</description></item>`;
   };
-  return new TextEncoder().encode(`<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title>${Array.from({ length: n }, (_, i) => item(i)).join('')}</channel></rss>`);
+  return new TextEncoder().encode(
+    `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title>${Array.from({ length: n }, (_, i) => item(i)).join('')}</channel></rss>`,
+  );
 }
 
 /** A poller of one source whose feed is `body`, polled once; its report, its warnings and the store. */
 async function pollOnceWith(store: Store, body: Uint8Array) {
-  await store.sources.add({ name: 'wire', url: 'https://feeds.example/wire.xml', everyMs: 3600_000, urgency: 'auto' }, T0);
-  const fetch: FetchFn = async (url) => ({ kind: 'ok', status: 200, body, contentType: 'application/rss+xml', validators: { etag: null, lastModified: null }, finalUrl: url });
+  await store.sources.add(
+    { name: 'wire', url: 'https://feeds.example/wire.xml', everyMs: 3600_000, urgency: 'auto' },
+    T0,
+  );
+  const fetch: FetchFn = async (url) => ({
+    kind: 'ok',
+    status: 200,
+    body,
+    contentType: 'application/rss+xml',
+    validators: { etag: null, lastModified: null },
+    finalUrl: url,
+  });
   const warnings: { fields: Record<string, unknown>; msg: string }[] = [];
   const lines: string[] = [];
   let polled!: (r: PollReport) => void;
   const report = new Promise<PollReport>((resolve) => (polled = resolve));
-  const poller = new SourcePoller({ store: store.sources, fetch, log: (m) => lines.push(m), warn: (fields, msg) => warnings.push({ fields, msg }), onPoll: (r) => polled(r) });
+  const poller = new SourcePoller({
+    store: store.sources,
+    fetch,
+    log: (m) => lines.push(m),
+    warn: (fields, msg) => warnings.push({ fields, msg }),
+    onPoll: (r) => polled(r),
+  });
   closers.push(() => poller.stop());
   await poller.start();
   const first = await report;
@@ -245,10 +278,22 @@ async function pollOnceWith(store: Store, body: Uint8Array) {
 
 async function expectPolledAlone(store: Store, body: Uint8Array, n: number) {
   const { report, warnings, lines } = await pollOnceWith(store, body);
-  expect(report).toMatchObject({ outcome: 'ok', error: null, ingested: n - 1, failed: [{ guid: 'g-250', errClass: 'TypeError' }] });
+  expect(report).toMatchObject({
+    outcome: 'ok',
+    error: null,
+    ingested: n - 1,
+    failed: [{ guid: 'g-250', errClass: 'TypeError' }],
+  });
   expect(await store.articles.count()).toBe(n - 1);
-  expect(await store.sources.get('wire')).toMatchObject({ lastStatus: 200, lastError: null, failures: 0, itemsIngested: n - 1 });
-  expect(warnings.map((w) => w.fields)).toEqual([{ kind: 'source-item', source: 'wire', guid: 'g-250', err_class: 'TypeError' }]);
+  expect(await store.sources.get('wire')).toMatchObject({
+    lastStatus: 200,
+    lastError: null,
+    failures: 0,
+    itemsIngested: n - 1,
+  });
+  expect(warnings.map((w) => w.fields)).toEqual([
+    { kind: 'source-item', source: 'wire', guid: 'g-250', err_class: 'TypeError' },
+  ]);
   expect(JSON.stringify([report, warnings, lines])).not.toContain('must not reach');
 }
 
@@ -273,10 +318,25 @@ describe('a polled feed: an item that throws is counted as failed by its guid, a
     const store = sqlite({ nearRule: throwingRule });
     // The marked item's candidate must be another wire's story, stored within the near window of the
     // poller's (real) clock: that wire's copy is stored first.
-    await store.sources.ingestItems([sourcedArticle('wire-a', 'first', { content: STORY, urgency: 'regular', sentiment: null, published_at: null, tickers: [], source: 'wire-a', url: null })], Date.now());
+    await store.sources.ingestItems(
+      [
+        sourcedArticle('wire-a', 'first', {
+          content: STORY,
+          urgency: 'regular',
+          sentiment: null,
+          published_at: null,
+          tickers: [],
+          source: 'wire-a',
+          url: null,
+        }),
+      ],
+      Date.now(),
+    );
     const { report, warnings } = await pollOnceWith(store, feedOf(300, 250));
     expect(report).toMatchObject({ outcome: 'ok', error: null, failed: [{ guid: 'g-250', errClass: 'TypeError' }] });
     expect(report.ingested).toBe(299);
-    expect(warnings.map((w) => w.fields)).toEqual([{ kind: 'source-item', source: 'wire', guid: 'g-250', err_class: 'TypeError' }]);
+    expect(warnings.map((w) => w.fields)).toEqual([
+      { kind: 'source-item', source: 'wire', guid: 'g-250', err_class: 'TypeError' },
+    ]);
   });
 });

@@ -24,7 +24,13 @@ let seq = 0;
 let pushes = 0;
 beforeAll(async () => {
   store = new SqliteStore(':memory:');
-  admin = await startAdminServer({ port: 0, checks: [], metrics: createMetrics({ defaultMetrics: false }), log: () => {}, push: { token: TOKEN, store: store.sources, clock: Date.now } });
+  admin = await startAdminServer({
+    port: 0,
+    checks: [],
+    metrics: createMetrics({ defaultMetrics: false }),
+    log: () => {},
+    push: { token: TOKEN, store: store.sources, clock: Date.now },
+  });
 });
 afterAll(async () => {
   await admin.close();
@@ -66,18 +72,28 @@ describe('`__proto__` in a line is an unknown field, refused by its name, and no
   for (const [door, send] of Object.entries(DOORS)) {
     it(`${door}: refused by name whether it holds the content, other fields or nothing`, async () => {
       const before = await store.articles.count();
-      expect(await send('{"__proto__":{"content":"merged from __proto__"}}')).toEqual({ error: 'unknown field(s): __proto__' });
-      expect(await send(`{"content":"${story()}","__proto__":{"urgency":"breaking","published_at":"2026-11-21T10:00:00Z"}}`)).toEqual({ error: 'unknown field(s): __proto__' });
+      expect(await send('{"__proto__":{"content":"merged from __proto__"}}')).toEqual({
+        error: 'unknown field(s): __proto__',
+      });
+      expect(
+        await send(`{"content":"${story()}","__proto__":{"urgency":"breaking","published_at":"2026-11-21T10:00:00Z"}}`),
+      ).toEqual({ error: 'unknown field(s): __proto__' });
       expect(await send(`{"content":"${story()}","__proto__":null}`)).toEqual({ error: 'unknown field(s): __proto__' });
-      expect(await send(`{"content":"${story()}","constructor":{"prototype":{"x":1}}}`)).toEqual({ error: 'unknown field(s): constructor' });
+      expect(await send(`{"content":"${story()}","constructor":{"prototype":{"x":1}}}`)).toEqual({
+        error: 'unknown field(s): constructor',
+      });
       expect(await store.articles.count()).toBe(before);
     });
   }
   it('the admin push: a JSON array body too', async () => {
-    expect(await pushed('{"__proto__":{"content":"merged from __proto__"}}', 'application/json')).toEqual({ error: 'unknown field(s): __proto__' });
+    expect(await pushed('{"__proto__":{"content":"merged from __proto__"}}', 'application/json')).toEqual({
+      error: 'unknown field(s): __proto__',
+    });
   });
   it('the admin push: `title` and `summary` beside it are not enough to take it in', async () => {
-    expect(await pushed(`{"title":"${story()}","__proto__":{"content":"merged"}}`)).toEqual({ error: 'unknown field(s): __proto__' });
+    expect(await pushed(`{"title":"${story()}","__proto__":{"content":"merged"}}`)).toEqual({
+      error: 'unknown field(s): __proto__',
+    });
   });
 });
 
@@ -96,19 +112,28 @@ describe('published_at is stored as a feed stores its dates: the instant in UTC 
     ['9999-12-31T23:59:59+23:59', '9999-12-31T00:00:59.000Z'],
   ];
   /** Instants outside the years 0001-9999 in UTC: no RFC 3339 spelling, refused. */
-  const OUT_OF_RANGE = ['9999-12-31T23:59:60Z', '9999-12-31T23:30:00-01:00', '0001-01-01T00:00:00+00:01', '0000-06-01T00:00:00Z'];
+  const OUT_OF_RANGE = [
+    '9999-12-31T23:59:60Z',
+    '9999-12-31T23:30:00-01:00',
+    '0001-01-01T00:00:00+00:01',
+    '0000-06-01T00:00:00Z',
+  ];
 
   for (const [door, send] of Object.entries(DOORS)) {
     it(`${door}: every spelling of an instant is stored as the feeds store it`, async () => {
       for (const [written, stored] of NORMALISED) {
         expect(feedDate(written), written).toBe(stored);
-        expect(await send(`{"content":"${story()}","published_at":"${written}"}`), written).toMatchObject({ published_at: stored });
+        expect(await send(`{"content":"${story()}","published_at":"${written}"}`), written).toMatchObject({
+          published_at: stored,
+        });
       }
     });
     it(`${door}: an instant outside the years 0001-9999 in UTC is refused, saying so`, async () => {
       for (const written of OUT_OF_RANGE) {
         expect(feedDate(written), written).toBeNull();
-        expect(await send(`{"content":"${story()}","published_at":"${written}"}`), written).toEqual({ error: 'published_at must fall within the years 0001-9999 in UTC' });
+        expect(await send(`{"content":"${story()}","published_at":"${written}"}`), written).toEqual({
+          error: 'published_at must fall within the years 0001-9999 in UTC',
+        });
       }
     });
   }
@@ -116,7 +141,8 @@ describe('published_at is stored as a feed stores its dates: the instant in UTC 
 
 describe('content keeps one rule for control characters, whichever door it comes in by', () => {
   /** ESC sequences (colour, clear screen, a title set by OSC), CR LF, TAB, BEL, BS, DEL, C1 (CSI, NEL), VT, FF, U+FFFE. */
-  const RAW = 'Acme \u001b[31mbeats\u001b[0m estimates\r\nfns: forged\u001b]0;title\u0007 \u001b[2J\u0008\u007f\u009b31m\u0085\u000b\u000c\ufffe\tdone';
+  const RAW =
+    'Acme \u001b[31mbeats\u001b[0m estimates\r\nfns: forged\u001b]0;title\u0007 \u001b[2J\u0008\u007f\u009b31m\u0085\u000b\u000c\ufffe\tdone';
   const STORED = 'Acme [31mbeats[0m estimates fns: forged]0;title [2J31m done';
 
   it('the rule is the feed’s: a feed title with these characters reads so', () => {
@@ -128,10 +154,12 @@ describe('content keeps one rule for control characters, whichever door it comes
       expect(await send(JSON.stringify({ content: `${RAW} ${seq}` }))).toMatchObject({ content: `${STORED} ${seq}` });
     });
     it(`${door}: content of control characters only is no content`, async () => {
-      expect(await send(JSON.stringify({ content: '\u001b\u0007\r\n\u009b' }))).toEqual({ error: 'content is required and must be a non-empty string' });
+      expect(await send(JSON.stringify({ content: '\u001b\u0007\r\n\u009b' }))).toEqual({
+        error: 'content is required and must be a non-empty string',
+      });
     });
   }
-  it("the admin push: a title or summary standing for the content too", async () => {
+  it('the admin push: a title or summary standing for the content too', async () => {
     seq++;
     expect(await pushed(JSON.stringify({ title: `${RAW} ${seq}` }))).toMatchObject({ content: `${STORED} ${seq}` });
     seq++;
@@ -140,14 +168,35 @@ describe('content keeps one rule for control characters, whichever door it comes
 
   it('a polled feed item with the same title (JSON Feed carries any control character) is stored the same', async () => {
     const server = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/feed+json' }).end(
-        JSON.stringify({ version: 'https://jsonfeed.org/version/1.1', title: 't', items: [{ id: 'c-1', title: `${RAW} feed`, date_published: '2016-12-31T23:59:60Z' }] }),
-      );
+      res
+        .writeHead(200, { 'content-type': 'application/feed+json' })
+        .end(
+          JSON.stringify({
+            version: 'https://jsonfeed.org/version/1.1',
+            title: 't',
+            items: [{ id: 'c-1', title: `${RAW} feed`, date_published: '2016-12-31T23:59:60Z' }],
+          }),
+        );
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const own = new SqliteStore(':memory:');
-    await own.sources.add({ name: 'wire', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, everyMs: 60_000, urgency: 'auto' }, Date.now());
-    const poller = new SourcePoller({ store: own.sources, tickMs: 50, registryCheckMs: 50, http: { timeoutMs: 2000, connectTimeoutMs: 1000 }, allowPrivate: true, log: () => {} });
+    await own.sources.add(
+      {
+        name: 'wire',
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+        everyMs: 60_000,
+        urgency: 'auto',
+      },
+      Date.now(),
+    );
+    const poller = new SourcePoller({
+      store: own.sources,
+      tickMs: 50,
+      registryCheckMs: 50,
+      http: { timeoutMs: 2000, connectTimeoutMs: 1000 },
+      allowPrivate: true,
+      log: () => {},
+    });
     try {
       await poller.start();
       await until(async () => (await own.sources.get('wire'))?.lastPollAt != null, 'a poll');

@@ -13,9 +13,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PUSH_CHUNK, PUSH_OFF_THREAD_MIN_BYTES, PushBodyError, pushArticles, readPushBody, readPushBodyOffThread, stopPushReader, type PushLine } from '../../src/ops/push.js';
+import {
+  PUSH_CHUNK,
+  PUSH_OFF_THREAD_MIN_BYTES,
+  PushBodyError,
+  pushArticles,
+  readPushBody,
+  readPushBodyOffThread,
+  stopPushReader,
+  type PushLine,
+} from '../../src/ops/push.js';
 import { FeedError, parseFeed, toSourcedItems } from '../../src/sources/index.js';
-import { OFF_THREAD_MIN_BYTES, PREPARED_CHUNK, prepareFeedItems, stopFeedPreparer } from '../../src/sources/off-thread.js';
+import {
+  OFF_THREAD_MIN_BYTES,
+  PREPARED_CHUNK,
+  prepareFeedItems,
+  stopFeedPreparer,
+} from '../../src/sources/off-thread.js';
 import type { ItemOutcome, SourcedItem } from '../../src/store/ports/index.js';
 import { INGEST_THREAD_BUSY_TIMEOUT_MS } from '../../src/store/sqlite/ingest-thread.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -40,8 +54,14 @@ const fileStore = (offThread: boolean, maxItems = 20) => {
   return { store: s, file };
 };
 
-
-const article = (content: string, url: string | null = null) => ({ content, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [], url });
+const article = (content: string, url: string | null = null) => ({
+  content,
+  urgency: 'regular' as const,
+  sentiment: null,
+  published_at: null,
+  tickers: [],
+  url,
+});
 
 /**
  * Batches that exercise every rule: new items, the same item again (same-item), another source's copy
@@ -57,14 +77,24 @@ function batches(): SourcedItem[][] {
   ];
   const a = stories.map((s, i) => sourcedArticle('wire-a', `a-${i}`, article(s, `https://a.example/${i}`)));
   const b = [
-    sourcedArticle('wire-b', 'b-0', article('Acme Corp shares jump 12 percent after record quarterly profit beats forecasts')),
-    sourcedArticle('wire-b', 'b-1', article('Different words entirely about a harbor strike', 'https://a.example/1?utm_source=x')),
+    sourcedArticle(
+      'wire-b',
+      'b-0',
+      article('Acme Corp shares jump 12 percent after record quarterly profit beats forecasts'),
+    ),
+    sourcedArticle(
+      'wire-b',
+      'b-1',
+      article('Different words entirely about a harbor strike', 'https://a.example/1?utm_source=x'),
+    ),
     sourcedArticle('wire-b', 'b-2', article('Initech agrees to buy Hooli for $4.2bn in cash and stock')),
     sourcedArticle('wire-b', 'b-3', article('A brand new story about cocoa prices in Ghana')),
     sourcedArticle('wire-c', 'c-3', article('A brand new story about cocoa prices in Ghana, as wheat climbs')),
     sourcedArticle('wire-b', 'b-3', article('A brand new story about cocoa prices in Ghana')),
   ];
-  const many = Array.from({ length: 120 }, (_, i) => sourcedArticle('wire-d', `d-${i}`, article(`${title(i)} as ${words[(i * 7) % 14]} climbs`)));
+  const many = Array.from({ length: 120 }, (_, i) =>
+    sourcedArticle('wire-d', `d-${i}`, article(`${title(i)} as ${words[(i * 7) % 14]} climbs`)),
+  );
   return [a, b, a.slice(0, 2), many, many.slice(50, 70)];
 }
 
@@ -96,7 +126,13 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
       t += 1000;
     }
     expect(shape(b)).toEqual(shape(a));
-    expect(shape(a).flat()).toEqual(expect.arrayContaining([expect.stringMatching(/^duplicate same-item/), expect.stringMatching(/^duplicate same-url/), expect.stringMatching(/^duplicate near-duplicate/)]));
+    expect(shape(a).flat()).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^duplicate same-item/),
+        expect.stringMatching(/^duplicate same-url/),
+        expect.stringMatching(/^duplicate near-duplicate/),
+      ]),
+    );
     expect(await thread.articles.count()).toBe(await inline.articles.count());
     // What the thread stored is what this thread's connection reads.
     const stored = b.flat().find((o) => o.status === 'stored')!;
@@ -105,72 +141,131 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
 
   it('300 items in slices of 20: the event loop gets a turn between slices; the clock is read per slice', async () => {
     const { store } = fileStore(true, 20);
-    const items = toSourcedItems({ name: 'wire', urgency: 'auto' }, parseFeed(new TextEncoder().encode(rssOf(300)), { baseUrl: 'https://ex.com/' }).items);
+    const items = toSourcedItems(
+      { name: 'wire', urgency: 'auto' },
+      parseFeed(new TextEncoder().encode(rssOf(300)), { baseUrl: 'https://ex.com/' }).items,
+    );
     let reads = 0;
     const clock = () => (reads++, 1_800_000_000_000);
     const { result, turns } = await turnsDuring(() => store.sources.ingestItems(items, clock));
     expect(turns).toBeGreaterThanOrEqual(14);
     expect(reads).toBeGreaterThanOrEqual(15);
-    expect(result.every((o) => o.status === 'stored' && o.received_at === new Date(1_800_000_000_000).toISOString())).toBe(true);
+    expect(
+      result.every((o) => o.status === 'stored' && o.received_at === new Date(1_800_000_000_000).toISOString()),
+    ).toBe(true);
     expect(await store.articles.count()).toBe(300);
   });
 
-  it('waits for a write lock another connection holds for a moment (a slice, a poll\'s record), and fails with SQLITE_BUSY past INGEST_THREAD_BUSY_TIMEOUT_MS', async () => {
-    const { store, file } = fileStore(true);
-    await store.sources.ingestItems([sourcedArticle('w', 'warm', article('warm up the ingest thread'))], 1_800_000_000_000);
-    const other = new Database(file);
-    try {
-      other.exec('BEGIN IMMEDIATE');
-      setTimeout(() => other.exec('COMMIT'), 100);
-      const [brief] = await store.sources.ingestItems([sourcedArticle('w', 'one', article('a story stored once the lock is free'))], 1_800_000_000_000);
-      expect(brief).toMatchObject({ status: 'stored' });
-      // The record of a poll (right after its ingest) waits for the lock the same way: its counters are kept.
-      await store.sources.add({ name: 'w', url: 'https://ex.com/feed', everyMs: 60_000, urgency: 'auto' }, 1_800_000_000_000);
-      other.exec('BEGIN IMMEDIATE');
-      setTimeout(() => other.exec('COMMIT'), 100);
-      await store.sources.recordPoll('w', 'me', { at: 1_800_000_000_000, status: 200, error: null, etag: null, lastModified: null, nextPollAt: 1_800_000_060_000, failures: 0, minIntervalMs: null, seen: 2, ingested: 1, deduplicated: 1 });
-      expect(await store.sources.get('w')).toMatchObject({ itemsSeen: 2, itemsIngested: 1, itemsDeduplicated: 1 });
-      other.exec('BEGIN IMMEDIATE');
-      const held = store.sources.ingestItems([sourcedArticle('w', 'two', article('a story that finds the lock held too long'))], 1_800_000_000_000);
-      await expect(held).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
-      other.exec('ROLLBACK');
-    } finally {
-      if (other.inTransaction) other.exec('ROLLBACK');
-      other.close();
-    }
-  }, INGEST_THREAD_BUSY_TIMEOUT_MS + 10_000);
+  it(
+    "waits for a write lock another connection holds for a moment (a slice, a poll's record), and fails with SQLITE_BUSY past INGEST_THREAD_BUSY_TIMEOUT_MS",
+    async () => {
+      const { store, file } = fileStore(true);
+      await store.sources.ingestItems(
+        [sourcedArticle('w', 'warm', article('warm up the ingest thread'))],
+        1_800_000_000_000,
+      );
+      const other = new Database(file);
+      try {
+        other.exec('BEGIN IMMEDIATE');
+        setTimeout(() => other.exec('COMMIT'), 100);
+        const [brief] = await store.sources.ingestItems(
+          [sourcedArticle('w', 'one', article('a story stored once the lock is free'))],
+          1_800_000_000_000,
+        );
+        expect(brief).toMatchObject({ status: 'stored' });
+        // The record of a poll (right after its ingest) waits for the lock the same way: its counters are kept.
+        await store.sources.add(
+          { name: 'w', url: 'https://ex.com/feed', everyMs: 60_000, urgency: 'auto' },
+          1_800_000_000_000,
+        );
+        other.exec('BEGIN IMMEDIATE');
+        setTimeout(() => other.exec('COMMIT'), 100);
+        await store.sources.recordPoll('w', 'me', {
+          at: 1_800_000_000_000,
+          status: 200,
+          error: null,
+          etag: null,
+          lastModified: null,
+          nextPollAt: 1_800_000_060_000,
+          failures: 0,
+          minIntervalMs: null,
+          seen: 2,
+          ingested: 1,
+          deduplicated: 1,
+        });
+        expect(await store.sources.get('w')).toMatchObject({ itemsSeen: 2, itemsIngested: 1, itemsDeduplicated: 1 });
+        other.exec('BEGIN IMMEDIATE');
+        const held = store.sources.ingestItems(
+          [sourcedArticle('w', 'two', article('a story that finds the lock held too long'))],
+          1_800_000_000_000,
+        );
+        await expect(held).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
+        other.exec('ROLLBACK');
+      } finally {
+        if (other.inTransaction) other.exec('ROLLBACK');
+        other.close();
+      }
+    },
+    INGEST_THREAD_BUSY_TIMEOUT_MS + 10_000,
+  );
 
-  it('a write of the event loop\'s connection while the thread writes waits for the slice under way, not in SQLite\'s busy handler (no SQLITE_BUSY) and not for the whole ingest', async () => {
+  it("a write of the event loop's connection while the thread writes waits for the slice under way, not in SQLite's busy handler (no SQLITE_BUSY) and not for the whole ingest", async () => {
     // Busy timeout 0 on the event loop's connection: a write that met the thread's lock would fail at once.
     const d = mkdtempSync(join(tmpdir(), 'fns-off-'));
     dirs.push(d);
-    const store = new SqliteStore(join(d, 'fns.sqlite'), { busyTimeoutMs: 0, ingestOffThread: true, ingestSlices: { maxItems: 20 } });
+    const store = new SqliteStore(join(d, 'fns.sqlite'), {
+      busyTimeoutMs: 0,
+      ingestOffThread: true,
+      ingestSlices: { maxItems: 20 },
+    });
     stores.push(store);
-    await store.sources.ingestItems([sourcedArticle('w', 'warm', article('warm up the ingest thread'))], 1_800_000_000_000);
-    const items = (n: number, src: string) => toSourcedItems({ name: src, urgency: 'auto' }, parseFeed(new TextEncoder().encode(rssOf(n)), { baseUrl: `https://${src}.example/` }).items);
+    await store.sources.ingestItems(
+      [sourcedArticle('w', 'warm', article('warm up the ingest thread'))],
+      1_800_000_000_000,
+    );
+    const items = (n: number, src: string) =>
+      toSourcedItems(
+        { name: src, urgency: 'auto' },
+        parseFeed(new TextEncoder().encode(rssOf(n)), { baseUrl: `https://${src}.example/` }).items,
+      );
     // Each slice is sent right after the clock is read: a write of this connection is started then.
     const writes: Promise<unknown>[] = [];
     let n = 0;
     const clock = () => {
       const name = `s-${n++}`;
-      setImmediate(() => writes.push(store.sources.add({ name, url: `https://ex.com/${name}`, everyMs: 60_000, urgency: 'auto' }, 1_800_000_000_000)));
+      setImmediate(() =>
+        writes.push(
+          store.sources.add(
+            { name, url: `https://ex.com/${name}`, everyMs: 60_000, urgency: 'auto' },
+            1_800_000_000_000,
+          ),
+        ),
+      );
       return 1_800_000_000_000;
     };
     let ingestsDone = false;
     // Two ingests at once: the thread always has a slice under way or about to be sent.
-    const ingests = Promise.all([store.sources.ingestItems(items(300, 'a'), clock), store.sources.ingestItems(items(300, 'b'), clock)]).then(() => (ingestsDone = true));
+    const ingests = Promise.all([
+      store.sources.ingestItems(items(300, 'a'), clock),
+      store.sources.ingestItems(items(300, 'b'), clock),
+    ]).then(() => (ingestsDone = true));
     await until(() => writes.length >= 10, 'writes started during the ingests');
     const firstTen = Promise.all(writes.slice(0, 10)).then(() => ingestsDone);
     expect(await firstTen).toBe(false); // they had their turn between slices
     await ingests;
     const settled = await Promise.allSettled(writes);
-    expect(settled.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    expect(
+      settled.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)),
+    ).toEqual([]);
     expect((await store.sources.list()).length).toBe(writes.length);
   });
 
-  it('the embedding worker\'s vectors are written there too: a write lock held for a moment is waited for there, not failed with SQLITE_BUSY on the event loop', async () => {
+  it("the embedding worker's vectors are written there too: a write lock held for a moment is waited for there, not failed with SQLITE_BUSY on the event loop", async () => {
     const { store, file } = fileStore(true);
-    const [o] = await store.sources.ingestItems([sourcedArticle('w', 'v', article('a story to embed'))], 1_800_000_000_000);
+    const [o] = await store.sources.ingestItems(
+      [sourcedArticle('w', 'v', article('a story to embed'))],
+      1_800_000_000_000,
+    );
     const id = (o as { id: string }).id;
     const other = new Database(file);
     try {
@@ -189,7 +284,12 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
 describe('the ingest thread inside a transaction of the store', () => {
   it('an ingest inside store.transaction joins it on this thread (the thread would wait for the lock it holds)', async () => {
     const { store } = fileStore(true);
-    const outcomes = await store.transaction(async (tx) => tx.sources.ingestItems([sourcedArticle('w', 'tx-1', article('a story stored inside a transaction'))], 1_800_000_000_000));
+    const outcomes = await store.transaction(async (tx) =>
+      tx.sources.ingestItems(
+        [sourcedArticle('w', 'tx-1', article('a story stored inside a transaction'))],
+        1_800_000_000_000,
+      ),
+    );
     expect(outcomes).toMatchObject([{ status: 'stored' }]);
     expect(await store.articles.count()).toBe(1);
   });
@@ -198,18 +298,32 @@ describe('the ingest thread inside a transaction of the store', () => {
 describe('a large feed is parsed, mapped and enriched on a worker thread', () => {
   it('over OFF_THREAD_MIN_BYTES: a timer set before fires before the result; the items of parseFeed + toSourcedItems', async () => {
     // Item 7 has no text (left out, but counted in itemCount).
-    const body = new TextEncoder().encode(rssOf(600, 200).replace(`<title>${title(7)}</title>`, '<title></title>').replace(/(<guid>g-7<\/guid>)<description>x+<\/description>/, '$1'));
+    const body = new TextEncoder().encode(
+      rssOf(600, 200)
+        .replace(`<title>${title(7)}</title>`, '<title></title>')
+        .replace(/(<guid>g-7<\/guid>)<description>x+<\/description>/, '$1'),
+    );
     expect(body.length).toBeGreaterThan(OFF_THREAD_MIN_BYTES);
     const source = { name: 'wire', urgency: 'auto' as const };
     let fired = false;
     setTimeout(() => (fired = true), 0);
     const items: SourcedItem[] = [];
-    const feed = await prepareFeedItems(body, { baseUrl: 'https://ex.com/' }, source, (chunk) => void items.push(...chunk));
+    const feed = await prepareFeedItems(
+      body,
+      { baseUrl: 'https://ex.com/' },
+      source,
+      (chunk) => void items.push(...chunk),
+    );
     expect(fired).toBe(true);
     const parsed = parseFeed(body, { baseUrl: 'https://ex.com/' });
     expect(items).toEqual(toSourcedItems(source, parsed.items));
     expect(items).toHaveLength(parsed.items.length - 1);
-    expect(feed).toEqual({ format: parsed.format, title: parsed.title, minIntervalSeconds: parsed.minIntervalSeconds, itemCount: parsed.items.length });
+    expect(feed).toEqual({
+      format: parsed.format,
+      title: parsed.title,
+      minIntervalSeconds: parsed.minIntervalSeconds,
+      itemCount: parsed.items.length,
+    });
   });
 
   it('a large body that is no feed: the FeedError parseFeed throws, kind and message', async () => {
@@ -223,7 +337,12 @@ describe('a large feed is parsed, mapped and enriched on a worker thread', () =>
     }
     expect(expected).toBeInstanceOf(FeedError);
     let chunks = 0;
-    const err = await prepareFeedItems(body, { baseUrl: 'https://ex.com/' }, { name: 'w', urgency: 'auto' }, () => void chunks++).catch((e: unknown) => e);
+    const err = await prepareFeedItems(
+      body,
+      { baseUrl: 'https://ex.com/' },
+      { name: 'w', urgency: 'auto' },
+      () => void chunks++,
+    ).catch((e: unknown) => e);
     expect(chunks).toBe(0);
     expect(err).toBeInstanceOf(FeedError);
     expect(err).toMatchObject({ kind: (expected as FeedError).kind, message: (expected as FeedError).message });
@@ -231,7 +350,8 @@ describe('a large feed is parsed, mapped and enriched on a worker thread', () =>
 });
 
 describe('a large push body is read and checked on a worker thread', () => {
-  const line = (i: number) => JSON.stringify({ source: 'desk', id: `d-${i}`, content: `${title(i)} ${'and more words '.repeat(12)}` });
+  const line = (i: number) =>
+    JSON.stringify({ source: 'desk', id: `d-${i}`, content: `${title(i)} ${'and more words '.repeat(12)}` });
 
   it('the lines of readPushBody, in order: good lines, bad JSON, a line that is not UTF-8', async () => {
     const parts = Array.from({ length: 400 }, (_, i) => Buffer.from(i === 7 ? '{"source": "desk", "id": ' : line(i)));
@@ -263,7 +383,12 @@ describe('a large push body is read and checked on a worker thread', () => {
 describe('a large input comes back chunk by chunk, the next once the one before was taken', () => {
   const feedBody = () => new TextEncoder().encode(rssOf(1000, 200));
   const source = { name: 'wire', urgency: 'auto' as const };
-  const pushBody = () => Buffer.from(Array.from({ length: 1000 }, (_, i) => JSON.stringify({ source: 'desk', id: `c-${i}`, content: `${title(i)} ${'and more words '.repeat(6)}` })).join('\n'));
+  const pushBody = () =>
+    Buffer.from(
+      Array.from({ length: 1000 }, (_, i) =>
+        JSON.stringify({ source: 'desk', id: `c-${i}`, content: `${title(i)} ${'and more words '.repeat(6)}` }),
+      ).join('\n'),
+    );
 
   /** A taker that holds each chunk until released, counting the chunks it has been given. */
   const heldTaker = <T>() => {
@@ -285,7 +410,8 @@ describe('a large input comes back chunk by chunk, the next once the one before 
   for (const [name, run, barrier, size, total] of [
     [
       'a feed of 1,000 items',
-      (take: (c: unknown[]) => Promise<void>) => prepareFeedItems(feedBody(), { baseUrl: 'https://ex.com/' }, source, take as never),
+      (take: (c: unknown[]) => Promise<void>) =>
+        prepareFeedItems(feedBody(), { baseUrl: 'https://ex.com/' }, source, take as never),
       () => prepareFeedItems(notAFeed(), { baseUrl: 'https://ex.com/' }, source, () => {}).catch(() => {}),
       PREPARED_CHUNK,
       1000,
@@ -333,13 +459,28 @@ describe('a large input comes back chunk by chunk, the next once the one before 
 
 describe('a push is stored chunk by chunk as it is read', () => {
   it('a 1,000-line push over PUSH_OFF_THREAD_MIN_BYTES: the store is asked per chunk, each before the next chunk is read; answers in body order', async () => {
-    const body = Buffer.from(Array.from({ length: 1000 }, (_, i) => JSON.stringify({ source: 'desk', id: `s-${i}`, content: `${title(i)} ${'and more words '.repeat(6)}` })).join('\n'));
+    const body = Buffer.from(
+      Array.from({ length: 1000 }, (_, i) =>
+        JSON.stringify({ source: 'desk', id: `s-${i}`, content: `${title(i)} ${'and more words '.repeat(6)}` }),
+      ).join('\n'),
+    );
     expect(body.length).toBeGreaterThan(PUSH_OFF_THREAD_MIN_BYTES);
     const { store } = fileStore(false, 1000);
     const asked: number[] = [];
-    const recording = { ingestItems: (items: SourcedItem[], at: number | (() => number)) => (asked.push(items.length), store.sources.ingestItems(items, at)) };
+    const recording = {
+      ingestItems: (items: SourcedItem[], at: number | (() => number)) => (
+        asked.push(items.length),
+        store.sources.ingestItems(items, at)
+      ),
+    };
     const published: string[][] = [];
-    const answer = await pushArticles(body, 'ndjson', recording, () => 1_800_000_000_000, (ids) => published.push(ids));
+    const answer = await pushArticles(
+      body,
+      'ndjson',
+      recording,
+      () => 1_800_000_000_000,
+      (ids) => published.push(ids),
+    );
     expect(asked).toEqual(Array(1000 / PUSH_CHUNK).fill(PUSH_CHUNK));
     expect(published).toHaveLength(1000 / PUSH_CHUNK);
     expect(answer.stored).toBe(1000);

@@ -50,7 +50,9 @@ const operatorLines = () =>
     JSON.stringify({
       content: storyOf(n, i),
       ...(SOURCE_NAME.test(n) ? { source: n } : {}),
-      ...(articleRules.tickerPattern.test(n.toUpperCase()) ? { tickers: [{ ticker: n.toUpperCase(), sentiment: 'positive', relevance: 1 }] } : {}),
+      ...(articleRules.tickerPattern.test(n.toUpperCase())
+        ? { tickers: [{ ticker: n.toUpperCase(), sentiment: 'positive', relevance: 1 }] }
+        : {}),
       url: `https://example.com/${n}/${i}`,
     }),
   );
@@ -60,7 +62,8 @@ describe('the text rules (near-duplicate keys, similarity, enrichment) read ever
     for (const n of NAMES) {
       for (const h of headlinesWith(n)) {
         const p = prepare(h);
-        for (const t of [...p.tokens, ...p.words, ...p.sequence, ...p.entities, ...p.places]) expect(typeof t, `${h}: ${String(t)}`).toBe('string');
+        for (const t of [...p.tokens, ...p.words, ...p.sequence, ...p.entities, ...p.places])
+          expect(typeof t, `${h}: ${String(t)}`).toBe('string');
         const keys = nearDuplicateKeys(h);
         expect(keys.length).toBeGreaterThan(0);
         for (const k of keys) expect(typeof k).toBe('string');
@@ -73,8 +76,18 @@ describe('the text rules (near-duplicate keys, similarity, enrichment) read ever
   });
   it('a headline holding the word is one story with its copy from another wire, and not with another story', () => {
     for (const n of NAMES) {
-      expect(isNearDuplicate(`${capital(n)} shares jump 12% after record profit`, `${capital(n)} shares jump 12% after record profit - Reuters`)).toBe(true);
-      expect(isNearDuplicate(`${capital(n)} shares jump 12% after record profit`, `Oil falls as stockpiles grow in ${n} port`)).toBe(false);
+      expect(
+        isNearDuplicate(
+          `${capital(n)} shares jump 12% after record profit`,
+          `${capital(n)} shares jump 12% after record profit - Reuters`,
+        ),
+      ).toBe(true);
+      expect(
+        isNearDuplicate(
+          `${capital(n)} shares jump 12% after record profit`,
+          `Oil falls as stockpiles grow in ${n} port`,
+        ),
+      ).toBe(false);
     }
   });
 });
@@ -92,14 +105,19 @@ describe('fns articles ingest stores lines whose words, sources and symbols are 
         const a = stored[i]!;
         expect(a.content).toBe(storyOf(n, i));
         expect(a.source).toBe(SOURCE_NAME.test(n) ? n : null);
-        if (articleRules.tickerPattern.test(n.toUpperCase())) expect(a.tickers).toEqual([{ ticker: n.toUpperCase(), sentiment: 'positive', relevance: 1 }]);
+        if (articleRules.tickerPattern.test(n.toUpperCase()))
+          expect(a.tickers).toEqual([{ ticker: n.toUpperCase(), sentiment: 'positive', relevance: 1 }]);
       });
       // The same lines again: each one a duplicate of its stored article.
       const again = await ingest(store.sources, lines, () => 1_800_000_060_000);
       expect(again.ingested).toBe(0);
       expect(again.duplicates.map((d) => d.id)).toEqual(report.ids);
       // Names as fields: unknown fields, each refused by its name.
-      const fields = await ingest(store.sources, NAMES.map((n) => `{"content":"Acme beats estimates","${n}":"x"}`), () => 1_800_000_120_000);
+      const fields = await ingest(
+        store.sources,
+        NAMES.map((n) => `{"content":"Acme beats estimates","${n}":"x"}`),
+        () => 1_800_000_120_000,
+      );
       expect(fields.errors.map((e) => e.error)).toEqual(NAMES.map((n) => `unknown field(s): ${n}`));
     } finally {
       store.close();
@@ -123,7 +141,13 @@ describe('the admin push stores lines whose sources, ids, words and symbols are 
   let store: SqliteStore;
   beforeAll(async () => {
     store = new SqliteStore(':memory:');
-    admin = await startAdminServer({ port: 0, checks: [], metrics: createMetrics({ defaultMetrics: false }), log: () => {}, push: { token: TOKEN, store: store.sources, clock: Date.now } });
+    admin = await startAdminServer({
+      port: 0,
+      checks: [],
+      metrics: createMetrics({ defaultMetrics: false }),
+      log: () => {},
+      push: { token: TOKEN, store: store.sources, clock: Date.now },
+    });
   });
   afterAll(async () => {
     await admin.close();
@@ -156,7 +180,9 @@ describe('the admin push stores lines whose sources, ids, words and symbols are 
     expect(again.body.results.map((r: any) => r.reason)).toEqual(NAMES.map(() => 'same-item'));
   });
   it('a field of such a name is refused by its name', async () => {
-    const a = await push(NAMES.map((n, i) => JSON.parse(`{"source":"desk","id":"f-${i}","content":"Acme beats estimates","${n}":"x"}`)));
+    const a = await push(
+      NAMES.map((n, i) => JSON.parse(`{"source":"desk","id":"f-${i}","content":"Acme beats estimates","${n}":"x"}`)),
+    );
     expect(a.body.results.map((r: any) => r.error)).toEqual(NAMES.map((n) => `unknown field(s): ${n}`));
   });
 });
@@ -168,12 +194,17 @@ describe('a polled feed whose items and source names are Object.prototype names 
   });
 
   it('each source named so stores each item titled so', async () => {
-    const items = NAMES.map((n, i) => `<item><title>${storyOf(n, i).replace(/&/g, '&amp;')}</title><guid>${n}</guid><link>https://example.com/${n}</link><category>${n}</category></item>`).join('');
+    const items = NAMES.map(
+      (n, i) =>
+        `<item><title>${storyOf(n, i).replace(/&/g, '&amp;')}</title><guid>${n}</guid><link>https://example.com/${n}</link><category>${n}</category></item>`,
+    ).join('');
     const rss = `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/"><channel><title>${NAMES.join(' ')}</title><link>http://example.com/</link>${items}</channel></rss>`;
     const server = createServer((req, res) => {
       const name = (req.url ?? '/').slice(1);
       // Each source its own copy of the feed, its stories kept apart by the source's name.
-      res.writeHead(200, { 'content-type': 'application/rss+xml; charset=utf-8' }).end(rss.replace(/https:\/\/example\.com\//g, `https://example.com/${name}/`));
+      res
+        .writeHead(200, { 'content-type': 'application/rss+xml; charset=utf-8' })
+        .end(rss.replace(/https:\/\/example\.com\//g, `https://example.com/${name}/`));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     cleanups.push(() => {
@@ -183,11 +214,25 @@ describe('a polled feed whose items and source names are Object.prototype names 
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const store = new SqliteStore(':memory:');
     cleanups.push(() => store.close());
-    for (const n of SOURCE_NAMES) await store.sources.add({ name: n, url: `${base}/${n}`, everyMs: 60_000, urgency: 'auto' }, Date.now());
-    const poller = new SourcePoller({ store: store.sources, tickMs: 50, registryCheckMs: 50, http: { timeoutMs: 2000, connectTimeoutMs: 1000 }, allowPrivate: true, log: () => {} });
+    for (const n of SOURCE_NAMES)
+      await store.sources.add({ name: n, url: `${base}/${n}`, everyMs: 60_000, urgency: 'auto' }, Date.now());
+    const poller = new SourcePoller({
+      store: store.sources,
+      tickMs: 50,
+      registryCheckMs: 50,
+      http: { timeoutMs: 2000, connectTimeoutMs: 1000 },
+      allowPrivate: true,
+      log: () => {},
+    });
     cleanups.push(() => poller.stop());
     await poller.start();
-    await until(async () => (await Promise.all(SOURCE_NAMES.map(async (n) => (await store.sources.get(n))?.lastPollAt != null))).every(Boolean), 'a poll of every source');
+    await until(
+      async () =>
+        (await Promise.all(SOURCE_NAMES.map(async (n) => (await store.sources.get(n))?.lastPollAt != null))).every(
+          Boolean,
+        ),
+      'a poll of every source',
+    );
     for (const n of SOURCE_NAMES) {
       const rec = (await store.sources.get(n))!;
       expect(rec.lastError, n).toBeNull();
@@ -200,7 +245,9 @@ describe('a polled feed whose items and source names are Object.prototype names 
   it('a syndication period or a charset of such a name is no period and no charset', () => {
     for (const n of NAMES) {
       const feed = parseFeed(
-        Buffer.from(`<?xml version="1.0"?><rss version="2.0" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/"><channel><title>t</title><sy:updatePeriod>${n}</sy:updatePeriod><sy:updateFrequency>2</sy:updateFrequency><item><title>x</title></item></channel></rss>`),
+        Buffer.from(
+          `<?xml version="1.0"?><rss version="2.0" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/"><channel><title>t</title><sy:updatePeriod>${n}</sy:updatePeriod><sy:updateFrequency>2</sy:updateFrequency><item><title>x</title></item></channel></rss>`,
+        ),
         { baseUrl: 'https://example.com/feed' },
       );
       expect(feed.minIntervalSeconds, n).toBeNull();
@@ -234,7 +281,10 @@ describe('REST reads back such articles: q and tickers of these names are answer
     for (const [i, n] of NAMES.entries()) {
       const r = await get(svc.port, `/v1/news/search?q=${encodeURIComponent(n)}&limit=50`, { key });
       expect(r.status, n).toBe(200);
-      expect(r.body.articles.map((a: any) => a.content), n).toContain(storyOf(n, i));
+      expect(
+        r.body.articles.map((a: any) => a.content),
+        n,
+      ).toContain(storyOf(n, i));
     }
     const all = await get(svc.port, `/v1/news/search?q=${encodeURIComponent(NAMES.join(' '))}&limit=50`, { key });
     expect(all.status).toBe(200);
@@ -243,7 +293,10 @@ describe('REST reads back such articles: q and tickers of these names are answer
     for (const t of SYMBOLS) {
       const r = await get(svc.port, `/v1/news?tickers=${encodeURIComponent(t)}`, { key });
       expect(r.status, t).toBe(200);
-      expect(r.body.articles.map((a: any) => a.tickers[0]?.ticker), t).toEqual([t]);
+      expect(
+        r.body.articles.map((a: any) => a.tickers[0]?.ticker),
+        t,
+      ).toEqual([t]);
     }
     const all = await get(svc.port, `/v1/news?tickers=${SYMBOLS.join(',')}`, { key });
     expect(all.body.articles).toHaveLength(SYMBOLS.length);

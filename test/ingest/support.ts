@@ -24,12 +24,16 @@ export async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: 
 }
 
 /** The vocabulary of the headlines. */
-export const words = 'harbor copper lithium pipeline refinery tariff merger lawsuit pension dividend bond yield inflation payroll'.split(' ');
+export const words =
+  'harbor copper lithium pipeline refinery tariff merger lawsuit pension dividend bond yield inflation payroll'.split(
+    ' ',
+  );
 /** A distinct headline per `i`. */
 export const title = (i: number) => `${words[i % 14]} ${words[(i * 3) % 14]} ${words[(i * 5) % 14]} story number ${i}`;
 /** An RSS 2.0 feed of `n` items (guid `g-<i>`), each description `pad` characters long. */
 export const rssOf = (n: number, pad = 0) =>
   `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title>${Array.from(
     { length: n },
-    (_, i) => `<item><title>${title(i)}</title><link>https://ex.com/${i}</link><guid>g-${i}</guid><description>${'x'.repeat(pad)}</description></item>`,
+    (_, i) =>
+      `<item><title>${title(i)}</title><link>https://ex.com/${i}</link><guid>g-${i}</guid><description>${'x'.repeat(pad)}</description></item>`,
   ).join('')}</channel></rss>`;

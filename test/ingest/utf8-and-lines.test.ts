@@ -12,9 +12,13 @@ import { PushBodyError, readPushBody, readPushLine } from '../../src/ops/push.js
 import { decodeFeedBytes } from '../../src/sources/feed/charset.js';
 import { FeedError } from '../../src/sources/feed/errors.js';
 
-const chunked = (bytes: Buffer, size = 64 * 1024) => Readable.from((function* () {
-  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
-})(), { objectMode: true });
+const chunked = (bytes: Buffer, size = 64 * 1024) =>
+  Readable.from(
+    (function* () {
+      for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+    })(),
+    { objectMode: true },
+  );
 
 async function collect(stream: Readable, opts: Parameters<typeof readLines>[1] = {}): Promise<InputLine[]> {
   const out: InputLine[] = [];
@@ -41,8 +45,13 @@ describe('the CLI line reader is linear: each byte copied at most once', () => {
     expect(stats.bytesCopied).toBeLessThanOrEqual(2 * 19);
   });
   it('fns articles ingest reports the over-long line by its number and stores the others', async () => {
-    const input = Buffer.from(`{"content":"Acme beats estimates"}\n${'y'.repeat(2_000_000)}\n{"content":"Zeta recalls cars"}\n`);
-    const fake = { ingestItems: async (a: unknown[]) => a.map((_, i) => ({ status: 'stored' as const, id: `id-${i}`, received_at: '2026-11-24T00:00:00Z' })) };
+    const input = Buffer.from(
+      `{"content":"Acme beats estimates"}\n${'y'.repeat(2_000_000)}\n{"content":"Zeta recalls cars"}\n`,
+    );
+    const fake = {
+      ingestItems: async (a: unknown[]) =>
+        a.map((_, i) => ({ status: 'stored' as const, id: `id-${i}`, received_at: '2026-11-24T00:00:00Z' })),
+    };
     const report = await ingest(fake, readLines(chunked(input)), () => 0);
     expect(report.ingested).toBe(2);
     expect(report.errors).toEqual([{ line: 2, error: expect.stringContaining('line limit') }]);
@@ -53,24 +62,42 @@ describe('bytes that are not UTF-8 are refused, naming the line, on every path',
   const bad = Buffer.concat([Buffer.from('{"content":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
   it('CLI: the line is refused (never stored as U+FFFD) and the next one read', async () => {
     const input = Buffer.concat([Buffer.from('{"content":"ok"}\n'), bad, Buffer.from('\n{"content":"café"}\n')]);
-    const fake = { ingestItems: async (a: unknown[]) => a.map((_, i) => ({ status: 'stored' as const, id: `id-${i}`, received_at: '2026-11-24T00:00:00Z' })) };
+    const fake = {
+      ingestItems: async (a: unknown[]) =>
+        a.map((_, i) => ({ status: 'stored' as const, id: `id-${i}`, received_at: '2026-11-24T00:00:00Z' })),
+    };
     const report = await ingest(fake, readLines(chunked(input, 7)), () => 0);
-    expect(report.errors).toEqual([{ line: 2, error: expect.stringMatching(/^not valid UTF-8 \(byte 0xe9 at byte 16 of the line\)/) }]);
+    expect(report.errors).toEqual([
+      { line: 2, error: expect.stringMatching(/^not valid UTF-8 \(byte 0xe9 at byte 16 of the line\)/) },
+    ]);
     expect(report.ingested).toBe(2);
   });
   it('push (NDJSON): that line is `invalid` with its number, the others go on (it was a 400 for the whole body)', async () => {
-    const body = Buffer.concat([Buffer.from('{"source":"desk","id":"1","content":"ok"}\n'), Buffer.from('{"source":"desk","id":"2","content":"caf'), Buffer.from([0xe9]), Buffer.from('"}\n')]);
+    const body = Buffer.concat([
+      Buffer.from('{"source":"desk","id":"1","content":"ok"}\n'),
+      Buffer.from('{"source":"desk","id":"2","content":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}\n'),
+    ]);
     const lines = await readPushBody(body, 'ndjson');
     expect(lines[0]).toMatchObject({ line: 1, item: expect.anything() });
     expect(lines[1]).toEqual({ line: 2, error: expect.stringMatching(/^not valid UTF-8/) });
   });
   it('push (JSON array): no line structure to keep, so the body is refused, naming its line', async () => {
-    const body = Buffer.concat([Buffer.from('[\n{"source":"desk","id":"1","content":"caf'), Buffer.from([0xff]), Buffer.from('"}]')]);
+    const body = Buffer.concat([
+      Buffer.from('[\n{"source":"desk","id":"1","content":"caf'),
+      Buffer.from([0xff]),
+      Buffer.from('"}]'),
+    ]);
     await expect(readPushBody(body, 'json')).rejects.toThrow(PushBodyError);
     await expect(readPushBody(body, 'json')).rejects.toThrow(/line 2/);
   });
   it('feed: UTF-8 text with a bad byte is refused (FeedError charset) naming the line; a Windows-1252 feed mislabelled as UTF-8 is still read', () => {
-    const feed = Buffer.concat([Buffer.from('<rss version="2.0"><channel>\n<item><title>Café crème</title></item>\n<item><title>x'), Buffer.from([0xe9]), Buffer.from('</title></item></channel></rss>')]);
+    const feed = Buffer.concat([
+      Buffer.from('<rss version="2.0"><channel>\n<item><title>Café crème</title></item>\n<item><title>x'),
+      Buffer.from([0xe9]),
+      Buffer.from('</title></item></channel></rss>'),
+    ]);
     let err: unknown;
     try {
       decodeFeedBytes(feed, 'application/rss+xml; charset=utf-8');
@@ -80,7 +107,10 @@ describe('bytes that are not UTF-8 are refused, naming the line, on every path',
     expect(err).toBeInstanceOf(FeedError);
     expect((err as FeedError).kind).toBe('charset');
     expect((err as FeedError).message).toMatch(/line 3/);
-    const latin = Buffer.from('<rss version="2.0"><channel><item><title>Caf\u00e9</title></item></channel></rss>', 'latin1');
+    const latin = Buffer.from(
+      '<rss version="2.0"><channel><item><title>Caf\u00e9</title></item></channel></rss>',
+      'latin1',
+    );
     expect(decodeFeedBytes(latin, 'application/rss+xml; charset=utf-8').text).toContain('Café');
   });
   it('invalidUtf8Offset: overlong forms, surrogates encoded in UTF-8 and truncated sequences are invalid', () => {
@@ -93,12 +123,19 @@ describe('bytes that are not UTF-8 are refused, naming the line, on every path',
 
 describe('a lone surrogate escape is refused (it was stored as three U+FFFD)', () => {
   it('CLI / parseArticle: content "\\ud800" is refused, naming the field; a real pair is fine', () => {
-    expect(parseArticle(JSON.parse('{"content":"Acme \\ud800 beats"}'))).toEqual({ ok: false, error: expect.stringMatching(/^content holds a lone surrogate/) });
+    expect(parseArticle(JSON.parse('{"content":"Acme \\ud800 beats"}'))).toEqual({
+      ok: false,
+      error: expect.stringMatching(/^content holds a lone surrogate/),
+    });
     expect(parseArticle(JSON.parse('{"content":"Acme \\ud83d\\ude80 beats"}'))).toMatchObject({ ok: true });
   });
   it('push: any field (id, title, tickers) with a lone surrogate makes the line invalid', () => {
-    expect(readPushLine(JSON.parse('{"source":"desk","id":"a\\udc00","content":"ok"}'))).toEqual({ error: expect.stringMatching(/^id holds a lone surrogate/) });
-    expect(readPushLine(JSON.parse('{"source":"desk","id":"a","title":"\\ud800"}'))).toEqual({ error: expect.stringMatching(/^title holds/) });
+    expect(readPushLine(JSON.parse('{"source":"desk","id":"a\\udc00","content":"ok"}'))).toEqual({
+      error: expect.stringMatching(/^id holds a lone surrogate/),
+    });
+    expect(readPushLine(JSON.parse('{"source":"desk","id":"a","title":"\\ud800"}'))).toEqual({
+      error: expect.stringMatching(/^title holds/),
+    });
     expect(loneSurrogatePath({ tickers: [{ ticker: '\udfff' }] })).toBe('tickers[0].ticker');
   });
 });

@@ -113,7 +113,9 @@ describe('admin push: the request timeout holds for the body, whatever the token
     const { hostname, port } = new URL(url);
     return new Promise((resolve, reject) => {
       const s = netConnect(Number(port), hostname, () => {
-        s.write(`POST /admin/v1/articles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n{"content":"slo`);
+        s.write(
+          `POST /admin/v1/articles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n{"content":"slo`,
+        );
       });
       let answer = '';
       s.on('data', (d) => (answer += d.toString()));
@@ -174,7 +176,14 @@ describe('admin push: refused operator tokens are logged and limited per client 
         store: {
           ingestItems: async (items) => {
             stored += items.length;
-            return items.map(() => ({ status: 'stored', id: '01JD0Q2V5N8Y3C7KQ4W9M6T1ZB', receivedAt: new Date(clock.now).toISOString() }) as never);
+            return items.map(
+              () =>
+                ({
+                  status: 'stored',
+                  id: '01JD0Q2V5N8Y3C7KQ4W9M6T1ZB',
+                  receivedAt: new Date(clock.now).toISOString(),
+                }) as never,
+            );
           },
         },
         clock: () => clock.now,
@@ -183,7 +192,10 @@ describe('admin push: refused operator tokens are logged and limited per client 
     const push = (token: string | undefined) =>
       fetch(`${admin!.url}/admin/v1/articles`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-ndjson', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+        headers: {
+          'content-type': 'application/x-ndjson',
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+        },
         body: `${JSON.stringify({ source: 'wire', id: 'a-1', content: 'Copper rallies on supply fears' })}\n`,
       });
     return { clock, warnings, lines, push, stored: () => stored };
@@ -212,7 +224,9 @@ describe('admin push: refused operator tokens are logged and limited per client 
     const wait = Number(locked.headers.get('retry-after'));
     // The first refusal was `limit` seconds ago: it leaves the window in windowMs - limit s.
     expect(wait).toBe((windowMs - limit * 1000) / 1000);
-    expect(((await locked.json()) as { detail: string }).detail).toBe(`Too many refused operator tokens from this address; try again in ${wait} s`);
+    expect(((await locked.json()) as { detail: string }).detail).toBe(
+      `Too many refused operator tokens from this address; try again in ${wait} s`,
+    );
     expect(t.stored()).toBe(0);
     // While it waits, nothing is looked at and nothing more is logged.
     expect((await t.push('wrong-token-guess-x')).status).toBe(429);

@@ -58,9 +58,17 @@ describe('a dependency failure is read by its class', () => {
     ['Redis OOM', reply("OOM command not allowed when used memory > 'maxmemory'."), 'resource'],
     ['Redis READONLY', reply("READONLY You can't write against a read only replica."), 'resource'],
     // wrappers take their cause's class, connection when the cause has none
-    ['StoreUnavailableError around 28000', new StoreUnavailableError('PostgreSQL unavailable', { cause: coded('28000') }), 'authentication'],
+    [
+      'StoreUnavailableError around 28000',
+      new StoreUnavailableError('PostgreSQL unavailable', { cause: coded('28000') }),
+      'authentication',
+    ],
     ['StoreUnavailableError without a cause', new StoreUnavailableError('PostgreSQL unavailable'), 'connection'],
-    ['SharedStateUnavailableError around OOM', new SharedStateUnavailableError('slots', { cause: reply('OOM no memory') }), 'resource'],
+    [
+      'SharedStateUnavailableError around OOM',
+      new SharedStateUnavailableError('slots', { cause: reply('OOM no memory') }),
+      'resource',
+    ],
     ['SharedStateUnavailableError without a cause', new SharedStateUnavailableError('slots: timeout'), 'connection'],
     ['an error marked unavailable', Object.assign(new Error('x'), { unavailable: true }), 'connection'],
     ['an error caused by ENOSPC', new Error('write failed', { cause: coded('ENOSPC') }), 'resource'],
@@ -89,7 +97,8 @@ describe('a dependency failure is read by its class', () => {
       expect(isStoreBusy(coded(code))).toBe(true);
       expect(isStoreUnavailable(coded(code))).toBe(false);
     }
-    for (const code of ['28000', '53100', 'SQLITE_FULL', 'ECONNREFUSED']) expect(isStoreUnavailable(coded(code))).toBe(true);
+    for (const code of ['28000', '53100', 'SQLITE_FULL', 'ECONNREFUSED'])
+      expect(isStoreUnavailable(coded(code))).toBe(true);
   });
 });
 

@@ -21,12 +21,21 @@ describe('logger', () => {
   it('logs a 5xx request at error level', () => {
     const { lines, logger } = capture(false);
     logger.request({ requestId: 'r1', method: 'GET', operation: 'listNews', status: 503, latencyMs: 1.23456 });
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', request_id: 'r1', status: 503, latency_ms: 1.235, operation: 'listNews' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 'error',
+      request_id: 'r1',
+      status: 503,
+      latency_ms: 1.235,
+      operation: 'listNews',
+    });
   });
 
   it('never writes a key or the header, even when asked to', () => {
     const { lines, logger } = capture(false);
-    logger.pino.info({ key: 'fns_live_secretsecretsecret', headers: { 'x-api-key': 'fns_live_secretsecretsecret' } }, 'oops');
+    logger.pino.info(
+      { key: 'fns_live_secretsecretsecret', headers: { 'x-api-key': 'fns_live_secretsecretsecret' } },
+      'oops',
+    );
     logger.log('failed for fns_live_secretsecretsecret and acme_test_Abc-_123456789');
     expect(lines.join('')).not.toContain('secretsecret');
     expect(lines.join('')).not.toContain('Abc-_123456789');
@@ -40,11 +49,22 @@ describe('logger', () => {
 
   it('writes one readable line per record on a terminal', () => {
     const { lines, logger } = capture(true);
-    logger.request({ requestId: 'abc', method: 'GET', operation: 'listNews', status: 200, latencyMs: 2.5, keyId: 'key_1' });
+    logger.request({
+      requestId: 'abc',
+      method: 'GET',
+      operation: 'listNews',
+      status: 200,
+      latencyMs: 2.5,
+      keyId: 'key_1',
+    });
     logger.stream({ event: 'refused', connectionId: 'c1', code: 1008, reason: 'Invalid API key' });
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  GET listNews 200  kind=request request_id=abc method=GET operation=listNews status=200 latency_ms=2.5 key_id=key_1\n$/);
-    expect(lines[1]).toMatch(/ INFO  stream refused 1008  kind=stream event=refused connection_id=c1 code=1008 reason="Invalid API key"\n$/);
+    expect(lines[0]).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO  GET listNews 200  kind=request request_id=abc method=GET operation=listNews status=200 latency_ms=2.5 key_id=key_1\n$/,
+    );
+    expect(lines[1]).toMatch(
+      / INFO  stream refused 1008  kind=stream event=refused connection_id=c1 code=1008 reason="Invalid API key"\n$/,
+    );
     expect(lines.join('')).not.toContain('{');
   });
 
@@ -68,7 +88,9 @@ describe('logger on a terminal: outside text is escaped, one line per record', (
       expect(line.endsWith('\n')).toBe(true);
       expect(line.slice(0, -1)).not.toMatch(RAW);
     }
-    expect(lines[0]).toContain('poll failed: feed \\x1b]0;pwned\\x07 \\x1b[2J\\x9b31m cut\\r\\nfns: forged\\u2028\\u202e');
+    expect(lines[0]).toContain(
+      'poll failed: feed \\x1b]0;pwned\\x07 \\x1b[2J\\x9b31m cut\\r\\nfns: forged\\u2028\\u202e',
+    );
     // A value with a character to escape is written as a JSON string, the same value when read back.
     const reason = /reason=("(?:[^"\\]|\\.)*")/.exec(lines[1]!)![1]!;
     expect(JSON.parse(reason)).toBe(HOSTILE);
@@ -76,7 +98,9 @@ describe('logger on a terminal: outside text is escaped, one line per record', (
   });
 
   it('escapes a line that is not JSON', () => {
-    expect(formatLine(`oops ${HOSTILE}\n`)).toBe('oops feed \\x1b]0;pwned\\x07 \\x1b[2J\\x9b31m cut\\r\\nfns: forged\\u2028\\u202e\n');
+    expect(formatLine(`oops ${HOSTILE}\n`)).toBe(
+      'oops feed \\x1b]0;pwned\\x07 \\x1b[2J\\x9b31m cut\\r\\nfns: forged\\u2028\\u202e\n',
+    );
   });
 });
 
@@ -88,7 +112,10 @@ describe('ADMIN_PORT and ADMIN_HOST', () => {
   });
 
   it('reads a port and a host', () => {
-    expect(loadConfig({ ADMIN_PORT: '9090', ADMIN_HOST: '0.0.0.0' })).toMatchObject({ adminPort: 9090, adminHost: '0.0.0.0' });
+    expect(loadConfig({ ADMIN_PORT: '9090', ADMIN_HOST: '0.0.0.0' })).toMatchObject({
+      adminPort: 9090,
+      adminHost: '0.0.0.0',
+    });
     expect(loadConfig({ ADMIN_PORT: '0' }).adminPort).toBe(0);
   });
 

@@ -39,7 +39,9 @@ describe('metrics of the running service', () => {
     // Each client its own address, so that only the block below is a block.
     expect((await get(o.port, '/v1/news', { key: starter, ip: '127.81.0.1' })).status).toBe(200);
     expect((await get(o.port, '/v1/news', { key: starter, ip: '127.81.0.1' })).status).toBe(429);
-    expect((await get(o.port, '/v1/news', { key: 'fns_live_not-a-key-at-all-000000000000', ip: '127.81.0.2' })).status).toBe(401);
+    expect(
+      (await get(o.port, '/v1/news', { key: 'fns_live_not-a-key-at-all-000000000000', ip: '127.81.0.2' })).status,
+    ).toBe(401);
     expect((await get(o.port, '/v1/account/usage', { key: pro, ip: '127.81.0.3' })).status).toBe(200);
     expect((await get(o.port, '/nowhere', { ip: '127.81.0.3' })).status).toBe(404);
     // distinctKeys + 1 different keys from one address: one block.
@@ -55,7 +57,10 @@ describe('metrics of the running service', () => {
     const client = connect(wsUrl(o), { key: pro, ip: '127.81.0.3' });
     await client.opened;
     await waitFor(() => o.svc.stream.connections() === 1, 'admission');
-    await o.svc.store.articles.insert([newArticle({ content: 'ECB raises rates' }), newArticle({ content: 'Oil slides' })], Date.now());
+    await o.svc.store.articles.insert(
+      [newArticle({ content: 'ECB raises rates' }), newArticle({ content: 'Oil slides' })],
+      Date.now(),
+    );
     expect(await client.received(2)).toHaveLength(2);
 
     // The worker embeds meanwhile: the queue only shrinks, so the gauge lies between these two readings.
@@ -145,7 +150,14 @@ describe('request logs', () => {
     expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
     await waitFor(() => o.records().some((r) => r.request_id === requestId), 'the request line');
     const line = o.records().find((r) => r.request_id === requestId)!;
-    expect(line).toMatchObject({ level: 'info', kind: 'request', method: 'GET', operation: 'listNews', status: 200, key_id: k.key_id });
+    expect(line).toMatchObject({
+      level: 'info',
+      kind: 'request',
+      method: 'GET',
+      operation: 'listNews',
+      status: 200,
+      key_id: k.key_id,
+    });
     expect(typeof line.latency_ms).toBe('number');
     expect(line.latency_ms).toBeGreaterThan(0);
     expect(line.path).toBeUndefined();
@@ -168,16 +180,33 @@ describe('request logs', () => {
 
     // A client that puts its key (or anything shaped like one, any brand, any case) there: never echoed, never logged.
     const keyLike = [key, `req-${key}`, 'Xfns_live_abcdefgh', 'acme_TEST_0123456789', 'fns_test_x'];
-    const bad = ['a'.repeat(65), 'abc\tdef', 'two words', '"},{"injected":true', 'x'.repeat(10_000), '../../etc/passwd%0a', ...keyLike];
+    const bad = [
+      'a'.repeat(65),
+      'abc\tdef',
+      'two words',
+      '"},{"injected":true',
+      'x'.repeat(10_000),
+      '../../etc/passwd%0a',
+      ...keyLike,
+    ];
     for (const value of bad) {
-      const res = await rawGet(`http://127.0.0.1:${o.port}/v1/account/usage`, { 'X-API-Key': key, 'X-Request-Id': value });
+      const res = await rawGet(`http://127.0.0.1:${o.port}/v1/account/usage`, {
+        'X-API-Key': key,
+        'X-Request-Id': value,
+      });
       expect(res.status).toBe(200);
       expect(res.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     }
     // Bytes no HTTP client library would send (obs-text), over a raw socket.
     const raw = await new Promise<string>((resolve, reject) => {
       const s = netConnect(o.port, '127.0.0.1', () => {
-        s.write(Buffer.concat([Buffer.from('GET /v1/account/usage HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Request-Id: ab'), Buffer.from([0xc3, 0xa9, 0xff]), Buffer.from('cd\r\n\r\n')]));
+        s.write(
+          Buffer.concat([
+            Buffer.from('GET /v1/account/usage HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Request-Id: ab'),
+            Buffer.from([0xc3, 0xa9, 0xff]),
+            Buffer.from('cd\r\n\r\n'),
+          ]),
+        );
       });
       let out = '';
       s.on('data', (d) => (out += d.toString('latin1')));
@@ -186,7 +215,10 @@ describe('request logs', () => {
     });
     expect(raw).toMatch(/^HTTP\/1\.1 401 /);
     expect(raw).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
-    await waitFor(() => o.records().filter((r) => r.kind === 'request').length === 2 + bad.length, 'every request line');
+    await waitFor(
+      () => o.records().filter((r) => r.kind === 'request').length === 2 + bad.length,
+      'every request line',
+    );
     for (const line of o.lines) {
       expect(line).not.toContain('injected');
       expect(line).not.toContain('passwd');
@@ -232,9 +264,15 @@ describe('no log line ever contains a key', () => {
   it('REST and stream, valid and invalid keys, header and query, in paths too', async () => {
     ops = await startOps({ keys: { starter: 2, pro: 2, max: 1, free: 1 } });
     const o = ops;
-    const valid = Object.values(o.keys).flat().map((k) => k.key);
+    const valid = Object.values(o.keys)
+      .flat()
+      .map((k) => k.key);
     // Well-formed keys that were never issued.
-    const invalid = ['fns_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'fns_live_zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz', 'fns_test_0123456789abcdefghijABCDEFGHIJ'];
+    const invalid = [
+      'fns_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      'fns_live_zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz',
+      'fns_test_0123456789abcdefghijABCDEFGHIJ',
+    ];
     const all = [...valid, ...invalid];
     /** Connects, waits until the service has decided, closes. */
     const streamOnce = async (opts: Parameters<typeof connect>[1]) => {
@@ -259,7 +297,10 @@ describe('no log line ever contains a key', () => {
     // A free-text line carrying a key (e.g. an error message quoting a URL) is scrubbed as well.
     o.svc.logger.log(`stream: admission failed for ${streamAddress}?api_key=${valid[0]}`);
     await waitFor(() => o.records().filter((r) => r.kind === 'request').length >= all.length * 5, 'every request line');
-    await waitFor(() => o.records().filter((r) => r.kind === 'stream' && r.event !== 'open').length >= all.length * 2, 'every stream line');
+    await waitFor(
+      () => o.records().filter((r) => r.kind === 'stream' && r.event !== 'open').length >= all.length * 2,
+      'every stream line',
+    );
     const records = o.records();
     // Admitted requests and streams were logged with their key ids: the keys were really used.
     for (const k of [...o.keys.pro!, ...o.keys.max!]) {
@@ -287,7 +328,10 @@ describe('startService with only options.log', () => {
     const { TrigramEmbedder } = await import('../support/service.js');
     const dir = mkdtempSync(join(tmpdir(), 'fns-ops-'));
     const logs: string[] = [];
-    const svc = await startService(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', TRUST_PROXY: 'true' }), { log: (m) => logs.push(m), embedder: new TrigramEmbedder() });
+    const svc = await startService(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', TRUST_PROXY: 'true' }), {
+      log: (m) => logs.push(m),
+      embedder: new TrigramEmbedder(),
+    });
     try {
       const res = await fetch(`${svc.url}/v1/news`, { headers: { 'X-Request-Id': 'plain-log-1' } });
       expect(res.status).toBe(401);

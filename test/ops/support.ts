@@ -28,14 +28,24 @@ export interface OpsService {
   close(): Promise<void>;
 }
 
-export async function startOps(opts: { keys?: Partial<Record<Tier, number>>; admin?: boolean } = {}): Promise<OpsService> {
+export async function startOps(
+  opts: { keys?: Partial<Record<Tier, number>>; admin?: boolean } = {},
+): Promise<OpsService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fns-ops-'));
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...(opts.admin === false ? {} : { ADMIN_PORT: '0' }) });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ...(opts.admin === false ? {} : { ADMIN_PORT: '0' }),
+  });
   const store = new SqliteStore(sqliteFile(config));
   const keys: OpsService['keys'] = {};
   for (const [tier, n] of Object.entries(opts.keys ?? {})) {
     keys[tier] = [];
-    for (let i = 0; i < n; i++) keys[tier].push(await createKey(store.accounts, { tier: tier as Tier, livePrefix: livePrefix(config), now: Date.now() }));
+    for (let i = 0; i < n; i++)
+      keys[tier].push(
+        await createKey(store.accounts, { tier: tier as Tier, livePrefix: livePrefix(config), now: Date.now() }),
+      );
   }
   store.close();
   const lines: string[] = [];
@@ -58,7 +68,10 @@ export async function startOps(opts: { keys?: Partial<Record<Tier, number>>; adm
 }
 
 /** A GET with any header values (even ones fetch would refuse), over a fresh connection. */
-export function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+export function rawGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: 'GET', headers, agent: false }, (res) => {
       let text = '';

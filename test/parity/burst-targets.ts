@@ -59,7 +59,8 @@ export async function realTarget(): Promise<Target> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir });
   const svc = await startService(config, { log: () => {}, embedder: new TrigramEmbedder(), pollSources: false });
   const prefix = livePrefix(config);
-  const key = async (tier: 'pro' | 'max') => (await createKey(svc.store.accounts, { tier, livePrefix: prefix, now: Date.now() })).key;
+  const key = async (tier: 'pro' | 'max') =>
+    (await createKey(svc.store.accounts, { tier, livePrefix: prefix, now: Date.now() })).key;
   const tickersOf = new Map<string, TickerSentiment[]>();
   let n0 = 0;
   return {
@@ -71,8 +72,15 @@ export async function realTarget(): Promise<Target> {
       while (ids.length < n) {
         const batch = Array.from({ length: Math.min(CHUNK, n - ids.length) }, () => {
           const i = n0++;
-          const tickers: TickerSentiment[] = i % 3 === 0 ? [{ ticker: 'AAPL', sentiment: 'neutral', relevance: 1 }] : [];
-          return { content: `Burst article ${i}`, urgency: 'regular' as const, sentiment: null, published_at: null, tickers };
+          const tickers: TickerSentiment[] =
+            i % 3 === 0 ? [{ ticker: 'AAPL', sentiment: 'neutral', relevance: 1 }] : [];
+          return {
+            content: `Burst article ${i}`,
+            urgency: 'regular' as const,
+            sentiment: null,
+            published_at: null,
+            tickers,
+          };
         });
         for (const a of await svc.store.articles.insert(batch, Date.now)) {
           tickersOf.set(a.id, a.tickers);
@@ -94,4 +102,3 @@ export async function realTarget(): Promise<Target> {
 
 /** The random drop points are reproducible: a seeded generator. */
 export { prng as rng } from '../../scripts/lib/random.js';
-

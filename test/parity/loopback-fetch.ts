@@ -22,7 +22,15 @@ export function loopbackFetch(localAddress: string): typeof fetch {
     const body = req.body ? Buffer.from(await req.arrayBuffer()) : undefined;
     return new Promise<Response>((resolve, reject) => {
       const out = httpRequest(
-        { host: url.hostname, port: url.port, path: url.pathname + url.search, method: req.method, headers, localAddress, agent: false },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname + url.search,
+          method: req.method,
+          headers,
+          localAddress,
+          agent: false,
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -35,7 +43,13 @@ export function loopbackFetch(localAddress: string): typeof fetch {
             }
             const status = res.statusCode ?? 0;
             const noBody = status === 204 || status === 304 || req.method === 'HEAD';
-            resolve(new Response(noBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? '', headers: h }));
+            resolve(
+              new Response(noBody ? null : Buffer.concat(chunks), {
+                status,
+                statusText: res.statusMessage ?? '',
+                headers: h,
+              }),
+            );
           });
         },
       );

@@ -18,13 +18,28 @@ const contractOperations = Object.entries<any>(openapi.paths).flatMap(([path, it
   Object.values<any>(item).map((op) => {
     const statuses = Object.keys(op.responses);
     const examples = Object.fromEntries(
-      statuses.map((s) => [s, [...new Set(Object.values<any>(deref(openapi, op.responses[s]).content ?? {}).flatMap((m) => Object.keys(m.examples ?? {})))]]),
+      statuses.map((s) => [
+        s,
+        [
+          ...new Set(
+            Object.values<any>(deref(openapi, op.responses[s]).content ?? {}).flatMap((m) =>
+              Object.keys(m.examples ?? {}),
+            ),
+          ),
+        ],
+      ]),
     );
     const required = (op.parameters ?? []).map((p: any) => deref(openapi, p)).filter((p: any) => p.required);
     const query = required.map((p: any) => `${p.name}=${encodeURIComponent(String(p.example ?? 'fed'))}`).join('&');
     // Counted operations send rate-limit headers on their 200 (the contract's response headers).
     const counted = 'X-RateLimit-Limit' in (deref(openapi, op.responses['200']).headers ?? {});
-    return { id: op.operationId as string, target: query ? `${path}?${query}` : path, statuses, examples: examples as Record<string, string[]>, counted };
+    return {
+      id: op.operationId as string,
+      target: query ? `${path}?${query}` : path,
+      statuses,
+      examples: examples as Record<string, string[]>,
+      counted,
+    };
   }),
 );
 
@@ -43,7 +58,9 @@ const media = (r: Response) => r.headers.get('content-type');
 
 describe('Prefer reaches the other documented responses', () => {
   it('code=429: the rate-limit problem with Retry-After and X-RateLimit-Remaining 0', async () => {
-    const { error, response } = await clientOf({ baseUrl: mock.url }, mock.keys.pro).GET('/v1/news', { headers: { Prefer: 'code=429' } });
+    const { error, response } = await clientOf({ baseUrl: mock.url }, mock.keys.pro).GET('/v1/news', {
+      headers: { Prefer: 'code=429' },
+    });
     expect(response.status).toBe(429);
     expect(media(response)).toBe('application/problem+json');
     expect(error).toEqual(problems.rateLimitExceeded);
@@ -64,16 +81,23 @@ describe('Prefer reaches the other documented responses', () => {
     expect(response.headers.get('retry-after')).toBe(String(limits.unavailableRetryAfterSeconds));
   });
 
-  it.each(['/v1/news', '/v1/account/usage'] as const)('code=503 on %s: the database-outage problem with Retry-After, not counted', async (path) => {
-    const { error, response } = await clientOf({ baseUrl: mock.url }, mock.keys.max).GET(path, { headers: { Prefer: 'code=503' } });
-    expect(response.status).toBe(503);
-    expect(error).toEqual(problems.serviceUnavailable);
-    expect(response.headers.get('retry-after')).toBe(String(limits.unavailableRetryAfterSeconds));
-    expect(response.headers.get('x-ratelimit-limit')).toBeNull();
-  });
+  it.each(['/v1/news', '/v1/account/usage'] as const)(
+    'code=503 on %s: the database-outage problem with Retry-After, not counted',
+    async (path) => {
+      const { error, response } = await clientOf({ baseUrl: mock.url }, mock.keys.max).GET(path, {
+        headers: { Prefer: 'code=503' },
+      });
+      expect(response.status).toBe(503);
+      expect(error).toEqual(problems.serviceUnavailable);
+      expect(response.headers.get('retry-after')).toBe(String(limits.unavailableRetryAfterSeconds));
+      expect(response.headers.get('x-ratelimit-limit')).toBeNull();
+    },
+  );
 
   it('code=401: the key problem, without rate-limit headers (refusals do not count)', async () => {
-    const { error, response } = await clientOf({ baseUrl: mock.url }, mock.keys.max).GET('/v1/news', { headers: { Prefer: 'code=401' } });
+    const { error, response } = await clientOf({ baseUrl: mock.url }, mock.keys.max).GET('/v1/news', {
+      headers: { Prefer: 'code=401' },
+    });
     expect(response.status).toBe(401);
     expect(error).toEqual(problems.invalidApiKey);
     expect(response.headers.get('x-ratelimit-limit')).toBeNull();
@@ -81,11 +105,17 @@ describe('Prefer reaches the other documented responses', () => {
 
   it('code=403 on search: the Max-plan text, or with example=inactiveApiKey the inactive-key text; not counted', async () => {
     const client = clientOf({ baseUrl: mock.url }, mock.keys.max);
-    const plain = await client.GET('/v1/news/search', { params: { query: { q: 'fed' } }, headers: { Prefer: 'code=403' } });
+    const plain = await client.GET('/v1/news/search', {
+      params: { query: { q: 'fed' } },
+      headers: { Prefer: 'code=403' },
+    });
     expect(plain.response.status).toBe(403);
     expect(plain.error).toEqual(problems.maxPlanOnly);
     expect(plain.response.headers.get('x-ratelimit-limit')).toBeNull();
-    const inactive = await client.GET('/v1/news/search', { params: { query: { q: 'fed' } }, headers: { Prefer: 'code=403, example=inactiveApiKey' } });
+    const inactive = await client.GET('/v1/news/search', {
+      params: { query: { q: 'fed' } },
+      headers: { Prefer: 'code=403, example=inactiveApiKey' },
+    });
     expect(inactive.error).toEqual(problems.inactiveApiKey);
   });
 
@@ -94,51 +124,74 @@ describe('Prefer reaches the other documented responses', () => {
     const list = await client.GET('/v1/news', { headers: { Prefer: 'example=empty' } });
     expect(list.data).toEqual({ count: 0, articles: [], next: null });
     expect(list.response.headers.get('link')).toBeNull();
-    const search = await client.GET('/v1/news/search', { params: { query: { q: 'my own query' } }, headers: { Prefer: 'example=noResults' } });
+    const search = await client.GET('/v1/news/search', {
+      params: { query: { q: 'my own query' } },
+      headers: { Prefer: 'example=noResults' },
+    });
     expect(search.data).toEqual({ count: 0, query: 'my own query', articles: [], next: null });
   });
 
   describe('a Prefer the contract cannot satisfy: a 400 naming what the operation documents', () => {
-    const raw = (path: string, key: string, prefer: string) => fetch(`${mock.url}${path}`, { headers: { 'X-API-Key': key, Prefer: prefer } });
+    const raw = (path: string, key: string, prefer: string) =>
+      fetch(`${mock.url}${path}`, { headers: { 'X-API-Key': key, Prefer: prefer } });
     const problemOf = async (r: Response) => ({ status: r.status, media: media(r), body: await r.json() });
 
-    it.each(contractOperations.map((o) => [o.id, o] as const))('%s: code=418 (and code=abc) names the documented statuses', async (_id, o) => {
-      for (const prefer of ['code=418', 'code=abc']) {
-        const r = await raw(o.target, mock.keys.max, prefer);
-        const value = prefer.slice('code='.length);
-        expect(await problemOf(r)).toEqual({
-          status: 400,
-          media: 'application/problem+json',
-          body: { ...problems.invalidParameter, detail: `Prefer code=${value} is not documented for ${o.id}; documented: ${o.statuses.join(', ')}` },
-        });
-        // Admitted first, as every 400: counted operations carry the rate-limit headers, usage does not.
-        expect(r.headers.get('x-ratelimit-limit')).toBe(o.counted ? String(plans.max.rateLimit) : null);
-      }
-    });
+    it.each(contractOperations.map((o) => [o.id, o] as const))(
+      '%s: code=418 (and code=abc) names the documented statuses',
+      async (_id, o) => {
+        for (const prefer of ['code=418', 'code=abc']) {
+          const r = await raw(o.target, mock.keys.max, prefer);
+          const value = prefer.slice('code='.length);
+          expect(await problemOf(r)).toEqual({
+            status: 400,
+            media: 'application/problem+json',
+            body: {
+              ...problems.invalidParameter,
+              detail: `Prefer code=${value} is not documented for ${o.id}; documented: ${o.statuses.join(', ')}`,
+            },
+          });
+          // Admitted first, as every 400: counted operations carry the rate-limit headers, usage does not.
+          expect(r.headers.get('x-ratelimit-limit')).toBe(o.counted ? String(plans.max.rateLimit) : null);
+        }
+      },
+    );
 
-    it.each(contractOperations.map((o) => [o.id, o] as const))('%s: an unknown example name names the examples of the response', async (_id, o) => {
-      const success = o.statuses.find((s) => s.startsWith('2'))!;
-      const { body, status } = await problemOf(await raw(o.target, mock.keys.max, 'example=noSuchExample'));
-      expect(status).toBe(400);
-      expect(body.detail).toBe(`Prefer example=noSuchExample is not documented for ${o.id} ${success}; documented: ${o.examples[success]!.join(', ')}`);
-    });
+    it.each(contractOperations.map((o) => [o.id, o] as const))(
+      '%s: an unknown example name names the examples of the response',
+      async (_id, o) => {
+        const success = o.statuses.find((s) => s.startsWith('2'))!;
+        const { body, status } = await problemOf(await raw(o.target, mock.keys.max, 'example=noSuchExample'));
+        expect(status).toBe(400);
+        expect(body.detail).toBe(
+          `Prefer example=noSuchExample is not documented for ${o.id} ${success}; documented: ${o.examples[success]!.join(', ')}`,
+        );
+      },
+    );
 
     it('an example of another status, with code: the examples of that status', async () => {
       const list = contractOperations.find((o) => o.id === 'listNews')!;
       const { body, status } = await problemOf(await raw(list.target, mock.keys.max, 'code=403, example=maxPlanOnly'));
       expect(status).toBe(400);
-      expect(body.detail).toBe(`Prefer example=maxPlanOnly is not documented for listNews 403; documented: ${list.examples['403']!.join(', ')}`);
+      expect(body.detail).toBe(
+        `Prefer example=maxPlanOnly is not documented for listNews 403; documented: ${list.examples['403']!.join(', ')}`,
+      );
     });
 
     it("the mock's own checks still come first: a bad key is 401, a bad parameter the usual 400", async () => {
-      expect((await problemOf(await raw('/v1/news', 'fns_test_nobody', 'code=418'))).body).toEqual(problems.invalidApiKey);
+      expect((await problemOf(await raw('/v1/news', 'fns_test_nobody', 'code=418'))).body).toEqual(
+        problems.invalidApiKey,
+      );
       const bad = await problemOf(await raw('/v1/news?limit=0', mock.keys.max, 'code=418'));
       expect(bad.body.detail).toMatch(/^limit /);
     });
 
     it('reads Prefer as Prism does: case-insensitive tokens, quoted values, the first occurrence wins', () => {
       const prefs = parsePrefer('Code="418"; q=1, code=200, EXAMPLE=empty, dynamic');
-      expect([...prefs]).toEqual([['code', '418'], ['example', 'empty'], ['dynamic', true]]);
+      expect([...prefs]).toEqual([
+        ['code', '418'],
+        ['example', 'empty'],
+        ['dynamic', true],
+      ]);
       expect(preferProblem('listNews', 'Code="418"')).toMatch(/^Prefer code=418 is not documented for listNews/);
     });
 
@@ -157,7 +210,9 @@ describe('Prefer reaches the other documented responses', () => {
   });
 
   it('without Prefer, the key still decides: a pro key never sees tickers, even from the max example', async () => {
-    const { data } = await clientOf({ baseUrl: mock.url }, mock.keys.pro).GET('/v1/news', { headers: { Prefer: 'example=maxKey' } });
+    const { data } = await clientOf({ baseUrl: mock.url }, mock.keys.pro).GET('/v1/news', {
+      headers: { Prefer: 'example=maxKey' },
+    });
     expect(data!.count).toBeGreaterThan(0);
     expect(data!.articles.every((a) => !('tickers' in a))).toBe(true);
   });
@@ -171,13 +226,18 @@ describe('the extra sandbox keys', () => {
     expect(list.response.status).toBe(200);
     expect(list.response.headers.get('x-ratelimit-limit')).toBe('1');
     expect(list.data!.articles.every((a) => !('tickers' in a))).toBe(true);
-    expect((await client.GET('/v1/news/search', { params: { query: { q: 'fed' } } })).error).toEqual(problems.maxPlanOnly);
+    expect((await client.GET('/v1/news/search', { params: { query: { q: 'fed' } } })).error).toEqual(
+      problems.maxPlanOnly,
+    );
     expect(await connect({ key: mock.keys.expired }).closed).toEqual(streamRules.closeCodes.planRequired);
   });
 
   it('fns_test_free: blocked with 403 API key is inactive, usage still answers', async () => {
     const client = clientOf({ baseUrl: mock.url }, mock.keys.free);
-    for (const r of [await client.GET('/v1/news'), await client.GET('/v1/news/search', { params: { query: { q: 'fed' } } })]) {
+    for (const r of [
+      await client.GET('/v1/news'),
+      await client.GET('/v1/news/search', { params: { query: { q: 'fed' } } }),
+    ]) {
       expect(r.response.status).toBe(403);
       expect(r.error).toEqual(problems.inactiveApiKey);
     }
@@ -194,7 +254,13 @@ describe('the extra sandbox keys', () => {
   });
 
   it('the start-up banner keys are the sandbox keys', () => {
-    expect(mock.keys).toEqual({ starter: 'fns_test_starter', pro: 'fns_test_pro', max: 'fns_test_max', expired: 'fns_test_expired', free: 'fns_test_free' });
+    expect(mock.keys).toEqual({
+      starter: 'fns_test_starter',
+      pro: 'fns_test_pro',
+      max: 'fns_test_max',
+      expired: 'fns_test_expired',
+      free: 'fns_test_free',
+    });
   });
 });
 

@@ -4,7 +4,16 @@
  * (live keys). Every behaviour docs/mock.md says the mock reproduces is checked here on both.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { limitBounds, limits, openapiDocument, operationParameters, plans, problems, stream as streamRules, type Problem } from '../../src/contract/index.js';
+import {
+  limitBounds,
+  limits,
+  openapiDocument,
+  operationParameters,
+  plans,
+  problems,
+  stream as streamRules,
+  type Problem,
+} from '../../src/contract/index.js';
 import { createResponseCheck } from '../../src/http/response-check.js';
 import { openapiAjv } from '../support/specs.js';
 import { loopbackFetch, nextLoopbackAddress } from './loopback-fetch.js';
@@ -28,7 +37,9 @@ const mediaType = (r: Response) => r.headers.get('content-type');
 
 /** Throws when the status, media type and body are not what the contract documents for the operation. */
 function expectContract(operationId: string, response: Response, body: unknown) {
-  expect(() => contract(operationId, response.status, (mediaType(response) ?? '').split(';')[0]!.trim(), body)).not.toThrow();
+  expect(() =>
+    contract(operationId, response.status, (mediaType(response) ?? '').split(';')[0]!.trim(), body),
+  ).not.toThrow();
 }
 
 function expectProblem(response: Response, body: unknown, expected: Problem) {
@@ -67,18 +78,21 @@ describe.each(targets)('$name', ({ start }) => {
   }, 30_000);
 
   describe('GET /v1/news', () => {
-    it.each(['starter', 'pro', 'max'] as const)('answers 200 to a %s key, tickers on every article for max only, with rate-limit headers', async (tier) => {
-      const before = Date.now();
-      const { data, response } = await clientOf(t, await t.newKey(tier)).GET('/v1/news');
-      expect(response.status).toBe(200);
-      expect(mediaType(response)).toBe('application/json');
-      expectContract('listNews', response, data);
-      expect(data!.articles.length).toBeGreaterThan(0);
-      expect(data!.count).toBe(data!.articles.length);
-      if (plans[tier].tickers) expect(data!.articles.every((a) => Array.isArray(a.tickers))).toBe(true);
-      else expect(data!.articles.every((a) => !('tickers' in a))).toBe(true);
-      expectFirstCountedRequest(response, tier, before);
-    });
+    it.each(['starter', 'pro', 'max'] as const)(
+      'answers 200 to a %s key, tickers on every article for max only, with rate-limit headers',
+      async (tier) => {
+        const before = Date.now();
+        const { data, response } = await clientOf(t, await t.newKey(tier)).GET('/v1/news');
+        expect(response.status).toBe(200);
+        expect(mediaType(response)).toBe('application/json');
+        expectContract('listNews', response, data);
+        expect(data!.articles.length).toBeGreaterThan(0);
+        expect(data!.count).toBe(data!.articles.length);
+        if (plans[tier].tickers) expect(data!.articles.every((a) => Array.isArray(a.tickers))).toBe(true);
+        else expect(data!.articles.every((a) => !('tickers' in a))).toBe(true);
+        expectFirstCountedRequest(response, tier, before);
+      },
+    );
 
     it('lists newest first, honours limit and urgency', async () => {
       const client = clientOf(t, await t.newKey('max'));
@@ -118,7 +132,12 @@ describe.each(targets)('$name', ({ start }) => {
       expect(first.data!.next).toBe(`/v1/news?limit=1&after=${all[all.length - 2]!.id}`);
       expect(first.response.headers.get('link')).toBe(`<${first.data!.next}>; rel="next"`);
       const rest = await client.GET('/v1/news', { params: { query: { after: oldest.id } } });
-      expect(rest.data!.articles.map((a) => a.id)).toEqual(all.slice(0, -1).map((a) => a.id).reverse());
+      expect(rest.data!.articles.map((a) => a.id)).toEqual(
+        all
+          .slice(0, -1)
+          .map((a) => a.id)
+          .reverse(),
+      );
       // At the end: nothing newer, and `next` is the same page to poll later.
       const newest = all[0]!.id;
       const end = await client.GET('/v1/news', { params: { query: { after: newest } } });
@@ -146,19 +165,26 @@ describe.each(targets)('$name', ({ start }) => {
       expect(response.headers.get('x-ratelimit-limit')).toBe(String(plans.max.rateLimit));
     });
 
-    it.each(['starter', 'pro'] as const)('answers tickers from a %s key with 403 and the ticker text, not counted', async (tier) => {
-      const { error, response } = await clientOf(t, await t.newKey(tier)).GET('/v1/news', { params: { query: { tickers: ['AAPL'] } } });
-      expectProblem(response, error, problems.tickerFilterMaxPlanOnly);
-      expectContract('listNews', response, error);
-      expectNotCounted(response);
-    });
+    it.each(['starter', 'pro'] as const)(
+      'answers tickers from a %s key with 403 and the ticker text, not counted',
+      async (tier) => {
+        const { error, response } = await clientOf(t, await t.newKey(tier)).GET('/v1/news', {
+          params: { query: { tickers: ['AAPL'] } },
+        });
+        expectProblem(response, error, problems.tickerFilterMaxPlanOnly);
+        expectContract('listNews', response, error);
+        expectNotCounted(response);
+      },
+    );
   });
 
   describe('GET /v1/news/search', () => {
     it('answers 200 to a max key: query echoed unchanged, tickers on every article, rate-limit headers', async () => {
       const q = '  Fed + ECB: taux d’intérêt €  ';
       const before = Date.now();
-      const { data, response } = await clientOf(t, await t.newKey('max')).GET('/v1/news/search', { params: { query: { q, limit: 5 } } });
+      const { data, response } = await clientOf(t, await t.newKey('max')).GET('/v1/news/search', {
+        params: { query: { q, limit: 5 } },
+      });
       expect(response.status).toBe(200);
       expect(mediaType(response)).toBe('application/json');
       expectContract('searchNews', response, data);
@@ -171,46 +197,84 @@ describe.each(targets)('$name', ({ start }) => {
     });
 
     it('honours limit', async () => {
-      const { data } = await clientOf(t, await t.newKey('max')).GET('/v1/news/search', { params: { query: { q: 'Fed raises interest rates', limit: 1 } } });
+      const { data } = await clientOf(t, await t.newKey('max')).GET('/v1/news/search', {
+        params: { query: { q: 'Fed raises interest rates', limit: 1 } },
+      });
       expect(data!.count).toBe(1);
       expect(data!.articles).toHaveLength(1);
     });
 
-    it.each(['starter', 'pro'] as const)('answers 403 with the Max-plan text to a %s key, not counted', async (tier) => {
-      const { error, response } = await clientOf(t, await t.newKey(tier)).GET('/v1/news/search', { params: { query: { q: 'Fed raises interest rates' } } });
-      expectProblem(response, error, problems.maxPlanOnly);
-      expectContract('searchNews', response, error);
-      expectNotCounted(response);
-    });
+    it.each(['starter', 'pro'] as const)(
+      'answers 403 with the Max-plan text to a %s key, not counted',
+      async (tier) => {
+        const { error, response } = await clientOf(t, await t.newKey(tier)).GET('/v1/news/search', {
+          params: { query: { q: 'Fed raises interest rates' } },
+        });
+        expectProblem(response, error, problems.maxPlanOnly);
+        expectContract('searchNews', response, error);
+        expectNotCounted(response);
+      },
+    );
   });
 
   describe('authentication', () => {
     const calls = {
       list: (c: ReturnType<typeof clientOf>) => c.GET('/v1/news'),
-      search: (c: ReturnType<typeof clientOf>) => c.GET('/v1/news/search', { params: { query: { q: 'Fed raises interest rates' } } }),
+      search: (c: ReturnType<typeof clientOf>) =>
+        c.GET('/v1/news/search', { params: { query: { q: 'Fed raises interest rates' } } }),
       usage: (c: ReturnType<typeof clientOf>) => c.GET('/v1/account/usage'),
     };
-    it.each(Object.keys(calls) as (keyof typeof calls)[])('%s: 401 Invalid API key for a missing, an unknown and an other-environment key', async (op) => {
-      for (const key of [undefined, t.unknownKey, t.foreignKey]) {
-        const { error, response } = await calls[op](clientOf(t, key));
-        expectProblem(response, error, problems.invalidApiKey);
-        expectNotCounted(response);
-      }
-    });
+    it.each(Object.keys(calls) as (keyof typeof calls)[])(
+      '%s: 401 Invalid API key for a missing, an unknown and an other-environment key',
+      async (op) => {
+        for (const key of [undefined, t.unknownKey, t.foreignKey]) {
+          const { error, response } = await calls[op](clientOf(t, key));
+          expectProblem(response, error, problems.invalidApiKey);
+          expectNotCounted(response);
+        }
+      },
+    );
 
     it(`checks the key before the parameters: an unknown key with limit=${limitBounds.min - 1} is 401, not 400`, async () => {
-      const { error, response } = await clientOf(t, t.unknownKey).GET('/v1/news', { params: { query: { limit: limitBounds.min - 1 } } });
+      const { error, response } = await clientOf(t, t.unknownKey).GET('/v1/news', {
+        params: { query: { limit: limitBounds.min - 1 } },
+      });
       expectProblem(response, error, problems.invalidApiKey);
     });
   });
 
   describe('validation: the same 400 problem for the same bad request', () => {
-    type Case = [string, (c: ReturnType<typeof clientOf>) => Promise<{ error?: unknown; response: Response }>, string, boolean];
+    type Case = [
+      string,
+      (c: ReturnType<typeof clientOf>) => Promise<{ error?: unknown; response: Response }>,
+      string,
+      boolean,
+    ];
     const cases: Case[] = [
-      [`limit=${limitBounds.min - 1}`, (c) => c.GET('/v1/news', { params: { query: { limit: limitBounds.min - 1 } } }), LIMIT_RULE, true],
-      [`limit=${limitBounds.max + 1}`, (c) => c.GET('/v1/news', { params: { query: { limit: limitBounds.max + 1 } } }), LIMIT_RULE, true],
-      ['limit given twice', (c) => c.GET('/v1/news', { params: { query: { limit: [1, 2] as unknown as number } } }), 'limit must be given once', true],
-      ['urgency=urgent', (c) => c.GET('/v1/news', { params: { query: { urgency: 'urgent' as 'flash' } } }), 'urgency must be one of breaking, flash, regular', true],
+      [
+        `limit=${limitBounds.min - 1}`,
+        (c) => c.GET('/v1/news', { params: { query: { limit: limitBounds.min - 1 } } }),
+        LIMIT_RULE,
+        true,
+      ],
+      [
+        `limit=${limitBounds.max + 1}`,
+        (c) => c.GET('/v1/news', { params: { query: { limit: limitBounds.max + 1 } } }),
+        LIMIT_RULE,
+        true,
+      ],
+      [
+        'limit given twice',
+        (c) => c.GET('/v1/news', { params: { query: { limit: [1, 2] as unknown as number } } }),
+        'limit must be given once',
+        true,
+      ],
+      [
+        'urgency=urgent',
+        (c) => c.GET('/v1/news', { params: { query: { urgency: 'urgent' as 'flash' } } }),
+        'urgency must be one of breaking, flash, regular',
+        true,
+      ],
       [
         'since=yesterday',
         (c) => c.GET('/v1/news', { params: { query: { since: 'yesterday' } } }),
@@ -223,11 +287,36 @@ describe.each(targets)('$name', ({ start }) => {
         'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z',
         true,
       ],
-      ['unknown parameter page=2', (c) => c.GET('/v1/news', { params: { query: { page: 2 } as never } }), 'page is not a parameter of this operation', true],
-      ['search without q', (c) => c.GET('/v1/news/search', { params: { query: {} as never } }), `q is required and must be ${Q_RULE}`, true],
-      [`q of ${Q.minLength - 1} character(s)`, (c) => c.GET('/v1/news/search', { params: { query: { q: 'a'.repeat(Q.minLength - 1) } } }), `q must be ${Q_RULE}`, true],
-      [`search limit=${limitBounds.max * 5}`, (c) => c.GET('/v1/news/search', { params: { query: { q: 'fed', limit: limitBounds.max * 5 } } }), LIMIT_RULE, true],
-      ['usage?verbose=1 (not counted)', (c) => c.GET('/v1/account/usage', { params: { query: { verbose: 1 } as never } }), 'verbose is not a parameter of this operation', false],
+      [
+        'unknown parameter page=2',
+        (c) => c.GET('/v1/news', { params: { query: { page: 2 } as never } }),
+        'page is not a parameter of this operation',
+        true,
+      ],
+      [
+        'search without q',
+        (c) => c.GET('/v1/news/search', { params: { query: {} as never } }),
+        `q is required and must be ${Q_RULE}`,
+        true,
+      ],
+      [
+        `q of ${Q.minLength - 1} character(s)`,
+        (c) => c.GET('/v1/news/search', { params: { query: { q: 'a'.repeat(Q.minLength - 1) } } }),
+        `q must be ${Q_RULE}`,
+        true,
+      ],
+      [
+        `search limit=${limitBounds.max * 5}`,
+        (c) => c.GET('/v1/news/search', { params: { query: { q: 'fed', limit: limitBounds.max * 5 } } }),
+        LIMIT_RULE,
+        true,
+      ],
+      [
+        'usage?verbose=1 (not counted)',
+        (c) => c.GET('/v1/account/usage', { params: { query: { verbose: 1 } as never } }),
+        'verbose is not a parameter of this operation',
+        false,
+      ],
     ];
     it.each(cases)('%s', async (_name, call, detail, counted) => {
       const { error, response } = await call(clientOf(t, await t.newKey('max')));
@@ -238,22 +327,32 @@ describe.each(targets)('$name', ({ start }) => {
   });
 
   describe('GET /v1/account/usage', () => {
-    it.each(['starter', 'pro', 'max'] as const)('reports the %s tier, its rate limit and a future period end; not counted', async (tier) => {
-      const { data, response } = await clientOf(t, await t.newKey(tier)).GET('/v1/account/usage');
-      expect(response.status).toBe(200);
-      expect(mediaType(response)).toBe('application/json');
-      expectContract('getAccountUsage', response, data);
-      expect(data!.tier).toBe(tier);
-      expect(data!.rate_limit).toBe(plans[tier].rateLimit);
-      expect(Date.parse(data!.period_end!)).toBeGreaterThan(Date.now());
-      expectNotCounted(response);
-    });
+    it.each(['starter', 'pro', 'max'] as const)(
+      'reports the %s tier, its rate limit and a future period end; not counted',
+      async (tier) => {
+        const { data, response } = await clientOf(t, await t.newKey(tier)).GET('/v1/account/usage');
+        expect(response.status).toBe(200);
+        expect(mediaType(response)).toBe('application/json');
+        expectContract('getAccountUsage', response, data);
+        expect(data!.tier).toBe(tier);
+        expect(data!.rate_limit).toBe(plans[tier].rateLimit);
+        expect(Date.parse(data!.period_end!)).toBeGreaterThan(Date.now());
+        expectNotCounted(response);
+      },
+    );
   });
 
   describe('outside the contract', () => {
     it('answers an unknown path with a 404 problem', async () => {
-      const r = await loopbackFetch(nextLoopbackAddress())(`${t.baseUrl}/v1/nope`, { headers: { 'X-API-Key': t.keys.max } });
-      expectProblem(r, await r.json(), { type: 'about:blank', title: 'Not Found', status: 404, detail: 'No endpoint at /v1/nope' });
+      const r = await loopbackFetch(nextLoopbackAddress())(`${t.baseUrl}/v1/nope`, {
+        headers: { 'X-API-Key': t.keys.max },
+      });
+      expectProblem(r, await r.json(), {
+        type: 'about:blank',
+        title: 'Not Found',
+        status: 404,
+        detail: 'No endpoint at /v1/nope',
+      });
     });
   });
 

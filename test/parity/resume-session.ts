@@ -13,7 +13,14 @@ export interface Session {
  * One connection: reads until `stopAfter()` messages are in (then drops the connection, no close
  * handshake), until the server closes it, or until `timeoutMs` (dropped too).
  */
-export function session(url: string, stopAfter: () => number, onOpen?: () => void, timeoutMs = 20_000, ids: string[] = [], control: { drop?: () => void } = {}): Promise<Session> {
+export function session(
+  url: string,
+  stopAfter: () => number,
+  onOpen?: () => void,
+  timeoutMs = 20_000,
+  ids: string[] = [],
+  control: { drop?: () => void } = {},
+): Promise<Session> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url);
     let dropped = false;
@@ -38,4 +45,5 @@ export function session(url: string, stopAfter: () => number, onOpen?: () => voi
 }
 
 /** The stream address of `t` with the key and query parameters. */
-export const urlWith = (t: Target, key: string, q: Record<string, string>) => `${t.wsUrl}?${new URLSearchParams({ api_key: key, ...q })}`;
+export const urlWith = (t: Target, key: string, q: Record<string, string>) =>
+  `${t.wsUrl}?${new URLSearchParams({ api_key: key, ...q })}`;

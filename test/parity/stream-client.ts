@@ -15,7 +15,10 @@ export interface StreamClient {
   close(): Promise<void>;
 }
 
-export function openStream(baseUrl: string, opts: { key?: string; header?: boolean; after?: string } = {}): StreamClient {
+export function openStream(
+  baseUrl: string,
+  opts: { key?: string; header?: boolean; after?: string } = {},
+): StreamClient {
   const url = new URL(`${baseUrl.replace(/^http/, 'ws')}${streamAddress}`);
   if (opts.key !== undefined && !opts.header) url.searchParams.set('api_key', opts.key);
   if (opts.after !== undefined) url.searchParams.set('after', opts.after);
@@ -93,7 +96,9 @@ export function opened(c: StreamClient, timeoutMs = 5000): Promise<void> {
  * `connect(opts, url?)` for a suite: opens a stream client on the target (or `url`) and closes every client it opened
  * after each test (a sandbox key's stream slot is shared between tests).
  */
-export function useStreamClients(baseUrl: () => string): (opts?: Parameters<typeof openStream>[1], url?: string) => StreamClient {
+export function useStreamClients(
+  baseUrl: () => string,
+): (opts?: Parameters<typeof openStream>[1], url?: string) => StreamClient {
   const clients: StreamClient[] = [];
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((c) => c.close()));

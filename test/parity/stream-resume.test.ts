@@ -13,7 +13,10 @@ import { session, urlWith, type Session } from './resume-session.js';
 import { until } from '../support/wait.js';
 
 /** A session and a promise that resolves once it is open. */
-function openSession(url: string, stopAfter: () => number): { opened: Promise<void>; done: Promise<Session>; ids: string[]; drop: () => void } {
+function openSession(
+  url: string,
+  stopAfter: () => number,
+): { opened: Promise<void>; done: Promise<Session>; ids: string[]; drop: () => void } {
   let opened!: () => void;
   const isOpen = new Promise<void>((r) => (opened = r));
   const ids: string[] = [];
@@ -21,7 +24,6 @@ function openSession(url: string, stopAfter: () => number): { opened: Promise<vo
   const done = session(url, stopAfter, () => opened(), 20_000, ids, control);
   return { opened: isOpen, done, ids, drop: () => control.drop?.() };
 }
-
 
 for (const start of [mockTarget, realTarget]) {
   describe(`stream resume and tickers against the ${start === mockTarget ? 'mock' : 'real service'}`, () => {
@@ -49,7 +51,10 @@ for (const start of [mockTarget, realTarget]) {
       it('replays and delivers exactly the matching articles', async () => {
         const [anchor, ...before] = await t.burst(13);
         const expected = before.filter(t.about(t.ticker));
-        const reading = openSession(urlWith(t, t.keys.max, { after: anchor!, tickers: t.ticker }), () => Number.MAX_SAFE_INTEGER);
+        const reading = openSession(
+          urlWith(t, t.keys.max, { after: anchor!, tickers: t.ticker }),
+          () => Number.MAX_SAFE_INTEGER,
+        );
         await reading.opened;
         expected.push(...(await t.burst(24)).filter(t.about(t.ticker)));
         expect(expected.length).toBeGreaterThan(2);

@@ -49,7 +49,12 @@ export function clientOf(target: Pick<ParityTarget, 'baseUrl'>, key?: string): C
 export const MOCK_STREAM_INTERVAL_MS = 200;
 
 export async function startMockTarget(): Promise<ParityTarget> {
-  const mock = await startMock({ port: 0, host: '127.0.0.1', streamIntervalMs: MOCK_STREAM_INTERVAL_MS, validateResponses: true });
+  const mock = await startMock({
+    port: 0,
+    host: '127.0.0.1',
+    streamIntervalMs: MOCK_STREAM_INTERVAL_MS,
+    validateResponses: true,
+  });
   return {
     name: 'mock',
     baseUrl: mock.url,
@@ -69,7 +74,13 @@ const seed: { at: number; articles: NewArticle[] }[] = [
   {
     at: -2000,
     articles: [
-      { content: 'Treasury yields climb as traders price in a slower pace of rate cuts', urgency: 'regular', sentiment: null, published_at: null, tickers: [] },
+      {
+        content: 'Treasury yields climb as traders price in a slower pace of rate cuts',
+        urgency: 'regular',
+        sentiment: null,
+        published_at: null,
+        tickers: [],
+      },
       {
         content: 'Nvidia shares jump 6% after record data-center revenue beats estimates',
         urgency: 'flash',
@@ -107,7 +118,8 @@ export async function startRealTarget(): Promise<ParityTarget> {
   const now = Date.now();
   for (const batch of seed) await svc.store.articles.insert(batch.articles, now + batch.at);
   await svc.worker.drain();
-  const newKey = async (tier: PaidTier) => (await createKey(svc.store.accounts, { tier, livePrefix: prefix, now: Date.now() })).key;
+  const newKey = async (tier: PaidTier) =>
+    (await createKey(svc.store.accounts, { tier, livePrefix: prefix, now: Date.now() })).key;
   let arrivals = 0;
   return {
     name: 'real',
@@ -118,7 +130,15 @@ export async function startRealTarget(): Promise<ParityTarget> {
     foreignKey: 'fns_test_max',
     async arrive() {
       await svc.store.articles.insert(
-        [{ content: `ECB's Lagarde says inflation fight is not over (${++arrivals})`, urgency: 'regular', sentiment: 'hawkish', published_at: null, tickers: [] }],
+        [
+          {
+            content: `ECB's Lagarde says inflation fight is not over (${++arrivals})`,
+            urgency: 'regular',
+            sentiment: 'hawkish',
+            published_at: null,
+            tickers: [],
+          },
+        ],
         Date.now(),
       );
     },

@@ -14,7 +14,8 @@ const DAY = 24 * H;
 const WINDOW_MS = limits.rateWindowMs;
 const WINDOW_S = WINDOW_MS / 1000;
 const GUARD = limits.ipGuard;
-const param = (operationId: string, name: string) => operationParameters(operationId).find((p) => p.name === name)!.schema;
+const param = (operationId: string, name: string) =>
+  operationParameters(operationId).find((p) => p.name === name)!.schema;
 const LIST_LIMIT_DEFAULT: number = param('listNews', 'limit').default;
 const Q = param('searchNews', 'q');
 const LIMIT_RULE = `limit must be an integer between ${limitBounds.min} and ${limitBounds.max}`;
@@ -28,7 +29,8 @@ beforeEach(async () => {
 });
 afterEach(async () => svc.close());
 
-const call = (path: string, key?: string, from = ip()) => get(svc.port, path, { ...(key !== undefined ? { key } : {}), ip: from });
+const call = (path: string, key?: string, from = ip()) =>
+  get(svc.port, path, { ...(key !== undefined ? { key } : {}), ip: from });
 
 function expectProblem(r: { status: number; headers: any; body: any }, kind: keyof typeof problems) {
   expect(r.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -47,7 +49,8 @@ describe('authentication: 401 Invalid API key, 403 API key is inactive', () => {
   it('answers 403 for a deactivated key on every endpoint, usage included, and 200 again once reactivated', async () => {
     const k = await svc.key('max');
     await svc.store.accounts.setKeyActive(k.key_id, false);
-    for (const path of ['/v1/news', '/v1/news/search?q=fed', '/v1/account/usage']) expectProblem(await call(path, k.key), 'inactiveApiKey');
+    for (const path of ['/v1/news', '/v1/news/search?q=fed', '/v1/account/usage'])
+      expectProblem(await call(path, k.key), 'inactiveApiKey');
     await svc.store.accounts.setKeyActive(k.key_id, true);
     expect((await call('/v1/news', k.key)).status).toBe(200);
   });
@@ -146,7 +149,10 @@ describe('validation: 400 problem naming the parameter and the rule', () => {
     ['/v1/news?limit=1&limit=2', 'limit must be given once'],
     ['/v1/news?urgency=urgent', 'urgency must be one of breaking, flash, regular'],
     ['/v1/news?since=yesterday', 'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z'],
-    ['/v1/news?since=2026-11-21T10:00:00', 'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z'],
+    [
+      '/v1/news?since=2026-11-21T10:00:00',
+      'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z',
+    ],
     ['/v1/news?page=2', 'page is not a parameter of this operation'],
     ['/v1/news/search', `q is required and must be ${Q_RULE}`],
     [`/v1/news/search?q=${'a'.repeat(Q.minLength - 1)}`, `q must be ${Q_RULE}`],
@@ -158,8 +164,14 @@ describe('validation: 400 problem naming the parameter and the rule', () => {
     ['/v1/news?limit=0x10', LIMIT_RULE],
     ['/v1/news?limit=1e1', LIMIT_RULE],
     ['/v1/news?limit=%2B5', LIMIT_RULE],
-    ['/v1/news?since=2026-11-21T10:00:00%2B24:00', 'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z'],
-    ['/v1/news?since=2026-11-21T10:00:00%2B02', 'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z'],
+    [
+      '/v1/news?since=2026-11-21T10:00:00%2B24:00',
+      'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z',
+    ],
+    [
+      '/v1/news?since=2026-11-21T10:00:00%2B02',
+      'since must be an RFC 3339 date-time with an offset, e.g. 2026-11-21T10:00:00Z',
+    ],
   ];
   it.each(cases)('%s → %s', async (path, detail) => {
     const r = await call(path, (await svc.key('max')).key);
@@ -184,14 +196,27 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
     expect(beyondStarter).toBeLessThan(plans.pro.lookbackHours * H);
     await svc.ingest([{ content: 'older than the pro window' }], t0 - beyondPro);
     await svc.ingest([{ content: 'older than the starter window', urgency: 'flash' }], t0 - beyondStarter);
-    await svc.ingest([{ content: 'two hours old', urgency: 'breaking', tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }] }], t0 - 2 * H);
+    await svc.ingest(
+      [
+        {
+          content: 'two hours old',
+          urgency: 'breaking',
+          tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }],
+        },
+      ],
+      t0 - 2 * H,
+    );
     await svc.ingest([{ content: 'one hour old' }], t0 - H);
   });
 
   it('returns the newest first with count', async () => {
     const r = await call('/v1/news', (await svc.key('pro')).key);
     expect(r.status).toBe(200);
-    expect(r.body.articles.map((a: any) => a.content)).toEqual(['one hour old', 'two hours old', 'older than the starter window']);
+    expect(r.body.articles.map((a: any) => a.content)).toEqual([
+      'one hour old',
+      'two hours old',
+      'older than the starter window',
+    ]);
     expect(r.body.count).toBe(3);
   });
   it(`clamps starter to ${lookback(plans.starter.lookbackHours)} and pro to ${lookback(plans.pro.lookbackHours)}, silently`, async () => {
@@ -223,7 +248,9 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
   });
   it('filters by urgency and honours limit', async () => {
     const k = (await svc.key('max')).key;
-    expect((await call('/v1/news?urgency=breaking', k)).body.articles.map((a: any) => a.content)).toEqual(['two hours old']);
+    expect((await call('/v1/news?urgency=breaking', k)).body.articles.map((a: any) => a.content)).toEqual([
+      'two hours old',
+    ]);
     expect((await call('/v1/news?limit=1', k)).body.articles.map((a: any) => a.content)).toEqual(['one hour old']);
   });
   it('shows tickers to max keys only, and omits the key for starter and pro', async () => {
@@ -242,7 +269,10 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
     expect(a).toHaveProperty('published_at', null);
   });
   it(`returns ${LIST_LIMIT_DEFAULT} articles by default and at most ${limitBounds.max}`, async () => {
-    await svc.ingest(Array.from({ length: limitBounds.max + 20 }, (_, i) => ({ content: `bulk ${i}` })), t0 - 30 * 60_000);
+    await svc.ingest(
+      Array.from({ length: limitBounds.max + 20 }, (_, i) => ({ content: `bulk ${i}` })),
+      t0 - 30 * 60_000,
+    );
     const k = (await svc.key('max')).key;
     expect((await call('/v1/news', k)).body.count).toBe(LIST_LIMIT_DEFAULT);
     expect((await call(`/v1/news?limit=${limitBounds.max}`, k)).body.count).toBe(limitBounds.max);
@@ -251,8 +281,14 @@ describe('list: newest first, exclusive since on received_at, lookback clamp by 
 
 describe('search: ranked over the whole archive, query echoed, tickers on every article', () => {
   beforeEach(async () => {
-    await svc.ingest([{ content: 'Old news about copper mining output' }], svc.clock.now - plans.max.lookbackHours * H - 23 * DAY);
-    await svc.ingest([{ content: 'Fed raises interest rates again', tickers: [{ ticker: 'SPY', sentiment: 'neutral', relevance: 1 }] }, { content: 'Apple unveils a new phone' }]);
+    await svc.ingest(
+      [{ content: 'Old news about copper mining output' }],
+      svc.clock.now - plans.max.lookbackHours * H - 23 * DAY,
+    );
+    await svc.ingest([
+      { content: 'Fed raises interest rates again', tickers: [{ ticker: 'SPY', sentiment: 'neutral', relevance: 1 }] },
+      { content: 'Apple unveils a new phone' },
+    ]);
   });
 
   it('finds nothing before the worker has embedded the articles, then ranks them', async () => {
@@ -297,12 +333,20 @@ describe('usage: tier, rate limit and period end, free of charge', () => {
   it(`reports expired for ${limits.graceWindowMs / DAY} days after cancellation, then free`, async () => {
     const k = await svc.key('max');
     await svc.store.accounts.cancel(k.account_id, svc.clock.now);
-    expect((await call('/v1/account/usage', k.key)).body).toEqual({ tier: 'expired', rate_limit: plans.expired.rateLimit, period_end: null });
+    expect((await call('/v1/account/usage', k.key)).body).toEqual({
+      tier: 'expired',
+      rate_limit: plans.expired.rateLimit,
+      period_end: null,
+    });
     expect((await call('/v1/news', k.key)).headers['x-ratelimit-limit']).toBe(String(plans.expired.rateLimit));
     svc.clock.advance(limits.graceWindowMs - 1);
     expect((await call('/v1/account/usage', k.key)).body.tier).toBe('expired');
     svc.clock.advance(1);
-    expect((await call('/v1/account/usage', k.key)).body).toEqual({ tier: 'free', rate_limit: plans.free.rateLimit, period_end: null });
+    expect((await call('/v1/account/usage', k.key)).body).toEqual({
+      tier: 'free',
+      rate_limit: plans.free.rateLimit,
+      period_end: null,
+    });
     expectProblem(await call('/v1/news', k.key), 'inactiveApiKey');
   });
 });
@@ -334,7 +378,8 @@ describe(`IP guard: ${GUARD.distinctKeys} different keys from one IP within ${GU
     expect((await call('/v1/news', 'fns_live_guess1', from)).status).toBe(401);
     svc.clock.advance(GUARD.windowMs + 1000);
     // guess1 is forgotten: distinctKeys - 1 more keys (invalid ones and a valid one) are still let through.
-    for (let i = 2; i < GUARD.distinctKeys; i++) expect((await call('/v1/news', `fns_live_guess${i}`, from)).status).toBe(401);
+    for (let i = 2; i < GUARD.distinctKeys; i++)
+      expect((await call('/v1/news', `fns_live_guess${i}`, from)).status).toBe(401);
     expect((await call('/v1/news', a.key, from)).status).toBe(200);
     expectProblem(await call('/v1/news', `fns_live_guess${GUARD.distinctKeys}`, from), 'inactiveApiKey');
   });
@@ -356,10 +401,13 @@ describe('outside the contract', () => {
     expect(r.headers['content-type']).toMatch(/problem\+json/);
     const post = await new Promise<number>((resolve) => {
       import('node:http').then(({ request }) => {
-        const req = request({ host: '127.0.0.1', port: svc.port, path: '/v1/news', method: 'POST', headers: { 'X-API-Key': k } }, (res) => {
-          res.resume();
-          resolve(res.statusCode!);
-        });
+        const req = request(
+          { host: '127.0.0.1', port: svc.port, path: '/v1/news', method: 'POST', headers: { 'X-API-Key': k } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          },
+        );
         req.end();
       });
     });

@@ -33,7 +33,13 @@ interface Engine {
   open(): Promise<{ service: Store; cli: Store; cleanup(): Promise<void> }>;
 }
 
-const article = (content: string): NewArticle => ({ content, urgency: 'regular', sentiment: null, published_at: null, tickers: [{ ticker: 'SPY', sentiment: 'neutral', relevance: 1 }] });
+const article = (content: string): NewArticle => ({
+  content,
+  urgency: 'regular',
+  sentiment: null,
+  published_at: null,
+  tickers: [{ ticker: 'SPY', sentiment: 'neutral', relevance: 1 }],
+});
 
 /** The two connections, closed by `cleanup` before the engine's own cleaning (`drop`). */
 const connections = (service: Store, cli: Store, drop: () => unknown) => ({
@@ -154,7 +160,9 @@ for (const engine of [sqlite, postgres]) {
       const { key } = await createKey(r.service.accounts, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
       expect((await list(r, key)).body.articles[0].content).toBe('old news');
       const [fresh] = await r.cli.articles.insert([article('fresh news')], () => r.clock.now);
-      expect(await seenWithin(async () => (await list(r, key)).body.articles[0]?.id === fresh!.id)).toBeLessThanOrEqual(WITHIN_MS);
+      expect(await seenWithin(async () => (await list(r, key)).body.articles[0]?.id === fresh!.id)).toBeLessThanOrEqual(
+        WITHIN_MS,
+      );
     });
 
     it('never serves a cached article once it has left the lookback window', async () => {
@@ -190,12 +198,18 @@ for (const engine of [sqlite, postgres]) {
       const r = await start(engine);
       await r.cli.articles.insert([article('with tickers')], r.clock.now - 60_000);
       const k = await createKey(r.cli.accounts, { tier: 'max', livePrefix: LIVE, now: r.clock.now });
-      expect((await list(r, k.key)).body.articles[0].tickers).toEqual([{ ticker: 'SPY', sentiment: 'neutral', relevance: 1 }]);
+      expect((await list(r, k.key)).body.articles[0].tickers).toEqual([
+        { ticker: 'SPY', sentiment: 'neutral', relevance: 1 },
+      ]);
       await setTier(r.cli.accounts, k.account_id, 'pro', r.clock.now);
       expect(
         await seenWithin(async () => {
           const page = await list(r, k.key);
-          return page.status === 200 && page.headers['x-ratelimit-limit'] === String(plans.pro.rateLimit) && !('tickers' in page.body.articles[0]);
+          return (
+            page.status === 200 &&
+            page.headers['x-ratelimit-limit'] === String(plans.pro.rateLimit) &&
+            !('tickers' in page.body.articles[0])
+          );
         }),
       ).toBeLessThanOrEqual(WITHIN_MS);
     });

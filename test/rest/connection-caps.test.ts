@@ -32,7 +32,10 @@ afterEach(async () => {
 const refused: string[] = [];
 async function start(options: HttpServerOptions): Promise<number> {
   refused.length = 0;
-  server = createHttpServer((_req, res) => res.end('ok'), { ...options, onConnectionRefused: (cap) => void refused.push(cap) });
+  server = createHttpServer((_req, res) => res.end('ok'), {
+    ...options,
+    onConnectionRefused: (cap) => void refused.push(cap),
+  });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
   return (server.address() as AddressInfo).port;
 }
@@ -50,7 +53,9 @@ function idle(port: number, ip: string): Promise<Socket> {
 function rawGet(port: number, ip: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let out = '';
-    const s = netConnect({ port, host: '127.0.0.1', localAddress: ip }, () => s.write('GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+    const s = netConnect({ port, host: '127.0.0.1', localAddress: ip }, () =>
+      s.write('GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+    );
     sockets.push(s);
     s.on('data', (d) => (out += d.toString()));
     s.on('close', () => resolve(out));
@@ -97,7 +102,9 @@ describe('connections per client address are capped', () => {
     await serverHolds(1);
     const ws = new WebSocket(`ws://127.0.0.1:${port}${streamAddress}?api_key=x`, { localAddress: '127.94.1.1' });
     const status = await new Promise<{ code: number; retryAfter: string | undefined }>((resolve, reject) => {
-      ws.once('unexpected-response', (_req, res) => resolve({ code: res.statusCode!, retryAfter: res.headers['retry-after'] }));
+      ws.once('unexpected-response', (_req, res) =>
+        resolve({ code: res.statusCode!, retryAfter: res.headers['retry-after'] }),
+      );
       ws.once('open', () => reject(new Error('opened')));
       ws.on('error', () => {});
     });
@@ -142,12 +149,21 @@ describe('a connection that sends nothing is closed by the head timeout', () => 
 describe('the service applies MAX_CONNECTIONS_PER_ADDRESS and counts the refusals', () => {
   it('refuses the third connection from one address with MAX_CONNECTIONS_PER_ADDRESS=2 and counts it in fns_connection_refusals_total', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'fns-caps-'));
-    const svc = await startService(loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', MAX_CONNECTIONS_PER_ADDRESS: '2' }), {
-      logger: createLogger({ destination: { write: () => {} }, pretty: false }),
-      metrics: createMetrics({ defaultMetrics: false }),
-      embedder: new TrigramEmbedder(),
-      pollSources: false,
-    });
+    const svc = await startService(
+      loadConfig({
+        DATA_DIR: dataDir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        ADMIN_PORT: '0',
+        MAX_CONNECTIONS_PER_ADDRESS: '2',
+      }),
+      {
+        logger: createLogger({ destination: { write: () => {} }, pretty: false }),
+        metrics: createMetrics({ defaultMetrics: false }),
+        embedder: new TrigramEmbedder(),
+        pollSources: false,
+      },
+    );
     try {
       const port = Number(new URL(svc.url).port);
       await idle(port, '127.97.0.1');

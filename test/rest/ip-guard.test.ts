@@ -12,7 +12,16 @@ const { distinctKeys, blockMs } = limits.ipGuard;
 describe('IP_GUARD_EXEMPT: addresses the guard never blocks', () => {
   it('matches loopback, single addresses and subnets, IPv4-mapped IPv6 included', () => {
     const exempt = exemptionMatcher(['loopback', '10.1.0.0/16', '2001:db8::7']);
-    for (const a of ['127.0.0.1', '127.200.3.4', '::1', '::ffff:127.0.0.1', '10.1.255.255', '::ffff:10.1.2.3', '2001:db8::7']) expect(exempt(a), a).toBe(true);
+    for (const a of [
+      '127.0.0.1',
+      '127.200.3.4',
+      '::1',
+      '::ffff:127.0.0.1',
+      '10.1.255.255',
+      '::ffff:10.1.2.3',
+      '2001:db8::7',
+    ])
+      expect(exempt(a), a).toBe(true);
     for (const a of ['128.0.0.1', '10.2.0.1', '2001:db8::8', 'unknown', '']) expect(exempt(a), a).toBe(false);
     expect(exemptionMatcher([])('127.0.0.1')).toBe(false);
   });

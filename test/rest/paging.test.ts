@@ -3,7 +3,15 @@
  * describe per rule of the listNews / searchNews descriptions. Numbers and texts come from the contract.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { limitBounds, minRelevanceDefault, openapiDocument, operationParameters, plans, problems, searchRankingMax } from '../../src/contract/index.js';
+import {
+  limitBounds,
+  minRelevanceDefault,
+  openapiDocument,
+  operationParameters,
+  plans,
+  problems,
+  searchRankingMax,
+} from '../../src/contract/index.js';
 import { linkHeader, listNext, searchNext } from '../../src/http/paging.js';
 import { get, startTestService, type TestService } from '../support/service.js';
 
@@ -11,7 +19,8 @@ let svc: TestService;
 let ipSeq = 0;
 const ip = () => `127.2.${Math.floor(++ipSeq / 250)}.${(ipSeq % 250) + 1}`;
 const H = 3600_000;
-const param = (operationId: string, name: string) => operationParameters(operationId).find((p) => p.name === name)!.schema;
+const param = (operationId: string, name: string) =>
+  operationParameters(operationId).find((p) => p.name === name)!.schema;
 const SEARCH_LIMIT_DEFAULT: number = param('searchNews', 'limit').default;
 const LOOKBACK_MS = (tier: 'starter' | 'pro' | 'max') => plans[tier].lookbackHours * H;
 
@@ -120,15 +129,18 @@ describe('after and before cannot be combined: 400 with the contract text, count
 });
 
 describe('tickers: max keys only; other plans get 403 with the contract text, not counted', () => {
-  it.each(['starter', 'pro'] as const)('refuses a %s key before the rate limit: its one request of the minute is still free', async (tier) => {
-    const k = (await svc.key(tier)).key;
-    for (let i = 0; i < plans[tier].rateLimit + 1; i++) {
-      const r = await call('/v1/news?tickers=AAPL', k);
-      expectProblem(r, 'tickerFilterMaxPlanOnly');
-      expect(r.headers['x-ratelimit-limit']).toBeUndefined();
-    }
-    expect((await call('/v1/news', k)).status).toBe(200);
-  });
+  it.each(['starter', 'pro'] as const)(
+    'refuses a %s key before the rate limit: its one request of the minute is still free',
+    async (tier) => {
+      const k = (await svc.key(tier)).key;
+      for (let i = 0; i < plans[tier].rateLimit + 1; i++) {
+        const r = await call('/v1/news?tickers=AAPL', k);
+        expectProblem(r, 'tickerFilterMaxPlanOnly');
+        expect(r.headers['x-ratelimit-limit']).toBeUndefined();
+      }
+      expect((await call('/v1/news', k)).status).toBe(200);
+    },
+  );
   it('refuses tickers from a non-max key even when its value is malformed (tier access comes first)', async () => {
     const k = (await svc.key('pro')).key;
     expectProblem(await call('/v1/news?tickers=aapl', k), 'tickerFilterMaxPlanOnly');
@@ -140,7 +152,8 @@ describe('tickers filter: the articles about at least one of the listed instrume
     const k = (await svc.key('max')).key;
     await burst(30, [['AAPL'], ['MSFT'], ['AAPL', 'MSFT'], [], ['EUR/USD']]);
     const stored = await svc.store.articles.list({ afterMs: 0, limit: limitBounds.max });
-    const about = (symbols: string[]) => stored.filter((a) => a.tickers.some((t) => symbols.includes(t.ticker))).map((a) => a.id);
+    const about = (symbols: string[]) =>
+      stored.filter((a) => a.tickers.some((t) => symbols.includes(t.ticker))).map((a) => a.id);
     for (const symbols of [['AAPL'], ['AAPL', 'MSFT'], ['EUR/USD'], ['NVDA']]) {
       const seen: string[] = [];
       let path: string | null = `/v1/news?limit=7&tickers=${symbols.join(',')}`;
@@ -174,7 +187,11 @@ describe('min_relevance: the tickers filter keeps the articles where a listed in
   /** Three articles naming AAPL: as a source (0.2), as another company of the headline (0.8), as the subject (1). */
   async function graded(): Promise<string[]> {
     await svc.ingest(
-      [0.2, 0.8, 1].map((relevance, i) => ({ content: `graded article ${i}`, urgency: 'regular' as const, tickers: [{ ticker: 'AAPL', sentiment: 'neutral' as const, relevance }] })),
+      [0.2, 0.8, 1].map((relevance, i) => ({
+        content: `graded article ${i}`,
+        urgency: 'regular' as const,
+        tickers: [{ ticker: 'AAPL', sentiment: 'neutral' as const, relevance }],
+      })),
       svc.clock.now,
     );
     return archive();
@@ -208,12 +225,15 @@ describe('min_relevance: the tickers filter keeps the articles where a listed in
     expectProblem(await call('/v1/news?min_relevance=0.5', k), 'relevanceWithoutTickers');
     expectProblem(await call('/v1/news/search?q=fed&min_relevance=0.5', k), 'relevanceWithoutTickers');
   });
-  it.each(['1.5', '-0.1', 'abc', '1e-1', '', '0.5,0.6'])('answers min_relevance=%s with a 400 naming the parameter and its rule', async (v) => {
-    const k = (await svc.key('max')).key;
-    const r = await call(`/v1/news?tickers=AAPL&min_relevance=${encodeURIComponent(v)}`, k);
-    expect(r.status).toBe(400);
-    expect(r.body.detail).toBe('min_relevance must be a decimal number from 0 to 1, e.g. 0.8');
-  });
+  it.each(['1.5', '-0.1', 'abc', '1e-1', '', '0.5,0.6'])(
+    'answers min_relevance=%s with a 400 naming the parameter and its rule',
+    async (v) => {
+      const k = (await svc.key('max')).key;
+      const r = await call(`/v1/news?tickers=AAPL&min_relevance=${encodeURIComponent(v)}`, k);
+      expect(r.status).toBe(400);
+      expect(r.body.detail).toBe('min_relevance must be a decimal number from 0 to 1, e.g. 0.8');
+    },
+  );
   it('refuses tickers with min_relevance from a pro key (403, as tickers alone)', async () => {
     const k = (await svc.key('pro')).key;
     expectProblem(await call('/v1/news?tickers=AAPL&min_relevance=0.2', k), 'tickerFilterMaxPlanOnly');
@@ -221,29 +241,34 @@ describe('min_relevance: the tickers filter keeps the articles where a listed in
 });
 
 describe('the lookback window bounds every page: an after older than the window reads as its start', () => {
-  it.each(['starter', 'pro'] as const)('never returns an article older than the %s window, whatever the cursor', async (tier) => {
-    const k = (await svc.key(tier)).key;
-    const now = svc.clock.now;
-    await burst(2, [[]], now - LOOKBACK_MS(tier) - 10 * H);
-    const [veryOld] = await archive();
-    await burst(2, [[]], now - LOOKBACK_MS(tier) + H);
-    const inside = (await archive()).slice(2);
-    const r = await call(`/v1/news?after=${veryOld}`, k);
-    expect(ids(r)).toEqual(inside);
-    svc.clock.advance(61_000);
-    const back = await call(`/v1/news?before=${inside[1]}`, k);
-    expect(ids(back)).toEqual([inside[0]]);
-  });
+  it.each(['starter', 'pro'] as const)(
+    'never returns an article older than the %s window, whatever the cursor',
+    async (tier) => {
+      const k = (await svc.key(tier)).key;
+      const now = svc.clock.now;
+      await burst(2, [[]], now - LOOKBACK_MS(tier) - 10 * H);
+      const [veryOld] = await archive();
+      await burst(2, [[]], now - LOOKBACK_MS(tier) + H);
+      const inside = (await archive()).slice(2);
+      const r = await call(`/v1/news?after=${veryOld}`, k);
+      expect(ids(r)).toEqual(inside);
+      svc.clock.advance(61_000);
+      const back = await call(`/v1/news?before=${inside[1]}`, k);
+      expect(ids(back)).toEqual([inside[0]]);
+    },
+  );
 });
 
-describe('next keeps the request\'s other parameters (limit, since, urgency, tickers) and moves the cursor', () => {
+describe("next keeps the request's other parameters (limit, since, urgency, tickers) and moves the cursor", () => {
   it('writes them back in one order, values encoded only where they must be', async () => {
     const k = (await svc.key('max')).key;
     await burst(8, [['BRK.B']]);
     const since = new Date(svc.clock.now - H).toISOString().replace('Z', '+00:00');
     const r = await call(`/v1/news?tickers=BRK.B&urgency=regular&since=${since}&limit=2`, k);
     expect(r.body.count).toBe(2);
-    expect(r.body.next).toBe(`/v1/news?limit=2&since=${since.replace('+', '%2B')}&urgency=regular&tickers=BRK.B&min_relevance=${minRelevanceDefault}&before=${ids(r)[1]}`);
+    expect(r.body.next).toBe(
+      `/v1/news?limit=2&since=${since.replace('+', '%2B')}&urgency=regular&tickers=BRK.B&min_relevance=${minRelevanceDefault}&before=${ids(r)[1]}`,
+    );
     const next = await call(r.body.next, k);
     expect(next.status).toBe(200);
     expect(next.body.articles.every((a: any) => a.urgency === 'regular')).toBe(true);
@@ -253,7 +278,9 @@ describe('next keeps the request\'s other parameters (limit, since, urgency, tic
     expect(listNext({ limit: '3', after: 'A' }, 3, { count: 1, lastId: 'B' })).toBe('/v1/news?limit=3&after=B');
     expect(listNext({ limit: '3' }, 3, { count: 2, lastId: 'B' })).toBeNull();
     expect(listNext({ limit: '3', before: 'Z' }, 3, { count: 3, lastId: 'C' })).toBe('/v1/news?limit=3&before=C');
-    expect(listNext({ limit: '3', tickers: ['EUR/USD', 'X:Y'] }, 3, { count: 3, lastId: 'C' })).toBe('/v1/news?limit=3&tickers=EUR/USD,X:Y&before=C');
+    expect(listNext({ limit: '3', tickers: ['EUR/USD', 'X:Y'] }, 3, { count: 3, lastId: 'C' })).toBe(
+      '/v1/news?limit=3&tickers=EUR/USD,X:Y&before=C',
+    );
   });
 });
 
@@ -264,7 +291,10 @@ describe('search paging: offset, offset + limit at most the ranking, next and Li
     expectProblem(r, 'offsetPastRanking');
     expect(r.headers['x-ratelimit-remaining']).toBe(String(plans.max.rateLimit - 1));
     // With the default limit too.
-    expectProblem(await call(`/v1/news/search?q=fed&offset=${searchRankingMax - SEARCH_LIMIT_DEFAULT + 1}`, k), 'offsetPastRanking');
+    expectProblem(
+      await call(`/v1/news/search?q=fed&offset=${searchRankingMax - SEARCH_LIMIT_DEFAULT + 1}`, k),
+      'offsetPastRanking',
+    );
     expect((await call(`/v1/news/search?q=fed&offset=${searchRankingMax - 10}&limit=10`, k)).status).toBe(200);
   });
   it('pages through the ranking with next: the pages together are the unpaged ranking', async () => {
@@ -284,12 +314,16 @@ describe('search paging: offset, offset + limit at most the ranking, next and Li
     }
     expect(seen).toEqual(ids(whole));
     const filtered = await call('/v1/news/search?q=burst+article&tickers=MSFT', k);
-    expect(ids(filtered)).toEqual(ids(whole).filter((_, i) => whole.body.articles[i].tickers.some((t: any) => t.ticker === 'MSFT')));
+    expect(ids(filtered)).toEqual(
+      ids(whole).filter((_, i) => whole.body.articles[i].tickers.some((t: any) => t.ticker === 'MSFT')),
+    );
     expect(filtered.body.next).toBeNull();
   });
   it('pure rule: next moves offset on, cuts limit at the end of the ranking, null when not full or at the end', () => {
     expect(searchNext({ q: 'a b', offset: 0 }, 30, 30)).toBe('/v1/news/search?q=a%20b&limit=30&offset=30');
-    expect(searchNext({ q: 'x', offset: 60 }, 30, 30)).toBe(`/v1/news/search?q=x&limit=${searchRankingMax - 90}&offset=90`);
+    expect(searchNext({ q: 'x', offset: 60 }, 30, 30)).toBe(
+      `/v1/news/search?q=x&limit=${searchRankingMax - 90}&offset=90`,
+    );
     expect(searchNext({ q: 'x', offset: 0 }, 30, 29)).toBeNull();
     expect(searchNext({ q: 'x', offset: searchRankingMax - 10 }, 10, 10)).toBeNull();
   });

@@ -5,12 +5,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import { limitBounds, minRelevanceDefault, operationParameters, searchRankingMax } from '../../src/contract/index.js';
-import { parameterProblemDetail, parameterReader, readQuery, unknownParameterDetail } from '../../src/http/parameters.js';
+import {
+  parameterProblemDetail,
+  parameterReader,
+  readQuery,
+  unknownParameterDetail,
+} from '../../src/http/parameters.js';
 
 const list = parameterReader('listNews');
 const search = parameterReader('searchNews');
 const param = (op: string, name: string) => operationParameters(op).find((p) => p.name === name)!;
-const invalid = (op: string, name: string) => ({ ok: false, detail: parameterProblemDetail(param(op, name), 'invalid') });
+const invalid = (op: string, name: string) => ({
+  ok: false,
+  detail: parameterProblemDetail(param(op, name), 'invalid'),
+});
 const LIST_DEFAULT = param('listNews', 'limit').schema.default;
 
 describe('reading the query string', () => {
@@ -29,8 +37,14 @@ describe('reading the query string', () => {
 
 describe('each parameter as its schema says', () => {
   it('types what it reads: integers as numbers, tickers as an array, defaults for absent parameters', () => {
-    expect(list(readQuery('limit=7&tickers=EUR/USD,BRK.B&urgency=flash'))).toEqual({ ok: true, params: { limit: 7, tickers: ['EUR/USD', 'BRK.B'], urgency: 'flash', min_relevance: minRelevanceDefault } });
-    expect(list(readQuery(''))).toEqual({ ok: true, params: { limit: LIST_DEFAULT, min_relevance: minRelevanceDefault } });
+    expect(list(readQuery('limit=7&tickers=EUR/USD,BRK.B&urgency=flash'))).toEqual({
+      ok: true,
+      params: { limit: 7, tickers: ['EUR/USD', 'BRK.B'], urgency: 'flash', min_relevance: minRelevanceDefault },
+    });
+    expect(list(readQuery(''))).toEqual({
+      ok: true,
+      params: { limit: LIST_DEFAULT, min_relevance: minRelevanceDefault },
+    });
   });
   it('takes integers only in plain decimal digits, within the bounds', () => {
     for (const ok of [limitBounds.min, limitBounds.max]) expect(list(readQuery(`limit=${ok}`)).ok).toBe(true);
@@ -40,12 +54,14 @@ describe('each parameter as its schema says', () => {
   });
   it('takes a date-time with an offset that names a real instant', () => {
     expect(list(readQuery('since=2026-11-21T10:00:00Z')).ok).toBe(true);
-    for (const bad of ['2026-11-21T10:00:00', '2026-02-30T10:00:00Z', 'yesterday', '']) expect(list(readQuery(`since=${bad}`)), bad).toEqual(invalid('listNews', 'since'));
+    for (const bad of ['2026-11-21T10:00:00', '2026-02-30T10:00:00Z', 'yesterday', ''])
+      expect(list(readQuery(`since=${bad}`)), bad).toEqual(invalid('listNews', 'since'));
   });
   it('takes 1 to maxItems upper-case symbols, refusing an empty list', () => {
     const max = param('listNews', 'tickers').schema.maxItems as number;
     expect(list(readQuery(`tickers=${Array.from({ length: max }, (_, i) => `T${i}`).join(',')}`)).ok).toBe(true);
-    for (const bad of ['', 'aapl', 'AAPL,', Array.from({ length: max + 1 }, (_, i) => `T${i}`).join(',')]) expect(list(readQuery(`tickers=${bad}`)), bad).toEqual(invalid('listNews', 'tickers'));
+    for (const bad of ['', 'aapl', 'AAPL,', Array.from({ length: max + 1 }, (_, i) => `T${i}`).join(',')])
+      expect(list(readQuery(`tickers=${bad}`)), bad).toEqual(invalid('listNews', 'tickers'));
   });
   it('takes enums and ids as the contract writes them', () => {
     expect(list(readQuery('urgency=urgent'))).toEqual(invalid('listNews', 'urgency'));
@@ -54,8 +70,14 @@ describe('each parameter as its schema says', () => {
   it('refuses a query of only spaces, too short or missing', () => {
     expect(search(readQuery('q=++'))).toEqual(invalid('searchNews', 'q'));
     expect(search(readQuery('q=a'))).toEqual(invalid('searchNews', 'q'));
-    expect(search(readQuery('limit=5'))).toEqual({ ok: false, detail: parameterProblemDetail(param('searchNews', 'q'), 'missing') });
-    expect(search(readQuery(`q=fed&offset=${searchRankingMax - 1}&limit=1`))).toEqual({ ok: true, params: { q: 'fed', offset: searchRankingMax - 1, limit: 1, min_relevance: minRelevanceDefault } });
+    expect(search(readQuery('limit=5'))).toEqual({
+      ok: false,
+      detail: parameterProblemDetail(param('searchNews', 'q'), 'missing'),
+    });
+    expect(search(readQuery(`q=fed&offset=${searchRankingMax - 1}&limit=1`))).toEqual({
+      ok: true,
+      params: { q: 'fed', offset: searchRankingMax - 1, limit: 1, min_relevance: minRelevanceDefault },
+    });
   });
 });
 
@@ -65,7 +87,10 @@ describe('which parameter a 400 names', () => {
     expect(list(readQuery('=x'))).toEqual({ ok: false, detail: unknownParameterDetail('') });
   });
   it('then the parameters in the contract order: repeated, missing or invalid', () => {
-    expect(list(readQuery('urgency=x&limit=5&limit=6'))).toEqual({ ok: false, detail: parameterProblemDetail(param('listNews', 'limit'), 'repeated') });
+    expect(list(readQuery('urgency=x&limit=5&limit=6'))).toEqual({
+      ok: false,
+      detail: parameterProblemDetail(param('listNews', 'limit'), 'repeated'),
+    });
     expect(list(readQuery('urgency=x&limit=500'))).toEqual(invalid('listNews', 'limit'));
   });
 });

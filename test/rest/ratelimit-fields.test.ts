@@ -43,7 +43,9 @@ describe('the formatter writes the draft form', () => {
 
   it('escapes a String and refuses what a String cannot hold or an Integer too large', () => {
     expect(sfString('a"b\\c')).toBe('"a\\"b\\\\c"');
-    expect(parseRateLimit(rateLimitField('a"b\\c', 1, 2))).toEqual([{ policy: 'a"b\\c', remaining: 1, resetSeconds: 2 }]);
+    expect(parseRateLimit(rateLimitField('a"b\\c', 1, 2))).toEqual([
+      { policy: 'a"b\\c', remaining: 1, resetSeconds: 2 },
+    ]);
     expect(() => sfString('café')).toThrow(RangeError);
     expect(() => rateLimitField('x', 1e16, 1)).toThrow(RangeError);
     expect(() => rateLimitField('x', 1.5, 1)).toThrow(RangeError);

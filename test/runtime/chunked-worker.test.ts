@@ -9,7 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ChunkedWorker } from '../../src/runtime/off-thread.js';
 
 type Req = { count: number; size: number } | { ask: 'cancelled' };
-const worker = new ChunkedWorker<Req, number, unknown>(new URL('./chunk-worker.mjs', import.meta.url), (e) => new Error(e.message));
+const worker = new ChunkedWorker<Req, number, unknown>(
+  new URL('./chunk-worker.mjs', import.meta.url),
+  (e) => new Error(e.message),
+);
 afterAll(() => worker.stop());
 
 /** Everything the worker sent before now has been received: a second call's answer comes after it. */
@@ -43,7 +46,7 @@ describe('ChunkedWorker: chunks in order, each after the one before was taken', 
 });
 
 describe('ChunkedWorker: a consumer that throws ends the call', () => {
-  it('the call rejects with the consumer\'s error, no chunk comes after it, and the worker stops that request', async () => {
+  it("the call rejects with the consumer's error, no chunk comes after it, and the worker stops that request", async () => {
     const boom = new Error('the store failed');
     let chunks = 0;
     const err = await worker

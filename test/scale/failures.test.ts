@@ -39,7 +39,8 @@ function bounded<T>(p: Promise<T>, what: string, ms = 5000): Promise<T> {
     }),
   ]);
 }
-const getNews = (i: Instance, key: string, ip: string): Promise<Reply> => bounded(get(i.port, '/v1/news?limit=1', { key, ip }), `GET /v1/news (${ip})`);
+const getNews = (i: Instance, key: string, ip: string): Promise<Reply> =>
+  bounded(get(i.port, '/v1/news?limit=1', { key, ip }), `GET /v1/news (${ip})`);
 async function admin(i: Instance, path: string): Promise<{ status: number; text: string }> {
   const r = await fetch(`${i.adminUrl}${path}`, { signal: AbortSignal.timeout(5000) });
   return { status: r.status, text: await r.text() };
@@ -81,7 +82,8 @@ function clientPortsOf(pid: number, remotePort: number): number[] {
       if (f.length < 10) continue;
       const [local, remote, state, inode] = [f[1]!, f[2]!, f[3]!, f[9]!];
       // 01: ESTABLISHED
-      if (state === '01' && inodes.has(inode) && parseInt(remote.split(':')[1]!, 16) === remotePort) ports.push(parseInt(local.split(':')[1]!, 16));
+      if (state === '01' && inodes.has(inode) && parseInt(remote.split(':')[1]!, 16) === remotePort)
+        ports.push(parseInt(local.split(':')[1]!, 16));
     }
   }
   return ports;
@@ -104,7 +106,12 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     expect(svc.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     // Listening is not ready yet (its connections may still be opening): wait for /readyz to say so.
     let ready: { status: number; text: string } | undefined;
-    await until(async () => (ready = await admin(svc, '/readyz')).status === 200, 'the service ready', 30_000, 100).catch((e: Error) => {
+    await until(
+      async () => (ready = await admin(svc, '/readyz')).status === 200,
+      'the service ready',
+      30_000,
+      100,
+    ).catch((e: Error) => {
       throw new Error(`${e.message} (last: ${ready?.status} ${ready?.text})`);
     });
   }, 90_000);
@@ -200,7 +207,10 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     const pgPort = Number(new URL(PG_URL).port || 5432);
     const ports = clientPortsOf(svc.child.pid!, pgPort);
     expect(ports.length, 'the service holds PostgreSQL connections').toBeGreaterThanOrEqual(2);
-    const pgAdmin = new pg.Client({ connectionString: connectionString(PG_URL), application_name: 'fns test failures' });
+    const pgAdmin = new pg.Client({
+      connectionString: connectionString(PG_URL),
+      application_name: 'fns test failures',
+    });
     await pgAdmin.connect();
     // The cut lands while requests are in flight, and more follow right after it.
     const during = Array.from({ length: 10 }, () => getNews(svc, key, '127.93.5.1'));
@@ -226,7 +236,11 @@ describe.skipIf(missing.length > 0)('failure behaviour of fns serve on PostgreSQ
     const expectAcceptable = (r: Reply) => {
       expect([200, 503], r.text).toContain(r.status);
       if (r.status === 503) {
-        expect(r.body).toMatchObject({ status: 503, title: problems.serviceUnavailable.title, detail: problems.serviceUnavailable.detail });
+        expect(r.body).toMatchObject({
+          status: 503,
+          title: problems.serviceUnavailable.title,
+          detail: problems.serviceUnavailable.detail,
+        });
         expect(r.headers['retry-after']).toBe(String(limits.unavailableRetryAfterSeconds));
       }
     };

@@ -61,7 +61,10 @@ export async function deployment(opts: { redisUrl?: string } = {}): Promise<Depl
       return { status: r.status, stdout: r.stdout, stderr: r.stderr };
     },
     async serve(extraEnv = {}) {
-      const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: '0', ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, 'serve'], {
+        env: { ...env, PORT: '0', ...extraEnv },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout!.on('data', (c) => (out += c));
       child.stderr!.on('data', (c) => (out += c));
@@ -102,7 +105,8 @@ export async function deployment(opts: { redisUrl?: string } = {}): Promise<Depl
           check();
         });
       // The admin line follows the listening line (src/cli/main.ts).
-      const adminUrl = extraEnv.ADMIN_PORT !== undefined ? (await waitOutput(/admin listener on (http:\/\/\S+)/))[1]! : undefined;
+      const adminUrl =
+        extraEnv.ADMIN_PORT !== undefined ? (await waitOutput(/admin listener on (http:\/\/\S+)/))[1]! : undefined;
       const instance: Instance = {
         url,
         port: Number(new URL(url).port),
@@ -146,7 +150,9 @@ export function createKey(d: Deployment, tier: string): { key: string; key_id: s
  * within `ms` fails.
  */
 export function streamOutcome(instance: Instance, c: TestClient, keyId: string, ms = 5000): Promise<'open' | Closed> {
-  const admitted = instance.waitOutput(new RegExp(`^(?=[^\\n]*stream open)[^\\n]*\\b${keyId}\\b`, 'm'), ms).then(() => 'open' as const);
+  const admitted = instance
+    .waitOutput(new RegExp(`^(?=[^\\n]*stream open)[^\\n]*\\b${keyId}\\b`, 'm'), ms)
+    .then(() => 'open' as const);
   admitted.catch(() => {}); // when the close comes first
   return Promise.race([c.closed, admitted]);
 }

@@ -28,19 +28,30 @@ describe.skipIf(missing.length > 0)('two instances on PostgreSQL and Redis', () 
   }, 90_000);
   afterAll(async () => d?.close(), 60_000);
 
-  it.each(['starter', 'pro'] as const)('admits exactly the %s plan out of 200 concurrent requests spread over both', async (tier) => {
-    const { key } = createKey(d, tier);
-    const ip = tier === 'starter' ? '127.91.0.1' : '127.91.0.2';
-    const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => get((i % 2 ? a : b).port, '/v1/news?limit=1', { key, ip })));
-    const admitted = replies.filter((r) => r.status === 200).length;
-    expect(admitted).toBe(plans[tier].rateLimit);
-    expect(replies.filter((r) => r.status !== 200).every((r) => r.status === 429)).toBe(true);
-  });
+  it.each(['starter', 'pro'] as const)(
+    'admits exactly the %s plan out of 200 concurrent requests spread over both',
+    async (tier) => {
+      const { key } = createKey(d, tier);
+      const ip = tier === 'starter' ? '127.91.0.1' : '127.91.0.2';
+      const replies = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => get((i % 2 ? a : b).port, '/v1/news?limit=1', { key, ip })),
+      );
+      const admitted = replies.filter((r) => r.status === 200).length;
+      expect(admitted).toBe(plans[tier].rateLimit);
+      expect(replies.filter((r) => r.status !== 200).every((r) => r.status === 429)).toBe(true);
+    },
+  );
 
   it('opens exactly one of 50 simultaneous stream connects for one account spread over both', async () => {
     const { key } = createKey(d, 'pro');
-    const clients: TestClient[] = Array.from({ length: 50 }, (_, i) => connect(ws(i % 2 ? a : b), { key, ip: '127.91.1.1' }));
-    const outcomes = await Promise.all(clients.map((c) => c.opened.then(() => Promise.race([c.closed, new Promise((r) => setTimeout(() => r('open'), 1500))]))));
+    const clients: TestClient[] = Array.from({ length: 50 }, (_, i) =>
+      connect(ws(i % 2 ? a : b), { key, ip: '127.91.1.1' }),
+    );
+    const outcomes = await Promise.all(
+      clients.map((c) =>
+        c.opened.then(() => Promise.race([c.closed, new Promise((r) => setTimeout(() => r('open'), 1500))])),
+      ),
+    );
     const open = outcomes.filter((o) => o === 'open');
     expect(open).toHaveLength(1);
     for (const o of outcomes) if (o !== 'open') expect(o).toEqual(stream.closeCodes.secondConnection);
@@ -51,7 +62,10 @@ describe.skipIf(missing.length > 0)('two instances on PostgreSQL and Redis', () 
     const onA = connect(ws(a), { key: createKey(d, 'pro').key, ip: '127.91.2.1' });
     const onB = connect(ws(b), { key: createKey(d, 'max').key, ip: '127.91.2.2' });
     await Promise.all([onA.opened, onB.opened]);
-    const r = d.fns(['articles', 'ingest', '-', '--json'], '{"content":"FLASH: copper output halted at the world\'s largest mine"}\n');
+    const r = d.fns(
+      ['articles', 'ingest', '-', '--json'],
+      '{"content":"FLASH: copper output halted at the world\'s largest mine"}\n',
+    );
     expect(r.status, r.stderr).toBe(0);
     const [id] = JSON.parse(r.stdout).ids;
     const [gotA, gotB] = await Promise.all([onA.received(1, 10_000), onB.received(1, 10_000)]);

@@ -68,7 +68,8 @@ describe.skipIf(missing.length > 0)('webhooks from two instances on PostgreSQL',
     const ids = new Set<string>();
     while (ids.size < 10 * ENDPOINTS) {
       await receiver.waitFor(receiver.received.length + 1);
-      for (const x of receiver.received.slice(before)) if (contentOf(x.body).startsWith('Takeover')) ids.add(String(x.headers['webhook-id']));
+      for (const x of receiver.received.slice(before))
+        if (contentOf(x.body).startsWith('Takeover')) ids.add(String(x.headers['webhook-id']));
     }
     // The lease of the dead holder had to run out first (it renews every refreshMs).
     expect(Date.now() - killedAt).toBeGreaterThan(DISPATCH_DEFAULTS.leaseMs - 2 * DISPATCH_DEFAULTS.refreshMs - 1000);

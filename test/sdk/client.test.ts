@@ -8,12 +8,22 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { FnsClient, FnsProblem, FnsStreamClosed, reconnectDelayMs, type StreamEvent } from '../../clients/typescript/src/index.js';
+import {
+  FnsClient,
+  FnsProblem,
+  FnsStreamClosed,
+  reconnectDelayMs,
+  type StreamEvent,
+} from '../../clients/typescript/src/index.js';
 import { problems, stream as streamRules } from '../../src/contract/index.js';
 import { loopbackFetch, nextLoopbackAddress } from '../parity/loopback-fetch.js';
 import { startMockTarget, startRealTarget, type ParityTarget } from '../parity/targets.js';
 
-function client(target: ParityTarget, apiKey: string, extra: Partial<ConstructorParameters<typeof FnsClient>[0]> = {}): FnsClient {
+function client(
+  target: ParityTarget,
+  apiKey: string,
+  extra: Partial<ConstructorParameters<typeof FnsClient>[0]> = {},
+): FnsClient {
   return new FnsClient({ baseUrl: target.baseUrl, apiKey, fetch: loopbackFetch(nextLoopbackAddress()), ...extra });
 }
 const socket = () => ({ localAddress: nextLoopbackAddress() });
@@ -50,7 +60,9 @@ describe.each([
     });
 
     it('turns a problem into FnsProblem with the contract text', async () => {
-      const err = await client(target, target.unknownKey).listNews().catch((e: unknown) => e);
+      const err = await client(target, target.unknownKey)
+        .listNews()
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(FnsProblem);
       expect(err).toMatchObject({ status: 401, detail: problems.invalidApiKey.detail });
     });
@@ -77,7 +89,10 @@ describe.each([
       const it = client(target, target.keys.starter).stream({ webSocket: socket(), onEvent: (e) => events.push(e) });
       const err = await take(it, 1).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(FnsStreamClosed);
-      expect(err).toMatchObject({ code: streamRules.closeCodes.planRequired.code, reason: streamRules.closeCodes.planRequired.reason });
+      expect(err).toMatchObject({
+        code: streamRules.closeCodes.planRequired.code,
+        reason: streamRules.closeCodes.planRequired.reason,
+      });
       expect(events.filter((e) => e.type === 'retry')).toEqual([]);
     });
   });
@@ -89,7 +104,11 @@ describe('waiting on 429 Retry-After', () => {
       status: 429,
       headers: { 'content-type': 'application/problem+json', 'retry-after': '2' },
     });
-  const ok = () => new Response(JSON.stringify({ tier: 'pro', rate_limit: 60, period_end: null }), { status: 200, headers: { 'content-type': 'application/json' } });
+  const ok = () =>
+    new Response(JSON.stringify({ tier: 'pro', rate_limit: 60, period_end: null }), {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
 
   it('is off by default: the 429 is thrown with its Retry-After', async () => {
     const fns = new FnsClient({ baseUrl: 'http://fns.invalid', apiKey: 'k', fetch: async () => tooMany() });
@@ -99,13 +118,25 @@ describe('waiting on 429 Retry-After', () => {
   it('when asked, waits Retry-After and tries again', async () => {
     const replies = [tooMany(), ok()];
     const waits: number[] = [];
-    const fns = new FnsClient({ baseUrl: 'http://fns.invalid', apiKey: 'k', fetch: async () => replies.shift()!, waitOnRateLimit: true, sleep: async (ms) => void waits.push(ms) });
+    const fns = new FnsClient({
+      baseUrl: 'http://fns.invalid',
+      apiKey: 'k',
+      fetch: async () => replies.shift()!,
+      waitOnRateLimit: true,
+      sleep: async (ms) => void waits.push(ms),
+    });
     await expect(fns.getAccountUsage()).resolves.toMatchObject({ tier: 'pro' });
     expect(waits).toEqual([2000]);
   });
 
   it('gives up when the wait would be longer than allowed', async () => {
-    const fns = new FnsClient({ baseUrl: 'http://fns.invalid', apiKey: 'k', fetch: async () => tooMany(), waitOnRateLimit: { maxWaitMs: 1000 }, sleep: async () => {} });
+    const fns = new FnsClient({
+      baseUrl: 'http://fns.invalid',
+      apiKey: 'k',
+      fetch: async () => tooMany(),
+      waitOnRateLimit: { maxWaitMs: 1000 },
+      sleep: async () => {},
+    });
     await expect(fns.getAccountUsage()).rejects.toBeInstanceOf(FnsProblem);
   });
 });
@@ -131,12 +162,29 @@ describe('reconnecting', () => {
       close: () => new Promise<void>((r) => (wss.close(), server.closeAllConnections(), server.close(() => r()))),
     };
   }
-  const article = (id: string) => JSON.stringify({ id, content: `a ${id}`, urgency: 'regular', sentiment: null, published_at: null, received_at: '2026-11-22T00:00:00.000Z' });
+  const article = (id: string) =>
+    JSON.stringify({
+      id,
+      content: `a ${id}`,
+      urgency: 'regular',
+      sentiment: null,
+      published_at: null,
+      received_at: '2026-11-22T00:00:00.000Z',
+    });
 
   it('reconnects on "try again later" and never delivers an id twice or backwards', async () => {
     const server = await scripted([
-      (ws) => (ws.send(article('01A')), ws.send(article('01B')), ws.close(streamRules.closeCodes.slowConsumer.code, streamRules.closeCodes.slowConsumer.reason)),
-      (ws) => (ws.send(article('01B')), ws.send(article('01A')), ws.send(article('01C')), ws.close(streamRules.closeCodes.shuttingDown.code, streamRules.closeCodes.shuttingDown.reason)),
+      (ws) => (
+        ws.send(article('01A')),
+        ws.send(article('01B')),
+        ws.close(streamRules.closeCodes.slowConsumer.code, streamRules.closeCodes.slowConsumer.reason)
+      ),
+      (ws) => (
+        ws.send(article('01B')),
+        ws.send(article('01A')),
+        ws.send(article('01C')),
+        ws.close(streamRules.closeCodes.shuttingDown.code, streamRules.closeCodes.shuttingDown.reason)
+      ),
       (ws) => ws.send(article('01D')),
     ]);
     try {
@@ -154,7 +202,11 @@ describe('reconnecting', () => {
     const unavailable = streamRules.closeCodes.unavailable;
 
     it('right after its own connection dropped', async () => {
-      const server = await scripted([(ws) => (ws.send(article('01A')), setTimeout(() => ws.terminate(), 20)), (ws) => ws.close(code, reason), (ws) => ws.send(article('01B'))]);
+      const server = await scripted([
+        (ws) => (ws.send(article('01A')), setTimeout(() => ws.terminate(), 20)),
+        (ws) => ws.close(code, reason),
+        (ws) => ws.send(article('01B')),
+      ]);
       try {
         const fns = new FnsClient({ baseUrl: server.url, apiKey: 'k' });
         const got = await take(fns.stream({ backoff: { initialMs: 5, maxMs: 10 } }), 2);
@@ -193,7 +245,12 @@ describe('reconnecting', () => {
         const events: StreamEvent[] = [];
         const fns = new FnsClient({ baseUrl: refused.url, apiKey: 'k' });
         const started = Date.now();
-        await expect(take(fns.stream({ slotGraceMs: 150, backoff: { initialMs: 20, maxMs: 40 }, onEvent: (e) => events.push(e) }), 1)).rejects.toMatchObject({ code, reason });
+        await expect(
+          take(
+            fns.stream({ slotGraceMs: 150, backoff: { initialMs: 20, maxMs: 40 }, onEvent: (e) => events.push(e) }),
+            1,
+          ),
+        ).rejects.toMatchObject({ code, reason });
         expect(Date.now() - started).toBeGreaterThanOrEqual(150);
         expect(refused.connections()).toBeGreaterThan(1);
         const closes = events.filter((e) => e.type === 'close');
@@ -237,7 +294,10 @@ describe('reconnecting', () => {
     try {
       const events: StreamEvent[] = [];
       const fns = new FnsClient({ baseUrl: server.url, apiKey: 'k' });
-      const got = await take(fns.stream({ deadAfterMs: 200, backoff: { initialMs: 10, maxMs: 20 }, onEvent: (e) => events.push(e) }), 1);
+      const got = await take(
+        fns.stream({ deadAfterMs: 200, backoff: { initialMs: 10, maxMs: 20 }, onEvent: (e) => events.push(e) }),
+        1,
+      );
       expect(got.map((a) => a.id)).toEqual(['01A']);
       expect(events.map((e) => e.type)).toContain('dead');
     } finally {

@@ -98,12 +98,16 @@ describe('the packed client in a clean project, installed as the READMEs say', (
     expect(paths.filter((p) => p.startsWith('src/') || p.startsWith('test/'))).toEqual([]);
   });
 
-  it.each(READMES)('runs the example of %s as written, saved as try-client.js, against the mock', async (_name, readme) => {
-    const code = example(readFileSync(readme, 'utf8'));
-    expect(code).toContain(README_MOCK_URL);
-    writeFileSync(join(app, 'try-client.js'), code.replace(README_MOCK_URL, mock.url));
-    expectExampleRan(await runNode('try-client.js', app));
-  }, 90_000);
+  it.each(READMES)(
+    'runs the example of %s as written, saved as try-client.js, against the mock',
+    async (_name, readme) => {
+      const code = example(readFileSync(readme, 'utf8'));
+      expect(code).toContain(README_MOCK_URL);
+      writeFileSync(join(app, 'try-client.js'), code.replace(README_MOCK_URL, mock.url));
+      expectExampleRan(await runNode('try-client.js', app));
+    },
+    90_000,
+  );
 
   it('type-checks a partner program against the packed declarations', () => {
     writeFileSync(
@@ -111,16 +115,34 @@ describe('the packed client in a clean project, installed as the READMEs say', (
       [
         "import { FnsClient, FnsProblem, type Article, type NewsList } from '@fns/client';",
         "const fns = new FnsClient({ baseUrl: 'http://127.0.0.1:4010', apiKey: 'fns_test_max' });",
-        'const page: Promise<NewsList> = fns.listNews({ limit: 5, tickers: [\'AAPL\'] });',
-        "const first = async (): Promise<Article | undefined> => (await page).articles[0];",
+        "const page: Promise<NewsList> = fns.listNews({ limit: 5, tickers: ['AAPL'] });",
+        'const first = async (): Promise<Article | undefined> => (await page).articles[0];',
         'void first; void FnsProblem;',
         '// @ts-expect-error: urgency is an enum of the contract',
         "void fns.listNews({ urgency: 'soon' });",
         '',
       ].join('\n'),
     );
-    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: [] }, files: ['check.ts'] }));
-    const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: app, encoding: 'utf8' });
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: [],
+        },
+        files: ['check.ts'],
+      }),
+    );
+    const tsc = spawnSync(
+      process.execPath,
+      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
+      { cwd: app, encoding: 'utf8' },
+    );
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
   });
@@ -131,7 +153,9 @@ describe('the client inside the checkout, after npm run build:sdk (an npm worksp
   const here = join(root, 'node_modules', '.cache', 'fns-sdk-readme');
   beforeAll(async () => {
     mock = await startMock({ port: 0, host: '127.0.0.1', streamIntervalMs: 100 });
-    const build = shellBlocks(readFileSync(join(root, 'README.md'), 'utf8')).find((b) => b.trim() === 'npm run build:sdk');
+    const build = shellBlocks(readFileSync(join(root, 'README.md'), 'utf8')).find(
+      (b) => b.trim() === 'npm run build:sdk',
+    );
     expect(build, 'the README shows `npm run build:sdk` as a block of its own').toBeDefined();
     sh(build!.trim(), root);
     mkdirSync(here, { recursive: true });

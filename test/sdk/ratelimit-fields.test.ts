@@ -7,14 +7,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FnsClient } from '../../clients/typescript/src/index.js';
 import type { RateLimit } from '../../clients/typescript/src/rest.js';
-import { parseList, parseRateLimit, parseRateLimitPolicy, rateLimitWaitSeconds, SfToken } from '../../clients/typescript/src/ratelimit.js';
+import {
+  parseList,
+  parseRateLimit,
+  parseRateLimitPolicy,
+  rateLimitWaitSeconds,
+  SfToken,
+} from '../../clients/typescript/src/ratelimit.js';
 import { plans } from '../../src/contract/index.js';
 import { loopbackFetch, nextLoopbackAddress } from '../parity/loopback-fetch.js';
 import { startMockTarget, startRealTarget, type ParityTarget } from '../parity/targets.js';
 
 describe('RateLimit-Policy, as the draft writes it', () => {
   it('one policy with a window', () => {
-    expect(parseRateLimitPolicy('"default";q=100;w=10')).toEqual([{ policy: 'default', quota: 100, windowSeconds: 10 }]);
+    expect(parseRateLimitPolicy('"default";q=100;w=10')).toEqual([
+      { policy: 'default', quota: 100, windowSeconds: 10 },
+    ]);
   });
 
   it('several policies in one list', () => {
@@ -22,23 +30,37 @@ describe('RateLimit-Policy, as the draft writes it', () => {
       { policy: 'permin', quota: 50, windowSeconds: 60 },
       { policy: 'perhr', quota: 1000, windowSeconds: 3600 },
     ]);
-    expect(parseRateLimitPolicy('"burst";q=100;w=60,"daily";q=1000;w=86400')?.map((p) => p.policy)).toEqual(['burst', 'daily']);
+    expect(parseRateLimitPolicy('"burst";q=100;w=60,"daily";q=1000;w=86400')?.map((p) => p.policy)).toEqual([
+      'burst',
+      'daily',
+    ]);
   });
 
   it('a quota unit and a partition key (a byte sequence, ignored)', () => {
     expect(parseRateLimitPolicy('"peruser";q=65535;qu="content-bytes";w=10;pk=:sdfjLJUOUH==:')).toEqual([
       { policy: 'peruser', quota: 65535, windowSeconds: 10, unit: 'content-bytes' },
     ]);
-    expect(parseRateLimitPolicy('"peruser";q=100;w=60;pk=:cHsdsRa894==:')).toEqual([{ policy: 'peruser', quota: 100, windowSeconds: 60 }]);
+    expect(parseRateLimitPolicy('"peruser";q=100;w=60;pk=:cHsdsRa894==:')).toEqual([
+      { policy: 'peruser', quota: 100, windowSeconds: 60 },
+    ]);
   });
 
   it('parameters in any order, unknown ones ignored, without a window', () => {
-    expect(parseRateLimitPolicy('"default";w=10;acme-burst=5;q=100')).toEqual([{ policy: 'default', quota: 100, windowSeconds: 10 }]);
+    expect(parseRateLimitPolicy('"default";w=10;acme-burst=5;q=100')).toEqual([
+      { policy: 'default', quota: 100, windowSeconds: 10 },
+    ]);
     expect(parseRateLimitPolicy('"default";q=7;comment="free text";flag')).toEqual([{ policy: 'default', quota: 7 }]);
   });
 
   it('rejects a field without a quota, with a zero or negative window, or a decimal quota', () => {
-    for (const bad of ['"default";w=10', '"default";q=10;w=0', '"default";q=-1', '"default";q=1.5;w=10', '"default";q="100"', '"default";q=10;qu=requests']) {
+    for (const bad of [
+      '"default";w=10',
+      '"default";q=10;w=0',
+      '"default";q=-1',
+      '"default";q=1.5;w=10',
+      '"default";q="100"',
+      '"default";q=10;qu=requests',
+    ]) {
       expect(parseRateLimitPolicy(bad), bad).toBeUndefined();
     }
   });
@@ -51,7 +73,9 @@ describe('RateLimit, as the draft writes it', () => {
 
   it('no reset, a partition key', () => {
     expect(parseRateLimit('"default";r=999;pk=:dHJpYWwxMjEzMjM=:')).toEqual([{ policy: 'default', remaining: 999 }]);
-    expect(parseRateLimit('"default";r=300000000;t=60;pk=:QXBwLTk5OQ==:')).toEqual([{ policy: 'default', remaining: 300_000_000, resetSeconds: 60 }]);
+    expect(parseRateLimit('"default";r=300000000;t=60;pk=:QXBwLTk5OQ==:')).toEqual([
+      { policy: 'default', remaining: 300_000_000, resetSeconds: 60 },
+    ]);
   });
 
   it('parameters in any order, unknown ones ignored, several policies, field lines joined by fetch', () => {
@@ -117,27 +141,53 @@ describe('the Structured Field List parser', () => {
 
   it('reads inner lists', () => {
     expect(parseList('("a" 1);x=2, b')).toEqual([
-      { items: [{ value: 'a', params: new Map() }, { value: 1, params: new Map() }], params: new Map([['x', 2]]) },
+      {
+        items: [
+          { value: 'a', params: new Map() },
+          { value: 1, params: new Map() },
+        ],
+        params: new Map([['x', 2]]),
+      },
       { value: new SfToken('b'), params: new Map() },
     ]);
   });
 
-  it.each(['1.', '1.2345', '1234567890123.1', '?2', ':not base64!:', '"a" "b"', ',', 'a,,b', '%"caf%C3%A9"'])('refuses %s', (value) => {
-    expect(() => parseList(value)).toThrow();
-  });
+  it.each(['1.', '1.2345', '1234567890123.1', '?2', ':not base64!:', '"a" "b"', ',', 'a,,b', '%"caf%C3%A9"'])(
+    'refuses %s',
+    (value) => {
+      expect(() => parseList(value)).toThrow();
+    },
+  );
 });
 
 describe('the client reads the standard fields', () => {
   const headers = (h: Record<string, string>) => ({ 'content-type': 'application/problem+json', ...h });
   const tooMany = (h: Record<string, string>) =>
-    new Response(JSON.stringify({ type: 'urn:fns:problem:rate-limit-exceeded', title: 'Too Many Requests', status: 429, detail: 'Rate limit exceeded. Try again shortly.' }), { status: 429, headers: headers(h) });
+    new Response(
+      JSON.stringify({
+        type: 'urn:fns:problem:rate-limit-exceeded',
+        title: 'Too Many Requests',
+        status: 429,
+        detail: 'Rate limit exceeded. Try again shortly.',
+      }),
+      { status: 429, headers: headers(h) },
+    );
   const ok = (h: Record<string, string> = {}) =>
-    new Response(JSON.stringify({ tier: 'max', rate_limit: 60, period_end: null }), { status: 200, headers: { 'content-type': 'application/json', ...h } });
+    new Response(JSON.stringify({ tier: 'max', rate_limit: 60, period_end: null }), {
+      status: 200,
+      headers: { 'content-type': 'application/json', ...h },
+    });
 
   it('waits the `t` of RateLimit on a 429 without Retry-After', async () => {
     const replies = [tooMany({ 'RateLimit-Policy': '"max";q=60;w=60', RateLimit: '"max";r=0;t=7' }), ok()];
     const waits: number[] = [];
-    const fns = new FnsClient({ baseUrl: 'http://fns.invalid', apiKey: 'k', fetch: async () => replies.shift()!, waitOnRateLimit: true, sleep: async (ms) => void waits.push(ms) });
+    const fns = new FnsClient({
+      baseUrl: 'http://fns.invalid',
+      apiKey: 'k',
+      fetch: async () => replies.shift()!,
+      waitOnRateLimit: true,
+      sleep: async (ms) => void waits.push(ms),
+    });
     await fns.getAccountUsage();
     expect(waits).toEqual([7000]);
   });
@@ -145,14 +195,28 @@ describe('the client reads the standard fields', () => {
   it('Retry-After takes precedence over RateLimit (the draft)', async () => {
     const replies = [tooMany({ 'Retry-After': '3', RateLimit: '"max";r=0;t=7' }), ok()];
     const waits: number[] = [];
-    const fns = new FnsClient({ baseUrl: 'http://fns.invalid', apiKey: 'k', fetch: async () => replies.shift()!, waitOnRateLimit: true, sleep: async (ms) => void waits.push(ms) });
+    const fns = new FnsClient({
+      baseUrl: 'http://fns.invalid',
+      apiKey: 'k',
+      fetch: async () => replies.shift()!,
+      waitOnRateLimit: true,
+      sleep: async (ms) => void waits.push(ms),
+    });
     await fns.getAccountUsage();
     expect(waits).toEqual([3000]);
   });
 
   it('falls back to X-RateLimit-Reset when neither is there, and to X-RateLimit-* when RateLimit is malformed', async () => {
     const reset = Math.floor(Date.now() / 1000) + 4;
-    const replies = [tooMany({ 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(reset), RateLimit: 'garbage;;' }), ok()];
+    const replies = [
+      tooMany({
+        'X-RateLimit-Limit': '60',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': String(reset),
+        RateLimit: 'garbage;;',
+      }),
+      ok(),
+    ];
     const waits: number[] = [];
     const seen: RateLimit[] = [];
     const fns = new FnsClient({
@@ -171,7 +235,12 @@ describe('the client reads the standard fields', () => {
 
   it('onRateLimit reports the standard fields with the policy name', async () => {
     const seen: RateLimit[] = [];
-    const fns = new FnsClient({ baseUrl: 'http://fns.invalid', apiKey: 'k', fetch: async () => ok({ 'RateLimit-Policy': '"max";q=60;w=60', RateLimit: '"max";r=59;t=42' }), onRateLimit: (r) => void seen.push(r) });
+    const fns = new FnsClient({
+      baseUrl: 'http://fns.invalid',
+      apiKey: 'k',
+      fetch: async () => ok({ 'RateLimit-Policy': '"max";q=60;w=60', RateLimit: '"max";r=59;t=42' }),
+      onRateLimit: (r) => void seen.push(r),
+    });
     const before = Math.ceil(Date.now() / 1000);
     await fns.getAccountUsage();
     expect(seen).toHaveLength(1);
@@ -193,29 +262,54 @@ describe.each([
 
   it('a counted list: the policy is the tier, and the values agree with X-RateLimit-*', async () => {
     const seen: RateLimit[] = [];
-    const fns = new FnsClient({ baseUrl: target.baseUrl, apiKey: target.keys.pro, fetch: loopbackFetch(nextLoopbackAddress()), onRateLimit: (r) => void seen.push(r) });
+    const fns = new FnsClient({
+      baseUrl: target.baseUrl,
+      apiKey: target.keys.pro,
+      fetch: loopbackFetch(nextLoopbackAddress()),
+      onRateLimit: (r) => void seen.push(r),
+    });
     await fns.listNews({ limit: 1 });
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ policy: 'pro', limit: plans.pro.rateLimit, remaining: plans.pro.rateLimit - 1 });
 
-    const response = await loopbackFetch(nextLoopbackAddress())(`${target.baseUrl}/v1/news?limit=1`, { headers: { 'X-API-Key': target.keys.max } });
+    const response = await loopbackFetch(nextLoopbackAddress())(`${target.baseUrl}/v1/news?limit=1`, {
+      headers: { 'X-API-Key': target.keys.max },
+    });
     const policy = parseRateLimitPolicy(response.headers.get('ratelimit-policy'));
     const current = parseRateLimit(response.headers.get('ratelimit'));
-    expect(policy).toEqual([{ policy: 'max', quota: Number(response.headers.get('x-ratelimit-limit')), windowSeconds: 60 }]);
-    expect(current).toMatchObject([{ policy: 'max', remaining: Number(response.headers.get('x-ratelimit-remaining')) }]);
+    expect(policy).toEqual([
+      { policy: 'max', quota: Number(response.headers.get('x-ratelimit-limit')), windowSeconds: 60 },
+    ]);
+    expect(current).toMatchObject([
+      { policy: 'max', remaining: Number(response.headers.get('x-ratelimit-remaining')) },
+    ]);
   });
 
-  it.runIf(name === 'mock')('Prefer answers: r=0 and t=Retry-After on a 429, no standard fields where X-RateLimit-* are removed', async () => {
-    const get = (path: string, prefer: string) => loopbackFetch(nextLoopbackAddress())(`${target.baseUrl}${path}`, { headers: { 'X-API-Key': target.keys.pro, Prefer: prefer } });
-    const tooMany = await get('/v1/news', 'code=429');
-    expect(tooMany.status).toBe(429);
-    expect(parseRateLimit(tooMany.headers.get('ratelimit'))).toEqual([{ policy: 'pro', remaining: 0, resetSeconds: Number(tooMany.headers.get('retry-after')) }]);
-    expect(parseRateLimitPolicy(tooMany.headers.get('ratelimit-policy'))).toEqual([{ policy: 'pro', quota: plans.pro.rateLimit, windowSeconds: 60 }]);
-    for (const [path, prefer] of [['/v1/news', 'code=401'], ['/v1/news', 'code=503'], ['/v1/news/search?q=fed', 'code=403']] as const) {
-      const r = await get(path, prefer);
-      expect(r.headers.get('x-ratelimit-limit'), `${path} ${prefer}`).toBeNull();
-      expect(r.headers.get('ratelimit'), `${path} ${prefer}`).toBeNull();
-      expect(r.headers.get('ratelimit-policy'), `${path} ${prefer}`).toBeNull();
-    }
-  });
+  it.runIf(name === 'mock')(
+    'Prefer answers: r=0 and t=Retry-After on a 429, no standard fields where X-RateLimit-* are removed',
+    async () => {
+      const get = (path: string, prefer: string) =>
+        loopbackFetch(nextLoopbackAddress())(`${target.baseUrl}${path}`, {
+          headers: { 'X-API-Key': target.keys.pro, Prefer: prefer },
+        });
+      const tooMany = await get('/v1/news', 'code=429');
+      expect(tooMany.status).toBe(429);
+      expect(parseRateLimit(tooMany.headers.get('ratelimit'))).toEqual([
+        { policy: 'pro', remaining: 0, resetSeconds: Number(tooMany.headers.get('retry-after')) },
+      ]);
+      expect(parseRateLimitPolicy(tooMany.headers.get('ratelimit-policy'))).toEqual([
+        { policy: 'pro', quota: plans.pro.rateLimit, windowSeconds: 60 },
+      ]);
+      for (const [path, prefer] of [
+        ['/v1/news', 'code=401'],
+        ['/v1/news', 'code=503'],
+        ['/v1/news/search?q=fed', 'code=403'],
+      ] as const) {
+        const r = await get(path, prefer);
+        expect(r.headers.get('x-ratelimit-limit'), `${path} ${prefer}`).toBeNull();
+        expect(r.headers.get('ratelimit'), `${path} ${prefer}`).toBeNull();
+        expect(r.headers.get('ratelimit-policy'), `${path} ${prefer}`).toBeNull();
+      }
+    },
+  );
 });

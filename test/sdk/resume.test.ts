@@ -11,7 +11,11 @@ import { FnsClient, type StreamEvent } from '../../clients/typescript/src/index.
 import { mockTarget, realTarget, rng, type Target } from '../parity/burst-targets.js';
 
 /** A loopback TCP proxy to `target` that cuts each connection after a random number of bytes from upstream. */
-async function cuttingProxy(target: URL, random: () => number, meanBytes: number): Promise<{ url: string; cuts: () => number; close: () => Promise<void> }> {
+async function cuttingProxy(
+  target: URL,
+  random: () => number,
+  meanBytes: number,
+): Promise<{ url: string; cuts: () => number; close: () => Promise<void> }> {
   let cuts = 0;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {

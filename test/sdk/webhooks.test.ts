@@ -25,40 +25,76 @@ const reason = (fn: () => unknown): string => {
 
 /** Signs like the Standard Webhooks specification says, independently of the service. */
 function independentSign(secret: string, id: string, ts: number, body: string): string {
-  return `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${ts}.${body}`).digest('base64')}`;
+  return `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${ts}.${body}`)
+    .digest('base64')}`;
 }
 
 const body = JSON.stringify({
   type: 'article.created',
   timestamp: '2026-11-24T14:09:59.871Z',
-  data: { id: '01JD0Q2V5N8Y3C7KQ4W9M6T1ZB', content: 'Fed holds', urgency: 'breaking', sentiment: null, published_at: null, received_at: '2026-11-24T14:09:59.871Z' },
+  data: {
+    id: '01JD0Q2V5N8Y3C7KQ4W9M6T1ZB',
+    content: 'Fed holds',
+    urgency: 'breaking',
+    sentiment: null,
+    published_at: null,
+    received_at: '2026-11-24T14:09:59.871Z',
+  },
 });
 
 describe('verifyWebhook: signatures per the Standard Webhooks specification', () => {
   it("accepts the specification's test vector signature (the body is not ours, so it stops at the body check)", () => {
-    const headers = { 'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek', 'webhook-timestamp': '1614265330', 'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=' };
-    const verify = () => verifyWebhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', headers, '{"test": 2432232314}', { nowSeconds: 1614265330 });
+    const headers = {
+      'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      'webhook-timestamp': '1614265330',
+      'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    };
+    const verify = () =>
+      verifyWebhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', headers, '{"test": 2432232314}', {
+        nowSeconds: 1614265330,
+      });
     expect(reason(verify)).toBe('body');
-    expect(reason(() => verifyWebhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', headers, '{"test": 2432232315}', { nowSeconds: 1614265330 }))).toBe('signature');
+    expect(
+      reason(() =>
+        verifyWebhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', headers, '{"test": 2432232315}', {
+          nowSeconds: 1614265330,
+        }),
+      ),
+    ).toBe('signature');
   });
 
   it('returns the typed message signed by an independent implementation; fetch Headers work too', () => {
     const secret = newSecret();
     const ts = 1_732_457_400;
-    const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(ts), 'webhook-signature': independentSign(secret, 'msg_1', ts, body) };
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(ts),
+      'webhook-signature': independentSign(secret, 'msg_1', ts, body),
+    };
     const m = verifyWebhook(secret, headers, body, { nowSeconds: ts + 10 });
     expect(m.type).toBe('article.created');
     expect(m.data.content).toBe('Fed holds');
-    expect(verifyWebhook(secret, new Headers(headers), Buffer.from(body), { nowSeconds: ts }).data.id).toBe('01JD0Q2V5N8Y3C7KQ4W9M6T1ZB');
+    expect(verifyWebhook(secret, new Headers(headers), Buffer.from(body), { nowSeconds: ts }).data.id).toBe(
+      '01JD0Q2V5N8Y3C7KQ4W9M6T1ZB',
+    );
   });
 
   it('throws on a wrong secret, a changed body, a changed id, and a timestamp more than 5 minutes off', () => {
     const secret = newSecret();
     const ts = 1_732_457_400;
-    const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(ts), 'webhook-signature': independentSign(secret, 'msg_1', ts, body) };
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(ts),
+      'webhook-signature': independentSign(secret, 'msg_1', ts, body),
+    };
     expect(reason(() => verifyWebhook(newSecret(), headers, body, { nowSeconds: ts }))).toBe('signature');
-    expect(reason(() => verifyWebhook(secret, headers, body.replace('Fed holds', 'Fed hikes'), { nowSeconds: ts }))).toBe('signature');
-    expect(reason(() => verifyWebhook(secret, { ...headers, 'webhook-id': 'msg_2' }, body, { nowSeconds: ts }))).toBe('signature');
+    expect(
+      reason(() => verifyWebhook(secret, headers, body.replace('Fed holds', 'Fed hikes'), { nowSeconds: ts })),
+    ).toBe('signature');
+    expect(reason(() => verifyWebhook(secret, { ...headers, 'webhook-id': 'msg_2' }, body, { nowSeconds: ts }))).toBe(
+      'signature',
+    );
     expect(reason(() => verifyWebhook(secret, headers, body, { nowSeconds: ts + 300 }))).toBe('accepted');
     expect(reason(() => verifyWebhook(secret, headers, body, { nowSeconds: ts + 301 }))).toBe('timestamp');
     expect(reason(() => verifyWebhook(secret, headers, body, { nowSeconds: ts - 301 }))).toBe('timestamp');
@@ -82,15 +118,33 @@ describe("verifyWebhook on the service's own deliveries", () => {
     const store = new SqliteStore(join(dir, 'fns.sqlite'));
     const receiver = await startReceiver();
     const box = new SecretBox(Buffer.alloc(32, 1));
-    const dispatcher = new WebhookDispatcher({ store, secrets: box, allowPrivate: true, recheckMs: 60_000, feedPollMs: 10, refreshMs: 50, flushMs: 10, log: () => {} });
+    const dispatcher = new WebhookDispatcher({
+      store,
+      secrets: box,
+      allowPrivate: true,
+      recheckMs: 60_000,
+      feedPollMs: 10,
+      refreshMs: 50,
+      flushMs: 10,
+      log: () => {},
+    });
     try {
       const acct = await store.accounts.createAccount('max', Date.now());
       const secret = newSecret();
-      await store.webhooks.add({ id: newEndpointId(), accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) }, Date.now());
+      await store.webhooks.add(
+        { id: newEndpointId(), accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) },
+        Date.now(),
+      );
       await dispatcher.start();
       await store.articles.insert(
         [
-          { content: 'Apple beats', urgency: 'flash', sentiment: 'positive', published_at: null, tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }] },
+          {
+            content: 'Apple beats',
+            urgency: 'flash',
+            sentiment: 'positive',
+            published_at: null,
+            tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }],
+          },
           { content: 'Oil slips', urgency: 'regular', sentiment: null, published_at: null, tickers: [] },
         ],
         Date.now(),
@@ -101,7 +155,9 @@ describe("verifyWebhook on the service's own deliveries", () => {
         ['article.created', 'Apple beats', [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }]],
         ['article.created', 'Oil slips', []],
       ]);
-      expect(reason(() => verifyWebhook(newSecret(), got[0]!.headers as Record<string, string>, got[0]!.body))).toBe('signature');
+      expect(reason(() => verifyWebhook(newSecret(), got[0]!.headers as Record<string, string>, got[0]!.body))).toBe(
+        'signature',
+      );
     } finally {
       await dispatcher.stop();
       await receiver.close();

@@ -49,7 +49,14 @@ export function randomUnitVectors(n: number, dim: number, seed: number): Float32
  * centre's). The centres come from `centreSeed` (default `seed`): two calls with the same centreSeed
  * draw from the same topics (a corpus and fresh queries).
  */
-export function clusteredUnitVectors(n: number, dim: number, seed: number, topics = 200, spread = 0.6, centreSeed = seed): Float32Array {
+export function clusteredUnitVectors(
+  n: number,
+  dim: number,
+  seed: number,
+  topics = 200,
+  spread = 0.6,
+  centreSeed = seed,
+): Float32Array {
   const rand = prng(seed);
   const g = gaussian(rand);
   const centres = randomUnitVectors(topics, dim, centreSeed ^ 0x9e3779b9);
@@ -89,7 +96,11 @@ export class MatrixVectorStore {
     return Math.min(this.visible, this.data.length / this.dim);
   }
 
-  async vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
+  async vectorsAfter(
+    model: string,
+    afterRowid: number,
+    limit?: number,
+  ): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
     this.calls++;
     if (this.failFirst > 0) {
       this.failFirst--;
@@ -99,7 +110,8 @@ export class MatrixVectorStore {
     if (model !== this.model) return [];
     const end = Math.min(this.count, afterRowid + (limit ?? this.count));
     const out = [];
-    for (let r = afterRowid; r < end; r++) out.push({ rowid: r + 1, id: idOf(r), vector: this.data.subarray(r * this.dim, (r + 1) * this.dim) });
+    for (let r = afterRowid; r < end; r++)
+      out.push({ rowid: r + 1, id: idOf(r), vector: this.data.subarray(r * this.dim, (r + 1) * this.dim) });
     return out;
   }
 
@@ -114,8 +126,12 @@ export class MatrixVectorStore {
 }
 
 /** The index's ports, for a MatrixVectorStore (the articles' getMany, the vectors' vectorsAfter and lexicalSearch). */
-export function asIndexStore(s: MatrixVectorStore): ConstructorParameters<typeof import('../../src/indexing/index.js').SemanticIndex>[0] {
-  return { articles: s, vectors: s } as unknown as ConstructorParameters<typeof import('../../src/indexing/index.js').SemanticIndex>[0];
+export function asIndexStore(
+  s: MatrixVectorStore,
+): ConstructorParameters<typeof import('../../src/indexing/index.js').SemanticIndex>[0] {
+  return { articles: s, vectors: s } as unknown as ConstructorParameters<
+    typeof import('../../src/indexing/index.js').SemanticIndex
+  >[0];
 }
 
 export type { VectorStore };

@@ -13,22 +13,44 @@ describe('a query that describes a company, institution or instrument reaches th
   });
   it('reads descriptors whatever their case and hyphens, and drops the article before one', () => {
     expect(expandQuery('The Japanese currency slides').semantic).toBe('yen slides');
-    expect(expandQuery('US-Central-Bank holds').found.map((f) => f.name)).toEqual(expandQuery('us central bank holds').found.map((f) => f.name));
+    expect(expandQuery('US-Central-Bank holds').found.map((f) => f.name)).toEqual(
+      expandQuery('us central bank holds').found.map((f) => f.name),
+    );
   });
   it('leaves a query with no descriptor as it is, and matches whole words only', () => {
-    expect(expandQuery('Fed raises rates by 25bp')).toEqual({ keyword: 'Fed raises rates by 25bp', semantic: 'Fed raises rates by 25bp', found: [], names: [] });
+    expect(expandQuery('Fed raises rates by 25bp')).toEqual({
+      keyword: 'Fed raises rates by 25bp',
+      semantic: 'Fed raises rates by 25bp',
+      found: [],
+      names: [],
+    });
     expect(expandQuery('big blueberry harvest').found).toEqual([]);
   });
 });
 
 describe('the articles naming what the query described come first', () => {
-  const texts = ['Xiaomi tops forecasts', 'Apple tops forecasts', 'Samsung tops forecasts', 'Pineapple growers beat forecasts', 'APPLE shares rise'];
+  const texts = [
+    'Xiaomi tops forecasts',
+    'Apple tops forecasts',
+    'Samsung tops forecasts',
+    'Pineapple growers beat forecasts',
+    'APPLE shares rise',
+  ];
   it('moves the articles naming one of the names ahead, keeping the ranking within each group; whole words only', () => {
-    expect(namedFirst(texts, (t) => t, ['Apple'])).toEqual(['Apple tops forecasts', 'APPLE shares rise', 'Xiaomi tops forecasts', 'Samsung tops forecasts', 'Pineapple growers beat forecasts']);
+    expect(namedFirst(texts, (t) => t, ['Apple'])).toEqual([
+      'Apple tops forecasts',
+      'APPLE shares rise',
+      'Xiaomi tops forecasts',
+      'Samsung tops forecasts',
+      'Pineapple growers beat forecasts',
+    ]);
   });
   it('keeps the ranking when there is no name, and reads names with regex characters literally', () => {
     expect(namedFirst(texts, (t) => t, [])).toEqual(texts);
-    expect(namedFirst(['A.P. Moller up', 'AxP down'], (t) => t, ['A.P. Moller'])).toEqual(['A.P. Moller up', 'AxP down']);
+    expect(namedFirst(['A.P. Moller up', 'AxP down'], (t) => t, ['A.P. Moller'])).toEqual([
+      'A.P. Moller up',
+      'AxP down',
+    ]);
   });
   it('gives the expansion every short name of a company', () => {
     expect(expandQuery('iphone maker tops forecasts').names).toContain('Apple');
@@ -48,7 +70,9 @@ describe('descriptors.json: reviewable and consistent with the directory', () =>
     }
   });
   it('keys companies by a name the directory gives them (institutions and instruments by their common name)', () => {
-    const directoryNames = new Set([...COMPANIES.values()].flatMap((n) => n.split('|').map((x) => x.replace(/^\?/, '').toLowerCase())));
+    const directoryNames = new Set(
+      [...COMPANIES.values()].flatMap((n) => n.split('|').map((x) => x.replace(/^\?/, '').toLowerCase())),
+    );
     const companyKeys = entries.filter(([name]) => directoryNames.has(name.toLowerCase()));
     expect(companyKeys.length).toBeGreaterThan(500);
   });

@@ -49,11 +49,15 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
 };
 
 /** Answers like OpenAI, with the items in reverse order and vectors of length `scale`: [scale·(i+1), 0, scale]. */
-const openAiLike = (scale = 5): Handler => (_req, body, res) => {
-  const { input } = JSON.parse(body) as { input: string[] };
-  const data = input.map((_, i) => ({ object: 'embedding', index: i, embedding: [scale * (i + 1), 0, scale] })).reverse();
-  json(res, 200, { object: 'list', data, model: 'm', usage: { prompt_tokens: 1, total_tokens: 1 } });
-};
+const openAiLike =
+  (scale = 5): Handler =>
+  (_req, body, res) => {
+    const { input } = JSON.parse(body) as { input: string[] };
+    const data = input
+      .map((_, i) => ({ object: 'embedding', index: i, embedding: [scale * (i + 1), 0, scale] }))
+      .reverse();
+    json(res, 200, { object: 'list', data, model: 'm', usage: { prompt_tokens: 1, total_tokens: 1 } });
+  };
 
 describe('the HTTP embedder sends an OpenAI-compatible request', () => {
   it('POSTs {model, input} as JSON with the bearer key, and names its model', async () => {
@@ -66,7 +70,10 @@ describe('the HTTP embedder sends an OpenAI-compatible request', () => {
     expect(seen[0]!.path).toBe('/v1/embeddings');
     expect(seen[0]!.headers['content-type']).toBe('application/json');
     expect(seen[0]!.headers.authorization).toBe('Bearer sk-test');
-    expect(JSON.parse(seen[0]!.body)).toEqual({ model: 'text-embedding-3-small', input: ['Fed raises interest rates', 'oil prices jump'] });
+    expect(JSON.parse(seen[0]!.body)).toEqual({
+      model: 'text-embedding-3-small',
+      input: ['Fed raises interest rates', 'oil prices jump'],
+    });
   });
 
   it('sends no Authorization header without a key', async () => {
@@ -120,7 +127,9 @@ describe('the HTTP embedder returns unit vectors in input order', () => {
 describe('the HTTP embedder turns every failure into EmbeddingUnavailableError', () => {
   it.each([500, 503, 429, 401, 404])('HTTP %i', async (status) => {
     handler = (_req, _body, res) => json(res, status, { error: { message: 'upstream trouble' } });
-    const err = await createHttpEmbedder({ url, model: 'm', timeoutMs: 5000 }).embed(['x']).catch((e: unknown) => e);
+    const err = await createHttpEmbedder({ url, model: 'm', timeoutMs: 5000 })
+      .embed(['x'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbeddingUnavailableError);
     expect((err as Error).message).toContain(`HTTP ${status}`);
   });
@@ -128,7 +137,9 @@ describe('the HTTP embedder turns every failure into EmbeddingUnavailableError',
   it('a server that never answers, after timeoutMs', async () => {
     handler = () => {}; // holds the request open
     const t0 = performance.now();
-    const err = await createHttpEmbedder({ url, model: 'm', timeoutMs: 200 }).embed(['x']).catch((e: unknown) => e);
+    const err = await createHttpEmbedder({ url, model: 'm', timeoutMs: 200 })
+      .embed(['x'])
+      .catch((e: unknown) => e);
     const elapsed = performance.now() - t0;
     expect(err).toBeInstanceOf(EmbeddingUnavailableError);
     expect((err as Error).message).toMatch(/timed out after 200 ms/);
@@ -141,7 +152,9 @@ describe('the HTTP embedder turns every failure into EmbeddingUnavailableError',
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"data": [');
     };
-    const err = await createHttpEmbedder({ url, model: 'm', timeoutMs: 200 }).embed(['x']).catch((e: unknown) => e);
+    const err = await createHttpEmbedder({ url, model: 'm', timeoutMs: 200 })
+      .embed(['x'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbeddingUnavailableError);
     expect((err as Error).message).toMatch(/timed out/);
   });
@@ -156,7 +169,9 @@ describe('the HTTP embedder turns every failure into EmbeddingUnavailableError',
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const err = await createHttpEmbedder({ url: `http://127.0.0.1:${port}/v1/embeddings`, model: 'm' }).embed(['x']).catch((e: unknown) => e);
+    const err = await createHttpEmbedder({ url: `http://127.0.0.1:${port}/v1/embeddings`, model: 'm' })
+      .embed(['x'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbeddingUnavailableError);
     expect((err as Error).message).toMatch(/request failed/);
   });
@@ -169,20 +184,30 @@ describe('the HTTP embedder turns every failure into EmbeddingUnavailableError',
     ['a repeated index', '{"data": [{"index": 0, "embedding": [1, 0]}, {"index": 0, "embedding": [0, 1]}]}'],
     ['an index out of range', '{"data": [{"index": 0, "embedding": [1, 0]}, {"index": 2, "embedding": [0, 1]}]}'],
     ['a missing index', '{"data": [{"embedding": [1, 0]}, {"embedding": [0, 1]}]}'],
-    ['an embedding that is not an array', '{"data": [{"index": 0, "embedding": "AAAA"}, {"index": 1, "embedding": [0, 1]}]}'],
+    [
+      'an embedding that is not an array',
+      '{"data": [{"index": 0, "embedding": "AAAA"}, {"index": 1, "embedding": [0, 1]}]}',
+    ],
     ['a non-numeric component', '{"data": [{"index": 0, "embedding": [1, "x"]}, {"index": 1, "embedding": [0, 1]}]}'],
     ['an all-zero vector', '{"data": [{"index": 0, "embedding": [0, 0]}, {"index": 1, "embedding": [0, 1]}]}'],
     ['an empty vector', '{"data": [{"index": 0, "embedding": []}, {"index": 1, "embedding": [0, 1]}]}'],
-    ['vectors of different dimensions', '{"data": [{"index": 0, "embedding": [1, 0, 0]}, {"index": 1, "embedding": [0, 1]}]}'],
+    [
+      'vectors of different dimensions',
+      '{"data": [{"index": 0, "embedding": [1, 0, 0]}, {"index": 1, "embedding": [0, 1]}]}',
+    ],
     ['null', 'null'],
   ])('a malformed body: %s', async (_name, body) => {
     handler = (_req, _b, res) => json(res, 200, body);
-    const err = await createHttpEmbedder({ url, model: 'm' }).embed(['a', 'b']).catch((e: unknown) => e);
+    const err = await createHttpEmbedder({ url, model: 'm' })
+      .embed(['a', 'b'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbeddingUnavailableError);
   });
 
   it('a fetch that throws', async () => {
     const broken: typeof fetch = () => Promise.reject(new TypeError('fetch failed'));
-    await expect(createHttpEmbedder({ url, model: 'm', fetch: broken }).embed(['x'])).rejects.toBeInstanceOf(EmbeddingUnavailableError);
+    await expect(createHttpEmbedder({ url, model: 'm', fetch: broken }).embed(['x'])).rejects.toBeInstanceOf(
+      EmbeddingUnavailableError,
+    );
   });
 });

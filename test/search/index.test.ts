@@ -43,11 +43,14 @@ describe('createEmbedder picks the provider from the config', () => {
     expect(() => createEmbedder({ embeddingsUrl: url })).toThrow(/embeddingsModel/);
   });
 
-  it.each([{}, { embeddingsUrl: '' }, { embeddingsModel: 'ignored-without-url' }])('uses the local model for %o', async (cfg) => {
-    const e = createEmbedder(cfg);
-    expect(e.modelId).toBe('local:all-MiniLM-L6-v2');
-    await e.close();
-  });
+  it.each([{}, { embeddingsUrl: '' }, { embeddingsModel: 'ignored-without-url' }])(
+    'uses the local model for %o',
+    async (cfg) => {
+      const e = createEmbedder(cfg);
+      expect(e.modelId).toBe('local:all-MiniLM-L6-v2');
+      await e.close();
+    },
+  );
 });
 
 describe('src/search takes its configuration as arguments', () => {

@@ -8,7 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fuseRankings } from '../../src/search/lexical.js';
-import { affordableTerms, fts5Query, lexicalTerms, MAX_LEXICAL_POSTINGS, MAX_LEXICAL_TERMS, MAX_TERM_ARTICLES, tsQuery } from '../../src/store/ports/lexical-query.js';
+import {
+  affordableTerms,
+  fts5Query,
+  lexicalTerms,
+  MAX_LEXICAL_POSTINGS,
+  MAX_LEXICAL_TERMS,
+  MAX_TERM_ARTICLES,
+  tsQuery,
+} from '../../src/store/ports/lexical-query.js';
 import { migrate, type PostgresStore } from '../../src/store/postgres/index.js';
 import { MIGRATIONS as PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite/index.js';
@@ -17,7 +25,14 @@ import { article } from '../store/ports.suite.js';
 
 describe('lexicalTerms keeps the distinct words that carry meaning', () => {
   it('lower-cases, splits on anything but letters and digits, drops stop-words and repeats', () => {
-    expect(lexicalTerms('The Fed raises the rate by 25 bp; FED hikes!')).toEqual(['fed', 'raises', 'rate', '25', 'bp', 'hikes']);
+    expect(lexicalTerms('The Fed raises the rate by 25 bp; FED hikes!')).toEqual([
+      'fed',
+      'raises',
+      'rate',
+      '25',
+      'bp',
+      'hikes',
+    ]);
   });
   it('a stop-words-only or punctuation-only query has no term', () => {
     expect(lexicalTerms('the of and to in')).toEqual([]);
@@ -31,7 +46,10 @@ describe('lexicalTerms keeps the distinct words that carry meaning', () => {
 
 describe('affordableTerms bounds the keyword query by the articles it must rank', () => {
   it(`drops terms in no article or in more than ${MAX_TERM_ARTICLES}; keeps query order`, () => {
-    expect(affordableTerms(['markets', 'evergrande', 'zzz', 'court'], [MAX_TERM_ARTICLES + 1, 3, 0, 900])).toEqual(['evergrande', 'court']);
+    expect(affordableTerms(['markets', 'evergrande', 'zzz', 'court'], [MAX_TERM_ARTICLES + 1, 3, 0, 900])).toEqual([
+      'evergrande',
+      'court',
+    ]);
   });
   it(`keeps the rarest terms while their articles add up to at most ${MAX_LEXICAL_POSTINGS}`, () => {
     const n = MAX_TERM_ARTICLES;
@@ -47,7 +65,7 @@ describe('the engines see only quoted terms', () => {
     expect(fts5Query(['opec', 'near'])).toBe('"opec" OR "near"');
     expect(fts5Query(['a"b'])).toBe('"a""b"');
   });
-  it("tsquery: each term a quoted lexeme, | between them", () => {
+  it('tsquery: each term a quoted lexeme, | between them', () => {
     expect(tsQuery(['gold', 'oil'])).toBe("'gold' | 'oil'");
     expect(tsQuery(["o'x"])).toBe("'o''x'");
   });
@@ -71,7 +89,11 @@ describe('fuseRankings', () => {
     expect(fuseRankings(sem, [{ id: 'c', score: 1 }], { kind: 'rrf', k: 60 }).map((x) => x.id)[0]).toBe('c');
   });
   it('with no lexical hit, the semantic order is kept', () => {
-    for (const f of [{ kind: 'rrf', k: 10 }, { kind: 'weighted', alpha: 0.9 }] as const) expect(fuseRankings(sem, [], f).map((x) => x.id)).toEqual(['a', 'b', 'c']);
+    for (const f of [
+      { kind: 'rrf', k: 10 },
+      { kind: 'weighted', alpha: 0.9 },
+    ] as const)
+      expect(fuseRankings(sem, [], f).map((x) => x.id)).toEqual(['a', 'b', 'c']);
   });
   it('equal fused scores: the greater id (the newer ULID) first', () => {
     const tie = fuseRankings([{ id: '01A', score: 1 }], [{ id: '01B', score: 1 }], { kind: 'rrf', k: 10 });
@@ -85,17 +107,24 @@ describe('the SQLite migration fills the keyword index for articles stored befor
   it('a store from before the migration finds its old articles by their words after opening', async () => {
     const file = join(dir, 'fns.sqlite');
     const s = new SqliteStore(file);
-    await s.articles.insert([article('Evergrande ordered to liquidate by Hong Kong court'), article('Country Garden misses coupon')], Date.now());
+    await s.articles.insert(
+      [article('Evergrande ordered to liquidate by Hong Kong court'), article('Country Garden misses coupon')],
+      Date.now(),
+    );
     await s.close();
     // Back to the schema before the keyword index (the migrations after it are applied again: idempotent).
     const db = new Database(file);
-    db.exec('DROP TRIGGER article_fts_insert; DROP TRIGGER article_fts_delete; DROP TRIGGER article_fts_update; DROP TABLE article_fts;');
+    db.exec(
+      'DROP TRIGGER article_fts_insert; DROP TRIGGER article_fts_delete; DROP TRIGGER article_fts_update; DROP TABLE article_fts;',
+    );
     db.pragma(`user_version = ${MIGRATIONS.findIndex((m) => typeof m === 'string' && m.includes('USING fts5'))}`);
     db.close();
     const again = new SqliteStore(file);
     try {
       const hits = await again.vectors.lexicalSearch('Evergrande liquidation', 5);
-      expect((await again.articles.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Evergrande ordered to liquidate by Hong Kong court']);
+      expect((await again.articles.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual([
+        'Evergrande ordered to liquidate by Hong Kong court',
+      ]);
     } finally {
       await again.close();
     }
@@ -109,14 +138,21 @@ describe.skipIf(!reachable)('the PostgreSQL migration fills the keyword index fo
   it('the generated tsvector is computed for the rows already stored', async () => {
     const s = (await stores.open()) as PostgresStore;
     try {
-      await s.articles.insert([article('Evergrande ordered to liquidate by Hong Kong court'), article('Country Garden misses coupon')], Date.now());
+      await s.articles.insert(
+        [article('Evergrande ordered to liquidate by Hong Kong court'), article('Country Garden misses coupon')],
+        Date.now(),
+      );
       await sql(`ALTER TABLE ${s.schema}.articles DROP COLUMN search_tsv`);
       // Back to before the keyword index: it and every later migration (idempotent) are applied again.
       const v = PG_MIGRATIONS.findIndex((m) => m.includes('search_tsv')) + 1;
       await sql(`DELETE FROM ${s.schema}.schema_migrations WHERE version >= $1`, [v]);
-      expect(await migrate(PG_TEST_URL, s.schema)).toEqual(Array.from({ length: PG_MIGRATIONS.length - v + 1 }, (_, i) => v + i));
+      expect(await migrate(PG_TEST_URL, s.schema)).toEqual(
+        Array.from({ length: PG_MIGRATIONS.length - v + 1 }, (_, i) => v + i),
+      );
       const hits = await s.vectors.lexicalSearch('Evergrande liquidation', 5);
-      expect((await s.articles.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Evergrande ordered to liquidate by Hong Kong court']);
+      expect((await s.articles.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual([
+        'Evergrande ordered to liquidate by Hong Kong court',
+      ]);
     } finally {
       await s.close();
     }
@@ -129,12 +165,17 @@ describe(`a word in more than ${MAX_TERM_ARTICLES} articles is left to the seman
   it('the common word alone finds nothing by keyword; with a rare word, the rare word decides, again and again', async () => {
     const s = new SqliteStore(join(dir, 'fns.sqlite'));
     try {
-      await s.articles.insert(Array.from({ length: MAX_TERM_ARTICLES + 1 }, (_, i) => article(`Markets update number ${i}`)), Date.now());
+      await s.articles.insert(
+        Array.from({ length: MAX_TERM_ARTICLES + 1 }, (_, i) => article(`Markets update number ${i}`)),
+        Date.now(),
+      );
       await s.articles.insert([article('Markets shrug off Evergrande liquidation')], Date.now());
       expect(await s.vectors.lexicalSearch('markets', 10)).toEqual([]);
       for (let i = 0; i < 2; i++) {
         const hits = await s.vectors.lexicalSearch('markets Evergrande', 10);
-        expect((await s.articles.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual(['Markets shrug off Evergrande liquidation']);
+        expect((await s.articles.getMany(hits.map((h) => h.id))).map((a) => a.content)).toEqual([
+          'Markets shrug off Evergrande liquidation',
+        ]);
       }
     } finally {
       await s.close();

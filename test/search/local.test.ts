@@ -89,7 +89,9 @@ describe('the local embedder serves calls round-robin', () => {
     const own = createLocalEmbedder({ maxThreads: 1, chunkSize: 2 });
     try {
       const done: string[] = [];
-      const bulk = own.embed(Array.from({ length: 30 }, (_, i) => `Headline number ${i} about markets`)).then(() => done.push('bulk'));
+      const bulk = own
+        .embed(Array.from({ length: 30 }, (_, i) => `Headline number ${i} about markets`))
+        .then(() => done.push('bulk'));
       const query = own.embed(['Fed raises interest rates']).then(() => done.push('query'));
       await Promise.all([bulk, query]);
       expect(done).toEqual(['query', 'bulk']);
@@ -100,20 +102,26 @@ describe('the local embedder serves calls round-robin', () => {
 });
 
 describe('the query lane: a one-text call never waits for a bulk chunk in flight', () => {
-  it('a query sent while the only bulk worker embeds one long chunk is answered before that chunk ends', SLOW, async () => {
-    // One bulk worker, one chunk of 40 texts (well over a second): without the lane the query would wait for all of it.
-    const own = createLocalEmbedder({ maxThreads: 1, chunkSize: 40 });
-    try {
-      await own.embed(['warm the bulk worker up']);
-      const done: string[] = [];
-      const bulk = own.embed(Array.from({ length: 40 }, (_, i) => `Headline number ${i} about markets and rates`)).then(() => done.push('bulk'));
-      const query = own.embed(['Fed raises interest rates']).then(() => done.push('query'));
-      await Promise.all([bulk, query]);
-      expect(done).toEqual(['query', 'bulk']);
-    } finally {
-      await own.close();
-    }
-  });
+  it(
+    'a query sent while the only bulk worker embeds one long chunk is answered before that chunk ends',
+    SLOW,
+    async () => {
+      // One bulk worker, one chunk of 40 texts (well over a second): without the lane the query would wait for all of it.
+      const own = createLocalEmbedder({ maxThreads: 1, chunkSize: 40 });
+      try {
+        await own.embed(['warm the bulk worker up']);
+        const done: string[] = [];
+        const bulk = own
+          .embed(Array.from({ length: 40 }, (_, i) => `Headline number ${i} about markets and rates`))
+          .then(() => done.push('bulk'));
+        const query = own.embed(['Fed raises interest rates']).then(() => done.push('query'));
+        await Promise.all([bulk, query]);
+        expect(done).toEqual(['query', 'bulk']);
+      } finally {
+        await own.close();
+      }
+    },
+  );
 });
 
 describe('the local embedder rejects nonsensical options', () => {
@@ -124,7 +132,9 @@ describe('the local embedder rejects nonsensical options', () => {
 
 describe('on the labelled set, embedding search finds more than keyword search (BM25)', () => {
   it('has a greater mean recall@5 than BM25, and at least 0.5', SLOW, async () => {
-    const set = parseEvalSet(JSON.parse(readFileSync(new URL('../fixtures/search-eval.json', import.meta.url), 'utf8')));
+    const set = parseEvalSet(
+      JSON.parse(readFileSync(new URL('../fixtures/search-eval.json', import.meta.url), 'utf8')),
+    );
     const vectors = await embedder.embed(set.headlines.map((h) => h.text));
     const corpus = set.headlines.map((h, i) => ({ id: h.id, vector: vectors[i]! }));
     const queryVectors = await embedder.embed(set.queries.map((q) => q.text));
@@ -132,8 +142,20 @@ describe('on the labelled set, embedding search finds more than keyword search (
     const emb: number[] = [];
     const kw: number[] = [];
     set.queries.forEach((q, i) => {
-      emb.push(recallAtK(cosineTopK(queryVectors[i]!, corpus, 5).map((h) => h.id), q.relevant, 5));
-      kw.push(recallAtK(bm25.topK(q.text, 5).map((h) => h.id), q.relevant, 5));
+      emb.push(
+        recallAtK(
+          cosineTopK(queryVectors[i]!, corpus, 5).map((h) => h.id),
+          q.relevant,
+          5,
+        ),
+      );
+      kw.push(
+        recallAtK(
+          bm25.topK(q.text, 5).map((h) => h.id),
+          q.relevant,
+          5,
+        ),
+      );
     });
     const [embMean, kwMean] = [mean(emb), mean(kw)];
     expect(kwMean).toBeGreaterThan(0); // the baseline works: some queries do share words

@@ -58,14 +58,24 @@ describe('rankMatrix ranks a matrix exactly, as cosineTopK does over loose vecto
   });
 
   it('ranks only the rows asked for, and refuses a query of another dimension', async () => {
-    expect((await rankMatrix(data, dim, 5, data.subarray(0, dim), 10, idOf)).map((g) => g.row).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4]);
+    expect(
+      (await rankMatrix(data, dim, 5, data.subarray(0, dim), 10, idOf)).map((g) => g.row).sort((a, b) => a - b),
+    ).toEqual([0, 1, 2, 3, 4]);
     await expect(rankMatrix(data, dim, n, new Float32Array(dim + 1), 3, idOf)).rejects.toThrow(RangeError);
     expect(await rankMatrix(data, dim, n, data.subarray(0, dim), 0, idOf)).toEqual([]);
   });
 
   it('TopRows keeps the best k whatever the arrival order', () => {
     const top = new TopRows(3, idOf);
-    for (const [row, score] of [[0, 0.1], [1, 0.9], [2, 0.5], [3, 0.95], [4, 0.2], [5, 0.5]] as const) top.offer(row, score);
+    for (const [row, score] of [
+      [0, 0.1],
+      [1, 0.9],
+      [2, 0.5],
+      [3, 0.95],
+      [4, 0.2],
+      [5, 0.5],
+    ] as const)
+      top.offer(row, score);
     expect(top.result().map((r) => r.row)).toEqual([3, 1, 5]);
   });
 });
@@ -99,7 +109,10 @@ describe('a large exact ranking hands the event loop back between slices', () =>
     let t = 0;
     let fired = false;
     setImmediate(() => (fired = true));
-    const top = await rankMatrix(data, dim, n, data.subarray(dim, 2 * dim), 5, idOf, { now: () => (t += 10), sliceMs: 5 });
+    const top = await rankMatrix(data, dim, n, data.subarray(dim, 2 * dim), 5, idOf, {
+      now: () => (t += 10),
+      sliceMs: 5,
+    });
     expect(fired).toBe(true);
     expect(top[0]!.row).toBe(1);
   });

@@ -18,7 +18,10 @@ const extra = 40;
 const data = clusteredUnitVectors(n + extra, dim, 31, 40);
 
 /** The query "r17" is row 17's own vector: its article must come first. */
-const embedder: Embedder = { modelId: 'm', embed: async ([t]) => [data.slice(Number(t!.slice(1)) * dim, (Number(t!.slice(1)) + 1) * dim)] };
+const embedder: Embedder = {
+  modelId: 'm',
+  embed: async ([t]) => [data.slice(Number(t!.slice(1)) * dim, (Number(t!.slice(1)) + 1) * dim)],
+};
 
 let dir: string;
 const logs: string[] = [];
@@ -33,7 +36,12 @@ afterEach(async () => {
 });
 
 function open(store: MatrixVectorStore, over: SemanticIndexOptions = {}): SemanticIndex {
-  const index = new SemanticIndex(asIndexStore(store), embedder, { annThreshold: 500, persistDir: dir, log: (m) => logs.push(m), ...over });
+  const index = new SemanticIndex(asIndexStore(store), embedder, {
+    annThreshold: 500,
+    persistDir: dir,
+    log: (m) => logs.push(m),
+    ...over,
+  });
   opened.push(index);
   return index;
 }
@@ -86,16 +94,22 @@ describe('a start adds only the vectors stored after the saved ones', () => {
 
 describe('a corrupt or stale saved index is rebuilt in the background while the exact scan serves', () => {
   it.each([
-    ['the index file altered (same size)', () => {
-      const p = snapshotPaths(dir, 'm').index;
-      const b = readFileSync(p);
-      for (let i = 64; i < b.length; i += 97) b[i]! ^= 0xff;
-      writeFileSync(p, b);
-    }],
-    ['the index file truncated', () => {
-      const p = snapshotPaths(dir, 'm').index;
-      writeFileSync(p, readFileSync(p).subarray(0, statSync(p).size >> 1));
-    }],
+    [
+      'the index file altered (same size)',
+      () => {
+        const p = snapshotPaths(dir, 'm').index;
+        const b = readFileSync(p);
+        for (let i = 64; i < b.length; i += 97) b[i]! ^= 0xff;
+        writeFileSync(p, b);
+      },
+    ],
+    [
+      'the index file truncated',
+      () => {
+        const p = snapshotPaths(dir, 'm').index;
+        writeFileSync(p, readFileSync(p).subarray(0, statSync(p).size >> 1));
+      },
+    ],
     ['the manifest unreadable', () => writeFileSync(snapshotPaths(dir, 'm').manifest, '{not json')],
   ])('%s', async (_what, damage) => {
     const store = await firstRun();
@@ -119,8 +133,15 @@ describe('a corrupt or stale saved index is rebuilt in the background while the 
     await firstRun();
     // Another archive: same model, different articles at those rowids.
     const other = new MatrixVectorStore('m', clusteredUnitVectors(n, dim, 99, 40), dim);
-    (other as unknown as { vectorsAfter: MatrixVectorStore['vectorsAfter'] }).vectorsAfter = async (model, after, limit) =>
-      (await MatrixVectorStore.prototype.vectorsAfter.call(other, model, after, limit)).map((v) => ({ ...v, id: `X${v.id}` }));
+    (other as unknown as { vectorsAfter: MatrixVectorStore['vectorsAfter'] }).vectorsAfter = async (
+      model,
+      after,
+      limit,
+    ) =>
+      (await MatrixVectorStore.prototype.vectorsAfter.call(other, model, after, limit)).map((v) => ({
+        ...v,
+        id: `X${v.id}`,
+      }));
     const again = open(other);
     await again.start();
     expect(again.status()).toMatchObject({ mode: 'exact', vectors: n });
@@ -136,7 +157,11 @@ describe('a corrupt or stale saved index is rebuilt in the background while the 
     writeFileSync(snapshotPaths(dir, 'm2').ids, readFileSync(p.ids));
     const store = new MatrixVectorStore('m2', data, dim);
     store.visible = n;
-    const index = new SemanticIndex(asIndexStore(store), other, { annThreshold: 500, persistDir: dir, log: (m) => logs.push(m) });
+    const index = new SemanticIndex(asIndexStore(store), other, {
+      annThreshold: 500,
+      persistDir: dir,
+      log: (m) => logs.push(m),
+    });
     opened.push(index);
     await index.start();
     expect(index.status().mode).toBe('exact');

@@ -10,12 +10,16 @@ const unit = (...xs: number[]) => {
 describe('cosineTopK ranks candidates by dot product, best first', () => {
   it('orders by descending similarity to the query', () => {
     const q = unit(1, 0, 0);
-    const hits = cosineTopK(q, [
-      { id: 'a', vector: unit(0, 1, 0) },
-      { id: 'b', vector: unit(1, 1, 0) },
-      { id: 'c', vector: unit(1, 0, 0) },
-      { id: 'd', vector: unit(-1, 0, 0) },
-    ], 4);
+    const hits = cosineTopK(
+      q,
+      [
+        { id: 'a', vector: unit(0, 1, 0) },
+        { id: 'b', vector: unit(1, 1, 0) },
+        { id: 'c', vector: unit(1, 0, 0) },
+        { id: 'd', vector: unit(-1, 0, 0) },
+      ],
+      4,
+    );
     expect(hits.map((h) => h.id)).toEqual(['c', 'b', 'a', 'd']);
     expect(hits[0]!.score).toBeCloseTo(1, 6);
     expect(hits[1]!.score).toBeCloseTo(Math.SQRT1_2, 6);
@@ -24,7 +28,11 @@ describe('cosineTopK ranks candidates by dot product, best first', () => {
 
   it('keeps only the k best', () => {
     const q = unit(1, 0);
-    const hits = cosineTopK(q, [0, 1, 2, 3, 4, 5].map((i) => ({ id: `x${i}`, vector: unit(1, i) })), 2);
+    const hits = cosineTopK(
+      q,
+      [0, 1, 2, 3, 4, 5].map((i) => ({ id: `x${i}`, vector: unit(1, i) })),
+      2,
+    );
     expect(hits.map((h) => h.id)).toEqual(['x0', 'x1']);
   });
 
@@ -63,21 +71,54 @@ describe('cosineTopK breaks ties by id descending (the newer ULID first)', () =>
     const same = unit(1, 1);
     const ids = ['01HZX0000000000000000000AA', '01HZX0000000000000000000AC', '01HZX0000000000000000000AB'];
     for (const order of [ids, [...ids].reverse()]) {
-      const hits = cosineTopK(q, order.map((id) => ({ id, vector: same })), 3);
-      expect(hits.map((h) => h.id)).toEqual(['01HZX0000000000000000000AC', '01HZX0000000000000000000AB', '01HZX0000000000000000000AA']);
+      const hits = cosineTopK(
+        q,
+        order.map((id) => ({ id, vector: same })),
+        3,
+      );
+      expect(hits.map((h) => h.id)).toEqual([
+        '01HZX0000000000000000000AC',
+        '01HZX0000000000000000000AB',
+        '01HZX0000000000000000000AA',
+      ]);
     }
   });
 
   it('keeps the newer of two equal candidates when only one fits in k', () => {
     const q = unit(1, 0);
-    expect(cosineTopK(q, [{ id: '01B', vector: unit(1, 0) }, { id: '01A', vector: unit(1, 0) }], 1)[0]!.id).toBe('01B');
-    expect(cosineTopK(q, [{ id: '01A', vector: unit(1, 0) }, { id: '01B', vector: unit(1, 0) }], 1)[0]!.id).toBe('01B');
+    expect(
+      cosineTopK(
+        q,
+        [
+          { id: '01B', vector: unit(1, 0) },
+          { id: '01A', vector: unit(1, 0) },
+        ],
+        1,
+      )[0]!.id,
+    ).toBe('01B');
+    expect(
+      cosineTopK(
+        q,
+        [
+          { id: '01A', vector: unit(1, 0) },
+          { id: '01B', vector: unit(1, 0) },
+        ],
+        1,
+      )[0]!.id,
+    ).toBe('01B');
   });
 });
 
 describe('cosineTopK with k out of the ordinary', () => {
   it('returns every candidate, sorted, when k is bigger than their number', () => {
-    const hits = cosineTopK(unit(1, 0), [{ id: 'a', vector: unit(0, 1) }, { id: 'b', vector: unit(1, 0) }], 10);
+    const hits = cosineTopK(
+      unit(1, 0),
+      [
+        { id: 'a', vector: unit(0, 1) },
+        { id: 'b', vector: unit(1, 0) },
+      ],
+      10,
+    );
     expect(hits.map((h) => h.id)).toEqual(['b', 'a']);
   });
 
@@ -97,11 +138,15 @@ describe('cosineTopK refuses vectors it cannot compare', () => {
   });
 
   it('ranks a corrupt (NaN) vector last instead of breaking the order', () => {
-    const hits = cosineTopK(unit(1, 0), [
-      { id: 'z', vector: v(Number.NaN, 0) },
-      { id: 'a', vector: unit(-1, 0) },
-      { id: 'b', vector: unit(1, 0) },
-    ], 3);
+    const hits = cosineTopK(
+      unit(1, 0),
+      [
+        { id: 'z', vector: v(Number.NaN, 0) },
+        { id: 'a', vector: unit(-1, 0) },
+        { id: 'b', vector: unit(1, 0) },
+      ],
+      3,
+    );
     expect(hits.map((h) => h.id)).toEqual(['b', 'a', 'z']);
   });
 });

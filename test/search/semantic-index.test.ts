@@ -39,7 +39,11 @@ describe('past the threshold, the approximate index finds >= 95% of the exact to
   beforeAll(async () => {
     const store = new MatrixVectorStore('m', data, dim);
     // A low threshold: loaded into the matrix, then moved into an HNSW graph.
-    index = new SemanticIndex(asIndexStore(store), vectorEmbedder('m', queries, dim), { annThreshold: 3_000, pageSize: 1_000, buildThreads: 2 });
+    index = new SemanticIndex(asIndexStore(store), vectorEmbedder('m', queries, dim), {
+      annThreshold: 3_000,
+      pageSize: 1_000,
+      buildThreads: 2,
+    });
     await index.start();
     // Ready (exact) once loaded; the graph is built in the background, then takes over.
     await index.settled();
@@ -79,7 +83,8 @@ describe('a vector stored again replaces the old one, in either index', () => {
     await index.settled();
     expect(index.status().mode).toBe(mode);
     const original = store.vectorsAfter.bind(store);
-    store.vectorsAfter = async (model, after, limit) => (after >= n ? (after === n ? [{ rowid: n + 1, id: idOf(7), vector: target }] : []) : original(model, after, limit));
+    store.vectorsAfter = async (model, after, limit) =>
+      after >= n ? (after === n ? [{ rowid: n + 1, id: idOf(7), vector: target }] : []) : original(model, after, limit);
     const [top] = await index.search('0', 1);
     expect(top!.id).toBe(idOf(7));
     expect(index.size).toBe(n);
@@ -127,7 +132,14 @@ describe('the index loads in the background; until it is ready, search is refuse
     const ready = index.start();
     expect(index.status().state).toBe('loading');
     await ready;
-    expect(meanwhile.slice(0, 2)).toEqual([0, 1].map(() => ({ state: 'loading', vectors: 0, mode: 'exact', error: expect.stringMatching(/database unreachable/) })));
+    expect(meanwhile.slice(0, 2)).toEqual(
+      [0, 1].map(() => ({
+        state: 'loading',
+        vectors: 0,
+        mode: 'exact',
+        error: expect.stringMatching(/database unreachable/),
+      })),
+    );
     expect(index.status()).toMatchObject({ state: 'ready', vectors: 20 });
     expect(index.status().error).toBeUndefined();
     expect(logs.filter((l) => /loading the index failed .*database unreachable/.test(l))).toHaveLength(2);
@@ -137,7 +149,10 @@ describe('the index loads in the background; until it is ready, search is refuse
   it('without start(), the first search loads the index and waits for it (tools, tests)', async () => {
     const dim = 8;
     const data = randomUnitVectors(30, dim, 11);
-    const index = new SemanticIndex(asIndexStore(new MatrixVectorStore('m', data, dim)), vectorEmbedder('m', data, dim));
+    const index = new SemanticIndex(
+      asIndexStore(new MatrixVectorStore('m', data, dim)),
+      vectorEmbedder('m', data, dim),
+    );
     expect((await index.search('12', 1))[0]!.id).toBe(idOf(12));
   });
 });
@@ -149,7 +164,11 @@ describe('the service answers at once while the index loads; search is the contr
   const gate = new Promise<void>((r) => (open = r));
   const gated = new Proxy(store.vectors, {
     get(target, prop, receiver) {
-      if (prop === 'vectorsAfter') return async (...args: Parameters<SqliteStore['vectors']['vectorsAfter']>) => (await gate, target.vectorsAfter(...args));
+      if (prop === 'vectorsAfter')
+        return async (...args: Parameters<SqliteStore['vectors']['vectorsAfter']>) => (
+          await gate,
+          target.vectorsAfter(...args)
+        );
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },
@@ -160,7 +179,10 @@ describe('the service answers at once while the index loads; search is the contr
   let server: ReturnType<typeof createHttpServer>;
   beforeAll(async () => {
     const now = Date.now();
-    const [a] = await store.articles.insert([{ content: 'Copper hits a record high', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], now);
+    const [a] = await store.articles.insert(
+      [{ content: 'Copper hits a record high', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }],
+      now,
+    );
     const [v] = await embedder.embed([a!.content]);
     await store.vectors.storeVectors(embedder.modelId, [{ id: a!.id, vector: v! }]);
     key = (await createKey(store.accounts, { tier: 'max', livePrefix: limits.keyPrefixes.live, now })).key;
@@ -202,7 +224,9 @@ describe('the service answers at once while the index loads; search is the contr
     await ready;
     const after = await fetch(`${url}/v1/news/search?q=copper`, { headers });
     expect(after.status).toBe(200);
-    expect((await after.json()).articles.map((a: { content: string }) => a.content)).toEqual(['Copper hits a record high']);
+    expect((await after.json()).articles.map((a: { content: string }) => a.content)).toEqual([
+      'Copper hits a record high',
+    ]);
   });
 });
 

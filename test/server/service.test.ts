@@ -27,10 +27,15 @@ async function start(env: Record<string, string>, feedPollMs?: number) {
   const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env });
   const store = new SqliteStore(sqliteFile(config));
   const keys = [];
-  for (let i = 0; i <= limits.ipGuard.distinctKeys; i++) keys.push((await createKey(store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key);
+  for (let i = 0; i <= limits.ipGuard.distinctKeys; i++)
+    keys.push((await createKey(store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key);
   store.close();
   const logs: string[] = [];
-  svc = await startService(config, { log: (m) => logs.push(m), embedder: new TrigramEmbedder(), ...(feedPollMs ? { feedPollMs } : {}) });
+  svc = await startService(config, {
+    log: (m) => logs.push(m),
+    embedder: new TrigramEmbedder(),
+    ...(feedPollMs ? { feedPollMs } : {}),
+  });
   return { svc, logs, keys, port: Number(new URL(svc.url).port), dataDir: config.dataDir };
 }
 
@@ -64,7 +69,10 @@ describe('delivery wakes on writes by another local process (SQLite)', () => {
     await client.opened;
     await until(() => svc!.stream.connections() === 1, 'admission'); // the connection is past its start point
     const cli = new SqliteStore(sqliteFile({ dataDir }));
-    const [stored] = await cli.articles.insert([{ content: 'FLASH: woken by the commit', urgency: 'flash', sentiment: null, published_at: null, tickers: [] }], Date.now);
+    const [stored] = await cli.articles.insert(
+      [{ content: 'FLASH: woken by the commit', urgency: 'flash', sentiment: null, published_at: null, tickers: [] }],
+      Date.now,
+    );
     cli.close();
     const got = await client.received(1, 10_000);
     expect(got.map((m) => m.id)).toEqual([stored!.id]);

@@ -13,7 +13,16 @@ import { repoRoot } from '../support/specs.js';
 let copy: string;
 beforeAll(() => {
   copy = mkdtempSync(join(tmpdir(), 'fns-stale-'));
-  for (const entry of ['bin', 'src', 'generated', 'fixtures', 'package.json', 'openapi.yaml', 'asyncapi.yaml', 'tsconfig.json']) {
+  for (const entry of [
+    'bin',
+    'src',
+    'generated',
+    'fixtures',
+    'package.json',
+    'openapi.yaml',
+    'asyncapi.yaml',
+    'tsconfig.json',
+  ]) {
     cpSync(join(repoRoot, entry), join(copy, entry), { recursive: true });
   }
   symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'));
@@ -21,7 +30,11 @@ beforeAll(() => {
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
 const fns = (...args: string[]) =>
-  spawnSync(process.execPath, [join(copy, 'bin', 'fns.mjs'), ...args], { env: { ...process.env, DATA_DIR: join(copy, 'data') }, encoding: 'utf8', timeout: 60_000 });
+  spawnSync(process.execPath, [join(copy, 'bin', 'fns.mjs'), ...args], {
+    env: { ...process.env, DATA_DIR: join(copy, 'data') },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 
 describe('a stale generated/ is refused at start', () => {
   it('runs while generated/ matches the specs', () => {
@@ -30,11 +43,14 @@ describe('a stale generated/ is refused at start', () => {
     expect(r.status).toBe(0);
   });
 
-  it.each(['keys list', 'serve --port 0'])('refuses `fns %s` once openapi.yaml changed, naming npm run generate', (line) => {
-    appendFileSync(join(copy, 'openapi.yaml'), '\n# an edit without npm run generate\n');
-    const r = fns(...line.split(' '));
-    expect(r.status).toBe(2);
-    expect(r.stderr).toContain('openapi.yaml has changed since generated/ was built: run `npm run generate`');
-    expect(r.stderr).not.toMatch(/^\s+at /m);
-  });
+  it.each(['keys list', 'serve --port 0'])(
+    'refuses `fns %s` once openapi.yaml changed, naming npm run generate',
+    (line) => {
+      appendFileSync(join(copy, 'openapi.yaml'), '\n# an edit without npm run generate\n');
+      const r = fns(...line.split(' '));
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain('openapi.yaml has changed since generated/ was built: run `npm run generate`');
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+    },
+  );
 });

@@ -5,10 +5,19 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cycles, fileGraph, folderGraph, importsOf, LAYERS, upwardImports, type Graph } from '../../scripts/lib/imports.js';
+import {
+  cycles,
+  fileGraph,
+  folderGraph,
+  importsOf,
+  LAYERS,
+  upwardImports,
+  type Graph,
+} from '../../scripts/lib/imports.js';
 import { repoRoot } from '../support/specs.js';
 
-const graph = (edges: Record<string, string[]>): Graph => new Map(Object.entries(edges).map(([k, v]) => [k, new Set(v)]));
+const graph = (edges: Record<string, string[]>): Graph =>
+  new Map(Object.entries(edges).map(([k, v]) => [k, new Set(v)]));
 
 describe('the checker', () => {
   it('reads static imports, re-exports and literal dynamic imports, not comments or packages', () => {
@@ -26,7 +35,9 @@ describe('the checker', () => {
   });
 
   it('finds a file cycle and a folder cycle, and none in a tree', () => {
-    expect(cycles(graph({ 'http/a.ts': ['http/b.ts'], 'http/b.ts': ['http/a.ts'] }))).toEqual([['http/a.ts', 'http/b.ts']]);
+    expect(cycles(graph({ 'http/a.ts': ['http/b.ts'], 'http/b.ts': ['http/a.ts'] }))).toEqual([
+      ['http/a.ts', 'http/b.ts'],
+    ]);
     const files = graph({ 'enrich/x.ts': ['dedup/y.ts'], 'dedup/y.ts': ['enrich/z.ts'], 'enrich/z.ts': [] });
     expect(cycles(files)).toEqual([]);
     expect(cycles(folderGraph(files))).toEqual([['dedup', 'enrich']]);

@@ -15,27 +15,85 @@ const { fns } = data;
 
 describe('fns sources add validates before it stores', () => {
   it('refuses a bad name, URL, duration or urgency as a usage error, naming the rule', async () => {
-    expectCleanFailure(await fns('sources', 'add', 'has space', 'http://example.com/f'), EXIT.usage, 'a source name is 1-64 letters');
-    expectCleanFailure(await fns('sources', 'add', 'x'.repeat(65), 'http://example.com/f'), EXIT.usage, 'a source name is 1-64 letters');
-    expectCleanFailure(await fns('sources', 'add', 'wire', 'ftp://example.com/f'), EXIT.usage, '<url> must use http or https');
-    expectCleanFailure(await fns('sources', 'add', 'wire', 'example.com/f'), EXIT.usage, '<url> must be an absolute http');
-    expectCleanFailure(await fns('sources', 'add', 'wire', 'http://u:p@example.com/f'), EXIT.usage, 'must not carry a user name or password');
-    expectCleanFailure(await fns('sources', 'add', 'wire', 'http://example.com/f', '--every', '30'), EXIT.usage, '--every must be a duration');
-    expectCleanFailure(await fns('sources', 'add', 'wire', 'http://example.com/f', '--every', '999ms'), EXIT.usage, '--every must be between 1s and 24h');
-    expectCleanFailure(await fns('sources', 'add', 'wire', 'http://example.com/f', '--every', '25h'), EXIT.usage, '--every must be between 1s and 24h');
-    expectCleanFailure(await fns('sources', 'add', 'wire', 'http://example.com/f', '--urgency', 'urgent'), EXIT.usage, `--urgency must be one of auto, ${urgencies.join(', ')}`);
+    expectCleanFailure(
+      await fns('sources', 'add', 'has space', 'http://example.com/f'),
+      EXIT.usage,
+      'a source name is 1-64 letters',
+    );
+    expectCleanFailure(
+      await fns('sources', 'add', 'x'.repeat(65), 'http://example.com/f'),
+      EXIT.usage,
+      'a source name is 1-64 letters',
+    );
+    expectCleanFailure(
+      await fns('sources', 'add', 'wire', 'ftp://example.com/f'),
+      EXIT.usage,
+      '<url> must use http or https',
+    );
+    expectCleanFailure(
+      await fns('sources', 'add', 'wire', 'example.com/f'),
+      EXIT.usage,
+      '<url> must be an absolute http',
+    );
+    expectCleanFailure(
+      await fns('sources', 'add', 'wire', 'http://u:p@example.com/f'),
+      EXIT.usage,
+      'must not carry a user name or password',
+    );
+    expectCleanFailure(
+      await fns('sources', 'add', 'wire', 'http://example.com/f', '--every', '30'),
+      EXIT.usage,
+      '--every must be a duration',
+    );
+    expectCleanFailure(
+      await fns('sources', 'add', 'wire', 'http://example.com/f', '--every', '999ms'),
+      EXIT.usage,
+      '--every must be between 1s and 24h',
+    );
+    expectCleanFailure(
+      await fns('sources', 'add', 'wire', 'http://example.com/f', '--every', '25h'),
+      EXIT.usage,
+      '--every must be between 1s and 24h',
+    );
+    expectCleanFailure(
+      await fns('sources', 'add', 'wire', 'http://example.com/f', '--urgency', 'urgent'),
+      EXIT.usage,
+      `--urgency must be one of auto, ${urgencies.join(', ')}`,
+    );
     expectCleanFailure(await fns('sources', 'add', 'wire'), EXIT.usage, /missing <url>/);
     expect(JSON.parse((await fns('sources', 'list', '--json')).stdout)).toEqual({ sources: [] });
   }, 60_000);
 
   it('stores a valid source with its interval and urgency, and refuses the same name twice (exit 1)', async () => {
-    const r = await fns('sources', 'add', 'wire', 'https://Example.com/feed.xml', '--every', '1m30s', '--urgency', 'flash', '--json');
+    const r = await fns(
+      'sources',
+      'add',
+      'wire',
+      'https://Example.com/feed.xml',
+      '--every',
+      '1m30s',
+      '--urgency',
+      'flash',
+      '--json',
+    );
     expect(r.code).toBe(EXIT.ok);
-    expect(JSON.parse(r.stdout)).toMatchObject({ name: 'wire', url: 'https://example.com/feed.xml', every_ms: 90_000, urgency: 'flash', paused: false, last_poll_at: null, next_poll_at: null });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      name: 'wire',
+      url: 'https://example.com/feed.xml',
+      every_ms: 90_000,
+      urgency: 'flash',
+      paused: false,
+      last_poll_at: null,
+      next_poll_at: null,
+    });
     const plain = await fns('sources', 'add', 'other', 'http://example.com/other');
     expect(plain.code).toBe(EXIT.ok);
     expect(plain.stdout).toContain(`every ${formatDuration(SOURCE_EVERY.defaultMs)}, urgency auto`);
-    expectCleanFailure(await fns('sources', 'add', 'wire', 'http://example.com/again'), EXIT.failed, 'a source named "wire" already exists');
+    expectCleanFailure(
+      await fns('sources', 'add', 'wire', 'http://example.com/again'),
+      EXIT.failed,
+      'a source named "wire" already exists',
+    );
   }, 60_000);
 });
 
@@ -50,16 +108,46 @@ describe('fns sources list tells what each source did', () => {
     const json = JSON.parse((await fns('sources', 'list', '--json')).stdout);
     expect(json.sources.map((s: { name: string }) => s.name)).toEqual(['wire', 'other']);
     expect(Object.keys(json.sources[0]).sort()).toEqual(
-      ['created_at', 'every_ms', 'failures', 'items_deduplicated', 'items_ingested', 'items_seen', 'last_error', 'last_poll_at', 'last_status', 'min_interval_ms', 'name', 'next_poll_at', 'paused', 'url', 'urgency'].sort(),
+      [
+        'created_at',
+        'every_ms',
+        'failures',
+        'items_deduplicated',
+        'items_ingested',
+        'items_seen',
+        'last_error',
+        'last_poll_at',
+        'last_status',
+        'min_interval_ms',
+        'name',
+        'next_poll_at',
+        'paused',
+        'url',
+        'urgency',
+      ].sort(),
     );
   }, 60_000);
 
   it('shows a failing source with its status, error and next try', () => {
     const now = Date.parse('2026-11-22T12:00:00Z');
     const rec: SourceRecord = {
-      name: 'broken', url: 'http://example.com/x', everyMs: 30_000, urgency: 'auto', paused: false, createdAt: '2026-11-22T11:00:00.000Z',
-      etag: null, lastModified: null, lastPollAt: '2026-11-22T11:59:50.000Z', lastStatus: 503, lastError: 'http: HTTP 503 Service Unavailable',
-      nextPollAt: '2026-11-22T12:01:00.000Z', failures: 2, minIntervalMs: null, itemsSeen: 4, itemsIngested: 3, itemsDeduplicated: 1,
+      name: 'broken',
+      url: 'http://example.com/x',
+      everyMs: 30_000,
+      urgency: 'auto',
+      paused: false,
+      createdAt: '2026-11-22T11:00:00.000Z',
+      etag: null,
+      lastModified: null,
+      lastPollAt: '2026-11-22T11:59:50.000Z',
+      lastStatus: 503,
+      lastError: 'http: HTTP 503 Service Unavailable',
+      nextPollAt: '2026-11-22T12:01:00.000Z',
+      failures: 2,
+      minIntervalMs: null,
+      itemsSeen: 4,
+      itemsIngested: 3,
+      itemsDeduplicated: 1,
     };
     const lines = sourcesTable([rec], now).split('\n');
     expect(lines[1]).toMatch(/^broken\s+failing\(2\)\s+30s\s+10s ago\s+503\s+4\s+3\s+1\s+in 60s$/);
@@ -80,7 +168,9 @@ describe('fns sources pause, resume and remove', () => {
 
   it('remove forgets a source; removing it again is refused', async () => {
     expect((await fns('sources', 'remove', 'other')).code).toBe(EXIT.ok);
-    expect(JSON.parse((await fns('sources', 'list', '--json')).stdout).sources.map((s: { name: string }) => s.name)).toEqual(['wire']);
+    expect(
+      JSON.parse((await fns('sources', 'list', '--json')).stdout).sources.map((s: { name: string }) => s.name),
+    ).toEqual(['wire']);
     expectCleanFailure(await fns('sources', 'remove', 'other'), EXIT.failed, 'no source named "other"');
   }, 60_000);
 });
@@ -88,11 +178,16 @@ describe('fns sources pause, resume and remove', () => {
 describe('fns help lists the sources commands', () => {
   it('in the general help and per command', async () => {
     const help = (await fns('--help')).stdout;
-    for (const c of ['add <name> <url>', 'list', 'pause <name>', 'resume <name>', 'remove <name>', 'run']) expect(help).toContain(`fns sources ${c}`);
+    for (const c of ['add <name> <url>', 'list', 'pause <name>', 'resume <name>', 'remove <name>', 'run'])
+      expect(help).toContain(`fns sources ${c}`);
     const add = await fns('sources', 'add', '--help');
     expect(add.code).toBe(EXIT.ok);
     expect(add.stdout).toContain('--every: the poll interval, 1s to 24h');
-    expectCleanFailure(await fns('sources', 'list', '--every', '5s'), EXIT.usage, 'fns sources list does not take --every');
+    expectCleanFailure(
+      await fns('sources', 'list', '--every', '5s'),
+      EXIT.usage,
+      'fns sources list does not take --every',
+    );
   }, 60_000);
 });
 

@@ -98,8 +98,12 @@ function tag(name: string, value: string | null | undefined): string {
 
 function syndication(spec: FeedSpec): string {
   if (!spec.syndication) return '';
-  return `<sy:updatePeriod>${spec.syndication.period}</sy:updatePeriod>` +
-    (spec.syndication.frequency !== undefined ? `<sy:updateFrequency>${spec.syndication.frequency}</sy:updateFrequency>` : '');
+  return (
+    `<sy:updatePeriod>${spec.syndication.period}</sy:updatePeriod>` +
+    (spec.syndication.frequency !== undefined
+      ? `<sy:updateFrequency>${spec.syndication.frequency}</sy:updateFrequency>`
+      : '')
+  );
 }
 
 const SY = 'xmlns:sy="http://purl.org/rss/1.0/modules/syndication/"';
@@ -110,41 +114,64 @@ export function renderFeed(spec: FeedSpec, selfUrl: string): { body: string; con
   const items = spec.maxItems !== undefined ? spec.items.slice(0, spec.maxItems) : spec.items;
   switch (spec.format) {
     case 'rss': {
-      const entries = items.map((i) =>
-        '<item>' + tag('title', i.title) + tag('link', i.link) + tag('description', i.summary) +
-        (i.id != null ? `<guid isPermaLink="false">${xml(i.id)}</guid>` : '') +
-        (i.published != null ? tag('pubDate', toDate(i.published).toUTCString()) : '') + '</item>');
+      const entries = items.map(
+        (i) =>
+          '<item>' +
+          tag('title', i.title) +
+          tag('link', i.link) +
+          tag('description', i.summary) +
+          (i.id != null ? `<guid isPermaLink="false">${xml(i.id)}</guid>` : '') +
+          (i.published != null ? tag('pubDate', toDate(i.published).toUTCString()) : '') +
+          '</item>',
+      );
       return {
         contentType: 'application/rss+xml; charset=utf-8',
-        body: `<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0" ${SY}><channel>${tag('title', title)}` +
+        body:
+          `<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0" ${SY}><channel>${tag('title', title)}` +
           `${tag('link', selfUrl)}<description>fixture</description>` +
-          (spec.ttlMinutes !== undefined ? `<ttl>${spec.ttlMinutes}</ttl>` : '') + syndication(spec) +
+          (spec.ttlMinutes !== undefined ? `<ttl>${spec.ttlMinutes}</ttl>` : '') +
+          syndication(spec) +
           `${entries.join('\n')}</channel></rss>\n`,
       };
     }
     case 'rdf': {
       const entries = items.map((i) => {
         const about = i.id ?? i.link ?? '';
-        return `<item rdf:about="${xml(about)}">` + tag('title', i.title) + tag('link', i.link ?? about) +
-          tag('description', i.summary) + (i.published != null ? tag('dc:date', toDate(i.published).toISOString()) : '') + '</item>';
+        return (
+          `<item rdf:about="${xml(about)}">` +
+          tag('title', i.title) +
+          tag('link', i.link ?? about) +
+          tag('description', i.summary) +
+          (i.published != null ? tag('dc:date', toDate(i.published).toISOString()) : '') +
+          '</item>'
+        );
       });
       return {
         contentType: 'application/rdf+xml',
-        body: `<?xml version="1.0" encoding="utf-8"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" ` +
+        body:
+          `<?xml version="1.0" encoding="utf-8"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" ` +
           `xmlns="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/" ${SY}>` +
           `<channel rdf:about="${xml(selfUrl)}">${tag('title', title)}${tag('link', selfUrl)}<description>fixture</description>` +
           `${syndication(spec)}</channel>${entries.join('\n')}</rdf:RDF>\n`,
       };
     }
     case 'atom': {
-      const entries = items.map((i) =>
-        '<entry>' + tag('title', i.title) + (i.link != null ? `<link rel="alternate" href="${xml(i.link)}"/>` : '') +
-        tag('id', i.id ?? i.link ?? null) + tag('summary', i.summary) +
-        (i.published != null ? tag('published', toDate(i.published).toISOString()) + tag('updated', toDate(i.published).toISOString()) : '') +
-        '</entry>');
+      const entries = items.map(
+        (i) =>
+          '<entry>' +
+          tag('title', i.title) +
+          (i.link != null ? `<link rel="alternate" href="${xml(i.link)}"/>` : '') +
+          tag('id', i.id ?? i.link ?? null) +
+          tag('summary', i.summary) +
+          (i.published != null
+            ? tag('published', toDate(i.published).toISOString()) + tag('updated', toDate(i.published).toISOString())
+            : '') +
+          '</entry>',
+      );
       return {
         contentType: 'application/atom+xml',
-        body: `<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom" ${SY}>${tag('title', title)}` +
+        body:
+          `<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom" ${SY}>${tag('title', title)}` +
           `<id>${xml(selfUrl)}</id><updated>2025-01-01T00:00:00Z</updated><link rel="self" href="${xml(selfUrl)}"/>` +
           `${syndication(spec)}${entries.join('\n')}</feed>\n`,
       };
@@ -220,13 +247,22 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     feeds.set(p, {
       spec,
       version,
-      etag: `"${createHash('sha1').update(`${p}#${version}#${JSON.stringify(spec)}`).digest('hex').slice(0, 16)}"`,
+      etag: `"${createHash('sha1')
+        .update(`${p}#${version}#${JSON.stringify(spec)}`)
+        .digest('hex')
+        .slice(0, 16)}"`,
       lastModified: nextHttpDate(prev?.lastModified ?? null),
     });
   };
 
-  const send = (req: http.IncomingMessage, res: http.ServerResponse, status: number, body: Buffer | string,
-    headers: Record<string, string>, encoding: 'identity' | 'gzip' | 'br' = 'identity'): void => {
+  const send = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    status: number,
+    body: Buffer | string,
+    headers: Record<string, string>,
+    encoding: 'identity' | 'gzip' | 'br' = 'identity',
+  ): void => {
     let bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     if (encoding !== 'identity') {
       bytes = compress(bytes, encoding);
@@ -242,8 +278,11 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     if (!spec.noValidators) {
       const inm = req.headers['if-none-match'];
       const ims = req.headers['if-modified-since'];
-      const etagMatches = typeof inm === 'string' && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === state.etag || t.trim() === '*');
-      const notModifiedSince = inm === undefined && typeof ims === 'string' && Date.parse(ims) >= Date.parse(state.lastModified);
+      const etagMatches =
+        typeof inm === 'string' &&
+        inm.split(',').some((t) => t.trim().replace(/^W\//, '') === state.etag || t.trim() === '*');
+      const notModifiedSince =
+        inm === undefined && typeof ims === 'string' && Date.parse(ims) >= Date.parse(state.lastModified);
       if (etagMatches || notModifiedSince) {
         res.writeHead(304, { etag: state.etag, 'last-modified': state.lastModified });
         res.end();
@@ -272,8 +311,14 @@ export async function startFixtureServer(): Promise<FixtureServer> {
         return true;
       }
       const encoding = q.get('encoding');
-      send(req, res, 200, bytes, { 'content-type': q.get('ct') ?? contentTypeFor(name) },
-        encoding === 'gzip' || encoding === 'br' ? encoding : 'identity');
+      send(
+        req,
+        res,
+        200,
+        bytes,
+        { 'content-type': q.get('ct') ?? contentTypeFor(name) },
+        encoding === 'gzip' || encoding === 'br' ? encoding : 'identity',
+      );
       return true;
     }
     let m = /^\/redirect\/(\d+)(\/.*)$/.exec(p);
@@ -305,7 +350,9 @@ export async function startFixtureServer(): Promise<FixtureServer> {
           const state = feeds.get(target.pathname);
           if (state) return serveFeed(req, res, target, state);
         }
-        send(req, res, 200, readFileSync(path.join(FEED_FIXTURES, 'rss2.xml')), { 'content-type': 'application/rss+xml' });
+        send(req, res, 200, readFileSync(path.join(FEED_FIXTURES, 'rss2.xml')), {
+          'content-type': 'application/rss+xml',
+        });
       });
       return true;
     }

@@ -20,12 +20,24 @@ const data = tempDataDir('fns-sources-op-');
 const children: ChildProcess[] = [];
 let feeds: FixtureServer;
 // FEED_ALLOW_PRIVATE: the feeds of this story are on loopback.
-const env = { PORT: '0', HOST: '127.0.0.1', FEED_ALLOW_PRIVATE: 'true', EMBEDDINGS_URL: 'http://127.0.0.1:9/v1/embeddings', EMBEDDINGS_MODEL: 'unused' };
+const env = {
+  PORT: '0',
+  HOST: '127.0.0.1',
+  FEED_ALLOW_PRIVATE: 'true',
+  EMBEDDINGS_URL: 'http://127.0.0.1:9/v1/embeddings',
+  EMBEDDINGS_MODEL: 'unused',
+};
 
 beforeAll(async () => {
   feeds = await startFixtureServer();
-  feeds.setFeed('/harbor.rss', { format: 'rss', items: [{ id: 'h-1', title: 'Copper holds steady as Chilean mine strike ends', link: 'https://example.com/h/1' }] });
-  feeds.setFeed('/summit.atom', { format: 'atom', items: [{ id: 's-1', title: 'Bank of Japan keeps yield-curve control unchanged', link: 'https://example.com/s/1' }] });
+  feeds.setFeed('/harbor.rss', {
+    format: 'rss',
+    items: [{ id: 'h-1', title: 'Copper holds steady as Chilean mine strike ends', link: 'https://example.com/h/1' }],
+  });
+  feeds.setFeed('/summit.atom', {
+    format: 'atom',
+    items: [{ id: 's-1', title: 'Bank of Japan keeps yield-curve control unchanged', link: 'https://example.com/s/1' }],
+  });
 });
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
@@ -34,8 +46,14 @@ afterAll(async () => {
 });
 
 /** Starts a long-running `fns` command; resolves once its output matches `ready`. */
-async function start(args: string[], ready: RegExp): Promise<{ child: ChildProcess; out: () => string; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, [fnsBin, ...args], { env: { ...process.env, ...env, DATA_DIR: data.dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function start(
+  args: string[],
+  ready: RegExp,
+): Promise<{ child: ChildProcess; out: () => string; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [fnsBin, ...args], {
+    env: { ...process.env, ...env, DATA_DIR: data.dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -84,26 +102,64 @@ describe('an operator adds two local feeds, runs fns serve, and a stream client 
     // A second poller in its own process: leases keep every source to one poller at a time.
     runner = await start(['sources', 'run'], /polling \d+ active source\(s\)/);
     // What was there before the client connected was ingested already (first polls).
-    await until(async () => (await listed()).filter((s) => s.items_ingested === 1).length === 2, 'the first polls', CLI_WAIT_MS, 50);
+    await until(
+      async () => (await listed()).filter((s) => s.items_ingested === 1).length === 2,
+      'the first polls',
+      CLI_WAIT_MS,
+      50,
+    );
 
     const ws = new WebSocket(`${serve.match[1]!.replace(/^http/, 'ws')}/v1/stream?api_key=${key}`);
     ws.on('message', (m) => received.push(JSON.parse(m.toString()).content));
     await once(ws, 'open');
 
-    feeds.addItems('/harbor.rss', { id: 'h-2', title: 'Apple shares rise after iPhone sales top estimates', link: 'https://example.com/h/2' });
-    feeds.addItems('/summit.atom', { id: 's-2', title: 'Microsoft wins $2 billion cloud contract', link: 'https://example.com/s/2' });
+    feeds.addItems('/harbor.rss', {
+      id: 'h-2',
+      title: 'Apple shares rise after iPhone sales top estimates',
+      link: 'https://example.com/h/2',
+    });
+    feeds.addItems('/summit.atom', {
+      id: 's-2',
+      title: 'Microsoft wins $2 billion cloud contract',
+      link: 'https://example.com/s/2',
+    });
     await until(() => received.length === 2, 'the first two new items', CLI_WAIT_MS, 50);
     // One story on both wires: the same article URL apart from tracking parameters, reworded.
-    feeds.addItems('/harbor.rss', { id: 'h-3', title: 'Intel to cut 15% of jobs in turnaround plan', link: 'https://example.com/story/intel?utm_source=harbor' });
-    feeds.addItems('/summit.atom', { id: 's-3', title: 'Intel plans to cut 15% of its jobs in turnaround push', link: 'https://example.com/story/intel?utm_source=summit#top' });
-    feeds.addItems('/harbor.rss', { id: 'h-4', title: 'Oil slips as OPEC+ weighs output increase', link: 'https://example.com/h/4' });
-    await until(async () => {
-      const s = await listed();
-      return s.find((x) => x.name === 'harbor')!.items_ingested + s.find((x) => x.name === 'summit')!.items_deduplicated >= 4 && received.length >= 4;
-    }, 'the shared story and one more item', CLI_WAIT_MS, 50);
+    feeds.addItems('/harbor.rss', {
+      id: 'h-3',
+      title: 'Intel to cut 15% of jobs in turnaround plan',
+      link: 'https://example.com/story/intel?utm_source=harbor',
+    });
+    feeds.addItems('/summit.atom', {
+      id: 's-3',
+      title: 'Intel plans to cut 15% of its jobs in turnaround push',
+      link: 'https://example.com/story/intel?utm_source=summit#top',
+    });
+    feeds.addItems('/harbor.rss', {
+      id: 'h-4',
+      title: 'Oil slips as OPEC+ weighs output increase',
+      link: 'https://example.com/h/4',
+    });
+    await until(
+      async () => {
+        const s = await listed();
+        return (
+          s.find((x) => x.name === 'harbor')!.items_ingested + s.find((x) => x.name === 'summit')!.items_deduplicated >=
+            4 && received.length >= 4
+        );
+      },
+      'the shared story and one more item',
+      CLI_WAIT_MS,
+      50,
+    );
     // Several more polls of every feed: nothing arrives twice.
     const polls = feeds.hits('/harbor.rss').length + feeds.hits('/summit.atom').length;
-    await until(() => feeds.hits('/harbor.rss').length + feeds.hits('/summit.atom').length >= polls + 6, 'more polls', CLI_WAIT_MS, 50);
+    await until(
+      () => feeds.hits('/harbor.rss').length + feeds.hits('/summit.atom').length >= polls + 6,
+      'more polls',
+      CLI_WAIT_MS,
+      50,
+    );
     // A last item on each wire, after those polls: the stream is in commit order, so once both are in,
     // whatever the earlier polls stored has arrived too.
     const last = ['Copper futures climb on Chilean mine strike', 'Japanese yen weakens past 160 per dollar'];

@@ -4,7 +4,13 @@ import { articleRules } from '../../src/contract/index.js';
 import { nearDuplicateKeys } from '../../src/dedup/near.js';
 import type { FeedItem } from '../../src/sources/feed/index.js';
 import { mapItemSafely } from '../../src/sources/feed/parse.js';
-import { EXTERNAL_ID_MAX_LENGTH, externalIdOf, fitHeadline, prepareFeedItem, toSourcedItems } from '../../src/sources/pipeline.js';
+import {
+  EXTERNAL_ID_MAX_LENGTH,
+  externalIdOf,
+  fitHeadline,
+  prepareFeedItem,
+  toSourcedItems,
+} from '../../src/sources/pipeline.js';
 
 const feedItem = (over: Partial<FeedItem> = {}): FeedItem => ({
   guid: 'g-1',
@@ -23,7 +29,12 @@ describe('mapping: content is the headline, else the summary; published_at, url 
       source: 'wire',
       externalId: 'g-1',
       canonicalUrl: 'https://news.example/acme',
-      article: { content: 'Acme beats estimates', published_at: '2026-11-22T05:55:44.000Z', url: 'https://news.example/acme', source: 'wire' },
+      article: {
+        content: 'Acme beats estimates',
+        published_at: '2026-11-22T05:55:44.000Z',
+        url: 'https://news.example/acme',
+        source: 'wire',
+      },
     });
   });
 
@@ -34,7 +45,11 @@ describe('mapping: content is the headline, else the summary; published_at, url 
   });
 
   it('leaves out items with no text (the caller counts them), keeping the order of the others', () => {
-    const out = toSourcedItems(wire, [feedItem({ guid: 'a' }), feedItem({ guid: 'b', title: '  ', summary: null }), feedItem({ guid: 'c', title: null, summary: null })]);
+    const out = toSourcedItems(wire, [
+      feedItem({ guid: 'a' }),
+      feedItem({ guid: 'b', title: '  ', summary: null }),
+      feedItem({ guid: 'c', title: null, summary: null }),
+    ]);
     expect(out.map((s) => s.externalId)).toEqual(['a']);
   });
 });
@@ -62,7 +77,9 @@ describe('external id: the guid, else the canonical URL, else a hash of the text
   it('stores an over-long id as its hash', () => {
     const long = 'x'.repeat(EXTERNAL_ID_MAX_LENGTH + 1);
     expect(externalIdOf(feedItem({ guid: long }), null, 'text')).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(externalIdOf(feedItem({ guid: 'x'.repeat(EXTERNAL_ID_MAX_LENGTH) }), null, 'text')).toHaveLength(EXTERNAL_ID_MAX_LENGTH);
+    expect(externalIdOf(feedItem({ guid: 'x'.repeat(EXTERNAL_ID_MAX_LENGTH) }), null, 'text')).toHaveLength(
+      EXTERNAL_ID_MAX_LENGTH,
+    );
   });
 });
 
@@ -95,7 +112,9 @@ describe('enrichment: the source urgency setting, or auto rules; tickers and key
   });
 
   it('derives urgency under auto', () => {
-    expect(toSourcedItems(wire, [feedItem({ title: 'BREAKING: Fed cuts rates' })])[0]!.article.urgency).toBe('breaking');
+    expect(toSourcedItems(wire, [feedItem({ title: 'BREAKING: Fed cuts rates' })])[0]!.article.urgency).toBe(
+      'breaking',
+    );
     expect(toSourcedItems(wire, [feedItem({ title: 'Fed minutes released' })])[0]!.article.urgency).toBe('regular');
   });
 
@@ -107,7 +126,7 @@ describe('enrichment: the source urgency setting, or auto rules; tickers and key
   });
 });
 
-describe('one feed item whose reading throws is that item\'s failure, never its feed\'s', () => {
+describe("one feed item whose reading throws is that item's failure, never its feed's", () => {
   it('carries the failure with the guid it could still read, and the poll reports it failed, not stored', () => {
     const bad = mapItemSafely(
       () => {
@@ -115,15 +134,27 @@ describe('one feed item whose reading throws is that item\'s failure, never its 
       },
       () => 'guid-7',
     );
-    expect(bad).toEqual({ guid: 'guid-7', title: null, summary: null, url: null, publishedAt: null, failed: 'RangeError' });
-    expect(prepareFeedItem({ name: 'wire', urgency: 'auto' }, bad)).toEqual({ failed: { guid: 'guid-7', errClass: 'RangeError' } });
+    expect(bad).toEqual({
+      guid: 'guid-7',
+      title: null,
+      summary: null,
+      url: null,
+      publishedAt: null,
+      failed: 'RangeError',
+    });
+    expect(prepareFeedItem({ name: 'wire', urgency: 'auto' }, bad)).toEqual({
+      failed: { guid: 'guid-7', errClass: 'RangeError' },
+    });
   });
   it('has no guid when reading that throws too, and reads a good item as before', () => {
     const fail = () => {
       throw new Error('x');
     };
     expect(mapItemSafely(fail, fail).guid).toBeNull();
-    const good = mapItemSafely(() => ({ guid: 'g', title: 'Oil jumps', summary: null, url: null, publishedAt: null }), fail);
+    const good = mapItemSafely(
+      () => ({ guid: 'g', title: 'Oil jumps', summary: null, url: null, publishedAt: null }),
+      fail,
+    );
     expect(good.failed).toBeUndefined();
     expect('failed' in prepareFeedItem({ name: 'wire', urgency: 'auto' }, good)).toBe(false);
   });

@@ -16,7 +16,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { feedFloorMs, nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS } from '../../src/sources/poll-rules.js';
+import {
+  feedFloorMs,
+  nextPollAfterFailure,
+  nextPollAfterSuccess,
+  POLL_DEFAULTS,
+} from '../../src/sources/poll-rules.js';
 import { SourcePoller, type PollReport, type PollerOptions } from '../../src/sources/index.js';
 import { PollRecorder } from '../../src/sources/poll-record.js';
 import type { PollResult } from '../../src/sources/poll.js';
@@ -54,8 +59,16 @@ const engines: { engine: string; skip: boolean; open: () => Promise<Store> }[] =
   { engine: 'postgres', skip: !pg, open: () => pgStores.open() },
 ];
 
-const ok = (xml: string): FetchResult => ({ kind: 'ok', status: 200, body: new TextEncoder().encode(xml), contentType: 'application/rss+xml', validators: { etag: null, lastModified: null }, finalUrl: 'https://feeds.example/wire.xml' });
-const rss = (items: string, channel = '') => `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title>${channel}${items}</channel></rss>`;
+const ok = (xml: string): FetchResult => ({
+  kind: 'ok',
+  status: 200,
+  body: new TextEncoder().encode(xml),
+  contentType: 'application/rss+xml',
+  validators: { etag: null, lastModified: null },
+  finalUrl: 'https://feeds.example/wire.xml',
+});
+const rss = (items: string, channel = '') =>
+  `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title>${channel}${items}</channel></rss>`;
 const ONE_ITEM = rss('<item><title>Copper rallies on supply fears</title><guid>g-1</guid></item>');
 
 /** Each call of the fetch answers the next of `answers` (the last one again once they are used up). */
@@ -71,10 +84,16 @@ function scripted(answers: (FetchResult | Error)[]): { fetch: FetchFn; calls: ()
 
 describe.each(engines)('the poller on $engine', ({ skip, open }) => {
   /** A store with one source `wire` (polled every second) and a poller of it, with its reports, warnings, log and counters. */
-  async function setup(fetch: FetchFn, { sources, ...over }: Partial<PollerOptions> & { sources?: (s: SourceStore) => SourceStore } = {}) {
+  async function setup(
+    fetch: FetchFn,
+    { sources, ...over }: Partial<PollerOptions> & { sources?: (s: SourceStore) => SourceStore } = {},
+  ) {
     const store = await open();
     closers.push(() => store.close());
-    await store.sources.add({ name: 'wire', url: 'https://feeds.example/wire.xml', everyMs: 1000, urgency: 'auto' }, Date.now());
+    await store.sources.add(
+      { name: 'wire', url: 'https://feeds.example/wire.xml', everyMs: 1000, urgency: 'auto' },
+      Date.now(),
+    );
     const reports: PollReport[] = [];
     const warnings: { fields: Record<string, unknown>; msg: string }[] = [];
     const lines: string[] = [];
@@ -101,53 +120,74 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
     return { store, reports, warnings, lines, polls, items, poller };
   }
 
-  describe.skipIf(skip)('a poll that fails unexpectedly is recorded as failed and tried again on its failure schedule', () => {
-    it('its fetch throws: recorded with the error\'s class (never its message), counted, logged once, polled again within seconds', async () => {
-      const feed = scripted([new TypeError('the feed said: \u001b[2J secret'), ok(ONE_ITEM)]);
-      const t = await setup(feed.fetch);
-      await until(() => t.reports.length >= 1, 'the first poll recorded');
-      expect(t.reports[0]).toMatchObject({ source: 'wire', outcome: 'error', status: null, failures: 1, error: expect.stringMatching(/^internal: .*TypeError/) });
-      const rec = (await t.store.sources.get('wire'))!;
-      expect(rec).toMatchObject({ failures: 1, lastStatus: null, lastError: t.reports[0]!.error });
-      expect(rec.lastPollAt).not.toBeNull();
-      // The failure schedule (the source's interval, 1 s, at the first failure), not the 10-minute lease.
-      expect(Date.parse(rec.nextPollAt!) - Date.parse(rec.lastPollAt!)).toBe(nextPollAfterFailure(0, 1000, 1, null, () => 0));
-      expect(t.polls.get('internal')).toBe(1);
-      expect(t.warnings).toEqual([{ fields: { kind: 'source', source: 'wire', err_class: 'TypeError', stack: expect.any(Array) }, msg: expect.stringContaining('sources: wire: internal:') }]);
-      expect(JSON.stringify([t.reports, t.warnings, t.lines, rec])).not.toContain('secret');
-      // Polled again on that schedule: fine this time.
-      await until(() => t.reports.length >= 2, 'the poll after the failure', 10_000);
-      expect(t.reports[1]).toMatchObject({ outcome: 'ok', failures: 0, ingested: 1 });
-      expect(await t.store.sources.get('wire')).toMatchObject({ failures: 0, lastError: null, lastStatus: 200 });
-    });
-
-    it('its bookkeeping fails (the record of its success is refused): recorded as failed all the same, and polled again', async () => {
-      let refusals = 1;
-      // The store refuses the first record (an error of no dependency class: a fault, not the database's trouble).
-      const sources = (s: SourceStore): SourceStore =>
-        new Proxy(s, {
-          get(target, key) {
-            if (key === 'recordPoll') {
-              return async (...args: Parameters<SourceStore['recordPoll']>) => {
-                if (args[2].error === null && refusals-- > 0) throw new RangeError('value out of range for type bigint');
-                return target.recordPoll(...args);
-              };
-            }
-            const v = Reflect.get(target, key, target) as unknown;
-            return typeof v === 'function' ? v.bind(target) : v;
-          },
+  describe.skipIf(skip)(
+    'a poll that fails unexpectedly is recorded as failed and tried again on its failure schedule',
+    () => {
+      it("its fetch throws: recorded with the error's class (never its message), counted, logged once, polled again within seconds", async () => {
+        const feed = scripted([new TypeError('the feed said: \u001b[2J secret'), ok(ONE_ITEM)]);
+        const t = await setup(feed.fetch);
+        await until(() => t.reports.length >= 1, 'the first poll recorded');
+        expect(t.reports[0]).toMatchObject({
+          source: 'wire',
+          outcome: 'error',
+          status: null,
+          failures: 1,
+          error: expect.stringMatching(/^internal: .*TypeError/),
         });
-      const t = await setup(scripted([ok(ONE_ITEM)]).fetch, { sources });
-      await until(() => t.reports.length >= 1, 'the first poll recorded');
-      expect(t.reports[0]).toMatchObject({ outcome: 'error', failures: 1, error: expect.stringMatching(/^internal: .*RangeError/) });
-      expect(await t.store.sources.get('wire')).toMatchObject({ failures: 1, lastError: t.reports[0]!.error });
-      expect(t.polls.get('internal')).toBe(1);
-      // The item was stored before the record failed; the next poll reads it again (the same item) and records fine.
-      await until(() => t.reports.length >= 2, 'the poll after the failure', 10_000);
-      expect(t.reports[1]).toMatchObject({ outcome: 'ok', failures: 0, ingested: 0 });
-      expect(await t.store.articles.count()).toBe(1);
-    });
-  });
+        const rec = (await t.store.sources.get('wire'))!;
+        expect(rec).toMatchObject({ failures: 1, lastStatus: null, lastError: t.reports[0]!.error });
+        expect(rec.lastPollAt).not.toBeNull();
+        // The failure schedule (the source's interval, 1 s, at the first failure), not the 10-minute lease.
+        expect(Date.parse(rec.nextPollAt!) - Date.parse(rec.lastPollAt!)).toBe(
+          nextPollAfterFailure(0, 1000, 1, null, () => 0),
+        );
+        expect(t.polls.get('internal')).toBe(1);
+        expect(t.warnings).toEqual([
+          {
+            fields: { kind: 'source', source: 'wire', err_class: 'TypeError', stack: expect.any(Array) },
+            msg: expect.stringContaining('sources: wire: internal:'),
+          },
+        ]);
+        expect(JSON.stringify([t.reports, t.warnings, t.lines, rec])).not.toContain('secret');
+        // Polled again on that schedule: fine this time.
+        await until(() => t.reports.length >= 2, 'the poll after the failure', 10_000);
+        expect(t.reports[1]).toMatchObject({ outcome: 'ok', failures: 0, ingested: 1 });
+        expect(await t.store.sources.get('wire')).toMatchObject({ failures: 0, lastError: null, lastStatus: 200 });
+      });
+
+      it('its bookkeeping fails (the record of its success is refused): recorded as failed all the same, and polled again', async () => {
+        let refusals = 1;
+        // The store refuses the first record (an error of no dependency class: a fault, not the database's trouble).
+        const sources = (s: SourceStore): SourceStore =>
+          new Proxy(s, {
+            get(target, key) {
+              if (key === 'recordPoll') {
+                return async (...args: Parameters<SourceStore['recordPoll']>) => {
+                  if (args[2].error === null && refusals-- > 0)
+                    throw new RangeError('value out of range for type bigint');
+                  return target.recordPoll(...args);
+                };
+              }
+              const v = Reflect.get(target, key, target) as unknown;
+              return typeof v === 'function' ? v.bind(target) : v;
+            },
+          });
+        const t = await setup(scripted([ok(ONE_ITEM)]).fetch, { sources });
+        await until(() => t.reports.length >= 1, 'the first poll recorded');
+        expect(t.reports[0]).toMatchObject({
+          outcome: 'error',
+          failures: 1,
+          error: expect.stringMatching(/^internal: .*RangeError/),
+        });
+        expect(await t.store.sources.get('wire')).toMatchObject({ failures: 1, lastError: t.reports[0]!.error });
+        expect(t.polls.get('internal')).toBe(1);
+        // The item was stored before the record failed; the next poll reads it again (the same item) and records fine.
+        await until(() => t.reports.length >= 2, 'the poll after the failure', 10_000);
+        expect(t.reports[1]).toMatchObject({ outcome: 'ok', failures: 0, ingested: 0 });
+        expect(await t.store.articles.count()).toBe(1);
+      });
+    },
+  );
 
   describe.skipIf(skip)('numbers a feed or a server sets are bounded before they are used or stored', () => {
     it('a ttl of 10^20 minutes and an update frequency past any integer: the floor is 24 h, in the schedule and the record', async () => {
@@ -165,7 +205,13 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
     });
 
     it('a Retry-After that is no number, or endless: the failure schedule alone, or 6 h at most', async () => {
-      const busy = (retryAfterMs: number): FetchResult => ({ kind: 'error', status: 503, message: 'HTTP 503', retryAfterMs, error: 'http' });
+      const busy = (retryAfterMs: number): FetchResult => ({
+        kind: 'error',
+        status: 503,
+        message: 'HTTP 503',
+        retryAfterMs,
+        error: 'http',
+      });
       const t = await setup(scripted([busy(Number.NaN), busy(Number.POSITIVE_INFINITY)]).fetch);
       await until(() => t.reports.length >= 1, 'the first poll recorded');
       const first = (await t.store.sources.get('wire'))!;
@@ -179,7 +225,9 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
 
   describe.skipIf(skip)('an item without any text is counted as seen once, not at every poll', () => {
     it('three polls of a feed with one such item: seen counts it once; the metric too', async () => {
-      const feed = rss('<item><title>Copper rallies on supply fears</title><guid>g-1</guid></item><item><guid>g-2</guid><link>https://ex.com/2</link></item>');
+      const feed = rss(
+        '<item><title>Copper rallies on supply fears</title><guid>g-1</guid></item><item><guid>g-2</guid><link>https://ex.com/2</link></item>',
+      );
       const t = await setup(scripted([ok(feed)]).fetch);
       await until(() => t.reports.length >= 3, 'three polls', 15_000);
       await t.poller.stop();
@@ -190,14 +238,13 @@ describe.each(engines)('the poller on $engine', ({ skip, open }) => {
       expect((await t.store.sources.get('wire'))!.itemsSeen).toBe(2);
     });
   });
-
 });
 reportUnreachable(pg, 5);
 
 describe('the schedule rules bound every number a feed or a server sets', () => {
   const NOW = Date.parse('2026-11-21T12:00:00.000Z');
 
-  it('the feed\'s floor: whole milliseconds, at most 24 h (10^20 seconds too), none for zero, less or no number', () => {
+  it("the feed's floor: whole milliseconds, at most 24 h (10^20 seconds too), none for zero, less or no number", () => {
     expect(feedFloorMs(900)).toBe(900_000);
     expect(feedFloorMs(1e20)).toBe(POLL_DEFAULTS.feedFloorMaxMs);
     expect(feedFloorMs(Number.POSITIVE_INFINITY)).toBe(POLL_DEFAULTS.feedFloorMaxMs);
@@ -215,7 +262,9 @@ describe('the schedule rules bound every number a feed or a server sets', () => 
   it('after a failure: a Retry-After that is no number is none, one that is endless is 6 h, one below zero is none', () => {
     const zero = () => 0;
     expect(nextPollAfterFailure(NOW, 60_000, 1, Number.NaN, zero)).toBe(NOW + 60_000);
-    expect(nextPollAfterFailure(NOW, 60_000, 1, Number.POSITIVE_INFINITY, zero)).toBe(NOW + POLL_DEFAULTS.retryAfterMaxMs);
+    expect(nextPollAfterFailure(NOW, 60_000, 1, Number.POSITIVE_INFINITY, zero)).toBe(
+      NOW + POLL_DEFAULTS.retryAfterMaxMs,
+    );
     expect(nextPollAfterFailure(NOW, 60_000, 1, -5, zero)).toBe(NOW + 60_000);
     expect(Number.isInteger(nextPollAfterFailure(NOW, 60_000, 1e12, 1e30, zero))).toBe(true);
   });
@@ -233,9 +282,27 @@ describe('an item that fails at every poll is logged when it starts failing, not
       warn: (fields) => warnings.push(fields),
       onScheduled: () => {},
     });
-    const rec = { name: 'wire', everyMs: 60_000, failures: 0, etag: null, lastModified: null, lastError: null, lastStatus: null, lastPollAt: null, minIntervalMs: null } as SourceRecord;
+    const rec = {
+      name: 'wire',
+      everyMs: 60_000,
+      failures: 0,
+      etag: null,
+      lastModified: null,
+      lastError: null,
+      lastStatus: null,
+      lastPollAt: null,
+      minIntervalMs: null,
+    } as SourceRecord;
     const poll = (...guids: string[]): PollResult => ({
-      kind: 'fetched', notModified: false, at: 0, status: 200, etag: null, lastModified: null, minIntervalMs: null, outcomes: [], unusable: 0,
+      kind: 'fetched',
+      notModified: false,
+      at: 0,
+      status: 200,
+      etag: null,
+      lastModified: null,
+      minIntervalMs: null,
+      outcomes: [],
+      unusable: 0,
       failed: guids.map((guid) => ({ guid, errClass: 'TypeError' })),
     });
     await recorder.record(rec, poll('g-1'));
@@ -246,6 +313,8 @@ describe('an item that fails at every poll is logged when it starts failing, not
     await recorder.record(rec, poll());
     await recorder.record(rec, poll('g-1'));
     expect(warnings.map((w) => w.guid)).toEqual(['g-1', 'g-2', 'g-1']);
-    expect(warnings.every((w) => w.kind === 'source-item' && w.source === 'wire' && w.err_class === 'TypeError')).toBe(true);
+    expect(warnings.every((w) => w.kind === 'source-item' && w.source === 'wire' && w.err_class === 'TypeError')).toBe(
+      true,
+    );
   });
 });

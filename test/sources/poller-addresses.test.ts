@@ -21,7 +21,8 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const RSS = '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><item><guid>g-1</guid><title>Copper rises on supply worries</title></item></channel></rss>';
+const RSS =
+  '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><item><guid>g-1</guid><title>Copper rises on supply worries</title></item></channel></rss>';
 
 async function loopbackFeed(): Promise<{ url: string; hits: () => number }> {
   let hits = 0;
@@ -58,7 +59,9 @@ describe('a feed on a loopback address is polled only with FEED_ALLOW_PRIVATE', 
     const feed = await loopbackFeed();
     const { report, source, articles } = await pollOne(feed.url, undefined);
     expect(report).toMatchObject({ outcome: 'error', status: null, failures: 1 });
-    expect(report.error).toBe('refused: 127.0.0.1 is a loopback address (127.0.0.0/8); feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true');
+    expect(report.error).toBe(
+      'refused: 127.0.0.1 is a loopback address (127.0.0.0/8); feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true',
+    );
     expect(source.lastError).toBe(report.error);
     expect(articles).toBe(0);
     expect(feed.hits()).toBe(0);

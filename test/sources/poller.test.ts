@@ -10,7 +10,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS, pollerUserAgent, SourcePoller, type PollReport, type PollerOptions } from '../../src/sources/index.js';
+import {
+  nextPollAfterFailure,
+  nextPollAfterSuccess,
+  POLL_DEFAULTS,
+  pollerUserAgent,
+  SourcePoller,
+  type PollReport,
+  type PollerOptions,
+} from '../../src/sources/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { SourceRecord } from '../../src/store/ports/index.js';
 import { until } from '../support/wait.js';
@@ -49,7 +57,12 @@ async function feedServer(routes: Record<string, (req: IncomingMessage, res: Ser
   const maxOpen = new Map<string, number>();
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
-    const hit: Hit = { path, at: Date.now(), userAgent: req.headers['user-agent'], ifNoneMatch: req.headers['if-none-match'] as string | undefined };
+    const hit: Hit = {
+      path,
+      at: Date.now(),
+      userAgent: req.headers['user-agent'],
+      ifNoneMatch: req.headers['if-none-match'] as string | undefined,
+    };
     hits.push(hit);
     open.set(path, (open.get(path) ?? 0) + 1);
     maxOpen.set(path, Math.max(maxOpen.get(path) ?? 0, open.get(path)!));
@@ -65,13 +78,20 @@ async function feedServer(routes: Record<string, (req: IncomingMessage, res: Ser
     server.closeAllConnections();
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
-  return { url: (p: string) => base + p, hits: (p?: string) => hits.filter((h) => p === undefined || h.path === p), maxOpen: (p: string) => maxOpen.get(p) ?? 0 };
+  return {
+    url: (p: string) => base + p,
+    hits: (p?: string) => hits.filter((h) => p === undefined || h.path === p),
+    maxOpen: (p: string) => maxOpen.get(p) ?? 0,
+  };
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 function rssOf(items: { guid: string; title: string; link?: string }[], extra = ''): string {
   return `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title><link>http://example.com/</link>${extra}${items
-    .map((i) => `<item><title>${esc(i.title)}</title><guid>${esc(i.guid)}</guid>${i.link ? `<link>${esc(i.link)}</link>` : ''}</item>`)
+    .map(
+      (i) =>
+        `<item><title>${esc(i.title)}</title><guid>${esc(i.guid)}</guid>${i.link ? `<link>${esc(i.link)}</link>` : ''}</item>`,
+    )
     .join('')}</channel></rss>`;
 }
 
@@ -81,12 +101,18 @@ function growingFeed(opts: { etag: boolean }) {
   const feed = {
     items,
     add(title: string) {
-      items.unshift({ guid: `g-${items.length + 1}`, title, link: `https://example.com/a/${items.length + 1}?utm_source=feed` });
+      items.unshift({
+        guid: `g-${items.length + 1}`,
+        title,
+        link: `https://example.com/a/${items.length + 1}?utm_source=feed`,
+      });
     },
     route(req: IncomingMessage, res: ServerResponse) {
       const tag = `"v${items.length}"`;
       if (opts.etag && req.headers['if-none-match'] === tag) return void res.writeHead(304, { etag: tag }).end();
-      res.writeHead(200, { 'content-type': 'application/rss+xml', ...(opts.etag ? { etag: tag } : {}) }).end(rssOf(items));
+      res
+        .writeHead(200, { 'content-type': 'application/rss+xml', ...(opts.etag ? { etag: tag } : {}) })
+        .end(rssOf(items));
     },
   };
   return feed;
@@ -110,9 +136,11 @@ function poller(store: SqliteStore, extra: Partial<PollerOptions> = {}) {
   return { p, reports, logs };
 }
 
-const source = (store: SqliteStore, name: string, url: string, everyMs = 100) => store.sources.add({ name, url, everyMs, urgency: 'auto' }, Date.now());
+const source = (store: SqliteStore, name: string, url: string, everyMs = 100) =>
+  store.sources.add({ name, url, everyMs, urgency: 'auto' }, Date.now());
 const get = async (store: SqliteStore, name: string): Promise<SourceRecord> => (await store.sources.get(name))!;
-const contents = async (store: SqliteStore) => (await store.articles.list({ afterMs: 0, limit: 100 })).map((a) => a.content).sort();
+const contents = async (store: SqliteStore) =>
+  (await store.articles.list({ afterMs: 0, limit: 100 })).map((a) => a.content).sort();
 
 describe('a feed that gains items between polls: each new item is ingested exactly once, none again after a restart', () => {
   it('stores new items as they appear, and a restarted poller (feed without validators) stores nothing twice', async () => {
@@ -141,7 +169,12 @@ describe('a feed that gains items between polls: each new item is ingested exact
     feed.add('Euro slips after German data');
     await until(async () => (await again.articles.count()) === 4, 'the item published after the restart');
     await until(() => srv.hits('/feed').length >= before + 6, 'further polls');
-    expect(await contents(again)).toEqual(['Copper rises on supply worries', 'Euro slips after German data', 'Gold steadies near record', 'Oil falls as stockpiles grow']);
+    expect(await contents(again)).toEqual([
+      'Copper rises on supply worries',
+      'Euro slips after German data',
+      'Gold steadies near record',
+      'Oil falls as stockpiles grow',
+    ]);
     const rec = await get(again, 'wire');
     expect(rec.itemsIngested).toBe(4);
     expect(rec.itemsSeen).toBe(4);
@@ -171,7 +204,14 @@ describe('a 304 costs nothing', () => {
     const later = srv.hits('/feed').slice(1);
     expect(later.every((h) => h.ifNoneMatch === '"v1"' && h.status === 304)).toBe(true);
     const rec = await get(store, 'wire');
-    expect(rec).toMatchObject({ lastStatus: 304, etag: '"v1"', itemsIngested: 1, itemsSeen: 1, failures: 0, lastError: null });
+    expect(rec).toMatchObject({
+      lastStatus: 304,
+      etag: '"v1"',
+      itemsIngested: 1,
+      itemsSeen: 1,
+      failures: 0,
+      lastError: null,
+    });
     // A change is fetched and stored once more.
     feed.add('Microsoft wins cloud contract');
     await until(async () => (await store.articles.count()) === 2, 'the new item after the 304s');
@@ -238,9 +278,18 @@ describe('the poll and item counters', () => {
     feed.add('Gold climbs to a record');
     const srv = await feedServer({
       '/feed': (q, s) => feed.route(q, s),
-      '/mixed': (_q, s) => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([{ guid: 'm-1', title: 'Tin slips' }, { guid: 'm-2', title: '' }])),
+      '/mixed': (_q, s) =>
+        s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(
+          rssOf([
+            { guid: 'm-1', title: 'Tin slips' },
+            { guid: 'm-2', title: '' },
+          ]),
+        ),
       '/500': (_q, s) => s.writeHead(500).end(),
-      '/big': (_q, s) => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([{ guid: 'b', title: 'x'.repeat(4000) }])),
+      '/big': (_q, s) =>
+        s
+          .writeHead(200, { 'content-type': 'application/rss+xml' })
+          .end(rssOf([{ guid: 'b', title: 'x'.repeat(4000) }])),
       '/page': (_q, s) => s.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>not a feed</body></html>'),
     });
     const store = db.open();
@@ -291,7 +340,8 @@ describe('two pollers on one store never poll one source at once', () => {
   // exact for the sources it polled), and the lease would never be contested.
   it('each source has at most one request in flight, while both pollers take part', async () => {
     const db = database();
-    const slowFeed = (_q: IncomingMessage, s: ServerResponse) => void setTimeout(() => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([])), 150);
+    const slowFeed = (_q: IncomingMessage, s: ServerResponse) =>
+      void setTimeout(() => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([])), 150);
     const paths = ['/a', '/b', '/c', '/d'];
     const srv = await feedServer(Object.fromEntries(paths.map((p) => [p, slowFeed])));
     const a = db.open();
@@ -310,7 +360,8 @@ describe('two pollers on one store never poll one source at once', () => {
 describe('pause, resume and remove reach a running poller within a second', () => {
   it('no poll starts more than a second after the pause (made on another connection, as the CLI does)', async () => {
     const db = database();
-    const empty = (_q: IncomingMessage, s: ServerResponse) => void s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([]));
+    const empty = (_q: IncomingMessage, s: ServerResponse) =>
+      void s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([]));
     const srv = await feedServer({ '/feed': empty, '/control': empty });
     const store = db.open();
     const cli = db.open();
@@ -322,7 +373,10 @@ describe('pause, resume and remove reach a running poller within a second', () =
     await until(() => srv.hits('/feed').length >= 3, 'three polls');
     await cli.sources.setPaused('wire', true, Date.now());
     const pausedAt = Date.now();
-    await until(() => srv.hits('/control').some((h) => h.at > pausedAt + 1200), 'the control source polled past the bound');
+    await until(
+      () => srv.hits('/control').some((h) => h.at > pausedAt + 1200),
+      'the control source polled past the bound',
+    );
     const after = srv.hits('/feed').filter((h) => h.at > pausedAt);
     expect(after.every((h) => h.at - pausedAt <= 1000)).toBe(true);
     expect(srv.hits('/feed').filter((h) => h.at > pausedAt + 1000)).toEqual([]);
@@ -332,13 +386,21 @@ describe('pause, resume and remove reach a running poller within a second', () =
     await until(() => srv.hits('/feed').some((h) => h.at > resumedAt), 'a poll after the resume');
     await cli.sources.remove('wire');
     const removedAt = Date.now();
-    await until(() => srv.hits('/control').some((h) => h.at > removedAt + 1200), 'the control source polled past the bound');
+    await until(
+      () => srv.hits('/control').some((h) => h.at > removedAt + 1200),
+      'the control source polled past the bound',
+    );
     expect(srv.hits('/feed').filter((h) => h.at > removedAt + 1000)).toEqual([]);
   }, 30_000);
 
   it('a source added while the poller runs is polled within a second', async () => {
     const db = database();
-    const srv = await feedServer({ '/feed': (_q, s) => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([{ guid: '1', title: 'Tesla recalls cars' }])) });
+    const srv = await feedServer({
+      '/feed': (_q, s) =>
+        s
+          .writeHead(200, { 'content-type': 'application/rss+xml' })
+          .end(rssOf([{ guid: '1', title: 'Tesla recalls cars' }])),
+    });
     const store = db.open();
     const { p } = poller(store, { tickMs: 60_000 });
     await p.start();
@@ -369,7 +431,9 @@ describe('stop gives the sources it holds back', () => {
 describe('the poller is a good HTTP citizen', () => {
   it('names the service, its version and the brand in the User-Agent', async () => {
     const db = database();
-    const srv = await feedServer({ '/feed': (_q, s) => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([])) });
+    const srv = await feedServer({
+      '/feed': (_q, s) => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([])),
+    });
     const store = db.open();
     await source(store, 'wire', srv.url('/feed'));
     const { p } = poller(store, { userAgent: pollerUserAgent('acme') });
@@ -380,7 +444,9 @@ describe('the poller is a good HTTP citizen', () => {
 
   it("honours the feed's ttl as a floor on the interval", async () => {
     const db = database();
-    const srv = await feedServer({ '/feed': (_q, s) => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([], '<ttl>15</ttl>')) });
+    const srv = await feedServer({
+      '/feed': (_q, s) => s.writeHead(200, { 'content-type': 'application/rss+xml' }).end(rssOf([], '<ttl>15</ttl>')),
+    });
     const store = db.open();
     await source(store, 'wire', srv.url('/feed'), 100);
     const { p, reports } = poller(store);

@@ -28,11 +28,19 @@ interface Answer {
   body: any;
 }
 
-async function push(adminUrl: string, body: string, opts: { type?: string; token?: string | null; method?: string } = {}): Promise<Answer> {
+async function push(
+  adminUrl: string,
+  body: string,
+  opts: { type?: string; token?: string | null; method?: string } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { 'Content-Type': opts.type ?? NDJSON };
   const token = opts.token === undefined ? TOKEN : opts.token;
   if (token !== null) headers.Authorization = `Bearer ${token}`;
-  const res = await fetch(`${adminUrl}/admin/v1/articles`, { method: opts.method ?? 'POST', headers, ...(opts.method === 'GET' ? {} : { body }) });
+  const res = await fetch(`${adminUrl}/admin/v1/articles`, {
+    method: opts.method ?? 'POST',
+    headers,
+    ...(opts.method === 'GET' ? {} : { body }),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
@@ -43,10 +51,14 @@ const ndjson = (...lines: Record<string, unknown>[]) => lines.map(line).join('\n
 /** A chunked POST (no Content-Length) of `size` bytes; the status, or the error when the server cut it first. */
 function chunkedPost(url: string, size: number): Promise<number | string> {
   return new Promise((resolve) => {
-    const req = httpRequest(url, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': NDJSON }, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode!);
-    });
+    const req = httpRequest(
+      url,
+      { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': NDJSON }, agent: false },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      },
+    );
     req.on('error', (e) => resolve((e as NodeJS.ErrnoException).code ?? e.message));
     const chunk = Buffer.alloc(64 * 1024, 'a');
     let sent = 0;
@@ -74,7 +86,12 @@ describe('push on the running service: stored articles reach an open stream, ide
     key = (await createKey(store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() })).key;
     await store.close();
     // The feed reader's timer is far away: only a wake-up delivers within the test's time.
-    svc = await startService(config, { log: (m) => void logs.push(m), embedder: new TrigramEmbedder(), pollSources: false, feedPollMs: 600_000 });
+    svc = await startService(config, {
+      log: (m) => void logs.push(m),
+      embedder: new TrigramEmbedder(),
+      pollSources: false,
+      feedPollMs: 600_000,
+    });
   });
   afterEach(() => void dropClients());
   afterAll(async () => {
@@ -85,44 +102,115 @@ describe('push on the running service: stored articles reach an open stream, ide
   it('a pushed article is stored, answered with its id and received_at, and delivered to a stream client', async () => {
     const client = connect(svc.url.replace(/^http/, 'ws') + '/v1/stream', { key });
     await client.opened;
-    const answer = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'n-1', content: 'Acme beats estimates', url: 'https://desk.example/n-1?utm_source=x', urgency: 'flash' }));
+    const answer = await push(
+      svc.adminUrl!,
+      ndjson({
+        source: 'desk',
+        id: 'n-1',
+        content: 'Acme beats estimates',
+        url: 'https://desk.example/n-1?utm_source=x',
+        urgency: 'flash',
+      }),
+    );
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ stored: 1, duplicates: 0, invalid: 0 });
     expect(answer.body.results).toEqual([
-      { line: 1, status: 'stored', source: 'desk', external_id: 'n-1', id: expect.any(String), received_at: expect.any(String) },
+      {
+        line: 1,
+        status: 'stored',
+        source: 'desk',
+        external_id: 'n-1',
+        id: expect.any(String),
+        received_at: expect.any(String),
+      },
     ]);
     const messages = await client.received(1, 10_000);
     // The stream carries the pushing source and the canonical link (contract 1.2.0).
-    expect(messages[0]).toMatchObject({ id: answer.body.results[0].id, content: 'Acme beats estimates', urgency: 'flash', source: 'desk', url: 'https://desk.example/n-1' });
+    expect(messages[0]).toMatchObject({
+      id: answer.body.results[0].id,
+      content: 'Acme beats estimates',
+      urgency: 'flash',
+      source: 'desk',
+      url: 'https://desk.example/n-1',
+    });
     expect(client.invalid).toEqual([]);
   });
 
   it('the same (source, id) again is a duplicate naming the stored article; the same URL from another source too', async () => {
-    const first = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'n-2', content: 'Zeta recalls 1m cars', url: 'https://desk.example/n-2' }));
+    const first = await push(
+      svc.adminUrl!,
+      ndjson({ source: 'desk', id: 'n-2', content: 'Zeta recalls 1m cars', url: 'https://desk.example/n-2' }),
+    );
     const id = first.body.results[0].id;
     const again = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'n-2', content: 'Zeta recalls 1m cars' }));
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ stored: 0, duplicates: 1, invalid: 0 });
-    expect(again.body.results[0]).toEqual({ line: 1, status: 'duplicate', source: 'desk', external_id: 'n-2', reason: 'same-item', id });
-    const other = await push(svc.adminUrl!, JSON.stringify([{ source: 'wire', id: 'w-77', title: 'Zeta: recall', url: 'https://desk.example/n-2#top' }]), { type: 'application/json' });
+    expect(again.body.results[0]).toEqual({
+      line: 1,
+      status: 'duplicate',
+      source: 'desk',
+      external_id: 'n-2',
+      reason: 'same-item',
+      id,
+    });
+    const other = await push(
+      svc.adminUrl!,
+      JSON.stringify([{ source: 'wire', id: 'w-77', title: 'Zeta: recall', url: 'https://desk.example/n-2#top' }]),
+      { type: 'application/json' },
+    );
     expect(other.body.results[0]).toMatchObject({ status: 'duplicate', reason: 'same-url', id });
     expect((await svc.store.sources.carriersOf(id)).map((c) => c.source)).toEqual(['desk', 'wire']);
   });
 
   it("one source's same headline and published time under another id is a duplicate (same-headline), answered as every path answers", async () => {
-    const first = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'h-1', content: 'Gold hits a record high', published_at: '2026-11-21T10:00:00Z' }));
+    const first = await push(
+      svc.adminUrl!,
+      ndjson({ source: 'desk', id: 'h-1', content: 'Gold hits a record high', published_at: '2026-11-21T10:00:00Z' }),
+    );
     const id = first.body.results[0].id;
-    const again = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'h-2', content: 'GOLD HITS A RECORD HIGH', published_at: '2026-11-21T11:00:00+01:00' }));
-    expect(again.body.results[0]).toEqual({ line: 1, status: 'duplicate', source: 'desk', external_id: 'h-2', reason: 'same-headline', id });
+    const again = await push(
+      svc.adminUrl!,
+      ndjson({
+        source: 'desk',
+        id: 'h-2',
+        content: 'GOLD HITS A RECORD HIGH',
+        published_at: '2026-11-21T11:00:00+01:00',
+      }),
+    );
+    expect(again.body.results[0]).toEqual({
+      line: 1,
+      status: 'duplicate',
+      source: 'desk',
+      external_id: 'h-2',
+      reason: 'same-headline',
+      id,
+    });
     // The next day's same headline is a new story.
-    const tomorrow = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'h-3', content: 'Gold hits a record high', published_at: '2026-11-22T10:00:00Z' }));
+    const tomorrow = await push(
+      svc.adminUrl!,
+      ndjson({ source: 'desk', id: 'h-3', content: 'Gold hits a record high', published_at: '2026-11-22T10:00:00Z' }),
+    );
     expect(tomorrow.body.results[0]).toMatchObject({ status: 'stored' });
   });
 
   it('the same story reworded by another source within 24 h is merged (src/dedup/near.ts), the source recorded as a carrier', async () => {
-    const first = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'nv-1', content: 'Nvidia shares jump 6% after record data-center revenue beats estimates' }));
+    const first = await push(
+      svc.adminUrl!,
+      ndjson({
+        source: 'desk',
+        id: 'nv-1',
+        content: 'Nvidia shares jump 6% after record data-center revenue beats estimates',
+      }),
+    );
     const id = first.body.results[0].id;
-    const second = await push(svc.adminUrl!, ndjson({ source: 'wire', id: 'w-nv', content: 'NVIDIA stock climbs 6 percent as data center sales top forecasts' }));
+    const second = await push(
+      svc.adminUrl!,
+      ndjson({
+        source: 'wire',
+        id: 'w-nv',
+        content: 'NVIDIA stock climbs 6 percent as data center sales top forecasts',
+      }),
+    );
     expect(second.body.results[0]).toMatchObject({ status: 'duplicate', reason: 'near-duplicate', id });
     expect((await svc.store.sources.carriersOf(id)).map((c) => c.source)).toEqual(['desk', 'wire']);
   });
@@ -162,7 +250,11 @@ describe('push on the running service: stored articles reach an open stream, ide
   it('a wrong or missing token is 401 (problem JSON, WWW-Authenticate), nothing stored, the token never logged', async () => {
     const before = await svc.store.articles.count();
     for (const token of ['wrong-token-wrong-token', null, `${TOKEN}x`]) {
-      const answer = await push(svc.adminUrl!, ndjson({ source: 'desk', id: 'nope', content: 'should not be stored' }), { token });
+      const answer = await push(
+        svc.adminUrl!,
+        ndjson({ source: 'desk', id: 'nope', content: 'should not be stored' }),
+        { token },
+      );
       expect(answer.status).toBe(401);
       expect(answer.headers.get('content-type')).toBe('application/problem+json');
       expect(answer.headers.get('www-authenticate')).toBe('Bearer');
@@ -178,8 +270,16 @@ describe('push on the running service: stored articles reach an open stream, ide
     const notJson = await push(svc.adminUrl!, '{"source":', { type: 'application/json' });
     expect(notJson.status).toBe(400);
     expect(notJson.body.detail).toMatch(/not JSON/);
-    expect((await push(svc.adminUrl!, ndjson({ source: 'd', id: '1', content: 'x' }), { type: 'text/plain' })).status).toBe(415);
-    expect((await push(svc.adminUrl!, ndjson({ source: 'd', id: '1', content: 'x' }), { type: 'application/json; charset=latin1' })).status).toBe(415);
+    expect(
+      (await push(svc.adminUrl!, ndjson({ source: 'd', id: '1', content: 'x' }), { type: 'text/plain' })).status,
+    ).toBe(415);
+    expect(
+      (
+        await push(svc.adminUrl!, ndjson({ source: 'd', id: '1', content: 'x' }), {
+          type: 'application/json; charset=latin1',
+        })
+      ).status,
+    ).toBe(415);
     const get = await push(svc.adminUrl!, '', { method: 'GET' });
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
@@ -190,7 +290,9 @@ describe('push on the running service: stored articles reach an open stream, ide
     expect(declared.status).toBe(413);
     expect(declared.body.detail).toContain(String(PUSH_MAX_BYTES));
     expect(await chunkedPost(`${svc.adminUrl}/admin/v1/articles`, PUSH_MAX_BYTES + 64 * 1024)).toBe(413);
-    const lines = Array.from({ length: PUSH_MAX_LINES + 1 }, (_, i) => line({ source: 'bulk', id: `b-${i}`, content: `bulk ${i}` })).join('\n');
+    const lines = Array.from({ length: PUSH_MAX_LINES + 1 }, (_, i) =>
+      line({ source: 'bulk', id: `b-${i}`, content: `bulk ${i}` }),
+    ).join('\n');
     const many = await push(svc.adminUrl!, lines);
     expect(many.status).toBe(400);
     expect(many.body.detail).toContain(String(PUSH_MAX_LINES));
@@ -200,7 +302,13 @@ describe('push on the running service: stored articles reach an open stream, ide
 describe('push is off without ADMIN_TOKEN: 404 naming the variable', () => {
   it('answers 404 with a problem that says how to turn it on', async () => {
     const metrics = createMetrics();
-    const admin = await startAdminServer({ port: 0, checks: [], metrics, log: () => {}, push: { store: { ingestItems: async () => [] }, clock: Date.now } });
+    const admin = await startAdminServer({
+      port: 0,
+      checks: [],
+      metrics,
+      log: () => {},
+      push: { store: { ingestItems: async () => [] }, clock: Date.now },
+    });
     try {
       const answer = await push(admin.url, ndjson({ source: 'd', id: '1', content: 'x' }));
       expect(answer.status).toBe(404);
@@ -237,7 +345,14 @@ describe('the admin server tells the service what a push stored (to wake the str
   });
 
   it('calls onArticlesStored with the stored ids only, and not at all when nothing was stored', async () => {
-    const a = await push(admin.url, ndjson({ source: 's', id: '1', content: 'First story here' }, { source: 's', id: '1', content: 'First story here' }, { source: 's', id: '2', content: 'Second, unrelated item' }));
+    const a = await push(
+      admin.url,
+      ndjson(
+        { source: 's', id: '1', content: 'First story here' },
+        { source: 's', id: '1', content: 'First story here' },
+        { source: 's', id: '2', content: 'Second, unrelated item' },
+      ),
+    );
     expect(a.body.results.map((r: any) => r.status)).toEqual(['stored', 'duplicate', 'stored']);
     expect(calls).toEqual([[a.body.results[0].id, a.body.results[2].id]]);
     await push(admin.url, ndjson({ source: 's', id: '1', content: 'First story here' }));

@@ -103,7 +103,11 @@ describe('FallbackRateLimiter', () => {
 
     primary.failing = true; // a second outage is logged again
     await rl.hit('k', limit, WINDOW, 8);
-    expect(h.events).toEqual(['fallback:rateLimiter:connection refused', 'recover:rateLimiter', 'fallback:rateLimiter:connection refused']);
+    expect(h.events).toEqual([
+      'fallback:rateLimiter:connection refused',
+      'recover:rateLimiter',
+      'fallback:rateLimiter:connection refused',
+    ]);
   });
 });
 
@@ -113,7 +117,11 @@ describe('FallbackIpGuard', () => {
     primary.failing = true;
     const h = hooks();
     const blocks: string[] = [];
-    const guard = new FallbackIpGuard(primary, new MemoryIpGuard(limits.ipGuard, { onBlock: (ip) => blocks.push(ip) }), h.hooks);
+    const guard = new FallbackIpGuard(
+      primary,
+      new MemoryIpGuard(limits.ipGuard, { onBlock: (ip) => blocks.push(ip) }),
+      h.hooks,
+    );
     const verdicts = [];
     for (let i = 0; i < limits.ipGuard.distinctKeys; i++) verdicts.push(await guard.check('192.0.2.9', `fp${i}`, i));
     expect(verdicts.map((v) => v.allowed)).toEqual([...Array(limits.ipGuard.distinctKeys - 1).fill(true), false]);

@@ -38,7 +38,12 @@ function reference(times: readonly number[], limit: number): RateDecision[] {
   });
 }
 
-async function sequence(limiter: RateLimiter, keyId: string, times: readonly number[], limit: number): Promise<RateDecision[]> {
+async function sequence(
+  limiter: RateLimiter,
+  keyId: string,
+  times: readonly number[],
+  limit: number,
+): Promise<RateDecision[]> {
   const out: RateDecision[] = [];
   for (const t of times) out.push(await limiter.hit(keyId, limit, WINDOW, t));
   return out;
@@ -96,7 +101,10 @@ export function portSuite(name: string, env: () => PortEnv, options: { skip?: bo
       test('does not reset on a fixed window boundary (no burst of twice the plan across it)', async () => {
         const [rl] = env().rateLimiters();
         const boundary = T + WINDOW;
-        const times = [...Array.from({ length: PRO }, (_, i) => boundary - 1000 + i), ...Array.from({ length: PRO }, (_, i) => boundary + i)];
+        const times = [
+          ...Array.from({ length: PRO }, (_, i) => boundary - 1000 + i),
+          ...Array.from({ length: PRO }, (_, i) => boundary + i),
+        ];
         const got = await sequence(rl, fresh('key'), times, PRO);
         expect(got.filter((d) => d.admitted)).toHaveLength(PRO);
         expect(got).toEqual(reference(times, PRO));
@@ -112,9 +120,27 @@ export function portSuite(name: string, env: () => PortEnv, options: { skip?: bo
       test('reports remaining, reset and Retry-After as admit() does', async () => {
         const [rl] = env().rateLimiters();
         const key = fresh('key');
-        expect(await rl.hit(key, 2, WINDOW, T)).toEqual({ admitted: true, limit: 2, remaining: 1, resetAt: T + WINDOW, retryAfterSeconds: 0 });
-        expect(await rl.hit(key, 2, WINDOW, T + 15_000)).toEqual({ admitted: true, limit: 2, remaining: 0, resetAt: T + WINDOW, retryAfterSeconds: 0 });
-        expect(await rl.hit(key, 2, WINDOW, T + 20_000)).toEqual({ admitted: false, limit: 2, remaining: 0, resetAt: T + WINDOW, retryAfterSeconds: WINDOW / 1000 - 20 });
+        expect(await rl.hit(key, 2, WINDOW, T)).toEqual({
+          admitted: true,
+          limit: 2,
+          remaining: 1,
+          resetAt: T + WINDOW,
+          retryAfterSeconds: 0,
+        });
+        expect(await rl.hit(key, 2, WINDOW, T + 15_000)).toEqual({
+          admitted: true,
+          limit: 2,
+          remaining: 0,
+          resetAt: T + WINDOW,
+          retryAfterSeconds: 0,
+        });
+        expect(await rl.hit(key, 2, WINDOW, T + 20_000)).toEqual({
+          admitted: false,
+          limit: 2,
+          remaining: 0,
+          resetAt: T + WINDOW,
+          retryAfterSeconds: WINDOW / 1000 - 20,
+        });
       });
       test(`refuses everything at the free plan's limit (${plans.free.rateLimit})`, async () => {
         const [rl] = env().rateLimiters();
@@ -142,7 +168,9 @@ export function portSuite(name: string, env: () => PortEnv, options: { skip?: bo
         const [a, b] = env().rateLimiters();
         for (const limit of [STARTER, PRO]) {
           const key = fresh('key');
-          const got = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? b : a).hit(key, limit, WINDOW, T + (i % 7))));
+          const got = await Promise.all(
+            Array.from({ length: 200 }, (_, i) => (i % 2 ? b : a).hit(key, limit, WINDOW, T + (i % 7))),
+          );
           expect(got.filter((d) => d.admitted)).toHaveLength(limit);
         }
       });
@@ -164,10 +192,18 @@ export function portSuite(name: string, env: () => PortEnv, options: { skip?: bo
         const ks = keys(GUARD.distinctKeys);
         const last = T + (ks.length - 1) * 1000;
         // Spread over the two instances: the count is shared.
-        for (const [i, k] of ks.slice(0, -1).entries()) expect(await (i % 2 ? b : a).check(ip, k, T + i * 1000)).toEqual({ allowed: true });
-        expect(await b.check(ip, ks[ks.length - 1]!, last)).toEqual({ allowed: false, blockedUntil: last + GUARD.blockMs, blockedNow: true });
+        for (const [i, k] of ks.slice(0, -1).entries())
+          expect(await (i % 2 ? b : a).check(ip, k, T + i * 1000)).toEqual({ allowed: true });
+        expect(await b.check(ip, ks[ks.length - 1]!, last)).toEqual({
+          allowed: false,
+          blockedUntil: last + GUARD.blockMs,
+          blockedNow: true,
+        });
         expect(await a.check(ip, ks[0]!, last + 1)).toEqual({ allowed: false, blockedUntil: last + GUARD.blockMs });
-        expect(await b.check(ip, null, last + GUARD.blockMs - 1)).toEqual({ allowed: false, blockedUntil: last + GUARD.blockMs });
+        expect(await b.check(ip, null, last + GUARD.blockMs - 1)).toEqual({
+          allowed: false,
+          blockedUntil: last + GUARD.blockMs,
+        });
         expect(await a.check(ip, ks[0]!, last + GUARD.blockMs)).toEqual({ allowed: true });
         expect(blocks).toEqual([[ip, last + GUARD.blockMs]]);
       });
@@ -202,7 +238,8 @@ export function portSuite(name: string, env: () => PortEnv, options: { skip?: bo
         const blocks: string[] = [];
         const [g] = env().ipGuards({ exempt: ['loopback', '10.1.0.0/16'], onBlock: (ip) => blocks.push(ip) });
         for (const ip of ['127.0.0.1', '::ffff:127.0.0.1', '10.1.2.3']) {
-          for (const [i, k] of keys(GUARD.distinctKeys * 2).entries()) expect(await g.check(ip, k, T + i)).toEqual({ allowed: true });
+          for (const [i, k] of keys(GUARD.distinctKeys * 2).entries())
+            expect(await g.check(ip, k, T + i)).toEqual({ allowed: true });
         }
         expect(blocks).toEqual([]);
         // An address outside the list is still guarded.

@@ -14,7 +14,14 @@ import { SharedStateUnavailableError } from '../../src/state/errors.js';
 import { FallbackIpGuard, FallbackRateLimiter, type FallbackPort } from '../../src/state/fallback.js';
 import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
 import type { IpGuardOptions } from '../../src/state/ports.js';
-import { createRedisState, DEFAULT_LEASE_MS, RedisIpGuard, DEFAULT_RENEW_MS, type RedisState, type RedisStateOptions } from '../../src/state/redis/index.js';
+import {
+  createRedisState,
+  DEFAULT_LEASE_MS,
+  RedisIpGuard,
+  DEFAULT_RENEW_MS,
+  type RedisState,
+  type RedisStateOptions,
+} from '../../src/state/redis/index.js';
 import { fresh, portSuite } from './ports.suite.js';
 import { until } from '../support/wait.js';
 import type { RateDecision } from '../../src/domain/rate-limit.js';
@@ -25,7 +32,12 @@ const prefix = `fns-test:${process.pid}-${Date.now()}:`;
 const WINDOW = limits.rateWindowMs;
 
 async function reachable(): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, connectTimeout: 1000, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+  });
   probe.on('error', () => {});
   try {
     await probe.connect();
@@ -80,14 +92,21 @@ afterAll(async () => {
   admin.disconnect();
 });
 
-const suiteCount = portSuite('redis adapters', () => ({
-  rateLimiters: () => [one.rateLimiter, two.rateLimiter],
-  ipGuards: (options?: IpGuardOptions) => {
-    // The guard's options are per instance: one guard with them on each instance's connection.
-    return [new RedisIpGuard(one.redis, prefix, limits.ipGuard, options), new RedisIpGuard(two.redis, prefix, limits.ipGuard, options)];
-  },
-  slotPair: () => [one.slots, two.slots],
-}), { skip });
+const suiteCount = portSuite(
+  'redis adapters',
+  () => ({
+    rateLimiters: () => [one.rateLimiter, two.rateLimiter],
+    ipGuards: (options?: IpGuardOptions) => {
+      // The guard's options are per instance: one guard with them on each instance's connection.
+      return [
+        new RedisIpGuard(one.redis, prefix, limits.ipGuard, options),
+        new RedisIpGuard(two.redis, prefix, limits.ipGuard, options),
+      ];
+    },
+    slotPair: () => [one.slots, two.slots],
+  }),
+  { skip },
+);
 
 let count = 0;
 const test = (title: string, fn: () => Promise<void>, timeout?: number) => {
@@ -96,7 +115,7 @@ const test = (title: string, fn: () => Promise<void>, timeout?: number) => {
 };
 
 describe.skipIf(skip)('redis: keys and scripts', () => {
-  test('keeps each port\'s keys under one hash tag and the prefix, with a TTL', async () => {
+  test("keeps each port's keys under one hash tag and the prefix, with a TTL", async () => {
     const keyId = fresh('key');
     await one.rateLimiter.hit(keyId, plans.pro.rateLimit, WINDOW, Date.now());
     const ip = fresh('ip');
@@ -153,7 +172,12 @@ describe.skipIf(skip)('redis: stream slot leases', () => {
     // The held lease could have run out by now: the control's did.
     await until(() => two.slots.tryAcquire(control, 'next'), 'the control lease to run out', 5000, 50);
     // And the heartbeat has carried the held one past three lease lengths from when it was taken.
-    await until(async () => Number(await admin.zscore(key, 'held')) > taken + 2 * 400, 'renewals of the held lease', 5000, 50);
+    await until(
+      async () => Number(await admin.zscore(key, 'held')) > taken + 2 * 400,
+      'renewals of the held lease',
+      5000,
+      50,
+    );
     expect(await two.slots.tryAcquire(acct, 'other')).toBe(false);
     await two.slots.release(control, 'next');
     await alive.slots.release(acct, 'held');
@@ -185,8 +209,6 @@ describe.skipIf(skip)('redis: stream slot leases', () => {
   });
 });
 
-
-
 /** The fallback hooks, recorded, on a clock of the test's: `nextProbe()` makes the next request a probe. */
 function hooksLog() {
   const events: string[] = [];
@@ -199,7 +221,8 @@ function hooksLog() {
     hooks: {
       probeIntervalMs: 50,
       now: () => now,
-      onFallback: (port: FallbackPort, e: unknown) => events.push(`fallback:${port}:${e instanceof Error ? 'error' : typeof e}`),
+      onFallback: (port: FallbackPort, e: unknown) =>
+        events.push(`fallback:${port}:${e instanceof Error ? 'error' : typeof e}`),
       onFallbackDecision: (port: FallbackPort) => void decisions[port]++,
       onRecover: (port: FallbackPort) => events.push(`recover:${port}`),
     },
@@ -213,7 +236,11 @@ describe.skipIf(skip)('redis down', () => {
     const log = hooksLog();
     const rl = new FallbackRateLimiter(down.rateLimiter, new MemoryRateLimiter(), log.hooks);
     const blocks: string[] = [];
-    const guard = new FallbackIpGuard(down.ipGuard, new MemoryIpGuard(limits.ipGuard, { onBlock: (ip) => blocks.push(ip) }), log.hooks);
+    const guard = new FallbackIpGuard(
+      down.ipGuard,
+      new MemoryIpGuard(limits.ipGuard, { onBlock: (ip) => blocks.push(ip) }),
+      log.hooks,
+    );
     const now = Date.now();
     const limit = plans.pro.rateLimit;
     const got = [];
@@ -341,8 +368,9 @@ describe.skipIf(skip)('redis down', () => {
 });
 
 // Printed from the last describe body: the ones above have registered their tests by then.
-if (skip) describe('redis: skip notice', () => {
-  const line = `skipped ${suiteCount() + count} tests: Redis not reachable at ${url}${required ? '' : ' (set FNS_REQUIRE_ENGINES=1 to fail instead)'}`;
-  console.warn(`\n${'!'.repeat(line.length)}\n${line}\n${'!'.repeat(line.length)}\n`);
-  it.skip(line, () => {});
-});
+if (skip)
+  describe('redis: skip notice', () => {
+    const line = `skipped ${suiteCount() + count} tests: Redis not reachable at ${url}${required ? '' : ' (set FNS_REQUIRE_ENGINES=1 to fail instead)'}`;
+    console.warn(`\n${'!'.repeat(line.length)}\n${line}\n${'!'.repeat(line.length)}\n`);
+    it.skip(line, () => {});
+  });

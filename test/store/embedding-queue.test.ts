@@ -15,7 +15,13 @@ function file(): string {
 }
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-const article = (content: string) => ({ content, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] });
+const article = (content: string) => ({
+  content,
+  urgency: 'regular' as const,
+  sentiment: null,
+  published_at: null,
+  tickers: [],
+});
 
 describe('embedding queue', () => {
   it("reads the next batch in the queue's order from its index, without sorting the whole queue", async () => {
@@ -71,7 +77,9 @@ describe('embedding queue', () => {
     expect(await store.vectors.enqueueMissing(newModel.modelId)).toBe(2);
     expect(await new SemanticIndex(store, newModel).search('gold', 5)).toEqual([]);
     await worker.drain();
-    expect((await new SemanticIndex(store, newModel).search('gold slips', 1)).map((a) => a.content)).toEqual(['Gold slips']);
+    expect((await new SemanticIndex(store, newModel).search('gold slips', 1)).map((a) => a.content)).toEqual([
+      'Gold slips',
+    ]);
     expect(await store.vectors.enqueueMissing(oldModel.modelId)).toBe(0);
     store.close();
   });
@@ -79,13 +87,19 @@ describe('embedding queue', () => {
   it('defers an article the embedder refuses, stores the others, and drops it after 5 attempts', async () => {
     const store = new SqliteStore(file());
     const embedder = new TrigramEmbedder();
-    const picky = { modelId: embedder.modelId, embed: async (texts: string[]) => {
-      if (texts.some((t) => t.startsWith('poison'))) throw new Error('input rejected');
-      return embedder.embed(texts);
-    } };
+    const picky = {
+      modelId: embedder.modelId,
+      embed: async (texts: string[]) => {
+        if (texts.some((t) => t.startsWith('poison'))) throw new Error('input rejected');
+        return embedder.embed(texts);
+      },
+    };
     const logs: string[] = [];
     const worker = new EmbeddingWorker(store.vectors, picky, { log: (m) => logs.push(m) });
-    await store.articles.insert([article('poison pill'), article('Gold slips'), article('Yen strengthens')], Date.now());
+    await store.articles.insert(
+      [article('poison pill'), article('Gold slips'), article('Yen strengthens')],
+      Date.now(),
+    );
     expect(await worker.runOnce()).toBe(2); // attempt 1 for the refused article
     expect(await store.vectors.queueLength()).toBe(1);
     // Alone in a batch, a refusal cannot be told from an outage: back off, no attempt charged.

@@ -9,8 +9,20 @@ describe('articles serialised by the store', () => {
     const now = Date.parse('2026-11-21T12:00:00Z');
     await store.articles.insert(
       [
-        { content: 'Plain "quoted" \\ text, ünïcödé €, line\nbreak, tab\t', urgency: 'regular', sentiment: null, published_at: null, tickers: [] },
-        { content: 'Fed raises rates', urgency: 'breaking', sentiment: 'hawkish', published_at: '2026-11-21T11:59:00+01:00', tickers: [{ ticker: 'BRK.B', sentiment: 'positive' }] },
+        {
+          content: 'Plain "quoted" \\ text, ünïcödé €, line\nbreak, tab\t',
+          urgency: 'regular',
+          sentiment: null,
+          published_at: null,
+          tickers: [],
+        },
+        {
+          content: 'Fed raises rates',
+          urgency: 'breaking',
+          sentiment: 'hawkish',
+          published_at: '2026-11-21T11:59:00+01:00',
+          tickers: [{ ticker: 'BRK.B', sentiment: 'positive' }],
+        },
       ],
       now,
     );
@@ -19,7 +31,9 @@ describe('articles serialised by the store', () => {
       const rows = await store.articles.list(q);
       expect(rows.length).toBeGreaterThan(0);
       for (const withTickers of [true, false]) {
-        expect(await store.articles.listJson(q, withTickers)).toEqual(rows.map((a) => JSON.stringify(presentArticle(a, withTickers))));
+        expect(await store.articles.listJson(q, withTickers)).toEqual(
+          rows.map((a) => JSON.stringify(presentArticle(a, withTickers))),
+        );
       }
     }
     store.close();

@@ -10,7 +10,8 @@ import { describeStorePaging } from './paging.suite.js';
 const dirs: string[] = [];
 const files = new Map<Store, string>();
 /** The ticker index's migration version (user_version counts applied migrations). */
-const tickerIndexVersion = MIGRATIONS.findIndex((m) => typeof m === 'string' && m.includes('CREATE TABLE article_tickers')) + 1;
+const tickerIndexVersion =
+  MIGRATIONS.findIndex((m) => typeof m === 'string' && m.includes('CREATE TABLE article_tickers')) + 1;
 
 const open = async () => {
   const d = mkdtempSync(join(tmpdir(), 'fns-paging-'));
@@ -63,12 +64,27 @@ describe('the ticker filter on SQLite: O(log n + limit) per symbol', () => {
       s.db.exec('ANALYZE');
       for (const q of [
         { afterMs: 0, limit: 50, tickers: ['AAPL'] },
-        { afterMs: 0, limit: 50, tickers: ['AAPL', 'MSFT'], urgency: 'breaking' as const, afterId: '01', ascending: true },
+        {
+          afterMs: 0,
+          limit: 50,
+          tickers: ['AAPL', 'MSFT'],
+          urgency: 'breaking' as const,
+          afterId: '01',
+          ascending: true,
+        },
       ]) {
         const { plan } = s.articles.explainList(q);
         console.log(`EXPLAIN QUERY PLAN (${JSON.stringify(q)}):\n  ${plan.join('\n  ')}`);
-        expect(plan.some((d) => /SEARCH article_tickers USING ((?:COVERING )?INDEX article_tickers_urgency|PRIMARY KEY) \(ticker=\?/.test(d))).toBe(true);
-        expect(plan.some((d) => /SEARCH articles USING INDEX sqlite_autoindex_articles_1 \(id=\?\)/.test(d))).toBe(true);
+        expect(
+          plan.some((d) =>
+            /SEARCH article_tickers USING ((?:COVERING )?INDEX article_tickers_urgency|PRIMARY KEY) \(ticker=\?/.test(
+              d,
+            ),
+          ),
+        ).toBe(true);
+        expect(plan.some((d) => /SEARCH articles USING INDEX sqlite_autoindex_articles_1 \(id=\?\)/.test(d))).toBe(
+          true,
+        );
         expect(plan.filter((d) => /^SCAN (articles|article_tickers)\b/.test(d))).toEqual([]);
         expect(plan.some((d) => /TEMP B-TREE FOR ORDER BY/.test(d))).toBe(false);
       }

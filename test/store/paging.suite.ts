@@ -69,13 +69,19 @@ async function insertBurst(s: Store, b: Burst, at: number | (() => number)): Pro
 }
 
 const matches = (a: StoredArticle, f: Filter) =>
-  (f.urgency === undefined || a.urgency === f.urgency) && (f.tickers === undefined || a.tickers.some((t) => f.tickers!.includes(t.ticker)));
+  (f.urgency === undefined || a.urgency === f.urgency) &&
+  (f.tickers === undefined || a.tickers.some((t) => f.tickers!.includes(t.ticker)));
 
 /** Every article of the store, oldest first (a full scan in pages of the contract's maximum). */
 async function everything(s: Store): Promise<StoredArticle[]> {
   const out: StoredArticle[] = [];
   for (;;) {
-    const page = await s.articles.list({ afterMs: 0, limit: limitBounds.max, ascending: true, ...(out.length ? { afterId: out[out.length - 1]!.id } : {}) });
+    const page = await s.articles.list({
+      afterMs: 0,
+      limit: limitBounds.max,
+      ascending: true,
+      ...(out.length ? { afterId: out[out.length - 1]!.id } : {}),
+    });
     out.push(...page);
     if (page.length < limitBounds.max) return out;
   }
@@ -118,12 +124,21 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
             for (const b of archive) await insertBurst(s, b, T0 + b.at);
             const before = await everything(s);
             // Start after one of the stored articles, or from the beginning of the window.
-            const start = startPick % (before.length + 1) === before.length ? undefined : before[startPick % (before.length + 1)]!.id;
+            const start =
+              startPick % (before.length + 1) === before.length
+                ? undefined
+                : before[startPick % (before.length + 1)]!.id;
             const seen: string[] = [];
             let cursor = start;
             const pending = [...during];
             for (let pages = 0; pages < 1000; pages++) {
-              const q: ListQuery = { afterMs, limit, ascending: true, ...filter, ...(cursor ? { afterId: cursor } : {}) };
+              const q: ListQuery = {
+                afterMs,
+                limit,
+                ascending: true,
+                ...filter,
+                ...(cursor ? { afterId: cursor } : {}),
+              };
               const page = await s.articles.list(q);
               seen.push(...page.map((a) => a.id));
               if (page.length > 0) cursor = page[page.length - 1]!.id;
@@ -160,7 +175,12 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
             let cursor: string | undefined;
             const pending = [...during];
             for (let pages = 0; pages < 1000; pages++) {
-              const page = await s.articles.list({ afterMs, limit, ...filter, ...(cursor ? { beforeId: cursor } : {}) });
+              const page = await s.articles.list({
+                afterMs,
+                limit,
+                ...filter,
+                ...(cursor ? { beforeId: cursor } : {}),
+              });
               seen.push(...page.map((a) => a.id));
               const next = pending.shift();
               if (next) await insertBurst(s, next, () => T0 + 120_000 + next.at);
@@ -181,8 +201,18 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
     const s = await open();
     try {
       for (const b of [
-        { at: 0, size: 30, urgencies: Array(30).fill('regular'), tickers: Array.from({ length: 30 }, (_, i) => [SYMBOLS[i % 4]!]) },
-        { at: 0, size: 12, urgencies: Array(12).fill('breaking'), tickers: Array.from({ length: 12 }, (_, i) => (i % 3 ? ['AAPL', 'MSFT'] : [])) },
+        {
+          at: 0,
+          size: 30,
+          urgencies: Array(30).fill('regular'),
+          tickers: Array.from({ length: 30 }, (_, i) => [SYMBOLS[i % 4]!]),
+        },
+        {
+          at: 0,
+          size: 12,
+          urgencies: Array(12).fill('breaking'),
+          tickers: Array.from({ length: 12 }, (_, i) => (i % 3 ? ['AAPL', 'MSFT'] : [])),
+        },
       ] as Burst[]) {
         await insertBurst(s, b, T0 + b.at);
       }
@@ -193,7 +223,14 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
         { afterMs: 0, limit: 10, afterId: mid, ascending: true },
         { afterMs: 0, limit: 10, beforeId: mid },
         { afterMs: 0, limit: 10, tickers: ['AAPL'] },
-        { afterMs: 0, limit: 10, tickers: ['AAPL', 'MSFT', 'AAPL'], urgency: 'breaking', afterId: mid, ascending: true },
+        {
+          afterMs: 0,
+          limit: 10,
+          tickers: ['AAPL', 'MSFT', 'AAPL'],
+          urgency: 'breaking',
+          afterId: mid,
+          ascending: true,
+        },
         { afterMs: 0, limit: 5, tickers: ['SPY', 'BRK.B'], beforeId: mid },
       ];
       for (const q of shapes) {
@@ -225,7 +262,8 @@ export function describeStorePaging(name: string, h: PagingHarness): number {
       });
       const outcomes = await s.sources.ingestItems([item(1, ['NVDA']), item(2, ['AAPL'])], () => T0 + 10);
       expect(outcomes.map((o) => o.status)).toEqual(['stored', 'stored']);
-      const about = async (store: Store, t: string) => (await store.articles.list({ afterMs: 0, limit: 100, tickers: [t] })).map((a) => a.content);
+      const about = async (store: Store, t: string) =>
+        (await store.articles.list({ afterMs: 0, limit: 100, tickers: [t] })).map((a) => a.content);
       expect(await about(s, 'AAPL')).toEqual(['article 102', 'article 1']);
       expect(await about(s, 'NVDA')).toEqual(['article 101']);
       expect(await about(s, 'MSFT')).toEqual(['article 1']);

@@ -77,8 +77,17 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
   test('insert, list, listJson, getMany, count: newest first, filters, exact Article JSON', async () => {
     const s = await open();
     const tricky = 'He said "rates" \\ up\nnext\tline é 📈 \u0001 </script>';
-    const first = await s.articles.insert([article('first', { urgency: 'breaking', sentiment: 'hawkish', published_at: '2026-11-21T11:59:00Z' })], T0);
-    const more = await s.articles.insert([article(tricky, { tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] }), article('third', { source: 'wire.a_1', url: 'https://x.example/a?b="c"&d=\u00e9\\' })], T0 + 10);
+    const first = await s.articles.insert(
+      [article('first', { urgency: 'breaking', sentiment: 'hawkish', published_at: '2026-11-21T11:59:00Z' })],
+      T0,
+    );
+    const more = await s.articles.insert(
+      [
+        article(tricky, { tickers: [{ ticker: 'AAPL', sentiment: 'positive' }] }),
+        article('third', { source: 'wire.a_1', url: 'https://x.example/a?b="c"&d=\u00e9\\' }),
+      ],
+      T0 + 10,
+    );
     expect(more.map((a) => a.received_at)).toEqual([new Date(T0 + 10).toISOString(), new Date(T0 + 10).toISOString()]);
     expect(more[0]!.id > first[0]!.id && more[1]!.id > more[0]!.id).toBe(true);
     expect(await s.articles.count()).toBe(3);
@@ -87,18 +96,35 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     expect(listed.map((a) => a.content)).toEqual(['third', tricky, 'first']);
     expect(listed[2]).toEqual(first[0]);
     expect(listed[1]!.tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }]);
-    expect((await s.articles.list({ afterMs: 0, urgency: 'breaking', limit: 10 })).map((a) => a.content)).toEqual(['first']);
+    expect((await s.articles.list({ afterMs: 0, urgency: 'breaking', limit: 10 })).map((a) => a.content)).toEqual([
+      'first',
+    ]);
     // since is exclusive, by receive time.
     expect((await s.articles.list({ afterMs: T0, limit: 10 })).map((a) => a.content)).toEqual(['third', tricky]);
     expect(await s.articles.list({ afterMs: T0 + 10, limit: 10 })).toEqual([]);
 
     const json = (a: (typeof listed)[number], withTickers: boolean) =>
-      JSON.stringify({ id: a.id, content: a.content, urgency: a.urgency, sentiment: a.sentiment, published_at: a.published_at, received_at: a.received_at, source: a.source, url: a.url, ...(withTickers ? { tickers: a.tickers } : {}) });
+      JSON.stringify({
+        id: a.id,
+        content: a.content,
+        urgency: a.urgency,
+        sentiment: a.sentiment,
+        published_at: a.published_at,
+        received_at: a.received_at,
+        source: a.source,
+        url: a.url,
+        ...(withTickers ? { tickers: a.tickers } : {}),
+      });
     expect(await s.articles.listJson({ afterMs: 0, limit: 10 }, true)).toEqual(listed.map((a) => json(a, true)));
     expect(await s.articles.listJson({ afterMs: 0, limit: 10 }, false)).toEqual(listed.map((a) => json(a, false)));
-    expect(await s.articles.listJson({ afterMs: 0, urgency: 'breaking', limit: 10 }, false)).toEqual([json(listed[2]!, false)]);
+    expect(await s.articles.listJson({ afterMs: 0, urgency: 'breaking', limit: 10 }, false)).toEqual([
+      json(listed[2]!, false),
+    ]);
 
-    expect((await s.articles.getMany([listed[0]!.id, 'missing', listed[2]!.id])).map((a) => a.content)).toEqual(['third', 'first']);
+    expect((await s.articles.getMany([listed[0]!.id, 'missing', listed[2]!.id])).map((a) => a.content)).toEqual([
+      'third',
+      'first',
+    ]);
     expect(await s.articles.getMany([])).toEqual([]);
     expect(await s.articles.insert([], T0)).toEqual([]);
   });
@@ -106,15 +132,30 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
   test('what is stored conforms to the contract; limit is clamped to its bounds', async () => {
     const s = await open();
     const [stored] = await s.articles.insert(
-      [article('tickers', { tickers: [{ ticker: 'AAPL', sentiment: 'positive' }, { ticker: 'AAPL', sentiment: 'negative' }, { ticker: 'bad ticker!', sentiment: 'neutral' }] })],
+      [
+        article('tickers', {
+          tickers: [
+            { ticker: 'AAPL', sentiment: 'positive' },
+            { ticker: 'AAPL', sentiment: 'negative' },
+            { ticker: 'bad ticker!', sentiment: 'neutral' },
+          ],
+        }),
+      ],
       T0,
     );
     expect(stored!.tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }]);
-    expect((await s.articles.getMany([stored!.id]))[0]!.tickers).toEqual([{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }]);
-    await expect(s.articles.insert([article('x'.repeat(articleRules.contentMaxLength + 1))], T0)).rejects.toThrow(RangeError);
+    expect((await s.articles.getMany([stored!.id]))[0]!.tickers).toEqual([
+      { ticker: 'AAPL', sentiment: 'positive', relevance: 1 },
+    ]);
+    await expect(s.articles.insert([article('x'.repeat(articleRules.contentMaxLength + 1))], T0)).rejects.toThrow(
+      RangeError,
+    );
     expect(await s.articles.count()).toBe(1);
 
-    await s.articles.insert(Array.from({ length: limitBounds.max + 4 }, (_, i) => article(`n${i}`)), T0 + 1);
+    await s.articles.insert(
+      Array.from({ length: limitBounds.max + 4 }, (_, i) => article(`n${i}`)),
+      T0 + 1,
+    );
     expect(await s.articles.list({ afterMs: 0, limit: limitBounds.max + 50 })).toHaveLength(limitBounds.max);
     expect(await s.articles.listJson({ afterMs: 0, limit: 1e9 }, false)).toHaveLength(limitBounds.max);
     expect(await s.articles.listJson({ afterMs: 0, limit: Number.NaN }, true)).toHaveLength(limitBounds.max);
@@ -125,17 +166,34 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     const s = await open();
     const [passing, subject, plain] = await s.articles.insert(
       [
-        article('passing', { tickers: [{ ticker: 'MSFT', sentiment: 'neutral', relevance: 0.9 }, { ticker: 'AAPL', sentiment: 'neutral', relevance: 0.3 }] }),
+        article('passing', {
+          tickers: [
+            { ticker: 'MSFT', sentiment: 'neutral', relevance: 0.9 },
+            { ticker: 'AAPL', sentiment: 'neutral', relevance: 0.3 },
+          ],
+        }),
         article('subject', { tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 0.987 }] }),
         article('plain', { tickers: [{ ticker: 'AAPL', sentiment: 'negative' }] }),
       ],
       T0,
     );
-    expect(passing!.tickers).toEqual([{ ticker: 'MSFT', sentiment: 'neutral', relevance: 0.9 }, { ticker: 'AAPL', sentiment: 'neutral', relevance: 0.3 }]);
+    expect(passing!.tickers).toEqual([
+      { ticker: 'MSFT', sentiment: 'neutral', relevance: 0.9 },
+      { ticker: 'AAPL', sentiment: 'neutral', relevance: 0.3 },
+    ]);
     expect(subject!.tickers[0]!.relevance).toBe(0.99);
     expect(plain!.tickers[0]!.relevance).toBe(1);
     const about = async (minRelevance?: number) =>
-      (await s.articles.list({ afterMs: 0, limit: 10, tickers: ['AAPL'], ...(minRelevance === undefined ? {} : { minRelevance }) })).map((a) => a.content).sort();
+      (
+        await s.articles.list({
+          afterMs: 0,
+          limit: 10,
+          tickers: ['AAPL'],
+          ...(minRelevance === undefined ? {} : { minRelevance }),
+        })
+      )
+        .map((a) => a.content)
+        .sort();
     expect(await about()).toEqual(['plain', 'subject']);
     expect(await about(0)).toEqual(['passing', 'plain', 'subject']);
     expect(await about(0.3)).toEqual(['passing', 'plain', 'subject']);
@@ -181,7 +239,9 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     const p = await peer(s);
     let tick = T0;
     // Each writer's clock runs behind the other's commits half of the time.
-    const writes = Array.from({ length: 16 }, (_, i) => (i % 2 ? s : p).articles.insert([article(`w${i}a`), article(`w${i}b`)], () => (tick += i % 3 === 0 ? -7 : 3)));
+    const writes = Array.from({ length: 16 }, (_, i) =>
+      (i % 2 ? s : p).articles.insert([article(`w${i}a`), article(`w${i}b`)], () => (tick += i % 3 === 0 ? -7 : 3)),
+    );
     await Promise.all(writes);
     const feed = await s.articles.feedAfter(0, 100);
     expect(feed).toHaveLength(32);
@@ -228,7 +288,10 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     const arts = await s.articles.insert([article('one'), article('two'), article('three')], T0);
     expect(await s.vectors.queueLength()).toBe(3);
     const batch = await s.vectors.nextBatch(2);
-    expect(batch).toEqual([{ id: arts[0]!.id, content: 'one' }, { id: arts[1]!.id, content: 'two' }]);
+    expect(batch).toEqual([
+      { id: arts[0]!.id, content: 'one' },
+      { id: arts[1]!.id, content: 'two' },
+    ]);
     await s.vectors.storeVectors('m1', [{ id: arts[0]!.id, vector: Float32Array.from([1, 0.5, -2]) }]);
     expect(await s.vectors.queueLength()).toBe(2);
     // A refused article moves to the back of the queue.
@@ -275,7 +338,10 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
     const s = await open();
     const arts = await s.articles.insert([article('a'), article('b')], T0);
     const va = Float32Array.from({ length: 384 }, (_, i) => Math.sin(i) * 1e-3);
-    await s.vectors.storeVectors('m', [{ id: arts[0]!.id, vector: va }, { id: arts[1]!.id, vector: Float32Array.from([2, 4]) }]);
+    await s.vectors.storeVectors('m', [
+      { id: arts[0]!.id, vector: va },
+      { id: arts[1]!.id, vector: Float32Array.from([2, 4]) },
+    ]);
     await s.vectors.storeVectors('other', [{ id: arts[0]!.id, vector: Float32Array.from([9]) }]);
     const all = await s.vectors.vectorsAfter('m', 0);
     expect(all.map((v) => v.id)).toEqual([arts[0]!.id, arts[1]!.id]);
@@ -291,15 +357,35 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
 
   test('lexicalSearch: every ingestion path fills the keyword index in its transaction; the article naming the company, figure or rare word ranks first', async () => {
     const s = await open();
-    await s.articles.insert([article('Brent crude falls 3% as OPEC+ signals higher output'), article('Nvidia revenue triples to $22.1 billion on data center demand')], T0);
+    await s.articles.insert(
+      [
+        article('Brent crude falls 3% as OPEC+ signals higher output'),
+        article('Nvidia revenue triples to $22.1 billion on data center demand'),
+      ],
+      T0,
+    );
     await s.articles.insert([article('AMD revenue rises 10% as data center chips offset PC slump')], T0 + 1);
-    await s.sources.ingestItems([{ source: 'wire', externalId: 'x-1', canonicalUrl: null, article: article('Maersk pauses Red Sea shipping after Houthi attacks', { source: 'wire' }), nearKeys: [] }], T0 + 2);
+    await s.sources.ingestItems(
+      [
+        {
+          source: 'wire',
+          externalId: 'x-1',
+          canonicalUrl: null,
+          article: article('Maersk pauses Red Sea shipping after Houthi attacks', { source: 'wire' }),
+          nearKeys: [],
+        },
+      ],
+      T0 + 2,
+    );
     // A write rolled back leaves nothing in the index.
-    await expect(s.transaction(async (tx) => {
-      await tx.articles.insert([article('Houthi rollback never committed')], T0 + 3);
-      throw new Error('roll back');
-    })).rejects.toThrow('roll back');
-    const first = async (q: string) => (await s.articles.getMany((await s.vectors.lexicalSearch(q, 10)).map((h) => h.id))).map((a) => a.content);
+    await expect(
+      s.transaction(async (tx) => {
+        await tx.articles.insert([article('Houthi rollback never committed')], T0 + 3);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    const first = async (q: string) =>
+      (await s.articles.getMany((await s.vectors.lexicalSearch(q, 10)).map((h) => h.id))).map((a) => a.content);
     expect((await first('Nvidia data center revenue'))[0]).toMatch(/^Nvidia/);
     expect((await first('AMD data center'))[0]).toMatch(/^AMD/);
     expect(await first('Houthi attacks')).toEqual(['Maersk pauses Red Sea shipping after Houthi attacks']);
@@ -313,8 +399,23 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
 
   test('lexicalSearch: any query text is safe (quoted terms), stop-words or punctuation only give no keyword hits', async () => {
     const s = await open();
-    await s.articles.insert([article('Gold slips as dollar strengthens'), article("Fed's Powell: no hurry to cut")], T0);
-    for (const q of ['the of and to', '?!..,;', '', '"', "'", '\\', 'a* OR -b:c NEAR(x y) ^z', "gold & !oil | 'x' :*", 'AND OR NOT', '日本銀行 📈', 'x'.repeat(500)]) {
+    await s.articles.insert(
+      [article('Gold slips as dollar strengthens'), article("Fed's Powell: no hurry to cut")],
+      T0,
+    );
+    for (const q of [
+      'the of and to',
+      '?!..,;',
+      '',
+      '"',
+      "'",
+      '\\',
+      'a* OR -b:c NEAR(x y) ^z',
+      "gold & !oil | 'x' :*",
+      'AND OR NOT',
+      '日本銀行 📈',
+      'x'.repeat(500),
+    ]) {
       const hits = await s.vectors.lexicalSearch(q, 5);
       expect(Array.isArray(hits), q).toBe(true);
     }
@@ -325,10 +426,16 @@ export function describeStorePorts(name: string, h: StoreHarness): number {
 
   test('vectorsAfter with a limit: pages in rowid order that together give every vector once', async () => {
     const s = await open();
-    const arts = await s.articles.insert(['a', 'b', 'c', 'd', 'e'].map((x) => article(x)), T0);
-    await s.vectors.storeVectors('m', arts.map((a, i) => ({ id: a.id, vector: Float32Array.from([i, i]) })));
+    const arts = await s.articles.insert(
+      ['a', 'b', 'c', 'd', 'e'].map((x) => article(x)),
+      T0,
+    );
+    await s.vectors.storeVectors(
+      'm',
+      arts.map((a, i) => ({ id: a.id, vector: Float32Array.from([i, i]) })),
+    );
     const pages: { rowid: number; id: string }[][] = [];
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = await s.vectors.vectorsAfter('m', after, 2);
       pages.push(page);
       if (page.length < 2) break;

@@ -11,9 +11,23 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { EmbeddingWorker, SemanticIndex } from '../../src/indexing/index.js';
 import { isStoreBusy, isStoreUnavailable } from '../../src/store/ports/errors.js';
 import { LOCK } from '../../src/store/postgres/db.js';
-import { LATEST_VERSION, listenFeed, migrate, openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
+import {
+  LATEST_VERSION,
+  listenFeed,
+  migrate,
+  openPostgresStore,
+  type PostgresStore,
+} from '../../src/store/postgres/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import { adminClient, dropSchemas, freshSchema, PG_TEST_URL, pgReachable, reportUnreachable, sql } from '../support/postgres.js';
+import {
+  adminClient,
+  dropSchemas,
+  freshSchema,
+  PG_TEST_URL,
+  pgReachable,
+  reportUnreachable,
+  sql,
+} from '../support/postgres.js';
 import { TrigramEmbedder } from '../support/service.js';
 import { article } from './ports.suite.js';
 import { until } from '../support/wait.js';
@@ -28,7 +42,10 @@ const test = (title: string, fn: () => Promise<void>, timeout?: number) => {
   (reachable ? it : it.skip)(title, fn, timeout);
 };
 
-async function open(schema = newSchema(), options: Parameters<typeof openPostgresStore>[1] = {}): Promise<PostgresStore> {
+async function open(
+  schema = newSchema(),
+  options: Parameters<typeof openPostgresStore>[1] = {},
+): Promise<PostgresStore> {
   const s = await openPostgresStore(PG_TEST_URL, { schema, poolSize: 4, ...options });
   stores.push(s);
   return s;
@@ -67,7 +84,8 @@ describe('postgres store engine', () => {
       }
     })();
     const writes: Promise<unknown>[] = [];
-    for (let i = 0; i < 60; i++) writes.push((i % 2 ? a : b).articles.insert([article(`w${i}-1`), article(`w${i}-2`)], Date.now));
+    for (let i = 0; i < 60; i++)
+      writes.push((i % 2 ? a : b).articles.insert([article(`w${i}-1`), article(`w${i}-2`)], Date.now));
     const inserted = (await Promise.all(writes)).flat() as { id: string }[];
     writing = false;
     await reader;
@@ -83,7 +101,11 @@ describe('postgres store engine', () => {
     const writer = await open(schema);
     const seqs: number[] = [];
     let reconnects = 0;
-    const stop = await listenFeed(PG_TEST_URL, schema, { onSeq: (s) => seqs.push(s), onReconnect: () => reconnects++, minBackoffMs: 20 });
+    const stop = await listenFeed(PG_TEST_URL, schema, {
+      onSeq: (s) => seqs.push(s),
+      onReconnect: () => reconnects++,
+      minBackoffMs: 20,
+    });
     closers.push(stop);
     await writer.articles.insert([article('one'), article('two')], Date.now);
     await until(() => seqs.length > 0, 'first notification');
@@ -100,7 +122,12 @@ describe('postgres store engine', () => {
     await until(() => seqs.includes(3), 'notification after reconnect');
     expect(reconnects).toBe(1);
     // A transaction rolled back notifies nothing; a different schema's channel is not heard.
-    await expect(writer.transaction(async (tx) => { await tx.articles.insert([article('x')], Date.now); throw new Error('no'); })).rejects.toThrow('no');
+    await expect(
+      writer.transaction(async (tx) => {
+        await tx.articles.insert([article('x')], Date.now);
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
     const other = await open();
     await other.articles.insert([article('elsewhere')], Date.now);
     await writer.articles.insert([article('four')], Date.now);
@@ -110,14 +137,20 @@ describe('postgres store engine', () => {
 
   test('migrations: instances starting together apply each version once; a current schema is left alone', async () => {
     const schema = newSchema();
-    const results = await Promise.all([migrate(PG_TEST_URL, schema), migrate(PG_TEST_URL, schema), migrate(PG_TEST_URL, schema)]);
+    const results = await Promise.all([
+      migrate(PG_TEST_URL, schema),
+      migrate(PG_TEST_URL, schema),
+      migrate(PG_TEST_URL, schema),
+    ]);
     expect(results.flat().sort()).toEqual(Array.from({ length: LATEST_VERSION }, (_, i) => i + 1));
     expect(await migrate(PG_TEST_URL, schema)).toEqual([]);
     const rows = await sql<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
     expect(rows.map((r) => r.version)).toEqual(Array.from({ length: LATEST_VERSION }, (_, i) => i + 1));
     const s = await open(schema, { migrate: false });
     expect(await s.migrationStatus()).toEqual({ applied: LATEST_VERSION, latest: LATEST_VERSION });
-    await expect(openPostgresStore(PG_TEST_URL, { schema: newSchema(), migrate: false })).rejects.toThrow(/fns migrate/);
+    await expect(openPostgresStore(PG_TEST_URL, { schema: newSchema(), migrate: false })).rejects.toThrow(
+      /fns migrate/,
+    );
   });
 
   test('an insert waiting for another writer longer than lock_timeout fails as busy, never hangs; a stuck statement as unavailable', async () => {
@@ -144,7 +177,10 @@ describe('postgres store engine', () => {
 
   test('unreachable PostgreSQL: open fails fast as unavailable', async () => {
     const t = Date.now();
-    const err = await openPostgresStore('postgres://127.0.0.1:1/test', { schema: 'public', connectTimeoutMs: 1000 }).catch((e: unknown) => e);
+    const err = await openPostgresStore('postgres://127.0.0.1:1/test', {
+      schema: 'public',
+      connectTimeoutMs: 1000,
+    }).catch((e: unknown) => e);
     expect(isStoreUnavailable(err)).toBe(true);
     expect(Date.now() - t).toBeLessThan(3000);
     expect(isStoreUnavailable(new Error('syntax error'))).toBe(false);
@@ -157,7 +193,9 @@ describe('postgres store engine', () => {
     // Inside a transaction when its connection dies.
     const failed = s.transaction(async (tx) => {
       await tx.accounts.createAccount('pro', Date.now(), 'acct_lost');
-      await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [`fns test ${schema}`]);
+      await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [
+        `fns test ${schema}`,
+      ]);
       await tx.accounts.getAccount('acct_lost');
     });
     const err = await failed.catch((e: unknown) => e);
@@ -186,8 +224,18 @@ describe('postgres store engine', () => {
     const lite = new SqliteStore(join(dir, 'fns.sqlite'));
     try {
       const rows = [
-        article('Plain', { urgency: 'flash', sentiment: 'dovish', published_at: '2026-11-21T11:00:00+00:00', tickers: [{ ticker: 'BRK.B', sentiment: 'negative' }] }),
-        article('Quotes " and \\ backslash / slash\r\n\b\f\u0007\u001f\u007f \u2028 \u2029 é 中文 😀', { tickers: [{ ticker: 'SPY', sentiment: 'neutral' }, { ticker: 'QQQ', sentiment: 'positive' }] }),
+        article('Plain', {
+          urgency: 'flash',
+          sentiment: 'dovish',
+          published_at: '2026-11-21T11:00:00+00:00',
+          tickers: [{ ticker: 'BRK.B', sentiment: 'negative' }],
+        }),
+        article('Quotes " and \\ backslash / slash\r\n\b\f\u0007\u001f\u007f \u2028 \u2029 é 中文 😀', {
+          tickers: [
+            { ticker: 'SPY', sentiment: 'neutral' },
+            { ticker: 'QQQ', sentiment: 'positive' },
+          ],
+        }),
       ];
       const at = Date.parse('2026-11-21T12:00:00.123Z');
       const [p, l] = [await s.articles.insert(rows, at), await lite.articles.insert(rows, at)];
@@ -208,12 +256,18 @@ describe('postgres store engine', () => {
     const schema = newSchema();
     const a = await open(schema);
     const b = await open(schema);
-    await a.articles.insert(Array.from({ length: 40 }, (_, i) => article(`q${i}`)), Date.now());
+    await a.articles.insert(
+      Array.from({ length: 40 }, (_, i) => article(`q${i}`)),
+      Date.now(),
+    );
     const taken: string[] = [];
     const work = async (s: PostgresStore) => {
       for (let batch = await s.vectors.nextBatch(3); batch.length > 0; batch = await s.vectors.nextBatch(3)) {
         taken.push(...batch.map((x) => x.id));
-        await s.vectors.storeVectors('m', batch.map((x) => ({ id: x.id, vector: Float32Array.from([1]) })));
+        await s.vectors.storeVectors(
+          'm',
+          batch.map((x) => ({ id: x.id, vector: Float32Array.from([1]) })),
+        );
       }
     };
     await Promise.all([work(a), work(b), work(a), work(b)]);
@@ -225,11 +279,17 @@ describe('postgres store engine', () => {
     expect(new Set(vectors.map((v) => v.id)).size).toBe(40);
   });
 
-  test('two instances\' embedding workers embed each article once; every instance\'s index finds them', async () => {
+  test("two instances' embedding workers embed each article once; every instance's index finds them", async () => {
     const schema = newSchema();
     const a = await open(schema);
     const b = await open(schema);
-    await a.articles.insert([...Array.from({ length: 30 }, (_, i) => article(`filler story ${i}`)), article('Crude oil prices jump on supply cut')], Date.now());
+    await a.articles.insert(
+      [
+        ...Array.from({ length: 30 }, (_, i) => article(`filler story ${i}`)),
+        article('Crude oil prices jump on supply cut'),
+      ],
+      Date.now(),
+    );
     const embedded: string[] = [];
     const counting = () => {
       const e = new TrigramEmbedder();
@@ -240,7 +300,10 @@ describe('postgres store engine', () => {
       };
       return e;
     };
-    const [na, nb] = await Promise.all([new EmbeddingWorker(a.vectors, counting(), { batchSize: 4, leaseMs: 30_000 }).drain(), new EmbeddingWorker(b.vectors, counting(), { batchSize: 4 }).drain()]);
+    const [na, nb] = await Promise.all([
+      new EmbeddingWorker(a.vectors, counting(), { batchSize: 4, leaseMs: 30_000 }).drain(),
+      new EmbeddingWorker(b.vectors, counting(), { batchSize: 4 }).drain(),
+    ]);
     expect(na + nb).toBe(31);
     expect(embedded).toHaveLength(31);
     expect(new Set(embedded).size).toBe(31);

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { SourcedItem } from '../../src/store/ports/index.js';
-import { chooseCandidates, keyHits, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_SINGLE_KEY_CANDIDATES, rankNearCandidates } from '../../src/store/ports/sources-plan.js';
+import {
+  chooseCandidates,
+  keyHits,
+  NEAR_CANDIDATES_MAX,
+  NEAR_KEY_FANOUT,
+  NEAR_SINGLE_KEY_CANDIDATES,
+  rankNearCandidates,
+} from '../../src/store/ports/sources-plan.js';
 
 const item = (source: string, nearKeys: string[]): SourcedItem => ({
   source,
@@ -17,7 +24,9 @@ describe('key hits: per key only the NEAR_KEY_FANOUT newest articles count', () 
     for (let n = 0; n < NEAR_KEY_FANOUT + 10; n++) rows.push(['hot', id(n), 's', n]);
     rows.push(['quiet', id(999), 's', 0]);
     const hits = keyHits(rows);
-    expect(hits.get('hot')!.map((h) => h[0])).toEqual(Array.from({ length: NEAR_KEY_FANOUT }, (_, k) => id(NEAR_KEY_FANOUT + 9 - k)));
+    expect(hits.get('hot')!.map((h) => h[0])).toEqual(
+      Array.from({ length: NEAR_KEY_FANOUT }, (_, k) => id(NEAR_KEY_FANOUT + 9 - k)),
+    );
     expect(hits.get('quiet')).toEqual([[id(999), 's', 0]]);
   });
 });
@@ -51,7 +60,9 @@ describe('choice: at most NEAR_CANDIDATES_MAX, of which NEAR_SINGLE_KEY_CANDIDAT
 
   it('never more than NEAR_CANDIDATES_MAX', () => {
     const list = Array.from({ length: NEAR_CANDIDATES_MAX + 5 }, (_, k) => ({ id: id(k), shared: 2 }));
-    expect(chooseCandidates(new Map([[0, list]]), [[0, item('s', [])]], () => []).get(0)).toHaveLength(NEAR_CANDIDATES_MAX);
+    expect(chooseCandidates(new Map([[0, list]]), [[0, item('s', [])]], () => []).get(0)).toHaveLength(
+      NEAR_CANDIDATES_MAX,
+    );
   });
 
   it('drops an article the source carries and takes the next one, asking only about chosen pairs', () => {

@@ -30,8 +30,12 @@ const skipped = describeSourceStore('postgres', {
   async rewindIdentity(store) {
     const schema = (store as PostgresStore).schema;
     // The identity migration and every later one run again on reopen: what they add goes too.
-    await sql(`ALTER TABLE ${schema}.seen_items DROP COLUMN reason; ALTER TABLE ${schema}.article_carriers DROP COLUMN reason; DROP TABLE IF EXISTS ${schema}.webhook_endpoints`);
-    await sql(`DELETE FROM ${schema}.schema_migrations WHERE version >= $1`, [MIGRATIONS.indexOf(IDENTITY_MIGRATION) + 1]);
+    await sql(
+      `ALTER TABLE ${schema}.seen_items DROP COLUMN reason; ALTER TABLE ${schema}.article_carriers DROP COLUMN reason; DROP TABLE IF EXISTS ${schema}.webhook_endpoints`,
+    );
+    await sql(`DELETE FROM ${schema}.schema_migrations WHERE version >= $1`, [
+      MIGRATIONS.indexOf(IDENTITY_MIGRATION) + 1,
+    ]);
   },
   async cleanup() {
     rules.clear();

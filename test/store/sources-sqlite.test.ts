@@ -31,7 +31,9 @@ describeSourceStore('sqlite', {
   async rewindIdentity(store) {
     const db = (store as SqliteStore).db;
     // The identity migration and every later one run again on reopen: what they add goes too.
-    db.exec('ALTER TABLE seen_items DROP COLUMN reason; ALTER TABLE article_carriers DROP COLUMN reason; DROP TABLE IF EXISTS webhook_endpoints;');
+    db.exec(
+      'ALTER TABLE seen_items DROP COLUMN reason; ALTER TABLE article_carriers DROP COLUMN reason; DROP TABLE IF EXISTS webhook_endpoints;',
+    );
     db.pragma(`user_version = ${MIGRATIONS.indexOf(IDENTITY_MIGRATION)}`);
   },
   async cleanup() {

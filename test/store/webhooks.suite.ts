@@ -18,7 +18,13 @@ export interface WebhooksHarness {
 
 const T0 = Date.parse('2026-11-24T12:00:00.000Z');
 const HOUR = 3600_000;
-const article = (content: string): NewArticle => ({ content, urgency: 'regular', sentiment: null, published_at: null, tickers: [] });
+const article = (content: string): NewArticle => ({
+  content,
+  urgency: 'regular',
+  sentiment: null,
+  published_at: null,
+  tickers: [],
+});
 const attempt = (over: Partial<WebhookAttempt> = {}): WebhookAttempt => ({
   at: T0,
   cursor: null,
@@ -41,7 +47,10 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
   const peer = async (s: Store) => opened.track(await h.peer(s));
   const endpoint = async (s: Store, id: string, over: { tickers?: string[] | null; accountId?: string } = {}) => {
     const accountId = over.accountId ?? (await s.accounts.createAccount('max', T0)).id;
-    return s.webhooks.add({ id, accountId, url: `https://hooks.example.com/${id}`, tickers: over.tickers ?? null, secret: `sealed-${id}` }, T0);
+    return s.webhooks.add(
+      { id, accountId, url: `https://hooks.example.com/${id}`, tickers: over.tickers ?? null, secret: `sealed-${id}` },
+      T0,
+    );
   };
 
   test('an endpoint starts at the end of the feed: only articles stored after it are its backlog', async () => {
@@ -49,9 +58,18 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
     await s.articles.insert([article('before 1'), article('before 2')], T0);
     const e = await endpoint(s, 'wh_a', { tickers: ['AAPL'] });
     expect(e).toMatchObject({
-      id: 'wh_a', url: 'https://hooks.example.com/wh_a', tickers: ['AAPL'], state: 'active', pausedReason: null,
-      cursor: await s.articles.latestSeq(), failures: 0, nextAttemptAt: null, lastSuccessAt: null, lastError: null,
-      secrets: [{ secret: 'sealed-wh_a', expiresAt: null }], createdAt: new Date(T0).toISOString(),
+      id: 'wh_a',
+      url: 'https://hooks.example.com/wh_a',
+      tickers: ['AAPL'],
+      state: 'active',
+      pausedReason: null,
+      cursor: await s.articles.latestSeq(),
+      failures: 0,
+      nextAttemptAt: null,
+      lastSuccessAt: null,
+      lastError: null,
+      secrets: [{ secret: 'sealed-wh_a', expiresAt: null }],
+      createdAt: new Date(T0).toISOString(),
     });
     expect(e.cursor).toBeGreaterThan(0);
     await s.articles.insert([article('after')], T0 + 1);
@@ -77,12 +95,30 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
     const s = await open();
     await endpoint(s, 'wh_p');
     await s.webhooks.claim('a', T0, 60_000, 10);
-    await s.webhooks.recordAttempt('wh_p', 'a', attempt({ ok: false, status: 500, error: 'HTTP 500', failures: 3, firstFailureAt: T0, nextAttemptAt: T0 + 30_000 }));
+    await s.webhooks.recordAttempt(
+      'wh_p',
+      'a',
+      attempt({
+        ok: false,
+        status: 500,
+        error: 'HTTP 500',
+        failures: 3,
+        firstFailureAt: T0,
+        nextAttemptAt: T0 + 30_000,
+      }),
+    );
     const paused = await s.webhooks.setState('wh_p', 'paused', 'paused by operator', T0);
     expect(paused).toMatchObject({ state: 'paused', pausedReason: 'paused by operator', failures: 3 });
     expect(await s.webhooks.claim('b', T0 + HOUR, 60_000, 10)).toEqual([]);
     const resumed = await s.webhooks.setState('wh_p', 'active', null, T0);
-    expect(resumed).toMatchObject({ state: 'active', pausedReason: null, failures: 0, firstFailureAt: null, nextAttemptAt: null, lastError: 'HTTP 500' });
+    expect(resumed).toMatchObject({
+      state: 'active',
+      pausedReason: null,
+      failures: 0,
+      firstFailureAt: null,
+      nextAttemptAt: null,
+      lastError: 'HTTP 500',
+    });
     expect(await s.webhooks.setState('wh_missing', 'paused', 'x', T0)).toBeUndefined();
   });
 
@@ -133,7 +169,10 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
     const s = await open();
     const other = await peer(s);
     for (let i = 0; i < 20; i++) await endpoint(s, `wh_c${String(i).padStart(2, '0')}`);
-    const [a, b] = await Promise.all([s.webhooks.claim('a', T0, 10_000, 20), other.webhooks.claim('b', T0, 10_000, 20)]);
+    const [a, b] = await Promise.all([
+      s.webhooks.claim('a', T0, 10_000, 20),
+      other.webhooks.claim('b', T0, 10_000, 20),
+    ]);
     const ids = [...a, ...b].map((e) => e.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(20);
@@ -152,9 +191,24 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
     await s.webhooks.recordAttempt('wh_x', 'a', attempt({ cursor: 9, status: null, ok: null, at: T0 + 5 }));
     e = (await s.webhooks.get('wh_x'))!;
     expect(e).toMatchObject({ cursor: 9, lastStatus: 200, lastAttemptAt: new Date(T0).toISOString() });
-    await s.webhooks.recordAttempt('wh_x', 'a', attempt({ ok: false, status: 410, error: 'HTTP 410 Gone', state: 'disabled', pausedReason: 'the receiver answered 410 Gone' }));
+    await s.webhooks.recordAttempt(
+      'wh_x',
+      'a',
+      attempt({
+        ok: false,
+        status: 410,
+        error: 'HTTP 410 Gone',
+        state: 'disabled',
+        pausedReason: 'the receiver answered 410 Gone',
+      }),
+    );
     e = (await s.webhooks.get('wh_x'))!;
-    expect(e).toMatchObject({ state: 'disabled', pausedReason: 'the receiver answered 410 Gone', lastStatus: 410, lastError: 'HTTP 410 Gone' });
+    expect(e).toMatchObject({
+      state: 'disabled',
+      pausedReason: 'the receiver answered 410 Gone',
+      lastStatus: 410,
+      lastError: 'HTTP 410 Gone',
+    });
     expect(await s.webhooks.claim('a', T0 + 1, 10_000, 10)).toEqual([]);
   });
 
@@ -165,7 +219,11 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
     await s.webhooks.claim('a', T0, 10_000, 10);
     await cli.webhooks.setState('wh_o', 'paused', 'paused by operator', T0);
     await s.webhooks.recordAttempt('wh_o', 'a', attempt({ cursor: 3 }));
-    expect(await s.webhooks.get('wh_o')).toMatchObject({ state: 'paused', pausedReason: 'paused by operator', cursor: 3 });
+    expect(await s.webhooks.get('wh_o')).toMatchObject({
+      state: 'paused',
+      pausedReason: 'paused by operator',
+      cursor: 3,
+    });
   });
 
   registerStoreTests(`webhook store: ${name}`, tests, h, () => opened.closeAll(), { timeout: 60_000 });

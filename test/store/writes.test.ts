@@ -69,7 +69,10 @@ describe('received_at and id are taken inside the write transaction', () => {
 });
 
 describe('what is stored and served obeys the contract, whatever the derivation yields', () => {
-  const manyCashtags = Array.from({ length: 150 }, (_, i) => `$T${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}`).join(' ');
+  const manyCashtags = Array.from(
+    { length: 150 },
+    (_, i) => `$T${String.fromCharCode(65 + (i % 26))}${String.fromCharCode(65 + Math.floor(i / 26))}`,
+  ).join(' ');
 
   it('caps derived tickers at the contract maxItems when a line is read', () => {
     const r = parseArticle({ content: `Movers: ${manyCashtags}` });
@@ -80,7 +83,16 @@ describe('what is stored and served obeys the contract, whatever the derivation 
   it('caps tickers in the store too, and drops invalid or repeated symbols', async () => {
     const store = new SqliteStore(':memory:');
     const tickers = Array.from({ length: 150 }, (_, i) => ({ ticker: `S${i}`, sentiment: 'neutral' as const }));
-    const [stored] = await store.articles.insert([article('x', [{ ticker: 'not a symbol', sentiment: 'neutral' }, { ticker: 'S0', sentiment: 'neutral' }, ...tickers])], Date.now());
+    const [stored] = await store.articles.insert(
+      [
+        article('x', [
+          { ticker: 'not a symbol', sentiment: 'neutral' },
+          { ticker: 'S0', sentiment: 'neutral' },
+          ...tickers,
+        ]),
+      ],
+      Date.now(),
+    );
     expect(stored!.tickers).toHaveLength(articleRules.tickersMaxItems);
     expect(stored!.tickers[0]).toEqual({ ticker: 'S0', sentiment: 'neutral', relevance: 1 });
     const [served] = await store.articles.listJson({ afterMs: 0, limit: 1 }, true);
@@ -90,7 +102,9 @@ describe('what is stored and served obeys the contract, whatever the derivation 
 
   it('refuses content longer than the contract allows instead of storing it', async () => {
     const store = new SqliteStore(':memory:');
-    await expect(store.articles.insert([article('x'.repeat(articleRules.contentMaxLength + 1))], Date.now())).rejects.toThrow(/longer than/);
+    await expect(
+      store.articles.insert([article('x'.repeat(articleRules.contentMaxLength + 1))], Date.now()),
+    ).rejects.toThrow(/longer than/);
     expect(await store.articles.count()).toBe(0);
     store.close();
   });
@@ -102,7 +116,8 @@ describe('secrets at rest: the data directory and database files are owner-only'
     const store = new SqliteStore(join(data, 'fns.sqlite'));
     await store.articles.insert([article('x')], Date.now());
     expect(statSync(data).mode & 0o777).toBe(0o700);
-    for (const f of ['fns.sqlite', 'fns.sqlite-wal', 'fns.sqlite-shm']) expect(statSync(join(data, f)).mode & 0o777, f).toBe(0o600);
+    for (const f of ['fns.sqlite', 'fns.sqlite-wal', 'fns.sqlite-shm'])
+      expect(statSync(join(data, f)).mode & 0o777, f).toBe(0o600);
     store.close();
   });
 });
@@ -150,7 +165,12 @@ describe('the service never waits on a lock held by another process', () => {
     expect(ticks).toBeGreaterThan(10);
     expect(await store.vectors.queueLength()).toBe(2);
     // Once released, the vectors computed earlier are stored by the background retries.
-    await until(async () => (await store.vectors.queueLength()) === 0, 'the vectors stored by the background retries', 5000, 25);
+    await until(
+      async () => (await store.vectors.queueLength()) === 0,
+      'the vectors stored by the background retries',
+      5000,
+      25,
+    );
     expect(Date.now()).toBeGreaterThanOrEqual(releasedAt);
     expect(logs.filter((l) => /failed/.test(l))).toEqual([]);
     await worker.stop();

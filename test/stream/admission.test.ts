@@ -13,9 +13,16 @@ describe('connecting: pro and max keys open and receive articles without sending
   it('opens a pro key and pushes a new article as one JSON message, without tickers', async () => {
     const { key } = await ctx.h.key('pro');
     const c = await connectAdmitted(ctx.h, { key });
-    await ctx.h.ingest([{ content: 'ECB raises rates by 25bp', tickers: [{ ticker: 'EUR', sentiment: 'positive', relevance: 1 }] }]);
+    await ctx.h.ingest([
+      { content: 'ECB raises rates by 25bp', tickers: [{ ticker: 'EUR', sentiment: 'positive', relevance: 1 }] },
+    ]);
     const [msg] = await c.received(1);
-    expect(msg).toMatchObject({ content: 'ECB raises rates by 25bp', urgency: 'regular', sentiment: null, published_at: null });
+    expect(msg).toMatchObject({
+      content: 'ECB raises rates by 25bp',
+      urgency: 'regular',
+      sentiment: null,
+      published_at: null,
+    });
     expect(msg).not.toHaveProperty('tickers');
     expect(c.isOpen).toBe(true);
   });
@@ -23,7 +30,10 @@ describe('connecting: pro and max keys open and receive articles without sending
   it('opens a max key and pushes articles with tickers (an empty array when none were detected)', async () => {
     const { key } = await ctx.h.key('max');
     const c = await connectAdmitted(ctx.h, { key });
-    await ctx.h.ingest([{ content: 'Apple beats estimates', tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }] }, { content: 'Markets quiet' }]);
+    await ctx.h.ingest([
+      { content: 'Apple beats estimates', tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }] },
+      { content: 'Markets quiet' },
+    ]);
     const msgs = await c.received(2);
     expect(msgs.map((m) => m.tickers)).toEqual([[{ ticker: 'AAPL', sentiment: 'positive', relevance: 1 }], []]);
   });
@@ -100,7 +110,8 @@ describe('connecting: keys that may not stream are accepted as WebSockets, then 
   it(`counts stream attempts in the IP guard: distinct key number ${limits.ipGuard.distinctKeys} from one IP is closed "API key is inactive", even a valid one`, async () => {
     const ip = '127.0.9.1';
     const { key } = await ctx.h.key('pro');
-    for (let i = 1; i < limits.ipGuard.distinctKeys; i++) expect(await connect(ctx.h.url, { key: `${LIVE}wrong-${i}`, ip }).closed).toEqual(codes.invalidKey);
+    for (let i = 1; i < limits.ipGuard.distinctKeys; i++)
+      expect(await connect(ctx.h.url, { key: `${LIVE}wrong-${i}`, ip }).closed).toEqual(codes.invalidKey);
     expect(await connect(ctx.h.url, { key, ip }).closed).toEqual(codes.inactiveKey);
     // Another address is not affected.
     const other = await connectAdmitted(ctx.h, { key, ip: '127.0.9.2' });
@@ -150,7 +161,10 @@ describe('connecting: only the stream address upgrades', () => {
     const reply = await rawUpgrade(target as string, (await ctx.h.key('pro')).key);
     expect(reply.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
     expect(reply).toContain('Content-Type: application/problem+json');
-    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4))).toMatchObject({ status, detail: expect.any(String) });
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      status,
+      detail: expect.any(String),
+    });
   });
 
   it('admits the absolute form of the stream address, as the plain path', async () => {

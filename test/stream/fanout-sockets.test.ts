@@ -15,7 +15,10 @@ const ctx = useStreamHarness({ maxBufferedBytes: BOUND, fanOutSliceMs: 0 });
 describe('sliced fan-out: every connection gets every article once, in store order', () => {
   it('delivers commits that arrive while earlier ones are still going out, in order, to 40 connections', async () => {
     const clients: TestClient[] = [];
-    for (let i = 0; i < 40; i++) clients.push(await connectAdmitted(ctx.h, { key: (await ctx.h.key(i % 2 ? 'pro' : 'max')).key, ip: `127.0.9.${i + 1}` }));
+    for (let i = 0; i < 40; i++)
+      clients.push(
+        await connectAdmitted(ctx.h, { key: (await ctx.h.key(i % 2 ? 'pro' : 'max')).key, ip: `127.0.9.${i + 1}` }),
+      );
     const cli = new SqliteStore(ctx.h.file);
     const contents: string[] = [];
     try {
@@ -25,7 +28,13 @@ describe('sliced fan-out: every connection gets every article once, in store ord
         const batch = Array.from({ length: n }, (_, i) => `r${round} i${i}`);
         contents.push(...batch);
         await cli.articles.insert(
-          batch.map((content) => ({ content, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })),
+          batch.map((content) => ({
+            content,
+            urgency: 'regular' as const,
+            sentiment: null,
+            published_at: null,
+            tickers: [],
+          })),
           ctx.h.clock.now,
         );
         ctx.h.stream.wake(); // read at once: commits land while earlier ones are still going out
@@ -44,7 +53,8 @@ describe('sliced fan-out: a client that stops reading is still closed with 1013 
   it('closes the paused client and keeps the readers whole', async () => {
     const stalled = await connectAdmitted(ctx.h, { key: (await ctx.h.key('pro')).key, ip: '127.0.10.1' });
     const readers: TestClient[] = [];
-    for (let i = 0; i < 20; i++) readers.push(await connectAdmitted(ctx.h, { key: (await ctx.h.key('max')).key, ip: `127.0.10.${i + 2}` }));
+    for (let i = 0; i < 20; i++)
+      readers.push(await connectAdmitted(ctx.h, { key: (await ctx.h.key('max')).key, ip: `127.0.10.${i + 2}` }));
     (stalled.ws as unknown as { _socket: Socket })._socket.pause();
 
     const big = 'x'.repeat(19_000);
@@ -63,7 +73,9 @@ describe('sliced fan-out: a client that stops reading is still closed with 1013 
     (stalled.ws as unknown as { _socket: Socket })._socket.resume();
     expect(await stalled.closed).toEqual(stream.closeCodes.slowConsumer);
     expect(stalled.messages.length).toBeLessThan(sent);
-    expect(stalled.messages.map((m) => m.content)).toEqual(readers[0]!.messages.slice(0, stalled.messages.length).map((m) => m.content));
+    expect(stalled.messages.map((m) => m.content)).toEqual(
+      readers[0]!.messages.slice(0, stalled.messages.length).map((m) => m.content),
+    );
     await waitFor(() => ctx.h.slots.inUse() === readers.length, 'slot release');
   });
 });

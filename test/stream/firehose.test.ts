@@ -14,7 +14,15 @@ describe('firehose: articles inserted by another process reach every open connec
     try {
       const insertedAt = Date.now();
       const [stored] = await cli.articles.insert(
-        [{ content: 'Nvidia beats', urgency: 'flash', sentiment: 'positive', published_at: null, tickers: [{ ticker: 'NVDA', sentiment: 'positive', relevance: 1 }] }],
+        [
+          {
+            content: 'Nvidia beats',
+            urgency: 'flash',
+            sentiment: 'positive',
+            published_at: null,
+            tickers: [{ ticker: 'NVDA', sentiment: 'positive', relevance: 1 }],
+          },
+        ],
         ctx.h.clock.now,
       );
       await pro.received(1, 3000);
@@ -34,7 +42,13 @@ describe('firehose: articles inserted by another process reach every open connec
     const cli = new SqliteStore(ctx.h.file);
     try {
       await cli.articles.insert(
-        Array.from({ length: n }, (_, i) => ({ content: `item ${i}`, urgency: 'regular' as const, sentiment: null, published_at: null, tickers: [] })),
+        Array.from({ length: n }, (_, i) => ({
+          content: `item ${i}`,
+          urgency: 'regular' as const,
+          sentiment: null,
+          published_at: null,
+          tickers: [],
+        })),
         ctx.h.clock.now,
       );
     } finally {

@@ -18,9 +18,18 @@ describe('parameters: form first, then the plan', () => {
     expect(streamParams('/v1/stream?api_key=x', false)).toEqual({ ok: true, params: {} });
   });
   it('tickers on a plan without ticker data: tickersRequireMax; malformed: invalidParameter whatever the plan', () => {
-    expect(streamParams('/v1/stream?tickers=AAPL', false)).toEqual({ ok: false, close: streamRules.closeCodes.tickersRequireMax });
-    expect(streamParams('/v1/stream?tickers=aapl', false)).toEqual({ ok: false, close: streamRules.closeCodes.invalidParameter });
-    expect(streamParams('/v1/stream?after=x', true)).toEqual({ ok: false, close: streamRules.closeCodes.invalidParameter });
+    expect(streamParams('/v1/stream?tickers=AAPL', false)).toEqual({
+      ok: false,
+      close: streamRules.closeCodes.tickersRequireMax,
+    });
+    expect(streamParams('/v1/stream?tickers=aapl', false)).toEqual({
+      ok: false,
+      close: streamRules.closeCodes.invalidParameter,
+    });
+    expect(streamParams('/v1/stream?after=x', true)).toEqual({
+      ok: false,
+      close: streamRules.closeCodes.invalidParameter,
+    });
   });
 });
 
@@ -35,11 +44,20 @@ describe('min_relevance: part of the ticker filter', () => {
     expect(given.ok && absent.ok && given.params.tickers!.key !== absent.params.tickers!.key).toBe(true);
   });
   it('refuses it without tickers, malformed, out of range or repeated (1008 Invalid stream parameter)', () => {
-    for (const q of ['min_relevance=0.5', 'tickers=AAPL&min_relevance=1.5', 'tickers=AAPL&min_relevance=-1', 'tickers=AAPL&min_relevance=abc', 'tickers=AAPL&min_relevance=0.5&min_relevance=0.6']) {
+    for (const q of [
+      'min_relevance=0.5',
+      'tickers=AAPL&min_relevance=1.5',
+      'tickers=AAPL&min_relevance=-1',
+      'tickers=AAPL&min_relevance=abc',
+      'tickers=AAPL&min_relevance=0.5&min_relevance=0.6',
+    ]) {
       expect(streamParams(`/v1/stream?${q}`, true)).toEqual(invalid);
     }
   });
   it('judges the form before the plan: a well-formed filter on a pro key is tickersRequireMax', () => {
-    expect(streamParams('/v1/stream?tickers=AAPL&min_relevance=0.2', false)).toEqual({ ok: false, close: streamRules.closeCodes.tickersRequireMax });
+    expect(streamParams('/v1/stream?tickers=AAPL&min_relevance=0.2', false)).toEqual({
+      ok: false,
+      close: streamRules.closeCodes.tickersRequireMax,
+    });
   });
 });

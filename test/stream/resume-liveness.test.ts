@@ -18,8 +18,13 @@ const harness = useStreamHarness({ pingIntervalMs: 200, maxBufferedBytes: 8 * 10
 describe('liveness: pings reach a replaying connection as they reach a live one', () => {
   it('a client whose replay is stalled (it does not read) is still pinged and, not answering, terminated', async () => {
     const big = 'x'.repeat(10_000);
-    for (let i = 0; i < 10; i++) await harness.h.ingest(Array.from({ length: 100 }, (_, j) => ({ content: `${i}/${j} ${big}` })));
-    const c = await connectAdmitted(harness.h, { url: withAfter(harness.h, '0'.repeat(26)), key: (await harness.h.key('max')).key, autoPong: false });
+    for (let i = 0; i < 10; i++)
+      await harness.h.ingest(Array.from({ length: 100 }, (_, j) => ({ content: `${i}/${j} ${big}` })));
+    const c = await connectAdmitted(harness.h, {
+      url: withAfter(harness.h, '0'.repeat(26)),
+      key: (await harness.h.key('max')).key,
+      autoPong: false,
+    });
     const closed = await c.closed;
     expect(closed.code).toBe(1006); // terminated by the keep-alive
     await waitFor(() => harness.h.slots.inUse() === 0, 'slot release');
@@ -27,7 +32,8 @@ describe('liveness: pings reach a replaying connection as they reach a live one'
 
   it('a reading client receives pings during a long replay', async () => {
     const big = 'x'.repeat(2_000);
-    for (let i = 0; i < 20; i++) await harness.h.ingest(Array.from({ length: 250 }, (_, j) => ({ content: `${i}/${j} ${big}` })));
+    for (let i = 0; i < 20; i++)
+      await harness.h.ingest(Array.from({ length: 250 }, (_, j) => ({ content: `${i}/${j} ${big}` })));
     // The replay is made long in events, not in time: after its first page, each page is read only once
     // the client has received one more ping. If the service did not ping a replaying connection, the
     // replay would stall here and the client would not get its 5,000 articles.
@@ -43,7 +49,10 @@ describe('liveness: pings reach a replaying connection as they reach a live one'
       return feedAfter(seq, limit);
     };
     const messagesAtPing: number[] = [];
-    c = await connectAdmitted(harness.h, { url: withAfter(harness.h, '0'.repeat(26)), key: (await harness.h.key('max')).key });
+    c = await connectAdmitted(harness.h, {
+      url: withAfter(harness.h, '0'.repeat(26)),
+      key: (await harness.h.key('max')).key,
+    });
     c.ws.on('ping', () => messagesAtPing.push(c!.messages.length));
     await c.received(5000, 20_000);
     expect(c.closeEvent).toBeUndefined();
@@ -52,4 +61,3 @@ describe('liveness: pings reach a replaying connection as they reach a live one'
     expect(messagesAtPing.filter((n) => n < 5000).length).toBeGreaterThanOrEqual(5000 / REPLAY_PAGE - 1);
   });
 });
-

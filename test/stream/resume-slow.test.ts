@@ -15,11 +15,20 @@ const small = useStreamHarness({ maxBufferedBytes: 64 * 1024, feedPollMs: 20 });
 describe('slow replay reader: closed with 1013 "Slow consumer" like a slow live consumer', () => {
   it('closes a client that stops reading during its replay once articles keep arriving; a reader of the same replay stays', async () => {
     const big = 'x'.repeat(19_000);
-    for (let i = 0; i < 10; i++) await small.h.ingest(Array.from({ length: 40 }, (_, j) => ({ content: `${i}/${j} ${big}` })));
+    for (let i = 0; i < 10; i++)
+      await small.h.ingest(Array.from({ length: 40 }, (_, j) => ({ content: `${i}/${j} ${big}` })));
     const replayed = 400;
-    const stalled = await connectAdmitted(small.h, { url: withAfter(small.h, '0'.repeat(26)), key: (await small.h.key('max')).key, ip: '127.0.7.3' });
+    const stalled = await connectAdmitted(small.h, {
+      url: withAfter(small.h, '0'.repeat(26)),
+      key: (await small.h.key('max')).key,
+      ip: '127.0.7.3',
+    });
     (stalled.ws as unknown as { _socket: Socket })._socket.pause();
-    const reader = await connectAdmitted(small.h, { url: withAfter(small.h, '0'.repeat(26)), key: (await small.h.key('pro')).key, ip: '127.0.7.4' });
+    const reader = await connectAdmitted(small.h, {
+      url: withAfter(small.h, '0'.repeat(26)),
+      key: (await small.h.key('pro')).key,
+      ip: '127.0.7.4',
+    });
     await reader.received(replayed, 20_000);
     let sent = 0;
     for (let chunk = 0; chunk < 100 && small.h.stream.connections() === 2; chunk++) {
@@ -33,7 +42,9 @@ describe('slow replay reader: closed with 1013 "Slow consumer" like a slow live 
     expect(await stalled.closed).toEqual(streamRules.closeCodes.slowConsumer);
     expect(stalled.messages.length).toBeLessThan(replayed + sent);
     // What it got is a prefix of what the reader got.
-    expect(stalled.messages.map((m) => m.id)).toEqual(reader.messages.slice(0, stalled.messages.length).map((m) => m.id));
+    expect(stalled.messages.map((m) => m.id)).toEqual(
+      reader.messages.slice(0, stalled.messages.length).map((m) => m.id),
+    );
     await waitFor(() => small.h.slots.inUse() === 1, 'slot release');
   });
 });

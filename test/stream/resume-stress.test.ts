@@ -14,7 +14,14 @@ import { session, urlWith } from '../parity/resume-session.js';
  * with `after=<last id read>`; a reconnect refused because the server has not yet seen the dropped
  * connection go (the one-connection rule) is retried.
  */
-async function readWithDrops(t: Target, key: string, anchor: string, total: number, random: () => number, meanRun: number): Promise<{ ids: string[]; drops: number }> {
+async function readWithDrops(
+  t: Target,
+  key: string,
+  anchor: string,
+  total: number,
+  random: () => number,
+  meanRun: number,
+): Promise<{ ids: string[]; drops: number }> {
   const ids: string[] = [];
   let drops = 0;
   while (ids.length < total) {
@@ -22,7 +29,10 @@ async function readWithDrops(t: Target, key: string, anchor: string, total: numb
     const stop = Math.min(run, total - ids.length);
     const s = await session(urlWith(t, key, { after: ids.at(-1) ?? anchor }), () => stop);
     ids.push(...s.ids);
-    if (s.close.code === streamRules.closeCodes.secondConnection.code && s.close.reason === streamRules.closeCodes.secondConnection.reason) {
+    if (
+      s.close.code === streamRules.closeCodes.secondConnection.code &&
+      s.close.reason === streamRules.closeCodes.secondConnection.reason
+    ) {
       await new Promise((r) => setTimeout(r, 10));
       continue;
     }

@@ -13,7 +13,7 @@ const ctx = useStreamHarness({ feedPollMs: 20 });
 /** Every article id in the store, oldest first. */
 async function allIds(h: StreamHarness): Promise<string[]> {
   const ids: string[] = [];
-  for (let seq = 0; ; ) {
+  for (let seq = 0; ;) {
     const page = await h.store.articles.feedAfter(seq, 1000);
     if (page.length === 0) return ids;
     ids.push(...page.map((e) => e.article.id));
@@ -64,7 +64,10 @@ describe('resume: the seam holds under concurrent inserts (no gap, no duplicate)
     let n = 0;
     const inserting = (async () => {
       while (!stop) {
-        await writer.articles.insert([{ content: `n${n++}`, urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], ctx.h.clock.fn);
+        await writer.articles.insert(
+          [{ content: `n${n++}`, urgency: 'regular', sentiment: null, published_at: null, tickers: [] }],
+          ctx.h.clock.fn,
+        );
         if (n % 5 === 0) await new Promise((r) => setImmediate(r));
       }
     })();
@@ -73,7 +76,13 @@ describe('resume: the seam holds under concurrent inserts (no gap, no duplicate)
     // Several connections of several accounts, each opened at a different moment of the insert run.
     for (let i = 0; i < 5; i++) {
       await waitFor(() => n >= 50 * (i + 1), 'inserts');
-      clients.push(await connectAdmitted(ctx.h, { url: withAfter(ctx.h, start!), key: i === 0 ? key : (await ctx.h.key('pro')).key, ip: `127.0.8.${i + 1}` }));
+      clients.push(
+        await connectAdmitted(ctx.h, {
+          url: withAfter(ctx.h, start!),
+          key: i === 0 ? key : (await ctx.h.key('pro')).key,
+          ip: `127.0.8.${i + 1}`,
+        }),
+      );
     }
     await waitFor(() => n >= 400, 'inserts after the last connect');
     stop = true;
@@ -97,10 +106,18 @@ describe('resume: an after older than the lookback window replays only the windo
     // "too old" leaves the window by 1 ms; "old but inside" is still 999 ms inside.
     ctx.h.clock.advance(windowMs - 1000 + 1);
     await ctx.h.ingest([{ content: 'recent' }]);
-    const first = await connectAdmitted(ctx.h, { url: withAfter(ctx.h, '0'.repeat(26)), key: (await ctx.h.key('pro')).key, ip: '127.0.7.1' });
+    const first = await connectAdmitted(ctx.h, {
+      url: withAfter(ctx.h, '0'.repeat(26)),
+      key: (await ctx.h.key('pro')).key,
+      ip: '127.0.7.1',
+    });
     expect((await first.received(2)).map((m) => m.content)).toEqual(['old but inside', 'recent']);
     // The id of the article that left the window: the same.
-    const second = await connectAdmitted(ctx.h, { url: withAfter(ctx.h, oldest!), key: (await ctx.h.key('max')).key, ip: '127.0.7.2' });
+    const second = await connectAdmitted(ctx.h, {
+      url: withAfter(ctx.h, oldest!),
+      key: (await ctx.h.key('max')).key,
+      ip: '127.0.7.2',
+    });
     expect((await second.received(2)).map((m) => m.content)).toEqual(['old but inside', 'recent']);
   });
 });
@@ -116,10 +133,17 @@ describe('tickers: only articles about one of the symbols, in the replay and liv
       { content: 'r nvda', tickers: about('NVDA') },
     ]);
     const [first] = await allIds(ctx.h);
-    const filtered = await connectAdmitted(ctx.h, { url: `${withAfter(ctx.h, first!)}&tickers=MSFT,AAPL,TSLA`, key: (await ctx.h.key('max')).key });
+    const filtered = await connectAdmitted(ctx.h, {
+      url: `${withAfter(ctx.h, first!)}&tickers=MSFT,AAPL,TSLA`,
+      key: (await ctx.h.key('max')).key,
+    });
     const everything = await connectAdmitted(ctx.h, { key: (await ctx.h.key('max')).key });
     await filtered.received(1);
-    await ctx.h.ingest([{ content: 'l tsla', tickers: about('TSLA') }, { content: 'l none' }, { content: 'l amd', tickers: about('AMD') }]);
+    await ctx.h.ingest([
+      { content: 'l tsla', tickers: about('TSLA') },
+      { content: 'l none' },
+      { content: 'l amd', tickers: about('AMD') },
+    ]);
     await ctx.h.ingest([{ content: 'l aapl', tickers: about('AMD', 'AAPL') }]);
     await everything.received(4);
     const got = await filtered.received(3);
@@ -157,7 +181,10 @@ describe('malformed parameters close with 1008 "Invalid stream parameter" and ta
     ['tickers empty', 'tickers='],
     ['tickers with an empty item', 'tickers=AAPL,,MSFT'],
     ['tickers with a symbol too long', `tickers=${'A'.repeat(17)}`],
-    ['tickers with one symbol too many', `tickers=${Array.from({ length: streamRules.tickersMaxItems + 1 }, (_, i) => `T${i}`).join(',')}`],
+    [
+      'tickers with one symbol too many',
+      `tickers=${Array.from({ length: streamRules.tickersMaxItems + 1 }, (_, i) => `T${i}`).join(',')}`,
+    ],
     ['tickers twice', 'tickers=AAPL&tickers=MSFT'],
     ['a misspelt parameter (it would otherwise give an unfiltered stream)', 'tikers=AAPL'],
     ['an unknown parameter', 'foo=1'],
@@ -172,7 +199,10 @@ describe('malformed parameters close with 1008 "Invalid stream parameter" and ta
 
   it(`accepts exactly ${streamRules.tickersMaxItems} symbols`, async () => {
     const symbols = Array.from({ length: streamRules.tickersMaxItems }, (_, i) => `T${i}`).join(',');
-    const c = await connectAdmitted(ctx.h, { url: `${ctx.h.url}?tickers=${symbols}`, key: (await ctx.h.key('max')).key });
+    const c = await connectAdmitted(ctx.h, {
+      url: `${ctx.h.url}?tickers=${symbols}`,
+      key: (await ctx.h.key('max')).key,
+    });
     expect(c.isOpen).toBe(true);
   });
 
@@ -188,4 +218,3 @@ describe('malformed parameters close with 1008 "Invalid stream parameter" and ta
     expect(await c.closed).toEqual(streamRules.closeCodes.invalidParameter);
   });
 });
-

@@ -12,23 +12,37 @@ import { MemoryStreamSlots } from '../../src/state/stream-slots.js';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const caller = (tier: Tier) => ({ ok: true as const, caller: { keyId: 'key_1', accountId: 'acct_1', tier } });
-const account = (tier: Tier, cancelledAt: string | null = null): AccountRecord => ({ id: 'acct_1', tier, periodEnd: null, cancelledAt });
+const account = (tier: Tier, cancelledAt: string | null = null): AccountRecord => ({
+  id: 'acct_1',
+  tier,
+  periodEnd: null,
+  cancelledAt,
+});
 const activeKey = { keyId: 'key_1', accountId: 'acct_1', active: true };
 
 describe('rules: admission decision from the authentication result and the plan table', () => {
   it('admits exactly the tiers whose plan has the stream, with tickers as the plan says', () => {
     for (const tier of tiers) {
       const out = admissionOutcome(caller(tier));
-      if (plans[tier].stream) expect(out).toEqual({ ok: true, keyId: 'key_1', accountId: 'acct_1', tier, withTickers: plans[tier].tickers });
+      if (plans[tier].stream)
+        expect(out).toEqual({ ok: true, keyId: 'key_1', accountId: 'acct_1', tier, withTickers: plans[tier].tickers });
       else expect(out).toEqual({ ok: false, close: stream.closeCodes.planRequired });
     }
     expect(tiers.filter((t) => plans[t].stream)).toEqual(['pro', 'max']);
   });
 
   it('maps an invalid key to "Invalid API key" and an inactive key, free tier or blocked IP to "API key is inactive"', () => {
-    expect(admissionOutcome({ ok: false, problem: 'invalidApiKey' })).toEqual({ ok: false, close: stream.closeCodes.invalidKey });
-    expect(admissionOutcome({ ok: false, problem: 'inactiveApiKey' })).toEqual({ ok: false, close: stream.closeCodes.inactiveKey });
-    expect(admissionOutcome({ ok: false, problem: 'inactiveApiKey', retryAfterSeconds: limits.ipGuard.blockMs / 1000 })).toEqual({ ok: false, close: stream.closeCodes.inactiveKey });
+    expect(admissionOutcome({ ok: false, problem: 'invalidApiKey' })).toEqual({
+      ok: false,
+      close: stream.closeCodes.invalidKey,
+    });
+    expect(admissionOutcome({ ok: false, problem: 'inactiveApiKey' })).toEqual({
+      ok: false,
+      close: stream.closeCodes.inactiveKey,
+    });
+    expect(
+      admissionOutcome({ ok: false, problem: 'inactiveApiKey', retryAfterSeconds: limits.ipGuard.blockMs / 1000 }),
+    ).toEqual({ ok: false, close: stream.closeCodes.inactiveKey });
   });
 });
 
@@ -85,14 +99,37 @@ describe('rules: the key comes from api_key, else X-API-Key; the address as Expr
   });
 
   it('gives the address Express gives req.ip for REST, for every TRUST_PROXY form', () => {
-    const settings: (boolean | number | string)[] = [false, true, 0, 1, 2, 5, 'loopback', 'loopback, 198.51.100.0/24', 'uniquelocal', '10.0.0.1,127.0.0.1', '::1'];
-    const forwarded = [undefined, '203.0.113.7', '203.0.113.7, 198.51.100.2', ' 203.0.113.7 ,10.0.0.1, 127.0.0.1', 'not-an-address', '2001:db8::1, 198.51.100.2'];
+    const settings: (boolean | number | string)[] = [
+      false,
+      true,
+      0,
+      1,
+      2,
+      5,
+      'loopback',
+      'loopback, 198.51.100.0/24',
+      'uniquelocal',
+      '10.0.0.1,127.0.0.1',
+      '::1',
+    ];
+    const forwarded = [
+      undefined,
+      '203.0.113.7',
+      '203.0.113.7, 198.51.100.2',
+      ' 203.0.113.7 ,10.0.0.1, 127.0.0.1',
+      'not-an-address',
+      '2001:db8::1, 198.51.100.2',
+    ];
     const peers = ['127.0.0.1', '10.0.0.1', '192.0.2.1', '::1', '::ffff:127.0.0.1'];
     for (const setting of settings) {
       const app = express();
       app.set('trust proxy', setting);
       const express_ip = (headers: Record<string, string>, remoteAddress: string) =>
-        (Object.create(app.request, { headers: { value: headers }, socket: { value: { remoteAddress } } }) as { ip: string }).ip;
+        (
+          Object.create(app.request, { headers: { value: headers }, socket: { value: { remoteAddress } } }) as {
+            ip: string;
+          }
+        ).ip;
       const ours = clientIpResolver(setting);
       for (const xff of forwarded)
         for (const peer of peers) {

@@ -30,7 +30,9 @@ describe('slow consumer: a client that stops reading is closed with 1013 "Slow c
     expect(await stalled.closed).toEqual(stream.closeCodes.slowConsumer);
     // It got a prefix of the stream, in order, and then nothing more was queued for it.
     expect(stalled.messages.length).toBeLessThan(sent);
-    expect(stalled.messages.map((m) => m.content)).toEqual(reader.messages.slice(0, stalled.messages.length).map((m) => m.content));
+    expect(stalled.messages.map((m) => m.content)).toEqual(
+      reader.messages.slice(0, stalled.messages.length).map((m) => m.content),
+    );
     await waitFor(() => ctx.h.slots.inUse() === 1, 'slot release');
   });
 });

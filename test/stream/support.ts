@@ -24,15 +24,21 @@ import { repoRoot } from '../support/specs.js';
 import { until } from '../support/wait.js';
 
 /** Waits for a condition (a deadline, not a timing assertion). */
-export const waitFor = (cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> => until(cond, what, timeoutMs);
+export const waitFor = (cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> =>
+  until(cond, what, timeoutMs);
 
 export { LIVE };
 
 // ---- the Article payload of asyncapi.yaml ----
 
 const parsed = await fromFile(new Parser(), `${repoRoot}/asyncapi.yaml`).parse();
-if (!parsed.document) throw new Error(`asyncapi.yaml does not parse: ${parsed.diagnostics.map((d) => d.message).join('; ')}`);
-const articleMessage = parsed.document.components().messages().all().find((m) => m.name() === 'Article');
+if (!parsed.document)
+  throw new Error(`asyncapi.yaml does not parse: ${parsed.diagnostics.map((d) => d.message).join('; ')}`);
+const articleMessage = parsed.document
+  .components()
+  .messages()
+  .all()
+  .find((m) => m.name() === 'Article');
 if (!articleMessage?.payload()) throw new Error('asyncapi.yaml has no Article message payload');
 const payloadAjv = new Ajv2020({ strict: false, allErrors: true });
 addFormats.default(payloadAjv);
@@ -56,19 +62,31 @@ export interface StreamHarness {
   slots: StreamSlots & { inUse(): number };
   stream: StreamHandle;
   logs: string[];
-  key(tier: 'starter' | 'pro' | 'max' | 'free', accountId?: string): Promise<{ key: string; key_id: string; account_id: string }>;
+  key(
+    tier: 'starter' | 'pro' | 'max' | 'free',
+    accountId?: string,
+  ): Promise<{ key: string; key_id: string; account_id: string }>;
   /** Inserts articles now (clock time) through `store` (default: the service's own store). */
   ingest(articles: Partial<NewArticle>[], store?: SqliteStore): Promise<void>;
   close(): Promise<void>;
 }
 
-type Options = Partial<Pick<StreamDeps, 'recheckMs' | 'pingIntervalMs' | 'maxBufferedBytes' | 'trustProxy' | 'feedPollMs' | 'fanOutSliceMs'>> & {
+type Options = Partial<
+  Pick<StreamDeps, 'recheckMs' | 'pingIntervalMs' | 'maxBufferedBytes' | 'trustProxy' | 'feedPollMs' | 'fanOutSliceMs'>
+> & {
   /** Another slots adapter (a Redis one, a fake slow one); default: a fresh MemoryStreamSlots. */
   slots?: StreamSlots & { inUse(): number };
 };
 
 export function newArticle(a: Partial<NewArticle> = {}): NewArticle {
-  return { content: 'Fed holds rates steady', urgency: 'regular', sentiment: null, published_at: null, tickers: [], ...a };
+  return {
+    content: 'Fed holds rates steady',
+    urgency: 'regular',
+    sentiment: null,
+    published_at: null,
+    tickers: [],
+    ...a,
+  };
 }
 
 export async function startStream(opts: Options = {}): Promise<StreamHarness> {
@@ -111,7 +129,8 @@ export async function startStream(opts: Options = {}): Promise<StreamHarness> {
     logs,
     key: async (tier, accountId) => {
       // A named account is made on first use (accounts are created explicitly, then given keys).
-      if (accountId && !(await store.accounts.getAccount(accountId))) await store.accounts.createAccount(tier, clock.now, accountId);
+      if (accountId && !(await store.accounts.getAccount(accountId)))
+        await store.accounts.createAccount(tier, clock.now, accountId);
       return createKey(store.accounts, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) });
     },
     async ingest(articles, via = store) {
@@ -211,7 +230,14 @@ const clients = new Set<TestClient>();
 
 export function connect(
   url: string,
-  opts: { key?: string; headerKey?: string; ip?: string; autoPong?: boolean; path?: string; headers?: Record<string, string> } = {},
+  opts: {
+    key?: string;
+    headerKey?: string;
+    ip?: string;
+    autoPong?: boolean;
+    path?: string;
+    headers?: Record<string, string>;
+  } = {},
 ): TestClient {
   const u = new URL(url);
   if (opts.path !== undefined) u.pathname = opts.path;
@@ -238,7 +264,10 @@ export function dropClients(): string[] {
 }
 
 /** Opens a client and waits until the service has admitted it. */
-export async function connectAdmitted(h: StreamHarness, opts: Parameters<typeof connect>[1] & { url?: string }): Promise<TestClient> {
+export async function connectAdmitted(
+  h: StreamHarness,
+  opts: Parameters<typeof connect>[1] & { url?: string },
+): Promise<TestClient> {
   const before = h.stream.connections();
   const c = connect(opts?.url ?? h.url, opts);
   await c.opened;
@@ -246,7 +275,6 @@ export async function connectAdmitted(h: StreamHarness, opts: Parameters<typeof 
   if (c.closeEvent) throw new Error(`closed on connect: ${c.closeEvent.code} ${c.closeEvent.reason}`);
   return c;
 }
-
 
 /**
  * One harness per test: a fresh stream before each test; after it, every client must have been

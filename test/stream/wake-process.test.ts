@@ -32,7 +32,10 @@ function fnsIngest(dir: string, ndjson: string): Promise<{ code: number | null; 
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dir };
   delete env.DATABASE_URL;
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [join(repoRoot, 'bin', 'fns.mjs'), 'articles', 'ingest', '-'], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    const p = spawn(process.execPath, [join(repoRoot, 'bin', 'fns.mjs'), 'articles', 'ingest', '-'], {
+      env,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
     let stderr = '';
     p.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
     p.on('error', reject);
@@ -48,7 +51,12 @@ describe('delivery wakes on a write by another process (fns articles ingest), no
     const store = new SqliteStore(sqliteFile(config));
     const { key } = await createKey(store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() });
     store.close();
-    svc = await startService(config, { log: () => {}, embedder: new TrigramEmbedder(), feedPollMs: HOUR, pollSources: false });
+    svc = await startService(config, {
+      log: () => {},
+      embedder: new TrigramEmbedder(),
+      feedPollMs: HOUR,
+      pollSources: false,
+    });
     const client = connect(`${svc.url.replace(/^http/, 'ws')}${streamAddress}`, { key, ip: '127.0.11.1' });
     await client.opened;
     for (let i = 1; i <= 3; i++) {
@@ -56,7 +64,9 @@ describe('delivery wakes on a write by another process (fns articles ingest), no
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       await client.received(i, 20_000);
-      expect(client.messages.map((m) => m.content)).toEqual(Array.from({ length: i }, (_, k) => `FLASH: from another process ${k + 1}`));
+      expect(client.messages.map((m) => m.content)).toEqual(
+        Array.from({ length: i }, (_, k) => `FLASH: from another process ${k + 1}`),
+      );
     }
     client.ws.close();
   });

@@ -13,7 +13,8 @@ const original = String.prototype.normalize;
 
 export function poison() {
   String.prototype.normalize = function normalize(...args) {
-    if (String(this).includes(POISON)) throw new TypeError('poisoned text: this message must not reach an answer or a log');
+    if (String(this).includes(POISON))
+      throw new TypeError('poisoned text: this message must not reach an answer or a log');
     return original.apply(this, args);
   };
 }

@@ -22,7 +22,10 @@ export function adminClient(): pg.Client {
   return c;
 }
 
-export async function sql<R extends object = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<R[]> {
+export async function sql<R extends object = Record<string, unknown>>(
+  text: string,
+  values: unknown[] = [],
+): Promise<R[]> {
   const c = adminClient();
   await c.connect();
   try {

@@ -20,7 +20,6 @@ export function freePort(): Promise<number> {
   });
 }
 
-
 export class PrivateRedis {
   private server: ChildProcess | undefined;
   constructor(readonly port: number) {}
@@ -35,14 +34,19 @@ export class PrivateRedis {
 
   /** Starts it (again, empty): resolves when the server says it accepts connections, and answers PING. */
   async start(): Promise<void> {
-    const server = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const server = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       let log = '';
       let ready = false;
-      const onExit = (code: number | null) => reject(new Error(`redis-server exited (${code}) before it was ready on ${this.port}:\n${log}`));
+      const onExit = (code: number | null) =>
+        reject(new Error(`redis-server exited (${code}) before it was ready on ${this.port}:\n${log}`));
       // Its log is read to the end (and dropped once ready) so that a full pipe never blocks the server.
       server.stdout!.on('data', (chunk: Buffer) => {
         if (ready) return;
@@ -54,7 +58,13 @@ export class PrivateRedis {
       });
       server.once('exit', onExit);
     });
-    const probe = new Redis({ port: this.port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    const probe = new Redis({
+      port: this.port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+    });
     probe.on('error', () => {});
     try {
       await probe.connect();

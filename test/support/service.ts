@@ -53,12 +53,17 @@ export interface TestService {
   clock: FakeClock;
   embedder: TrigramEmbedder;
   worker: EmbeddingWorker;
-  key(tier: 'starter' | 'pro' | 'max' | 'free', accountId?: string): Promise<{ key: string; key_id: string; account_id: string }>;
+  key(
+    tier: 'starter' | 'pro' | 'max' | 'free',
+    accountId?: string,
+  ): Promise<{ key: string; key_id: string; account_id: string }>;
   ingest(articles: Partial<NewArticle>[], at?: number): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startTestService(opts: { trustProxy?: boolean; ipGuard?: IpGuardOptions } = {}): Promise<TestService> {
+export async function startTestService(
+  opts: { trustProxy?: boolean; ipGuard?: IpGuardOptions } = {},
+): Promise<TestService> {
   const store = new SqliteStore(':memory:');
   const clock = new FakeClock();
   const embedder = new TrigramEmbedder();
@@ -88,12 +93,20 @@ export async function startTestService(opts: { trustProxy?: boolean; ipGuard?: I
     worker,
     key: async (tier, accountId) => {
       // A named account is made on first use (accounts are created explicitly, then given keys).
-      if (accountId && !(await store.accounts.getAccount(accountId))) await store.accounts.createAccount(tier, clock.now, accountId);
+      if (accountId && !(await store.accounts.getAccount(accountId)))
+        await store.accounts.createAccount(tier, clock.now, accountId);
       return createKey(store.accounts, { tier, livePrefix: LIVE, now: clock.now, ...(accountId ? { accountId } : {}) });
     },
     async ingest(articles, at) {
       await store.articles.insert(
-        articles.map((a) => ({ content: 'x', urgency: 'regular', sentiment: null, published_at: null, tickers: [], ...a })),
+        articles.map((a) => ({
+          content: 'x',
+          urgency: 'regular',
+          sentiment: null,
+          published_at: null,
+          tickers: [],
+          ...a,
+        })),
         at ?? clock.now,
       );
     },
@@ -113,7 +126,11 @@ export interface Reply {
 }
 
 /** GET with an optional key and a chosen loopback source address (to play distinct client IPs). */
-export function get(port: number, path: string, opts: { key?: string; ip?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+export function get(
+  port: number,
+  path: string,
+  opts: { key?: string; ip?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       {

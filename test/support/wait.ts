@@ -6,7 +6,12 @@
  */
 
 /** Resolves once `cond` holds (checked every `everyMs`); throws naming `what` past `timeoutMs`. */
-export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000, everyMs = 5): Promise<void> {
+export async function until(
+  cond: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+  everyMs = 5,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${timeoutMs} ms)`);

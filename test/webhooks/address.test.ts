@@ -7,7 +7,10 @@ import { DestinationError, isNonPublicAddress, resolveDestination } from '../../
 
 describe('a webhook URL naming a loopback or private address in an IPv6 spelling is refused', () => {
   it.each([
-    ['https://[::127.0.0.1]/in', /::7f00:1, a private, loopback or link-local address: a deprecated IPv4-compatible address/],
+    [
+      'https://[::127.0.0.1]/in',
+      /::7f00:1, a private, loopback or link-local address: a deprecated IPv4-compatible address/,
+    ],
     ['https://[::ffff:0:127.0.0.1]/in', /IPv4-translated/],
     ['https://[::ffff:7f00:1]/in', /IPv4-mapped address \(::ffff:0:0\/96\) of 127\.0\.0\.1, a loopback/],
     ['https://[2002:7f00:0001::]/in', /6to4 address \(2002::\/16\) of 127\.0\.0\.1, a loopback/],
@@ -30,7 +33,8 @@ describe('a webhook URL naming a loopback or private address in an IPv6 spelling
   });
 
   it('the webhook face of the rule answers as the shared one', () => {
-    for (const a of ['::7f00:1', '::ffff:0:7f00:1', '2002:7f00:1::', 'fec0::1']) expect(isNonPublicAddress(a), a).toBe(true);
+    for (const a of ['::7f00:1', '::ffff:0:7f00:1', '2002:7f00:1::', 'fec0::1'])
+      expect(isNonPublicAddress(a), a).toBe(true);
     expect(isNonPublicAddress('2606:4700:4700::1111')).toBe(false);
   });
 });

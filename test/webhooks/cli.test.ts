@@ -22,15 +22,24 @@ function deploymentDir(allowPrivate = true) {
   return { dir: d.dir, env, fns, ingest };
 }
 
-async function account(fns: (...a: string[]) => Promise<{ stdout: string; code: number | null }>, tier: string): Promise<string> {
+async function account(
+  fns: (...a: string[]) => Promise<{ stdout: string; code: number | null }>,
+  tier: string,
+): Promise<string> {
   const r = await fns('accounts', 'create', '--tier', tier, '--json');
   expect(r.code).toBe(0);
   return (JSON.parse(r.stdout) as { account_id: string }).account_id;
 }
 
 /** `fns serve` on a free loopback port; resolves once it listens. */
-async function serve(dir: string, env: Record<string, string>): Promise<{ child: ChildProcess; exited: Promise<void> }> {
-  const child = spawn(process.execPath, [fnsBin, 'serve'], { env: { ...process.env, ...env, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function serve(
+  dir: string,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; exited: Promise<void> }> {
+  const child = spawn(process.execPath, [fnsBin, 'serve'], {
+    env: { ...process.env, ...env, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
   cleanups.push(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -59,13 +68,29 @@ describe('fns webhooks: the operator commands', () => {
     expect(a.id).toMatch(/^wh_[0-9a-f]{16}$/);
     expect(a.secret).toMatch(/^whsec_/);
     expect(a.state).toBe('active');
-    const list = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as { webhooks: Record<string, unknown>[] };
+    const list = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as {
+      webhooks: Record<string, unknown>[];
+    };
     expect(list.webhooks).toHaveLength(1);
-    expect(list.webhooks[0]).toMatchObject({ id: a.id, account_id: acct, state: 'active', backlog: 0, failures_in_a_row: 0, last_success_at: null, last_error: null, next_attempt_at: null });
+    expect(list.webhooks[0]).toMatchObject({
+      id: a.id,
+      account_id: acct,
+      state: 'active',
+      backlog: 0,
+      failures_in_a_row: 0,
+      last_success_at: null,
+      last_error: null,
+      next_attempt_at: null,
+    });
     expect(JSON.stringify(list)).not.toContain(a.secret.slice(6));
     expect((await fns('webhooks', 'pause', a.id)).stdout).toMatch(/paused/);
-    const paused = JSON.parse((await fns('webhooks', 'list', '--account', acct, '--json')).stdout) as { webhooks: { state: string; paused_reason: string }[] };
-    expect(paused.webhooks[0]).toMatchObject({ state: 'paused', paused_reason: 'paused by an operator (fns webhooks pause)' });
+    const paused = JSON.parse((await fns('webhooks', 'list', '--account', acct, '--json')).stdout) as {
+      webhooks: { state: string; paused_reason: string }[];
+    };
+    expect(paused.webhooks[0]).toMatchObject({
+      state: 'paused',
+      paused_reason: 'paused by an operator (fns webhooks pause)',
+    });
     expect((await fns('webhooks', 'resume', a.id)).code).toBe(0);
     expect((await fns('webhooks', 'list')).stdout).toMatch(new RegExp(`${a.id}\\s+${acct}\\s+active`));
     expect((await fns('webhooks', 'remove', a.id)).code).toBe(0);
@@ -76,20 +101,46 @@ describe('fns webhooks: the operator commands', () => {
     const { fns } = deploymentDir();
     for (const tier of ['starter', 'free']) {
       const acct = await account(fns, tier);
-      expectCleanFailure(await fns('webhooks', 'add', acct, 'http://127.0.0.1:9/'), 1, `account ${acct} is on ${tier}: webhooks are available to pro and max accounts only`);
+      expectCleanFailure(
+        await fns('webhooks', 'add', acct, 'http://127.0.0.1:9/'),
+        1,
+        `account ${acct} is on ${tier}: webhooks are available to pro and max accounts only`,
+      );
     }
     const cancelled = await account(fns, 'max');
     await fns('accounts', 'cancel', cancelled);
-    expectCleanFailure(await fns('webhooks', 'add', cancelled, 'http://127.0.0.1:9/'), 1, `is on expired: webhooks are available to pro and max accounts only`);
+    expectCleanFailure(
+      await fns('webhooks', 'add', cancelled, 'http://127.0.0.1:9/'),
+      1,
+      `is on expired: webhooks are available to pro and max accounts only`,
+    );
     const pro = await account(fns, 'pro');
-    expectCleanFailure(await fns('webhooks', 'add', pro, 'http://127.0.0.1:9/', '--tickers', 'AAPL'), 1, '--tickers is available to max accounts only');
+    expectCleanFailure(
+      await fns('webhooks', 'add', pro, 'http://127.0.0.1:9/', '--tickers', 'AAPL'),
+      1,
+      '--tickers is available to max accounts only',
+    );
     const max = await account(fns, 'max');
-    expect((await fns('webhooks', 'add', max, 'http://127.0.0.1:9/', '--tickers', 'aapl,MSFT', '--json')).stdout).toMatch(/"tickers":\["AAPL","MSFT"\]/);
+    expect(
+      (await fns('webhooks', 'add', max, 'http://127.0.0.1:9/', '--tickers', 'aapl,MSFT', '--json')).stdout,
+    ).toMatch(/"tickers":\["AAPL","MSFT"\]/);
     const strict = deploymentDir(false);
     const p2 = await account(strict.fns, 'pro');
-    expectCleanFailure(await strict.fns('webhooks', 'add', p2, 'http://hooks.example.com/'), 2, 'the webhook URL must use https');
-    expectCleanFailure(await strict.fns('webhooks', 'add', p2, 'https://localhost/'), 1, 'refused: localhost resolves to');
-    expectCleanFailure(await strict.fns('webhooks', 'add', p2, 'https://127.0.0.1/'), 1, '127.0.0.1, a private, loopback or link-local address');
+    expectCleanFailure(
+      await strict.fns('webhooks', 'add', p2, 'http://hooks.example.com/'),
+      2,
+      'the webhook URL must use https',
+    );
+    expectCleanFailure(
+      await strict.fns('webhooks', 'add', p2, 'https://localhost/'),
+      1,
+      'refused: localhost resolves to',
+    );
+    expectCleanFailure(
+      await strict.fns('webhooks', 'add', p2, 'https://127.0.0.1/'),
+      1,
+      '127.0.0.1, a private, loopback or link-local address',
+    );
   });
 
   it('send-test delivers a signed request; after rotate-secret both secrets sign it', async () => {
@@ -97,13 +148,19 @@ describe('fns webhooks: the operator commands', () => {
     const receiver = await startReceiver();
     cleanups.push(() => receiver.close());
     const acct = await account(fns, 'max');
-    const a = JSON.parse((await fns('webhooks', 'add', acct, receiver.url, '--json')).stdout) as { id: string; secret: string };
+    const a = JSON.parse((await fns('webhooks', 'add', acct, receiver.url, '--json')).stdout) as {
+      id: string;
+      secret: string;
+    };
     const sent = await fns('webhooks', 'send-test', a.id, '--json');
     expect(sent.code).toBe(0);
     expect(JSON.parse(sent.stdout)).toMatchObject({ status: 200, ok: true });
     const [first] = await receiver.waitFor(1);
     expect(independentlyVerified(a.secret, first!.headers, first!.body)).toBe(true);
-    expect(JSON.parse(first!.body)).toMatchObject({ type: 'article.created', data: { content: 'Test delivery from fns webhooks send-test', tickers: [] } });
+    expect(JSON.parse(first!.body)).toMatchObject({
+      type: 'article.created',
+      data: { content: 'Test delivery from fns webhooks send-test', tickers: [] },
+    });
     const rotated = JSON.parse((await fns('webhooks', 'rotate-secret', a.id, '--json')).stdout) as { secret: string };
     expect(rotated.secret).not.toBe(a.secret);
     await fns('webhooks', 'send-test', a.id);
@@ -120,7 +177,9 @@ describe('fns webhooks: plan changes and secret rotations', () => {
   it('resume refuses a ticker-filtered endpoint while its account is not on max, and accepts it on max again', async () => {
     const { fns } = deploymentDir();
     const acct = await account(fns, 'max');
-    const a = JSON.parse((await fns('webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--tickers', 'MSFT', '--json')).stdout) as { id: string };
+    const a = JSON.parse(
+      (await fns('webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--tickers', 'MSFT', '--json')).stdout,
+    ) as { id: string };
     expect((await fns('webhooks', 'pause', a.id)).code).toBe(0);
     expect((await fns('accounts', 'set-tier', acct, 'pro')).code).toBe(0);
     expectCleanFailure(
@@ -128,7 +187,9 @@ describe('fns webhooks: plan changes and secret rotations', () => {
       1,
       `${a.id} filters by tickers (MSFT), available to max accounts only (as the stream's ticker filter); account ${acct} is on pro`,
     );
-    const still = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as { webhooks: { state: string; tickers: string[] }[] };
+    const still = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as {
+      webhooks: { state: string; tickers: string[] }[];
+    };
     expect(still.webhooks[0]).toMatchObject({ state: 'paused', tickers: ['MSFT'] });
     expect((await fns('accounts', 'set-tier', acct, 'max')).code).toBe(0);
     expect((await fns('webhooks', 'resume', a.id)).code).toBe(0);
@@ -137,9 +198,14 @@ describe('fns webhooks: plan changes and secret rotations', () => {
   it('rotate-secret beyond 3 previous secrets drops the oldest and says so; list counts 4 signing secrets', async () => {
     const { fns } = deploymentDir();
     const acct = await account(fns, 'pro');
-    const a = JSON.parse((await fns('webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--json')).stdout) as { id: string };
+    const a = JSON.parse((await fns('webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--json')).stdout) as {
+      id: string;
+    };
     const rotations: { previous_secrets_signing: number; previous_secrets_dropped: number }[] = [];
-    for (let i = 0; i < 3; i++) rotations.push(JSON.parse((await fns('webhooks', 'rotate-secret', a.id, '--json')).stdout) as (typeof rotations)[number]);
+    for (let i = 0; i < 3; i++)
+      rotations.push(
+        JSON.parse((await fns('webhooks', 'rotate-secret', a.id, '--json')).stdout) as (typeof rotations)[number],
+      );
     expect(rotations.map((r) => [r.previous_secrets_signing, r.previous_secrets_dropped])).toEqual([
       [1, 0],
       [2, 0],
@@ -148,7 +214,9 @@ describe('fns webhooks: plan changes and secret rotations', () => {
     const fourth = await fns('webhooks', 'rotate-secret', a.id);
     expect(fourth.code).toBe(0);
     expect(fourth.stdout).toContain('signed with the new secret and the 3 previous ones');
-    expect(fourth.stdout).toContain('(the oldest previous secret no longer signs: at most 3 previous secrets sign beside the new one)');
+    expect(fourth.stdout).toContain(
+      '(the oldest previous secret no longer signs: at most 3 previous secrets sign beside the new one)',
+    );
     const list = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as { webhooks: { secrets: number }[] };
     expect(list.webhooks[0]!.secrets).toBe(4);
   });
@@ -160,26 +228,41 @@ describe('fns serve delivers webhooks at least once across kill -9', () => {
     const receiver = await startReceiver(() => 503);
     cleanups.push(() => receiver.close());
     const acct = await account(fns, 'pro');
-    const a = JSON.parse((await fns('webhooks', 'add', acct, receiver.url, '--json')).stdout) as { id: string; secret: string };
+    const a = JSON.parse((await fns('webhooks', 'add', acct, receiver.url, '--json')).stdout) as {
+      id: string;
+      secret: string;
+    };
     const first = await serve(dir, env);
     expect((await ingest(ndjson(5, 'Outage'))).code).toBe(0);
     // The receiver is down: the first article is tried (and failed) at least once.
     await receiver.waitFor(1);
     first.child.kill('SIGKILL');
     await first.exited;
-    expect(receiver.received.every((r) => (JSON.parse(r.body) as { data: { content: string } }).data.content.startsWith('Outage 0'))).toBe(true);
+    expect(
+      receiver.received.every((r) =>
+        (JSON.parse(r.body) as { data: { content: string } }).data.content.startsWith('Outage 0'),
+      ),
+    ).toBe(true);
     // Back up; the service restarts and resumes from the stored cursor.
     receiver.answer = () => 200;
     const failedBefore = receiver.received.length;
     await serve(dir, env);
     const got = await receiver.waitFor(failedBefore + 5);
     const delivered = got.slice(failedBefore).map((r) => JSON.parse(r.body) as { data: { content: string } });
-    expect(delivered.map((b) => b.data.content.split(' about')[0])).toEqual(['Outage 0', 'Outage 1', 'Outage 2', 'Outage 3', 'Outage 4']);
+    expect(delivered.map((b) => b.data.content.split(' about')[0])).toEqual([
+      'Outage 0',
+      'Outage 1',
+      'Outage 2',
+      'Outage 3',
+      'Outage 4',
+    ]);
     for (const r of got) expect(independentlyVerified(a.secret, r.headers, r.body)).toBe(true);
     // Every attempt at one article carried one webhook-id.
     expect(new Set(got.slice(0, failedBefore + 1).map((r) => r.headers['webhook-id'])).size).toBe(1);
     for (;;) {
-      const l = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as { webhooks: { backlog: number; failures_in_a_row: number }[] };
+      const l = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as {
+        webhooks: { backlog: number; failures_in_a_row: number }[];
+      };
       if (l.webhooks[0]!.backlog === 0) {
         expect(l.webhooks[0]!.failures_in_a_row).toBe(0);
         break;

@@ -13,7 +13,15 @@ import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { NewArticle, WebhookEndpoint } from '../../src/store/ports/index.js';
 import type { Tier } from '../../src/contract/index.js';
 import { PREVIOUS_SECRETS_MAX } from '../../src/domain/webhook-secrets.js';
-import { newEndpointId, newSecret, SecretBox, WebhookDispatcher, type AttemptEvent, type DispatcherOptions, type RetryRules } from '../../src/webhooks/index.js';
+import {
+  newEndpointId,
+  newSecret,
+  SecretBox,
+  WebhookDispatcher,
+  type AttemptEvent,
+  type DispatcherOptions,
+  type RetryRules,
+} from '../../src/webhooks/index.js';
 import { independentlyVerified, startReceiver, type Answer, type Receiver } from './receiver.js';
 import { until as waitUntil } from '../support/wait.js';
 
@@ -28,16 +36,40 @@ const FAST: RetryRules = { scheduleMs: [20, 20, 20], everyMs: 20, jitterRatio: 0
 const box = new SecretBox();
 
 function article(content: string, tickers: string[] = []): NewArticle {
-  return { content, urgency: 'regular', sentiment: null, published_at: null, tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral' as const })) };
+  return {
+    content,
+    urgency: 'regular',
+    sentiment: null,
+    published_at: null,
+    tickers: tickers.map((ticker) => ({ ticker, sentiment: 'neutral' as const })),
+  };
 }
 
-async function setup(opts: { tier?: Tier; answer?: (n: number) => Answer; tickers?: string[] | null; minRelevance?: number; dispatcher?: Partial<DispatcherOptions> } = {}) {
+async function setup(
+  opts: {
+    tier?: Tier;
+    answer?: (n: number) => Answer;
+    tickers?: string[] | null;
+    minRelevance?: number;
+    dispatcher?: Partial<DispatcherOptions>;
+  } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'fns-wh-'));
   const store = new SqliteStore(join(dir, 'fns.sqlite'));
   const receiver = await startReceiver(opts.answer);
   const account = await store.accounts.createAccount(opts.tier ?? 'pro', Date.now());
   const secret = newSecret();
-  const endpoint = await store.webhooks.add({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: opts.tickers ?? null, minRelevance: opts.minRelevance ?? null, secret: box.seal(secret) }, Date.now());
+  const endpoint = await store.webhooks.add(
+    {
+      id: newEndpointId(),
+      accountId: account.id,
+      url: receiver.url,
+      tickers: opts.tickers ?? null,
+      minRelevance: opts.minRelevance ?? null,
+      secret: box.seal(secret),
+    },
+    Date.now(),
+  );
   const events: AttemptEvent[] = [];
   const waiters: { pred: (e: AttemptEvent) => boolean; resolve: () => void }[] = [];
   const dispatcher = new WebhookDispatcher({
@@ -59,7 +91,8 @@ async function setup(opts: { tier?: Tier; answer?: (n: number) => Answer; ticker
     },
     ...opts.dispatcher,
   });
-  const attempt = (pred: (e: AttemptEvent) => boolean) => new Promise<void>((resolve) => waiters.push({ pred, resolve }));
+  const attempt = (pred: (e: AttemptEvent) => boolean) =>
+    new Promise<void>((resolve) => waiters.push({ pred, resolve }));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   cleanups.push(() => store.close());
   cleanups.push(() => receiver.close());
@@ -80,7 +113,8 @@ async function until(store: SqliteStore, id: string, pred: (e: WebhookEndpoint) 
   return e!;
 }
 
-const bodies = (r: Receiver) => r.received.map((x) => JSON.parse(x.body) as { type: string; timestamp: string; data: Record<string, unknown> });
+const bodies = (r: Receiver) =>
+  r.received.map((x) => JSON.parse(x.body) as { type: string; timestamp: string; data: Record<string, unknown> });
 
 describe('delivery: every article stored after the endpoint was added, in order, signed', () => {
   it('posts article.created with the Article as a pro account sees it, each verifiable with the secret', async () => {
@@ -103,7 +137,10 @@ describe('delivery: every article stored after the endpoint was added, in order,
 
   it('a max account gets tickers; its ticker filter skips other articles (the cursor still moves past them)', async () => {
     const { store, receiver, endpoint } = await setup({ tier: 'max', tickers: ['MSFT'] });
-    await store.articles.insert([article('apple', ['AAPL']), article('microsoft', ['MSFT']), article('none')], Date.now());
+    await store.articles.insert(
+      [article('apple', ['AAPL']), article('microsoft', ['MSFT']), article('none')],
+      Date.now(),
+    );
     await store.articles.insert([article('microsoft again', ['MSFT'])], Date.now());
     await receiver.waitFor(2);
     expect(bodies(receiver).map((b) => [b.data.content, b.data.tickers])).toEqual([
@@ -114,14 +151,21 @@ describe('delivery: every article stored after the endpoint was added, in order,
     await until(store, endpoint.id, (e) => e.cursor === latest);
   });
 
-  it('its ticker filter applies a minimum relevance: the contract default, or the endpoint\'s own', async () => {
-    const graded = (content: string, relevance: number): NewArticle => ({ ...article(content), tickers: [{ ticker: 'MSFT', sentiment: 'neutral', relevance }] });
+  it("its ticker filter applies a minimum relevance: the contract default, or the endpoint's own", async () => {
+    const graded = (content: string, relevance: number): NewArticle => ({
+      ...article(content),
+      tickers: [{ ticker: 'MSFT', sentiment: 'neutral', relevance }],
+    });
     for (const [minRelevance, want] of [
       [undefined, ['about', 'lead']],
       [0.9, ['lead']],
       [0, ['passing', 'about', 'lead']],
     ] as const) {
-      const { store, receiver, endpoint } = await setup({ tier: 'max', tickers: ['MSFT'], ...(minRelevance === undefined ? {} : { minRelevance }) });
+      const { store, receiver, endpoint } = await setup({
+        tier: 'max',
+        tickers: ['MSFT'],
+        ...(minRelevance === undefined ? {} : { minRelevance }),
+      });
       expect(endpoint.minRelevance).toBe(minRelevance ?? null);
       await store.articles.insert([graded('passing', 0.3), graded('about', 0.8), graded('lead', 1)], Date.now());
       await receiver.waitFor(want.length);
@@ -143,7 +187,22 @@ describe('no endpoint held: the feed is not read, and an endpoint held later mis
       feedAfter: (seq: number, limit: number) => (reads.pages++, store.articles.feedAfter(seq, limit)),
       latestSeq: () => (reads.looks++, store.articles.latestSeq()),
     });
-    const dispatcher = new WebhookDispatcher({ store: { accounts: store.accounts, webhooks: store.webhooks, transaction: store.transaction.bind(store), articles }, secrets: box, allowPrivate: true, recheckMs: 60_000, retryRules: FAST, feedPollMs: 10, refreshMs: 50, flushMs: 10, log: () => {} });
+    const dispatcher = new WebhookDispatcher({
+      store: {
+        accounts: store.accounts,
+        webhooks: store.webhooks,
+        transaction: store.transaction.bind(store),
+        articles,
+      },
+      secrets: box,
+      allowPrivate: true,
+      recheckMs: 60_000,
+      retryRules: FAST,
+      feedPollMs: 10,
+      refreshMs: 50,
+      flushMs: 10,
+      log: () => {},
+    });
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     cleanups.push(() => store.close());
     cleanups.push(() => receiver.close());
@@ -151,7 +210,10 @@ describe('no endpoint held: the feed is not read, and an endpoint held later mis
     await dispatcher.start();
     const addEndpoint = async () => {
       const account = await store.accounts.createAccount('pro', Date.now());
-      return store.webhooks.add({ id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+      return store.webhooks.add(
+        { id: newEndpointId(), accountId: account.id, url: receiver.url, tickers: null, secret: box.seal(newSecret()) },
+        Date.now(),
+      );
     };
     /** Waits until the feed's poller has been round at least `n` more times (looked at the end, or read a page). */
     const rounds = async (n: number) => {
@@ -194,7 +256,12 @@ describe('failures: retried with the same webhook-id until a 2xx, in order', () 
     const { store, receiver, endpoint, secret } = await setup({ answer: (n) => (n < 2 ? 503 : 200) });
     await store.articles.insert([article('first'), article('second')], Date.now());
     const got = await receiver.waitFor(4);
-    expect(got.map((r) => (JSON.parse(r.body) as { data: { content: string } }).data.content)).toEqual(['first', 'first', 'first', 'second']);
+    expect(got.map((r) => (JSON.parse(r.body) as { data: { content: string } }).data.content)).toEqual([
+      'first',
+      'first',
+      'first',
+      'second',
+    ]);
     expect(new Set(got.slice(0, 3).map((r) => r.headers['webhook-id'])).size).toBe(1);
     expect(got[3]!.headers['webhook-id']).not.toBe(got[0]!.headers['webhook-id']);
     expect(got.slice(0, 3).map((r) => r.body)).toEqual([got[0]!.body, got[0]!.body, got[0]!.body]);
@@ -205,7 +272,10 @@ describe('failures: retried with the same webhook-id until a 2xx, in order', () 
   });
 
   it('no answer within the timeout is a failure; the article is sent again', async () => {
-    const { store, receiver, endpoint, attempt } = await setup({ answer: (n) => (n === 0 ? 'hang' : 200), dispatcher: { timeoutMs: 150 } });
+    const { store, receiver, endpoint, attempt } = await setup({
+      answer: (n) => (n === 0 ? 'hang' : 200),
+      dispatcher: { timeoutMs: 150 },
+    });
     const failed = attempt((e) => e.outcome === 'failed');
     await store.articles.insert([article('slow')], Date.now());
     await failed;
@@ -276,7 +346,9 @@ describe('operator resume: an endpoint waiting for a retry tries again at once',
   it('a resume while the next attempt is an hour away sends within a lease renewal', async () => {
     const { store, receiver, endpoint, attempt } = await setup({
       answer: (n) => (n === 0 ? 500 : 200),
-      dispatcher: { retryRules: { scheduleMs: [3_600_000], everyMs: 3_600_000, jitterRatio: 0, giveUpAfterMs: 24 * 3600_000 } },
+      dispatcher: {
+        retryRules: { scheduleMs: [3_600_000], everyMs: 3_600_000, jitterRatio: 0, giveUpAfterMs: 24 * 3600_000 },
+      },
     });
     const failed = attempt((e) => e.outcome === 'failed');
     await store.articles.insert([article('retry me')], Date.now());
@@ -289,12 +361,15 @@ describe('operator resume: an endpoint waiting for a retry tries again at once',
 });
 
 describe('presentation: one body per article and tier, whatever the number of endpoints', () => {
-  it('three endpoints of a pro account get the same bytes, built once per article (the delivery core\'s cache)', async () => {
+  it("three endpoints of a pro account get the same bytes, built once per article (the delivery core's cache)", async () => {
     const { store, receiver, account, dispatcher } = await setup({ tier: 'pro' });
     const others = [await startReceiver(), await startReceiver()];
     for (const r of others) {
       cleanups.push(() => r.close());
-      await store.webhooks.add({ id: newEndpointId(), accountId: account.id, url: r.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+      await store.webhooks.add(
+        { id: newEndpointId(), accountId: account.id, url: r.url, tickers: null, secret: box.seal(newSecret()) },
+        Date.now(),
+      );
     }
     await dispatcher.refresh();
     await store.articles.insert([article('a', ['AAPL']), article('b')], Date.now());
@@ -309,10 +384,16 @@ describe('presentation: one body per article and tier, whatever the number of en
 
 describe('isolation: one slow endpoint never delays another', () => {
   it('an endpoint that never answers holds only itself; the other receives every article meanwhile', async () => {
-    const { store, receiver, account, attempt } = await setup({ answer: () => 'hang', dispatcher: { timeoutMs: 60_000 } });
+    const { store, receiver, account, attempt } = await setup({
+      answer: () => 'hang',
+      dispatcher: { timeoutMs: 60_000 },
+    });
     const fast = await startReceiver();
     cleanups.push(() => fast.close());
-    await store.webhooks.add({ id: newEndpointId(), accountId: account.id, url: fast.url, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    await store.webhooks.add(
+      { id: newEndpointId(), accountId: account.id, url: fast.url, tickers: null, secret: box.seal(newSecret()) },
+      Date.now(),
+    );
     const delivered = attempt((e) => e.outcome === 'delivered');
     await store.articles.insert([article('a'), article('b'), article('c')], Date.now());
     await fast.waitFor(3);
@@ -349,7 +430,10 @@ describe('access: pro and max accounts only; destinations checked', () => {
     });
     const https = receiver.url.replace('http://127.0.0.1', 'https://hooks.partner.example');
     await store.webhooks.remove(endpoint.id);
-    const e2 = await store.webhooks.add({ id: newEndpointId(), accountId: endpoint.accountId, url: https, tickers: null, secret: box.seal(newSecret()) }, Date.now());
+    const e2 = await store.webhooks.add(
+      { id: newEndpointId(), accountId: endpoint.accountId, url: https, tickers: null, secret: box.seal(newSecret()) },
+      Date.now(),
+    );
     await store.articles.insert([article('x')], Date.now());
     const e = await until(store, e2.id, (x) => x.failures >= 1);
     expect(e.lastError).toMatch(/hooks\.partner\.example resolves to 127\.0\.0\.1/);
@@ -362,7 +446,11 @@ describe('plan changes: a ticker filter is never dropped (the stream closes such
     "the account's plan (pro) does not include ticker filters (max only); the filter MSFT is kept and nothing is sent unfiltered (fns webhooks resume once the account is on max, or add an endpoint without --tickers)";
 
   it('a filtered endpoint of an account moved from max to pro is paused with the reason at the re-check; nothing unfiltered is sent', async () => {
-    const { store, receiver, endpoint, account } = await setup({ tier: 'max', tickers: ['MSFT'], dispatcher: { recheckMs: 1 } });
+    const { store, receiver, endpoint, account } = await setup({
+      tier: 'max',
+      tickers: ['MSFT'],
+      dispatcher: { recheckMs: 1 },
+    });
     await store.articles.insert([article('microsoft', ['MSFT'])], Date.now());
     await receiver.waitFor(1);
     await store.accounts.setTier(account.id, 'pro', Date.now());
@@ -375,7 +463,11 @@ describe('plan changes: a ticker filter is never dropped (the stream closes such
   });
 
   it('back on max and resumed, it sends its backlog through the same filter', async () => {
-    const { store, receiver, endpoint, account } = await setup({ tier: 'max', tickers: ['MSFT'], dispatcher: { recheckMs: 1 } });
+    const { store, receiver, endpoint, account } = await setup({
+      tier: 'max',
+      tickers: ['MSFT'],
+      dispatcher: { recheckMs: 1 },
+    });
     await store.accounts.setTier(account.id, 'pro', Date.now());
     await store.articles.insert([article('apple', ['AAPL']), article('microsoft', ['MSFT'])], Date.now());
     await until(store, endpoint.id, (x) => x.state === 'paused');
@@ -384,7 +476,9 @@ describe('plan changes: a ticker filter is never dropped (the stream closes such
     await receiver.waitFor(1);
     const latest = await store.articles.latestSeq();
     await until(store, endpoint.id, (e) => e.cursor === latest);
-    expect(bodies(receiver).map((b) => [b.data.content, b.data.tickers])).toEqual([['microsoft', [{ ticker: 'MSFT', sentiment: 'neutral', relevance: 1 }]]]);
+    expect(bodies(receiver).map((b) => [b.data.content, b.data.tickers])).toEqual([
+      ['microsoft', [{ ticker: 'MSFT', sentiment: 'neutral', relevance: 1 }]],
+    ]);
   });
 
   it('an endpoint without a filter goes on after the same downgrade, presented for pro', async () => {
@@ -399,7 +493,10 @@ describe('plan changes: a ticker filter is never dropped (the stream closes such
 
 describe('the outcome is the status line, whatever the body does', () => {
   it('a 200 whose body trickles forever is one delivery, recorded as delivered, never retried; its connection is cut', async () => {
-    const { store, receiver, endpoint, events, attempt } = await setup({ answer: (n) => (n === 0 ? { trickle: 200 } : 200), dispatcher: { timeoutMs: 200 } });
+    const { store, receiver, endpoint, events, attempt } = await setup({
+      answer: (n) => (n === 0 ? { trickle: 200 } : 200),
+      dispatcher: { timeoutMs: 200 },
+    });
     const delivered = attempt((e) => e.outcome === 'delivered');
     await store.articles.insert([article('trickled')], Date.now());
     await delivered;
@@ -416,11 +513,17 @@ describe('the outcome is the status line, whatever the body does', () => {
   });
 
   it('a 503 whose body trickles is a failure with its status and the first bytes of its body', async () => {
-    const { store, receiver, endpoint, events, attempt } = await setup({ answer: (n) => (n === 0 ? { trickle: 503 } : 200), dispatcher: { timeoutMs: 200 } });
+    const { store, receiver, endpoint, events, attempt } = await setup({
+      answer: (n) => (n === 0 ? { trickle: 503 } : 200),
+      dispatcher: { timeoutMs: 200 },
+    });
     const failed = attempt((e) => e.outcome === 'failed');
     await store.articles.insert([article('refused slowly')], Date.now());
     await failed;
-    expect(events[0]).toMatchObject({ status: 503, error: expect.stringMatching(/^HTTP 503: answer 503 \.*$/) as unknown });
+    expect(events[0]).toMatchObject({
+      status: 503,
+      error: expect.stringMatching(/^HTTP 503: answer 503 \.*$/) as unknown,
+    });
     await receiver.waitFor(2);
     const e = await until(store, endpoint.id, (x) => x.cursor === 1 && x.failures === 0);
     expect(e.lastError).toMatch(/^HTTP 503: answer 503/);
@@ -443,7 +546,12 @@ describe('secret rotations: the current secret and at most 3 previous ones sign'
     const header = String(got!.headers['webhook-signature']);
     expect(header.split(' ')).toHaveLength(1 + PREVIOUS_SECRETS_MAX);
     expect(header.length).toBeLessThan(256);
-    expect(secrets.slice(0, 4).map((s) => independentlyVerified(s, got!.headers, got!.body))).toEqual([true, true, true, true]);
+    expect(secrets.slice(0, 4).map((s) => independentlyVerified(s, got!.headers, got!.body))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect(independentlyVerified(secrets[4]!, got!.headers, got!.body)).toBe(false);
   });
 });

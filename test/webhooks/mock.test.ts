@@ -25,7 +25,9 @@ describe('mock webhooks: a signed sample article every few seconds', () => {
     expect(await hooks.sendOne()).toEqual({ status: 200, error: null });
     await hooks.sendOne();
     const got = await receiver.waitFor(2);
-    const messages = got.map((r) => verifyWebhook(webhookRules.sandboxSecret, r.headers as Record<string, string>, r.body));
+    const messages = got.map((r) =>
+      verifyWebhook(webhookRules.sandboxSecret, r.headers as Record<string, string>, r.body),
+    );
     expect(messages.map((m) => m.data.content)).toEqual(examples.slice(0, 2).map((e) => e.content));
     for (const m of messages) expect(m.data.tickers).toBeDefined();
     expect(messages[0]!.data.id < messages[1]!.data.id).toBe(true);

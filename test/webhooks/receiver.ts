@@ -79,7 +79,11 @@ export async function startReceiver(answer: (n: number, r: Received) => Answer =
  * src/): true when one of the `v1` signatures of the header matches the secret.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-export function independentlyVerified(secret: string, headers: IncomingHttpHeaders | Record<string, string>, body: string): boolean {
+export function independentlyVerified(
+  secret: string,
+  headers: IncomingHttpHeaders | Record<string, string>,
+  body: string,
+): boolean {
   const id = String(headers['webhook-id']);
   const ts = String(headers['webhook-timestamp']);
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');

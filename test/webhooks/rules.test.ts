@@ -15,7 +15,16 @@ const MIN = 60_000;
 
 describe('retry schedule: about 1 s, 5 s, 30 s, 2 min, 10 min, then every 30 min for 24 h', () => {
   it('reads its delays from the contract', () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 40].map((n) => baseDelay(n))).toEqual([1000, 5000, 30_000, 2 * MIN, 10 * MIN, 30 * MIN, 30 * MIN, 30 * MIN]);
+    expect([1, 2, 3, 4, 5, 6, 7, 40].map((n) => baseDelay(n))).toEqual([
+      1000,
+      5000,
+      30_000,
+      2 * MIN,
+      10 * MIN,
+      30 * MIN,
+      30 * MIN,
+      30 * MIN,
+    ]);
     expect(CONTRACT_RETRY_RULES.giveUpAfterMs).toBe(24 * 60 * MIN);
   });
 
@@ -31,7 +40,10 @@ describe('retry schedule: about 1 s, 5 s, 30 s, 2 min, 10 min, then every 30 min
   });
 
   it('retries until the failure run is 24 h old, then gives up with a reason', () => {
-    expect(nextRetry(50, T0, T0 + 24 * 60 * MIN - 1, () => 0.5)).toEqual({ retry: true, at: T0 + 24 * 60 * MIN - 1 + 30 * MIN });
+    expect(nextRetry(50, T0, T0 + 24 * 60 * MIN - 1, () => 0.5)).toEqual({
+      retry: true,
+      at: T0 + 24 * 60 * MIN - 1 + 30 * MIN,
+    });
     const d = nextRetry(51, T0, T0 + 24 * 60 * MIN, () => 0.5);
     expect(d).toEqual({ retry: false, reason: 'failing since 2026-11-24T12:00:00.000Z (51 attempts over 24 h)' });
   });
@@ -51,28 +63,53 @@ describe('retry schedule: about 1 s, 5 s, 30 s, 2 min, 10 min, then every 30 min
 
 describe('destinations: https on a public address, checked after DNS resolution', () => {
   it('knows private, loopback, link-local and other non-public addresses (IPv4, IPv6, mapped)', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::',
+    ]) {
       expect(isNonPublicAddress(a), a).toBe(true);
     }
-    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isNonPublicAddress(a), a).toBe(false);
+    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect(isNonPublicAddress(a), a).toBe(false);
   });
 
   it('refuses a host name resolving to 127.0.0.1 without WEBHOOK_ALLOW_PRIVATE, allows it with', async () => {
     const lookup = async () => [{ address: '127.0.0.1', family: 4 }];
     const url = new URL('https://hooks.partner.example/in');
-    await expect(resolveDestination(url, false, lookup)).rejects.toThrow(/hooks\.partner\.example resolves to 127\.0\.0\.1, a private, loopback or link-local address/);
+    await expect(resolveDestination(url, false, lookup)).rejects.toThrow(
+      /hooks\.partner\.example resolves to 127\.0\.0\.1, a private, loopback or link-local address/,
+    );
     await expect(resolveDestination(url, true, lookup)).resolves.toEqual({ address: '127.0.0.1', family: 4 });
   });
 
   it('refuses a name when any of its addresses is private (no picking the public one)', async () => {
-    const lookup = async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }];
-    await expect(resolveDestination(new URL('https://mixed.example/'), false, lookup)).rejects.toBeInstanceOf(DestinationError);
+    const lookup = async () => [
+      { address: '93.184.216.34', family: 4 },
+      { address: '10.0.0.5', family: 4 },
+    ];
+    await expect(resolveDestination(new URL('https://mixed.example/'), false, lookup)).rejects.toBeInstanceOf(
+      DestinationError,
+    );
   });
 
   it('refuses the real localhost name and literal private addresses', async () => {
-    await expect(resolveDestination(new URL('https://localhost/x'), false)).rejects.toThrow(/private, loopback or link-local/);
+    await expect(resolveDestination(new URL('https://localhost/x'), false)).rejects.toThrow(
+      /private, loopback or link-local/,
+    );
     await expect(resolveDestination(new URL('https://[::1]/x'), false)).rejects.toThrow(/::1/);
-    await expect(resolveDestination(new URL('https://169.254.169.254/latest'), false)).rejects.toThrow(/169\.254\.169\.254/);
+    await expect(resolveDestination(new URL('https://169.254.169.254/latest'), false)).rejects.toThrow(
+      /169\.254\.169\.254/,
+    );
   });
 
   it('requires https unless private destinations are allowed; never credentials', () => {
@@ -86,9 +123,14 @@ describe('destinations: https on a public address, checked after DNS resolution'
 
 describe('signing: Standard Webhooks v1', () => {
   it("reproduces the specification's published test vector", () => {
-    expect(signatureFor('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe(
-      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
-    );
+    expect(
+      signatureFor(
+        'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        'msg_p5jXN8AQM9LWM0D4loKWxJek',
+        1614265330,
+        '{"test": 2432232314}',
+      ),
+    ).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
 
   it('signs with every secret during a rotation, space-separated; an independent verifier accepts each secret alone', () => {
@@ -128,27 +170,53 @@ describe('signing secrets: the current one and at most 3 previous ones still in 
   });
 
   it('expired secrets neither count against the bound nor are reported as dropped', () => {
-    const r = rotateSecrets([{ secret: 'b', expiresAt: null }, { secret: 'a', expiresAt: T0 - 1 }], 'c', T0, DAY);
-    expect(r).toEqual({ secrets: [{ secret: 'c', expiresAt: null }, { secret: 'b', expiresAt: T0 + DAY }], dropped: [] });
+    const r = rotateSecrets(
+      [
+        { secret: 'b', expiresAt: null },
+        { secret: 'a', expiresAt: T0 - 1 },
+      ],
+      'c',
+      T0,
+      DAY,
+    );
+    expect(r).toEqual({
+      secrets: [
+        { secret: 'c', expiresAt: null },
+        { secret: 'b', expiresAt: T0 + DAY },
+      ],
+      dropped: [],
+    });
   });
 
   it('a list stored before the bound (500 valid secrets) still signs with the newest 4 only: a header of about 200 bytes', () => {
-    const stored = Array.from({ length: 500 }, (_, i) => ({ secret: newSecret(), expiresAt: i === 0 ? null : new Date(T0 + DAY).toISOString() }));
+    const stored = Array.from({ length: 500 }, (_, i) => ({
+      secret: newSecret(),
+      expiresAt: i === 0 ? null : new Date(T0 + DAY).toISOString(),
+    }));
     const signing = signingSecrets(stored, T0);
     expect(signing).toEqual(stored.slice(0, 1 + PREVIOUS_SECRETS_MAX));
-    const h = signedHeaders(signing.map((s) => s.secret), 'msg_1', T0 / 1000, '{}');
+    const h = signedHeaders(
+      signing.map((s) => s.secret),
+      'msg_1',
+      T0 / 1000,
+      '{}',
+    );
     expect(h['webhook-signature']!.length).toBeLessThan(256);
     expect(signingSecrets(stored, T0 + DAY).map((s) => s.secret)).toEqual([stored[0]!.secret]);
   });
 });
 
-describe('plan: the stream\'s tiers, and a ticker filter is never dropped to fit a lower plan', () => {
+describe("plan: the stream's tiers, and a ticker filter is never dropped to fit a lower plan", () => {
   it('pro and max deliver; a filter needs max; another plan pauses with the reason', () => {
     expect(pauseForPlan('max', ['AAPL'])).toBeNull();
     expect(pauseForPlan('pro', null)).toBeNull();
     expect(pauseForPlan('max', null)).toBeNull();
-    expect(pauseForPlan('pro', ['AAPL', 'MSFT'])).toMatch(/^the account's plan \(pro\) does not include ticker filters \(max only\); the filter AAPL,MSFT is kept and nothing is sent unfiltered/);
-    expect(pauseForPlan('starter', null)).toBe("the account's plan (starter) does not include webhooks (pro or max only)");
+    expect(pauseForPlan('pro', ['AAPL', 'MSFT'])).toMatch(
+      /^the account's plan \(pro\) does not include ticker filters \(max only\); the filter AAPL,MSFT is kept and nothing is sent unfiltered/,
+    );
+    expect(pauseForPlan('starter', null)).toBe(
+      "the account's plan (starter) does not include webhooks (pro or max only)",
+    );
     expect(pauseForPlan('expired', ['AAPL'])).toMatch(/does not include webhooks/);
   });
 });
@@ -176,7 +244,14 @@ describe('sender: one request, nothing left behind', () => {
     const rx = await startReceiver((n) => (n < 5 ? 200 : 'hang'));
     try {
       const stop = new AbortController();
-      const req = () => ({ url: new URL(rx.url), address: { address: '127.0.0.1', family: 4 }, headers: {}, body: '{}', timeoutMs: 60_000, signal: stop.signal });
+      const req = () => ({
+        url: new URL(rx.url),
+        address: { address: '127.0.0.1', family: 4 },
+        headers: {},
+        body: '{}',
+        timeoutMs: 60_000,
+        signal: stop.signal,
+      });
       for (let i = 0; i < 5; i++) expect((await httpSender(req())).status).toBe(200);
       expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
       const hanging = httpSender(req());
@@ -191,7 +266,13 @@ describe('sender: one request, nothing left behind', () => {
 });
 
 describe('sender: the status line decides the outcome, the body is read briefly', () => {
-  const req = (url: string, timeoutMs: number) => ({ url: new URL(url), address: { address: '127.0.0.1', family: 4 }, headers: {}, body: '{}', timeoutMs });
+  const req = (url: string, timeoutMs: number) => ({
+    url: new URL(url),
+    address: { address: '127.0.0.1', family: 4 },
+    headers: {},
+    body: '{}',
+    timeoutMs,
+  });
 
   it('a 200 whose body trickles forever is a success; its connection is cut once the short read is over', async () => {
     const { httpSender } = await import('../../src/webhooks/sender.js');

@@ -21,17 +21,26 @@ async function service(): Promise<{ svc: RunningService; lines: string[]; line: 
   const dir = mkdtempSync(join(tmpdir(), 'fns-wh-svc-'));
   const lines: string[] = [];
   const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
-  const svc = await startService(loadConfig({ DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_SECRETS_KEY: Buffer.alloc(32, 3).toString('base64') }), {
-    pollSources: false,
-    embedder: { modelId: 'test:none', embed: async (t) => t.map(() => new Float32Array([1, 0])) },
-    log: (l) => {
-      lines.push(l);
-      for (const w of waiters.filter((w) => w.re.test(l))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(l);
-      }
+  const svc = await startService(
+    loadConfig({
+      DATA_DIR: dir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
+    }),
+    {
+      pollSources: false,
+      embedder: { modelId: 'test:none', embed: async (t) => t.map(() => new Float32Array([1, 0])) },
+      log: (l) => {
+        lines.push(l);
+        for (const w of waiters.filter((w) => w.re.test(l))) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(l);
+        }
+      },
     },
-  });
+  );
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   cleanups.push(() => svc.close());
   const line = (re: RegExp) => {
@@ -50,9 +59,15 @@ describe('operations: one log line per attempt, metrics by outcome and backlog',
     const secret = newSecret();
     const box = new SecretBox(Buffer.alloc(32, 3));
     const id = newEndpointId();
-    await svc.store.webhooks.add({ id, accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) }, Date.now());
+    await svc.store.webhooks.add(
+      { id, accountId: acct.id, url: receiver.url, tickers: null, secret: box.seal(secret) },
+      Date.now(),
+    );
     await svc.webhooks!.refresh();
-    await svc.store.articles.insert([{ content: 'Logged', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }], Date.now);
+    await svc.store.articles.insert(
+      [{ content: 'Logged', urgency: 'regular', sentiment: null, published_at: null, tickers: [] }],
+      Date.now,
+    );
     svc.webhooks!.wake();
     const failed = JSON.parse(await line(/"kind":"webhook".*"outcome":"failed"/)) as Record<string, unknown>;
     expect(failed).toMatchObject({ level: 'warn', endpoint_id: id, status: 500, outcome: 'failed' });

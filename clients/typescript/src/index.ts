@@ -11,14 +11,38 @@
  * Types come from the contract (`src/generated/`, written by the service repository's
  * `npm run generate`); the code here is only where behaviour lives.
  */
-import { getJson, getUrl, type ListNewsParams, type NewsList, type RestOptions, type SearchNewsParams, type SearchResults, type Usage } from './rest.js';
+import {
+  getJson,
+  getUrl,
+  type ListNewsParams,
+  type NewsList,
+  type RestOptions,
+  type SearchNewsParams,
+  type SearchResults,
+  type Usage,
+} from './rest.js';
 import { stream, type StreamMessage, type StreamOptions } from './stream.js';
 
 export { FnsProblem, FnsStreamClosed, retryAfterSeconds, type ProblemBody } from './errors.js';
-export type { Article, ListNewsParams, NewsList, RateLimit, RestOptions, SearchNewsParams, SearchResults, Usage } from './rest.js';
+export type {
+  Article,
+  ListNewsParams,
+  NewsList,
+  RateLimit,
+  RestOptions,
+  SearchNewsParams,
+  SearchResults,
+  Usage,
+} from './rest.js';
 export { reconnectDelayMs, type StreamEvent, type StreamMessage, type StreamOptions } from './stream.js';
 export type { components, operations, paths } from './generated/openapi.js';
-export { verifyWebhook, WebhookVerificationError, type VerifyOptions, type WebhookHeaders, type WebhookMessage } from './webhooks.js';
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  type VerifyOptions,
+  type WebhookHeaders,
+  type WebhookMessage,
+} from './webhooks.js';
 
 export type ClientOptions = RestOptions;
 
@@ -54,7 +78,10 @@ export class FnsClient {
    * Every article after `after`, oldest first, across as many pages as it takes: the gap-free way to
    * catch up. Remember the last id you processed and pass it next time.
    */
-  async *articlesAfter(after: string, params: Omit<ListNewsParams, 'after' | 'before'> = {}): AsyncGenerator<NewsList['articles'][number], void, undefined> {
+  async *articlesAfter(
+    after: string,
+    params: Omit<ListNewsParams, 'after' | 'before'> = {},
+  ): AsyncGenerator<NewsList['articles'][number], void, undefined> {
     for await (const page of this.pages({ ...params, after })) yield* page.articles;
   }
 

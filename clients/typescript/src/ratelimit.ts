@@ -294,7 +294,12 @@ export function parseRateLimitPolicy(value: string | null): QuotaPolicy[] | unde
     if (!isCount(q)) return undefined;
     if (w !== undefined && !(isCount(w) && w > 0)) return undefined;
     if (qu !== undefined && typeof qu !== 'string') return undefined;
-    out.push({ policy, quota: q, ...(w !== undefined ? { windowSeconds: w } : {}), ...(qu !== undefined ? { unit: qu } : {}) });
+    out.push({
+      policy,
+      quota: q,
+      ...(w !== undefined ? { windowSeconds: w } : {}),
+      ...(qu !== undefined ? { unit: qu } : {}),
+    });
   }
   return out;
 }
@@ -319,6 +324,8 @@ export function parseRateLimit(value: string | null): ServiceLimit[] | undefined
  * nothing left (`r=0`); `undefined` when none is exhausted or none says when.
  */
 export function rateLimitWaitSeconds(limits: readonly ServiceLimit[] | undefined): number | undefined {
-  const waits = (limits ?? []).filter((l) => l.remaining === 0 && l.resetSeconds !== undefined).map((l) => l.resetSeconds!);
+  const waits = (limits ?? [])
+    .filter((l) => l.remaining === 0 && l.resetSeconds !== undefined)
+    .map((l) => l.resetSeconds!);
   return waits.length ? Math.max(...waits) : undefined;
 }

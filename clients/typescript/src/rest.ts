@@ -65,7 +65,8 @@ const integerHeader = (headers: Headers, name: string): number | undefined => {
 function rateLimitOf(headers: Headers, now: number = Date.now()): RateLimit | undefined {
   // The standard fields first (the most constraining service limit and its policy), then X-RateLimit-*.
   const current = parseRateLimit(headers.get('ratelimit'))?.reduce((a, b) => (b.remaining < a.remaining ? b : a));
-  const policy = current && parseRateLimitPolicy(headers.get('ratelimit-policy'))?.find((p) => p.policy === current.policy);
+  const policy =
+    current && parseRateLimitPolicy(headers.get('ratelimit-policy'))?.find((p) => p.policy === current.policy);
   const limit = policy?.quota ?? integerHeader(headers, 'x-ratelimit-limit');
   const remaining = current?.remaining ?? integerHeader(headers, 'x-ratelimit-remaining');
   const t = current?.resetSeconds;
@@ -111,7 +112,12 @@ export async function getUrl<T>(opts: RestOptions, pathAndQuery: string): Promis
       body = JSON.parse(text) as ProblemBody;
       if (typeof body.detail !== 'string') throw new Error('not a problem');
     } catch {
-      body = { type: 'about:blank', title: res.statusText || 'Error', status: res.status, detail: text.slice(0, 200) || `HTTP ${res.status}` };
+      body = {
+        type: 'about:blank',
+        title: res.statusText || 'Error',
+        status: res.status,
+        detail: text.slice(0, 200) || `HTTP ${res.status}`,
+      };
     }
     const problem = new FnsProblem(body, retryAfter);
     const waitSeconds = res.status === 429 ? waitSecondsOf(res.headers, limits) : undefined;

@@ -91,11 +91,13 @@ function streamUrl(opts: StreamOptions, after: string | undefined): string {
  * an id twice or out of order, and ends with `FnsStreamClosed` on a close that means "stop".
  */
 export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage, void, undefined> {
-  if (opts.tickers?.length && !FILTERABLE) throw new TypeError('this version of the contract has no ticker filter on the stream');
+  if (opts.tickers?.length && !FILTERABLE)
+    throw new TypeError('this version of the contract has no ticker filter on the stream');
   if (opts.minRelevance !== undefined && (!opts.tickers?.length || !('min_relevance' in streamQuery))) {
     throw new TypeError('minRelevance applies to the tickers filter: give tickers too');
   }
-  if (opts.minRelevance !== undefined && !(opts.minRelevance >= 0 && opts.minRelevance <= 1)) throw new RangeError('minRelevance must be a number from 0 to 1');
+  if (opts.minRelevance !== undefined && !(opts.minRelevance >= 0 && opts.minRelevance <= 1))
+    throw new RangeError('minRelevance must be a number from 0 to 1');
   const initialMs = opts.backoff?.initialMs ?? 500;
   const maxMs = opts.backoff?.maxMs ?? 30_000;
   const deadAfterMs = opts.deadAfterMs ?? streamRules.pingIntervalSeconds * 2500;
@@ -118,19 +120,25 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
       w?.();
     };
     const extraHeaders = (opts.webSocket?.headers ?? {}) as Record<string, string>;
-    const ws = new WebSocket(streamUrl(opts, lastId), { ...(opts.webSocket as WebSocket.ClientOptions | undefined), headers: { ...extraHeaders, 'X-API-Key': opts.apiKey } });
+    const ws = new WebSocket(streamUrl(opts, lastId), {
+      ...(opts.webSocket as WebSocket.ClientOptions | undefined),
+      headers: { ...extraHeaders, 'X-API-Key': opts.apiKey },
+    });
     let lastFrame = Date.now();
     let paused = false;
     // Established: the server sent something (an article or a ping), so it had admitted us; a refused
     // connection is closed right after the handshake with nothing before the close.
     let established = false;
-    const watchdog = setInterval(() => {
-      const silent = Date.now() - lastFrame;
-      if (silent > deadAfterMs) {
-        opts.onEvent?.({ type: 'dead', silentForMs: silent });
-        ws.terminate();
-      }
-    }, Math.max(50, Math.min(5000, deadAfterMs / 5)));
+    const watchdog = setInterval(
+      () => {
+        const silent = Date.now() - lastFrame;
+        if (silent > deadAfterMs) {
+          opts.onEvent?.({ type: 'dead', silentForMs: silent });
+          ws.terminate();
+        }
+      },
+      Math.max(50, Math.min(5000, deadAfterMs / 5)),
+    );
     const onAbort = () => ws.close(1000, 'client done');
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     ws.on('open', () => {
@@ -203,7 +211,8 @@ export async function* stream(opts: StreamOptions): AsyncGenerator<StreamMessage
     const slotRefusal = code === second.code && reason === second.reason && !established;
     refusedSince = slotRefusal ? (refusedSince ?? now) : undefined;
     const slotNotFreedYet = slotRefusal && now - refusedSince! < slotGraceMs;
-    const stop = (STOP_CODES.has(code) && !slotNotFreedYet) || (code >= 400 && code < 500 && code !== 408 && code !== 429);
+    const stop =
+      (STOP_CODES.has(code) && !slotNotFreedYet) || (code >= 400 && code < 500 && code !== 408 && code !== 429);
     opts.onEvent?.({ type: 'close', code, reason, willRetry: !stop });
     if (stop) throw new FnsStreamClosed(code, reason);
     failures++;

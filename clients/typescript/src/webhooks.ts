@@ -40,7 +40,8 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 function keyOf(secret: string): Buffer {
   const raw = secret.startsWith(webhookRules.secretPrefix) ? secret.slice(webhookRules.secretPrefix.length) : secret;
   const key = Buffer.from(raw, 'base64');
-  if (key.length === 0) throw new TypeError(`the webhook secret must be ${webhookRules.secretPrefix} followed by base64`);
+  if (key.length === 0)
+    throw new TypeError(`the webhook secret must be ${webhookRules.secretPrefix} followed by base64`);
   return key;
 }
 
@@ -48,15 +49,22 @@ function keyOf(secret: string): Buffer {
  * The typed body of a verified webhook request; throws WebhookVerificationError otherwise. Pass the raw
  * body exactly as received (a string or the bytes), before any JSON parsing.
  */
-export function verifyWebhook(secret: string, headers: WebhookHeaders, body: string | Uint8Array, options: VerifyOptions = {}): WebhookMessage {
+export function verifyWebhook(
+  secret: string,
+  headers: WebhookHeaders,
+  body: string | Uint8Array,
+  options: VerifyOptions = {},
+): WebhookMessage {
   const id = header(headers, 'webhook-id');
   const ts = header(headers, 'webhook-timestamp');
   const sig = header(headers, 'webhook-signature');
-  if (!id || !ts || !sig) throw new WebhookVerificationError('headers', 'missing webhook-id, webhook-timestamp or webhook-signature');
+  if (!id || !ts || !sig)
+    throw new WebhookVerificationError('headers', 'missing webhook-id, webhook-timestamp or webhook-signature');
   if (!/^\d{1,12}$/.test(ts)) throw new WebhookVerificationError('headers', 'webhook-timestamp is not Unix seconds');
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
   const tolerance = options.toleranceSeconds ?? webhookRules.toleranceSeconds;
-  if (Math.abs(now - Number(ts)) > tolerance) throw new WebhookVerificationError('timestamp', `webhook-timestamp is more than ${tolerance} s from the clock`);
+  if (Math.abs(now - Number(ts)) > tolerance)
+    throw new WebhookVerificationError('timestamp', `webhook-timestamp is more than ${tolerance} s from the clock`);
   const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
   const expected = createHmac('sha256', keyOf(secret)).update(`${id}.${ts}.${text}`).digest();
   const ok = sig.split(' ').some((part) => {
@@ -73,7 +81,14 @@ export function verifyWebhook(secret: string, headers: WebhookHeaders, body: str
     throw new WebhookVerificationError('body', 'the body is not JSON');
   }
   const m = parsed as Partial<WebhookMessage> | null;
-  if (!m || typeof m !== 'object' || typeof m.type !== 'string' || typeof m.timestamp !== 'string' || typeof m.data !== 'object' || m.data === null) {
+  if (
+    !m ||
+    typeof m !== 'object' ||
+    typeof m.type !== 'string' ||
+    typeof m.timestamp !== 'string' ||
+    typeof m.data !== 'object' ||
+    m.data === null
+  ) {
     throw new WebhookVerificationError('body', 'the body is not a webhook message (type, timestamp, data)');
   }
   return parsed as WebhookMessage;

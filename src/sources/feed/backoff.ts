@@ -8,7 +8,13 @@
  */
 export function backoffMs(
   failures: number,
-  opts: { baseMs: number; maxMs: number; retryAfterMs?: number | null; random?: () => number; maxRetryAfterMs?: number },
+  opts: {
+    baseMs: number;
+    maxMs: number;
+    retryAfterMs?: number | null;
+    random?: () => number;
+    maxRetryAfterMs?: number;
+  },
 ): number {
   const random = opts.random ?? Math.random;
   const retryAfter = Math.min(Math.max(0, opts.retryAfterMs ?? 0), opts.maxRetryAfterMs ?? 86_400_000);

@@ -17,14 +17,28 @@ import { bounded, FeedError } from './errors.js';
 
 // A Map: the label is the feed's text (`charset=constructor` must not find an Object method).
 const SUPERSETS = new Map<string, string>([
-  ['iso-8859-1', 'windows-1252'], ['iso8859-1', 'windows-1252'], ['iso_8859-1', 'windows-1252'], ['latin1', 'windows-1252'],
-  ['l1', 'windows-1252'], ['us-ascii', 'windows-1252'], ['ascii', 'windows-1252'], ['ansi_x3.4-1968', 'windows-1252'],
-  ['cp1252', 'windows-1252'], ['x-cp1252', 'windows-1252'],
-  ['gb2312', 'gbk'], ['x-gbk', 'gbk'], ['csgb2312', 'gbk'], ['gb_2312-80', 'gbk'], ['euc-cn', 'gbk'],
+  ['iso-8859-1', 'windows-1252'],
+  ['iso8859-1', 'windows-1252'],
+  ['iso_8859-1', 'windows-1252'],
+  ['latin1', 'windows-1252'],
+  ['l1', 'windows-1252'],
+  ['us-ascii', 'windows-1252'],
+  ['ascii', 'windows-1252'],
+  ['ansi_x3.4-1968', 'windows-1252'],
+  ['cp1252', 'windows-1252'],
+  ['x-cp1252', 'windows-1252'],
+  ['gb2312', 'gbk'],
+  ['x-gbk', 'gbk'],
+  ['csgb2312', 'gbk'],
+  ['gb_2312-80', 'gbk'],
+  ['euc-cn', 'gbk'],
 ]);
 
 function normalizeLabel(label: string): string {
-  const l = label.trim().replace(/^["']|["']$/g, '').toLowerCase();
+  const l = label
+    .trim()
+    .replace(/^["']|["']$/g, '')
+    .toLowerCase();
   return SUPERSETS.get(l) ?? l;
 }
 
@@ -51,8 +65,10 @@ function bomEncoding(bytes: Uint8Array): { encoding: string; length: number } | 
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return { encoding: 'utf-16le', length: 2 };
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return { encoding: 'utf-16be', length: 2 };
   // UTF-16 without a BOM, recognisable by "<?" with zero bytes in between (XML 1.0 Appendix F).
-  if (bytes[0] === 0x3c && bytes[1] === 0x00 && bytes[2] === 0x3f && bytes[3] === 0x00) return { encoding: 'utf-16le', length: 0 };
-  if (bytes[0] === 0x00 && bytes[1] === 0x3c && bytes[2] === 0x00 && bytes[3] === 0x3f) return { encoding: 'utf-16be', length: 0 };
+  if (bytes[0] === 0x3c && bytes[1] === 0x00 && bytes[2] === 0x3f && bytes[3] === 0x00)
+    return { encoding: 'utf-16le', length: 0 };
+  if (bytes[0] === 0x00 && bytes[1] === 0x3c && bytes[2] === 0x00 && bytes[3] === 0x3f)
+    return { encoding: 'utf-16be', length: 0 };
   return null;
 }
 
@@ -97,7 +113,10 @@ function notUtf8Fallback(bytes: Uint8Array): string {
   if (hasUtf8Sequence(bytes)) {
     const offset = invalidUtf8Offset(bytes);
     const at = lineOfOffset(bytes, offset);
-    throw new FeedError('charset', `the feed is UTF-8 but not valid UTF-8: byte 0x${bytes[offset]!.toString(16).padStart(2, '0')} at line ${at.line}, byte ${at.column} of that line; nothing was read from this poll`);
+    throw new FeedError(
+      'charset',
+      `the feed is UTF-8 but not valid UTF-8: byte 0x${bytes[offset]!.toString(16).padStart(2, '0')} at line ${at.line}, byte ${at.column} of that line; nothing was read from this poll`,
+    );
   }
   return iconv.decode(bytes, 'windows-1252');
 }
@@ -114,7 +133,10 @@ export function decodeFeedBytes(bytes: Uint8Array, contentType?: string | null):
   const bom = bomEncoding(bytes);
   if (bom) {
     const body = bytes.subarray(bom.length);
-    const text = bom.encoding === 'utf-8' ? (tryUtf8(body) ?? notUtf8Fallback(body)) : iconv.decode(body, bom.encoding, { stripBOM: true });
+    const text =
+      bom.encoding === 'utf-8'
+        ? (tryUtf8(body) ?? notUtf8Fallback(body))
+        : iconv.decode(body, bom.encoding, { stripBOM: true });
     return { text, encoding: bom.encoding, declared: null };
   }
   const fromHeader = charsetFromContentType(contentType);

@@ -8,13 +8,34 @@ import { parseRfc3339, utcDateTime } from '../../domain/time.js';
 
 // Maps: the keys are looked up with text from the feed.
 const MONTHS = new Map<string, number>([
-  ['jan', 1], ['feb', 2], ['mar', 3], ['apr', 4], ['may', 5], ['jun', 6], ['jul', 7], ['aug', 8], ['sep', 9], ['oct', 10], ['nov', 11], ['dec', 12],
+  ['jan', 1],
+  ['feb', 2],
+  ['mar', 3],
+  ['apr', 4],
+  ['may', 5],
+  ['jun', 6],
+  ['jul', 7],
+  ['aug', 8],
+  ['sep', 9],
+  ['oct', 10],
+  ['nov', 11],
+  ['dec', 12],
 ]);
 
 /** RFC 822 §5 zone names, in minutes east of UTC. */
 const ZONES = new Map<string, number>([
-  ['UT', 0], ['UTC', 0], ['GMT', 0], ['Z', 0],
-  ['EST', -300], ['EDT', -240], ['CST', -360], ['CDT', -300], ['MST', -420], ['MDT', -360], ['PST', -480], ['PDT', -420],
+  ['UT', 0],
+  ['UTC', 0],
+  ['GMT', 0],
+  ['Z', 0],
+  ['EST', -300],
+  ['EDT', -240],
+  ['CST', -360],
+  ['CDT', -300],
+  ['MST', -420],
+  ['MDT', -360],
+  ['PST', -480],
+  ['PDT', -420],
 ]);
 
 /**
@@ -50,7 +71,10 @@ export function parseRfc822(raw: string): number | undefined {
   if (!m) return undefined;
   const month = MONTHS.get(m[2]!.slice(0, 3).toLowerCase());
   if (month === undefined) return undefined;
-  if (m[2]!.length > 3 && !/^(january|february|march|april|may|june|july|august|september|october|november|december|sept)$/i.test(m[2]!)) {
+  if (
+    m[2]!.length > 3 &&
+    !/^(january|february|march|april|may|june|july|august|september|october|november|december|sept)$/i.test(m[2]!)
+  ) {
     return undefined;
   }
   let year = Number(m[3]);
@@ -79,8 +103,15 @@ export function parseAsctime(raw: string): number | undefined {
   if (!m) return undefined;
   const month = MONTHS.get(m[1]!.toLowerCase());
   if (month === undefined) return undefined;
-  const [day, hour, minute, second, year] = [m[2]!.trim(), m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number];
-  if (year < 1000 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 60) return undefined;
+  const [day, hour, minute, second, year] = [m[2]!.trim(), m[3], m[4], m[5], m[6]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (year < 1000 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 60)
+    return undefined;
   return Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) + (second === 60 ? 1000 : 0);
 }
 

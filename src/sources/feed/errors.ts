@@ -1,5 +1,6 @@
 /** What went wrong while fetching or reading a feed; `kind` is what the poller records and reports. */
-export type FeedErrorKind = 'parse' | 'charset' | 'too-large' | 'http' | 'timeout' | 'redirects' | 'network' | 'refused';
+export type FeedErrorKind =
+  'parse' | 'charset' | 'too-large' | 'http' | 'timeout' | 'redirects' | 'network' | 'refused';
 
 /** The longest error message of a fetch or parse (the source's record keeps it, `fns sources list` shows it). */
 export const MESSAGE_MAX = 500;

@@ -4,7 +4,15 @@ import type { IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { AddressRefused, bareHost, pinnedLookup, resolveChecked, ResolveError, type Lookup, type ResolvedAddress } from '../../net/index.js';
+import {
+  AddressRefused,
+  bareHost,
+  pinnedLookup,
+  resolveChecked,
+  ResolveError,
+  type Lookup,
+  type ResolvedAddress,
+} from '../../net/index.js';
 import { parseAsctime, parseRfc822 } from './dates.js';
 import { bounded, FeedError, MESSAGE_MAX, type FeedErrorKind } from './errors.js';
 
@@ -34,10 +42,20 @@ export interface FetchOptions {
   nonPublicReason?: (address: string) => string | null;
 }
 
-export interface Validators { etag: string | null; lastModified: string | null }
+export interface Validators {
+  etag: string | null;
+  lastModified: string | null;
+}
 
 export type FetchResult =
-  | { kind: 'ok'; status: number; body: Uint8Array; contentType: string | null; validators: Validators; finalUrl: string }
+  | {
+      kind: 'ok';
+      status: number;
+      body: Uint8Array;
+      contentType: string | null;
+      validators: Validators;
+      finalUrl: string;
+    }
   | { kind: 'not-modified'; status: 304; validators: Validators }
   | { kind: 'error'; status: number | null; message: string; retryAfterMs: number | null; error: FeedErrorKind };
 
@@ -73,7 +91,12 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
   return Math.min(Math.max(0, at - now), RETRY_AFTER_MAX_MS);
 }
 
-function fail(kind: FeedErrorKind, message: string, status: number | null = null, retryAfterMs: number | null = null): FetchResult {
+function fail(
+  kind: FeedErrorKind,
+  message: string,
+  status: number | null = null,
+  retryAfterMs: number | null = null,
+): FetchResult {
   return { kind: 'error', status, message: bounded(message, MESSAGE_MAX), retryAfterMs, error: kind };
 }
 
@@ -81,7 +104,13 @@ interface Hop {
   res: IncomingMessage;
 }
 
-function requestOnce(target: URL, headers: Record<string, string>, signal: AbortSignal, connectTimeoutMs: number, lookup?: LookupFunction): Promise<Hop> {
+function requestOnce(
+  target: URL,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  connectTimeoutMs: number,
+  lookup?: LookupFunction,
+): Promise<Hop> {
   return new Promise((resolve, reject) => {
     const secure = target.protocol === 'https:';
     const mod = secure ? https : http;
@@ -169,7 +198,12 @@ const URL_MAX = 200;
  * The addresses of one hop: its host resolved within the connect timeout and, unless `allowPrivate`,
  * every address checked (src/net). A refused address is a `refused` FeedError naming it and its class.
  */
-function resolveHop(target: URL, redirected: boolean, opts: FetchOptions, signal: AbortSignal): Promise<ResolvedAddress[]> {
+function resolveHop(
+  target: URL,
+  redirected: boolean,
+  opts: FetchOptions,
+  signal: AbortSignal,
+): Promise<ResolvedAddress[]> {
   return new Promise((resolve, reject) => {
     const settle = (then: () => void): void => {
       clearTimeout(timer);
@@ -177,18 +211,30 @@ function resolveHop(target: URL, redirected: boolean, opts: FetchOptions, signal
       then();
     };
     const onAbort = (): void => settle(() => reject(signal.reason));
-    const timer = setTimeout(() => settle(() => reject(new FeedError('timeout', `connect timed out after ${opts.connectTimeoutMs} ms (no DNS answer)`))), opts.connectTimeoutMs);
+    const timer = setTimeout(
+      () =>
+        settle(() =>
+          reject(new FeedError('timeout', `connect timed out after ${opts.connectTimeoutMs} ms (no DNS answer)`)),
+        ),
+      opts.connectTimeoutMs,
+    );
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     resolveChecked(bareHost(target), opts.allowPrivate === true, opts.lookup, opts.nonPublicReason).then(
       (addresses) => settle(() => resolve(addresses)),
-      (e: unknown) => settle(() => {
-        if (e instanceof AddressRefused) {
-          const hop = redirected ? `redirect to ${bounded(target.href, URL_MAX)}: ` : '';
-          reject(new FeedError('refused', `${hop}${e.message}; feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true`));
-        } else if (e instanceof ResolveError) reject(new FeedError('network', networkMessage(e)));
-        else reject(e);
-      }),
+      (e: unknown) =>
+        settle(() => {
+          if (e instanceof AddressRefused) {
+            const hop = redirected ? `redirect to ${bounded(target.href, URL_MAX)}: ` : '';
+            reject(
+              new FeedError(
+                'refused',
+                `${hop}${e.message}; feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true`,
+              ),
+            );
+          } else if (e instanceof ResolveError) reject(new FeedError('network', networkMessage(e)));
+          else reject(e);
+        }),
     );
   });
 }
@@ -209,7 +255,8 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
   } catch {
     return fail('network', `invalid URL: ${bounded(url, URL_MAX)}`);
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') return fail('network', `unsupported URL scheme ${bounded(target.protocol, 40)}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    return fail('network', `unsupported URL scheme ${bounded(target.protocol, 40)}`);
 
   const controller = new AbortController();
   let timedOut = false;
@@ -250,10 +297,12 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
         } catch {
           return fail('redirects', `redirect to an invalid URL: ${bounded(location, URL_MAX)}`, status);
         }
-        if (next.protocol !== 'http:' && next.protocol !== 'https:') return fail('redirects', `redirect to ${bounded(next.protocol, 40)} refused`, status);
+        if (next.protocol !== 'http:' && next.protocol !== 'https:')
+          return fail('redirects', `redirect to ${bounded(next.protocol, 40)} refused`, status);
         next.hash = '';
         if (seen.has(next.href)) return fail('redirects', `redirect loop at ${bounded(next.href, URL_MAX)}`, status);
-        if (redirects >= opts.maxRedirects) return fail('redirects', `more than ${opts.maxRedirects} redirects`, status);
+        if (redirects >= opts.maxRedirects)
+          return fail('redirects', `more than ${opts.maxRedirects} redirects`, status);
         redirects++;
         seen.add(next.href);
         target = next;
@@ -272,8 +321,14 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
       }
       if (status < 200 || status > 299) {
         res.destroy();
-        const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(header(res, 'retry-after'), now()) : null;
-        return fail('http', `HTTP ${status}${res.statusMessage ? ` ${bounded(res.statusMessage, REASON_MAX)}` : ''}`, status, retryAfterMs);
+        const retryAfterMs =
+          status === 429 || status === 503 ? parseRetryAfter(header(res, 'retry-after'), now()) : null;
+        return fail(
+          'http',
+          `HTTP ${status}${res.statusMessage ? ` ${bounded(res.statusMessage, REASON_MAX)}` : ''}`,
+          status,
+          retryAfterMs,
+        );
       }
       const body = await readBody(res, opts.maxBytes);
       return {

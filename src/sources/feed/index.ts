@@ -6,4 +6,11 @@ export { FeedError, type FeedErrorKind } from './errors.js';
 export { FEED_FLOOR_MAX_SECONDS, parseFeed, type FeedItem, type ParsedFeed } from './parse.js';
 export { canonicalUrl } from './url.js';
 export { backoffMs } from './backoff.js';
-export { fetchFeed, parseRetryAfter, RETRY_AFTER_MAX_MS, type FetchOptions, type FetchResult, type Validators } from './fetch.js';
+export {
+  fetchFeed,
+  parseRetryAfter,
+  RETRY_AFTER_MAX_MS,
+  type FetchOptions,
+  type FetchResult,
+  type Validators,
+} from './fetch.js';

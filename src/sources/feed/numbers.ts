@@ -83,7 +83,8 @@ export function feedLevelTexts(xml: string, wanted: ReadonlySet<string>): Map<st
       } else if (xml[end - 2] !== '/') {
         const name = localName(xml, lt + 1);
         stack.push(name);
-        if (!capture && wanted.has(name) && !found.has(name) && atFeedLevel(stack)) capture = { name, depth: stack.length, text: '' };
+        if (!capture && wanted.has(name) && !found.has(name) && atFeedLevel(stack))
+          capture = { name, depth: stack.length, text: '' };
       }
       i = end;
     }

@@ -62,7 +62,11 @@ const FREQUENCY_MAX = 1_000_000;
 
 // A Map: the key is the feed's text.
 const PERIOD_SECONDS = new Map<string, number>([
-  ['hourly', 3600], ['daily', 86_400], ['weekly', 604_800], ['monthly', 2_592_000], ['yearly', 31_536_000],
+  ['hourly', 3600],
+  ['daily', 86_400],
+  ['weekly', 604_800],
+  ['monthly', 2_592_000],
+  ['yearly', 31_536_000],
 ]);
 
 /** The feed-level elements whose numbers are read from the document's text (./numbers.ts). */
@@ -89,7 +93,10 @@ function strs(v: unknown): string[] {
  * reading (it knows the module by its namespace); the frequency is read from `rawFrequency`, the
  * element's own text (the parser's number would read `0x10` as 16).
  */
-function syndicationSeconds(sy: { updatePeriod?: unknown; updateFrequency?: unknown } | undefined, rawFrequency: string | undefined): number | null {
+function syndicationSeconds(
+  sy: { updatePeriod?: unknown; updateFrequency?: unknown } | undefined,
+  rawFrequency: string | undefined,
+): number | null {
   if (!sy || (sy.updatePeriod === undefined && sy.updateFrequency === undefined)) return null;
   const periodText = sy.updatePeriod === undefined ? 'daily' : str(sy.updatePeriod);
   const period = periodText === undefined ? undefined : PERIOD_SECONDS.get(periodText.trim().toLowerCase());
@@ -131,59 +138,107 @@ function firstDate(...raws: (string | undefined)[]): string | null {
 function mapRss(feed: RssFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
   // Relative item links: the item's xml:base, the channel's xml:base, the channel <link>, the fetch URL.
   const channelBase = resolveBase(str(feed.xml?.base), resolveBase(str(feed.link), baseUrl));
-  const items = (feed.items ?? []).map((item) => mapItemSafely(() => {
-    const base = resolveBase(str(item.xml?.base), channelBase);
-    const guid = trimmed(str(item.guid?.value));
-    const permalink = item.guid?.isPermaLink !== false && guid !== null ? guid : null;
-    const alternate = (item.atom?.links ?? []).find((l) => !l.rel || l.rel === 'alternate');
-    return {
-      guid,
-      title: toPlainText(str(item.title) ?? firstStr(item.dc?.titles)),
-      summary: toPlainText(str(item.description) ?? str(item.content?.encoded) ?? firstStr(item.dc?.descriptions)),
-      url: resolveHttpUrl(str(item.link) ?? str(alternate?.href), base) ??
-        // A guid is a permalink only when it really is an absolute URL (many feeds omit isPermaLink="false").
-        (permalink !== null ? resolveHttpUrl(permalink, null) : null),
-      publishedAt: firstDate(str(item.pubDate), ...strs(item.dc?.dates), ...strs(item.dcterms?.issued), ...strs(item.dcterms?.created), str(item.atom?.published), str(item.atom?.updated)),
-    };
-  }, () => trimmed(str(item.guid?.value))));
+  const items = (feed.items ?? []).map((item) =>
+    mapItemSafely(
+      () => {
+        const base = resolveBase(str(item.xml?.base), channelBase);
+        const guid = trimmed(str(item.guid?.value));
+        const permalink = item.guid?.isPermaLink !== false && guid !== null ? guid : null;
+        const alternate = (item.atom?.links ?? []).find((l) => !l.rel || l.rel === 'alternate');
+        return {
+          guid,
+          title: toPlainText(str(item.title) ?? firstStr(item.dc?.titles)),
+          summary: toPlainText(str(item.description) ?? str(item.content?.encoded) ?? firstStr(item.dc?.descriptions)),
+          url:
+            resolveHttpUrl(str(item.link) ?? str(alternate?.href), base) ??
+            // A guid is a permalink only when it really is an absolute URL (many feeds omit isPermaLink="false").
+            (permalink !== null ? resolveHttpUrl(permalink, null) : null),
+          publishedAt: firstDate(
+            str(item.pubDate),
+            ...strs(item.dc?.dates),
+            ...strs(item.dcterms?.issued),
+            ...strs(item.dcterms?.created),
+            str(item.atom?.published),
+            str(item.atom?.updated),
+          ),
+        };
+      },
+      () => trimmed(str(item.guid?.value)),
+    ),
+  );
   const ttl = ttlSeconds(numbers.get('ttl'));
-  return { format: 'rss', title: toPlainText(str(feed.title)), items, minIntervalSeconds: floorOf(ttl, syndicationSeconds(feed.sy, numbers.get('updatefrequency'))) };
+  return {
+    format: 'rss',
+    title: toPlainText(str(feed.title)),
+    items,
+    minIntervalSeconds: floorOf(ttl, syndicationSeconds(feed.sy, numbers.get('updatefrequency'))),
+  };
 }
 
 function mapRdf(feed: RdfFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
   const channelBase = resolveBase(str(feed.xml?.base), resolveBase(str(feed.link), baseUrl));
-  const items = (feed.items ?? []).map((item) => mapItemSafely(() => {
-    const base = resolveBase(str(item.xml?.base), channelBase);
-    return {
-      guid: trimmed(str(item.rdf?.about)),
-      title: toPlainText(str(item.title) ?? firstStr(item.dc?.titles)),
-      summary: toPlainText(str(item.description) ?? str(item.content?.encoded) ?? firstStr(item.dc?.descriptions)),
-      url: resolveHttpUrl(str(item.link) ?? str(item.rdf?.about), base),
-      publishedAt: firstDate(...strs(item.dc?.dates), ...strs(item.dcterms?.issued), ...strs(item.dcterms?.created)),
-    };
-  }, () => trimmed(str(item.rdf?.about))));
-  return { format: 'rdf', title: toPlainText(str(feed.title)), items, minIntervalSeconds: syndicationSeconds(feed.sy, numbers.get('updatefrequency')) };
+  const items = (feed.items ?? []).map((item) =>
+    mapItemSafely(
+      () => {
+        const base = resolveBase(str(item.xml?.base), channelBase);
+        return {
+          guid: trimmed(str(item.rdf?.about)),
+          title: toPlainText(str(item.title) ?? firstStr(item.dc?.titles)),
+          summary: toPlainText(str(item.description) ?? str(item.content?.encoded) ?? firstStr(item.dc?.descriptions)),
+          url: resolveHttpUrl(str(item.link) ?? str(item.rdf?.about), base),
+          publishedAt: firstDate(
+            ...strs(item.dc?.dates),
+            ...strs(item.dcterms?.issued),
+            ...strs(item.dcterms?.created),
+          ),
+        };
+      },
+      () => trimmed(str(item.rdf?.about)),
+    ),
+  );
+  return {
+    format: 'rdf',
+    title: toPlainText(str(feed.title)),
+    items,
+    minIntervalSeconds: syndicationSeconds(feed.sy, numbers.get('updatefrequency')),
+  };
 }
 
 function atomLink(links: AtomFeed.Link<string>[] | undefined): string | undefined {
   if (!links?.length) return undefined;
-  return str((links.find((l) => (l.rel ?? 'alternate') === 'alternate') ?? links.find((l) => l.rel !== 'self' && l.rel !== 'enclosure') ?? links[0])?.href);
+  return str(
+    (
+      links.find((l) => (l.rel ?? 'alternate') === 'alternate') ??
+      links.find((l) => l.rel !== 'self' && l.rel !== 'enclosure') ??
+      links[0]
+    )?.href,
+  );
 }
 
 function mapAtom(feed: AtomFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
   // Atom resolves against xml:base (RFC 4287 §2, RFC 3986), else the document's own URL.
   const feedBase = resolveBase(str(feed.xml?.base), baseUrl);
-  const items = (feed.entries ?? []).map((entry) => mapItemSafely(() => {
-    const base = resolveBase(str(entry.xml?.base), feedBase);
-    return {
-      guid: trimmed(str(entry.id)),
-      title: toPlainText(str(entry.title?.value)),
-      summary: toPlainText(str(entry.summary?.value) ?? str(entry.content?.value)),
-      url: resolveHttpUrl(atomLink(entry.links), base),
-      publishedAt: firstDate(str(entry.published), str(entry.updated), ...strs(entry.dc?.dates)),
-    };
-  }, () => trimmed(str(entry.id))));
-  return { format: 'atom', title: toPlainText(str(feed.title?.value)), items, minIntervalSeconds: syndicationSeconds(feed.sy, numbers.get('updatefrequency')) };
+  const items = (feed.entries ?? []).map((entry) =>
+    mapItemSafely(
+      () => {
+        const base = resolveBase(str(entry.xml?.base), feedBase);
+        return {
+          guid: trimmed(str(entry.id)),
+          title: toPlainText(str(entry.title?.value)),
+          summary: toPlainText(str(entry.summary?.value) ?? str(entry.content?.value)),
+          url: resolveHttpUrl(atomLink(entry.links), base),
+          publishedAt: firstDate(str(entry.published), str(entry.updated), ...strs(entry.dc?.dates)),
+        };
+      },
+      () => trimmed(str(entry.id)),
+    ),
+  );
+  return {
+    format: 'atom',
+    title: toPlainText(str(feed.title?.value)),
+    items,
+    minIntervalSeconds: syndicationSeconds(feed.sy, numbers.get('updatefrequency')),
+  };
 }
 
 /** An own property of a JSON object (a key such as `__proto__` or `constructor` is only ever its own value). */
@@ -203,17 +258,22 @@ function isObject(v: unknown): v is object {
  */
 function mapJson(doc: object, baseUrl: string): ParsedFeed {
   const list = own(doc, 'items');
-  const items = (Array.isArray(list) ? list : []).filter(isObject).map((item) => mapItemSafely(() => {
-    const id = own(item, 'id');
-    const text = (key: string): string | undefined => str(own(item, key));
-    return {
-      guid: typeof id === 'number' && Number.isFinite(id) ? String(id) : trimmed(str(id)),
-      title: toPlainText(text('title')),
-      summary: toPlainText(text('summary') ?? text('content_text') ?? text('content_html')),
-      url: resolveHttpUrl(text('url') ?? text('external_url'), baseUrl),
-      publishedAt: firstDate(text('date_published'), text('date_modified')),
-    };
-  }, () => trimmed(str(own(item, 'id')))));
+  const items = (Array.isArray(list) ? list : []).filter(isObject).map((item) =>
+    mapItemSafely(
+      () => {
+        const id = own(item, 'id');
+        const text = (key: string): string | undefined => str(own(item, key));
+        return {
+          guid: typeof id === 'number' && Number.isFinite(id) ? String(id) : trimmed(str(id)),
+          title: toPlainText(text('title')),
+          summary: toPlainText(text('summary') ?? text('content_text') ?? text('content_html')),
+          url: resolveHttpUrl(text('url') ?? text('external_url'), baseUrl),
+          publishedAt: firstDate(text('date_published'), text('date_modified')),
+        };
+      },
+      () => trimmed(str(own(item, 'id'))),
+    ),
+  );
   return { format: 'json', title: toPlainText(str(own(doc, 'title'))), items, minIntervalSeconds: null };
 }
 

@@ -18,8 +18,33 @@ export function decodeEntities(text: string): string {
 }
 
 const BLOCK = new Set([
-  'p', 'br', 'div', 'li', 'ul', 'ol', 'tr', 'td', 'th', 'table', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
-  'blockquote', 'pre', 'hr', 'section', 'article', 'header', 'footer', 'figure', 'figcaption', 'dd', 'dt',
+  'p',
+  'br',
+  'div',
+  'li',
+  'ul',
+  'ol',
+  'tr',
+  'td',
+  'th',
+  'table',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'blockquote',
+  'pre',
+  'hr',
+  'section',
+  'article',
+  'header',
+  'footer',
+  'figure',
+  'figcaption',
+  'dd',
+  'dt',
 ]);
 const SKIP_CONTENT = new Set(['script', 'style', 'noscript', 'template']);
 

@@ -51,7 +51,13 @@ export class RedisIpGuard implements IpGuard {
     if (this.exempt(ip)) return { allowed: true };
     const keys = [slotKey(this.keyPrefix, 'ip', ip, ':keys'), slotKey(this.keyPrefix, 'ip', ip, ':block')];
     const { distinctKeys, windowMs, blockMs } = this.rules;
-    const r = (await runScript(this.redis, CHECK, keys, [now, keyFingerprint ?? '', distinctKeys, windowMs, blockMs])) as [number, string, number];
+    const r = (await runScript(this.redis, CHECK, keys, [
+      now,
+      keyFingerprint ?? '',
+      distinctKeys,
+      windowMs,
+      blockMs,
+    ])) as [number, string, number];
     if (r[0] === 1) return { allowed: true };
     const blockedUntil = Number(r[1]);
     if (r[2] !== 1) return { allowed: false, blockedUntil };

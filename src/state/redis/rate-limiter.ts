@@ -63,7 +63,18 @@ export class RedisRateLimiter implements RateLimiter {
   async hit(keyId: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
     // The member only has to be unique: two requests at the same millisecond are two entries.
     const member = `${now}:${this.instance}:${(this.seq = (this.seq + 1) % Number.MAX_SAFE_INTEGER)}`;
-    const r = (await runScript(this.redis, HIT, [slotKey(this.keyPrefix, 'rl', keyId)], [now, limit, windowMs, member])) as [number, number, string, number];
-    return { admitted: r[0] === 1, limit, remaining: Number(r[1]), resetAt: Number(r[2]), retryAfterSeconds: Number(r[3]) };
+    const r = (await runScript(
+      this.redis,
+      HIT,
+      [slotKey(this.keyPrefix, 'rl', keyId)],
+      [now, limit, windowMs, member],
+    )) as [number, number, string, number];
+    return {
+      admitted: r[0] === 1,
+      limit,
+      remaining: Number(r[1]),
+      resetAt: Number(r[2]),
+      retryAfterSeconds: Number(r[3]),
+    };
   }
 }

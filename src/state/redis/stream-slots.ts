@@ -123,7 +123,10 @@ export class RedisStreamSlots implements StreamSlots {
     try {
       r = await runScript(this.redis, ACQUIRE, this.keys(accountId), [connectionId, this.perAccount, this.leaseMs]);
     } catch (e) {
-      throw new SharedStateUnavailableError(`stream slots: Redis unavailable (${e instanceof Error ? e.message : String(e)})`, { cause: e });
+      throw new SharedStateUnavailableError(
+        `stream slots: Redis unavailable (${e instanceof Error ? e.message : String(e)})`,
+        { cause: e },
+      );
     }
     if (r !== 1) return false;
     this.held.set(connectionId, accountId);
@@ -169,7 +172,8 @@ export class RedisStreamSlots implements StreamSlots {
       const rest = [...this.held].filter(([c]) => c !== first![0]);
       if (rest.length === 0) return;
       const pipeline = this.redis.pipeline();
-      for (const [connectionId, accountId] of rest) pipeline.evalsha(ACQUIRE.sha, 2, ...this.keys(accountId), connectionId, this.perAccount, this.leaseMs);
+      for (const [connectionId, accountId] of rest)
+        pipeline.evalsha(ACQUIRE.sha, 2, ...this.keys(accountId), connectionId, this.perAccount, this.leaseMs);
       const results = (await pipeline.exec()) ?? [];
       results.forEach(([err, r], i) => {
         if (err) this.options.onRenewError?.(err);

@@ -24,7 +24,10 @@ export type FailureClass = 'connection' | 'authentication' | 'resource';
 /** One rule of the table: a code pattern (errno, SQLSTATE or SQLite code) and the class it means. */
 const CODE_CLASSES: ReadonlyArray<readonly [RegExp, FailureClass]> = [
   // Node / libuv network errnos.
-  [/^E(CONNREFUSED|CONNRESET|CONNABORTED|TIMEDOUT|PIPE|HOSTUNREACH|HOSTDOWN|NETUNREACH|NETDOWN|NETRESET|NOTFOUND|AI_AGAIN|ADDRNOTAVAIL)$/, 'connection'],
+  [
+    /^E(CONNREFUSED|CONNRESET|CONNABORTED|TIMEDOUT|PIPE|HOSTUNREACH|HOSTDOWN|NETUNREACH|NETDOWN|NETRESET|NOTFOUND|AI_AGAIN|ADDRNOTAVAIL)$/,
+    'connection',
+  ],
   // Node / libuv resource errnos: disk, quota, memory, descriptors, I/O, read-only file system.
   [/^E(NOSPC|DQUOT|NOMEM|MFILE|NFILE|IO|ROFS|AGAIN|BUSY)$/, 'resource'],
   // SQLSTATE class 08 connection exception; 57P0x operator intervention (shutdown, cannot connect now, ...).
@@ -42,7 +45,8 @@ const CODE_CLASSES: ReadonlyArray<readonly [RegExp, FailureClass]> = [
 ];
 
 /** node-postgres' own errors (no code) when the connection fails or dies under a query. */
-const CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended unexpectedly)/;
+const CONNECTION_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended unexpectedly)/;
 
 /** The class of a failure's own code or message, without looking at its cause. */
 function ownClass(err: object): FailureClass | undefined {
@@ -61,10 +65,16 @@ function ownClass(err: object): FailureClass | undefined {
  * `connection` when the cause has none.
  */
 export function failureClass(err: unknown): FailureClass | undefined {
-  for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e = err, depth = 0;
+    e !== null && typeof e === 'object' && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const own = ownClass(e);
     if (own) return own;
-    const marked = (e as { storeUnavailable?: unknown; unavailable?: unknown }).storeUnavailable === true || (e as { unavailable?: unknown }).unavailable === true;
+    const marked =
+      (e as { storeUnavailable?: unknown; unavailable?: unknown }).storeUnavailable === true ||
+      (e as { unavailable?: unknown }).unavailable === true;
     if (marked) {
       const inner = (e as { cause?: unknown }).cause;
       return (inner !== null && typeof inner === 'object' ? failureClass(inner) : undefined) ?? 'connection';

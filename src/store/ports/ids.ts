@@ -42,7 +42,6 @@ export function incrementUlid(id: string): string {
   throw new Error('ULID random part exhausted within one millisecond');
 }
 
-
 /**
  * The receive time and id source of one insert (both adapters, inside the write transaction). A number
  * is a fixed receive time used as given (fixtures, the demo's back-dated archive). A clock is read now,

@@ -111,7 +111,11 @@ export interface VectorStore {
    * The vectors of `model` stored after `afterRowid`, by increasing rowid, for the in-memory index:
    * every one, or the first `limit` (a positive integer) when given, so a large archive loads in pages.
    */
-  vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]>;
+  vectorsAfter(
+    model: string,
+    afterRowid: number,
+    limit?: number,
+  ): Promise<{ rowid: number; id: string; vector: Float32Array }[]>;
   /**
    * The lexical half of hybrid search: up to `limit` articles whose text has words of `query` (stemmed;
    * stop-words ignored, see src/search/lexical.ts), best keyword match first (SQLite FTS5 bm25,
@@ -186,7 +190,12 @@ export interface SourcedItem {
  */
 export type DuplicateReason = 'same-item' | 'same-url' | 'same-headline' | 'near-duplicate';
 
-export const DUPLICATE_REASONS: readonly DuplicateReason[] = ['same-item', 'same-url', 'same-headline', 'near-duplicate'];
+export const DUPLICATE_REASONS: readonly DuplicateReason[] = [
+  'same-item',
+  'same-url',
+  'same-headline',
+  'near-duplicate',
+];
 
 /**
  * `failed`: the item's own dedup step threw (an unexpected error, never a validation error): nothing of it
@@ -311,7 +320,17 @@ export interface WebhookAttempt {
 
 export interface WebhookStore {
   /** The new endpoint's cursor is the end of the feed at commit: every article stored after it is delivered. */
-  add(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint>;
+  add(
+    e: {
+      id: string;
+      accountId: string;
+      url: string;
+      tickers: string[] | null;
+      minRelevance?: number | null;
+      secret: string;
+    },
+    now: number,
+  ): Promise<WebhookEndpoint>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
   /** In creation order. */
   list(accountId?: string): Promise<WebhookEndpoint[]>;

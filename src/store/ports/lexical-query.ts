@@ -21,12 +21,13 @@ export const MAX_LEXICAL_TERMS = 32;
 
 /** Common English function words: matched by most articles, so they carry no signal for ranking. */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
-  ('a about above after again against all am an and any are as at be because been before being below between both but by ' +
+  (
+    'a about above after again against all am an and any are as at be because been before being below between both but by ' +
     'can could did do does doing down during each few for from further had has have having he her here hers him his how i ' +
     'if in into is it its itself just me more most my no nor not now of off on once only or other our ours out over own ' +
     'same she should so some such than that the their theirs them then there these they this those through to too under ' +
-    'until up very was we were what when where which while who whom why will with would you your yours')
-    .split(' '),
+    'until up very was we were what when where which while who whom why will with would you your yours'
+  ).split(' '),
 );
 
 /** The distinct, non-stop-word terms of `q`, in order (empty: nothing for the keyword index to match). */

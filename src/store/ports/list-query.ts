@@ -97,7 +97,9 @@ export interface TickerRow {
 }
 
 /** The ticker index rows of stored articles: one per distinct symbol (its first entry's relevance). */
-export function tickerRows(articles: { id: string; urgency: string; tickers: { ticker: string; relevance: number }[] }[]): TickerRow[] {
+export function tickerRows(
+  articles: { id: string; urgency: string; tickers: { ticker: string; relevance: number }[] }[],
+): TickerRow[] {
   const rows: TickerRow[] = [];
   for (const a of articles) {
     const seen = new Set<string>();

@@ -39,4 +39,9 @@ export interface AccountRow {
   cancelled_at: string | null;
 }
 
-export const toAccount = (r: AccountRow): AccountRecord => ({ id: r.id, tier: r.tier as Tier, periodEnd: r.period_end, cancelledAt: r.cancelled_at });
+export const toAccount = (r: AccountRow): AccountRecord => ({
+  id: r.id,
+  tier: r.tier as Tier,
+  periodEnd: r.period_end,
+  cancelledAt: r.cancelled_at,
+});

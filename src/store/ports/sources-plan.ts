@@ -77,7 +77,8 @@ export function keyHits(rows: Iterable<[string, string, string, number]>): KeyHi
 export function rankNearCandidates(item: SourcedItem, hits: KeyHits): { id: string; shared: number }[] {
   const counts = new Map<string, number>();
   for (const key of distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)) {
-    for (const [id, source] of hits.get(key) ?? []) if (source !== item.source) counts.set(id, (counts.get(id) ?? 0) + 1);
+    for (const [id, source] of hits.get(key) ?? [])
+      if (source !== item.source) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return [...counts.entries()]
     .map(([id, shared]) => ({ id, shared }))
@@ -192,7 +193,13 @@ export interface SliceOptions {
  * sync to disk costs the same for 1 item as for 100, and counting it per item would keep slices at the
  * floor, one sync every few items.)
  */
-export function nextSliceSize(lastItems: number, lastMs: number, budgetMs: number, maxItems: number, minItems: number = INGEST_SLICES.minItems): number {
+export function nextSliceSize(
+  lastItems: number,
+  lastMs: number,
+  budgetMs: number,
+  maxItems: number,
+  minItems: number = INGEST_SLICES.minItems,
+): number {
   const fit = lastMs <= budgetMs ? lastItems * 2 : Math.floor((lastItems * budgetMs) / lastMs);
   return Math.max(Math.min(minItems, maxItems), Math.min(maxItems, fit));
 }
@@ -202,21 +209,32 @@ export function nextSliceSize(lastItems: number, lastMs: number, budgetMs: numbe
  * every slice but the first; the outcomes in item order. `ingest` may store a prefix of its slice only
  * (at least one item: planIngest's `enough`), answering for that prefix; the rest starts the next slice.
  */
-export async function ingestInSlices<T, R>(items: readonly T[], ingest: (slice: T[]) => Promise<R[]>, opts: SliceOptions = {}): Promise<R[]> {
+export async function ingestInSlices<T, R>(
+  items: readonly T[],
+  ingest: (slice: T[]) => Promise<R[]>,
+  opts: SliceOptions = {},
+): Promise<R[]> {
   const maxItems = Math.max(1, Math.trunc(opts.maxItems ?? INGEST_SLICES.maxItems));
   const now = opts.now ?? (() => performance.now());
   let size = opts.budgetMs === undefined ? maxItems : Math.min(maxItems, opts.carry?.size ?? INGEST_SLICES.firstItems);
   const out: R[] = [];
-  for (let start = 0; start < items.length; ) {
+  for (let start = 0; start < items.length;) {
     if (start > 0) await nextTurn();
     const slice = items.slice(start, start + size);
     const t = now();
     const answered = await ingest(slice);
-    if (answered.length === 0 || answered.length > slice.length) throw new Error(`a slice of ${slice.length} items was answered for ${answered.length}`);
+    if (answered.length === 0 || answered.length > slice.length)
+      throw new Error(`a slice of ${slice.length} items was answered for ${answered.length}`);
     start += answered.length;
     for (const r of answered) out.push(r);
     if (opts.budgetMs === undefined) continue;
-    size = nextSliceSize(answered.length, opts.busyMs ? opts.busyMs() : now() - t, opts.budgetMs, maxItems, opts.minItems);
+    size = nextSliceSize(
+      answered.length,
+      opts.busyMs ? opts.busyMs() : now() - t,
+      opts.budgetMs,
+      maxItems,
+      opts.minItems,
+    );
     if (opts.carry) opts.carry.size = size;
   }
   return out;
@@ -226,7 +244,13 @@ export async function ingestInSlices<T, R>(items: readonly T[], ingest: (slice: 
  * `planIngest` within the slices' time budget (none: the whole slice): the plan stops once it has run
  * `budgetMs` on the slices' clock, and answers how long it ran (what PostgreSQL's slices are sized by).
  */
-export function planWithinBudget(items: readonly SourcedItem[], found: SeenLookup, rule: NearDuplicateRule, now: number, slices: SliceOptions): { plan: IngestPlan; ms: number } {
+export function planWithinBudget(
+  items: readonly SourcedItem[],
+  found: SeenLookup,
+  rule: NearDuplicateRule,
+  now: number,
+  slices: SliceOptions,
+): { plan: IngestPlan; ms: number } {
   const clock = slices.now ?? (() => performance.now());
   const started = clock();
   const budget = slices.budgetMs ?? Number.POSITIVE_INFINITY;
@@ -296,7 +320,13 @@ export interface IngestPlan {
    * Exact-dedup records to write (insert, or refresh the time and article of an existing one), with why
    * the item resolved to its article (null: stored). A stored item's repeat key is one of them.
    */
-  seen: { source: string; externalId: string; canonicalUrl: string | null; ref: ArticleRef; reason: DuplicateReason | null }[];
+  seen: {
+    source: string;
+    externalId: string;
+    canonicalUrl: string | null;
+    ref: ArticleRef;
+    reason: DuplicateReason | null;
+  }[];
   /** Carrier records to add: the first source of each stored article (reason null), and the sources of duplicates. */
   carriers: { ref: ArticleRef; source: string; url: string | null; reason: DuplicateReason | null }[];
 }
@@ -309,7 +339,13 @@ export const seenKey = (source: string, externalId: string) => `${source}\n${ext
  * caller stores that prefix only (PostgreSQL: its plan runs on the event loop, which a slice of costly
  * items must not hold past its budget whatever the slice's size).
  */
-export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rule: NearDuplicateRule, now?: number, enough?: () => boolean): IngestPlan {
+export function planIngest(
+  items: readonly SourcedItem[],
+  found: SeenLookup,
+  rule: NearDuplicateRule,
+  now?: number,
+  enough?: () => boolean,
+): IngestPlan {
   const plan: IngestPlan = { outcomes: [], store: [], seen: [], carriers: [] };
   // What this batch adds, visible to its later items.
   const batchItems = new Map<string, ArticleRef>();
@@ -340,7 +376,13 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
     const key = seenKey(item.source, item.externalId);
     if (!batchItems.has(key)) {
       batchItems.set(key, ref);
-      plan.seen.push({ source: item.source, externalId: item.externalId, canonicalUrl: item.canonicalUrl, ref, reason });
+      plan.seen.push({
+        source: item.source,
+        externalId: item.externalId,
+        canonicalUrl: item.canonicalUrl,
+        ref,
+        reason,
+      });
     }
     if (reason !== 'same-item' && reason !== 'same-headline') addCarrier(ref, item, reason);
   };
@@ -391,7 +433,13 @@ export function planIngest(items: readonly SourcedItem[], found: SeenLookup, rul
     plan.store.push(i);
     plan.outcomes.push({ status: 'stored', pending: ref.pending });
     batchItems.set(key, ref);
-    plan.seen.push({ source: item.source, externalId: item.externalId, canonicalUrl: item.canonicalUrl, ref, reason: null });
+    plan.seen.push({
+      source: item.source,
+      externalId: item.externalId,
+      canonicalUrl: item.canonicalUrl,
+      ref,
+      reason: null,
+    });
     if (item.repeatKey) {
       const rk = seenKey(item.source, item.repeatKey);
       if (!batchItems.has(rk)) {
@@ -430,7 +478,12 @@ function nearMatch(
   for (const id of found.nearCandidates.get(index) ?? []) {
     const content = found.candidates.get(id);
     const ref = { id };
-    if (content !== undefined && !sourcesOf(ref).has(item.source) && rule.isNearDuplicate(item.article.content, content)) return ref;
+    if (
+      content !== undefined &&
+      !sourcesOf(ref).has(item.source) &&
+      rule.isNearDuplicate(item.article.content, content)
+    )
+      return ref;
   }
   // Earlier items of this batch first stored by another source (a source's own story again is an
   // update), the NEAR_KEY_FANOUT newest per key, ranked and capped as the stored ones are.
@@ -438,7 +491,8 @@ function nearMatch(
   for (const k of new Set(item.nearKeys)) {
     for (const [source, list] of batchKeys.get(k) ?? []) {
       if (source === item.source) continue;
-      for (let j = Math.max(0, list.length - NEAR_KEY_FANOUT); j < list.length; j++) shared.set(list[j]!, (shared.get(list[j]!) ?? 0) + 1);
+      for (let j = Math.max(0, list.length - NEAR_KEY_FANOUT); j < list.length; j++)
+        shared.set(list[j]!, (shared.get(list[j]!) ?? 0) + 1);
     }
   }
   const pending = [...shared.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0]);

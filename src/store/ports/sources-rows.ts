@@ -70,7 +70,8 @@ export const POLL_RECORD_BOUNDS = {
   errorMaxLength: 2000,
 } as const;
 
-const intWithin = (v: number, min: number, max: number, otherwise: number): number => (Number.isNaN(v) ? otherwise : Math.min(max, Math.max(min, Math.round(v))));
+const intWithin = (v: number, min: number, max: number, otherwise: number): number =>
+  Number.isNaN(v) ? otherwise : Math.min(max, Math.max(min, Math.round(v)));
 
 /** `o` with every number within POLL_RECORD_BOUNDS (a count: a safe integer, at least 0), as the adapters store it. */
 export function boundedPollOutcome(o: PollOutcome): PollOutcome {
@@ -80,12 +81,21 @@ export function boundedPollOutcome(o: PollOutcome): PollOutcome {
   return {
     ...o,
     at,
-    status: o.status === null || Number.isNaN(o.status) || o.status < b.statusMin || o.status > b.statusMax ? null : Math.trunc(o.status),
-    error: o.error === null || o.error.length <= b.errorMaxLength ? o.error : `${o.error.slice(0, b.errorMaxLength - 1).replace(/[\uD800-\uDBFF]$/, '')}…`,
+    status:
+      o.status === null || Number.isNaN(o.status) || o.status < b.statusMin || o.status > b.statusMax
+        ? null
+        : Math.trunc(o.status),
+    error:
+      o.error === null || o.error.length <= b.errorMaxLength
+        ? o.error
+        : `${o.error.slice(0, b.errorMaxLength - 1).replace(/[\uD800-\uDBFF]$/, '')}…`,
     // An unreadable next time is now: the source is due, not lost.
     nextPollAt: intWithin(o.nextPollAt, 0, b.timeMaxMs, at),
     failures: intWithin(o.failures, 0, b.failuresMax, 0),
-    minIntervalMs: o.minIntervalMs === null || Number.isNaN(o.minIntervalMs) || o.minIntervalMs <= 0 ? null : intWithin(o.minIntervalMs, 0, b.minIntervalMaxMs, 0),
+    minIntervalMs:
+      o.minIntervalMs === null || Number.isNaN(o.minIntervalMs) || o.minIntervalMs <= 0
+        ? null
+        : intWithin(o.minIntervalMs, 0, b.minIntervalMaxMs, 0),
     seen: count(o.seen),
     ingested: count(o.ingested),
     deduplicated: count(o.deduplicated),

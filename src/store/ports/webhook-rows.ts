@@ -36,7 +36,10 @@ interface StoredSecret {
 }
 
 export function toWebhook(r: WebhookRow): WebhookEndpoint {
-  const secrets = (JSON.parse(r.secrets) as StoredSecret[]).map((s): WebhookSecretRecord => ({ secret: s.secret, expiresAt: iso(s.expires_at) }));
+  const secrets = (JSON.parse(r.secrets) as StoredSecret[]).map((s): WebhookSecretRecord => ({
+    secret: s.secret,
+    expiresAt: iso(s.expires_at),
+  }));
   return {
     id: r.id,
     accountId: r.account_id,

@@ -13,7 +13,11 @@ interface KeyRow {
   created_at: string;
 }
 
-const toKey = (r: Omit<KeyRow, 'created_at'>): KeyRecord => ({ keyId: r.id, accountId: r.account_id, active: r.active });
+const toKey = (r: Omit<KeyRow, 'created_at'>): KeyRecord => ({
+  keyId: r.id,
+  accountId: r.account_id,
+  active: r.active,
+});
 
 export class PgAccounts implements AccountStore {
   constructor(private readonly db: Db) {}
@@ -28,7 +32,11 @@ export class PgAccounts implements AccountStore {
   }
 
   async getAccount(accountId: string): Promise<AccountRecord | undefined> {
-    const rows = await this.db.query<AccountRow>('SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = $1', [accountId], 'fns_get_account');
+    const rows = await this.db.query<AccountRow>(
+      'SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = $1',
+      [accountId],
+      'fns_get_account',
+    );
     return rows[0] && toAccount(rows[0]);
   }
 
@@ -42,21 +50,34 @@ export class PgAccounts implements AccountStore {
   }
 
   async cancel(accountId: string, now: number): Promise<AccountRecord | undefined> {
-    await this.db.query('UPDATE accounts SET cancelled_at = $1 WHERE id = $2 AND cancelled_at IS NULL', [toIso(now), accountId]);
+    await this.db.query('UPDATE accounts SET cancelled_at = $1 WHERE id = $2 AND cancelled_at IS NULL', [
+      toIso(now),
+      accountId,
+    ]);
     return this.getAccount(accountId);
   }
 
   async createKey(accountId: string, keyHash: string, keyId: string, now: number): Promise<void> {
-    await this.db.query('INSERT INTO api_keys (id, account_id, key_hash, active, created_at) VALUES ($1, $2, $3, true, $4)', [keyId, accountId, keyHash, toIso(now)]);
+    await this.db.query(
+      'INSERT INTO api_keys (id, account_id, key_hash, active, created_at) VALUES ($1, $2, $3, true, $4)',
+      [keyId, accountId, keyHash, toIso(now)],
+    );
   }
 
   async findKey(keyHash: string): Promise<KeyRecord | undefined> {
-    const rows = await this.db.query<KeyRow>('SELECT id, account_id, active FROM api_keys WHERE key_hash = $1', [keyHash], 'fns_find_key');
+    const rows = await this.db.query<KeyRow>(
+      'SELECT id, account_id, active FROM api_keys WHERE key_hash = $1',
+      [keyHash],
+      'fns_find_key',
+    );
     return rows[0] && toKey(rows[0]);
   }
 
   async setKeyActive(keyId: string, active: boolean): Promise<KeyRecord | undefined> {
-    const rows = await this.db.query<KeyRow>('UPDATE api_keys SET active = $1 WHERE id = $2 RETURNING id, account_id, active', [active, keyId]);
+    const rows = await this.db.query<KeyRow>(
+      'UPDATE api_keys SET active = $1 WHERE id = $2 RETURNING id, account_id, active',
+      [active, keyId],
+    );
     return rows[0] && toKey(rows[0]);
   }
 
@@ -64,7 +85,10 @@ export class PgAccounts implements AccountStore {
     const rows =
       accountId === undefined
         ? await this.db.query<KeyRow>('SELECT id, account_id, active, created_at FROM api_keys ORDER BY n')
-        : await this.db.query<KeyRow>('SELECT id, account_id, active, created_at FROM api_keys WHERE account_id = $1 ORDER BY n', [accountId]);
+        : await this.db.query<KeyRow>(
+            'SELECT id, account_id, active, created_at FROM api_keys WHERE account_id = $1 ORDER BY n',
+            [accountId],
+          );
     return rows.map((r) => ({ ...toKey(r), createdAt: r.created_at }));
   }
 }

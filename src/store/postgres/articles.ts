@@ -9,12 +9,19 @@ import { monotonicFactory } from 'ulid';
 import { conformArticle, type StoredArticle } from '../../domain/articles.js';
 import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports/index.js';
 import { receiveStamp } from '../ports/ids.js';
-import { listShape, listSql, listValues, normaliseTickers, numberedPlaceholders, shapeKey, tickerRows } from '../ports/list-query.js';
+import {
+  listShape,
+  listSql,
+  listValues,
+  normaliseTickers,
+  numberedPlaceholders,
+  shapeKey,
+  tickerRows,
+} from '../ports/list-query.js';
 import { feedChannel, LOCK, type Db } from './db.js';
 import { toArticle, type ArticleRow } from '../ports/rows.js';
 
 const COLUMNS = 'seq, id, content, urgency, sentiment, published_at, received_at, tickers, source, url';
-
 
 /**
  * The contract's Article JSON, built by the database, byte-identical to the SQLite store's
@@ -51,7 +58,10 @@ export class PgArticles implements ArticleStore {
     return this.db.tx(async (db) => {
       // Held until commit: one article writer at a time per schema (waits up to lock_timeout, then "busy").
       await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.articles, db.schema]);
-      const newest = typeof at === 'number' ? undefined : (await db.query<{ id: string }>('SELECT id FROM articles ORDER BY id DESC LIMIT 1'))[0]?.id;
+      const newest =
+        typeof at === 'number'
+          ? undefined
+          : (await db.query<{ id: string }>('SELECT id FROM articles ORDER BY id DESC LIMIT 1'))[0]?.id;
       const { receivedMs, nextId } = receiveStamp(at, newest, this.ulid);
       const receivedAt = new Date(receivedMs).toISOString();
       const out: StoredArticle[] = conformed.map((a) => ({
@@ -84,12 +94,20 @@ export class PgArticles implements ArticleStore {
           receivedAt,
         ],
       );
-      await db.query('INSERT INTO embed_queue (article_id, enqueued_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING', [out.map((a) => a.id), receivedAt]);
+      await db.query(
+        'INSERT INTO embed_queue (article_id, enqueued_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING',
+        [out.map((a) => a.id), receivedAt],
+      );
       const tickers = tickerRows(out);
       if (tickers.length > 0) {
         await db.query(
           'INSERT INTO article_tickers (ticker, article_id, urgency, relevance) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::real[]) ON CONFLICT DO NOTHING',
-          [tickers.map((t) => t.ticker), tickers.map((t) => t.article_id), tickers.map((t) => t.urgency), tickers.map((t) => t.relevance)],
+          [
+            tickers.map((t) => t.ticker),
+            tickers.map((t) => t.article_id),
+            tickers.map((t) => t.urgency),
+            tickers.map((t) => t.relevance),
+          ],
         );
       }
       const newestSeq = rows.reduce((m, r) => Math.max(m, Number(r.seq)), 0);
@@ -112,7 +130,11 @@ export class PgArticles implements ArticleStore {
       this.statements.set(name, st);
     }
     const values = listValues(query);
-    return this.db.query<R>(st.text, st.names.map((n) => values[n]), name);
+    return this.db.query<R>(
+      st.text,
+      st.names.map((n) => values[n]),
+      name,
+    );
   }
 
   async list(q: ListQuery): Promise<StoredArticle[]> {
@@ -139,7 +161,11 @@ export class PgArticles implements ArticleStore {
   }
 
   async feedAfter(seq: number, limit: number): Promise<FeedEntry[]> {
-    const rows = await this.db.query<ArticleRow>(`SELECT ${COLUMNS} FROM articles WHERE seq > $1 ORDER BY seq LIMIT $2`, [seq, limit], 'fns_feed_after');
+    const rows = await this.db.query<ArticleRow>(
+      `SELECT ${COLUMNS} FROM articles WHERE seq > $1 ORDER BY seq LIMIT $2`,
+      [seq, limit],
+      'fns_feed_after',
+    );
     return rows.map((r) => ({ seq: Number(r.seq), article: toArticle(r) }));
   }
 

@@ -27,7 +27,11 @@ export interface FeedListenerOptions {
  * Starts listening; resolves (with the function that stops it) once LISTEN is in place, or rejects when
  * the first connection fails. Later losses are retried forever, until the returned function is called.
  */
-export async function listenFeed(url: string, schema: string, options: FeedListenerOptions): Promise<() => Promise<void>> {
+export async function listenFeed(
+  url: string,
+  schema: string,
+  options: FeedListenerOptions,
+): Promise<() => Promise<void>> {
   const channel = feedChannel(checkSchema(schema));
   const minBackoff = options.minBackoffMs ?? 100;
   const maxBackoff = options.maxBackoffMs ?? 5000;

@@ -7,7 +7,10 @@
 import { pollingFreshness, type StoreChanges } from '../ports/changes.js';
 import { listenFeed } from './bus.js';
 
-export function pgChanges(schema: string, listen: { url: string; connectTimeoutMs?: number } | undefined): StoreChanges {
+export function pgChanges(
+  schema: string,
+  listen: { url: string; connectTimeoutMs?: number } | undefined,
+): StoreChanges {
   return {
     async follow(hooks) {
       if (!listen) {

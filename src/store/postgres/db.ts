@@ -22,11 +22,18 @@ export interface PgOptions {
   log?: (message: string) => void;
 }
 
-export const DEFAULTS = { schema: 'public', poolSize: 10, connectTimeoutMs: 3000, statementTimeoutMs: 5000, lockTimeoutMs: 3000 };
+export const DEFAULTS = {
+  schema: 'public',
+  poolSize: 10,
+  connectTimeoutMs: 3000,
+  statementTimeoutMs: 5000,
+  lockTimeoutMs: 3000,
+};
 
 /** A schema name as tests and operators use it: a plain lower-case identifier (no quoting needed). */
 export function checkSchema(schema: string): string {
-  if (!/^[a-z_][a-z0-9_]{0,47}$/.test(schema)) throw new RangeError(`schema must be a lower-case identifier of at most 48 characters, got "${schema}"`);
+  if (!/^[a-z_][a-z0-9_]{0,47}$/.test(schema))
+    throw new RangeError(`schema must be a lower-case identifier of at most 48 characters, got "${schema}"`);
   return schema;
 }
 
@@ -49,7 +56,12 @@ function unavailable(err: unknown): unknown {
 }
 
 /** One statement on the pool or a connection (a `name` makes it a prepared statement); its rows. */
-async function rows<R extends object>(on: pg.Pool | pg.PoolClient, text: string, values: unknown[], name?: string): Promise<R[]> {
+async function rows<R extends object>(
+  on: pg.Pool | pg.PoolClient,
+  text: string,
+  values: unknown[],
+  name?: string,
+): Promise<R[]> {
   try {
     const r = await on.query<R>(name ? { name, text, values } : { text, values });
     return r.rows;

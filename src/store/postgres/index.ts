@@ -92,7 +92,11 @@ export class PostgresStore extends PgPorts implements Store {
 
   /** Pool counters, for metrics. */
   poolStats(): { total: number; idle: number; waiting: number } {
-    return { total: this.pool?.totalCount ?? 0, idle: this.pool?.idleCount ?? 0, waiting: this.pool?.waitingCount ?? 0 };
+    return {
+      total: this.pool?.totalCount ?? 0,
+      idle: this.pool?.idleCount ?? 0,
+      waiting: this.pool?.waitingCount ?? 0,
+    };
   }
 
   async close(): Promise<void> {
@@ -117,10 +121,14 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
     }
   }
   const pool = createPool(url, { ...options, schema });
-  const store = new PostgresStore(new PoolDb(schema, pool), pool, options.nearRule, { url, connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs });
+  const store = new PostgresStore(new PoolDb(schema, pool), pool, options.nearRule, {
+    url,
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+  });
   try {
     const { applied, latest } = await store.migrationStatus();
-    if (applied !== latest) throw new Error(`PostgreSQL schema "${schema}" is at migration ${applied} of ${latest}: run \`fns migrate\``);
+    if (applied !== latest)
+      throw new Error(`PostgreSQL schema "${schema}" is at migration ${applied} of ${latest}: run \`fns migrate\``);
   } catch (e) {
     await pool.end();
     throw e;

@@ -106,7 +106,11 @@ async function appliedVersion(client: pg.Client): Promise<number> {
  * Creates the schema if needed and applies every migration it lacks, each in its own transaction.
  * Returns the versions applied now (empty when the schema was current).
  */
-export async function migrate(url: string, schema: string = DEFAULTS.schema, options: { connectTimeoutMs?: number } = {}): Promise<number[]> {
+export async function migrate(
+  url: string,
+  schema: string = DEFAULTS.schema,
+  options: { connectTimeoutMs?: number } = {},
+): Promise<number[]> {
   checkSchema(schema);
   const client = new pg.Client({
     connectionString: connectionString(url),
@@ -124,7 +128,9 @@ export async function migrate(url: string, schema: string = DEFAULTS.schema, opt
     try {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await client.query(`SET search_path = ${schema}`);
-      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
       const current = await appliedVersion(client);
       for (let v = current; v < MIGRATIONS.length; v++) {
         await client.query('BEGIN');

@@ -4,10 +4,38 @@
  * takes the article writers' advisory lock first, so two processes' check-then-insert never interleave,
  * then inserts through PgArticles (ids, received_at, seq and the feed notification as every insert).
  */
-import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports/index.js';
+import type {
+  CarrierRecord,
+  DuplicateReason,
+  ItemOutcome,
+  ItemRecord,
+  NearDuplicateRule,
+  PollOutcome,
+  SourcedItem,
+  SourceRecord,
+  SourceStore,
+  UrgencySetting,
+} from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
-import { ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, lookupKeys, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, NEAR_SINGLE_KEY_CANDIDATES, needsNearLookup, planWithinBudget, seenKey, TEXTLESS_KEY, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
+import {
+  ContentCache,
+  distinctKeys,
+  ingestInSlices,
+  INGEST_SLICES,
+  type SliceOptions,
+  lookupKeys,
+  NEAR_CANDIDATES_MAX,
+  NEAR_KEY_FANOUT,
+  NEAR_LOOKUP_KEYS_MAX,
+  NEAR_SINGLE_KEY_CANDIDATES,
+  needsNearLookup,
+  planWithinBudget,
+  seenKey,
+  TEXTLESS_KEY,
+  type ArticleRef,
+  type SeenLookup,
+} from '../ports/sources-plan.js';
 import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
@@ -92,12 +120,19 @@ export class PgSources implements SourceStore {
     private readonly db: Db,
     private readonly rule: NearDuplicateRule,
     /** The slices of ingestItems (default INGEST_SLICES, src/store/ports/sources-plan.ts); always sized by the plan's time. */
-    slices: SliceOptions = { maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs, minItems: INGEST_SLICES.pgMinItems },
+    slices: SliceOptions = {
+      maxItems: INGEST_SLICES.maxItems,
+      budgetMs: INGEST_SLICES.budgetMs,
+      minItems: INGEST_SLICES.pgMinItems,
+    },
   ) {
     this.slices = { ...slices, busyMs: () => this.planMs, carry: {} };
   }
 
-  async add(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
+  async add(
+    s: { name: string; url: string; everyMs: number; urgency: UrgencySetting },
+    now: number,
+  ): Promise<SourceRecord> {
     return this.db.tx(async (db) => {
       const rows = await db.query<SourceRow>(
         `INSERT INTO sources (name, url, every_ms, urgency, created_at) VALUES ($1, $2, $3, $4, $5)
@@ -122,9 +157,14 @@ export class PgSources implements SourceStore {
   async setPaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
     return this.db.tx(async (db) => {
       const rows = paused
-        ? await db.query<SourceRow>(`UPDATE sources SET paused = true WHERE name = $1 RETURNING ${SOURCE_COLUMNS}`, [name])
+        ? await db.query<SourceRow>(`UPDATE sources SET paused = true WHERE name = $1 RETURNING ${SOURCE_COLUMNS}`, [
+            name,
+          ])
         : // Resumed: polled at once (its next poll time is now).
-          await db.query<SourceRow>(`UPDATE sources SET paused = false, next_poll_at = $2 WHERE name = $1 RETURNING ${SOURCE_COLUMNS}`, [name, now]);
+          await db.query<SourceRow>(
+            `UPDATE sources SET paused = false, next_poll_at = $2 WHERE name = $1 RETURNING ${SOURCE_COLUMNS}`,
+            [name, now],
+          );
       if (rows.length === 0) return undefined;
       await bump(db);
       return toSource(rows[0]!);
@@ -150,7 +190,9 @@ export class PgSources implements SourceStore {
          FOR UPDATE SKIP LOCKED
        )
        UPDATE sources s SET lease_owner = $2, lease_until = $1::bigint + $4::bigint FROM due WHERE s.name = due.name
-       RETURNING s.n, ${SOURCE_COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')}`,
+       RETURNING s.n, ${SOURCE_COLUMNS.split(', ')
+         .map((c) => `s.${c}`)
+         .join(', ')}`,
       [now, owner, Math.max(0, Math.trunc(limit)), Math.trunc(leaseMs)],
     );
     rows.sort((a, b) => Number(a.next_poll_at ?? 0) - Number(b.next_poll_at ?? 0) || Number(a.n) - Number(b.n));
@@ -168,12 +210,30 @@ export class PgSources implements SourceStore {
          lease_owner = CASE WHEN lease_owner = $2 THEN NULL ELSE lease_owner END,
          lease_until = CASE WHEN lease_owner = $2 THEN NULL ELSE lease_until END
        WHERE name = $1`,
-      [name, owner, o.at, o.status, o.error, o.etag, o.lastModified, o.nextPollAt, o.failures, o.minIntervalMs, o.seen, o.ingested, o.deduplicated],
+      [
+        name,
+        owner,
+        o.at,
+        o.status,
+        o.error,
+        o.etag,
+        o.lastModified,
+        o.nextPollAt,
+        o.failures,
+        o.minIntervalMs,
+        o.seen,
+        o.ingested,
+        o.deduplicated,
+      ],
     );
   }
 
   async registryVersion(): Promise<number> {
-    const rows = await this.db.query<{ version: string }>('SELECT version FROM source_registry WHERE id = 1', [], 'fns_registry_version');
+    const rows = await this.db.query<{ version: string }>(
+      'SELECT version FROM source_registry WHERE id = 1',
+      [],
+      'fns_registry_version',
+    );
     return Number(rows[0]?.version ?? 0);
   }
 
@@ -193,7 +253,13 @@ export class PgSources implements SourceStore {
       // it stops at the budget whatever the slice's size (the items after it start the next slice).
       const { plan, ms } = planWithinBudget(items, found, this.rule, now, this.slices);
       this.planMs = ms;
-      const stored = plan.store.length > 0 ? await new PgArticles(db).insert(plan.store.map((i) => items[i]!.article), at) : [];
+      const stored =
+        plan.store.length > 0
+          ? await new PgArticles(db).insert(
+              plan.store.map((i) => items[i]!.article),
+              at,
+            )
+          : [];
       const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
       for (const a of stored) this.contents.set(a.id, a.content);
       if (plan.seen.length > 0) {
@@ -201,30 +267,47 @@ export class PgSources implements SourceStore {
           `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at, reason)
            SELECT s, e, u, a, $5, r FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[]) AS t(s, e, u, a, r)
            ON CONFLICT (source, external_id) DO UPDATE SET seen_at = EXCLUDED.seen_at, article_id = EXCLUDED.article_id`,
-          [plan.seen.map((s) => s.source), plan.seen.map((s) => s.externalId), plan.seen.map((s) => s.canonicalUrl), plan.seen.map((s) => idOf(s.ref)), now, plan.seen.map((s) => s.reason)],
+          [
+            plan.seen.map((s) => s.source),
+            plan.seen.map((s) => s.externalId),
+            plan.seen.map((s) => s.canonicalUrl),
+            plan.seen.map((s) => idOf(s.ref)),
+            now,
+            plan.seen.map((s) => s.reason),
+          ],
         );
       }
       const keys: [string, string, string, number][] = plan.store.flatMap((i, n) =>
-        distinctKeys(items[i]!).map((k): [string, string, string, number] => [k, stored[n]!.id, items[i]!.source, Date.parse(stored[n]!.received_at)]),
+        distinctKeys(items[i]!).map((k): [string, string, string, number] => [
+          k,
+          stored[n]!.id,
+          items[i]!.source,
+          Date.parse(stored[n]!.received_at),
+        ]),
       );
       if (keys.length > 0) {
-        await db.query('INSERT INTO near_keys (key, article_id, source, at) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])', [
-          keys.map((k) => k[0]),
-          keys.map((k) => k[1]),
-          keys.map((k) => k[2]),
-          keys.map((k) => k[3]),
-        ]);
+        await db.query(
+          'INSERT INTO near_keys (key, article_id, source, at) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])',
+          [keys.map((k) => k[0]), keys.map((k) => k[1]), keys.map((k) => k[2]), keys.map((k) => k[3])],
+        );
       }
       if (plan.carriers.length > 0) {
         await db.query(
           `INSERT INTO article_carriers (article_id, source, url, at, reason)
            SELECT a, s, u, $4, r FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) WITH ORDINALITY AS t(a, s, u, r, n) ORDER BY t.n
            ON CONFLICT DO NOTHING`,
-          [plan.carriers.map((c) => idOf(c.ref)), plan.carriers.map((c) => c.source), plan.carriers.map((c) => c.url), now, plan.carriers.map((c) => c.reason)],
+          [
+            plan.carriers.map((c) => idOf(c.ref)),
+            plan.carriers.map((c) => c.source),
+            plan.carriers.map((c) => c.url),
+            now,
+            plan.carriers.map((c) => c.reason),
+          ],
         );
       }
       return plan.outcomes.map((o): ItemOutcome => {
-        if (o.status === 'stored') return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
+        if (o.status === 'stored')
+          return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
         if (o.status === 'failed') return o;
         return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
       });
@@ -246,7 +329,13 @@ export class PgSources implements SourceStore {
   }
 
   private async lookup(db: Db, items: SourcedItem[], now: number): Promise<SeenLookup> {
-    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map(), seenAt: new Map() };
+    const found: SeenLookup = {
+      bySourceItem: new Map(),
+      byUrl: new Map(),
+      nearCandidates: new Map(),
+      candidates: new Map(),
+      seenAt: new Map(),
+    };
     const keys = lookupKeys(items);
     const seen = await db.query<{ source: string; external_id: string; article_id: string; seen_at: string }>(
       `SELECT s.source, s.external_id, s.article_id, s.seen_at FROM seen_items s
@@ -270,7 +359,11 @@ export class PgSources implements SourceStore {
     }
     const near = [...items.entries()].filter(([, item]) => needsNearLookup(item, found));
     if (near.length > 0) {
-      const pairs = near.flatMap(([i, item]) => distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX).map((k) => [i, k] as const));
+      const pairs = near.flatMap(([i, item]) =>
+        distinctKeys(item)
+          .slice(0, NEAR_LOOKUP_KEYS_MAX)
+          .map((k) => [i, k] as const),
+      );
       // Per item: the window's articles sharing its keys, not carried by its source, most shared keys first.
       const rows = await db.query<{ i: number; article_id: string }>(
         `WITH k AS (SELECT * FROM unnest($1::int[], $2::text[]) AS k(i, key)),
@@ -291,7 +384,16 @@ export class PgSources implements SourceStore {
               )
          -- At most NEAR_SINGLE_KEY_CANDIDATES sharing a single key (sources-plan.ts), NEAR_CANDIDATES_MAX in all.
          SELECT i, article_id FROM ranked WHERE r <= CASE WHEN n > 1 THEN $6::int ELSE $8::int END ORDER BY i, n DESC, article_id DESC`,
-        [pairs.map((p) => p[0]), pairs.map((p) => p[1]), near.map(([i]) => i), near.map(([, item]) => item.source), now - this.rule.windowMs, NEAR_CANDIDATES_MAX, NEAR_KEY_FANOUT, NEAR_SINGLE_KEY_CANDIDATES],
+        [
+          pairs.map((p) => p[0]),
+          pairs.map((p) => p[1]),
+          near.map(([i]) => i),
+          near.map(([, item]) => item.source),
+          now - this.rule.windowMs,
+          NEAR_CANDIDATES_MAX,
+          NEAR_KEY_FANOUT,
+          NEAR_SINGLE_KEY_CANDIDATES,
+        ],
       );
       for (const r of rows) {
         const list = found.nearCandidates.get(r.i);
@@ -305,7 +407,10 @@ export class PgSources implements SourceStore {
         else missing.push(id);
       }
       if (missing.length > 0) {
-        const cands = await db.query<{ id: string; content: string }>('SELECT id, content FROM articles WHERE id = ANY($1::text[])', [missing]);
+        const cands = await db.query<{ id: string; content: string }>(
+          'SELECT id, content FROM articles WHERE id = ANY($1::text[])',
+          [missing],
+        );
         for (const c of cands) {
           this.contents.set(c.id, c.content);
           found.candidates.set(c.id, c.content);
@@ -320,17 +425,34 @@ export class PgSources implements SourceStore {
       'SELECT source, url, at, reason FROM article_carriers WHERE article_id = $1 ORDER BY n',
       [articleId],
     );
-    return rows.map((r) => ({ source: r.source, url: r.url, at: new Date(Number(r.at)).toISOString(), reason: r.reason as DuplicateReason | null }));
+    return rows.map((r) => ({
+      source: r.source,
+      url: r.url,
+      at: new Date(Number(r.at)).toISOString(),
+      reason: r.reason as DuplicateReason | null,
+    }));
   }
 
   async itemsOf(articleId: string): Promise<ItemRecord[]> {
-    const rows = await this.db.query<{ source: string; external_id: string; canonical_url: string | null; seen_at: string; reason: string | null }>(
+    const rows = await this.db.query<{
+      source: string;
+      external_id: string;
+      canonical_url: string | null;
+      seen_at: string;
+      reason: string | null;
+    }>(
       `SELECT source, external_id, canonical_url, seen_at, reason FROM seen_items
        WHERE article_id = $1 AND NOT starts_with(external_id, $2) AND NOT starts_with(external_id, $3)
        ORDER BY seen_at, source, external_id`,
       [articleId, REPEAT_KEY_DATED, REPEAT_KEY_UNDATED],
     );
-    return rows.map((r) => ({ source: r.source, externalId: r.external_id, url: r.canonical_url, seenAt: new Date(Number(r.seen_at)).toISOString(), reason: r.reason as DuplicateReason | null }));
+    return rows.map((r) => ({
+      source: r.source,
+      externalId: r.external_id,
+      url: r.canonical_url,
+      seenAt: new Date(Number(r.seen_at)).toISOString(),
+      reason: r.reason as DuplicateReason | null,
+    }));
   }
 
   async pruneSeen(olderThanMs: number, now: number): Promise<number> {

@@ -81,7 +81,8 @@ export class PgVectors implements VectorStore {
         [new Date(now).toISOString(), ids],
       );
       const dropped = new Set(rows.filter((r) => r.attempts >= maxAttempts).map((r) => r.article_id));
-      if (dropped.size > 0) await db.query('DELETE FROM embed_queue WHERE article_id = ANY($1::text[])', [[...dropped]]);
+      if (dropped.size > 0)
+        await db.query('DELETE FROM embed_queue WHERE article_id = ANY($1::text[])', [[...dropped]]);
       // In the caller's order, as the SQLite store.
       return ids.filter((id) => dropped.has(id));
     });
@@ -108,7 +109,11 @@ export class PgVectors implements VectorStore {
     return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
   }
 
-  async vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
+  async vectorsAfter(
+    model: string,
+    afterRowid: number,
+    limit?: number,
+  ): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
     // LIMIT NULL: no limit, for a call without one.
     const rows = await this.db.query<{ rowid: string; article_id: string; vector: Buffer }>(
       'SELECT rowid, article_id, vector FROM article_vectors WHERE model = $1 AND rowid > $2 ORDER BY rowid LIMIT $3',

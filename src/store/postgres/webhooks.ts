@@ -35,17 +35,37 @@ export const WEBHOOKS_MIGRATION = `
 export class PgWebhooks implements WebhookStore {
   constructor(private readonly db: Db) {}
 
-  async add(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint> {
+  async add(
+    e: {
+      id: string;
+      accountId: string;
+      url: string;
+      tickers: string[] | null;
+      minRelevance?: number | null;
+      secret: string;
+    },
+    now: number,
+  ): Promise<WebhookEndpoint> {
     const rows = await this.db.query<WebhookRow>(
       `INSERT INTO webhook_endpoints (id, account_id, url, tickers, min_relevance, secrets, cursor, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, (SELECT coalesce(max(seq), 0) FROM articles), $7) RETURNING ${WEBHOOK_COLUMNS}`,
-      [e.id, e.accountId, e.url, e.tickers === null ? null : JSON.stringify(e.tickers), e.minRelevance ?? null, secretsJson(e.secret), now],
+      [
+        e.id,
+        e.accountId,
+        e.url,
+        e.tickers === null ? null : JSON.stringify(e.tickers),
+        e.minRelevance ?? null,
+        secretsJson(e.secret),
+        now,
+      ],
     );
     return toWebhook(rows[0]!);
   }
 
   async get(id: string): Promise<WebhookEndpoint | undefined> {
-    const rows = await this.db.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id]);
+    const rows = await this.db.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints WHERE id = $1`, [
+      id,
+    ]);
     return rows[0] && toWebhook(rows[0]);
   }
 
@@ -53,7 +73,10 @@ export class PgWebhooks implements WebhookStore {
     const rows =
       accountId === undefined
         ? await this.db.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints ORDER BY n`)
-        : await this.db.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY n`, [accountId]);
+        : await this.db.query<WebhookRow>(
+            `SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY n`,
+            [accountId],
+          );
     return rows.map(toWebhook);
   }
 
@@ -61,7 +84,12 @@ export class PgWebhooks implements WebhookStore {
     return (await this.db.query('DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', [id])).length > 0;
   }
 
-  async setState(id: string, state: WebhookState, reason: string | null, _now: number): Promise<WebhookEndpoint | undefined> {
+  async setState(
+    id: string,
+    state: WebhookState,
+    reason: string | null,
+    _now: number,
+  ): Promise<WebhookEndpoint | undefined> {
     const rows =
       state === 'active'
         ? await this.db.query<WebhookRow>(
@@ -69,18 +97,24 @@ export class PgWebhooks implements WebhookStore {
              WHERE id = $1 RETURNING ${WEBHOOK_COLUMNS}`,
             [id],
           )
-        : await this.db.query<WebhookRow>(`UPDATE webhook_endpoints SET state = $2, paused_reason = $3 WHERE id = $1 RETURNING ${WEBHOOK_COLUMNS}`, [id, state, reason]);
+        : await this.db.query<WebhookRow>(
+            `UPDATE webhook_endpoints SET state = $2, paused_reason = $3 WHERE id = $1 RETURNING ${WEBHOOK_COLUMNS}`,
+            [id, state, reason],
+          );
     return rows[0] && toWebhook(rows[0]);
   }
 
   async rotateSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
     return this.db.tx(async (db) => {
-      const cur = await db.query<{ secrets: string }>('SELECT secrets FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [id]);
+      const cur = await db.query<{ secrets: string }>(
+        'SELECT secrets FROM webhook_endpoints WHERE id = $1 FOR UPDATE',
+        [id],
+      );
       if (!cur[0]) return undefined;
-      const rows = await db.query<WebhookRow>(`UPDATE webhook_endpoints SET secrets = $2 WHERE id = $1 RETURNING ${WEBHOOK_COLUMNS}`, [
-        id,
-        rotatedSecrets(cur[0].secrets, secret, now, overlapMs),
-      ]);
+      const rows = await db.query<WebhookRow>(
+        `UPDATE webhook_endpoints SET secrets = $2 WHERE id = $1 RETURNING ${WEBHOOK_COLUMNS}`,
+        [id, rotatedSecrets(cur[0].secrets, secret, now, overlapMs)],
+      );
       return toWebhook(rows[0]!);
     });
   }
@@ -94,7 +128,9 @@ export class PgWebhooks implements WebhookStore {
          FOR UPDATE SKIP LOCKED
        )
        UPDATE webhook_endpoints w SET lease_owner = $2, lease_until = $1::bigint + $4::bigint FROM due WHERE w.id = due.id
-       RETURNING w.n, ${WEBHOOK_COLUMNS.split(', ').map((c) => `w.${c}`).join(', ')}`,
+       RETURNING w.n, ${WEBHOOK_COLUMNS.split(', ')
+         .map((c) => `w.${c}`)
+         .join(', ')}`,
       [now, owner, Math.max(0, Math.trunc(limit)), Math.trunc(leaseMs)],
     );
     rows.sort((a, b) => Number(a.n) - Number(b.n));
@@ -102,7 +138,9 @@ export class PgWebhooks implements WebhookStore {
   }
 
   async release(owner: string): Promise<void> {
-    await this.db.query('UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1', [owner]);
+    await this.db.query('UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1', [
+      owner,
+    ]);
   }
 
   async recordAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
@@ -118,7 +156,21 @@ export class PgWebhooks implements WebhookStore {
          state = CASE WHEN state = 'active' THEN $12 ELSE state END,
          paused_reason = CASE WHEN state = 'active' THEN $13 ELSE paused_reason END
        WHERE id = $1 AND lease_owner = $2 RETURNING id`,
-      [id, owner, a.cursor, sent, a.at, a.ok, a.status, a.error, a.failures, a.firstFailureAt, a.nextAttemptAt, a.state, a.pausedReason],
+      [
+        id,
+        owner,
+        a.cursor,
+        sent,
+        a.at,
+        a.ok,
+        a.status,
+        a.error,
+        a.failures,
+        a.firstFailureAt,
+        a.nextAttemptAt,
+        a.state,
+        a.pausedReason,
+      ],
     );
     return rows.length > 0;
   }

@@ -14,23 +14,39 @@ interface KeyRow {
   created_at: string;
 }
 
-const toKey = (r: Omit<KeyRow, 'created_at'>): KeyRecord => ({ keyId: r.id, accountId: r.account_id, active: r.active === 1 });
+const toKey = (r: Omit<KeyRow, 'created_at'>): KeyRecord => ({
+  keyId: r.id,
+  accountId: r.account_id,
+  active: r.active === 1,
+});
 
 export class SqliteAccounts implements AccountStore {
   private readonly st;
 
   constructor(private readonly db: Database.Database) {
     this.st = {
-      getAccount: db.prepare<[string], AccountRow>('SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = ?'),
-      insertAccount: db.prepare('INSERT INTO accounts (id, tier, period_end, cancelled_at, created_at) VALUES (?, ?, ?, NULL, ?)'),
+      getAccount: db.prepare<[string], AccountRow>(
+        'SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = ?',
+      ),
+      insertAccount: db.prepare(
+        'INSERT INTO accounts (id, tier, period_end, cancelled_at, created_at) VALUES (?, ?, ?, NULL, ?)',
+      ),
       setTier: db.prepare('UPDATE accounts SET tier = ?, period_end = ?, cancelled_at = NULL WHERE id = ?'),
       cancel: db.prepare('UPDATE accounts SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL'),
-      insertKey: db.prepare('INSERT INTO api_keys (id, account_id, key_hash, active, created_at) VALUES (?, ?, ?, 1, ?)'),
-      findKey: db.prepare<[string], Omit<KeyRow, 'created_at'>>('SELECT id, account_id, active FROM api_keys WHERE key_hash = ?'),
+      insertKey: db.prepare(
+        'INSERT INTO api_keys (id, account_id, key_hash, active, created_at) VALUES (?, ?, ?, 1, ?)',
+      ),
+      findKey: db.prepare<[string], Omit<KeyRow, 'created_at'>>(
+        'SELECT id, account_id, active FROM api_keys WHERE key_hash = ?',
+      ),
       setKeyActive: db.prepare('UPDATE api_keys SET active = ? WHERE id = ?'),
-      getKey: db.prepare<[string], Omit<KeyRow, 'created_at'>>('SELECT id, account_id, active FROM api_keys WHERE id = ?'),
+      getKey: db.prepare<[string], Omit<KeyRow, 'created_at'>>(
+        'SELECT id, account_id, active FROM api_keys WHERE id = ?',
+      ),
       listKeys: db.prepare<[], KeyRow>('SELECT id, account_id, active, created_at FROM api_keys ORDER BY rowid'),
-      listKeysOf: db.prepare<[string], KeyRow>('SELECT id, account_id, active, created_at FROM api_keys WHERE account_id = ? ORDER BY rowid'),
+      listKeysOf: db.prepare<[string], KeyRow>(
+        'SELECT id, account_id, active, created_at FROM api_keys WHERE account_id = ? ORDER BY rowid',
+      ),
     };
   }
 

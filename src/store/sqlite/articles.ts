@@ -8,13 +8,30 @@ import { monotonicFactory } from 'ulid';
 import { conformArticle, type StoredArticle } from '../../domain/articles.js';
 import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports/index.js';
 import { receiveStamp } from '../ports/ids.js';
-import { listShape, listSql, listValues, normaliseTickers, shapeKey, tickerRows, type ListShape } from '../ports/list-query.js';
+import {
+  listShape,
+  listSql,
+  listValues,
+  normaliseTickers,
+  shapeKey,
+  tickerRows,
+  type ListShape,
+} from '../ports/list-query.js';
 import { toArticle, type ArticleRow } from '../ports/rows.js';
 import { writeTurn } from './write-turn.js';
 
 /** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
 function articleJson(withTickers: boolean): string {
-  const fields = ["'id', id", "'content', content", "'urgency', urgency", "'sentiment', sentiment", "'published_at', published_at", "'received_at', received_at", "'source', source", "'url', url"];
+  const fields = [
+    "'id', id",
+    "'content', content",
+    "'urgency', urgency",
+    "'sentiment', sentiment",
+    "'published_at', published_at",
+    "'received_at', received_at",
+    "'source', source",
+    "'url', url",
+  ];
   if (withTickers) fields.push("'tickers', json(tickers)");
   return `json_object(${fields.join(', ')})`;
 }
@@ -32,7 +49,9 @@ export class SqliteArticles implements ArticleStore {
          VALUES (@id, @content, @urgency, @sentiment, @published_at, @received_at, @tickers, @source, @url)`,
       ),
       enqueue: db.prepare('INSERT OR IGNORE INTO embed_queue (article_id, enqueued_at) VALUES (?, ?)'),
-      insertTicker: db.prepare('INSERT OR IGNORE INTO article_tickers (ticker, article_id, urgency, relevance) VALUES (@ticker, @article_id, @urgency, @relevance)'),
+      insertTicker: db.prepare(
+        'INSERT OR IGNORE INTO article_tickers (ticker, article_id, urgency, relevance) VALUES (@ticker, @article_id, @urgency, @relevance)',
+      ),
       newestId: db.prepare<[], string>('SELECT id FROM articles ORDER BY id DESC LIMIT 1').pluck(),
       byId: db.prepare<[string], ArticleRow>('SELECT * FROM articles WHERE id = ?'),
       count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM articles'),
@@ -51,7 +70,11 @@ export class SqliteArticles implements ArticleStore {
     const out: StoredArticle[] = [];
     const write = () => {
       // Inside the transaction, which holds the write lock: no other process commits in between.
-      const { receivedMs, nextId } = receiveStamp(at, typeof at === 'number' ? undefined : this.st.newestId.get(), this.ulid);
+      const { receivedMs, nextId } = receiveStamp(
+        at,
+        typeof at === 'number' ? undefined : this.st.newestId.get(),
+        this.ulid,
+      );
       const receivedAt = new Date(receivedMs).toISOString();
       for (const a of articles) {
         const article = conformArticle(a);
@@ -69,8 +92,19 @@ export class SqliteArticles implements ArticleStore {
         };
         this.st.insertArticle.run(row);
         this.st.enqueue.run(id, receivedAt);
-        for (const t of tickerRows([{ id, urgency: article.urgency, tickers: article.tickers }])) this.st.insertTicker.run(t);
-        out.push({ id, content: article.content, urgency: article.urgency, sentiment: article.sentiment, published_at: article.published_at, received_at: receivedAt, source: row.source, url: row.url, tickers: article.tickers });
+        for (const t of tickerRows([{ id, urgency: article.urgency, tickers: article.tickers }]))
+          this.st.insertTicker.run(t);
+        out.push({
+          id,
+          content: article.content,
+          urgency: article.urgency,
+          sentiment: article.sentiment,
+          published_at: article.published_at,
+          received_at: receivedAt,
+          source: row.source,
+          url: row.url,
+          tickers: article.tickers,
+        });
       }
     };
     // IMMEDIATE: take the write lock before reading the clock and the newest id.

@@ -17,7 +17,10 @@ import type { Freshness, FreshnessOptions, FollowHooks, StoreChanges } from '../
 /** A commit by another process is seen at most this long after it even without a wake-up. */
 export const SQLITE_RECHECK_MS = 100;
 
-export function sqliteFreshness(db: Database.Database, options: FreshnessOptions & { recheckMs?: number } = {}): Freshness {
+export function sqliteFreshness(
+  db: Database.Database,
+  options: FreshnessOptions & { recheckMs?: number } = {},
+): Freshness {
   const monotonic = options.monotonic ?? (() => performance.now());
   const recheckMs = options.recheckMs ?? SQLITE_RECHECK_MS;
   const ownChanges = db.prepare<[], number>('SELECT total_changes()').pluck();

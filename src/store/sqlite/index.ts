@@ -42,7 +42,12 @@ export class SqliteStore implements Store {
     this.articles = new SqliteArticles(db);
     this.vectors = new SqliteVectors(db);
     const articles = this.articles;
-    this.sources = new SqliteSources(db, (a, at) => articles.insertNow(a, at), options.nearRule ?? defaultNearRule, options.ingestSlices);
+    this.sources = new SqliteSources(
+      db,
+      (a, at) => articles.insertNow(a, at),
+      options.nearRule ?? defaultNearRule,
+      options.ingestSlices,
+    );
     this.webhooks = new SqliteWebhooks(db);
     this.changes = sqliteChanges(db, file);
     // The service: ingestion's SQLite work on the ingest thread (ingest-thread.ts), off the event loop.

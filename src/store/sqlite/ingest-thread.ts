@@ -32,7 +32,10 @@ import type { SqliteVectors } from './vectors.js';
  */
 export const INGEST_THREAD_BUSY_TIMEOUT_MS = 1000;
 
-type Answer = { ready: true } | { id: number; result: unknown } | { id: number; error: { name: string; message: string; code?: string } };
+type Answer =
+  | { ready: true }
+  | { id: number; result: unknown }
+  | { id: number; error: { name: string; message: string; code?: string } };
 
 interface Pending {
   resolve: (result: unknown) => void;
@@ -88,7 +91,10 @@ export class IngestThread {
   /** One slice, one transaction, on the worker thread; rejects with the adapter's error. */
   async ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     // The clock is read here, when the slice is sent (a clock function cannot cross threads).
-    const r = await this.call(typeof at === 'number' ? { op: 'ingest', items, at } : { op: 'ingest', items, clock: at() }, () => this.inline.ingest(items, at));
+    const r = await this.call(
+      typeof at === 'number' ? { op: 'ingest', items, at } : { op: 'ingest', items, clock: at() },
+      () => this.inline.ingest(items, at),
+    );
     return r as ItemOutcome[];
   }
 
@@ -106,7 +112,10 @@ export class IngestThread {
    * large ingest grows by thousands (tens of ms on the event loop per batch of 32).
    */
   async nextBatch(limit: number): Promise<{ id: string; content: string }[]> {
-    return (await this.call({ op: 'nextBatch', limit }, () => this.inline.nextBatch(limit))) as { id: string; content: string }[];
+    return (await this.call({ op: 'nextBatch', limit }, () => this.inline.nextBatch(limit))) as {
+      id: string;
+      content: string;
+    }[];
   }
 
   /**
@@ -158,7 +167,13 @@ export class IngestThread {
 
   private start(): Promise<Worker> {
     this.ready ??= new Promise<Worker>((resolve, reject) => {
-      const w = new Worker(new URL('./ingest-worker.mjs', import.meta.url), { workerData: { file: this.file, busyTimeoutMs: Math.max(this.busyTimeoutMs, INGEST_THREAD_BUSY_TIMEOUT_MS), preload: workerPreloads() } });
+      const w = new Worker(new URL('./ingest-worker.mjs', import.meta.url), {
+        workerData: {
+          file: this.file,
+          busyTimeoutMs: Math.max(this.busyTimeoutMs, INGEST_THREAD_BUSY_TIMEOUT_MS),
+          preload: workerPreloads(),
+        },
+      });
       w.on('message', (m: Answer) => {
         if ('ready' in m) {
           this.worker = w;
@@ -221,11 +236,18 @@ export function ingestOffThread(
 ): IngestThread {
   const inline = {
     ingest: async (items: SourcedItem[], at: number | (() => number)) => sources.ingestSlice(items, at),
-    recordPoll: async (name: string, owner: string, outcome: PollOutcome) => sources.recordPollHere(name, owner, outcome),
+    recordPoll: async (name: string, owner: string, outcome: PollOutcome) =>
+      sources.recordPollHere(name, owner, outcome),
     nextBatch: async (limit: number) => vectors.nextBatchHere(limit),
-    storeVectors: async (model: string, batch: { id: string; vector: Float32Array }[]) => vectors.storeVectorsHere(model, batch),
+    storeVectors: async (model: string, batch: { id: string; vector: Float32Array }[]) =>
+      vectors.storeVectorsHere(model, batch),
   };
-  const thread = new IngestThread(file, opts.busyTimeoutMs, inline, (running) => void (db.open && db.pragma(`wal_autocheckpoint = ${running ? 0 : 1000}`)));
+  const thread = new IngestThread(
+    file,
+    opts.busyTimeoutMs,
+    inline,
+    (running) => void (db.open && db.pragma(`wal_autocheckpoint = ${running ? 0 : 1000}`)),
+  );
   // The ports send their work here; inside a transaction of `db` (store.transaction) it stays on `db`.
   // Its slices get the thread's budget (INGEST_SLICES.threadBudgetMs): a slice there holds no event loop.
   sources.writeVia({
@@ -233,7 +255,10 @@ export function ingestOffThread(
     recordPoll: (name, owner, outcome) => thread.recordPoll(name, owner, outcome),
     budgetMs: INGEST_SLICES.threadBudgetMs,
   });
-  vectors.writeVia({ nextBatch: (limit) => thread.nextBatch(limit), storeVectors: (model, batch) => thread.storeVectors(model, batch) });
+  vectors.writeVia({
+    nextBatch: (limit) => thread.nextBatch(limit),
+    storeVectors: (model, batch) => thread.storeVectors(model, batch),
+  });
   // The event loop's own writes wait for their turn instead of for the lock (write-turn.ts).
   setWriteGate(db, () => thread.writeGate());
   thread.warm();

@@ -27,7 +27,10 @@ const { SqliteStore } = await import('./index.ts');
 // SQLite's own busy handler sleeps ever longer (up to 100 ms a try) while another connection holds the
 // write lock; this thread waits in steps of 1 ms instead, up to workerData.busyTimeoutMs, so a slice starts
 // as soon as the service's own short writes (poll records, embeddings) are done.
-const store = new SqliteStore(workerData.file, { busyTimeoutMs: 0, ingestSlices: { maxItems: Number.MAX_SAFE_INTEGER } });
+const store = new SqliteStore(workerData.file, {
+  busyTimeoutMs: 0,
+  ingestSlices: { maxItems: Number.MAX_SAFE_INTEGER },
+});
 const pause = new Int32Array(new SharedArrayBuffer(4));
 const isBusy = (e) => typeof e?.code === 'string' && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(e.code);
 
@@ -60,12 +63,15 @@ port.on('message', async (m) => {
           ? await store.vectors.nextBatch(m.limit)
           : m.op === 'storeVectors'
             ? await patiently(() => store.vectors.storeVectors(m.model, m.vectors))
-          : // The main thread read its clock when it sent the slice (a clock function cannot cross threads).
-            await patiently(() => store.sources.ingestItems(m.items, m.at ?? (() => m.clock)));
+            : // The main thread read its clock when it sent the slice (a clock function cannot cross threads).
+              await patiently(() => store.sources.ingestItems(m.items, m.at ?? (() => m.clock)));
     port.postMessage({ id, result: result ?? null });
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
-    port.postMessage({ id, error: { name: e.name, message: e.message, code: typeof e.code === 'string' ? e.code : undefined } });
+    port.postMessage({
+      id,
+      error: { name: e.name, message: e.message, code: typeof e.code === 'string' ? e.code : undefined },
+    });
   }
 });
 // The service's own connection leaves checkpoints to this one (SqliteStore, ingestOffThread): besides the

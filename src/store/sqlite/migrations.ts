@@ -8,7 +8,9 @@ export type Migration = string | ((db: Database.Database) => void);
 
 /** Adds a column unless the table has it: a step that adds columns stays safe to apply again. */
 function addColumn(db: Database.Database, table: string, column: string, definition: string): void {
-  const has = (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).some((c) => c.name === column);
+  const has = (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).some(
+    (c) => c.name === column,
+  );
   if (!has) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
 }
 

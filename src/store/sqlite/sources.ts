@@ -6,9 +6,39 @@
  */
 import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';
-import type { CarrierRecord, DuplicateReason, ItemOutcome, ItemRecord, NearDuplicateRule, NewArticle, PollOutcome, SourcedItem, SourceRecord, SourceStore, UrgencySetting } from '../ports/index.js';
+import type {
+  CarrierRecord,
+  DuplicateReason,
+  ItemOutcome,
+  ItemRecord,
+  NearDuplicateRule,
+  NewArticle,
+  PollOutcome,
+  SourcedItem,
+  SourceRecord,
+  SourceStore,
+  UrgencySetting,
+} from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
-import { chooseCandidates, ContentCache, distinctKeys, ingestInSlices, INGEST_SLICES, type SliceOptions, keyHits, lookupKeys, NEAR_KEY_FANOUT, NEAR_LOOKUP_KEYS_MAX, rankNearCandidates, needsNearLookup, planWithinBudget, seenKey, TEXTLESS_KEY, type ArticleRef, type SeenLookup } from '../ports/sources-plan.js';
+import {
+  chooseCandidates,
+  ContentCache,
+  distinctKeys,
+  ingestInSlices,
+  INGEST_SLICES,
+  type SliceOptions,
+  keyHits,
+  lookupKeys,
+  NEAR_KEY_FANOUT,
+  NEAR_LOOKUP_KEYS_MAX,
+  rankNearCandidates,
+  needsNearLookup,
+  planWithinBudget,
+  seenKey,
+  TEXTLESS_KEY,
+  type ArticleRef,
+  type SeenLookup,
+} from '../ports/sources-plan.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 import { writeTurn } from './write-turn.js';
@@ -157,16 +187,20 @@ export class SqliteSources implements SourceStore {
       // The window's articles having any of a batch's near keys (one index seek per key), per key only from
       // the time of its NEAR_KEY_FANOUT-th newest on (a second seek): a key shared by thousands of the
       // window's headlines (a template) reads about NEAR_KEY_FANOUT rows, not all of them.
-      nearHits: db.prepare<[{ keys: string; from: number; skip: number }], [string, string, string, number]>(
-        `SELECT n.key, n.article_id, n.source, n.at FROM json_each(@keys) j
+      nearHits: db
+        .prepare<[{ keys: string; from: number; skip: number }], [string, string, string, number]>(
+          `SELECT n.key, n.article_id, n.source, n.at FROM json_each(@keys) j
          JOIN near_keys n ON n.key = j.value AND n.at >= coalesce(
            (SELECT c.at FROM near_keys c WHERE c.key = j.value AND c.at >= @from ORDER BY c.at DESC LIMIT 1 OFFSET @skip), @from)`,
-      ).raw(),
+        )
+        .raw(),
       // Which of the given (article, source) pairs are carrier records.
-      carried: db.prepare<[string], [string, string]>(
-        `SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j
+      carried: db
+        .prepare<[string], [string, string]>(
+          `SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j
          WHERE EXISTS (SELECT 1 FROM article_carriers c WHERE c.article_id = j.value ->> 0 AND c.source = j.value ->> 1)`,
-      ).raw(),
+        )
+        .raw(),
       contents: db.prepare<[string], { id: string; content: string }>(
         'SELECT id, content FROM articles WHERE id IN (SELECT value FROM json_each(?))',
       ),
@@ -185,15 +219,20 @@ export class SqliteSources implements SourceStore {
       carriers: db.prepare<[string], { source: string; url: string | null; at: number; reason: string | null }>(
         'SELECT source, url, at, reason FROM article_carriers WHERE article_id = ? ORDER BY n',
       ),
-      items: db.prepare<[string, string, string, string, string], { source: string; external_id: string; canonical_url: string | null; seen_at: number; reason: string | null }>(
+      items: db.prepare<
+        [string, string, string, string, string],
+        { source: string; external_id: string; canonical_url: string | null; seen_at: number; reason: string | null }
+      >(
         `SELECT source, external_id, canonical_url, seen_at, reason FROM seen_items
          WHERE article_id = ? AND substr(external_id, 1, length(?)) <> ? AND substr(external_id, 1, length(?)) <> ?
          ORDER BY seen_at, source, external_id`,
       ),
       // Items offered without text: a record with no article under their own keys (TEXTLESS_KEY).
-      textlessSeen: db.prepare<[string, string], number>(
-        'SELECT count(*) FROM json_each(?) j JOIN seen_items s ON s.source = ? AND s.external_id = j.value',
-      ).pluck(),
+      textlessSeen: db
+        .prepare<[string, string], number>(
+          'SELECT count(*) FROM json_each(?) j JOIN seen_items s ON s.source = ? AND s.external_id = j.value',
+        )
+        .pluck(),
       upsertTextless: db.prepare<[string, number, string]>(
         `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at)
          SELECT ?, j.value, NULL, '', ? FROM json_each(?) j WHERE true
@@ -214,9 +253,13 @@ export class SqliteSources implements SourceStore {
     return this.write(fn);
   }
 
-  async add(s: { name: string; url: string; everyMs: number; urgency: UrgencySetting }, now: number): Promise<SourceRecord> {
+  async add(
+    s: { name: string; url: string; everyMs: number; urgency: UrgencySetting },
+    now: number,
+  ): Promise<SourceRecord> {
     return this.writeInTurn(() => {
-      if (this.st.insert.run(s.name, s.url, Math.trunc(s.everyMs), s.urgency, now).changes === 0) throw new SourceExistsError(s.name);
+      if (this.st.insert.run(s.name, s.url, Math.trunc(s.everyMs), s.urgency, now).changes === 0)
+        throw new SourceExistsError(s.name);
       this.st.bump.run();
       return toSource(this.st.get.get(s.name)!);
     });
@@ -303,7 +346,11 @@ export class SqliteSources implements SourceStore {
       writer?.budgetMs !== undefined && this.slices.budgetMs !== undefined
         ? { ...this.slices, budgetMs: writer.budgetMs, carry: this.carried.writer }
         : { ...this.slices, carry: this.carried.here };
-    return ingestInSlices(items, async (slice) => (writer ? writer.ingestSlice(slice, at) : this.ingestSlice(slice, at)), slices);
+    return ingestInSlices(
+      items,
+      async (slice) => (writer ? writer.ingestSlice(slice, at) : this.ingestSlice(slice, at)),
+      slices,
+    );
   }
 
   /** One slice of `ingestItems` on this connection: one IMMEDIATE transaction (also a writer's fallback). */
@@ -313,9 +360,19 @@ export class SqliteSources implements SourceStore {
       const now = typeof at === 'number' ? at : at();
       // With a time budget, the plan stops there whatever the slice's size (the rest starts the next slice).
       const { plan } = planWithinBudget(items, this.lookup(items, now), this.rule, now, this.slices);
-      const stored = plan.store.length > 0 ? this.insertNow(plan.store.map((i) => items[i]!.article), at) : [];
+      const stored =
+        plan.store.length > 0
+          ? this.insertNow(
+              plan.store.map((i) => items[i]!.article),
+              at,
+            )
+          : [];
       const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
-      if (plan.seen.length > 0) this.st.upsertSeen.run(now, JSON.stringify(plan.seen.map((s) => [s.source, s.externalId, s.canonicalUrl, idOf(s.ref), s.reason])));
+      if (plan.seen.length > 0)
+        this.st.upsertSeen.run(
+          now,
+          JSON.stringify(plan.seen.map((s) => [s.source, s.externalId, s.canonicalUrl, idOf(s.ref), s.reason])),
+        );
       const keys: [string, number, string, string][] = [];
       for (const [n, i] of plan.store.entries()) {
         const article = stored[n]!;
@@ -324,9 +381,14 @@ export class SqliteSources implements SourceStore {
         for (const k of distinctKeys(items[i]!)) keys.push([k, keyTime, article.id, items[i]!.source]);
       }
       if (keys.length > 0) this.st.insertKeys.run(JSON.stringify(keys));
-      if (plan.carriers.length > 0) this.st.insertCarriers.run(now, JSON.stringify(plan.carriers.map((c) => [idOf(c.ref), c.source, c.url, c.reason])));
+      if (plan.carriers.length > 0)
+        this.st.insertCarriers.run(
+          now,
+          JSON.stringify(plan.carriers.map((c) => [idOf(c.ref), c.source, c.url, c.reason])),
+        );
       return plan.outcomes.map((o): ItemOutcome => {
-        if (o.status === 'stored') return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
+        if (o.status === 'stored')
+          return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
         if (o.status === 'failed') return o;
         return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
       });
@@ -345,7 +407,13 @@ export class SqliteSources implements SourceStore {
   }
 
   private lookup(items: SourcedItem[], now: number): SeenLookup {
-    const found: SeenLookup = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map(), seenAt: new Map() };
+    const found: SeenLookup = {
+      bySourceItem: new Map(),
+      byUrl: new Map(),
+      nearCandidates: new Map(),
+      candidates: new Map(),
+      seenAt: new Map(),
+    };
     for (const r of this.st.seenByItem.all(JSON.stringify(lookupKeys(items)))) {
       // A record with no article is an item offered without text (TEXTLESS_KEY): no item's match.
       if (r.article_id === '') continue;
@@ -354,13 +422,20 @@ export class SqliteSources implements SourceStore {
     }
     const urls = [...new Set(items.flatMap((i) => (i.canonicalUrl === null ? [] : [i.canonicalUrl])))];
     if (urls.length > 0) {
-      for (const r of this.st.seenByUrl.all(JSON.stringify(urls))) if (r.article_id !== null) found.byUrl.set(r.url, r.article_id);
+      for (const r of this.st.seenByUrl.all(JSON.stringify(urls)))
+        if (r.article_id !== null) found.byUrl.set(r.url, r.article_id);
     }
     const near = [...items.entries()].filter(([, item]) => needsNearLookup(item, found));
     const missing = new Set<string>();
     if (near.length > 0) {
       const keys = new Set(near.flatMap(([, item]) => distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)));
-      const hits = keyHits(this.st.nearHits.all({ keys: JSON.stringify([...keys]), from: now - this.rule.windowMs, skip: NEAR_KEY_FANOUT - 1 }));
+      const hits = keyHits(
+        this.st.nearHits.all({
+          keys: JSON.stringify([...keys]),
+          from: now - this.rule.windowMs,
+          skip: NEAR_KEY_FANOUT - 1,
+        }),
+      );
       const ranked = new Map(near.map(([i, item]) => [i, rankNearCandidates(item, hits)]));
       // Articles the item's source carries (it stored them first itself, or merged a copy) are no
       // candidates: the first is known from the hits, the second is asked for the chosen ones only.
@@ -384,17 +459,26 @@ export class SqliteSources implements SourceStore {
   }
 
   async carriersOf(articleId: string): Promise<CarrierRecord[]> {
-    return this.st.carriers.all(articleId).map((r) => ({ source: r.source, url: r.url, at: new Date(r.at).toISOString(), reason: r.reason as DuplicateReason | null }));
+    return this.st.carriers
+      .all(articleId)
+      .map((r) => ({
+        source: r.source,
+        url: r.url,
+        at: new Date(r.at).toISOString(),
+        reason: r.reason as DuplicateReason | null,
+      }));
   }
 
   async itemsOf(articleId: string): Promise<ItemRecord[]> {
-    return this.st.items.all(articleId, REPEAT_KEY_DATED, REPEAT_KEY_DATED, REPEAT_KEY_UNDATED, REPEAT_KEY_UNDATED).map((r) => ({
-      source: r.source,
-      externalId: r.external_id,
-      url: r.canonical_url,
-      seenAt: new Date(Number(r.seen_at)).toISOString(),
-      reason: r.reason as DuplicateReason | null,
-    }));
+    return this.st.items
+      .all(articleId, REPEAT_KEY_DATED, REPEAT_KEY_DATED, REPEAT_KEY_UNDATED, REPEAT_KEY_UNDATED)
+      .map((r) => ({
+        source: r.source,
+        externalId: r.external_id,
+        url: r.canonical_url,
+        seenAt: new Date(Number(r.seen_at)).toISOString(),
+        reason: r.reason as DuplicateReason | null,
+      }));
   }
 
   async pruneSeen(olderThanMs: number, now: number): Promise<number> {

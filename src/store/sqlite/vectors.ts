@@ -36,7 +36,9 @@ export class SqliteVectors implements VectorStore {
       ),
       storeVector: db.prepare('INSERT OR REPLACE INTO article_vectors (article_id, model, vector) VALUES (?, ?, ?)'),
       dequeue: db.prepare('DELETE FROM embed_queue WHERE article_id = ?'),
-      deferEmbedding: db.prepare('UPDATE embed_queue SET attempts = attempts + 1, enqueued_at = ? WHERE article_id = ? RETURNING attempts'),
+      deferEmbedding: db.prepare(
+        'UPDATE embed_queue SET attempts = attempts + 1, enqueued_at = ? WHERE article_id = ? RETURNING attempts',
+      ),
       queueLength: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM embed_queue'),
       // bm25() is lower for a better match: negated, so a higher score is better (as cosine).
       lexical: db.prepare<[string, number], { id: string; score: number }>(
@@ -78,7 +80,9 @@ export class SqliteVectors implements VectorStore {
 
   /** SQLite's plan for the next batch (EXPLAIN QUERY PLAN), for the tests: the queue's index, no sort. */
   explainNextBatch(): string[] {
-    return (this.db.prepare(`EXPLAIN QUERY PLAN ${this.st.nextBatch.source}`).all(1) as { detail: string }[]).map((r) => r.detail);
+    return (this.db.prepare(`EXPLAIN QUERY PLAN ${this.st.nextBatch.source}`).all(1) as { detail: string }[]).map(
+      (r) => r.detail,
+    );
   }
 
   async storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
@@ -132,7 +136,11 @@ export class SqliteVectors implements VectorStore {
     return this.st.lexical.all(fts5Query(terms), limit);
   }
 
-  async vectorsAfter(model: string, afterRowid: number, limit?: number): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
+  async vectorsAfter(
+    model: string,
+    afterRowid: number,
+    limit?: number,
+  ): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
     return this.st.vectorsAfter.all(model, afterRowid, limit ?? -1).map((r) => {
       const copy = new Uint8Array(r.vector.byteLength);
       copy.set(r.vector);

@@ -44,7 +44,9 @@ export class SqliteWebhooks implements WebhookStore {
       ),
       get: db.prepare<[string], WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints WHERE id = ?`),
       list: db.prepare<[], WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints ORDER BY n`),
-      listOf: db.prepare<[string], WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints WHERE account_id = ? ORDER BY n`),
+      listOf: db.prepare<[string], WebhookRow>(
+        `SELECT ${WEBHOOK_COLUMNS} FROM webhook_endpoints WHERE account_id = ? ORDER BY n`,
+      ),
       remove: db.prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
       pause: db.prepare('UPDATE webhook_endpoints SET state = ?, paused_reason = ? WHERE id = ?'),
       resume: db.prepare(
@@ -71,10 +73,30 @@ export class SqliteWebhooks implements WebhookStore {
     };
   }
 
-  async add(e: { id: string; accountId: string; url: string; tickers: string[] | null; minRelevance?: number | null; secret: string }, now: number): Promise<WebhookEndpoint> {
+  async add(
+    e: {
+      id: string;
+      accountId: string;
+      url: string;
+      tickers: string[] | null;
+      minRelevance?: number | null;
+      secret: string;
+    },
+    now: number,
+  ): Promise<WebhookEndpoint> {
     await writeTurn(this.db);
     this.db
-      .transaction(() => this.st.insert.run(e.id, e.accountId, e.url, e.tickers === null ? null : JSON.stringify(e.tickers), e.minRelevance ?? null, secretsJson(e.secret), now))
+      .transaction(() =>
+        this.st.insert.run(
+          e.id,
+          e.accountId,
+          e.url,
+          e.tickers === null ? null : JSON.stringify(e.tickers),
+          e.minRelevance ?? null,
+          secretsJson(e.secret),
+          now,
+        ),
+      )
       .immediate();
     return (await this.get(e.id))!;
   }
@@ -93,7 +115,12 @@ export class SqliteWebhooks implements WebhookStore {
     return this.st.remove.run(id).changes > 0;
   }
 
-  async setState(id: string, state: WebhookState, reason: string | null, _now: number): Promise<WebhookEndpoint | undefined> {
+  async setState(
+    id: string,
+    state: WebhookState,
+    reason: string | null,
+    _now: number,
+  ): Promise<WebhookEndpoint | undefined> {
     await writeTurn(this.db);
     if (state === 'active') this.st.resume.run(id);
     else this.st.pause.run(state, reason, id);

@@ -27,7 +27,9 @@ describe('backoff after consecutive failures', () => {
   });
   it('bounds an absurd Retry-After to a day (or the given bound)', () => {
     expect(backoffMs(1, { ...base, random: () => 0, retryAfterMs: 10 ** 12 })).toBe(86_400_000);
-    expect(backoffMs(1, { ...base, random: () => 0, retryAfterMs: 10 ** 12, maxRetryAfterMs: 3_600_000 })).toBe(3_600_000);
+    expect(backoffMs(1, { ...base, random: () => 0, retryAfterMs: 10 ** 12, maxRetryAfterMs: 3_600_000 })).toBe(
+      3_600_000,
+    );
   });
   it('is no delay without failures, and never negative or fractional', () => {
     expect(backoffMs(0, base)).toBe(0);

@@ -2,7 +2,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
-import { charsetFromContentType, decodeFeedBytes, encodingFromXmlDeclaration } from '../../../src/sources/feed/charset.js';
+import {
+  charsetFromContentType,
+  decodeFeedBytes,
+  encodingFromXmlDeclaration,
+} from '../../../src/sources/feed/charset.js';
 import { FeedError } from '../../../src/sources/feed/errors.js';
 import { FEED_FIXTURES } from '../fixture-server.js';
 
@@ -17,7 +21,9 @@ describe('the declared encoding is found', () => {
     expect(charsetFromContentType(null)).toBeNull();
   });
   it('reads the encoding of an XML declaration', () => {
-    expect(encodingFromXmlDeclaration(Buffer.from(`<?xml version='1.0' encoding='windows-1252'?><rss/>`))).toBe('windows-1252');
+    expect(encodingFromXmlDeclaration(Buffer.from(`<?xml version='1.0' encoding='windows-1252'?><rss/>`))).toBe(
+      'windows-1252',
+    );
     expect(encodingFromXmlDeclaration(Buffer.from('<?xml version="1.0"?><rss/>'))).toBeNull();
     expect(encodingFromXmlDeclaration(Buffer.from('<rss encoding="x"/>'))).toBeNull();
   });
@@ -62,6 +68,8 @@ describe('bytes are decoded with the right charset', () => {
     }
   });
   it('an unknown charset over plain ASCII is harmless', () => {
-    expect(titleOf(decodeFeedBytes(Buffer.from('<rss><title>ok</title></rss>'), 'text/xml; charset=x-nope').text)).toBe('ok');
+    expect(titleOf(decodeFeedBytes(Buffer.from('<rss><title>ok</title></rss>'), 'text/xml; charset=x-nope').text)).toBe(
+      'ok',
+    );
   });
 });

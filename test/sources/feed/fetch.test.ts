@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nonPublicReason } from '../../../src/net/index.js';
-import { fetchFeed, parseFeed, parseRetryAfter, RETRY_AFTER_MAX_MS, type FetchOptions, type FetchResult } from '../../../src/sources/feed/index.js';
+import {
+  fetchFeed,
+  parseFeed,
+  parseRetryAfter,
+  RETRY_AFTER_MAX_MS,
+  type FetchOptions,
+  type FetchResult,
+} from '../../../src/sources/feed/index.js';
 import { FEED_FIXTURES, startFixtureServer, type FixtureServer } from '../fixture-server.js';
 
 const NO_VALIDATORS = { etag: null, lastModified: null };
@@ -45,7 +52,7 @@ describe('a plain fetch returns the bytes and names the service', () => {
     expect(r.finalUrl).toBe(server.url('/files/rss2.xml'));
     expect(r.validators).toEqual(NO_VALIDATORS);
   });
-  it('sends the caller\'s User-Agent, asks for feeds and for compression', async () => {
+  it("sends the caller's User-Agent, asks for feeds and for compression", async () => {
     await fetchFeed(server.url('/files/atom.xml'), NO_VALIDATORS, OPTS);
     const req = server.hits('/files/atom.xml').at(-1)!;
     expect(req.headers['user-agent']).toBe(OPTS.userAgent);
@@ -61,7 +68,10 @@ describe('a plain fetch returns the bytes and names the service', () => {
 
 describe('conditional GET: an unchanged feed costs a 304', () => {
   it('sends ETag and Last-Modified back and gets 304, then 200 when items are added', async () => {
-    server.setFeed('/cond.xml', { format: 'rss', items: [{ id: 'a', title: 'First story', link: '/a', published: Date.UTC(2025, 0, 1) }] });
+    server.setFeed('/cond.xml', {
+      format: 'rss',
+      items: [{ id: 'a', title: 'First story', link: '/a', published: Date.UTC(2025, 0, 1) }],
+    });
     const first = ok(await fetchFeed(server.url('/cond.xml'), NO_VALIDATORS, OPTS));
     expect(first.validators.etag).toMatch(/^".+"$/);
     expect(first.validators.lastModified).not.toBeNull();
@@ -81,7 +91,11 @@ describe('conditional GET: an unchanged feed costs a 304', () => {
   it('works with Last-Modified alone', async () => {
     server.setFeed('/cond-lm.xml', { format: 'atom', items: [{ id: 'x', title: 'X', link: '/x' }] });
     const first = ok(await fetchFeed(server.url('/cond-lm.xml'), NO_VALIDATORS, OPTS));
-    const r = await fetchFeed(server.url('/cond-lm.xml'), { etag: null, lastModified: first.validators.lastModified }, OPTS);
+    const r = await fetchFeed(
+      server.url('/cond-lm.xml'),
+      { etag: null, lastModified: first.validators.lastModified },
+      OPTS,
+    );
     expect(r.kind).toBe('not-modified');
   });
 });
@@ -109,7 +123,9 @@ describe('redirects are followed by hand, up to the cap', () => {
     expect(r.finalUrl).toBe(server.url('/files/feed.json'));
   });
   it('fails beyond the cap', async () => {
-    const r = failed(await fetchFeed(server.url('/redirect/4/files/atom.xml'), NO_VALIDATORS, { ...OPTS, maxRedirects: 3 }));
+    const r = failed(
+      await fetchFeed(server.url('/redirect/4/files/atom.xml'), NO_VALIDATORS, { ...OPTS, maxRedirects: 3 }),
+    );
     expect(r.error).toBe('redirects');
     expect(r.message).toMatch(/more than 3 redirects/);
     expect(r.status).toBe(301); // the fourth answer, /redirect/1, is the one not followed
@@ -125,9 +141,14 @@ describe('redirects are followed by hand, up to the cap', () => {
 
 describe('timeouts: connect and total', () => {
   it('a connection that never gets up (DNS that never answers) times out on the connect timeout', async () => {
-    const r = failed(await fetchFeed('http://feeds.never.example/rss', NO_VALIDATORS, {
-      ...OPTS, connectTimeoutMs: 100, timeoutMs: 10_000, lookup: () => new Promise(() => {}),
-    }));
+    const r = failed(
+      await fetchFeed('http://feeds.never.example/rss', NO_VALIDATORS, {
+        ...OPTS,
+        connectTimeoutMs: 100,
+        timeoutMs: 10_000,
+        lookup: () => new Promise(() => {}),
+      }),
+    );
     expect(r.error).toBe('timeout');
     expect(r.message).toMatch(/connect/);
   });
@@ -145,7 +166,10 @@ describe('timeouts: connect and total', () => {
   });
   it('the caller can abort', async () => {
     const controller = new AbortController();
-    const pending = fetchFeed(server.url('/slow-headers?ms=5000'), NO_VALIDATORS, { ...OPTS, signal: controller.signal });
+    const pending = fetchFeed(server.url('/slow-headers?ms=5000'), NO_VALIDATORS, {
+      ...OPTS,
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(), 20);
     const r = failed(await pending);
     expect(r.error).toBe('network');
@@ -156,7 +180,11 @@ describe('timeouts: connect and total', () => {
 describe('failing answers come back as errors, never as exceptions', () => {
   it('a 500', async () => {
     expect(await fetchFeed(server.url('/status/500'), NO_VALIDATORS, OPTS)).toEqual({
-      kind: 'error', status: 500, message: 'HTTP 500 Internal Server Error', retryAfterMs: null, error: 'http',
+      kind: 'error',
+      status: 500,
+      message: 'HTTP 500 Internal Server Error',
+      retryAfterMs: null,
+      error: 'http',
     });
   });
   it('a 404 and a 410', async () => {
@@ -187,12 +215,21 @@ describe('429 and 503 Retry-After is returned as retryAfterMs', () => {
   it('as an HTTP date, measured from the injected clock', async () => {
     const at = 'Wed, 21 Oct 2026 07:28:00 GMT';
     const now = Date.parse(at) - 90_000;
-    const r = failed(await fetchFeed(server.url(`/status/503?retry-after=${encodeURIComponent(at)}`), NO_VALIDATORS, { ...OPTS, now: () => now }));
+    const r = failed(
+      await fetchFeed(server.url(`/status/503?retry-after=${encodeURIComponent(at)}`), NO_VALIDATORS, {
+        ...OPTS,
+        now: () => now,
+      }),
+    );
     expect(r).toMatchObject({ status: 503, retryAfterMs: 90_000 });
   });
   it('not for other statuses, and not when unreadable', async () => {
-    expect(failed(await fetchFeed(server.url('/status/500?retry-after=60'), NO_VALIDATORS, OPTS)).retryAfterMs).toBeNull();
-    expect(failed(await fetchFeed(server.url('/status/429?retry-after=soon'), NO_VALIDATORS, OPTS)).retryAfterMs).toBeNull();
+    expect(
+      failed(await fetchFeed(server.url('/status/500?retry-after=60'), NO_VALIDATORS, OPTS)).retryAfterMs,
+    ).toBeNull();
+    expect(
+      failed(await fetchFeed(server.url('/status/429?retry-after=soon'), NO_VALIDATORS, OPTS)).retryAfterMs,
+    ).toBeNull();
     expect(failed(await fetchFeed(server.url('/status/429'), NO_VALIDATORS, OPTS)).retryAfterMs).toBeNull();
   });
   it('parseRetryAfter reads the three HTTP date forms, and a past date as 0', () => {
@@ -216,7 +253,8 @@ describe('Retry-After is read strictly and at most a day', () => {
     expect(parseRetryAfter('9'.repeat(400), now)).toBe(RETRY_AFTER_MAX_MS);
   });
   it('hex, exponent, fraction, sign and inner spaces are unreadable (null), not numbers', () => {
-    for (const v of ['0x10', '1e3', '1.5', '+5', '-5', '1 0', '١٢٠', 'Infinity', '']) expect(parseRetryAfter(v, now), v).toBeNull();
+    for (const v of ['0x10', '1e3', '1.5', '+5', '-5', '1 0', '١٢٠', 'Infinity', ''])
+      expect(parseRetryAfter(v, now), v).toBeNull();
   });
   it('a far-future HTTP date is a day; a date in another shape than the three HTTP forms is unreadable', () => {
     expect(parseRetryAfter('Fri, 31 Dec 9999 23:59:59 GMT', now)).toBe(RETRY_AFTER_MAX_MS);
@@ -250,18 +288,30 @@ describe('text the server controls is kept in the error, bounded', () => {
 
 describe('the body cap is enforced while streaming', () => {
   it('an oversized chunked body is cut off', async () => {
-    const r = failed(await fetchFeed(server.url('/huge?bytes=5000000'), NO_VALIDATORS, { ...OPTS, maxBytes: 1_000_000 }));
+    const r = failed(
+      await fetchFeed(server.url('/huge?bytes=5000000'), NO_VALIDATORS, { ...OPTS, maxBytes: 1_000_000 }),
+    );
     expect(r).toMatchObject({ error: 'too-large', status: 200 });
   });
   it('an oversized Content-Length is refused before reading', async () => {
-    const r = failed(await fetchFeed(server.url('/huge?bytes=5000000&length=1'), NO_VALIDATORS, { ...OPTS, maxBytes: 1_000_000 }));
+    const r = failed(
+      await fetchFeed(server.url('/huge?bytes=5000000&length=1'), NO_VALIDATORS, { ...OPTS, maxBytes: 1_000_000 }),
+    );
     expect(r.error).toBe('too-large');
     expect(r.message).toMatch(/5000000/);
   });
-  it.each(['gzip', 'br'] as const)('a small %s body that decodes past the cap (a compression bomb)', async (encoding) => {
-    const r = failed(await fetchFeed(server.url(`/huge?bytes=5000000&encoding=${encoding}`), NO_VALIDATORS, { ...OPTS, maxBytes: 1_000_000 }));
-    expect(r.error).toBe('too-large');
-  });
+  it.each(['gzip', 'br'] as const)(
+    'a small %s body that decodes past the cap (a compression bomb)',
+    async (encoding) => {
+      const r = failed(
+        await fetchFeed(server.url(`/huge?bytes=5000000&encoding=${encoding}`), NO_VALIDATORS, {
+          ...OPTS,
+          maxBytes: 1_000_000,
+        }),
+      );
+      expect(r.error).toBe('too-large');
+    },
+  );
   it('a body under the cap passes', async () => {
     const r = ok(await fetchFeed(server.url('/huge?bytes=900000'), NO_VALIDATORS, { ...OPTS, maxBytes: 1_000_000 }));
     expect(r.body.length).toBe(900_000);
@@ -271,28 +321,40 @@ describe('the body cap is enforced while streaming', () => {
 describe('what arrives broken is reported by parseFeed', () => {
   it('malformed XML is a parse error', async () => {
     const r = ok(await fetchFeed(server.url('/files/malformed.xml'), NO_VALIDATORS, OPTS));
-    expect(() => parseFeed(r.body, { contentType: r.contentType, baseUrl: r.finalUrl })).toThrow(expect.objectContaining({ kind: 'parse' }));
+    expect(() => parseFeed(r.body, { contentType: r.contentType, baseUrl: r.finalUrl })).toThrow(
+      expect.objectContaining({ kind: 'parse' }),
+    );
   });
   it('a wrong charset in the Content-Type (says UTF-8, sends Windows-1252) still reads right', async () => {
     const ct = encodeURIComponent('application/rss+xml; charset=utf-8');
     const r = ok(await fetchFeed(server.url(`/files/cp1252-undeclared.xml?ct=${ct}`), NO_VALIDATORS, OPTS));
-    expect(parseFeed(r.body, { contentType: r.contentType, baseUrl: r.finalUrl }).items[0]!.title).toBe('Café “crème” €3');
+    expect(parseFeed(r.body, { contentType: r.contentType, baseUrl: r.finalUrl }).items[0]!.title).toBe(
+      'Café “crème” €3',
+    );
   });
   it('a wrong charset in the Content-Type (says ISO-8859-1, sends UTF-8) still reads right', async () => {
     const ct = encodeURIComponent('text/xml; charset=iso-8859-1');
     const r = ok(await fetchFeed(server.url(`/files/rss2.xml?ct=${ct}`), NO_VALIDATORS, OPTS));
-    expect(parseFeed(r.body, { contentType: r.contentType, baseUrl: r.finalUrl }).items[0]!.summary).toBe('The Federal Reserve held rates at 5.25–5.5%. Markets rallied.');
+    expect(parseFeed(r.body, { contentType: r.contentType, baseUrl: r.finalUrl }).items[0]!.summary).toBe(
+      'The Federal Reserve held rates at 5.25–5.5%. Markets rallied.',
+    );
   });
   it('relative links resolve against the final URL after redirects', async () => {
     const r = ok(await fetchFeed(server.url('/redirect/2/files/feed.json'), NO_VALIDATORS, OPTS));
-    expect(parseFeed(r.body, { contentType: r.contentType, baseUrl: r.finalUrl }).items[1]!.url).toBe(server.url('/posts/2'));
+    expect(parseFeed(r.body, { contentType: r.contentType, baseUrl: r.finalUrl }).items[1]!.url).toBe(
+      server.url('/posts/2'),
+    );
   });
 });
 
 describe('the fixture server serves every format at runtime', () => {
   it.each(['rss', 'rdf', 'atom', 'json'] as const)('%s, gaining items between polls', async (format) => {
     const p = `/live-${format}`;
-    server.setFeed(p, { format, title: `Live ${format}`, items: [{ id: `${format}-1`, title: 'One', link: '/one', published: Date.UTC(2025, 5, 1) }] });
+    server.setFeed(p, {
+      format,
+      title: `Live ${format}`,
+      items: [{ id: `${format}-1`, title: 'One', link: '/one', published: Date.UTC(2025, 5, 1) }],
+    });
     const a = ok(await fetchFeed(server.url(p), NO_VALIDATORS, OPTS));
     server.addItems(p, { id: `${format}-2`, title: 'Two', link: '/two', published: Date.UTC(2025, 5, 2) });
     const b = ok(await fetchFeed(server.url(p), a.validators, OPTS));
@@ -308,7 +370,8 @@ describe('the fixture server serves every format at runtime', () => {
 describe('feeds under the address rules: no private, loopback or link-local hop without FEED_ALLOW_PRIVATE', () => {
   const STRICT: FetchOptions = { ...OPTS, allowPrivate: false };
   /** The fixture server (127.0.0.1) standing in for a public feed host; every other address judged as usual. */
-  const fixtureIsPublic = (address: string): string | null => (address === '127.0.0.1' ? null : nonPublicReason(address));
+  const fixtureIsPublic = (address: string): string | null =>
+    address === '127.0.0.1' ? null : nonPublicReason(address);
 
   let internal: http.Server;
   let internalHits = 0;
@@ -317,7 +380,9 @@ describe('feeds under the address rules: no private, loopback or link-local hop 
     // A second loopback address: the "internal" service a redirect must not reach.
     internal = http.createServer((_req, res) => {
       internalHits++;
-      res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(readFileSync(path.join(FEED_FIXTURES, 'rss2.xml')));
+      res
+        .writeHead(200, { 'content-type': 'application/rss+xml' })
+        .end(readFileSync(path.join(FEED_FIXTURES, 'rss2.xml')));
     });
     await new Promise<void>((resolve) => internal.listen(0, '127.0.0.2', resolve));
     internalUrl = `http://127.0.0.2:${(internal.address() as AddressInfo).port}/metadata`;
@@ -329,12 +394,17 @@ describe('feeds under the address rules: no private, loopback or link-local hop 
     const before = server.hits('/files/rss2.xml').length;
     const r = failed(await fetchFeed(server.url('/files/rss2.xml'), NO_VALIDATORS, STRICT));
     expect(r).toMatchObject({ error: 'refused', status: null, retryAfterMs: null });
-    expect(r.message).toBe('127.0.0.1 is a loopback address (127.0.0.0/8); feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true');
+    expect(r.message).toBe(
+      '127.0.0.1 is a loopback address (127.0.0.0/8); feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true',
+    );
     expect(server.hits('/files/rss2.xml').length).toBe(before);
   });
 
   it('a host name resolving to a private address is refused (every address it resolves to is checked)', async () => {
-    const lookup = async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.1.2.3', family: 4 }];
+    const lookup = async () => [
+      { address: '93.184.216.34', family: 4 },
+      { address: '10.1.2.3', family: 4 },
+    ];
     const r = failed(await fetchFeed('http://feeds.partner.example/rss', NO_VALIDATORS, { ...STRICT, lookup }));
     expect(r.error).toBe('refused');
     expect(r.message).toMatch(/^feeds\.partner\.example resolves to 10\.1\.2\.3, a private address \(10\.0\.0\.0\/8\)/);
@@ -349,15 +419,21 @@ describe('feeds under the address rules: no private, loopback or link-local hop 
     ['[64:ff9b::a9fe:a9fe]', /NAT64 .* of 169\.254\.169\.254, a link-local/],
     ['169.254.169.254', /link-local/],
   ])('a literal %s is refused', async (host, names) => {
-    const r = failed(await fetchFeed(`http://${host}:${new URL(server.url('/')).port}/files/rss2.xml`, NO_VALIDATORS, STRICT));
+    const r = failed(
+      await fetchFeed(`http://${host}:${new URL(server.url('/')).port}/files/rss2.xml`, NO_VALIDATORS, STRICT),
+    );
     expect(r.error).toBe('refused');
     expect(r.message).toMatch(names);
   });
 
   it('a redirect to an internal address is refused, and nothing is requested from it', async () => {
-    const r = failed(await fetchFeed(server.url('/to-internal'), NO_VALIDATORS, { ...STRICT, nonPublicReason: fixtureIsPublic }));
+    const r = failed(
+      await fetchFeed(server.url('/to-internal'), NO_VALIDATORS, { ...STRICT, nonPublicReason: fixtureIsPublic }),
+    );
     expect(r).toMatchObject({ error: 'refused', status: 302 });
-    expect(r.message).toBe(`redirect to ${internalUrl}: 127.0.0.2 is a loopback address (127.0.0.0/8); feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true`);
+    expect(r.message).toBe(
+      `redirect to ${internalUrl}: 127.0.0.2 is a loopback address (127.0.0.0/8); feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true`,
+    );
     expect(internalHits).toBe(0);
   });
 
@@ -375,7 +451,13 @@ describe('feeds under the address rules: no private, loopback or link-local hop 
       return [{ address: answers.length === 1 ? '127.0.0.1' : '10.0.0.1', family: 4 }];
     };
     const port = new URL(server.url('/')).port;
-    const r = ok(await fetchFeed(`http://feeds.partner.example:${port}/files/rss2.xml`, NO_VALIDATORS, { ...STRICT, lookup, nonPublicReason: fixtureIsPublic }));
+    const r = ok(
+      await fetchFeed(`http://feeds.partner.example:${port}/files/rss2.xml`, NO_VALIDATORS, {
+        ...STRICT,
+        lookup,
+        nonPublicReason: fixtureIsPublic,
+      }),
+    );
     expect(r.status).toBe(200);
     expect(answers).toEqual(['feeds.partner.example']);
   });

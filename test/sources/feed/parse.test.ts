@@ -36,7 +36,11 @@ describe('RSS 2.0 items map to plain items', () => {
     });
   });
   it('entities in titles are decoded and whitespace collapsed; an item without guid has guid null', () => {
-    expect(feed.items[1]).toMatchObject({ guid: null, title: 'Apple ’s shares rise — AT&T falls', publishedAt: '2025-06-11T14:30:00.000Z' });
+    expect(feed.items[1]).toMatchObject({
+      guid: null,
+      title: 'Apple ’s shares rise — AT&T falls',
+      publishedAt: '2025-06-11T14:30:00.000Z',
+    });
   });
   it('a permalink guid gives the link, dc:date the date; script content is dropped', () => {
     expect(feed.items[2]).toEqual({
@@ -48,7 +52,13 @@ describe('RSS 2.0 items map to plain items', () => {
     });
   });
   it('missing fields are null, an unreadable date is null (never invented), a non-URL guid is no link', () => {
-    expect(feed.items[3]).toEqual({ guid: null, title: 'No date, no link, no guid', summary: null, url: null, publishedAt: null });
+    expect(feed.items[3]).toEqual({
+      guid: null,
+      title: 'No date, no link, no guid',
+      summary: null,
+      url: null,
+      publishedAt: null,
+    });
     expect(feed.items[4]).toMatchObject({ guid: 'wire-one-0005', url: null, publishedAt: null });
   });
 });
@@ -57,7 +67,10 @@ describe('RSS 0.91 items resolve relative links against the channel link', () =>
   const feed = parseFixture('rss091.xml');
   it('maps both items', () => {
     expect(feed.format).toBe('rss');
-    expect(feed.items.map((i) => i.url)).toEqual(['http://old-wire.example/stories/dow.html', 'http://old-wire.example/stories/bonds.html']);
+    expect(feed.items.map((i) => i.url)).toEqual([
+      'http://old-wire.example/stories/dow.html',
+      'http://old-wire.example/stories/bonds.html',
+    ]);
     expect(feed.items.every((i) => i.guid === null && i.publishedAt === null)).toBe(true);
   });
 });
@@ -74,7 +87,11 @@ describe('RSS 1.0 (RDF) items', () => {
       url: 'https://rdf-wire.example/a/1',
       publishedAt: '2025-06-12T23:30:02.000Z',
     });
-    expect(feed.items[1]).toMatchObject({ title: 'Euro & yen steady', url: 'https://rdf-wire.example/a/2', publishedAt: null });
+    expect(feed.items[1]).toMatchObject({
+      title: 'Euro & yen steady',
+      url: 'https://rdf-wire.example/a/2',
+      publishedAt: null,
+    });
   });
 });
 
@@ -93,7 +110,12 @@ describe('Atom 1.0 entries', () => {
   it('published wins over updated; updated is used when alone; an impossible date is null', () => {
     expect(feed.items[0]!.publishedAt).toBe('2025-06-12T12:00:00.250Z');
     expect(feed.items[1]!.publishedAt).toBe('2025-06-12T15:00:00.000Z');
-    expect(feed.items[2]).toMatchObject({ guid: 'tag:atom-wire.example,2025:3', url: null, publishedAt: null, summary: null });
+    expect(feed.items[2]).toMatchObject({
+      guid: 'tag:atom-wire.example,2025:3',
+      url: null,
+      publishedAt: null,
+      summary: null,
+    });
   });
   it('content stands in for a missing summary', () => {
     expect(feed.items[1]!.summary).toBe('Gold hit a record high.');
@@ -137,8 +159,13 @@ describe('feeds in other charsets map to the same text', () => {
     expect(feed.items[0]!.publishedAt).toBe('2025-06-12T06:00:00.000Z');
   });
   it('the Content-Type charset is honoured', () => {
-    const bytes = Buffer.from('<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><item><title>S\xe3o Paulo</title></item></channel></rss>', 'latin1');
-    expect(parseFeed(bytes, { baseUrl: BASE, contentType: 'application/rss+xml; charset=ISO-8859-1' }).items[0]!.title).toBe('São Paulo');
+    const bytes = Buffer.from(
+      '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><item><title>S\xe3o Paulo</title></item></channel></rss>',
+      'latin1',
+    );
+    expect(
+      parseFeed(bytes, { baseUrl: BASE, contentType: 'application/rss+xml; charset=ISO-8859-1' }).items[0]!.title,
+    ).toBe('São Paulo');
   });
 });
 
@@ -164,7 +191,13 @@ describe('the fixture server renders every format so that parseFeed reads it bac
     ttlMinutes: 5,
     syndication: { period: 'hourly', frequency: 4 },
     items: [
-      { id: 'r-2', title: 'Second & \"last\" > first', summary: '<b>bold</b> move', link: 'https://rt.example/2', published: Date.UTC(2025, 5, 1, 12) },
+      {
+        id: 'r-2',
+        title: 'Second & \"last\" > first',
+        summary: '<b>bold</b> move',
+        link: 'https://rt.example/2',
+        published: Date.UTC(2025, 5, 1, 12),
+      },
       { id: null, title: 'First', link: '/1', published: null },
     ],
   };
@@ -173,7 +206,12 @@ describe('the fixture server renders every format so that parseFeed reads it bac
     const feed = parseFeed(Buffer.from(body), { baseUrl: 'https://rt.example/feed' });
     expect(feed.format).toBe(format);
     expect(feed.title).toBe('Round 1 < 2 & co');
-    expect(feed.items[0]).toMatchObject({ title: 'Second & \"last\" > first', url: 'https://rt.example/2', summary: 'bold move', publishedAt: '2025-06-01T12:00:00.000Z' });
+    expect(feed.items[0]).toMatchObject({
+      title: 'Second & \"last\" > first',
+      url: 'https://rt.example/2',
+      summary: 'bold move',
+      publishedAt: '2025-06-01T12:00:00.000Z',
+    });
     expect(feed.items[1]).toMatchObject({ title: 'First', url: 'https://rt.example/1', publishedAt: null });
     // <ttl> 5 min = 300 s is RSS only; hourly/4 = 900 s is the larger floor wherever sy: is read.
     expect(feed.minIntervalSeconds).toBe(format === 'json' ? null : 900);

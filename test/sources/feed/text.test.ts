@@ -33,13 +33,15 @@ describe('HTML in titles and summaries is stored as plain text', () => {
 
 describe('character references are decoded', () => {
   it('decodes named, decimal and hexadecimal references', () => {
-    expect(decodeEntities('AT&amp;T &ndash; &#8217;s &#x2014; &eacute;t&eacute; &euro;5 &copy;')).toBe('AT&T – ’s — été €5 ©');
+    expect(decodeEntities('AT&amp;T &ndash; &#8217;s &#x2014; &eacute;t&eacute; &euro;5 &copy;')).toBe(
+      'AT&T – ’s — été €5 ©',
+    );
   });
   it('reads numeric references 128–159 as Windows-1252, as browsers do', () => {
     expect(decodeEntities('it&#146;s &#147;ok&#148; &#128;')).toBe('it’s “ok” €');
   });
   it('decodes the whole HTML named set, not only HTML 4 (what publishers paste from web pages)', () => {
-    expect(decodeEntities('&check; &rarrw; &NotEqual; &half; &dollar;5 &percnt; &apos;')).toBe('✓ ↝ ≠ ½ $5 % \'');
+    expect(decodeEntities('&check; &rarrw; &NotEqual; &half; &dollar;5 &percnt; &apos;')).toBe("✓ ↝ ≠ ½ $5 % '");
   });
   it('leaves unknown names, bare ampersands and references without their `;` alone', () => {
     expect(decodeEntities('Q&A; R&D &bogus; &amp')).toBe('Q&A; R&D &bogus; &amp');

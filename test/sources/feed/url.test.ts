@@ -4,13 +4,18 @@ import { resolveHttpUrl } from '../../../src/sources/feed/url.js';
 
 describe('canonical URLs for exact deduplication', () => {
   it('lower-cases scheme and host, drops the default port and the fragment', () => {
-    expect(canonicalUrl('HTTPS://News.Example.COM:443/Path/Story#comments')).toBe('https://news.example.com/Path/Story');
+    expect(canonicalUrl('HTTPS://News.Example.COM:443/Path/Story#comments')).toBe(
+      'https://news.example.com/Path/Story',
+    );
     expect(canonicalUrl('http://example.com:80/a')).toBe('http://example.com/a');
     expect(canonicalUrl('http://example.com:8080/a')).toBe('http://example.com:8080/a');
   });
   it('removes utm_* and the other tracking parameters, whatever their case', () => {
-    expect(canonicalUrl('https://x.example/a?utm_source=rss&UTM_Medium=feed&id=7&fbclid=1&gclid=2&mc_cid=3&mc_eid=4&msclkid=5'))
-      .toBe('https://x.example/a?id=7');
+    expect(
+      canonicalUrl(
+        'https://x.example/a?utm_source=rss&UTM_Medium=feed&id=7&fbclid=1&gclid=2&mc_cid=3&mc_eid=4&msclkid=5',
+      ),
+    ).toBe('https://x.example/a?id=7');
   });
   it('sorts the remaining parameters and drops an empty query', () => {
     expect(canonicalUrl('https://x.example/a?b=2&a=1&c=')).toBe('https://x.example/a?a=1&b=2&c=');
