@@ -168,15 +168,13 @@ describe('content keeps one rule for control characters, whichever door it comes
 
   it('a polled feed item with the same title (JSON Feed carries any control character) is stored the same', async () => {
     const server = createServer((_req, res) => {
-      res
-        .writeHead(200, { 'content-type': 'application/feed+json' })
-        .end(
-          JSON.stringify({
-            version: 'https://jsonfeed.org/version/1.1',
-            title: 't',
-            items: [{ id: 'c-1', title: `${RAW} feed`, date_published: '2016-12-31T23:59:60Z' }],
-          }),
-        );
+      res.writeHead(200, { 'content-type': 'application/feed+json' }).end(
+        JSON.stringify({
+          version: 'https://jsonfeed.org/version/1.1',
+          title: 't',
+          items: [{ id: 'c-1', title: `${RAW} feed`, date_published: '2016-12-31T23:59:60Z' }],
+        }),
+      );
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const own = new SqliteStore(':memory:');

@@ -459,14 +459,12 @@ export class SqliteSources implements SourceStore {
   }
 
   async carriersOf(articleId: string): Promise<CarrierRecord[]> {
-    return this.st.carriers
-      .all(articleId)
-      .map((r) => ({
-        source: r.source,
-        url: r.url,
-        at: new Date(r.at).toISOString(),
-        reason: r.reason as DuplicateReason | null,
-      }));
+    return this.st.carriers.all(articleId).map((r) => ({
+      source: r.source,
+      url: r.url,
+      at: new Date(r.at).toISOString(),
+      reason: r.reason as DuplicateReason | null,
+    }));
   }
 
   async itemsOf(articleId: string): Promise<ItemRecord[]> {
