@@ -325,66 +325,64 @@ export function findMentionsIn(index: NameIndex, text: string): Mention[] {
   return scan(text, undefined, index);
 }
 
+/** Records a candidate: a kept one becomes a mention; every one is told to `explainMentions`. */
+type Note = (c: Omit<Candidate, 'text'>) => void;
+
 function scan(text: string, weighed?: Candidate[], dir: NameIndex = directoryIndex()): Mention[] {
   const mentions: Mention[] = [];
-  const explicit = new Set<string>();
-  const keep = (ticker: string, start: number, end: number, via: Candidate['via'], rule: string, alias?: string) => {
-    mentions.push({ ticker, start, end });
-    weighed?.push({
-      ticker,
-      start,
-      end,
-      text: text.slice(start, end),
-      via,
-      kept: true,
-      rule,
-      ...(alias ? { alias } : {}),
-    });
+  const note: Note = (c) => {
+    if (c.kept) mentions.push({ ticker: c.ticker, start: c.start, end: c.end });
+    weighed?.push({ ...c, text: text.slice(c.start, c.end) });
   };
+  const explicit = explicitSymbols(text, dir, note);
+  // The words of a cashtag or exchange symbol are read as that symbol only (`$SONY` is not also `Sony`).
+  const symbolSpans = mentions.map((m) => [m.start, m.end] as const);
+  directoryNames(text, dir, explicit, symbolSpans, note);
+  return mentions.sort((a, b) => a.start - b.start);
+}
+
+/** Cashtags and exchange-prefixed symbols; returns the symbols the text gives explicitly. */
+function explicitSymbols(text: string, dir: NameIndex, note: Note): Set<string> {
+  const explicit = new Set<string>();
+  const at = (m: RegExpMatchArray) => ({ start: m.index!, end: m.index! + m[0].length });
   for (const m of text.matchAll(CASHTAG)) {
     const sym = m[1]!;
     if (CURRENCIES.has(sym)) {
-      weighed?.push({
-        ticker: sym,
-        start: m.index,
-        end: m.index + m[0].length,
-        text: m[0],
-        via: 'cashtag',
-        kept: false,
-        rule: 'a currency code, not a ticker',
-      });
+      note({ ticker: sym, ...at(m), via: 'cashtag', kept: false, rule: 'a currency code, not a ticker' });
       continue;
     }
     const ticker = CRYPTO_CASHTAGS.get(sym) ?? sym;
-    keep(ticker, m.index, m.index + m[0].length, 'cashtag', 'a capital cashtag');
+    note({ ticker, ...at(m), via: 'cashtag', kept: true, rule: 'a capital cashtag' });
     explicit.add(ticker);
   }
   for (const m of text.matchAll(LOWER_CASHTAG)) {
     const sym = m[1]!.toUpperCase();
     const ticker = CRYPTO_CASHTAGS.get(sym) ?? (dir.companies.has(sym) ? sym : undefined);
     if (ticker === undefined) {
-      weighed?.push({
-        ticker: sym,
-        start: m.index,
-        end: m.index + m[0].length,
-        text: m[0],
-        via: 'cashtag',
-        kept: false,
-        rule: 'a lower-case cashtag counts only for a symbol of the directory',
-      });
+      const rule = 'a lower-case cashtag counts only for a symbol of the directory';
+      note({ ticker: sym, ...at(m), via: 'cashtag', kept: false, rule });
       continue;
     }
-    keep(ticker, m.index, m.index + m[0].length, 'cashtag', 'a lower-case cashtag of a directory symbol');
+    note({ ticker, ...at(m), via: 'cashtag', kept: true, rule: 'a lower-case cashtag of a directory symbol' });
     explicit.add(ticker);
   }
   for (const m of text.matchAll(EXCHANGE)) {
     const ticker = exchangeSymbol(m[1]!, m[2]!);
     if (ticker === undefined) continue;
-    keep(ticker, m.index, m.index + m[0].length, 'exchange symbol', 'an exchange-prefixed symbol');
+    note({ ticker, ...at(m), via: 'exchange symbol', kept: true, rule: 'an exchange-prefixed symbol' });
     explicit.add(ticker);
   }
-  // The words of a cashtag or exchange symbol are read as that symbol only (`$SONY` is not also `Sony`).
-  const symbolSpans = mentions.map((m) => [m.start, m.end] as const);
+  return explicit;
+}
+
+/** Directory names written as names, longest first at each word, each judged by `accepted`. */
+function directoryNames(
+  text: string,
+  dir: NameIndex,
+  explicit: Set<string>,
+  symbolSpans: readonly (readonly [number, number])[],
+  note: Note,
+): void {
   const shouting = isShouting(text);
   const tokens = tokenize(text);
   const titleCase = isTitleCase(tokens);
@@ -392,62 +390,70 @@ function scan(text: string, weighed?: Candidate[], dir: NameIndex = directoryInd
   for (let i = 0; i < tokens.length; i++) {
     const at = tokens[i]!.start;
     if (!dir.root.next.has(tokens[i]!.norm) || symbolSpans.some(([a, b]) => at >= a && at < b)) continue;
-    // The names the words from here spell, longest first (a name's words joined as names are: separatorOk).
-    const candidates: Alias[] = [];
-    let node: TrieNode | undefined = dir.root;
-    for (let k = 0; i + k < tokens.length; k++) {
-      if (k > 0 && !separatorOk(norm, tokens[i + k - 1]!.end, tokens[i + k]!.start, tokens[i + k - 1]!.raw)) break;
-      node = node.next.get(tokens[i + k]!.norm);
-      if (!node) break;
-      candidates.unshift(...node.ends);
-    }
-    for (const alias of candidates) {
+    for (const alias of namesFrom(tokens, i, norm, dir)) {
       const n = alias.tokens.length;
-      const first = tokens[i]!;
-      const last = tokens[i + n - 1]!;
-      let written = true;
-      for (let k = 0; k < n && written && !shouting; k++) {
-        const tok = tokens[i + k]!;
-        if ((alias.capital[k] && !startsUpper(tok.raw)) || (alias.allCaps[k] && !allCapitals(tok.raw))) written = false;
+      const span = { ticker: alias.ticker, start: tokens[i]!.start, end: tokens[i + n - 1]!.end, via: 'name' as const };
+      const verdict = writtenAsName(alias, tokens, i, shouting)
+        ? accepted(alias, tokens, i, n, norm, shouting, titleCase, explicit, dir)
+        : refused('not written as a name (capitals)');
+      note({ ...span, alias: alias.name, kept: verdict.ok, rule: verdict.rule });
+      if (verdict.ok) {
+        i += n - 1;
+        break;
       }
-      if (!written) {
-        weighed?.push({
-          ticker: alias.ticker,
-          start: first.start,
-          end: last.end,
-          text: text.slice(first.start, last.end),
-          via: 'name',
-          alias: alias.name,
-          kept: false,
-          rule: 'not written as a name (capitals)',
-        });
-        continue;
-      }
-      const verdict = accepted(alias, tokens, i, n, norm, shouting, titleCase, explicit, dir);
-      if (!verdict.ok) {
-        weighed?.push({
-          ticker: alias.ticker,
-          start: first.start,
-          end: last.end,
-          text: text.slice(first.start, last.end),
-          via: 'name',
-          alias: alias.name,
-          kept: false,
-          rule: verdict.rule,
-        });
-        continue;
-      }
-      keep(alias.ticker, first.start, last.end, 'name', verdict.rule, alias.name);
-      i += n - 1;
-      break;
     }
   }
-  return mentions.sort((a, b) => a.start - b.start);
+}
+
+/** The names the words from `i` spell, longest first (a name's words joined as names are: separatorOk). */
+function namesFrom(tokens: Token[], i: number, norm: string, dir: NameIndex): Alias[] {
+  const names: Alias[] = [];
+  let node: TrieNode | undefined = dir.root;
+  for (let k = 0; i + k < tokens.length; k++) {
+    if (k > 0 && !separatorOk(norm, tokens[i + k - 1]!.end, tokens[i + k]!.start, tokens[i + k - 1]!.raw)) break;
+    node = node.next.get(tokens[i + k]!.norm);
+    if (!node) break;
+    names.unshift(...node.ends);
+  }
+  return names;
+}
+
+/** Each word capitalised (or in capitals) as the directory writes it; a shouted text says nothing of case. */
+function writtenAsName(alias: Alias, tokens: Token[], i: number, shouting: boolean): boolean {
+  if (shouting) return true;
+  return alias.tokens.every((_, k) => {
+    const raw = tokens[i + k]!.raw;
+    return !(alias.capital[k] && !startsUpper(raw)) && !(alias.allCaps[k] && !allCapitals(raw));
+  });
 }
 
 type Verdict = { ok: boolean; rule: string };
 const kept = (rule: string): Verdict => ({ ok: true, rule });
 const refused = (rule: string): Verdict => ({ ok: false, rule });
+
+/** What the rules read about one candidate name: its neighbours and the headline's case. */
+interface Context {
+  alias: Alias;
+  tokens: Token[];
+  i: number;
+  first: Token;
+  last: Token;
+  prev: Token | undefined;
+  /** The words right before and after it, when only spaces or hyphens stand between. */
+  prevAdjacent: Token | undefined;
+  nextAdjacent: Token | undefined;
+  /** The word after the name, or after its possessive (`Pandora's box`). */
+  following: Token | undefined;
+  possessive: boolean;
+  /** Short windows either side: the rules look only at the words next to a name, so each costs the same whatever the text. */
+  before: string;
+  after: string;
+  text: string;
+  shouting: boolean;
+  titleCase: boolean;
+  explicit: Set<string>;
+  dir: NameIndex;
+}
 
 function accepted(
   alias: Alias,
@@ -464,80 +470,102 @@ function accepted(
   const last = tokens[i + n - 1]!;
   const next = tokens[i + n];
   const prev = tokens[i - 1];
-  // What touches the name is read from a short window either side: the rules look only at the words next
-  // to it, and a window keeps each candidate's cost bounded whatever the length of the text.
   const after = text.slice(last.end, last.end + 40);
-  const before = text.slice(Math.max(0, first.start - 40), first.start);
-  // Glued into a compound: `Meta-analysis` (but `Microsoft-backed` keeps the name).
-  const compound = /^-(\p{Ll}[\p{L}]*)/u.exec(after);
-  if (compound && !COMPOUND_OK.has(compound[1]!)) return refused(`glued into a compound word (-${compound[1]})`);
-  // Glued after a word (`anti-Apple`), except a wire's capitals tag (`BRIEF-Teradyne`, `UPDATE 2-Nike`).
-  if (/\p{L}-$/u.test(before) && !/(?:^|\s)[\p{Lu}\d ]{2,}-$/u.test(before)) return refused('glued after another word');
-  const nextAdjacent = next && /^[\s\-]*$/.test(text.slice(last.end, next.start)) ? next : undefined;
-  const prevAdjacent = prev && /^[\s\-]*$/.test(text.slice(prev.end, first.start)) ? prev : undefined;
   const possessive = /^'s(?![\p{L}\p{N}])/u.test(after);
-  // The word after the name, or after its possessive (`Pandora's box`, `Jupiter's moons`), may veto it.
-  const following = possessive
-    ? next && /^'s\s+$/.test(text.slice(last.end, next.start))
-      ? next
-      : undefined
-    : nextAdjacent;
-  if (following && notFollowedBy.get(alias.key)?.has(following.norm))
-    return refused(`vetoed by the word after it (${following.norm})`);
-  if (prevAdjacent && notPrecededBy.get(alias.key)?.has(prevAdjacent.norm))
-    return refused(`vetoed by the word before it (${prevAdjacent.norm})`);
-  // A person's name: a title (`Mr Pearson`, `Mr. Pearson`, `Governor Abbott`) or, in sentence case, a given
-  // name (`Greg Abbott`, `Fiona Apple`, `Mike Tyson-backed`) right before it; the symbol given explicitly keeps it.
-  if (prev && startsUpper(prev.raw) && !explicit.has(alias.ticker)) {
-    const gap = text.slice(prev.end, first.start);
-    if (TITLES.has(prev.norm) && /^\.?\s+$/.test(gap)) return refused(`a person's name (after the title ${prev.raw})`);
-    // In a Title Case or capitals headline every word is capitalised (`Investors Mark Nvidia Earnings`):
-    // a given name says nothing there.
-    if (!titleCase && !shouting && GIVEN_NAMES.has(prev.norm) && /^\s+$/.test(gap))
-      return refused(`a person's name (after the given name ${prev.raw})`);
-    // A middle initial: `William H. Macy`.
-    const before2 = tokens[i - 2];
-    if (
-      !titleCase &&
-      !shouting &&
-      before2 &&
-      /^\p{Lu}$/u.test(prev.raw) &&
-      /^\.\s+$/.test(gap) &&
-      GIVEN_NAMES.has(before2.norm) &&
-      /^\s+$/.test(text.slice(before2.end, prev.start))
-    ) {
-      return refused(`a person's name (after ${before2.raw} ${prev.raw}.)`);
-    }
+  const nextAdjacent = next && /^[\s\-]*$/.test(text.slice(last.end, next.start)) ? next : undefined;
+  const afterPossessive = next && /^'s\s+$/.test(text.slice(last.end, next.start)) ? next : undefined;
+  const c: Context = {
+    alias,
+    tokens,
+    i,
+    first,
+    last,
+    prev,
+    prevAdjacent: prev && /^[\s\-]*$/.test(text.slice(prev.end, first.start)) ? prev : undefined,
+    nextAdjacent,
+    following: possessive ? afterPossessive : nextAdjacent,
+    possessive,
+    before: text.slice(Math.max(0, first.start - 40), first.start),
+    after,
+    text,
+    shouting,
+    titleCase,
+    explicit,
+    dir,
+  };
+  return glued(c) ?? vetoed(c) ?? personName(c) ?? insideAnotherName(c) ?? commonWord(c);
+}
+
+/** Glued into a compound (`Meta-analysis`; `Microsoft-backed` keeps it) or after a word (`anti-Apple`; a wire's `BRIEF-` tag keeps it). */
+function glued(c: Context): Verdict | undefined {
+  const compound = /^-(\p{Ll}[\p{L}]*)/u.exec(c.after);
+  if (compound && !COMPOUND_OK.has(compound[1]!)) return refused(`glued into a compound word (-${compound[1]})`);
+  if (/\p{L}-$/u.test(c.before) && !/(?:^|\s)[\p{Lu}\d ]{2,}-$/u.test(c.before))
+    return refused('glued after another word');
+  return undefined;
+}
+
+/** The directory's veto words after or before a name (`Apple pie`, `Big Apple`). */
+function vetoed(c: Context): Verdict | undefined {
+  const key = c.alias.key;
+  if (c.following && notFollowedBy.get(key)?.has(c.following.norm)) {
+    return refused(`vetoed by the word after it (${c.following.norm})`);
   }
-  // A name inside another company's name: `Quanta Computer` is not Quanta Services, `Tata Steel` not Tata Motors.
-  if (
-    !shouting &&
-    !titleCase &&
-    nextAdjacent &&
-    startsUpper(nextAdjacent.raw) &&
-    COMPANY_NOUNS.has(nextAdjacent.norm)
-  ) {
-    const longer = `${alias.key} ${nextAdjacent.norm}`;
-    if (!dir.keysOf.get(alias.ticker)?.some((k) => k === longer || k.startsWith(`${longer} `)))
-      return refused(`part of another company's name (${alias.name} ${nextAdjacent.raw})`);
+  if (c.prevAdjacent && notPrecededBy.get(key)?.has(c.prevAdjacent.norm)) {
+    return refused(`vetoed by the word before it (${c.prevAdjacent.norm})`);
   }
-  if (!alias.common && !(shouting && alias.short)) return kept('a directory name written as a name');
-  if (explicit.has(alias.ticker)) return kept('a common-word name whose symbol the text also gives');
-  // A capitalised word before it inside the sentence makes it part of another name (`Harrison Ford`).
-  if (
-    !shouting &&
-    !titleCase &&
-    prevAdjacent &&
-    startsUpper(prevAdjacent.raw) &&
-    !CORPORATE_BEFORE.has(prevAdjacent.norm)
-  ) {
-    return refused(`part of another name (after ${prevAdjacent.raw})`);
+  return undefined;
+}
+
+/**
+ * A person's name: a title (`Mr Pearson`, `Governor Abbott`) or, in sentence case, a given name (`Greg
+ * Abbott`, `Fiona Apple`), with or without a middle initial (`William H. Macy`), right before it. In a
+ * Title Case or capitals headline every word is capitalised, so a given name says nothing there; the
+ * symbol given explicitly keeps the name.
+ */
+function personName(c: Context): Verdict | undefined {
+  const { prev, first, text } = c;
+  if (!prev || !startsUpper(prev.raw) || c.explicit.has(c.alias.ticker)) return undefined;
+  const gap = text.slice(prev.end, first.start);
+  if (TITLES.has(prev.norm) && /^\.?\s+$/.test(gap)) return refused(`a person's name (after the title ${prev.raw})`);
+  if (c.titleCase || c.shouting) return undefined;
+  if (GIVEN_NAMES.has(prev.norm) && /^\s+$/.test(gap))
+    return refused(`a person's name (after the given name ${prev.raw})`);
+  const before2 = c.tokens[c.i - 2];
+  const initial = /^\p{Lu}$/u.test(prev.raw) && /^\.\s+$/.test(gap);
+  if (initial && before2 && GIVEN_NAMES.has(before2.norm) && /^\s+$/.test(text.slice(before2.end, prev.start))) {
+    return refused(`a person's name (after ${before2.raw} ${prev.raw}.)`);
   }
-  if (possessive) return kept('a common-word name in the possessive');
-  if (nextAdjacent && CORPORATE_AFTER.has(nextAdjacent.norm))
+  return undefined;
+}
+
+/** A name inside another company's name: `Quanta Computer` is not Quanta Services, `Tata Steel` not Tata Motors. */
+function insideAnotherName(c: Context): Verdict | undefined {
+  const next = c.nextAdjacent;
+  if (c.shouting || c.titleCase || !next || !startsUpper(next.raw) || !COMPANY_NOUNS.has(next.norm)) return undefined;
+  const longer = `${c.alias.key} ${next.norm}`;
+  if (c.dir.keysOf.get(c.alias.ticker)?.some((k) => k === longer || k.startsWith(`${longer} `))) return undefined;
+  return refused(`part of another company's name (${c.alias.name} ${next.raw})`);
+}
+
+/**
+ * A name kept as written, except a common-word name (`?Target`) or a short name in a shouted headline,
+ * which needs corporate context: its symbol given too, a possessive, a corporate word after it or a sector
+ * word before it; a capitalised word before it inside the sentence makes it part of another name (`Harrison Ford`).
+ */
+function commonWord(c: Context): Verdict {
+  const { alias, prevAdjacent, nextAdjacent } = c;
+  if (!alias.common && !(c.shouting && alias.short)) return kept('a directory name written as a name');
+  if (c.explicit.has(alias.ticker)) return kept('a common-word name whose symbol the text also gives');
+  const capitalBefore = prevAdjacent && startsUpper(prevAdjacent.raw) && !CORPORATE_BEFORE.has(prevAdjacent.norm);
+  if (!c.shouting && !c.titleCase && capitalBefore) return refused(`part of another name (after ${prevAdjacent!.raw})`);
+  if (c.possessive) return kept('a common-word name in the possessive');
+  if (nextAdjacent && CORPORATE_AFTER.has(nextAdjacent.norm)) {
     return kept(`a common-word name before a corporate word (${nextAdjacent.norm})`);
-  if (prevAdjacent && CORPORATE_BEFORE.has(prevAdjacent.norm))
+  }
+  if (prevAdjacent && CORPORATE_BEFORE.has(prevAdjacent.norm)) {
     return kept(`a common-word name after a sector word (${prevAdjacent.norm})`);
+  }
   return refused(
     alias.common
       ? 'a common-word name without corporate context'
