@@ -9,10 +9,12 @@ import asiaB from './resources/directory/asia-b.json' with { type: 'json' };
 import australiaB from './resources/directory/australia-b.json' with { type: 'json' };
 import europe from './resources/directory/europe.json' with { type: 'json' };
 import europeB from './resources/directory/europe-b.json' with { type: 'json' };
+import intlC from './resources/directory/intl-c.json' with { type: 'json' };
 import japanB from './resources/directory/japan-b.json' with { type: 'json' };
 import uk from './resources/directory/uk.json' with { type: 'json' };
 import ukB from './resources/directory/uk-b.json' with { type: 'json' };
 import usB from './resources/directory/us-b.json' with { type: 'json' };
+import usC from './resources/directory/us-c.json' with { type: 'json' };
 import usMid from './resources/directory/us-mid.json' with { type: 'json' };
 import usSmallAL from './resources/directory/us-small-a-l.json' with { type: 'json' };
 import usSmallMZ from './resources/directory/us-small-m-z.json' with { type: 'json' };
@@ -32,6 +34,8 @@ export const DIRECTORY_FILES: ReadonlyMap<string, Record<string, string>> = new 
   ['japan-b.json', japanB.companies],
   ['australia-b.json', australiaB.companies],
   ['asia-b.json', asiaB.companies],
+  ['us-c.json', usC.companies],
+  ['intl-c.json', intlC.companies],
 ]);
 
 export function mergeDirectory(files: ReadonlyMap<string, Record<string, string>>): ReadonlyMap<string, string> {
