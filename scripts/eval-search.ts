@@ -57,6 +57,32 @@ const VARIANTS: Variant[] = [
   { name: 'RRF k=60, lexical x0.5', fusion: { kind: 'rrf', k: 60, lexicalWeight: 0.5 } },
 ];
 
+/** A set's headlines in a SQLite store of their own, embedded by the local model; store id → the set's id. */
+async function loadSet(
+  set: EvalSet,
+  embedder: LocalEmbedder,
+  file: string,
+): Promise<{ store: SqliteStore; idOf: Map<string, string> }> {
+  const store = new SqliteStore(file);
+  const headline = (text: string) => ({
+    content: text,
+    urgency: 'regular' as const,
+    sentiment: null,
+    published_at: null,
+    tickers: [],
+  });
+  const stored = await store.articles.insert(
+    set.headlines.map((h) => headline(h.text)),
+    Date.now(),
+  );
+  const vectors = await embedder.embed(set.headlines.map((h) => h.text));
+  await store.vectors.storeVectors(
+    embedder.modelId,
+    stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })),
+  );
+  return { store, idOf: new Map(stored.map((a, i) => [a.id, set.headlines[i]!.id])) };
+}
+
 async function hybridPart(embedder: LocalEmbedder): Promise<void> {
   const trader = parseEvalSet(
     JSON.parse(readFileSync(new URL('../test/fixtures/search-eval-trader.json', import.meta.url), 'utf8')),
@@ -70,24 +96,9 @@ async function hybridPart(embedder: LocalEmbedder): Promise<void> {
   const open = async (set: EvalSet) => {
     const dir = mkdtempSync(join(tmpdir(), 'fns-eval-search-'));
     dirs.push(dir);
-    const store = new SqliteStore(join(dir, 'fns.sqlite'));
-    stores.push(store);
-    const stored = await store.articles.insert(
-      set.headlines.map((h) => ({
-        content: h.text,
-        urgency: 'regular' as const,
-        sentiment: null,
-        published_at: null,
-        tickers: [],
-      })),
-      Date.now(),
-    );
-    const vectors = await embedder.embed(set.headlines.map((h) => h.text));
-    await store.vectors.storeVectors(
-      embedder.modelId,
-      stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })),
-    );
-    return { store, idOf: new Map(stored.map((a, i) => [a.id, set.headlines[i]!.id])) };
+    const loaded = await loadSet(set, embedder, join(dir, 'fns.sqlite'));
+    stores.push(loaded.store);
+    return loaded;
   };
   try {
     progress(`hybrid: each set's headlines into its own SQLite store, embedded by the local model`);
@@ -201,24 +212,8 @@ async function descriptorPart(embedder: LocalEmbedder): Promise<void> {
     const rows: string[] = [];
     for (const [name, set] of Object.entries(sets)) {
       progress(`descriptors: the ${name} set's ${set.headlines.length} headlines into a store, embedded`);
-      const store = new SqliteStore(join(dir, `${name}.sqlite`));
+      const { store, idOf } = await loadSet(set, embedder, join(dir, `${name}.sqlite`));
       stores.push(store);
-      const stored = await store.articles.insert(
-        set.headlines.map((h) => ({
-          content: h.text,
-          urgency: 'regular' as const,
-          sentiment: null,
-          published_at: null,
-          tickers: [],
-        })),
-        Date.now(),
-      );
-      const vectors = await embedder.embed(set.headlines.map((h) => h.text));
-      await store.vectors.storeVectors(
-        embedder.modelId,
-        stored.map((a, i) => ({ id: a.id, vector: vectors[i]! })),
-      );
-      const idOf = new Map(stored.map((a, i) => [a.id, set.headlines[i]!.id]));
       for (const use of ['none', 'keyword', 'semantic', 'both'] as const) {
         const index = new SemanticIndex(store, embedder, { descriptors: use });
         const cells: string[] = [];

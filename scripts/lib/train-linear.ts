@@ -29,10 +29,7 @@ export function train(examples: readonly Example[], o: TrainOptions): Float64Arr
   const rand = prng(o.seed);
   const p = new Float64Array(k);
   for (let epoch = 0; epoch < o.epochs; epoch++) {
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(rand() * (i + 1));
-      [order[i], order[j]] = [order[j]!, order[i]!];
-    }
+    shuffle(order, rand);
     for (const idx of order) {
       const ex = examples[idx]!;
       probabilities(w, k, ex.x, p);
@@ -54,14 +51,27 @@ export function train(examples: readonly Example[], o: TrainOptions): Float64Arr
 export function probabilities(w: Float64Array, k: number, x: Int32Array, p: Float64Array): void {
   p.fill(0);
   for (const b of x) for (let c = 0; c < k; c++) p[c]! += w[b * k + c]!;
+  softmax(p);
+}
+
+/** Scores to probabilities, in place (shifted by the largest score: no overflow). */
+function softmax(p: Float64Array): void {
   let max = -Infinity;
-  for (let c = 0; c < k; c++) max = Math.max(max, p[c]!);
+  for (const v of p) max = Math.max(max, v);
   let sum = 0;
-  for (let c = 0; c < k; c++) {
+  for (let c = 0; c < p.length; c++) {
     p[c] = Math.exp(p[c]! - max);
     sum += p[c]!;
   }
-  for (let c = 0; c < k; c++) p[c]! /= sum;
+  for (let c = 0; c < p.length; c++) p[c]! /= sum;
+}
+
+/** Fisher-Yates with the seeded generator: the same order for the same seed. */
+function shuffle(order: number[], rand: () => number): void {
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
 }
 
 export function predictClass(w: Float64Array, k: number, x: Int32Array): number {
@@ -144,22 +154,12 @@ export function trainNB(
   const rand = prng(o.seed);
   const p = new Float64Array(k);
   for (let epoch = 0; epoch < o.epochs; epoch++) {
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(rand() * (i + 1));
-      [order[i], order[j]] = [order[j]!, order[i]!];
-    }
+    shuffle(order, rand);
     for (const idx of order) {
       const ex = examples[idx]!;
       for (let c = 0; c < k; c++) p[c] = bias[c]!;
       for (const b of ex.x) for (let c = 0; c < k; c++) p[c]! += w[b * k + c]! * r[b * k + c]!;
-      let max = -Infinity;
-      for (let c = 0; c < k; c++) max = Math.max(max, p[c]!);
-      let sum = 0;
-      for (let c = 0; c < k; c++) {
-        p[c] = Math.exp(p[c]! - max);
-        sum += p[c]!;
-      }
-      for (let c = 0; c < k; c++) p[c]! /= sum;
+      softmax(p);
       const cw = o.classWeight?.[ex.y] ?? 1;
       for (let c = 0; c < k; c++) {
         const g = cw * (p[c]! - (c === ex.y ? 1 : 0));
