@@ -10,6 +10,7 @@
  * until it is ready, search answers the contract's 503 with Retry-After, never results from part of
  * the archive.
  */
+import { LRUCache } from 'lru-cache';
 import { DEFAULT_HNSW, HnswIndex, type HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
 import { expandQuery, namedFirst } from '../search/expand.js';
@@ -133,13 +134,17 @@ export class SemanticIndex {
   private lastError: string | undefined;
   private skipped = 0;
   /** Recent query vectors, least recently used first (Map order). */
-  private readonly queryCache = new Map<string, Float32Array>();
+  /** Recent query vectors (a repeated or paged query skips the model); none when the size is 0. */
+  private readonly queryCache: LRUCache<string, Float32Array> | undefined;
 
   constructor(
     private readonly store: Pick<StorePorts, 'articles' | 'vectors'>,
     private readonly embedder: Embedder,
     private readonly options: SemanticIndexOptions = {},
-  ) {}
+  ) {
+    const max = options.queryCacheSize ?? DEFAULT_QUERY_CACHE;
+    this.queryCache = max > 0 ? new LRUCache({ max }) : undefined;
+  }
 
   get size(): number {
     return this.ids.length;
@@ -499,18 +504,10 @@ export class SemanticIndex {
    * or embedded now.
    */
   private async embedQuery(query: string): Promise<Float32Array> {
-    const hit = this.queryCache.get(query);
-    if (hit) {
-      this.queryCache.delete(query);
-      this.queryCache.set(query, hit);
-      return hit;
-    }
+    const hit = this.queryCache?.get(query);
+    if (hit) return hit;
     const [q] = await this.embedder.embed([query]);
-    const max = this.options.queryCacheSize ?? DEFAULT_QUERY_CACHE;
-    if (max > 0) {
-      this.queryCache.set(query, q!);
-      if (this.queryCache.size > max) this.queryCache.delete(this.queryCache.keys().next().value!);
-    }
+    this.queryCache?.set(query, q!);
     return q!;
   }
 

@@ -18,6 +18,7 @@
  *   so does a ticker filter on an account no longer on max (as the stream closes such a subscription):
  *   a filter is never dropped, so an endpoint is never sent more than it asked for.
  */
+import pLimit, { type LimitFunction } from 'p-limit';
 import { randomUUID } from 'node:crypto';
 import { webhookRules, type Tier } from '../contract/index.js';
 import { effectiveTier } from '../domain/tiers.js';
@@ -94,22 +95,6 @@ export const DISPATCH_DEFAULTS = {
 const ADDRESS_TTL_MS = 30_000;
 /** Articles a worker reads per page (recent pages are shared in memory by every worker: delivery's RecentFeed). */
 const PAGE = 100;
-
-class Semaphore {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  constructor(private readonly max: number) {}
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.max) await new Promise<void>((r) => this.waiting.push(r));
-    this.active++;
-    try {
-      return await fn();
-    } finally {
-      this.active--;
-      this.waiting.shift()?.();
-    }
-  }
-}
 
 interface Pending {
   /** The article the endpoint is stuck on (for the oldest-undelivered metric). */
@@ -304,7 +289,7 @@ class EndpointWorker {
       try {
         const { url, address } = await this.destination(d);
         const headers = signedHeaders(valid, msgId, Math.floor(now / 1000), body);
-        const r = await d.inFlight.run(() =>
+        const r = await d.inFlight(() =>
           d.send({ url, address, headers, body, timeoutMs: d.timeoutMs, signal: d.stopping.signal }),
         );
         ({ status, error, latencyMs } = r);
@@ -420,7 +405,8 @@ export class WebhookDispatcher {
   readonly timeoutMs: number;
   readonly retryRules: RetryRules;
   readonly refreshMs: number;
-  readonly inFlight: Semaphore;
+  /** At most `maxInFlight` requests on the wire at once, across every endpoint. */
+  readonly inFlight: LimitFunction;
   readonly feed: RecentFeed;
   /** Aborted by `stop()`: requests in flight end at once instead of waiting for their answer. */
   readonly stopping = new AbortController();
@@ -443,7 +429,7 @@ export class WebhookDispatcher {
     this.timeoutMs = opts.timeoutMs ?? webhookRules.timeoutMs;
     this.retryRules = opts.retryRules ?? CONTRACT_RETRY_RULES;
     this.refreshMs = opts.refreshMs ?? DISPATCH_DEFAULTS.refreshMs;
-    this.inFlight = new Semaphore(opts.maxInFlight ?? DISPATCH_DEFAULTS.maxInFlight);
+    this.inFlight = pLimit(opts.maxInFlight ?? DISPATCH_DEFAULTS.maxInFlight);
     this.poller = new FeedPoller({
       articles: opts.store.articles,
       intervalMs: opts.feedPollMs ?? DISPATCH_DEFAULTS.feedPollMs,
