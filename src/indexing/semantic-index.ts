@@ -24,10 +24,8 @@ import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './
 import type { StorePorts } from '../store/ports/index.js';
 
 /**
- * Vectors at which the index switches from the exact scan to HNSW. Measured (npm run bench:search,
- * 384 dimensions, 2 shared cores): the exact scan costs ~0.5 µs per vector per query (100k: p50 51 ms),
- * so 20,000 vectors rank in ~10 ms, leaving room for the ~15 ms query embedding within the 30 ms goal;
- * past it, HNSW answers in ~1 ms (100k: p95 0.9 ms).
+ * Vectors at which the index switches from the exact scan to HNSW: up to it the exact scan ranks within
+ * the search latency goal (docs/decisions/ann-threshold.md).
  */
 export const DEFAULT_ANN_THRESHOLD = 20_000;
 /** Vectors read from the store per page while loading (each page is one short store call). */

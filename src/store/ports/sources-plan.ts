@@ -152,11 +152,8 @@ export const INGEST_SLICES = {
    * The budget when the slices run on a thread of their own (the SQLite service's ingest thread): there a
    * slice holds no event loop, only the write lock, which the event loop's own writes wait for (they
    * await their turn, holding nothing). There a commit costs far more than a sync: each slice writes
-   * every page its rows landed on to the WAL (the near keys alone, ~25 an item on random b-tree pages,
-   * are a page each), and the checkpoints copy them again; with 8 ms the slices stayed at the floor of 8
-   * items, so each page was written for a few rows. The ingest work of bench:ingest --only=blocks on one
-   * connection, slices of 8 vs 24 items, 3 runs each alternating: CPU per item 0.52 -> 0.40 ms (poll)
-   * and 2.0 -> 1.6 ms (push), same outcomes.
+   * every page its rows landed on to the WAL (the near keys alone are a page each), so larger slices write
+   * each page for more rows (docs/decisions/ingest-thread-slices.md).
    */
   threadBudgetMs: 24,
   /**

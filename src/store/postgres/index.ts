@@ -2,12 +2,8 @@
  * The PostgreSQL store (DATABASE_URL): every store port on one schema, for several instances and the
  * operator CLI at once.
  *
- * Driver: `pg` (node-postgres) 8.23.1, chosen by measurement (scripts/bench-pg-driver.ts, this
- * machine, PostgreSQL 15, medians of 7 rounds): a keyed lookup (findKey) 0.10 ms sequential vs 0.15 ms
- * for `postgres` 3.4.9; the 50-row JSON list 0.34 vs 0.47 ms; a 1,000-row insert transaction 13 vs
- * 29 ms (one INSERT … unnest) and 86 vs 132 ms (row by row); equal with 16 queries in flight. pg also
- * has no install scripts, a plain Pool whose broken connections are discarded and replaced, and
- * LISTEN on a dedicated Client (bus.ts).
+ * Driver: `pg` (node-postgres): a Pool whose broken connections are discarded and replaced, LISTEN on
+ * a dedicated Client (bus.ts), no install scripts (the measurement: docs/decisions/postgres-driver.md).
  *
  * Every option is passed in (schema, pool size, timeouts); nothing here reads the environment.
  */

@@ -1,8 +1,7 @@
 /**
  * VectorStore on PostgreSQL: the embedding queue with leases (several instances, each article
- * embedded once) and the vectors, stored as bytea (raw little-endian float32, as the SQLite blob):
- * measured by scripts/bench-pg-driver.ts, reading 5,000 384-dim vectors takes ~60 ms as bytea vs
- * ~1,200 ms as real[], writing ~5x faster, same size on disk.
+ * embedded once) and the vectors, stored as bytea (raw little-endian float32, the same bytes as the
+ * SQLite blob; docs/decisions/vectors-as-bytea.md).
  */
 import { affordableTerms, lexicalTerms, MAX_TERM_ARTICLES, tsQuery } from '../ports/lexical-query.js';
 import type { VectorStore } from '../ports/index.js';
