@@ -13,15 +13,23 @@ export const DEFAULT_LEASE_MS = 120_000;
 export class PgVectors implements VectorStore {
   constructor(private readonly db: Db) {}
 
+  /**
+   * Queues the articles without a vector of `model`. It takes the vector writers' lock first, so its read
+   * comes after any storeVectors that committed meanwhile: an article stored and dequeued by another
+   * instance's worker is never queued (and embedded) again.
+   */
   async enqueueMissing(model: string): Promise<number> {
-    const rows = await this.db.query(
-      `INSERT INTO embed_queue (article_id, enqueued_at)
-       SELECT a.id, $1 FROM articles a
-       WHERE NOT EXISTS (SELECT 1 FROM article_vectors v WHERE v.article_id = a.id AND v.model = $2)
-       ON CONFLICT DO NOTHING RETURNING article_id`,
-      [new Date().toISOString(), model],
-    );
-    return rows.length;
+    return this.db.tx(async (db) => {
+      await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.vectors, db.schema]);
+      const rows = await db.query(
+        `INSERT INTO embed_queue (article_id, enqueued_at)
+         SELECT a.id, $1 FROM articles a
+         WHERE NOT EXISTS (SELECT 1 FROM article_vectors v WHERE v.article_id = a.id AND v.model = $2)
+         ON CONFLICT DO NOTHING RETURNING article_id`,
+        [new Date().toISOString(), model],
+      );
+      return rows.length;
+    });
   }
 
   /** Leases the oldest unleased (or lease-expired) rows; SKIP LOCKED: concurrent workers never wait on each other. */
