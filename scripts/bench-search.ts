@@ -16,6 +16,7 @@
  *
  * BENCH_SKIP_SERVICE=1 runs part 1 only; BENCH_SKIP_INDEX=1 part 2 only. Run it on a quiet machine.
  */
+import { lineLog } from '../src/domain/log.js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -121,7 +122,7 @@ async function indexPart(n: number): Promise<void> {
   const t0 = performance.now();
   const persistDir = mkdtempSync(join(tmpdir(), 'fns-bench-index-'));
   const indexOptions = {
-    log: (m: string) => console.log(`  ${m}`),
+    log: lineLog((m) => console.log(`  ${m}`)),
     buildThreads: Number(process.env.BENCH_BUILD_THREADS ?? 1),
     persistDir,
   };

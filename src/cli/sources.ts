@@ -5,6 +5,7 @@
  * Refusals exit 1 (a name taken, no such source); a bad name, URL, duration or urgency is a usage error
  * (exit 2), like a bad tier.
  */
+import { lineLog } from '../domain/log.js';
 import type { Config } from '../config/index.js';
 import { urgencies } from '../contract/index.js';
 import type { SourceRecord, Store, UrgencySetting } from '../store/ports/index.js';
@@ -255,7 +256,7 @@ async function runPoller(config: Config, io: SourcesIo): Promise<number> {
     userAgent: pollerUserAgent(config.brand),
     allowPrivate: config.feedAllowPrivate,
     // A poll's error and the poller's lines quote what a feed server answered: escaped, one line each.
-    log: (m) => io.err(`fns: ${printable(m)}`),
+    log: lineLog((m) => io.err(`fns: ${printable(m)}`)),
     onPoll: (r) => {
       if (r.outcome === 'error')
         io.out(

@@ -3,6 +3,7 @@
  * service, the `fns articles ingest` command line; or a MemoryFeed) and hands every new article to its
  * reader (the hub's fan-out, the webhook dispatcher), in order.
  */
+import { errorText, type Log } from '../domain/log.js';
 import type { FeedEntry, FeedPort } from './ports.js';
 
 /** Articles read per feed query; a full page is followed at once by the next one. */
@@ -24,7 +25,7 @@ export interface FeedPollerOptions {
   hasListeners: () => boolean;
   /** Told when the cursor moved past articles nobody listened to (they were not delivered). */
   onSkip?: () => void;
-  log: (m: string) => void;
+  log: Log;
   /** Who reads the feed, the first word of its log lines (`stream`, `webhooks`). Default `stream`. */
   label?: string;
 }
@@ -89,9 +90,7 @@ export class FeedPoller {
       const before = this.lastSeq;
       this.running = this.poll()
         .catch((e: unknown) =>
-          this.opts.log(
-            `${this.opts.label ?? 'stream'}: feed poll failed: ${e instanceof Error ? e.message : String(e)}`,
-          ),
+          this.opts.log.warn({ reader: this.opts.label ?? 'stream', err: errorText(e) }, 'feed poll failed'),
         )
         .finally(() => {
           this.running = undefined;

@@ -18,6 +18,7 @@
  *   contract's slow-consumer close instead; a replaying subscriber is owed every live batch that
  *   concerns it, so the same rule applies to it when one arrives.
  */
+import { errorText, type Log } from '../domain/log.js';
 import type { Tier } from '../contract/index.js';
 import { effectiveSince } from '../domain/lookback.js';
 import { FanOut } from './fanout.js';
@@ -56,7 +57,7 @@ export interface HubOptions {
   now: () => number;
   /** Runs `fn` after pending I/O (setImmediate). */
   defer: (fn: () => void) => void;
-  log: (m: string) => void;
+  log: Log;
 }
 
 /** A subscriber as the hub holds it; `sink` is the adapter's (e.g. its connection). */
@@ -122,7 +123,7 @@ export class DeliveryHub<S extends Sink> {
           await poller.start();
           return;
         } catch (e) {
-          opts.log(`stream: cannot read the article feed: ${e instanceof Error ? e.message : String(e)}; retrying`);
+          opts.log.warn({ err: errorText(e) }, 'cannot read the article feed; retrying');
           await new Promise((r) => setTimeout(r, opts.feedPollMs));
         }
       }
@@ -259,7 +260,7 @@ export class DeliveryHub<S extends Sink> {
         if (!(await this.roomFor(sub))) return;
       }
     } catch (e) {
-      this.opts.log(`stream: replay failed: ${e instanceof Error ? e.message : String(e)}`);
+      this.opts.log.warn({ err: errorText(e) }, 'replay failed');
       this.end(sub, this.opts.replayFailedClose(e), 'replay failed');
     }
   }

@@ -3,6 +3,7 @@
  * and publishes them. The queue lives in the store, so it survives a restart (and several instances
  * share it by lease); a model change re-queues the archive.
  */
+import type { Log } from '../domain/log.js';
 import type { Embedder } from '../search/index.js';
 import { isStoreBusy } from '../store/ports/errors.js';
 import type { VectorStore } from '../store/ports/index.js';
@@ -20,7 +21,7 @@ export interface WorkerOptions {
    * PostgreSQL); keep it above the embedder's timeout times the batch size.
    */
   leaseMs?: number;
-  log?: (message: string) => void;
+  log?: Log;
 }
 
 /** Drains the embedding queue in batches until stopped. */
@@ -49,7 +50,7 @@ export class EmbeddingWorker {
       // A write: retried like any other when another process holds the lock.
       const queued = await this.store.enqueueMissing(this.embedder.modelId);
       this.queuedMissing = true;
-      if (queued > 0) this.options.log?.(`embedding: ${queued} article(s) queued for model ${this.embedder.modelId}`);
+      if (queued > 0) this.options.log?.info({ queued, model: this.embedder.modelId }, 'articles queued for embedding');
     }
     // Vectors computed earlier whose write found the store locked by another process: write them first.
     if (this.unsaved) {
@@ -99,10 +100,11 @@ export class EmbeddingWorker {
     if (refused.length > 0) {
       const maxAttempts = this.options.maxAttempts ?? 5;
       const dropped = await this.store.deferEmbedding(refused, Date.now(), maxAttempts);
-      this.options.log?.(`embedding: ${refused.length} article(s) refused by the embedder, retried later`);
+      this.options.log?.warn({ refused: refused.length }, 'articles refused by the embedder, retried later');
       for (const id of dropped)
-        this.options.log?.(
-          `embedding: article ${id} dropped after ${maxAttempts} failed attempts; it is listed and streamed but not searchable`,
+        this.options.log?.warn(
+          { article: id, attempts: maxAttempts },
+          'article dropped from embedding: listed and streamed but not searchable',
         );
     }
   }
@@ -141,7 +143,7 @@ export class EmbeddingWorker {
         this.schedule(Math.min(1000, 20 * 2 ** Math.min(this.busyRetries, 6)));
         return;
       }
-      this.options.log?.(`embedding: batch failed (${(err as Error).message}); retrying`);
+      this.options.log?.warn({ err: (err as Error).message }, 'embedding batch failed; retrying');
       this.schedule(this.options.retryMs ?? 5000);
     }
   }

@@ -10,6 +10,7 @@
  * until it is ready, search answers the contract's 503 with Retry-After, never results from part of
  * the archive.
  */
+import { errorText, type Log } from '../domain/log.js';
 import { LRUCache } from 'lru-cache';
 import { DEFAULT_HNSW, HnswIndex, type HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
@@ -44,7 +45,7 @@ export interface SemanticIndexOptions {
   /** How ranking and index building share the event loop (slice length, clock). */
   slice?: SliceOptions;
   retryMs?: number;
-  log?: (message: string) => void;
+  log?: Log;
   /**
    * How the semantic ranking is fused with the store's lexical one (default {@link DEFAULT_FUSION});
    * `'semantic'`: vectors only; `'lexical'`: keywords only (evaluation, comparison).
@@ -213,12 +214,14 @@ export class SemanticIndex {
       });
       this.savedRowid = rowid;
       this.savedRows = rows;
-      this.options.log?.(
-        `search: approximate index saved (${this.ids.length} vectors up to rowid ${rowid}) in ${Math.round(performance.now() - started)} ms`,
+      this.options.log?.info(
+        { vectors: this.ids.length, rowid, ms: Math.round(performance.now() - started) },
+        'approximate index saved',
       );
     } catch (e) {
-      this.options.log?.(
-        `search: saving the approximate index failed (${e instanceof Error ? e.message : String(e)}); it is rebuilt at the next start`,
+      this.options.log?.warn(
+        { err: errorText(e) },
+        'saving the approximate index failed; it is rebuilt at the next start',
       );
     }
   }
@@ -255,14 +258,16 @@ export class SemanticIndex {
       this.lastRowid = this.savedRowid = manifest.lastRowid;
       this.savedRows = ids.length;
       this.lastId = manifest.lastId;
-      this.options.log?.(
-        `search: saved approximate index loaded (${ids.length} vectors up to rowid ${manifest.lastRowid}) in ${Math.round(performance.now() - started)} ms; adding newer vectors`,
+      this.options.log?.info(
+        { vectors: ids.length, rowid: manifest.lastRowid, ms: Math.round(performance.now() - started) },
+        'saved approximate index loaded; adding newer vectors',
       );
       return true;
     } catch (e) {
       if (!(e instanceof SnapshotUnusable)) throw e;
-      this.options.log?.(
-        `search: saved approximate index not used (${e.message}); loading from the store, approximate index rebuilt in the background`,
+      this.options.log?.warn(
+        { err: e.message },
+        'saved approximate index not used; loading from the store, approximate index rebuilt in the background',
       );
       return false;
     }
@@ -291,8 +296,9 @@ export class SemanticIndex {
         }
         this.lastError = err instanceof Error ? err.message : String(err);
         const retryMs = isStoreBusy(err) ? 200 : (this.options.retryMs ?? DEFAULT_LOAD_RETRY_MS);
-        this.options.log?.(
-          `search: loading the index failed after ${this.ids.length} vectors (${this.lastError}); retrying in ${retryMs} ms`,
+        this.options.log?.warn(
+          { vectors: this.ids.length, err: this.lastError, retryMs },
+          'loading the index failed; retrying',
         );
         await new Promise<void>((resolve) => {
           this.retryTimer = setTimeout(resolve, retryMs);
@@ -306,8 +312,9 @@ export class SemanticIndex {
     this.state = 'ready';
     this.lastError = undefined;
     const mode = this.hnsw ? 'approximate (HNSW)' : 'exact';
-    this.options.log?.(
-      `search: index ready, ${this.ids.length} vectors, ${mode}, loaded in ${Math.round(performance.now() - started)} ms`,
+    this.options.log?.info(
+      { vectors: this.ids.length, mode, ms: Math.round(performance.now() - started) },
+      'index ready',
     );
     this.maybeBuildApproximate();
     if (this.options.persistDir && this.background && !this.closed) {
@@ -355,8 +362,9 @@ export class SemanticIndex {
       if (v.vector.length !== this.dim) {
         // Vectors of one model share a dimension; a stray one must never be compared.
         if (this.skipped++ === 0)
-          this.options.log?.(
-            `search: vector of article ${v.id} has dimension ${v.vector.length}, the index ${this.dim}; skipped`,
+          this.options.log?.warn(
+            { article: v.id, dimension: v.vector.length, index: this.dim },
+            'vector of another dimension skipped',
           );
         continue;
       }
@@ -397,9 +405,7 @@ export class SemanticIndex {
     this.building = this.toApproximate()
       .catch((e: unknown) => {
         this.annUnavailable = true;
-        this.options.log?.(
-          `search: building the approximate index failed (${e instanceof Error ? e.message : String(e)}); ranking exactly`,
-        );
+        this.options.log?.warn({ err: errorText(e) }, 'building the approximate index failed; ranking exactly');
       })
       .finally(() => (this.building = undefined));
   }
@@ -411,8 +417,9 @@ export class SemanticIndex {
     const hnsw = await HnswIndex.create(dim, this.options.hnsw);
     if (hnsw instanceof Error) {
       this.annUnavailable = true;
-      this.options.log?.(
-        `search: the approximate index cannot load here (${hnsw.message}); ranking exactly at ${this.matrix!.rows} vectors`,
+      this.options.log?.warn(
+        { err: hnsw.message, vectors: this.matrix!.rows },
+        'the approximate index cannot load here; ranking exactly',
       );
       return;
     }
@@ -433,8 +440,9 @@ export class SemanticIndex {
     const rows = this.matrix!.rows;
     this.hnsw = hnsw;
     this.matrix = undefined;
-    this.options.log?.(
-      `search: ${rows} vectors, switched to the approximate index (HNSW), built in ${Math.round(performance.now() - started)} ms`,
+    this.options.log?.info(
+      { vectors: rows, ms: Math.round(performance.now() - started) },
+      'switched to the approximate index (HNSW)',
     );
     // The next start loads it instead of building it again.
     void this.persist();

@@ -11,6 +11,7 @@
  * dedupe by id see new articles). The feed keeps the last `historyLimit` articles (default 10,000) for
  * `after=` replays: an `after` older than those replays all it keeps (the mock forgets).
  */
+import { lineLog } from '../domain/log.js';
 import type { Server } from 'node:http';
 import { monotonicFactory } from 'ulid';
 import { stream as rules, type Article } from '../contract/index.js';
@@ -76,7 +77,7 @@ export function attachMockStream(server: Server, opts: MockStreamOptions): MockS
     recheckMs: rules.recheckSeconds * 1000,
     feedWake: (wake) => feed.subscribe(wake),
     feedPollMs: MOCK_FEED_POLL_MS,
-    ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.log ? { log: lineLog(opts.log) } : {}),
   });
   const ulid = monotonicFactory();
   let next = 0;

@@ -10,6 +10,7 @@
  *   `Authorization: Bearer …`; off (404) when no token is configured.
  * - anything else: a problem JSON (404, or 405 for another method on a known path).
  */
+import { errorText, type Log, type LogFields } from '../domain/log.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { limits } from '../contract/index.js';
@@ -31,9 +32,7 @@ export interface AdminOptions {
   host?: string;
   checks: ReadinessCheck[];
   metrics: Metrics;
-  log: (m: string) => void;
-  /** A warning with structured fields (pino's `warn(fields, msg)`); default: `log` of the message and the fields as JSON. */
-  warn?: (fields: Record<string, unknown>, msg: string) => void;
+  log: Log;
   /** Bound on each readiness check. Default 2000 ms. */
   checkTimeoutMs?: number;
   /** POST /admin/v1/articles; without a `token` (ADMIN_TOKEN unset) the endpoint is off (404). */
@@ -232,8 +231,7 @@ export async function readiness(
 export async function startAdminServer(opts: AdminOptions): Promise<AdminServer> {
   const timeoutMs = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   const requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_ADMIN_REQUEST_TIMEOUT_MS;
-  const warn =
-    opts.warn ?? ((fields: Record<string, unknown>, msg: string) => opts.log(`${msg} ${JSON.stringify(fields)}`));
+  const warn = (fields: LogFields, msg: string) => opts.log.warn(fields, msg);
   /** When each request's head was complete (the body deadline counts from there). */
   const started = new WeakMap<IncomingMessage, number>();
   const attemptRules = opts.tokenAttempts ?? ADMIN_TOKEN_ATTEMPTS;
@@ -356,9 +354,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     } catch (e) {
       if (e instanceof PushBodyError) return problem(res, 400, 'Bad Request', e.message);
       if (!isDependencyUnavailable(e)) throw e;
-      opts.log(
-        `admin: push not stored, the database is busy or unavailable (${e instanceof Error ? e.message : String(e)})`,
-      );
+      opts.log.warn({ err: errorText(e) }, 'push not stored: the database is busy or unavailable');
       return problem(
         res,
         503,
@@ -369,7 +365,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
         },
       );
     }
-    opts.log(`admin: push: ${answer.stored} stored, ${answer.duplicates} duplicate(s), ${answer.invalid} invalid`);
+    opts.log.info({ stored: answer.stored, duplicates: answer.duplicates, invalid: answer.invalid }, 'push');
     return send(res, 200, 'application/json', JSON.stringify(answer));
   };
   // Timeouts checked every second (Node's default is every 30 s); a request head must arrive within the
@@ -379,7 +375,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     (req, res) => {
       started.set(req, performance.now());
       handle(req, res).catch((e: unknown) => {
-        opts.log(`admin: ${req.url ?? ''} failed: ${e instanceof Error ? e.message : String(e)}`);
+        opts.log.error({ path: (req.url ?? '').split('?')[0], err: errorText(e) }, 'admin request failed');
         if (!res.headersSent) problem(res, 500, 'Internal Server Error', 'The admin listener could not answer');
         else res.destroy();
       });

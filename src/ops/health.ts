@@ -6,6 +6,7 @@
  * full disk: reads and `SELECT 1` still work, every write fails). When the failures stop and the
  * probe answers, the check is green again by itself.
  */
+import type { Log } from '../domain/log.js';
 import { dependencyFailureClass, type FailureClass } from '../http/unavailable.js';
 import type { Dependency, Metrics } from './metrics.js';
 import type { ReadinessCheck } from './admin.js';
@@ -16,7 +17,7 @@ export interface HealthOptions {
   holdMs: number;
   now?: () => number;
   /** Told once per outage (the first failure after a healthy spell): a log line. */
-  log?: (m: string) => void;
+  log?: Log;
 }
 
 interface LastFailure {
@@ -40,8 +41,9 @@ export class DependencyHealth {
     this.opts.metrics.dependencyErrors.inc({ dependency });
     const message = err instanceof Error ? err.message : String(err);
     if (this.failure(dependency) === undefined)
-      this.opts.log?.(
-        `${dependency}: ${cls} failure (${message}); answering 503 / 1013 and /readyz not ready while it lasts`,
+      this.opts.log?.warn(
+        { dependency, class: cls, err: message },
+        'dependency failure: answering 503 / 1013 and /readyz not ready while it lasts',
       );
     this.last.set(dependency, { cls, message, at: this.now() });
     return cls;

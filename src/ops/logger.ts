@@ -9,6 +9,7 @@
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { hasUnsafe, printable, printableJson } from '../domain/printable.js';
+import type { Log, LogFields } from '../domain/log.js';
 
 export interface LogSink {
   write(line: string): void;
@@ -46,12 +47,30 @@ export type StreamEvent =
   | { event: 'takeover'; connectionId: string; accountId: string; previousConnectionId?: string };
 
 export interface OpsLogger {
-  /** A free-text line of the service (the `log(m)` callers). */
+  /** A free-text line of the service. */
   log(msg: string): void;
   request(r: RequestLine): void;
   stream(e: StreamEvent): void;
   /** The underlying pino logger (child loggers, other levels). */
   readonly pino: Logger;
+  /** The structured log the service's modules write to (a child per component), keys scrubbed from every text. */
+  readonly structured: Log;
+}
+
+/** A Log over pino whose message and string fields are scrubbed of anything shaped like a key. */
+function scrubbedLog(logger: Logger): Log {
+  const clean = (fields: LogFields): LogFields => {
+    const out: LogFields = {};
+    for (const [k, v] of Object.entries(fields))
+      out[k] = typeof v === 'string' ? scrubKeys(v) : v instanceof Error ? scrubKeys(v.message) : v;
+    return out;
+  };
+  return {
+    info: (f, m) => logger.info(clean(f), scrubKeys(m)),
+    warn: (f, m) => logger.warn(clean(f), scrubKeys(m)),
+    error: (f, m) => logger.error(clean(f), scrubKeys(m)),
+    child: (b) => scrubbedLog(logger.child(clean(b))),
+  };
 }
 
 /** Anything shaped like an API key (`<brand>_live_…` / `<brand>_test_…`). */
@@ -86,6 +105,7 @@ export function createLogger(opts: LoggerOptions = {}): OpsLogger {
 
   return {
     pino: logger,
+    structured: scrubbedLog(logger),
     log(msg) {
       logger.info(scrubKeys(msg));
     },

@@ -1,4 +1,5 @@
 /** The admin listener (ADMIN_PORT): /healthz, /readyz with the service's readiness checks, /metrics, the admin push. */
+import type { Log } from '../domain/log.js';
 import type { Config } from '../config/index.js';
 import { startAdminServer, type AdminServer, type ReadinessCheck } from '../ops/admin.js';
 import type { DependencyHealth } from '../ops/health.js';
@@ -73,7 +74,7 @@ export async function startAdmin(
   config: Config,
   deps: ReadinessDeps & {
     metrics: Metrics;
-    log: (m: string) => void;
+    log: Log;
     clock: () => number;
     onArticlesStored: () => void;
     logger?: Pick<OpsLogger, 'pino'>;

@@ -3,6 +3,7 @@
  * LISTEN/NOTIFY, the SQLite data directory watch) wakes the stream's feed reader, the webhook dispatcher
  * and the REST caches on every commit by any process, instead of waiting for their timers.
  */
+import type { Log } from '../domain/log.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Store, WakeSubscription } from '../store/ports/index.js';
 
@@ -17,7 +18,7 @@ export interface CommitWakes {
 
 export async function followCommits(
   store: Pick<Store, 'changes'>,
-  deps: { metrics: Metrics; log: (m: string) => void; timerMs: () => number },
+  deps: { metrics: Metrics; log: Log; timerMs: () => number },
 ): Promise<CommitWakes> {
   const { metrics, log } = deps;
   const wakers = new Set<() => void>();
@@ -25,14 +26,15 @@ export async function followCommits(
   const stop = await store.changes.follow({
     wake: wakeAll,
     onReconnect: () => {
-      log('database: feed notifications reconnected; reading what was committed meanwhile');
+      log.info({ dependency: 'database' }, 'feed notifications reconnected; reading what was committed meanwhile');
       wakeAll();
     },
     onError: (m) => {
       metrics.dependencyErrors.inc({ dependency: 'database' });
-      log(`database: ${m}`);
+      log.warn({ dependency: 'database', err: m }, 'feed notifications failed');
     },
-    onUnavailable: (m) => log(`stream: ${m}; the feed is read every ${deps.timerMs()} ms`),
+    onUnavailable: (m) =>
+      log.info({ why: m, every_ms: deps.timerMs() }, 'no commit notifications; the feed is read on a timer'),
   });
   return {
     feedWake: stop

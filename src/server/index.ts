@@ -6,6 +6,7 @@
  * (admin.ts); `startService` puts them together and `close` takes them apart in the reverse order.
  */
 import type { Server } from 'node:http';
+import type { Log } from '../domain/log.js';
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
@@ -52,6 +53,7 @@ export interface RunningService {
 }
 
 export interface ServiceOptions {
+  /** Where the log's JSON lines go, one call per line (default: stdout). */
   log?: (m: string) => void;
   clock?: () => number;
   embedder?: Embedder | ClosableEmbedder;
@@ -77,15 +79,15 @@ export function embedderFor(config: Config): ClosableEmbedder {
   });
 }
 
-/** The logger, the `log` line writer and the metrics of one service. */
-function observability(options: ServiceOptions): { logger: OpsLogger; log: (m: string) => void; metrics: Metrics } {
+/** The logger (its pino logger is every module's structured `log`, a child per component) and the metrics. */
+function observability(options: ServiceOptions): { logger: OpsLogger; log: Log; metrics: Metrics } {
   const sink = options.log;
   const logger =
     options.logger ??
     createLogger(
       sink ? { destination: { write: (line) => sink(line.endsWith('\n') ? line.slice(0, -1) : line) } } : {},
     );
-  return { logger, log: options.log ?? ((m: string) => logger.log(m)), metrics: options.metrics ?? createMetrics() };
+  return { logger, log: logger.structured, metrics: options.metrics ?? createMetrics() };
 }
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
@@ -94,34 +96,45 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const stale = staleGenerated();
   if (stale) throw new ConfigError(stale);
   const { logger, log, metrics } = observability(options);
-  for (const w of config.warnings) log(`warning: ${w}`);
+  for (const w of config.warnings) log.warn({ component: 'config' }, w);
   const clock = options.clock ?? Date.now;
   // Every failed call of a dependency-failure class (connection, authentication, resource: a refused
   // login, a full disk) is counted and keeps /readyz red while it lasts; the callers answer 503 / 1013.
   const health = new DependencyHealth({
     metrics,
     holdMs: options.dependencyHoldMs ?? limits.unavailableRetryAfterSeconds * 1000,
-    log,
+    log: log.child({ component: 'health' }),
   });
-  const { opened, store } = await openServiceStore(config, { metrics, log, health });
-  const state = await openServiceState(config, { metrics, log, health });
+  const { opened, store } = await openServiceStore(config, {
+    metrics,
+    log: log.child({ component: 'database' }),
+    health,
+  });
+  const state = await openServiceState(config, { metrics, log: log.child({ component: 'state' }), health });
   // With a wake-up on commits (LISTEN/NOTIFY, the directory watch) the feed readers' timers are only the safety net.
   let feedPollMs = options.feedPollMs ?? DEFAULT_FEED_POLL_MS;
-  const commits = await followCommits(store, { metrics, log, timerMs: () => feedPollMs });
+  const commits = await followCommits(store, {
+    metrics,
+    log: log.child({ component: 'changes' }),
+    timerMs: () => feedPollMs,
+  });
   const { feedWake } = commits;
   if (feedWake) feedPollMs = options.feedPollMs ?? WOKEN_FEED_POLL_MS;
   const embedder = countEmbedderErrors(options.embedder ?? embedderFor(config), metrics);
   // The approximate index is saved under DATA_DIR on either engine: with PostgreSQL, each instance keeps
   // its own copy on its own disk (docs/search.md says why).
-  const index = new SemanticIndex(store, embedder, { log, persistDir: join(config.dataDir, 'search-index') });
-  const worker = new EmbeddingWorker(store.vectors, embedder, { log });
+  const index = new SemanticIndex(store, embedder, {
+    log: log.child({ component: 'search' }),
+    persistDir: join(config.dataDir, 'search-index'),
+  });
+  const worker = new EmbeddingWorker(store.vectors, embedder, { log: log.child({ component: 'embedding' }) });
   const { server, stream } = createListeners({
     config,
     store,
     state,
     search: index,
     clock,
-    log,
+    log: log.child({ component: 'stream' }),
     logger,
     metrics,
     feedWake,
@@ -157,7 +170,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     embedder,
     index,
     metrics,
-    log,
+    log: log.child({ component: 'admin' }),
     logger,
     clock,
     onArticlesStored: storedNow,

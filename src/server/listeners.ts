@@ -2,6 +2,7 @@
  * The public listeners: the REST app and the WebSocket stream on one Node HTTP server (the contract's
  * connection limits), over the store's ports and the shared state of admission.
  */
+import type { Log } from '../domain/log.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { livePrefix } from '../auth/prefix.js';
@@ -24,7 +25,7 @@ export interface ListenerDeps {
   state: ServiceState;
   search: ArchiveSearch;
   clock: () => number;
-  log: (m: string) => void;
+  log: Log;
   logger: OpsLogger;
   metrics: Metrics;
   feedWake: WakeSubscription | undefined;

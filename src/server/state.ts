@@ -3,6 +3,7 @@
  * shared by every instance (while Redis is down each instance decides alone: logged, counted); without
  * it, in this process.
  */
+import { errorText, type Log } from '../domain/log.js';
 import type { Config } from '../config/index.js';
 import { limits } from '../contract/index.js';
 import type { DependencyHealth } from '../ops/health.js';
@@ -27,15 +28,21 @@ export interface ServiceState {
 
 export async function openServiceState(
   config: Config,
-  deps: { metrics: Metrics; log: (m: string) => void; health: DependencyHealth },
+  deps: { metrics: Metrics; log: Log; health: DependencyHealth },
 ): Promise<ServiceState> {
   const { metrics, log, health } = deps;
   const ipGuardOptions = {
     exempt: config.ipGuardExempt,
     onBlock: (ip: string, until: number) => {
       metrics.ipBlocks.inc();
-      log(
-        `ip-guard: blocked ${ip} until ${new Date(until).toISOString()} (${limits.ipGuard.distinctKeys} different keys within ${limits.ipGuard.windowMs / 1000} s)`,
+      log.warn(
+        {
+          ip,
+          until: new Date(until).toISOString(),
+          keys: limits.ipGuard.distinctKeys,
+          window_s: limits.ipGuard.windowMs / 1000,
+        },
+        'ip-guard: address blocked',
       );
     },
   };
@@ -47,9 +54,9 @@ export async function openServiceState(
         ipGuard: ipGuardOptions,
         onError: (e) => {
           metrics.dependencyErrors.inc({ dependency: 'redis' });
-          log(`redis: connection lost (${e.message}); reconnecting`);
+          log.warn({ dependency: 'redis', err: e.message }, 'connection lost; reconnecting');
         },
-        onReady: () => log('redis: connected'),
+        onReady: () => log.info({ dependency: 'redis' }, 'connected'),
         slots: {
           // Another connection holds the account's slot now (this instance lost Redis for longer than
           // the lease): this one goes, so one connection per account holds across instances.
@@ -58,20 +65,23 @@ export async function openServiceState(
       })
     : undefined;
   // No offline queue: until Redis is ready, REST decides in memory and new streams are refused (1013).
-  await shared?.ready(5000).catch((e: Error) => log(`redis: ${e.message}; serving without it until it is reachable`));
+  await shared
+    ?.ready(5000)
+    .catch((e: Error) => log.warn({ dependency: 'redis', err: e.message }, 'serving without it until it is reachable'));
   const memoryIpGuard = new MemoryIpGuard(limits.ipGuard, ipGuardOptions);
   const memoryRateLimiter = new MemoryRateLimiter();
   // With Redis: shared by every instance; while Redis is down, each instance decides alone (logged, counted).
   const fallbackHooks: FallbackHooks = {
     onFallback: (port, e) => {
       metrics.dependencyErrors.inc({ dependency: 'redis' });
-      log(
-        `redis: ${port} unreachable (${e instanceof Error ? e.message : String(e)}); deciding in this instance until it is back`,
+      log.warn(
+        { dependency: 'redis', port, err: errorText(e) },
+        'unreachable; deciding in this instance until it is back',
       );
     },
     onFallbackDecision: (port) =>
       metrics.sharedStateFallbacks.inc({ port: port === 'rateLimiter' ? 'rate_limiter' : 'ip_guard' }),
-    onRecover: (port) => log(`redis: ${port} reachable again; shared decisions resumed`),
+    onRecover: (port) => log.info({ dependency: 'redis', port }, 'reachable again; shared decisions resumed'),
   };
   return {
     ipGuard: shared ? new FallbackIpGuard(shared.ipGuard, memoryIpGuard, fallbackHooks) : memoryIpGuard,

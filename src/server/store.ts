@@ -1,4 +1,5 @@
 /** The service's store: opened from the Config, every port's failing calls reported to the health of `database`. */
+import type { Log } from '../domain/log.js';
 import type { Config } from '../config/index.js';
 import type { DependencyHealth } from '../ops/health.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -12,14 +13,14 @@ import type { Store } from '../store/ports/index.js';
  */
 export async function openServiceStore(
   config: Config,
-  deps: { metrics: Metrics; log: (m: string) => void; health: DependencyHealth },
+  deps: { metrics: Metrics; log: Log; health: DependencyHealth },
 ): Promise<{ opened: Store; store: Store }> {
   const { metrics, log, health } = deps;
   const opened = await openStore(config, {
     role: 'service',
     postgres: {
       schema: config.databaseSchema,
-      log: (m) => void (metrics.dependencyErrors.inc({ dependency: 'database' }), log(`database: ${m}`)),
+      log: countedLog(log, () => metrics.dependencyErrors.inc({ dependency: 'database' })),
     },
   });
   return { opened, store: watchedStore(health, opened) };
@@ -45,5 +46,15 @@ export function watchedStore(health: DependencyHealth, store: Store): Store {
     ping: () => top.ping(),
     ...(migrationStatus ? { migrationStatus: () => top.migrationStatus!() } : {}),
     close: () => top.close(),
+  };
+}
+
+/** The database's log, each warning counted as a dependency error too. */
+function countedLog(log: Log, count: () => void): Log {
+  return {
+    info: (f, m) => log.info(f, m),
+    warn: (f, m) => (count(), log.warn(f, m)),
+    error: (f, m) => (count(), log.error(f, m)),
+    child: (b) => countedLog(log.child(b), count),
   };
 }

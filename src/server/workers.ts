@@ -2,6 +2,7 @@
  * The background workers of the service besides the stream: the source poller and the webhook
  * dispatcher (each leased per source / endpoint, so several instances share the work).
  */
+import type { Log } from '../domain/log.js';
 import type { Config } from '../config/index.js';
 import type { OpsLogger } from '../ops/logger.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -14,7 +15,7 @@ interface WorkerDeps {
   config: Config;
   store: Store;
   clock: () => number;
-  log: (m: string) => void;
+  log: Log;
   metrics: Metrics;
 }
 
@@ -22,16 +23,13 @@ interface WorkerDeps {
 export async function startPoller(
   deps: WorkerDeps & { onStored: () => void; logger?: OpsLogger },
 ): Promise<SourcePoller> {
-  const { config, store, clock, log, metrics, onStored, logger } = deps;
-  // A poll or an item that failed unexpectedly is a structured warning (its error's class, never its message).
-  const warn = logger ? (fields: Record<string, unknown>, msg: string) => logger.pino.warn(fields, msg) : undefined;
+  const { config, store, clock, log, metrics, onStored } = deps;
   const poller = new SourcePoller({
     store: store.sources,
     userAgent: pollerUserAgent(config.brand),
     allowPrivate: config.feedAllowPrivate,
     clock,
-    log,
-    ...(warn ? { warn } : {}),
+    log: log.child({ component: 'sources' }),
     metrics,
     onStored,
   });
@@ -51,7 +49,7 @@ export async function startWebhooks(
     recheckMs: config.streamRecheckMs,
     clock,
     ...(feedWake ? { feedWake, feedPollMs: WOKEN_FEED_POLL_MS } : {}),
-    log,
+    log: log.child({ component: 'webhooks' }),
     onAttempt: (e) => {
       metrics.webhookAttempts.inc({ outcome: e.outcome });
       if (e.outcome === 'delivered') metrics.webhookDeliveryLag.observe(e.ageSeconds);

@@ -8,6 +8,7 @@
  * failure of kind `internal` naming the error's class: the source is retried on its failure schedule,
  * not only once its lease runs out, and `fns sources list`, the counters and the log say so.
  */
+import type { Log } from '../domain/log.js';
 import type { FeedErrorKind } from './feed/index.js';
 import { nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS } from './poll-rules.js';
 import type { PollResult } from './poll.js';
@@ -94,9 +95,7 @@ export interface PollRecordOptions {
   clock: () => number;
   /** Jitter source for the backoff. */
   random: () => number;
-  log: (m: string) => void;
-  /** A warning with structured fields (pino's `warn(fields, msg)`); default: `log` of the message and the fields as JSON. */
-  warn?: (fields: Record<string, unknown>, msg: string) => void;
+  log: Log;
   metrics?: PollerMetrics;
   /** Called after a poll stored at least one article. */
   onStored?: (ids: string[]) => void;
@@ -146,11 +145,7 @@ export class PollRecorder {
   /** Per source, the guids of the items that failed at its last poll. */
   private readonly failedItems = new Map<string, Set<string>>();
   private storeState = 'ok';
-  private readonly warn: (fields: Record<string, unknown>, msg: string) => void;
-
-  constructor(private readonly opts: PollRecordOptions) {
-    this.warn = opts.warn ?? ((fields, msg) => opts.log(`${msg} ${JSON.stringify(fields)}`));
-  }
+  constructor(private readonly opts: PollRecordOptions) {}
 
   /** A poll of `rec` starts: its state as stored is the one the next change is logged against. */
   begin(rec: SourceRecord): void {
@@ -161,14 +156,14 @@ export class PollRecorder {
   storeTrouble(e: unknown): void {
     const state = `store: ${message(e)}`;
     if (state !== this.storeState)
-      this.opts.log(`sources: the database failed (${message(e)}); polling resumes when it answers`);
+      this.opts.log.warn({ err: message(e) }, 'the database failed; polling resumes when it answers');
     this.storeState = state;
   }
 
   /** The database answered. */
   storeAnswers(): void {
     if (this.storeState !== 'ok') {
-      this.opts.log('sources: the database answers again; polling resumed');
+      this.opts.log.info({}, 'the database answers again; polling resumed');
       this.storeState = 'ok';
     }
   }
@@ -307,17 +302,13 @@ export class PollRecorder {
       if (now.size < FAILED_ITEMS_KEPT) now.add(key);
       if (before?.has(key)) continue;
       if (logged++ < FAILED_ITEMS_LOGGED) {
-        this.warn(
+        this.opts.log.warn(
           { kind: 'source-item', source, guid: f.guid, err_class: f.errClass },
-          `sources: ${source}: an item could not be processed (an unexpected error in the service); the other items were stored`,
+          'an item could not be processed (an unexpected error in the service); the other items were stored',
         );
       } else more++;
     }
-    if (more > 0)
-      this.warn(
-        { kind: 'source-item', source, more },
-        `sources: ${source}: ${more} more item(s) could not be processed`,
-      );
+    if (more > 0) this.opts.log.warn({ kind: 'source-item', source, more }, 'more items could not be processed');
     if (now.size > 0) this.failedItems.set(source, now);
     else this.failedItems.delete(source);
   }
@@ -368,13 +359,12 @@ export class PollRecorder {
       const now = stateOf(outcome.error, outcome.status);
       if (now !== before) {
         const next = new Date(outcome.nextPollAt).toISOString();
-        if (now === 'ok')
-          this.opts.log(
-            `sources: ${rec.name}: polled fine again (HTTP ${outcome.status}) after ${rec.failures} failure(s)`,
-          );
-        else if (fields)
-          this.warn(fields, `sources: ${rec.name}: ${outcome.error}; failure ${outcome.failures}, next try ${next}`);
-        else this.opts.log(`sources: ${rec.name}: ${outcome.error}; failure ${outcome.failures}, next try ${next}`);
+        if (now === 'ok') {
+          this.opts.log.info({ source: rec.name, status: outcome.status, failures: rec.failures }, 'polled fine again');
+        } else {
+          const what = { source: rec.name, error: outcome.error, failures: outcome.failures, next_try: next };
+          this.opts.log.warn({ ...what, ...fields }, 'poll failed');
+        }
         this.states.set(rec.name, now);
       }
     });
@@ -401,9 +391,9 @@ export class PollRecorder {
       step();
     } catch (e) {
       try {
-        this.warn(
+        this.opts.log.warn(
           { kind: 'source', source: rec.name, err_class: errorClass(e), stack: stackFrames(e) },
-          `sources: ${rec.name}: a step after the poll's record failed (an unexpected error)`,
+          "a step after the poll's record failed (an unexpected error)",
         );
       } catch {
         // nothing left to tell it with

@@ -9,6 +9,7 @@
  * `registryCheckMs` (a paused or removed source's poll in flight is abandoned). When a source is polled
  * next is decided by the rules of ./poll-rules.ts.
  */
+import { silentLog, type Log } from '../domain/log.js';
 import { fetchFeed, type FetchOptions } from './feed/index.js';
 import { pollOnce, type FetchFn, type PollSteps } from './poll.js';
 import { PollRecorder, type PollerMetrics, type PollReport } from './poll-record.js';
@@ -39,9 +40,7 @@ export interface PollerOptions {
   /** Called after every poll. */
   onPoll?: (report: PollReport) => void;
   /** One line per change of a source's state (failing with a new kind of error, recovered), not per poll. */
-  log?: (m: string) => void;
-  /** A warning with structured fields (pino's `warn(fields, msg)`): a poll or an item that failed unexpectedly. Default: `log`. */
-  warn?: (fields: Record<string, unknown>, msg: string) => void;
+  log?: Log;
   metrics?: PollerMetrics;
 }
 
@@ -60,7 +59,7 @@ export class SourcePoller {
   private readonly registryCheckMs: number;
   private readonly steps: PollSteps;
   private readonly recorder: PollRecorder;
-  private readonly log: (m: string) => void;
+  private readonly log: Log;
 
   private running = false;
   private readonly inFlight = new Map<string, InFlight>();
@@ -81,7 +80,7 @@ export class SourcePoller {
     this.leaseMs = opts.leaseMs ?? POLL_DEFAULTS.leaseMs;
     this.tickMs = opts.tickMs ?? POLL_DEFAULTS.tickMs;
     this.registryCheckMs = Math.min(opts.registryCheckMs ?? POLL_DEFAULTS.registryCheckMs, 1000);
-    this.log = opts.log ?? (() => {});
+    this.log = opts.log ?? silentLog;
     this.steps = {
       store: this.store,
       fetch: opts.fetch ?? fetchFeed,
@@ -99,7 +98,6 @@ export class SourcePoller {
       clock: this.clock,
       random: opts.random ?? Math.random,
       log: this.log,
-      ...(opts.warn ? { warn: opts.warn } : {}),
       metrics: opts.metrics,
       onStored: opts.onStored,
       onPoll: opts.onPoll,

@@ -17,6 +17,7 @@
  * - Re-check, keep-alive (replaying connections included) and the closing handshake each run on one
  *   timer for all connections, here.
  */
+import { errorText, silentLog, type Log } from '../domain/log.js';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -91,7 +92,7 @@ export interface StreamDeps {
   fanOutSliceMs?: number;
   /** Told the length (ms) of every fan-out slice: how long delivery held the event loop (metrics, benchmarks). */
   onFanOutSlice?: (ms: number) => void;
-  log?: (m: string) => void;
+  log?: Log;
   /** Connection events and deliveries, for the structured log and the metrics (src/ops). With it, open and close are told here instead of `log`. */
   events?: StreamEvents;
 }
@@ -204,7 +205,7 @@ class Connection implements Sink {
 }
 
 export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
-  const log = deps.log ?? (() => {});
+  const log = deps.log ?? silentLog;
   const pingIntervalMs = deps.pingIntervalMs ?? stream.pingIntervalSeconds * 1000;
   const maxBufferedBytes = deps.maxBufferedBytes ?? stream.maxBufferedBytes;
   const feedPollMs = deps.feedPollMs ?? DEFAULT_FEED_POLL_MS;
@@ -258,7 +259,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     for (const { sink: conn } of hub.subscribers()) {
       if (!conn.alive) {
         hub.remove(conn.sub);
-        log(`stream: no pong from ${conn.id} account=${conn.accountId}; terminating`);
+        log.info({ connection: conn.id, account: conn.accountId }, 'no pong; terminating');
         conn.ws.terminate();
         continue;
       }
@@ -291,7 +292,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
         if (++n % 500 === 0) await new Promise<void>((r) => setImmediate(r));
       }
     } catch (e) {
-      log(`stream: re-check failed, connections kept: ${e instanceof Error ? e.message : String(e)}`);
+      log.warn({ err: errorText(e) }, 're-check failed, connections kept');
     } finally {
       rechecking = false;
     }
@@ -320,7 +321,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     const release = (): void => {
       deps.slots
         .release(outcome.accountId, connectionId)
-        .catch((e: unknown) => log(`stream: slot release failed: ${String(e)}`));
+        .catch((e: unknown) => log.warn({ err: errorText(e) }, 'slot release failed'));
     };
     let acquired: boolean;
     try {
@@ -343,13 +344,13 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
   /** A connection ended by the server (slow consumer, re-check, replay failure, lost slot): closed, waiting for the peer. */
   const ended = (conn: Connection, spec: CloseSpec, why: string): void => {
     draining.add(conn);
-    log(`stream: closing ${conn.id} account=${conn.accountId} key=${conn.keyId}: ${why} (${spec.code})`);
+    log.info({ connection: conn.id, account: conn.accountId, key: conn.keyId, code: spec.code, why }, 'closing');
     conn.ws.close(spec.code, spec.reason);
   };
 
   const open = (ws: WebSocket, socket: Duplex, connectionId: string, outcome: Outcome): void => {
     sockets.add(ws);
-    ws.on('error', (e) => log(`stream: ${connectionId}: ${e.message}`));
+    ws.on('error', (e) => log.warn({ connection: connectionId, err: e.message }, 'socket error'));
     if (!outcome.ok || shuttingDown) {
       const close = outcome.ok ? stream.closeCodes.shuttingDown : outcome.close;
       deps.events?.refused({ connectionId, code: close.code, reason: close.reason });
@@ -381,10 +382,10 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
           code,
           durationMs: Date.now() - openedAt,
         });
-      else log(`stream: closed ${conn.id} account=${conn.accountId} (${code})`);
+      else log.info({ connection: conn.id, account: conn.accountId, code }, 'closed');
     });
     if (deps.events) deps.events.opened({ connectionId: conn.id, accountId: conn.accountId, keyId: conn.keyId });
-    else log(`stream: open ${conn.id} account=${conn.accountId} key=${conn.keyId}`);
+    else log.info({ connection: conn.id, account: conn.accountId, key: conn.keyId }, 'open');
   };
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -400,7 +401,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
       try {
         outcome = await admit(req, socket, connectionId);
       } catch (e) {
-        log(`stream: admission failed: ${e instanceof Error ? e.message : String(e)}`);
+        log.error({ err: errorText(e) }, 'admission failed');
         // The database or the shared state (stream slots) cannot answer now: "retry later", not 1011.
         outcome = { ok: false, close: isDependencyUnavailable(e) ? stream.closeCodes.unavailable : INTERNAL_ERROR };
       }
@@ -413,7 +414,7 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     admitting.add(work);
     work
       .catch((e: unknown) => {
-        log(`stream: upgrade failed: ${e instanceof Error ? e.message : String(e)}`);
+        log.error({ err: errorText(e) }, 'upgrade failed');
         socket.destroy();
       })
       .finally(() => admitting.delete(work));

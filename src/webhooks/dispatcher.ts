@@ -18,6 +18,7 @@
  *   so does a ticker filter on an account no longer on max (as the stream closes such a subscription):
  *   a filter is never dropped, so an endpoint is never sent more than it asked for.
  */
+import { errorText, type Log } from '../domain/log.js';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { randomUUID } from 'node:crypto';
 import { webhookRules, type Tier } from '../contract/index.js';
@@ -80,7 +81,7 @@ export interface DispatcherOptions {
   /** Registers a wake-up (LISTEN/NOTIFY, the data directory watch); returns its removal. */
   feedWake?: (wake: () => void) => () => void;
   onAttempt?: (e: AttemptEvent) => void;
-  log: (m: string) => void;
+  log: Log;
 }
 
 export const DISPATCH_DEFAULTS = {
@@ -148,8 +149,9 @@ class EndpointWorker {
     this.timer = undefined;
     this.running = this.run()
       .catch((err: unknown) => {
-        this.d.opts.log(
-          `webhooks: endpoint ${this.e.id}: ${err instanceof Error ? err.message : String(err)}; retrying in ${this.d.refreshMs} ms`,
+        this.d.opts.log.warn(
+          { endpoint: this.e.id, err: errorText(err), retryMs: this.d.refreshMs },
+          'endpoint run failed; retrying',
         );
         this.later(this.d.refreshMs);
       })
@@ -227,7 +229,7 @@ class EndpointWorker {
     this.recordedAt = performance.now();
     if (a.cursor !== null && a.cursor >= this.cursor) this.dirty = false;
     if (!held) {
-      this.d.opts.log(`webhooks: endpoint ${this.e.id}: lease lost to another instance; stopping here`);
+      this.d.opts.log.info({ endpoint: this.e.id }, 'lease lost to another instance; stopping here');
       this.d.drop(this.e.id);
     }
     return held;
@@ -245,7 +247,7 @@ class EndpointWorker {
       const tier = await this.currentTier(now);
       const reason = tier === undefined ? 'the account no longer exists' : pauseForPlan(tier, this.e.tickers);
       if (tier === undefined || reason !== null) {
-        this.d.opts.log(`webhooks: endpoint ${this.e.id} paused: ${reason}`);
+        this.d.opts.log.warn({ endpoint: this.e.id, reason }, 'endpoint paused');
         await this.record(this.attempt({ at: now, state: 'paused', pausedReason: reason }));
         this.d.drop(this.e.id);
         return;
@@ -349,7 +351,7 @@ class EndpointWorker {
           pausedReason: 'the receiver answered 410 Gone',
         }),
       );
-      d.opts.log(`webhooks: endpoint ${this.e.id} disabled: the receiver answered 410 Gone`);
+      d.opts.log.warn({ endpoint: this.e.id, status: 410 }, 'endpoint disabled: the receiver answered 410 Gone');
       d.drop(this.e.id);
       return false;
     }
@@ -372,7 +374,7 @@ class EndpointWorker {
           pausedReason: reason,
         }),
       );
-      d.opts.log(`webhooks: endpoint ${this.e.id} paused: ${reason}`);
+      d.opts.log.warn({ endpoint: this.e.id, reason }, 'endpoint paused');
       d.drop(this.e.id);
       return false;
     }
@@ -453,14 +455,12 @@ export class WebhookDispatcher {
     this.unwake = this.opts.feedWake?.(() => this.poller.wake());
     // A database that is down now is retried on the renewal timer; the service starts anyway.
     await this.refresh().catch((e: unknown) =>
-      this.opts.log(`webhooks: claiming endpoints failed: ${e instanceof Error ? e.message : String(e)}; retrying`),
+      this.opts.log.warn({ err: errorText(e) }, 'claiming endpoints failed; retrying'),
     );
     const tick = () => {
       this.refreshTimer = setTimeout(() => {
         this.refreshing = this.refresh()
-          .catch((e: unknown) =>
-            this.opts.log(`webhooks: lease renewal failed: ${e instanceof Error ? e.message : String(e)}`),
-          )
+          .catch((e: unknown) => this.opts.log.warn({ err: errorText(e) }, 'lease renewal failed'))
           .finally(() => {
             this.refreshing = undefined;
             if (!this.stopped) tick();
@@ -552,9 +552,7 @@ export class WebhookDispatcher {
       });
     } catch (e) {
       for (const w of batch) this.markDirty(w);
-      this.opts.log(
-        `webhooks: writing delivery cursors failed (${e instanceof Error ? e.message : String(e)}); retrying`,
-      );
+      this.opts.log.warn({ err: errorText(e) }, 'writing delivery cursors failed; retrying');
       return;
     }
     for (const id of lost) this.drop(id);

@@ -3,6 +3,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { FeedPoller, WAKE_RETRY_MS } from '../../src/delivery/feed.js';
 import type { FeedEntry } from '../../src/store/ports/index.js';
 import { until } from '../support/wait.js';
+import { silentLog } from '../../src/domain/log.js';
+import { recordLog } from '../support/log.js';
 
 function feed() {
   const entries: FeedEntry[] = [];
@@ -43,7 +45,7 @@ describe('FeedPoller.wake: a commit notification delivers at once', () => {
       intervalMs: 3_600_000,
       deliver: (b) => delivered.push(...b.map((e) => e.seq)),
       hasListeners: () => true,
-      log: () => {},
+      log: silentLog,
     });
     await poller.start();
     f.add(3);
@@ -79,7 +81,7 @@ describe('FeedPoller.wake: a commit notification delivers at once', () => {
       intervalMs: 3_600_000,
       deliver: (b) => delivered.push(...b.map((e) => e.seq)),
       hasListeners: () => true,
-      log: () => {},
+      log: silentLog,
     });
     await poller.start();
     f.add(1);
@@ -110,7 +112,7 @@ describe('FeedPoller.wake: a storm of wakes costs one read, not a timer per wake
       intervalMs: 3_600_000,
       deliver: (b) => delivered.push(...b.map((e) => e.seq)),
       hasListeners: () => true,
-      log: () => {},
+      log: silentLog,
     });
     await poller.start();
     f.add(2);
@@ -143,7 +145,7 @@ describe('FeedPoller.wake: a wake that comes before the commit is visible still 
       intervalMs: 3_600_000,
       deliver: (b) => delivered.push(...b.map((e) => e.seq)),
       hasListeners: () => true,
-      log: () => {},
+      log: silentLog,
     });
     await poller.start();
     f.add(1);
@@ -169,7 +171,7 @@ describe('FeedPoller.wake: a wake that comes before the commit is visible still 
       intervalMs: 3_600_000,
       deliver: () => {},
       hasListeners: () => true,
-      log: () => {},
+      log: silentLog,
     });
     await poller.start();
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
@@ -203,14 +205,14 @@ describe('FeedPoller: a failed read is logged under its reader, and the next wak
       intervalMs: 3_600_000,
       deliver: (b) => delivered.push(...b.map((e) => e.seq)),
       hasListeners: () => true,
-      log: (m) => lines.push(m),
+      log: recordLog(lines),
       label: 'webhooks',
     });
     await poller.start();
     f.add(1);
     poller.wake();
     await until(() => lines.length > 0, 'the failure logged');
-    expect(lines[0]).toBe('webhooks: feed poll failed: connection lost');
+    expect(lines[0]).toBe('feed poll failed {"reader":"webhooks","err":"connection lost"}');
     failing = false;
     poller.wake();
     await until(() => delivered.length === 1, 'the article once the feed answers');

@@ -19,6 +19,7 @@ import {
 } from '../../src/delivery/index.js';
 import type { StoredArticle } from '../../src/domain/articles.js';
 import { until } from '../support/wait.js';
+import { silentLog } from '../../src/domain/log.js';
 
 const MAX_BUFFERED = 64 * 1024;
 const INTERNAL: CloseSpec = { code: 1011, reason: '' };
@@ -114,7 +115,7 @@ async function start(feed = new MemoryFeed(100_000)) {
     replayFailedClose: () => INTERNAL,
     now: () => performance.now(),
     defer: (fn) => setImmediate(fn),
-    log: () => {},
+    log: silentLog,
   });
   hubs.push(hub);
   await hub.ready;
@@ -317,7 +318,7 @@ describe('pacing and the slow-subscriber rule', () => {
       replayFailedClose: (e) => ({ code: 1011, reason: (e as Error).message }),
       now: () => performance.now(),
       defer: (fn) => setImmediate(fn),
-      log: () => {},
+      log: silentLog,
     });
     hubs.push(hub);
     await hub.ready;

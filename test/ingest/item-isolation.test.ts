@@ -29,6 +29,7 @@ import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { POISON, poison, unpoison } from '../support/poison.mjs';
 import { pgReachable, pgTestStores, reportUnreachable } from '../support/postgres.js';
 import { title } from './support.js';
+import { recordLog } from '../support/log.js';
 
 const POISON_MODULE = new URL('../support/poison.mjs', import.meta.url).href;
 const T0 = Date.parse('2026-11-21T12:00:00.000Z');
@@ -148,8 +149,7 @@ async function admin(store: Store) {
     port: 0,
     checks: [],
     metrics: createMetrics({ defaultMetrics: false }),
-    log: (m) => lines.push(m),
-    warn: (fields, msg) => warnings.push({ fields, msg }),
+    log: recordLog(lines, warnings),
     push: { token: TOKEN, store: store.sources, clock: () => T0 },
   });
   closers.push(() => server.close());
@@ -265,8 +265,7 @@ async function pollOnceWith(store: Store, body: Uint8Array) {
   const poller = new SourcePoller({
     store: store.sources,
     fetch,
-    log: (m) => lines.push(m),
-    warn: (fields, msg) => warnings.push({ fields, msg }),
+    log: recordLog(lines, warnings),
     onPoll: (r) => polled(r),
   });
   closers.push(() => poller.stop());

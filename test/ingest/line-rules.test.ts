@@ -16,6 +16,7 @@ import { toPlainText } from '../../src/sources/feed/text.js';
 import { SourcePoller } from '../../src/sources/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { until } from '../support/wait.js';
+import { silentLog } from '../../src/domain/log.js';
 
 const TOKEN = 'test-admin-token-0123456789abcdef';
 let store: SqliteStore;
@@ -28,7 +29,7 @@ beforeAll(async () => {
     port: 0,
     checks: [],
     metrics: createMetrics({ defaultMetrics: false }),
-    log: () => {},
+    log: silentLog,
     push: { token: TOKEN, store: store.sources, clock: Date.now },
   });
 });
@@ -193,7 +194,7 @@ describe('content keeps one rule for control characters, whichever door it comes
       registryCheckMs: 50,
       http: { timeoutMs: 2000, connectTimeoutMs: 1000 },
       allowPrivate: true,
-      log: () => {},
+      log: silentLog,
     });
     try {
       await poller.start();

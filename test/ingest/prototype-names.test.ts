@@ -21,6 +21,7 @@ import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { get, startTestService, type TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
 import { title } from './support.js';
+import { silentLog } from '../../src/domain/log.js';
 
 /** Every own name of Object.prototype. */
 const NAMES = Object.getOwnPropertyNames(Object.prototype);
@@ -145,7 +146,7 @@ describe('the admin push stores lines whose sources, ids, words and symbols are 
       port: 0,
       checks: [],
       metrics: createMetrics({ defaultMetrics: false }),
-      log: () => {},
+      log: silentLog,
       push: { token: TOKEN, store: store.sources, clock: Date.now },
     });
   });
@@ -222,7 +223,7 @@ describe('a polled feed whose items and source names are Object.prototype names 
       registryCheckMs: 50,
       http: { timeoutMs: 2000, connectTimeoutMs: 1000 },
       allowPrivate: true,
-      log: () => {},
+      log: silentLog,
     });
     cleanups.push(() => poller.stop());
     await poller.start();

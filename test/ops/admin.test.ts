@@ -3,6 +3,8 @@ import { connect as netConnect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN_ATTEMPTS, startAdminServer, type AdminServer, type ReadinessCheck } from '../../src/ops/admin.js';
 import { createMetrics } from '../../src/ops/metrics.js';
+import { silentLog } from '../../src/domain/log.js';
+import { recordLog } from '../support/log.js';
 
 let admin: AdminServer | undefined;
 afterEach(async () => {
@@ -13,7 +15,7 @@ afterEach(async () => {
 async function start(checks: ReadinessCheck[], checkTimeoutMs = 200) {
   const logs: string[] = [];
   const metrics = createMetrics({ defaultMetrics: false });
-  admin = await startAdminServer({ port: 0, checks, metrics, log: (m) => logs.push(m), checkTimeoutMs });
+  admin = await startAdminServer({ port: 0, checks, metrics, log: recordLog(logs), checkTimeoutMs });
   return { url: admin.url, metrics, logs };
 }
 
@@ -130,7 +132,7 @@ describe('admin push: the request timeout holds for the body, whatever the token
       port: 0,
       checks: [],
       metrics: createMetrics({ defaultMetrics: false }),
-      log: () => {},
+      log: silentLog,
       requestTimeoutMs: 400,
       push: {
         token: TOKEN,
@@ -168,8 +170,7 @@ describe('admin push: refused operator tokens are logged and limited per client 
       port: 0,
       checks: [],
       metrics: createMetrics({ defaultMetrics: false }),
-      log: (m) => lines.push(m),
-      warn: (fields, msg) => warnings.push({ fields, msg }),
+      log: recordLog(lines, warnings),
       clock: () => clock.now,
       push: {
         token: TOKEN,

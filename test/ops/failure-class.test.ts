@@ -9,6 +9,7 @@ import { DependencyHealth } from '../../src/ops/health.js';
 import { createMetrics } from '../../src/ops/metrics.js';
 import { SharedStateUnavailableError } from '../../src/state/errors.js';
 import { isStoreBusy, isStoreUnavailable, StoreUnavailableError } from '../../src/store/ports/errors.js';
+import { recordLog } from '../support/log.js';
 
 const coded = (code: string, message = `failure ${code}`) => Object.assign(new Error(message), { code });
 const reply = (message: string) => new ReplyError(message);
@@ -107,7 +108,7 @@ describe('a dependency failure is counted and keeps the readiness check red whil
     const metrics = createMetrics({ defaultMetrics: false });
     let now = 1_000;
     const logs: string[] = [];
-    const health = new DependencyHealth({ metrics, holdMs: 5000, now: () => now, log: (m) => logs.push(m) });
+    const health = new DependencyHealth({ metrics, holdMs: 5000, now: () => now, log: recordLog(logs) });
     const count = async () => {
       const text = await metrics.render();
       return Number(/fns_dependency_errors_total\{dependency="database"\} (\d+)/.exec(text)?.[1]);

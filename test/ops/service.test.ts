@@ -319,7 +319,7 @@ describe('no log line ever contains a key', () => {
 });
 
 describe('startService with only options.log', () => {
-  it('gives structured lines to log as JSON and free-text lines as they are', async () => {
+  it("gives every line to log as JSON: the requests and the service's own lines, with their component", async () => {
     const { mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
@@ -336,7 +336,8 @@ describe('startService with only options.log', () => {
       const res = await fetch(`${svc.url}/v1/news`, { headers: { 'X-Request-Id': 'plain-log-1' } });
       expect(res.status).toBe(401);
       await waitFor(() => logs.some((l) => l.includes('plain-log-1')), 'the request line');
-      expect(logs.some((l) => l.startsWith('warning: TRUST_PROXY=true'))).toBe(true);
+      const warning = logs.map((l) => JSON.parse(l)).find((l) => l.component === 'config');
+      expect(warning?.msg).toMatch(/^TRUST_PROXY=true/);
       const line = JSON.parse(logs.find((l) => l.includes('plain-log-1'))!);
       expect(line).toMatchObject({ kind: 'request', request_id: 'plain-log-1', operation: 'listNews', status: 401 });
       expect(line.key_id).toBeUndefined();

@@ -12,6 +12,7 @@ import { verifyWebhook, WebhookVerificationError } from '../../clients/typescrip
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { newEndpointId, newSecret, SecretBox, WebhookDispatcher } from '../../src/webhooks/index.js';
 import { startReceiver } from '../webhooks/receiver.js';
+import { silentLog } from '../../src/domain/log.js';
 
 const reason = (fn: () => unknown): string => {
   try {
@@ -126,7 +127,7 @@ describe("verifyWebhook on the service's own deliveries", () => {
       feedPollMs: 10,
       refreshMs: 50,
       flushMs: 10,
-      log: () => {},
+      log: silentLog,
     });
     try {
       const acct = await store.accounts.createAccount('max', Date.now());

@@ -10,6 +10,7 @@ import { SemanticIndex, type SemanticIndexOptions } from '../../src/indexing/ind
 import { snapshotPaths } from '../../src/indexing/persist.js';
 import type { Embedder } from '../../src/search/index.js';
 import { asIndexStore, clusteredUnitVectors, idOf, MatrixVectorStore } from './corpus.js';
+import { recordLog } from '../support/log.js';
 
 const dim = 32;
 const n = 1_200;
@@ -39,7 +40,7 @@ function open(store: MatrixVectorStore, over: SemanticIndexOptions = {}): Semant
   const index = new SemanticIndex(asIndexStore(store), embedder, {
     annThreshold: 500,
     persistDir: dir,
-    log: (m) => logs.push(m),
+    log: recordLog(logs),
     ...over,
   });
   opened.push(index);
@@ -54,7 +55,7 @@ async function firstRun(): Promise<MatrixVectorStore> {
   await index.start();
   await index.settled();
   expect(index.status()).toMatchObject({ mode: 'approximate', vectors: n });
-  expect(logs.some((m) => /approximate index saved \(1200 vectors up to rowid 1200\)/.test(m))).toBe(true);
+  expect(logs.some((m) => /approximate index saved \{"vectors":1200,"rowid":1200,/.test(m))).toBe(true);
   logs.length = 0;
   return store;
 }
@@ -66,7 +67,9 @@ describe('a start loads the saved approximate index instead of rebuilding it', (
     await again.start();
     // Approximate from the moment it is ready: nothing was built.
     expect(again.status()).toMatchObject({ state: 'ready', mode: 'approximate', vectors: n });
-    expect(logs.some((m) => /saved approximate index loaded \(1200 vectors/.test(m))).toBe(true);
+    expect(logs.some((m) => /saved approximate index loaded; adding newer vectors \{"vectors":1200,/.test(m))).toBe(
+      true,
+    );
     expect(logs.some((m) => /switched to the approximate index/.test(m))).toBe(false);
     for (const r of [0, 17, 599, n - 1]) expect((await again.search(`r${r}`, 1))[0]!.id).toBe(idOf(r));
   });
@@ -88,7 +91,11 @@ describe('a start adds only the vectors stored after the saved ones', () => {
     logs.length = 0;
     const third = open(store);
     await third.start();
-    expect(logs.some((m) => new RegExp(`saved approximate index loaded \\(${n + extra} vectors`).test(m))).toBe(true);
+    expect(
+      logs.some((m) =>
+        new RegExp(`saved approximate index loaded; adding newer vectors \\{"vectors":${n + extra},`).test(m),
+      ),
+    ).toBe(true);
   });
 });
 
@@ -160,7 +167,7 @@ describe('a corrupt or stale saved index is rebuilt in the background while the 
     const index = new SemanticIndex(asIndexStore(store), other, {
       annThreshold: 500,
       persistDir: dir,
-      log: (m) => logs.push(m),
+      log: recordLog(logs),
     });
     opened.push(index);
     await index.start();

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { lineLog } from '../../src/domain/log.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { limits, problems } from '../../src/contract/index.js';
 import { createApp } from '../../src/http/app.js';
@@ -124,10 +125,10 @@ describe('the index loads in the background; until it is ready, search is refuse
     const meanwhile: ReturnType<SemanticIndex['status']>[] = [];
     const index: SemanticIndex = new SemanticIndex(asIndexStore(store), vectorEmbedder('m', data, dim), {
       retryMs: 5,
-      log: (m) => {
+      log: lineLog((m) => {
         logs.push(m);
         meanwhile.push(index.status());
-      },
+      }),
     });
     const ready = index.start();
     expect(index.status().state).toBe('loading');
@@ -142,8 +143,8 @@ describe('the index loads in the background; until it is ready, search is refuse
     );
     expect(index.status()).toMatchObject({ state: 'ready', vectors: 20 });
     expect(index.status().error).toBeUndefined();
-    expect(logs.filter((l) => /loading the index failed .*database unreachable/.test(l))).toHaveLength(2);
-    expect(logs.at(-1)).toMatch(/index ready, 20 vectors, exact/);
+    expect(logs.filter((l) => /loading the index failed; retrying .*database unreachable/.test(l))).toHaveLength(2);
+    expect(logs.at(-1)).toMatch(/index ready \{"vectors":20,"mode":"exact"/);
   });
 
   it('without start(), the first search loads the index and waits for it (tools, tests)', async () => {

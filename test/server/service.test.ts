@@ -43,16 +43,21 @@ describe('the service log', () => {
   it('logs an IP block with the address and when it ends, and never a key', async () => {
     const { logs, keys, port } = await start({});
     for (const key of keys) await get(port, '/v1/news', { key, ip: '127.70.0.1' });
-    const blocks = logs.filter((l) => l.startsWith('ip-guard: blocked 127.70.0.1 until '));
+    const blocks = logs
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'ip-guard: address blocked' && l.ip === '127.70.0.1');
     expect(blocks).toHaveLength(1);
-    const until = /until (\S+)/.exec(blocks[0]!)![1]!;
+    expect(blocks[0]).toMatchObject({ component: 'state', level: 'warn' });
+    const until = blocks[0].until as string;
     expect(Date.parse(until) - Date.now()).toBeGreaterThan(limits.ipGuard.blockMs - 60_000);
     for (const key of keys) expect(logs.join('\n')).not.toContain(key);
   });
 
   it('warns at start when TRUST_PROXY=true', async () => {
     const { logs } = await start({ TRUST_PROXY: 'true' });
-    expect(logs).toContain(`warning: ${TRUST_PROXY_TRUE_WARNING}`);
+    expect(logs.map((l) => JSON.parse(l))).toContainEqual(
+      expect.objectContaining({ component: 'config', msg: TRUST_PROXY_TRUE_WARNING }),
+    );
   });
 
   it('exempts IP_GUARD_EXEMPT addresses from the guard', async () => {

@@ -22,6 +22,7 @@ import {
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { SourceRecord } from '../../src/store/ports/index.js';
 import { until } from '../support/wait.js';
+import { recordLog } from '../support/log.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fns-poller-'));
 let fileNo = 0;
@@ -128,7 +129,7 @@ function poller(store: SqliteStore, extra: Partial<PollerOptions> = {}) {
     http: { timeoutMs: 2000, connectTimeoutMs: 1000 },
     // The feeds of these tests are on loopback (FEED_ALLOW_PRIVATE).
     allowPrivate: true,
-    log: (m) => logs.push(m),
+    log: recordLog(logs),
     onPoll: (r) => reports.push(r),
     ...extra,
   });

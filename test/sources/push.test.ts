@@ -18,6 +18,7 @@ import { sqliteFile } from '../../src/store/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { TrigramEmbedder } from '../support/service.js';
 import { connect, dropClients } from '../stream/support.js';
+import { silentLog } from '../../src/domain/log.js';
 
 const TOKEN = 'test-admin-token-0123456789abcdef';
 const NDJSON = 'application/x-ndjson';
@@ -306,7 +307,7 @@ describe('push is off without ADMIN_TOKEN: 404 naming the variable', () => {
       port: 0,
       checks: [],
       metrics,
-      log: () => {},
+      log: silentLog,
       push: { store: { ingestItems: async () => [] }, clock: Date.now },
     });
     try {
@@ -333,7 +334,7 @@ describe('the admin server tells the service what a push stored (to wake the str
       port: 0,
       checks: [],
       metrics: createMetrics(),
-      log: () => {},
+      log: silentLog,
       push: { token: TOKEN, store: store.sources, clock: Date.now },
       onArticlesStored: (ids) => void calls.push(ids),
     });

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddingWorker, SemanticIndex } from '../../src/indexing/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { TrigramEmbedder } from '../support/service.js';
+import { recordLog } from '../support/log.js';
 
 const dirs: string[] = [];
 function file(): string {
@@ -95,7 +96,7 @@ describe('embedding queue', () => {
       },
     };
     const logs: string[] = [];
-    const worker = new EmbeddingWorker(store.vectors, picky, { log: (m) => logs.push(m) });
+    const worker = new EmbeddingWorker(store.vectors, picky, { log: recordLog(logs) });
     await store.articles.insert(
       [article('poison pill'), article('Gold slips'), article('Yen strengthens')],
       Date.now(),
@@ -110,7 +111,7 @@ describe('embedding queue', () => {
       expect(await worker.runOnce()).toBe(1); // the newer article is never stuck behind it
     }
     expect(await store.vectors.queueLength()).toBe(0);
-    expect(logs.some((l) => /dropped after 5 failed attempts/.test(l))).toBe(true);
+    expect(logs.some((l) => /article dropped from embedding.*"attempts":5/.test(l))).toBe(true);
     store.close();
   });
 

@@ -15,6 +15,7 @@ import { SERVICE_BUSY_TIMEOUT_MS } from '../../src/store/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { repoRoot } from '../support/specs.js';
 import { TrigramEmbedder } from '../support/service.js';
+import { recordLog } from '../support/log.js';
 
 const dirs: string[] = [];
 function dir(): string {
@@ -152,7 +153,7 @@ describe('the service never waits on a lock held by another process', () => {
     cli.close();
     const store = new SqliteStore(f, { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS });
     const logs: string[] = [];
-    const worker = new EmbeddingWorker(store.vectors, new TrigramEmbedder(), { idleMs: 20, log: (m) => logs.push(m) });
+    const worker = new EmbeddingWorker(store.vectors, new TrigramEmbedder(), { idleMs: 20, log: recordLog(logs) });
     const lock = await holdWriteLock(f, 1500);
     // While the lock is held the worker's write fails at once (SQLITE_BUSY) instead of blocking the loop.
     await expect(worker.runOnce()).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });

@@ -22,6 +22,7 @@ import { MemoryStreamSlots, type StreamSlots } from '../../src/state/stream-slot
 import { FakeClock, LIVE } from '../support/service.js';
 import { repoRoot } from '../support/specs.js';
 import { until } from '../support/wait.js';
+import { recordLog } from '../support/log.js';
 
 /** Waits for a condition (a deadline, not a timing assertion). */
 export const waitFor = (cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> =>
@@ -115,7 +116,7 @@ export async function startStream(opts: Options = {}): Promise<StreamHarness> {
     ...(opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: opts.maxBufferedBytes } : {}),
     ...(opts.feedPollMs !== undefined ? { feedPollMs: opts.feedPollMs } : {}),
     ...(opts.fanOutSliceMs !== undefined ? { fanOutSliceMs: opts.fanOutSliceMs } : {}),
-    log: (m) => logs.push(m),
+    log: recordLog(logs),
   });
   await stream.ready;
   return {

@@ -24,6 +24,7 @@ import {
 } from '../../src/webhooks/index.js';
 import { independentlyVerified, startReceiver, type Answer, type Receiver } from './receiver.js';
 import { until as waitUntil } from '../support/wait.js';
+import { silentLog } from '../../src/domain/log.js';
 
 const DAY = 24 * 3600_000;
 
@@ -81,7 +82,7 @@ async function setup(
     feedPollMs: 10,
     refreshMs: 50,
     flushMs: 10,
-    log: () => {},
+    log: silentLog,
     onAttempt: (e) => {
       events.push(e);
       for (const w of waiters.filter((w) => w.pred(e))) {
@@ -201,7 +202,7 @@ describe('no endpoint held: the feed is not read, and an endpoint held later mis
       feedPollMs: 10,
       refreshMs: 50,
       flushMs: 10,
-      log: () => {},
+      log: silentLog,
     });
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     cleanups.push(() => store.close());

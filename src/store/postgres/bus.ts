@@ -6,6 +6,7 @@
  * the consumer then re-reads the change feed from its own cursor, so an article committed while the
  * connection was down is delivered too (and nothing twice: the cursor is the consumer's).
  */
+import type { Log } from '../../domain/log.js';
 import pg from 'pg';
 import { checkSchema, connectionString, DEFAULTS, feedChannel } from './db.js';
 
@@ -14,7 +15,7 @@ export interface FeedListenerOptions {
   onSeq(seq: number): void;
   /** LISTENing again after a lost connection: notifications may have been missed; re-read the feed. */
   onReconnect(): void;
-  log?: (message: string) => void;
+  log?: Log;
   connectTimeoutMs?: number;
   /** A round trip on the listening connection every so often, to notice a silently dead peer; default 10 s. */
   heartbeatMs?: number;
@@ -58,7 +59,7 @@ export async function listenFeed(
       c.removeAllListeners('notification');
       c.end().catch(() => {});
       if (closed) return;
-      options.log?.(`postgres: feed listener connection lost (${why}); reconnecting`);
+      options.log?.warn({ why }, 'postgres feed listener connection lost; reconnecting');
       schedule();
     };
     c.on('error', (e) => onLost(e.message));
@@ -100,12 +101,12 @@ export async function listenFeed(
           }
           client = c;
           failures = 0;
-          options.log?.('postgres: feed listener reconnected');
+          options.log?.info({}, 'postgres feed listener reconnected');
           options.onReconnect();
         },
         (e: Error) => {
           if (closed) return;
-          options.log?.(`postgres: feed listener reconnect failed (${e.message}); retrying`);
+          options.log?.warn({ err: e.message }, 'postgres feed listener reconnect failed; retrying');
           schedule();
         },
       );

@@ -4,6 +4,7 @@
  * changes (a key deactivated, a tier changed by the CLI) announce nothing, so the freshness generation
  * also moves every POLLING_PERIOD_MS.
  */
+import { lineLog } from '../../domain/log.js';
 import { pollingFreshness, type StoreChanges } from '../ports/changes.js';
 import { listenFeed } from './bus.js';
 
@@ -20,7 +21,7 @@ export function pgChanges(
       return listenFeed(listen.url, schema, {
         onSeq: () => hooks.wake(),
         onReconnect: () => hooks.onReconnect(),
-        log: (m) => hooks.onError(m),
+        log: lineLog((m) => hooks.onError(m)),
         ...(listen.connectTimeoutMs !== undefined ? { connectTimeoutMs: listen.connectTimeoutMs } : {}),
       });
     },

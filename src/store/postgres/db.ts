@@ -2,6 +2,7 @@
  * The connection layer of the PostgreSQL adapter: one pg.Pool per store, its timeouts, the schema
  * (search_path), and the mapping of "cannot reach the database" errors to StoreUnavailableError.
  */
+import type { Log } from '../../domain/log.js';
 import { userInfo } from 'node:os';
 import pg from 'pg';
 import { isStoreUnavailable, StoreUnavailableError } from '../ports/errors.js';
@@ -19,7 +20,7 @@ export interface PgOptions {
   lockTimeoutMs?: number;
   /** Shown in pg_stat_activity. */
   applicationName?: string;
-  log?: (message: string) => void;
+  log?: Log;
 }
 
 export const DEFAULTS = {
@@ -152,6 +153,8 @@ export function createPool(url: string, options: PgOptions): pg.Pool {
   });
   // An idle pooled connection dropped by the server (restart, pg_terminate_backend) emits 'error':
   // the pool discards it and opens a new one on demand, so the store recovers without a restart.
-  pool.on('error', (e) => options.log?.(`postgres: idle connection lost (${e.message}); reconnecting on demand`));
+  pool.on('error', (e) =>
+    options.log?.warn({ err: e.message }, 'postgres idle connection lost; reconnecting on demand'),
+  );
   return pool;
 }
