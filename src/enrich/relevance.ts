@@ -26,6 +26,8 @@ export const ROLE_RELEVANCE: Readonly<Record<Exclude<Role, 'body'>, number>> = {
   rating: 0.2,
   source: 0.2,
 };
+/** Mentions read for relevance, in text order. */
+const MENTIONS_READ = 500;
 const BODY_REPEATED = 0.6;
 const BODY_ONCE = 0.4;
 
@@ -97,14 +99,21 @@ function headlineEnd(text: string): number {
   return m ? m.index + 1 : text.length;
 }
 
+/** A mention and its neighbours: the nearest mentions of another company before and after it. */
+interface Neighbours {
+  alone: boolean;
+  prevOther: Mention | undefined;
+  nextOther: Mention | undefined;
+}
+
 function mentionRole(
   text: string,
   m: Mention,
-  others: readonly Mention[],
+  n: Neighbours,
 ): Exclude<Role, 'subject' | 'co-subject' | 'body'> | undefined {
   const after = text.slice(m.end, m.end + 80);
   const before = text.slice(Math.max(0, m.start - 40), m.start);
-  const alone = others.length === 0;
+  const alone = n.alone;
   if (alone) {
     // A broker rating a company the directory does not know (`Citi upgrades DBS to buy`).
     if (RATING_ALONE.test(after) && RATING_WORDS.test(after.slice(0, 120))) return 'rating';
@@ -115,10 +124,13 @@ function mentionRole(
     if (APPOSITION_UNKNOWN.test(after)) return 'passing';
     return undefined;
   }
-  // Only a company of the same sentence makes this one a broker or a source.
-  const next = others.find((o) => o.start >= m.end && !SENTENCE_END.test(text.slice(m.end, o.start + 1)));
+  // Only a company of the same sentence makes this one a broker or a source (the nearest one on each side:
+  // when it is in another sentence, every farther one is too).
+  const sameSentence = (from: number, to: number) => !SENTENCE_END.test(text.slice(from, to + 1));
+  const next = n.nextOther && sameSentence(m.end, n.nextOther.start) ? n.nextOther : undefined;
+  const prevOther = n.prevOther && sameSentence(n.prevOther.end, m.start) ? n.prevOther : undefined;
   const rated = next !== undefined;
-  const ratedBefore = others.some((o) => o.end <= m.start && !SENTENCE_END.test(text.slice(o.end, m.start + 1)));
+  const ratedBefore = prevOther !== undefined;
   if (next && RATING_VERB.test(text.slice(m.end, next.start)) && RATING_WORDS.test(text.slice(m.end, m.end + 120)))
     return 'rating';
   if (ratedBefore && RATING_BY.test(before) && RATING_WORDS.test(text.slice(0, m.start))) return 'rating';
@@ -128,7 +140,7 @@ function mentionRole(
   if (PASSING_AFTER.test(after)) return 'passing';
   if (next && APPOSITION.test(text.slice(m.end, next.start))) return 'passing';
   // `Walmart rival Target`: the company after the noun is the one the story is about.
-  const apposition = others.some((o) => o.end <= m.start && APPOSITION.test(text.slice(o.end, m.start)));
+  const apposition = prevOther !== undefined && APPOSITION.test(text.slice(prevOther.end, m.start));
   if (!apposition && PASSING_BEFORE.test(before)) return 'passing';
   return undefined;
 }
@@ -142,19 +154,26 @@ export function tickerRelevance(text: string, mentions: readonly Mention[]): Map
   const best = new Map<string, Relevance>();
   const plain: string[] = [];
   const bodyCount = new Map<string, number>();
-  for (const m of mentions) {
-    const others = mentions.filter((o) => o.ticker !== m.ticker);
-    const role = mentionRole(text, m, others);
+  // The first mentions decide (an article carries at most the contract's 100 tickers): a text naming
+  // thousands costs no more than one naming a few hundred.
+  const read = mentions.slice(0, MENTIONS_READ);
+  const alone = new Set(read.map((x) => x.ticker)).size === 1;
+  read.forEach((m, i) => {
+    let j = i - 1;
+    while (j >= 0 && read[j]!.ticker === m.ticker) j--;
+    let k = i + 1;
+    while (k < read.length && read[k]!.ticker === m.ticker) k++;
+    const role = mentionRole(text, m, { alone, prevOther: read[j], nextOther: read[k] });
     if (role === undefined) {
       if (m.start < end) {
         if (!plain.includes(m.ticker)) plain.push(m.ticker);
       } else bodyCount.set(m.ticker, (bodyCount.get(m.ticker) ?? 0) + 1);
-      continue;
+      return;
     }
     const r = ROLE_RELEVANCE[role];
     const prev = best.get(m.ticker);
     if (!prev || prev.relevance < r) best.set(m.ticker, { role, relevance: r });
-  }
+  });
   for (const [ticker, n] of bodyCount) {
     const r = n >= 2 ? BODY_REPEATED : BODY_ONCE;
     const prev = best.get(ticker);

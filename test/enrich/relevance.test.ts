@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { minRelevanceDefault } from '../../src/contract/index.js';
+import { articleRules, minRelevanceDefault } from '../../src/contract/index.js';
 import { enrich } from '../../src/enrich/index.js';
 
 /** The tickers of a line as `SYMBOL relevance`, in the order the article carries them. */
@@ -101,5 +101,19 @@ describe('relevance: the default filter keeps the stories about a company', () =
     expect(about('Citigroup upgrades AbbVie to buy')).toEqual(['ABBV']);
     expect(about('Walmart rival Target cuts forecast')).toEqual(['TGT']);
     expect(about('Microsoft and Alphabet lead megacap rally')).toEqual(['MSFT', 'GOOGL']);
+  });
+});
+
+describe('relevance: a text naming companies thousands of times', () => {
+  it('ranks the tickers of a maximal text with a mention every few characters, sentences between them', () => {
+    const symbols = ['AAPL', 'MSFT', 'NVDA', 'AMZN', 'TSLA', 'META'];
+    let text = '';
+    for (let i = 0; text.length < articleRules.contentMaxLength - 20; i++)
+      text += `$${symbols[i % symbols.length]} up. `;
+    const tickers = enrich(text).tickers;
+    // One sentence (a cashtag after a full stop starts none): the first company leads, the others are co-subjects.
+    expect(tickers.map((t) => `${t.ticker} ${t.relevance}`)).toEqual(
+      symbols.map((s, i) => `${s} ${i === 0 ? 1 : 0.8}`),
+    );
   });
 });
