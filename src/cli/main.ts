@@ -9,7 +9,7 @@ import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
 import { livePrefix } from '../auth/prefix.js';
 import type { SourceStore, Store, StoreTx } from '../store/ports/index.js';
-import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
+import { parseCommandLine, parseHost, parsePort, type CommandSpec, type OptionName } from './commands.js';
 import { isStoreBusy } from '../store/ports/errors.js';
 import { CliError, EXIT, explain, type ErrorContext } from './errors.js';
 import { openInput, readLines } from './input.js';
@@ -159,6 +159,282 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
   }
 }
 
+/** What a command's handler gets: the parsed command line, the configuration and the time it started. */
+interface CommandRun {
+  command: CommandSpec;
+  args: string[];
+  options: Partial<Record<OptionName, string | boolean>>;
+  json: boolean;
+  str: (name: OptionName) => string | undefined;
+  config: Config;
+  now: number;
+}
+
+const read = { write: false };
+const write = { write: true };
+
+async function serveCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, options } = run;
+  const cfg = listenConfig(config, options);
+  // Loaded only by the commands that run the service: the data commands start without it.
+  const { startService } = await import('../server/index.js');
+  const svc = await startService(cfg);
+  out(`fns: listening on ${svc.url} (data: ${await whereData(cfg)})`);
+  if (svc.adminUrl) out(`fns: admin listener on ${svc.adminUrl}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await svc.close();
+  return EXIT.ok;
+}
+
+async function demoCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, options, json } = run;
+  await (await import('./demo.js')).runDemo(listenConfig(config, options), { json });
+  return 'running';
+}
+
+async function accountsCreateCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, json, str, now } = run;
+  const acct = await withStore(config, (s) => createAccount(s.accounts, { tier: str('tier'), now }), write);
+  print(
+    json,
+    acct,
+    `account: ${acct.account_id}\ntier:    ${acct.tier}${acct.period_end ? `, period ends ${acct.period_end}` : ''}\n(add a key: fns keys create --account ${acct.account_id})`,
+  );
+  return EXIT.ok;
+}
+
+async function accountsShowCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, args, json, now } = run;
+  const a = await withStore(config, (s) => showAccount(s.accounts, args[0]!, now), read);
+  const tier = a.effective_tier === a.tier ? a.tier : `${a.tier} (in force now: ${a.effective_tier})`;
+  const keys = a.keys.map(
+    (k) => `  ${k.key_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  created ${k.created_at}`,
+  );
+  print(
+    json,
+    a,
+    [
+      `account:   ${a.account_id}`,
+      `tier:      ${tier}`,
+      `period:    ${a.period_end ? `ends ${a.period_end}` : '-'}`,
+      `cancelled: ${a.cancelled_at ?? 'no'}`,
+      `keys:      ${a.keys.length}`,
+      ...keys,
+    ].join('\n'),
+  );
+  return EXIT.ok;
+}
+
+async function accountsSetTierCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, args, json, now } = run;
+  const a = await withStore(config, (s) => setTier(s.accounts, args[0]!, args[1], now), write);
+  print(json, a, `${a.account_id}: ${a.tier}, period ends ${a.period_end ?? '-'}`);
+  return EXIT.ok;
+}
+
+async function accountsCancelCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, args, json, now } = run;
+  const a = await withStore(config, (s) => cancel(s.accounts, args[0]!, now), write);
+  print(json, a, `${a.account_id}: cancelled at ${a.cancelled_at} (expired for 7 days, then free)`);
+  return EXIT.ok;
+}
+
+async function keysCreateCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, json, str, now } = run;
+  const k = await withStore(
+    config,
+    (s) => createKey(s.accounts, { tier: str('tier'), accountId: str('account'), livePrefix: livePrefix(config), now }),
+    write,
+  );
+  print(
+    json,
+    k,
+    `key:     ${k.key}\nkey_id:  ${k.key_id}\naccount: ${k.account_id}\n(the key is shown only this once; store it now)`,
+  );
+  return EXIT.ok;
+}
+
+async function keysListCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, json, str } = run;
+  const account = str('account');
+  const list = await withStore(config, (s) => listKeys(s.accounts, account), read);
+  const rows = list.keys.map(
+    (k) => `${k.key_id}  ${k.account_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  ${k.created_at}`,
+  );
+  const none = account
+    ? `account ${account} has no keys (fns keys create --account ${account} adds one)`
+    : 'no keys yet (fns keys create --tier <tier> makes one)';
+  print(json, list, rows.length ? rows.join('\n') : none);
+  return EXIT.ok;
+}
+
+async function keysSetActiveCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, args, json, command } = run;
+  const k = await withStore(config, (s) => setKeyActive(s.accounts, args[0]!, command.name === 'keys activate'), write);
+  print(json, k, `${k.key_id}: ${k.active ? 'active' : 'inactive'}`);
+  return EXIT.ok;
+}
+
+async function articlesIngestCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, args, json } = run;
+  await noteDemo(config, 'articles ingest');
+  return ingestCommand(config, args[0]!, json);
+}
+
+async function articlesShowCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, args, json } = run;
+  const a = await withStore(config, (s) => showArticle(s, args[0]!), read);
+  // Pushed, ingested or polled text, each field on its line: escaped (domain/printable.ts).
+  const p = (v: string | null | undefined) => (v == null ? '-' : printable(v));
+  const carriers = a.carriers.map((c) => `  ${p(c.source)}  ${p(c.at)}  ${c.reason ?? 'first'}  ${p(c.url)}`);
+  const items = a.items.map(
+    (i) => `  ${p(i.source)}  ${p(i.external_id)}  ${p(i.seen_at)}  ${i.reason ?? 'stored'}  ${p(i.url)}`,
+  );
+  print(
+    json,
+    a,
+    [
+      `article:      ${a.id}`,
+      `content:      ${p(a.content)}`,
+      `source:       ${p(a.source)}`,
+      `url:          ${p(a.url)}`,
+      `urgency:      ${a.urgency}`,
+      `published_at: ${p(a.published_at)}`,
+      `received_at:  ${a.received_at}`,
+      `carriers:     ${a.carriers.length}${a.carriers.length ? ' (source, at, reason, url)' : ''}`,
+      ...carriers,
+      `items:        ${a.items.length}${a.items.length ? ' (source, id at the source, last seen, reason, canonical url)' : ''}`,
+      ...items,
+    ].join('\n'),
+  );
+  return EXIT.ok;
+}
+
+async function tickersLookupCommand(run: CommandRun): Promise<number | 'running'> {
+  const { args, json } = run;
+  // Loaded by this command only: the directory and the sentiment model are not needed to start the others.
+  const { articleMentions, enrich, explainMentions, tickerRelevance } = await import('../enrich/index.js');
+  const text = args[0]!;
+  const e = enrich(text);
+  const candidates = explainMentions(text);
+  const roles = tickerRelevance(text, articleMentions(text));
+  const p = (v: string) => printable(v);
+  print(
+    json,
+    {
+      text,
+      sentiment: e.sentiment,
+      tickers: e.tickers.map((t) => ({ ...t, role: roles.get(t.ticker)?.role ?? null })),
+      candidates,
+    },
+    [
+      `text:       ${p(text)}`,
+      `sentiment:  ${e.sentiment}`,
+      `tickers:    ${e.tickers.length ? e.tickers.map((t) => `${t.ticker} ${t.sentiment} ${t.relevance} (${roles.get(t.ticker)?.role ?? 'given'})`).join(', ') : '-'}`,
+      `candidates: ${candidates.length}${candidates.length ? ' (as written, symbol, by, kept or refused: rule)' : ''}`,
+      ...candidates.map(
+        (c) =>
+          `  ${p(c.text)}  ${c.ticker}  ${c.via}${c.alias ? ` "${p(c.alias)}"` : ''}  ${c.kept ? 'kept' : 'refused'}: ${p(c.rule)}`,
+      ),
+    ].join('\n'),
+  );
+  return EXIT.ok;
+}
+
+async function migrateCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, json } = run;
+  // PostgreSQL: apply what is missing, under a lock (instances starting at the same time wait).
+  // SQLite: opening the file applies them.
+  if (config.databaseUrl) {
+    const { LATEST_VERSION, migrate } = await import('../store/postgres/index.js');
+    const applied = await migrate(config.databaseUrl, config.databaseSchema);
+    print(
+      json,
+      { engine: 'postgres', schema: config.databaseSchema, applied, version: LATEST_VERSION },
+      applied.length
+        ? `applied migration(s) ${applied.join(', ')}; schema ${config.databaseSchema} is at version ${LATEST_VERSION}`
+        : `schema ${config.databaseSchema} is up to date (version ${LATEST_VERSION})`,
+    );
+  } else {
+    await (await cliStore(config)).close();
+    const file = (await storeFactory()).sqliteFile(config);
+    print(json, { engine: 'sqlite', file }, `${file} is up to date`);
+  }
+  return EXIT.ok;
+}
+
+async function sourcesCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, args, json, str, command } = run;
+  const { runSourcesCommand } = await import('./sources.js');
+  const { openStore } = await import('../store/index.js');
+  await noteDemo(config, command.name);
+  return runSourcesCommand(
+    command.name.slice('sources '.length) as 'add',
+    args,
+    { json, every: str('every'), urgency: str('urgency') },
+    config,
+    {
+      out,
+      err,
+      now: Date.now,
+      openStore: (role) => openStore(config, { role, postgres: { schema: config.databaseSchema } }),
+    },
+  );
+}
+
+async function webhooksCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, args, json, str, command } = run;
+  const { runWebhooksCommand } = await import('./webhooks.js');
+  const { openStore } = await import('../store/index.js');
+  await noteDemo(config, command.name);
+  return runWebhooksCommand(
+    command.name.slice('webhooks '.length) as 'add',
+    args,
+    { json, tickers: str('tickers'), minRelevance: str('min-relevance'), account: str('account') },
+    config,
+    {
+      out,
+      err,
+      now: Date.now,
+      openStore: () => openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } }),
+    },
+  );
+}
+
+/** Each command's handler, by its name (`fns help` lists them). */
+const HANDLERS: Record<string, (run: CommandRun) => Promise<number | 'running'>> = {
+  serve: serveCommand,
+  demo: demoCommand,
+  'accounts create': accountsCreateCommand,
+  'accounts show': accountsShowCommand,
+  'accounts set-tier': accountsSetTierCommand,
+  'accounts cancel': accountsCancelCommand,
+  'keys create': keysCreateCommand,
+  'keys list': keysListCommand,
+  'keys deactivate': keysSetActiveCommand,
+  'keys activate': keysSetActiveCommand,
+  'articles ingest': articlesIngestCommand,
+  'articles show': articlesShowCommand,
+  'tickers lookup': tickersLookupCommand,
+  migrate: migrateCommand,
+  'sources add': sourcesCommand,
+  'sources list': sourcesCommand,
+  'sources pause': sourcesCommand,
+  'sources resume': sourcesCommand,
+  'sources remove': sourcesCommand,
+  'sources run': sourcesCommand,
+  'webhooks add': webhooksCommand,
+  'webhooks list': webhooksCommand,
+  'webhooks remove': webhooksCommand,
+  'webhooks pause': webhooksCommand,
+  'webhooks resume': webhooksCommand,
+  'webhooks rotate-secret': webhooksCommand,
+  'webhooks send-test': webhooksCommand,
+};
+
 /** Runs one command line; the exit code, or 'running' for a service that stops on a signal. */
 async function main(argv: string[]): Promise<number | 'running'> {
   const parsed = parseCommandLine(argv);
@@ -175,229 +451,10 @@ async function main(argv: string[]): Promise<number | 'running'> {
   const config = loadConfig();
   context.dataDir = config.dataDir;
   const now = Date.now();
-  const read = { write: false };
-  const write = { write: true };
 
-  switch (command.name) {
-    case 'serve': {
-      const cfg = listenConfig(config, options);
-      // Loaded only by the commands that run the service: the data commands start without it.
-      const { startService } = await import('../server/index.js');
-      const svc = await startService(cfg);
-      out(`fns: listening on ${svc.url} (data: ${await whereData(cfg)})`);
-      if (svc.adminUrl) out(`fns: admin listener on ${svc.adminUrl}`);
-      await new Promise<void>((resolve) => {
-        process.once('SIGTERM', resolve);
-        process.once('SIGINT', resolve);
-      });
-      await svc.close();
-      return EXIT.ok;
-    }
-    case 'demo':
-      await (await import('./demo.js')).runDemo(listenConfig(config, options), { json });
-      return 'running';
-    case 'accounts create': {
-      const acct = await withStore(config, (s) => createAccount(s.accounts, { tier: str('tier'), now }), write);
-      print(
-        json,
-        acct,
-        `account: ${acct.account_id}\ntier:    ${acct.tier}${acct.period_end ? `, period ends ${acct.period_end}` : ''}\n(add a key: fns keys create --account ${acct.account_id})`,
-      );
-      return EXIT.ok;
-    }
-    case 'accounts show': {
-      const a = await withStore(config, (s) => showAccount(s.accounts, args[0]!, now), read);
-      const tier = a.effective_tier === a.tier ? a.tier : `${a.tier} (in force now: ${a.effective_tier})`;
-      const keys = a.keys.map(
-        (k) => `  ${k.key_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  created ${k.created_at}`,
-      );
-      print(
-        json,
-        a,
-        [
-          `account:   ${a.account_id}`,
-          `tier:      ${tier}`,
-          `period:    ${a.period_end ? `ends ${a.period_end}` : '-'}`,
-          `cancelled: ${a.cancelled_at ?? 'no'}`,
-          `keys:      ${a.keys.length}`,
-          ...keys,
-        ].join('\n'),
-      );
-      return EXIT.ok;
-    }
-    case 'accounts set-tier': {
-      const a = await withStore(config, (s) => setTier(s.accounts, args[0]!, args[1], now), write);
-      print(json, a, `${a.account_id}: ${a.tier}, period ends ${a.period_end ?? '-'}`);
-      return EXIT.ok;
-    }
-    case 'accounts cancel': {
-      const a = await withStore(config, (s) => cancel(s.accounts, args[0]!, now), write);
-      print(json, a, `${a.account_id}: cancelled at ${a.cancelled_at} (expired for 7 days, then free)`);
-      return EXIT.ok;
-    }
-    case 'keys create': {
-      const k = await withStore(
-        config,
-        (s) =>
-          createKey(s.accounts, { tier: str('tier'), accountId: str('account'), livePrefix: livePrefix(config), now }),
-        write,
-      );
-      print(
-        json,
-        k,
-        `key:     ${k.key}\nkey_id:  ${k.key_id}\naccount: ${k.account_id}\n(the key is shown only this once; store it now)`,
-      );
-      return EXIT.ok;
-    }
-    case 'keys list': {
-      const account = str('account');
-      const list = await withStore(config, (s) => listKeys(s.accounts, account), read);
-      const rows = list.keys.map(
-        (k) => `${k.key_id}  ${k.account_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  ${k.created_at}`,
-      );
-      const none = account
-        ? `account ${account} has no keys (fns keys create --account ${account} adds one)`
-        : 'no keys yet (fns keys create --tier <tier> makes one)';
-      print(json, list, rows.length ? rows.join('\n') : none);
-      return EXIT.ok;
-    }
-    case 'keys deactivate':
-    case 'keys activate': {
-      const k = await withStore(
-        config,
-        (s) => setKeyActive(s.accounts, args[0]!, command.name === 'keys activate'),
-        write,
-      );
-      print(json, k, `${k.key_id}: ${k.active ? 'active' : 'inactive'}`);
-      return EXIT.ok;
-    }
-    case 'articles ingest':
-      await noteDemo(config, 'articles ingest');
-      return ingestCommand(config, args[0]!, json);
-    case 'articles show': {
-      const a = await withStore(config, (s) => showArticle(s, args[0]!), read);
-      // Pushed, ingested or polled text, each field on its line: escaped (domain/printable.ts).
-      const p = (v: string | null | undefined) => (v == null ? '-' : printable(v));
-      const carriers = a.carriers.map((c) => `  ${p(c.source)}  ${p(c.at)}  ${c.reason ?? 'first'}  ${p(c.url)}`);
-      const items = a.items.map(
-        (i) => `  ${p(i.source)}  ${p(i.external_id)}  ${p(i.seen_at)}  ${i.reason ?? 'stored'}  ${p(i.url)}`,
-      );
-      print(
-        json,
-        a,
-        [
-          `article:      ${a.id}`,
-          `content:      ${p(a.content)}`,
-          `source:       ${p(a.source)}`,
-          `url:          ${p(a.url)}`,
-          `urgency:      ${a.urgency}`,
-          `published_at: ${p(a.published_at)}`,
-          `received_at:  ${a.received_at}`,
-          `carriers:     ${a.carriers.length}${a.carriers.length ? ' (source, at, reason, url)' : ''}`,
-          ...carriers,
-          `items:        ${a.items.length}${a.items.length ? ' (source, id at the source, last seen, reason, canonical url)' : ''}`,
-          ...items,
-        ].join('\n'),
-      );
-      return EXIT.ok;
-    }
-    case 'tickers lookup': {
-      // Loaded by this command only: the directory and the sentiment model are not needed to start the others.
-      const { articleMentions, enrich, explainMentions, tickerRelevance } = await import('../enrich/index.js');
-      const text = args[0]!;
-      const e = enrich(text);
-      const candidates = explainMentions(text);
-      const roles = tickerRelevance(text, articleMentions(text));
-      const p = (v: string) => printable(v);
-      print(
-        json,
-        {
-          text,
-          sentiment: e.sentiment,
-          tickers: e.tickers.map((t) => ({ ...t, role: roles.get(t.ticker)?.role ?? null })),
-          candidates,
-        },
-        [
-          `text:       ${p(text)}`,
-          `sentiment:  ${e.sentiment}`,
-          `tickers:    ${e.tickers.length ? e.tickers.map((t) => `${t.ticker} ${t.sentiment} ${t.relevance} (${roles.get(t.ticker)?.role ?? 'given'})`).join(', ') : '-'}`,
-          `candidates: ${candidates.length}${candidates.length ? ' (as written, symbol, by, kept or refused: rule)' : ''}`,
-          ...candidates.map(
-            (c) =>
-              `  ${p(c.text)}  ${c.ticker}  ${c.via}${c.alias ? ` "${p(c.alias)}"` : ''}  ${c.kept ? 'kept' : 'refused'}: ${p(c.rule)}`,
-          ),
-        ].join('\n'),
-      );
-      return EXIT.ok;
-    }
-    case 'migrate': {
-      // PostgreSQL: apply what is missing, under a lock (instances starting at the same time wait).
-      // SQLite: opening the file applies them.
-      if (config.databaseUrl) {
-        const { LATEST_VERSION, migrate } = await import('../store/postgres/index.js');
-        const applied = await migrate(config.databaseUrl, config.databaseSchema);
-        print(
-          json,
-          { engine: 'postgres', schema: config.databaseSchema, applied, version: LATEST_VERSION },
-          applied.length
-            ? `applied migration(s) ${applied.join(', ')}; schema ${config.databaseSchema} is at version ${LATEST_VERSION}`
-            : `schema ${config.databaseSchema} is up to date (version ${LATEST_VERSION})`,
-        );
-      } else {
-        await (await cliStore(config)).close();
-        const file = (await storeFactory()).sqliteFile(config);
-        print(json, { engine: 'sqlite', file }, `${file} is up to date`);
-      }
-      return EXIT.ok;
-    }
-    case 'sources add':
-    case 'sources list':
-    case 'sources pause':
-    case 'sources resume':
-    case 'sources remove':
-    case 'sources run': {
-      const { runSourcesCommand } = await import('./sources.js');
-      const { openStore } = await import('../store/index.js');
-      await noteDemo(config, command.name);
-      return runSourcesCommand(
-        command.name.slice('sources '.length) as 'add',
-        args,
-        { json, every: str('every'), urgency: str('urgency') },
-        config,
-        {
-          out,
-          err,
-          now: Date.now,
-          openStore: (role) => openStore(config, { role, postgres: { schema: config.databaseSchema } }),
-        },
-      );
-    }
-    case 'webhooks add':
-    case 'webhooks list':
-    case 'webhooks remove':
-    case 'webhooks pause':
-    case 'webhooks resume':
-    case 'webhooks rotate-secret':
-    case 'webhooks send-test': {
-      const { runWebhooksCommand } = await import('./webhooks.js');
-      const { openStore } = await import('../store/index.js');
-      await noteDemo(config, command.name);
-      return runWebhooksCommand(
-        command.name.slice('webhooks '.length) as 'add',
-        args,
-        { json, tickers: str('tickers'), minRelevance: str('min-relevance'), account: str('account') },
-        config,
-        {
-          out,
-          err,
-          now: Date.now,
-          openStore: () => openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } }),
-        },
-      );
-    }
-    default:
-      throw new Error(`fns ${command.name}: parsed but not implemented`);
-  }
+  const handler = HANDLERS[command.name];
+  if (!handler) throw new Error(`fns ${command.name}: parsed but not implemented`);
+  return handler({ command, args, options, json, str, config, now });
 }
 
 /** One line for an expected failure; the stack only for an unexpected one. */
