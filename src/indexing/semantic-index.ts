@@ -294,7 +294,7 @@ export class SemanticIndex {
           this.state = 'idle';
           throw err;
         }
-        this.lastError = err instanceof Error ? err.message : String(err);
+        this.lastError = errorText(err);
         const retryMs = isStoreBusy(err) ? 200 : (this.options.retryMs ?? DEFAULT_LOAD_RETRY_MS);
         this.options.log?.warn(
           { vectors: this.ids.length, err: this.lastError, retryMs },
@@ -493,16 +493,22 @@ export class SemanticIndex {
     const keyword = (await lexical).filter((x) => this.positions.has(x.id));
     const fused =
       fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
-    let ranked = fused.slice(0, depth).map((x) => x.id);
-    // A query that described a company or instrument asks about it: the articles naming it come first.
-    if (expanded && expanded.names.length > 0) {
-      const contents = new Map((await this.store.articles.getMany(ranked)).map((a) => [a.id, a.content]));
-      ranked = namedFirst(ranked, (id) => contents.get(id), expanded.names);
+    const ranked = fused.slice(0, depth).map((x) => x.id);
+    const names = expanded?.names ?? [];
+    if (!tickers && names.length === 0) return this.store.articles.getMany(ranked.slice(offset, offset + size));
+    // The whole ranking is read once: a query that described a company or instrument asks about it (the
+    // articles naming it come first), and a ticker filter keeps the articles about one of its symbols.
+    const byId = new Map((await this.store.articles.getMany(ranked)).map((a) => [a.id, a]));
+    let articles = namedFirst(
+      ranked.flatMap((id) => byId.get(id) ?? []),
+      (a) => a.content,
+      names,
+    );
+    if (tickers) {
+      const min = options.minRelevance ?? minRelevanceDefault;
+      articles = articles.filter((a) => isAbout(a, tickers, min));
     }
-    if (!tickers) return this.store.articles.getMany(ranked.slice(offset, offset + size));
-    const min = options.minRelevance ?? minRelevanceDefault;
-    const about = (await this.store.articles.getMany(ranked)).filter((a) => isAbout(a, tickers, min));
-    return about.slice(offset, offset + size);
+    return articles.slice(offset, offset + size);
   }
 
   /**

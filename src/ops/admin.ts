@@ -10,7 +10,7 @@
  *   `Authorization: Bearer …`; off (404) when no token is configured.
  * - anything else: a problem JSON (404, or 405 for another method on a known path).
  */
-import { errorText, type Log, type LogFields } from '../domain/log.js';
+import { errorText, type Log } from '../domain/log.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { limits } from '../contract/index.js';
@@ -203,7 +203,7 @@ async function runCheck(
     return {
       name: c.name,
       ok: false,
-      error: e instanceof Error ? e.message : String(e),
+      error: errorText(e),
       ms: Math.round(performance.now() - start),
     };
   } finally {
@@ -231,7 +231,6 @@ export async function readiness(
 export async function startAdminServer(opts: AdminOptions): Promise<AdminServer> {
   const timeoutMs = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   const requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_ADMIN_REQUEST_TIMEOUT_MS;
-  const warn = (fields: LogFields, msg: string) => opts.log.warn(fields, msg);
   /** When each request's head was complete (the body deadline counts from there). */
   const started = new WeakMap<IncomingMessage, number>();
   const attemptRules = opts.tokenAttempts ?? ADMIN_TOKEN_ATTEMPTS;
@@ -282,7 +281,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
       // Logged with the client address, never the token; the line that fills the window says so.
       const reason = presented === undefined ? 'missing' : 'wrong';
       const refused = attempts.refuse(ip);
-      warn(
+      opts.log.warn(
         {
           kind: 'admin',
           event: 'token_refused',
@@ -295,7 +294,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
       );
       const locked = attempts.waitSeconds(ip);
       if (locked !== undefined) {
-        warn(
+        opts.log.warn(
           { kind: 'admin', event: 'token_locked', client_ip: ip, retry_after_s: locked },
           'admin: too many refused operator tokens; the address is answered 429 until the window frees',
         );
@@ -346,7 +345,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
       // A line that failed with an unexpected error is logged once, by its line and the error's class
       // (never its message: it may quote the line).
       answer = await pushArticles(body, format, cfg.store, cfg.clock, opts.onArticlesStored, (f) =>
-        warn(
+        opts.log.warn(
           { kind: 'push', line: f.line, err_class: f.errClass },
           'admin: push: a line could not be processed (an unexpected error); the other lines went on',
         ),

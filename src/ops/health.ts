@@ -6,7 +6,7 @@
  * full disk: reads and `SELECT 1` still work, every write fails). When the failures stop and the
  * probe answers, the check is green again by itself.
  */
-import type { Log } from '../domain/log.js';
+import { errorText, type Log } from '../domain/log.js';
 import { dependencyFailureClass, type FailureClass } from '../http/unavailable.js';
 import type { Dependency, Metrics } from './metrics.js';
 import type { ReadinessCheck } from './admin.js';
@@ -39,7 +39,7 @@ export class DependencyHealth {
     const cls = dependencyFailureClass(err);
     if (cls === undefined) return undefined;
     this.opts.metrics.dependencyErrors.inc({ dependency });
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorText(err);
     if (this.failure(dependency) === undefined)
       this.opts.log?.warn(
         { dependency, class: cls, err: message },

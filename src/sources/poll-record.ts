@@ -8,7 +8,7 @@
  * failure of kind `internal` naming the error's class: the source is retried on its failure schedule,
  * not only once its lease runs out, and `fns sources list`, the counters and the log say so.
  */
-import type { Log } from '../domain/log.js';
+import { errorText, type Log } from '../domain/log.js';
 import type { FeedErrorKind } from './feed/index.js';
 import { nextPollAfterFailure, nextPollAfterSuccess, POLL_DEFAULTS } from './poll-rules.js';
 import type { PollResult } from './poll.js';
@@ -105,8 +105,6 @@ export interface PollRecordOptions {
   onScheduled: (source: string, nextPollAt: number) => void;
 }
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
-
 /** The state a source is in, for the "one line per change" log: `ok`, or the error kind and status. */
 function stateOf(error: string | null, status: number | null): string {
   if (error === null) return 'ok';
@@ -154,9 +152,9 @@ export class PollRecorder {
 
   /** The database failed (a claim, a registry read, a poll's store step): logged once until it answers. */
   storeTrouble(e: unknown): void {
-    const state = `store: ${message(e)}`;
+    const state = `store: ${errorText(e)}`;
     if (state !== this.storeState)
-      this.opts.log.warn({ err: message(e) }, 'the database failed; polling resumes when it answers');
+      this.opts.log.warn({ err: errorText(e) }, 'the database failed; polling resumes when it answers');
     this.storeState = state;
   }
 
@@ -239,7 +237,7 @@ export class PollRecorder {
       .recordPoll(rec.name, this.opts.owner, {
         ...unchanged(rec, now),
         status,
-        error: `store: ${message(e)}`,
+        error: `store: ${errorText(e)}`,
         nextPollAt: now + POLL_DEFAULTS.storeRetryMs,
       })
       .catch(() => {});
