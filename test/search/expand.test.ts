@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import saved from '../../src/enrich/resources/descriptors.json' with { type: 'json' };
 import { COMPANIES } from '../../src/enrich/directory.js';
 import { expandQuery, namedFirst } from '../../src/search/expand.js';
+import { EmbeddingWorker, SemanticIndex } from '../../src/indexing/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { TrigramEmbedder } from '../support/service.js';
 
 describe('a query that describes a company, institution or instrument reaches the articles naming it', () => {
   it('gives the keyword half the names and the semantic half the query with the name in place', () => {
@@ -75,5 +78,39 @@ describe('descriptors.json: reviewable and consistent with the directory', () =>
     );
     const companyKeys = entries.filter(([name]) => directoryNames.has(name.toLowerCase()));
     expect(companyKeys.length).toBeGreaterThan(500);
+  });
+});
+
+describe('search: a query describing a company ranks the article naming it first', () => {
+  it("puts the Apple story above look-alikes that share the query's words", async () => {
+    const store = new SqliteStore(':memory:');
+    const embedder = new TrigramEmbedder();
+    try {
+      const texts = [
+        'Xiaomi tops forecasts as phone shipments jump',
+        'Apple quarterly revenue beats estimates',
+        'Samsung tops forecasts on memory chips',
+      ];
+      await store.articles.insert(
+        texts.map((content) => ({
+          content,
+          urgency: 'regular' as const,
+          sentiment: null,
+          published_at: null,
+          tickers: [],
+        })),
+        Date.now(),
+      );
+      await new EmbeddingWorker(store.vectors, embedder).drain();
+      const hits = await new SemanticIndex(store, embedder).search('iphone maker tops forecasts', 3);
+      expect(hits[0]!.content).toBe('Apple quarterly revenue beats estimates');
+      const plain = await new SemanticIndex(store, embedder, { descriptors: 'none' }).search(
+        'iphone maker tops forecasts',
+        3,
+      );
+      expect(plain[0]!.content).not.toBe('Apple quarterly revenue beats estimates');
+    } finally {
+      store.close();
+    }
   });
 });
