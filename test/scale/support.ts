@@ -144,6 +144,8 @@ export function createKey(d: Deployment, tier: string): { key: string; key_id: s
   return JSON.parse(r.stdout);
 }
 
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /**
  * How a new stream connection of `keyId` to `instance` ends up: 'open' once the instance logs its
  * admission (`stream open` with the key's id), or its close code and reason when it is refused; neither
@@ -151,7 +153,8 @@ export function createKey(d: Deployment, tier: string): { key: string; key_id: s
  */
 export function streamOutcome(instance: Instance, c: TestClient, keyId: string, ms = 5000): Promise<'open' | Closed> {
   const admitted = instance
-    .waitOutput(new RegExp(`^(?=[^\\n]*stream open)[^\\n]*\\b${keyId}\\b`, 'm'), ms)
+    // The id as a whole JSON value: ids are base64url, so `-` may end one (where `\b` never matches).
+    .waitOutput(new RegExp(`^(?=[^\\n]*stream open)[^\\n]*"key_id":"${escapeRegExp(keyId)}"`, 'm'), ms)
     .then(() => 'open' as const);
   admitted.catch(() => {}); // when the close comes first
   return Promise.race([c.closed, admitted]);
