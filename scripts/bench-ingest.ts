@@ -29,12 +29,33 @@
  *   npm run bench:ingest -- --only=blocks     (section 4 alone, about 20 s)
  *   npm run bench:ingest -- --only=blocks --database-url=postgres://127.0.0.1:5432/test   (on PostgreSQL)
  *
+ * 5. Responsiveness during an ingest: what a client feels while the service polls one feed of 5,000 items,
+ *    then while it takes a push of 1,000 articles (~1 MiB) on the admin listener, as in section 4. From
+ *    just before the ingest starts to its end (the poll recorded, the push answered), two probers:
+ *    - REST: GET /v1/news?limit=1 one after another, the next ~10 ms after the previous answer; the latency
+ *      of each 200 (a 429 or any other answer is counted apart, never as an answer). No plan admits that
+ *      rate: max-tier keys are rotated as each is spent, each sent from a loopback address of its own
+ *      (127.0.x.y, all of 127.0.0.0/8 is loopback on Linux), so neither the rate limit nor the IP guard
+ *      answers instead of the service.
+ *    - Stream: one small distinct article pushed every 100 ms, each its own push on the admin listener; per
+ *      article, the time from just before its push is sent to its arrival at the stream client (matched by
+ *      a token at the start of its content; one clock on every thread, performance.timeOrigin +
+ *      performance.now()). A probe still on its way at the end is waited for (10 s at most).
+ *    Printed per engine: the ingest's items/s (as in section 4), then n, p50, p99 and max of the REST answers
+ *    and of the stream deliveries. Goal: the slowest REST answer and the slowest stream delivery < 100 ms.
+ *    It uses only what a client or an operator sees (REST, the stream, the push, feed polling), so it runs
+ *    unchanged against a service whose ingestion works otherwise inside.
+ *
+ *   npm run bench:ingest -- --only=responsive     (section 5 alone, about 40 s)
+ *   npm run bench:ingest -- --only=responsive --database-url=postgres://127.0.0.1:5432/test   (on PostgreSQL)
+ *
  * It runs the service as `npm start` does, with V8's background threads sized to the machine
  * (--v8-pool-size=0, docs/operations.md); the heading of section 4 says how many there were.
  *
  * Everything (service, feed server, client) runs in this one process: the figures include their
- * competition for the CPU. In section 4 the clients and the feeds' servers run on worker
- * threads of it, so the event loop measured is the service's alone. Embeddings are a constant stub (the embedding worker is not what this measures).
+ * competition for the CPU. In sections 4 and 5 the clients, the probers and the feeds' servers run on
+ * worker threads of it, so the event loop measured is the service's alone. Embeddings are a constant stub
+ * (the embedding worker is not what this measures).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -217,13 +238,16 @@ async function main(): Promise<void> {
     HOST: '127.0.0.1',
     ADMIN_PORT: '0',
     ADMIN_TOKEN,
+    // The bench's feeds are served on loopback.
+    FEED_ALLOW_PRIVATE: 'true',
     ...(DATABASE_URL ? { DATABASE_URL, DATABASE_SCHEMA: schema } : {}),
   });
   const logger = createLogger({ destination: { write: () => {} } });
   const svc = await startService(config, { embedder: stubEmbedder, logger });
   const feeds = await feedServer();
-  const key = (await createKey(svc.store.accounts, { tier: 'pro', livePrefix: livePrefix(config), now: Date.now() }))
-    .key;
+  const newKey = async (tier: string) =>
+    (await createKey(svc.store.accounts, { tier, livePrefix: livePrefix(config), now: Date.now() })).key;
+  const key = await newKey('pro');
   const received = new Map<string, number>();
   const ws = new WebSocket(`${svc.url.replace(/^http/, 'ws')}/v1/stream?api_key=${key}`);
   // By headline for the latency section (a published title -> its arrival); by id to count arrivals (two
@@ -244,9 +268,9 @@ async function main(): Promise<void> {
 
   try {
     const streamUrl = `${svc.url.replace(/^http/, 'ws')}/v1/stream?api_key=${key}`;
-    if (ONLY === 'blocks') {
+    if (ONLY === 'blocks' || ONLY === 'responsive') {
       ws.close();
-      await blocks(svc, streamUrl);
+      await (ONLY === 'blocks' ? blocks(svc, streamUrl) : responsive(svc, streamUrl, newKey));
       return;
     }
     // 1. Latency: publish -> stream client (first, so no item is a near-duplicate of the throughput items).
@@ -392,6 +416,7 @@ async function main(): Promise<void> {
     console.log(`   5,000 items/s is ${(1e6 / GOAL_RATE).toFixed(0)} us per item for everything, on one event loop`);
     ws.close();
     await blocks(svc, streamUrl);
+    await responsive(svc, streamUrl, newKey);
   } finally {
     ws.close();
     await svc.close();
@@ -407,34 +432,184 @@ async function main(): Promise<void> {
 }
 
 /**
- * The start of section 4's harness threads (the stream client, the feed server, the pusher): they stand
- * for clients on other machines, so each runs at a lower CPU priority (Linux: nice 10 on the thread, as
- * the service's own worker threads) and does not take a core from the event loop measured.
+ * The start of the harness threads of sections 4 and 5 (the stream client, the feed server, the pushers, the
+ * REST prober): they stand for clients on other machines, so each runs at a lower CPU priority (Linux: nice 10
+ * on the thread, as the service's own worker threads) and does not take a core from the event loop measured.
  */
 const HARNESS_THREAD = `const { parentPort, workerData } = require('node:worker_threads');
      try { require('node:os').setPriority(Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()), 10); } catch {}
      `;
 
-/** Section 4: the longest event-loop block while polling a 1,000- and a 5,000-item feed and taking a 1,000-article push, and the JSON.parse floor. */
-async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: string): Promise<void> {
-  // The stream client of this section runs on a worker thread: it keeps the service's stream busy (every
-  // stored article is sent to it) without its own reading of the frames counting as the service's blocks.
-  const client = new Worker(
-    `${HARNESS_THREAD}
-     const WebSocket = require(workerData.ws);
+type Service = Awaited<ReturnType<typeof startService>>;
+
+/** A harness thread running `code` with `data` as its workerData. */
+const harness = (code: string, data: unknown) =>
+  new Worker(`${HARNESS_THREAD}${code}`, { eval: true, workerData: data });
+const nextMessage = <T>(w: Worker) => new Promise<T>((r) => w.once('message', r));
+
+/**
+ * Everything the harness itself allocates is made before a measured window, then collected (bench:ingest runs
+ * with --expose-gc), so the window sees the service's own garbage.
+ */
+async function collectHarnessGarbage(): Promise<void> {
+  (globalThis as { gc?: () => void }).gc?.();
+  await sleep(100);
+}
+
+/** The start of every probe article's content (section 5): the stream client notes the arrival of each. */
+const PROBE_MARKER = 'zqprobe-';
+
+/**
+ * A stream client on a harness thread: it keeps the service's stream busy (every stored article is sent to it)
+ * without its own reading of the frames counting as the service's work. Asked, it tells how many frames it
+ * received and when (ms since the epoch) each probe article arrived, by its token (PROBE_MARKER…).
+ */
+async function streamClient(url: string, section: string) {
+  const client = harness(
+    `const WebSocket = require(workerData.ws);
      let received = 0;
+     const arrivals = {};
      const ws = new WebSocket(workerData.url);
-     ws.on('message', () => received++);
+     ws.on('message', (m) => {
+       received++;
+       const at = m.indexOf(workerData.marker);
+       if (at >= 0) arrivals[/^[a-z0-9-]+/.exec(m.toString('latin1', at, at + 40))[0]] = performance.timeOrigin + performance.now();
+     });
      ws.once('open', () => parentPort.postMessage('open'));
      ws.once('error', (e) => parentPort.postMessage('error: ' + e.message));
-     parentPort.on('message', () => { ws.close(); parentPort.close(); });`,
-    { eval: true, workerData: { url: streamUrl, ws: createRequire(import.meta.url).resolve('ws') } },
+     parentPort.on('message', (m) => {
+       if (m === 'report') return parentPort.postMessage({ received, arrivals });
+       ws.close();
+       parentPort.close();
+     });`,
+    { url, ws: createRequire(import.meta.url).resolve('ws'), marker: PROBE_MARKER },
   );
-  const opened = await new Promise<string>((r) => client.once('message', r));
-  if (opened !== 'open') throw new Error(`the stream client of section 4 could not connect (${opened})`);
-  // Everything the harness itself allocates is made before the windows, then collected (bench:ingest runs
-  // with --expose-gc), so the windows see the service's own garbage.
-  const collect = () => (globalThis as { gc?: () => void }).gc?.();
+  const opened = await nextMessage<string>(client);
+  if (opened !== 'open') throw new Error(`the stream client of section ${section} could not connect (${opened})`);
+  return {
+    report() {
+      client.postMessage('report');
+      return nextMessage<{ received: number; arrivals: Record<string, number> }>(client);
+    },
+    async close() {
+      client.postMessage('close');
+      await client.terminate();
+    },
+  };
+}
+
+/** A feed of `n` distinct items (each with a ~900-byte description), served from a harness thread (its sending of megabytes is not the service's work). */
+async function feedThread(name: string, n: number, first: number) {
+  const items: Item[] = [];
+  for (let i = 0; i < n; i++) {
+    const description = Array.from({ length: 85 }, word).join(' ');
+    items.push({
+      guid: `${name}-${i}`,
+      title: `${headline(first + i)} ${i}`,
+      link: `https://example.com/${name}/${i}`,
+      description,
+    });
+  }
+  const body = rss(items);
+  const server = harness(
+    `const body = Buffer.from(workerData.body);
+     const server = require('node:http').createServer((req, res) => res.writeHead(200, { 'content-type': 'application/rss+xml; charset=utf-8' }).end(body));
+     server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+     parentPort.on('message', () => { server.closeAllConnections(); server.close(); parentPort.close(); });`,
+    { body },
+  );
+  const port = await nextMessage<number>(server);
+  return {
+    url: `http://127.0.0.1:${port}/${name}.rss`,
+    bytes: Buffer.byteLength(body),
+    async close() {
+      server.postMessage('close');
+      await server.terminate();
+    },
+  };
+}
+
+/** Registers the feed (polled once an hour) and waits for its first poll to be recorded: the ms from registration. */
+async function pollFeed(svc: Service, name: string, url: string, n: number): Promise<number> {
+  const t0 = performance.now();
+  await svc.store.sources.add({ name, url, everyMs: 3600_000, urgency: 'auto' }, Date.now());
+  svc.poller!.wake();
+  for (;;) {
+    const rec = await svc.store.sources.get(name);
+    if (rec?.lastPollAt) {
+      if (rec.lastError) throw new Error(`the ${n}-item poll failed: ${rec.lastError}`);
+      return performance.now() - t0;
+    }
+    if (performance.now() - t0 > 120_000) throw new Error(`the ${n}-item feed was not polled within 120 s`);
+    await sleep(5);
+  }
+}
+
+/** The feed's record after its poll; the feed is removed. */
+async function dropFeed(svc: Service, name: string) {
+  const rec = (await svc.store.sources.get(name))!;
+  await svc.store.sources.remove(name);
+  return rec;
+}
+
+/** A push body of `n` articles of about 900 characters (~1 MiB for 1,000), as NDJSON lines. */
+function pushLines(prefix: string, n: number, first: number): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const content = `${headline(first + i)} ${i}: ${Array.from({ length: 150 }, word).join(' ')}`.slice(0, 900);
+    lines.push(
+      JSON.stringify({
+        source: 'bench-push',
+        id: `${prefix}-${i}`,
+        content,
+        url: `https://example.com/${prefix}/${i}`,
+      }),
+    );
+  }
+  return lines;
+}
+
+interface PushAnswer {
+  stored: number;
+  duplicates: number;
+  invalid: number;
+}
+
+/**
+ * The push's client, on a harness thread (its sending of the body and reading of the answer are not the
+ * service's work): it gets the body now and sends it on the admin listener when told.
+ */
+async function pusherThread(svc: Service, body: string) {
+  const pusher = harness(
+    `parentPort.on('message', async () => {
+       try {
+         const res = await fetch(workerData.url, { method: 'POST', headers: { authorization: 'Bearer ' + workerData.token, 'content-type': 'application/x-ndjson' }, body: workerData.body });
+         parentPort.postMessage({ status: res.status, answer: await res.json() });
+       } catch (e) {
+         parentPort.postMessage({ status: 0, answer: { error: e.message } });
+       }
+     });`,
+    { url: `${svc.adminUrl}/admin/v1/articles`, token: ADMIN_TOKEN, body },
+  );
+  await new Promise<void>((r) => pusher.once('online', () => r()));
+  return {
+    /** Sends the body: its answer and the ms from request to answer. */
+    async push() {
+      const p0 = performance.now();
+      const answered = nextMessage<{ status: number; answer: PushAnswer }>(pusher);
+      pusher.postMessage('push');
+      const { status, answer } = await answered;
+      const ms = performance.now() - p0;
+      if (status !== 200) throw new Error(`the push answered ${status}: ${JSON.stringify(answer)}`);
+      return { answer, ms };
+    },
+    close: () => pusher.terminate(),
+  };
+}
+
+/** Section 4: the longest event-loop block while polling a 1,000- and a 5,000-item feed and taking a 1,000-article push, and the JSON.parse floor. */
+async function blocks(svc: Service, streamUrl: string): Promise<void> {
+  const client = await streamClient(streamUrl, '4');
   const probe = monitorEventLoopDelay({ resolution: 1 });
   const longest = () => probe.max / 1e6;
   const p99 = () => probe.percentile(99) / 1e6;
@@ -469,8 +644,7 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
   };
   /** Opens a measured window: the harness's own garbage collected first, then every probe from zero. */
   const openWindow = async () => {
-    collect();
-    await sleep(100);
+    await collectHarnessGarbage();
     gcLongest();
     probe.reset();
     probe.enable();
@@ -486,78 +660,19 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
   await sleep(500);
 
   // The push body too (section 4's second window), before the first window.
-  const lines: string[] = [];
-  for (let i = 0; i < 1000; i++) {
-    const content = `${headline(200_000 + i)} ${i}: ${Array.from({ length: 150 }, word).join(' ')}`.slice(0, 900);
-    lines.push(
-      JSON.stringify({ source: 'bench-push', id: `push-${i}`, content, url: `https://example.com/push/${i}` }),
-    );
-  }
+  const lines = pushLines('push', 1000, 200_000);
   const body = lines.join('\n');
   const asArray = `[${lines.join(',')}]`;
-  // The push's client runs on a worker thread too (its sending of the body and reading of the answer are
-  // not the service's work); it gets the body now, before the windows, and sends it when told.
-  const pusher = new Worker(
-    `${HARNESS_THREAD}
-     parentPort.on('message', async () => {
-       try {
-         const res = await fetch(workerData.url, { method: 'POST', headers: { authorization: 'Bearer ' + workerData.token, 'content-type': 'application/x-ndjson' }, body: workerData.body });
-         parentPort.postMessage({ status: res.status, answer: await res.json() });
-       } catch (e) {
-         parentPort.postMessage({ status: 0, answer: { error: e.message } });
-       }
-     });`,
-    { eval: true, workerData: { url: `${svc.adminUrl}/admin/v1/articles`, token: ADMIN_TOKEN, body } },
-  );
-  await new Promise<void>((r) => pusher.once('online', () => r()));
-  /**
-   * One measured poll of a feed of `n` distinct items (each with a ~900-byte description), served from a
-   * worker thread (as the clients run on theirs: its sending of megabytes is not the service's work).
-   */
+  const pusher = await pusherThread(svc, body);
+  /** One measured poll of a feed of `n` distinct items. */
   const pollWindow = async (name: string, n: number, first: number) => {
-    const items: Item[] = [];
-    for (let i = 0; i < n; i++) {
-      const description = Array.from({ length: 85 }, word).join(' ');
-      items.push({
-        guid: `${name}-${i}`,
-        title: `${headline(first + i)} ${i}`,
-        link: `https://example.com/${name}/${i}`,
-        description,
-      });
-    }
-    const feedBody = rss(items);
-    const server = new Worker(
-      `${HARNESS_THREAD}
-       const body = Buffer.from(workerData.body);
-       const server = require('node:http').createServer((req, res) => res.writeHead(200, { 'content-type': 'application/rss+xml; charset=utf-8' }).end(body));
-       server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
-       parentPort.on('message', () => { server.closeAllConnections(); server.close(); parentPort.close(); });`,
-      { eval: true, workerData: { body: feedBody } },
-    );
-    const port = await new Promise<number>((r) => server.once('message', r));
+    const feed = await feedThread(name, n, first);
     await openWindow();
-    const t0 = performance.now();
-    await svc.store.sources.add(
-      { name, url: `http://127.0.0.1:${port}/${name}.rss`, everyMs: 3600_000, urgency: 'auto' },
-      Date.now(),
-    );
-    svc.poller!.wake();
-    for (;;) {
-      const rec = await svc.store.sources.get(name);
-      if (rec?.lastPollAt) {
-        if (rec.lastError) throw new Error(`the ${n}-item poll failed: ${rec.lastError}`);
-        break;
-      }
-      if (performance.now() - t0 > 120_000) throw new Error(`the ${n}-item feed was not polled within 120 s`);
-      await sleep(5);
-    }
-    const elapsed = performance.now() - t0;
+    const elapsed = await pollFeed(svc, name, feed.url, n);
     const window = closeWindow();
-    const rec = (await svc.store.sources.get(name))!;
-    await svc.store.sources.remove(name);
-    server.postMessage('close');
-    await server.terminate();
-    return { ...window, rec, ms: elapsed, bytes: Buffer.byteLength(feedBody) };
+    const rec = await dropFeed(svc, name);
+    await feed.close();
+    return { ...window, rec, ms: elapsed, bytes: feed.bytes };
   };
   // Two feeds, 1,000 then 5,000 items (~0.9 and ~4.5 MB): the cost per item must not grow with the feed.
   const small = await pollWindow('feed-1k', 1000, 300_000);
@@ -565,16 +680,9 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
 
   // A push of 1,000 articles, about 1 MiB of NDJSON (made above).
   await openWindow();
-  const p0 = performance.now();
-  const pushed = new Promise<{ status: number; answer: { stored: number; duplicates: number; invalid: number } }>((r) =>
-    pusher.once('message', r),
-  );
-  pusher.postMessage('push');
-  const { status: pushStatus, answer } = await pushed;
-  const pushMs = performance.now() - p0;
+  const { answer, ms: pushMs } = await pusher.push();
   const { cpu: pushCpu, block: pushBlock, p99: pushP99, gc: pushGc } = closeWindow();
-  await pusher.terminate();
-  if (pushStatus !== 200) throw new Error(`the push answered ${pushStatus}: ${JSON.stringify(answer)}`);
+  await pusher.close();
 
   // The floor: one plain JSON.parse of the same body (as one JSON array), under the same probe.
   await openWindow();
@@ -625,8 +733,237 @@ async function blocks(svc: Awaited<ReturnType<typeof startService>>, streamUrl: 
     `   ratios to the floor (longest): poll x${(big.block / floorBlock).toFixed(2)}, push x${(pushBlock / floorBlock).toFixed(2)}`,
   );
   gc.disconnect();
-  client.postMessage('close');
-  await client.terminate();
+  await client.close();
+}
+
+/** Section 5's goal: the slowest REST answer and the slowest stream delivery during an ingest. */
+const RESPONSIVE_GOAL_MS = 100;
+/** Section 5's REST keys (max tier, 60 requests a minute each): enough for ~120 requests/s, rotated. */
+const REST_KEYS = 120;
+
+/**
+ * Section 5's REST prober, on a harness thread: from 'start' to 'stop', GET /v1/news?limit=1 one after the
+ * other, the next ~10 ms after the previous answer; the latency of every 200 is noted, any other answer (a
+ * 429 above all) is counted apart. No plan admits that rate, so the keys are rotated: the next one as soon
+ * as the current one's X-RateLimit-Remaining is 0 (or on a 429). Each key is sent from an address of its own
+ * (127.0.x.y): the IP guard blocks an address that presents 3 keys within a minute.
+ */
+function restProber(svc: Service, keys: string[]) {
+  const prober = harness(
+    `const http = require('node:http');
+     const agent = new http.Agent({ keepAlive: true });
+     let k = 0, running = false, done, latencies = [], refused = {};
+     const get = (key, address) => new Promise((resolve) => {
+       const req = http.get(workerData.url, { agent, localAddress: address, headers: { 'x-api-key': key } }, (res) => {
+         res.resume();
+         res.once('end', () => resolve({ status: res.statusCode, remaining: res.headers['x-ratelimit-remaining'] }));
+       });
+       req.once('error', (e) => resolve({ status: e.code ?? 'error' }));
+     });
+     const run = async () => {
+       while (running) {
+         const i = k % workerData.keys.length;
+         const t = performance.now();
+         const r = await get(workerData.keys[i], '127.0.' + (1 + Math.floor(i / 250)) + '.' + (1 + (i % 250)));
+         const ms = performance.now() - t;
+         if (r.status === 200) latencies.push(ms);
+         else refused[r.status] = (refused[r.status] ?? 0) + 1;
+         if (r.status === 429 || r.remaining === '0') k++;
+         await new Promise((s) => setTimeout(s, 10));
+       }
+     };
+     parentPort.on('message', async (m) => {
+       if (m === 'start') {
+         running = true;
+         latencies = [];
+         refused = {};
+         done = run();
+         parentPort.postMessage('started');
+       } else {
+         running = false;
+         await done;
+         parentPort.postMessage({ latencies, refused });
+       }
+     });`,
+    { url: `${svc.url}/v1/news?limit=1`, keys },
+  );
+  return {
+    start() {
+      prober.postMessage('start');
+      return nextMessage<string>(prober);
+    },
+    stop() {
+      prober.postMessage('stop');
+      return nextMessage<{ latencies: number[]; refused: Record<string, number> }>(prober);
+    },
+    close: () => prober.terminate(),
+  };
+}
+
+/**
+ * Section 5's probe pusher, on a harness thread: from 'start' to 'stop', one small distinct article every
+ * 100 ms, each its own push on the admin listener (not waiting for the previous answer). Its content starts
+ * with a token of its own (PROBE_MARKER, the phase, a count); the time just before the request is sent is
+ * noted (ms since the epoch, the stream client's clock) for each article the push answered as stored.
+ */
+function probePusher(svc: Service) {
+  const pusher = harness(
+    `let n = 0, timer, sent = {}, failed = {};
+     const inflight = new Set();
+     const word = () => workerData.words[Math.floor(Math.random() * workerData.words.length)];
+     const pushOne = async (token) => {
+       const content = token + ' ' + Array.from({ length: 9 }, word).join(' ');
+       const body = JSON.stringify({ source: 'bench-probe', id: token, content, url: 'https://example.com/probe/' + token });
+       const at = performance.timeOrigin + performance.now();
+       try {
+         const res = await fetch(workerData.url, { method: 'POST', headers: { authorization: 'Bearer ' + workerData.token, 'content-type': 'application/x-ndjson' }, body });
+         const answer = await res.json();
+         if (res.status === 200 && answer.stored === 1) sent[token] = at;
+         else {
+           const why = res.status === 200 ? 'not stored' : 'status ' + res.status;
+           failed[why] = (failed[why] ?? 0) + 1;
+         }
+       } catch (e) {
+         failed[e.message] = (failed[e.message] ?? 0) + 1;
+       }
+     };
+     const tick = (phase) => {
+       const p = pushOne(workerData.marker + phase + '-' + n++);
+       inflight.add(p);
+       p.finally(() => inflight.delete(p));
+     };
+     parentPort.on('message', async (m) => {
+       if (m.start) {
+         sent = {};
+         failed = {};
+         tick(m.start);
+         timer = setInterval(() => tick(m.start), 100);
+         parentPort.postMessage('started');
+       } else {
+         clearInterval(timer);
+         await Promise.all(inflight);
+         parentPort.postMessage({ sent, failed });
+       }
+     });`,
+    { url: `${svc.adminUrl}/admin/v1/articles`, token: ADMIN_TOKEN, words: VOCABULARY, marker: PROBE_MARKER },
+  );
+  return {
+    start(phase: string) {
+      pusher.postMessage({ start: phase });
+      return nextMessage<string>(pusher);
+    },
+    stop() {
+      pusher.postMessage('stop');
+      return nextMessage<{ sent: Record<string, number>; failed: Record<string, number> }>(pusher);
+    },
+    close: () => pusher.terminate(),
+  };
+}
+
+/**
+ * Section 5: what a client feels while the service ingests a 5,000-item feed, then a 1,000-article push: the
+ * latency of REST answers and of stream deliveries (the probes run from just before the ingest starts to its
+ * end, as section 4 defines it), and the ingest's items/s.
+ */
+async function responsive(svc: Service, streamUrl: string, newKey: (tier: string) => Promise<string>) {
+  const keys: string[] = [];
+  for (let i = 0; i < REST_KEYS; i++) keys.push(await newKey('max'));
+  const client = await streamClient(streamUrl, '5');
+  const rest = restProber(svc, keys);
+  const probes = probePusher(svc);
+  try {
+    await sleep(500);
+    /** The stream has sent everything stored: its client's count has not moved for 500 ms. */
+    const drained = async () => {
+      const deadline = performance.now() + 60_000;
+      let last = -1;
+      for (let r = (await client.report()).received; r !== last && performance.now() < deadline;) {
+        last = r;
+        await sleep(500);
+        r = (await client.report()).received;
+      }
+    };
+    /** The probes around one ingest (`run`: the ms from its start to its end). */
+    const phase = async (name: string, run: () => Promise<number>) => {
+      await drained();
+      await collectHarnessGarbage();
+      await Promise.all([rest.start(), probes.start(name)]);
+      await sleep(100);
+      const ms = await run();
+      const [answers, pushed] = await Promise.all([rest.stop(), probes.stop()]);
+      // Every probe stored is waited for on the stream (10 s at most; a later one counts as never arrived).
+      const tokens = Object.keys(pushed.sent);
+      const deadline = performance.now() + 10_000;
+      let { arrivals } = await client.report();
+      while (tokens.some((t) => arrivals[t] === undefined) && performance.now() < deadline) {
+        await sleep(50);
+        ({ arrivals } = await client.report());
+      }
+      const delivery = tokens.filter((t) => arrivals[t] !== undefined).map((t) => arrivals[t]! - pushed.sent[t]!);
+      const notStored = Object.entries(pushed.failed).map(([why, n]) => `${n} ${why}`);
+      return {
+        ms,
+        rest: answers.latencies.sort((a, b) => a - b),
+        refused: Object.entries(answers.refused).map(([status, n]) => `${n} x ${status}`),
+        stream: delivery.sort((a, b) => a - b),
+        lost: tokens.length - delivery.length,
+        notStored,
+      };
+    };
+
+    // (a) one feed of 5,000 items polled, as in section 4.
+    const feed = await feedThread('responsive-feed', 5000, 400_000);
+    const polled = await phase('a', () => pollFeed(svc, 'responsive-feed', feed.url, 5000));
+    const rec = await dropFeed(svc, 'responsive-feed');
+    const poll = { ...polled, items: rec.itemsSeen, stored: rec.itemsIngested };
+    await feed.close();
+    // (b) one push of 1,000 articles (~1 MiB) on the admin listener, as in section 4.
+    const lines = pushLines('responsive-push', 1000, 500_000);
+    const pusher = await pusherThread(svc, lines.join('\n'));
+    let answer: PushAnswer | undefined;
+    const pushed = await phase('b', async () => {
+      const done = await pusher.push();
+      answer = done.answer;
+      return done.ms;
+    });
+    const push = { ...pushed, items: lines.length, stored: answer!.stored };
+    await pusher.close();
+
+    const cells = (xs: (string | number | undefined)[]) =>
+      xs.map((x) => (typeof x === 'number' ? x.toFixed(1) : (x ?? '-')).padStart(7)).join('');
+    const stats = (xs: number[]) => cells([String(xs.length), pct(xs, 50), pct(xs, 99), xs.at(-1)]);
+    const load = loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ');
+    console.log(
+      `\n5. responsiveness during an ingest, on ${cpus().length} CPU(s), load average ${load}: REST GET /v1/news?limit=1 one after another (~10 ms apart), one probe article pushed every 100 ms (push -> stream client)`,
+    );
+    const heads = cells(['n', 'p50', 'p99', 'max']);
+    console.log(
+      `   ${`responsive (${DATABASE_URL ? 'postgresql' : 'sqlite'})`.padEnd(24)}${'phase'.padEnd(22)}${'items/s'.padStart(8)}   REST${heads} (ms)   stream${heads} (ms)`,
+    );
+    const row = (what: string, r: typeof poll) =>
+      console.log(
+        `   ${''.padEnd(24)}${what.padEnd(22)}${String(Math.round(r.items / (r.ms / 1000))).padStart(8)}       ${stats(r.rest)}              ${stats(r.stream)}`,
+      );
+    row('poll, 5,000 items', poll);
+    row('push, 1,000 articles', push);
+    const slowest = (xs: number[][]) => Math.max(...xs.map((x) => x.at(-1) ?? Infinity));
+    const [restMax, streamMax] = [slowest([poll.rest, push.rest]), slowest([poll.stream, push.stream])];
+    const met = restMax < RESPONSIVE_GOAL_MS && streamMax < RESPONSIVE_GOAL_MS && poll.lost + push.lost === 0;
+    console.log(
+      `   goal: slowest REST answer and slowest stream delivery < ${RESPONSIVE_GOAL_MS} ms: ${met ? 'met' : 'NOT met'} (REST ${restMax.toFixed(1)} ms, stream ${streamMax.toFixed(1)} ms)`,
+    );
+    for (const [what, r] of [
+      ['poll', poll],
+      ['push', push],
+    ] as const)
+      console.log(
+        `      (${what}: ${(r.ms / 1000).toFixed(2)} s, ${r.items.toLocaleString('en-US')} items, ${r.stored.toLocaleString('en-US')} stored; REST answers other than 200: ${r.refused.join(', ') || 'none'}; probes not stored: ${r.notStored.join(', ') || 'none'}, never on the stream: ${r.lost})`,
+      );
+  } finally {
+    await Promise.all([rest.close(), probes.close(), client.close()]);
+  }
 }
 
 await main();

@@ -1,5 +1,5 @@
 /**
- * Issue 19, item 1: no ingestion step holds the event loop for the whole of a large input. Machine
+ * No ingestion step holds the event loop for the whole of a large input. Machine
  * independent: slices are bounded by item count here (maxItems), and the tests count the turns the event
  * loop got (a setImmediate chain, a timer) while N items were ingested, never a duration.
  */
@@ -11,7 +11,8 @@ import { ingest } from '../../src/cli/operator.js';
 import { mapInSlices, sliceTurns } from '../../src/runtime/slices.js';
 import { pushArticles, readPushBody } from '../../src/ops/push.js';
 import { parseFeed, toSourcedItems, toSourcedItemsInSlices } from '../../src/sources/index.js';
-import { ingestInSlices, INGEST_SLICES, nextSliceSize, planIngest } from '../../src/store/ports/sources-plan.js';
+import Database from 'better-sqlite3';
+import { ingestInSlices, INGEST_SLICE_ITEMS, planIngest } from '../../src/store/ports/sources-plan.js';
 import type { NearDuplicateRule, SourcedItem } from '../../src/store/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { rssOf, title, turnsDuring } from './support.js';
@@ -42,11 +43,6 @@ describe('the slices helpers give the event loop a turn between slices and keep 
     for (let i = 0; i < 10; i++) await turn();
     expect(yields).toBeGreaterThanOrEqual(3);
   });
-  it('nextSliceSize grows under the budget, shrinks to it over, within its bounds', () => {
-    expect(nextSliceSize(40, 5, 8, 64)).toBe(64); // under the budget: twice as many, up to the cap
-    expect(nextSliceSize(40, 20, 8, 64)).toBe(16); // over it: scaled down to fit
-    expect(nextSliceSize(10, 100, 8, 64)).toBe(8); // never under the floor
-  });
 });
 
 describe('store: ingestItems runs in short transactions with a turn of the event loop between them', () => {
@@ -75,111 +71,58 @@ describe('store: ingestItems runs in short transactions with a turn of the event
     expect(calls).toEqual([[1, 2], [3, 4], [5]]);
     expect(out).toEqual([-1, -2, -3, -4, -5]);
   });
-  it('ingestInSlices sized by time: every item in exactly one slice, in order, whatever the sizes', async () => {
-    let t = 0;
-    const seen: number[] = [];
-    const items = [...Array(500).keys()];
-    // 0.1 ms an item against a 6 ms budget: slices grow from the first size to the cap.
-    const out = await ingestInSlices(items, async (s) => (seen.push(...s), (t += s.length * 0.1), s), {
-      maxItems: 64,
-      budgetMs: 6,
-      now: () => t,
-    });
-    expect(seen).toEqual(items);
-    expect(out).toEqual(items);
-  });
-
-  it('ingestInSlices when a slice stores a prefix only (a plan stopped at its budget): the rest starts the next slice; every item once, in order', async () => {
-    const seen: number[] = [];
-    // Each slice stores at most 3 of its items.
-    const out = await ingestInSlices([...Array(20).keys()], async (s) => (seen.push(...s.slice(0, 3)), s.slice(0, 3)), {
-      maxItems: 8,
-    });
-    expect(seen).toEqual([...Array(20).keys()]);
-    expect(out).toEqual([...Array(20).keys()]);
-    await expect(ingestInSlices([1, 2], async () => [])).rejects.toThrow(/answered for 0/);
-  });
-
-  it("ingestInSlices sized by the event loop's own time (busyMs: PostgreSQL's plan), not the wall time of its queries, down to minItems", async () => {
-    let t = 0;
-    let busy = 0;
+  it(`ingestInSlices: slices of ${INGEST_SLICE_ITEMS} items by default; a slice answered for fewer items than it had is an error`, async () => {
     const sizes: number[] = [];
-    // Each slice: 50 ms of queries (wall time, the loop free) and 1 ms of plan per item.
-    await ingestInSlices([...Array(40).keys()], async (s) => (sizes.push(s.length), (t += 50), (busy = s.length), s), {
-      maxItems: 128,
-      budgetMs: 8,
-      minItems: 1,
-      busyMs: () => busy,
-      now: () => t,
-    });
-    // 16 first (16 ms > 8: scaled to 8), then 8 ms each: doubled; the wall time (50 ms a slice) never counts.
-    expect(sizes).toEqual([16, 8, 16]);
+    await ingestInSlices([...Array(INGEST_SLICE_ITEMS * 2 + 1).keys()], async (s) => (sizes.push(s.length), s));
+    expect(sizes).toEqual([INGEST_SLICE_ITEMS, INGEST_SLICE_ITEMS, 1]);
+    await expect(ingestInSlices([1, 2], async () => [])).rejects.toThrow(/answered for 0/);
   });
 });
 
-describe("slices sent to a writer of their own (the SQLite service's ingest thread) are sized by its budget", () => {
-  const items = (n: number): SourcedItem[] =>
-    Array.from({ length: n }, (_, i) => ({
-      source: 'wire',
-      externalId: `w-${i}`,
-      canonicalUrl: null,
-      article: {
-        content: `Story number ${i} of the day`,
-        urgency: 'regular',
-        sentiment: null,
-        published_at: null,
-        tickers: [],
-        source: 'wire',
-      },
-      nearKeys: [],
-    }));
-  // A clock that moves 1 ms per item stored: the sizes follow from the budget alone.
-  const sizedStore = (slices: { maxItems: number; budgetMs?: number }) => {
-    let t = 0;
+describe('store: a slice that finds the write lock held by another process waits for it, holding no event loop', () => {
+  const busy = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+  it('a busy slice is tried again until it goes through; another error is not retried', async () => {
+    let tries = 0;
+    const out = await ingestInSlices([1, 2, 3], async (s) => {
+      if (++tries <= 3) throw busy();
+      return s;
+    });
+    expect(out).toEqual([1, 2, 3]);
+    expect(tries).toBe(4);
+    let other = 0;
+    await expect(
+      ingestInSlices([1], async () => {
+        other++;
+        throw new Error('disk I/O error');
+      }),
+    ).rejects.toThrow(/disk I\/O/);
+    expect(other).toBe(1);
+  });
+
+  it("the service's store (a few ms of busy wait) while a second connection holds the lock: every item stored once it is released, and the loop ran meanwhile", async () => {
     const d = mkdtempSync(join(tmpdir(), 'fns-loop-'));
     dirs.push(d);
-    const s = new SqliteStore(join(d, 'fns.sqlite'), { ingestSlices: { ...slices, now: () => t } });
-    const sizes: number[] = [];
-    s.sources.writeVia({
-      ingestSlice: async (slice, at) => (
-        sizes.push(slice.length),
-        (t += slice.length),
-        s.sources.ingestSlice(slice, at)
-      ),
-      recordPoll: async () => {},
-      budgetMs: INGEST_SLICES.threadBudgetMs,
-    });
-    return { s, sizes };
-  };
-
-  it(`the writer's ${INGEST_SLICES.threadBudgetMs} ms instead of the event loop's ${INGEST_SLICES.budgetMs} ms: bigger slices, fewer commits, same outcomes`, async () => {
-    const { s, sizes } = sizedStore({ maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs });
-    const out = await s.sources.ingestItems(items(100), Date.now);
-    // 16 first; 16 ms <= 24: twice; 32 ms > 24: scaled to 24; 24 ms <= 24: twice (the 28 left).
-    expect(sizes).toEqual([16, 32, 24, 28]);
-    expect(out.map((o) => o.status)).toEqual(Array(100).fill('stored'));
-    expect(
-      (await s.sources.ingestItems(items(100), Date.now)).map((o) => o.status === 'duplicate' && o.reason),
-    ).toEqual(Array(100).fill('same-item'));
-    await s.close();
-  });
-
-  it("the next call starts from the size the last one reached, not from the first guess (a poll's chunks are one ingest in several calls)", async () => {
-    const { s, sizes } = sizedStore({ maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs });
-    await s.sources.ingestItems(items(100), Date.now);
-    expect(sizes).toEqual([16, 32, 24, 28]);
-    sizes.length = 0;
-    // 28 ms > 24: the next size is 24, and the next call starts there.
-    await s.sources.ingestItems(items(148).slice(100), Date.now);
-    expect(sizes[0]).toBe(24);
-    await s.close();
-  });
-
-  it('slices of a fixed size stay that size', async () => {
-    const { s, sizes } = sizedStore({ maxItems: 20 });
-    await s.sources.ingestItems(items(50), Date.now);
-    expect(sizes).toEqual([20, 20, 10]);
-    await s.close();
+    const file = join(d, 'fns.sqlite');
+    const service = new SqliteStore(file, { busyTimeoutMs: 5 });
+    const cli = new Database(file);
+    cli.exec('BEGIN IMMEDIATE');
+    const items = toSourcedItems(
+      { name: 'wire', urgency: 'auto' },
+      parseFeed(new TextEncoder().encode(rssOf(50)), { baseUrl: 'https://ex.com/' }).items,
+    );
+    let released = false;
+    const ingesting = service.sources.ingestItems(items, 1_800_000_000_000);
+    // The other process commits a moment later: the ingest, still waiting, then goes through.
+    setTimeout(() => {
+      cli.exec('COMMIT');
+      released = true;
+    }, 100);
+    const out = await ingesting;
+    expect(released).toBe(true);
+    expect(out.every((o) => o.status === 'stored')).toBe(true);
+    expect(await service.articles.count()).toBe(50);
+    cli.close();
+    await service.close();
   });
 });
 
@@ -212,32 +155,6 @@ describe("near-duplicates within one batch: an item is compared with other sourc
     // Two sources: the other source's look-alikes are still candidates (capped as before).
     const two = planIngest([item('a', 1), item('b', 2)], empty, { ...rule, isNearDuplicate: () => (asked++, true) });
     expect(two.outcomes[1]).toMatchObject({ status: 'duplicate', reason: 'near-duplicate' });
-  });
-
-  it('a plan with `enough` stops before the item where it became true (one item at least): outcomes, inserts and records for that prefix only', () => {
-    const rule: NearDuplicateRule = { windowMs: 86_400_000, isNearDuplicate: () => false };
-    const item = (i: number): SourcedItem => ({
-      source: 'wire',
-      externalId: `w-${i}`,
-      canonicalUrl: null,
-      article: {
-        content: `Test item ${i}`,
-        urgency: 'regular',
-        sentiment: null,
-        published_at: null,
-        tickers: [],
-        source: 'wire',
-      },
-      nearKeys: [],
-    });
-    const empty = { bySourceItem: new Map(), byUrl: new Map(), nearCandidates: new Map(), candidates: new Map() };
-    let asked = 0;
-    const plan = planIngest([0, 1, 2, 3, 4].map(item), empty, rule, undefined, () => ++asked > 2);
-    expect(plan.outcomes).toHaveLength(3);
-    expect(plan.store).toEqual([0, 1, 2]);
-    expect(plan.seen.map((s) => s.externalId)).toEqual(['w-0', 'w-1', 'w-2']);
-    // Enough at once: still the first item.
-    expect(planIngest([0, 1].map(item), empty, rule, undefined, () => true).outcomes).toHaveLength(1);
   });
 });
 

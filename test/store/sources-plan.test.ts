@@ -7,6 +7,7 @@ import {
   NEAR_KEY_FANOUT,
   NEAR_SINGLE_KEY_CANDIDATES,
   rankNearCandidates,
+  runSteps,
 } from '../../src/store/ports/sources-plan.js';
 
 const item = (source: string, nearKeys: string[]): SourcedItem => ({
@@ -54,13 +55,13 @@ describe('choice: at most NEAR_CANDIDATES_MAX, of which NEAR_SINGLE_KEY_CANDIDAT
       ...Array.from({ length: 3 }, (_, k) => ({ id: id(100 + k), shared: 3 })),
       ...Array.from({ length: 30 }, (_, k) => ({ id: id(k), shared: 1 })),
     ];
-    const out = chooseCandidates(new Map([[0, list]]), [[0, item('s', [])]], () => []);
+    const out = runSteps(chooseCandidates(new Map([[0, list]]), [[0, item('s', [])]], () => []));
     expect(out.get(0)).toEqual(list.slice(0, 3 + NEAR_SINGLE_KEY_CANDIDATES).map((c) => c.id));
   });
 
   it('never more than NEAR_CANDIDATES_MAX', () => {
     const list = Array.from({ length: NEAR_CANDIDATES_MAX + 5 }, (_, k) => ({ id: id(k), shared: 2 }));
-    expect(chooseCandidates(new Map([[0, list]]), [[0, item('s', [])]], () => []).get(0)).toHaveLength(
+    expect(runSteps(chooseCandidates(new Map([[0, list]]), [[0, item('s', [])]], () => [])).get(0)).toHaveLength(
       NEAR_CANDIDATES_MAX,
     );
   });
@@ -68,10 +69,12 @@ describe('choice: at most NEAR_CANDIDATES_MAX, of which NEAR_SINGLE_KEY_CANDIDAT
   it('drops an article the source carries and takes the next one, asking only about chosen pairs', () => {
     const list = Array.from({ length: NEAR_SINGLE_KEY_CANDIDATES + 2 }, (_, k) => ({ id: id(k), shared: 1 }));
     const asked: string[] = [];
-    const out = chooseCandidates(new Map([[0, list]]), [[0, item('s', [])]], (pairs) => {
-      asked.push(...pairs.map(([a]) => a));
-      return pairs.filter(([a, s]) => a === id(1) && s === 's');
-    });
+    const out = runSteps(
+      chooseCandidates(new Map([[0, list]]), [[0, item('s', [])]], (pairs) => {
+        asked.push(...pairs.map(([a]) => a));
+        return pairs.filter(([a, s]) => a === id(1) && s === 's');
+      }),
+    );
     expect(out.get(0)).toEqual([id(0), ...list.slice(2, NEAR_SINGLE_KEY_CANDIDATES + 1).map((c) => c.id)]);
     expect(asked).not.toContain(id(NEAR_SINGLE_KEY_CANDIDATES + 1));
   });

@@ -12,9 +12,39 @@
  * unexpected error) is answered `failed` and leaves no record: the other items are planned as without it.
  */
 import { isUndatedRepeatKey } from '../../dedup/repeat.js';
-import { errorClass } from './errors.js';
+import { errorClass, isStoreBusy } from './errors.js';
 import { nextTurn } from '../../runtime/slices.js';
 import type { DuplicateReason, NearDuplicateRule, SourcedItem } from './index.js';
+
+/**
+ * A step of the slice's work that reads or writes rows: written once as a generator, driven synchronously
+ * on SQLite (its statements answer at once, inside one synchronous transaction that nothing else on the
+ * thread can join) and asynchronously on PostgreSQL (runSteps / runStepsAsync). `yield* read(x)` gives x's
+ * rows either way.
+ */
+export type Rows<T> = T | Promise<T>;
+export type Step<R> = Generator<unknown, R, unknown>;
+
+export function* read<T>(rows: Rows<T>): Generator<Rows<T>, T, unknown> {
+  return (yield rows) as T;
+}
+
+/** Drives `steps` with rows that answer at once (a promise among them is a programming error). */
+export function runSteps<R>(steps: Step<R>): R {
+  let r = steps.next();
+  while (!r.done) {
+    if (r.value instanceof Promise) throw new Error('runSteps: rows must answer synchronously');
+    r = steps.next(r.value);
+  }
+  return r.value;
+}
+
+/** Drives `steps`, awaiting each read or write. */
+export async function runStepsAsync<R>(steps: Step<R>): Promise<R> {
+  let r = steps.next();
+  while (!r.done) r = steps.next(await r.value);
+  return r.value;
+}
 
 /** An article: stored already (`id`), or the `pending`-th item to insert in this batch. */
 export type ArticleRef = { id: string } | { pending: number };
@@ -91,11 +121,11 @@ export function rankNearCandidates(item: SourcedItem, hits: KeyHits): { id: stri
  * for (article, source) pairs, those that are carrier records; it is asked about the chosen ones only
  * (rounds until each item's choice holds no carried article).
  */
-export function chooseCandidates(
+export function* chooseCandidates(
   ranked: Map<number, { id: string; shared: number }[]>,
   near: readonly (readonly [number, SourcedItem])[],
-  carried: (pairs: [string, string][]) => [string, string][],
-): Map<number, string[]> {
+  carried: (pairs: [string, string][]) => Rows<[string, string][]>,
+): Step<Map<number, string[]>> {
   const sourceOf = new Map(near.map(([i, item]) => [i, item.source]));
   const excluded = new Set<string>();
   const asked = new Set<string>();
@@ -121,7 +151,7 @@ export function chooseCandidates(
       out.set(i, ids);
     }
     if (ask.length === 0) return out;
-    const found = carried(ask);
+    const found = yield* read(carried(ask));
     if (found.length === 0) return out;
     for (const [id, source] of found) excluded.add(pair(id, source));
   }
@@ -129,130 +159,60 @@ export function chooseCandidates(
 
 /**
  * Slices of `ingestItems` (both engines): a feed poll or a push of thousands of items is stored slice by
- * slice, each slice one short write transaction, with a turn of the event loop between slices, so requests,
- * the stream and the admin listener are served meanwhile. A later slice sees the earlier ones as stored,
- * so the outcomes are those of one transaction; if the store fails mid-way, the slices before stay
- * stored (a retry answers them `same-item`).
- *
- * Size: at most `maxItems`; with `budgetMs`, the next slice is sized from the time the last one took per
- * item, so a slice takes about `budgetMs` on this machine under its current load (the 10 ms goal of
- * docs/sources.md). The embedded engine's transaction runs synchronously (on the event loop, or on the
- * service's ingest thread: `threadBudgetMs`); PostgreSQL's queries are I/O, but its dedup plan (the
- * near-duplicate comparisons: a few ms per item when the archive holds look-alikes) runs on the event
- * loop, so its slices are sized by the plan's own time (`busyMs`), down to `pgMinItems`.
+ * slice, each slice one write transaction of at most INGEST_SLICE_ITEMS items, with a turn of the event
+ * loop between slices, so requests, the stream and the admin listener are served meanwhile (the slowest
+ * REST answer stays well under 100 ms while 5,000 items are taken: docs/decisions/ingest-slices.md). A
+ * later slice sees the earlier ones as stored, so the outcomes are those of one transaction; if the store
+ * fails mid-way, the slices before stay stored (a retry answers them `same-item`).
  */
-export const INGEST_SLICES = {
-  maxItems: 128,
-  /** The first slice, before any measurement. */
-  firstItems: 16,
-  /** A commit costs a sync to disk whatever the size (a few ms on a busy disk): slices never get smaller than this. */
-  minItems: 8,
-  budgetMs: 8,
-  /**
-   * The budget when the slices run on a thread of their own (the SQLite service's ingest thread): there a
-   * slice holds no event loop, only the write lock, which the event loop's own writes wait for (they
-   * await their turn, holding nothing). There a commit costs far more than a sync: each slice writes
-   * every page its rows landed on to the WAL (the near keys alone are a page each), so larger slices write
-   * each page for more rows (docs/decisions/ingest-thread-slices.md).
-   */
-  threadBudgetMs: 24,
-  /**
-   * PostgreSQL's floor: its commit is a round trip that holds no event loop, so a slice may go down to
-   * one item when one item's plan alone takes the budget.
-   */
-  pgMinItems: 1,
-} as const;
-
-export interface SliceOptions {
-  maxItems?: number;
-  /** Target time of one slice, from the measured time per item; none: always `maxItems`. */
-  budgetMs?: number;
-  /** Slices never get smaller than this (default INGEST_SLICES.minItems). */
-  minItems?: number;
-  /**
-   * What a slice's time is: the event loop's time the last slice took (PostgreSQL: its dedup plan, the
-   * one synchronous step; its queries are I/O). Default: the slice's wall time.
-   */
-  busyMs?: () => number;
-  /** Monotonic milliseconds (performance.now). */
-  now?: () => number;
-  /**
-   * The next slice's size, kept from one call to the next (one per store): a poll or a push arrives in
-   * chunks, each its own call, and each would otherwise start again from `firstItems`, a guess that
-   * can hold the event loop for many budgets before the first measurement.
-   */
-  carry?: { size?: number };
-}
+export const INGEST_SLICE_ITEMS = 32;
 
 /**
- * The size of the next slice, within [minItems, maxItems]: twice the last one when it took less than the
- * budget, else the last size scaled down to the budget. (Not simply budget / time per item: a commit's
- * sync to disk costs the same for 1 item as for 100, and counting it per item would keep slices at the
- * floor, one sync every few items.)
+ * A slice that finds the write lock held by another process (isStoreBusy: the CLI ingesting a file) is
+ * tried again after BUSY_RETRY_MS, for up to BUSY_PATIENCE_MS: nothing of it was written, and waiting
+ * here holds no event loop (the service's connection waits a few ms at most in SQLite's busy handler).
  */
-export function nextSliceSize(
-  lastItems: number,
-  lastMs: number,
-  budgetMs: number,
-  maxItems: number,
-  minItems: number = INGEST_SLICES.minItems,
-): number {
-  const fit = lastMs <= budgetMs ? lastItems * 2 : Math.floor((lastItems * budgetMs) / lastMs);
-  return Math.max(Math.min(minItems, maxItems), Math.min(maxItems, fit));
+export const BUSY_RETRY_MS = 5;
+export const BUSY_PATIENCE_MS = 2000;
+
+export interface SliceOptions {
+  /** Items per slice (default INGEST_SLICE_ITEMS). */
+  maxItems?: number;
 }
 
 /**
  * `ingest` over consecutive slices of `items`, one after the other, with a turn of the event loop before
- * every slice but the first; the outcomes in item order. `ingest` may store a prefix of its slice only
- * (at least one item: planIngest's `enough`), answering for that prefix; the rest starts the next slice.
+ * every slice but the first; the outcomes in item order.
  */
 export async function ingestInSlices<T, R>(
   items: readonly T[],
   ingest: (slice: T[]) => Promise<R[]>,
   opts: SliceOptions = {},
 ): Promise<R[]> {
-  const maxItems = Math.max(1, Math.trunc(opts.maxItems ?? INGEST_SLICES.maxItems));
-  const now = opts.now ?? (() => performance.now());
-  let size = opts.budgetMs === undefined ? maxItems : Math.min(maxItems, opts.carry?.size ?? INGEST_SLICES.firstItems);
+  const size = Math.max(1, Math.trunc(opts.maxItems ?? INGEST_SLICE_ITEMS));
   const out: R[] = [];
-  for (let start = 0; start < items.length;) {
+  for (let start = 0; start < items.length; start += size) {
     if (start > 0) await nextTurn();
     const slice = items.slice(start, start + size);
-    const t = now();
-    const answered = await ingest(slice);
-    if (answered.length === 0 || answered.length > slice.length)
+    const answered = await patiently(() => ingest(slice));
+    if (answered.length !== slice.length)
       throw new Error(`a slice of ${slice.length} items was answered for ${answered.length}`);
-    start += answered.length;
     for (const r of answered) out.push(r);
-    if (opts.budgetMs === undefined) continue;
-    size = nextSliceSize(
-      answered.length,
-      opts.busyMs ? opts.busyMs() : now() - t,
-      opts.budgetMs,
-      maxItems,
-      opts.minItems,
-    );
-    if (opts.carry) opts.carry.size = size;
   }
   return out;
 }
 
-/**
- * `planIngest` within the slices' time budget (none: the whole slice): the plan stops once it has run
- * `budgetMs` on the slices' clock, and answers how long it ran (what PostgreSQL's slices are sized by).
- */
-export function planWithinBudget(
-  items: readonly SourcedItem[],
-  found: SeenLookup,
-  rule: NearDuplicateRule,
-  now: number,
-  slices: SliceOptions,
-): { plan: IngestPlan; ms: number } {
-  const clock = slices.now ?? (() => performance.now());
-  const started = clock();
-  const budget = slices.budgetMs ?? Number.POSITIVE_INFINITY;
-  const plan = planIngest(items, found, rule, now, () => clock() - started >= budget);
-  return { plan, ms: clock() - started };
+/** `write` again while another process holds the lock (see BUSY_PATIENCE_MS). */
+export async function patiently<T>(write: () => Promise<T>): Promise<T> {
+  const until = performance.now() + BUSY_PATIENCE_MS;
+  for (;;) {
+    try {
+      return await write();
+    } catch (e) {
+      if (!isStoreBusy(e) || performance.now() >= until) throw e;
+      await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
+    }
+  }
 }
 
 /** Keys per item the adapters look up (nearDuplicateKeys gives 15-30); an item's further keys are stored only. */
@@ -260,33 +220,6 @@ export const NEAR_LOOKUP_KEYS_MAX = 64;
 
 /** The distinct near keys of an item (what the adapters store; the first NEAR_LOOKUP_KEYS_MAX are looked up). */
 export const distinctKeys = (item: SourcedItem): string[] => [...new Set(item.nearKeys)];
-
-/**
- * Stored articles' content by id, per process (an article's content never changes, so no invalidation):
- * the adapters read a candidate's content once while it is recent. Two generations of at most `size`
- * entries each, so eviction costs nothing per entry.
- */
-export class ContentCache {
-  private recent = new Map<string, string>();
-  private older = new Map<string, string>();
-  constructor(private readonly size = 8192) {}
-
-  get(id: string): string | undefined {
-    const c = this.recent.get(id);
-    if (c !== undefined) return c;
-    const o = this.older.get(id);
-    if (o !== undefined) this.set(id, o);
-    return o;
-  }
-
-  set(id: string, content: string): void {
-    if (this.recent.size >= this.size) {
-      this.older = this.recent;
-      this.recent = new Map();
-    }
-    this.recent.set(id, content);
-  }
-}
 
 /** The items whose near candidates matter: those that are not exact duplicates of stored items. */
 export function needsNearLookup(item: SourcedItem, found: Pick<SeenLookup, 'bySourceItem' | 'byUrl'>): boolean {
@@ -330,18 +263,12 @@ export interface IngestPlan {
 
 export const seenKey = (source: string, externalId: string) => `${source}\n${externalId}`;
 
-/**
- * The plan of a slice, item by item in order. With `enough`, the plan stops before an item once
- * `enough()` is true (after one item at least): the outcomes then cover a prefix of `items`, and the
- * caller stores that prefix only (PostgreSQL: its plan runs on the event loop, which a slice of costly
- * items must not hold past its budget whatever the slice's size).
- */
+/** The plan of a slice, item by item in order. */
 export function planIngest(
   items: readonly SourcedItem[],
   found: SeenLookup,
   rule: NearDuplicateRule,
   now?: number,
-  enough?: () => boolean,
 ): IngestPlan {
   const plan: IngestPlan = { outcomes: [], store: [], seen: [], carriers: [] };
   // What this batch adds, visible to its later items.
@@ -411,7 +338,6 @@ export function planIngest(
   };
 
   for (const [i, item] of items.entries()) {
-    if (i > 0 && enough?.()) break;
     let dup: ReturnType<typeof match>;
     try {
       dup = match(i, item);

@@ -18,24 +18,9 @@ import type {
 } from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
-import {
-  ContentCache,
-  distinctKeys,
-  ingestInSlices,
-  INGEST_SLICES,
-  type SliceOptions,
-  lookupKeys,
-  NEAR_CANDIDATES_MAX,
-  NEAR_KEY_FANOUT,
-  NEAR_LOOKUP_KEYS_MAX,
-  NEAR_SINGLE_KEY_CANDIDATES,
-  needsNearLookup,
-  planWithinBudget,
-  seenKey,
-  TEXTLESS_KEY,
-  type ArticleRef,
-  type SeenLookup,
-} from '../ports/sources-plan.js';
+import { ingestInSlices, runStepsAsync, TEXTLESS_KEY, type SliceOptions } from '../ports/sources-plan.js';
+import { ingestSlice, type SliceRows } from '../ports/ingest-slice.js';
+import { LRUCache } from 'lru-cache';
 import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
@@ -109,25 +94,19 @@ export const IDENTITY_MIGRATION = `
   UPDATE articles SET source = NULL WHERE source IS NOT NULL AND source !~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
   UPDATE articles SET url = NULL WHERE url IS NOT NULL AND (length(url) > 2000 OR url !~ '^https?://\\S+$');`;
 
+/** Candidates' content kept per store (a few MB at most). */
+const CONTENTS_KEPT = 16_384;
+
 export class PgSources implements SourceStore {
   /** Recent articles' content by id (an article's content never changes): candidates are read once. */
-  private readonly contents = new ContentCache();
-  /** How long the last slice's dedup plan held the event loop (ms): what the slices are sized by. */
-  private planMs = 0;
-  private readonly slices: SliceOptions;
+  private readonly contents = new LRUCache<string, string>({ max: CONTENTS_KEPT });
 
   constructor(
     private readonly db: Db,
     private readonly rule: NearDuplicateRule,
-    /** The slices of ingestItems (default INGEST_SLICES, src/store/ports/sources-plan.ts); always sized by the plan's time. */
-    slices: SliceOptions = {
-      maxItems: INGEST_SLICES.maxItems,
-      budgetMs: INGEST_SLICES.budgetMs,
-      minItems: INGEST_SLICES.pgMinItems,
-    },
-  ) {
-    this.slices = { ...slices, busyMs: () => this.planMs, carry: {} };
-  }
+    /** The slices of ingestItems (default INGEST_SLICE_ITEMS, src/store/ports/sources-plan.ts). */
+    private readonly slices: SliceOptions = {},
+  ) {}
 
   async add(
     s: { name: string; url: string; everyMs: number; urgency: UrgencySetting },
@@ -248,69 +227,9 @@ export class PgSources implements SourceStore {
       // The lock every article insert takes (articles.ts): no other process checks or inserts until commit.
       await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.articles, db.schema]);
       const now = typeof at === 'number' ? at : at();
-      const found = await this.lookup(db, items, now);
-      // The one synchronous step of a slice (its queries are I/O): the slices are sized by its time, and
-      // it stops at the budget whatever the slice's size (the items after it start the next slice).
-      const { plan, ms } = planWithinBudget(items, found, this.rule, now, this.slices);
-      this.planMs = ms;
-      const stored =
-        plan.store.length > 0
-          ? await new PgArticles(db).insert(
-              plan.store.map((i) => items[i]!.article),
-              at,
-            )
-          : [];
-      const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
-      for (const a of stored) this.contents.set(a.id, a.content);
-      if (plan.seen.length > 0) {
-        await db.query(
-          `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at, reason)
-           SELECT s, e, u, a, $5, r FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[]) AS t(s, e, u, a, r)
-           ON CONFLICT (source, external_id) DO UPDATE SET seen_at = EXCLUDED.seen_at, article_id = EXCLUDED.article_id`,
-          [
-            plan.seen.map((s) => s.source),
-            plan.seen.map((s) => s.externalId),
-            plan.seen.map((s) => s.canonicalUrl),
-            plan.seen.map((s) => idOf(s.ref)),
-            now,
-            plan.seen.map((s) => s.reason),
-          ],
-        );
-      }
-      const keys: [string, string, string, number][] = plan.store.flatMap((i, n) =>
-        distinctKeys(items[i]!).map((k): [string, string, string, number] => [
-          k,
-          stored[n]!.id,
-          items[i]!.source,
-          Date.parse(stored[n]!.received_at),
-        ]),
+      return runStepsAsync(
+        ingestSlice(items, now, at, { rows: sliceRows(db), rule: this.rule, contents: this.contents }),
       );
-      if (keys.length > 0) {
-        await db.query(
-          'INSERT INTO near_keys (key, article_id, source, at) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])',
-          [keys.map((k) => k[0]), keys.map((k) => k[1]), keys.map((k) => k[2]), keys.map((k) => k[3])],
-        );
-      }
-      if (plan.carriers.length > 0) {
-        await db.query(
-          `INSERT INTO article_carriers (article_id, source, url, at, reason)
-           SELECT a, s, u, $4, r FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) WITH ORDINALITY AS t(a, s, u, r, n) ORDER BY t.n
-           ON CONFLICT DO NOTHING`,
-          [
-            plan.carriers.map((c) => idOf(c.ref)),
-            plan.carriers.map((c) => c.source),
-            plan.carriers.map((c) => c.url),
-            now,
-            plan.carriers.map((c) => c.reason),
-          ],
-        );
-      }
-      return plan.outcomes.map((o): ItemOutcome => {
-        if (o.status === 'stored')
-          return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
-        if (o.status === 'failed') return o;
-        return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
-      });
     });
   }
 
@@ -326,98 +245,6 @@ export class PgSources implements SourceStore {
       [source, keys, Math.trunc(now)],
     );
     return rows.filter((r) => r.inserted).length;
-  }
-
-  private async lookup(db: Db, items: SourcedItem[], now: number): Promise<SeenLookup> {
-    const found: SeenLookup = {
-      bySourceItem: new Map(),
-      byUrl: new Map(),
-      nearCandidates: new Map(),
-      candidates: new Map(),
-      seenAt: new Map(),
-    };
-    const keys = lookupKeys(items);
-    const seen = await db.query<{ source: string; external_id: string; article_id: string; seen_at: string }>(
-      `SELECT s.source, s.external_id, s.article_id, s.seen_at FROM seen_items s
-       JOIN unnest($1::text[], $2::text[]) AS t(source, external_id) ON s.source = t.source AND s.external_id = t.external_id`,
-      [keys.map((k) => k[0]), keys.map((k) => k[1])],
-    );
-    for (const r of seen) {
-      // A record with no article is an item offered without text (TEXTLESS_KEY): no item's match.
-      if (r.article_id === '') continue;
-      found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
-      found.seenAt!.set(seenKey(r.source, r.external_id), Number(r.seen_at));
-    }
-    const urls = [...new Set(items.flatMap((i) => (i.canonicalUrl === null ? [] : [i.canonicalUrl])))];
-    if (urls.length > 0) {
-      const rows = await db.query<{ canonical_url: string; article_id: string }>(
-        `SELECT DISTINCT ON (canonical_url) canonical_url, article_id FROM seen_items
-         WHERE canonical_url = ANY($1::text[]) ORDER BY canonical_url, seen_at`,
-        [urls],
-      );
-      for (const r of rows) found.byUrl.set(r.canonical_url, r.article_id);
-    }
-    const near = [...items.entries()].filter(([, item]) => needsNearLookup(item, found));
-    if (near.length > 0) {
-      const pairs = near.flatMap(([i, item]) =>
-        distinctKeys(item)
-          .slice(0, NEAR_LOOKUP_KEYS_MAX)
-          .map((k) => [i, k] as const),
-      );
-      // Per item: the window's articles sharing its keys, not carried by its source, most shared keys first.
-      const rows = await db.query<{ i: number; article_id: string }>(
-        `WITH k AS (SELECT * FROM unnest($1::int[], $2::text[]) AS k(i, key)),
-              s AS (SELECT * FROM unnest($3::int[], $4::text[]) AS s(i, source)),
-              hits AS (
-                SELECT k.i, nk.article_id, count(*) AS n
-                FROM k JOIN s ON s.i = k.i CROSS JOIN LATERAL (
-                  SELECT article_id, source FROM near_keys WHERE key = k.key AND at >= $5 ORDER BY at DESC LIMIT $7
-                ) nk
-                -- First stored by another source (a source's own story again is an update).
-                WHERE nk.source <> s.source
-                GROUP BY k.i, nk.article_id
-              ),
-              ranked AS (
-                SELECT h.i, h.article_id, h.n, row_number() OVER (PARTITION BY h.i, h.n > 1 ORDER BY h.n DESC, h.article_id DESC) AS r
-                FROM hits h JOIN s ON s.i = h.i
-                WHERE NOT EXISTS (SELECT 1 FROM article_carriers c WHERE c.article_id = h.article_id AND c.source = s.source)
-              )
-         -- At most NEAR_SINGLE_KEY_CANDIDATES sharing a single key (sources-plan.ts), NEAR_CANDIDATES_MAX in all.
-         SELECT i, article_id FROM ranked WHERE r <= CASE WHEN n > 1 THEN $6::int ELSE $8::int END ORDER BY i, n DESC, article_id DESC`,
-        [
-          pairs.map((p) => p[0]),
-          pairs.map((p) => p[1]),
-          near.map(([i]) => i),
-          near.map(([, item]) => item.source),
-          now - this.rule.windowMs,
-          NEAR_CANDIDATES_MAX,
-          NEAR_KEY_FANOUT,
-          NEAR_SINGLE_KEY_CANDIDATES,
-        ],
-      );
-      for (const r of rows) {
-        const list = found.nearCandidates.get(r.i);
-        if (!list) found.nearCandidates.set(r.i, [r.article_id]);
-        else if (list.length < NEAR_CANDIDATES_MAX) list.push(r.article_id);
-      }
-      const missing: string[] = [];
-      for (const id of new Set([...found.nearCandidates.values()].flat())) {
-        const content = this.contents.get(id);
-        if (content !== undefined) found.candidates.set(id, content);
-        else missing.push(id);
-      }
-      if (missing.length > 0) {
-        const cands = await db.query<{ id: string; content: string }>(
-          'SELECT id, content FROM articles WHERE id = ANY($1::text[])',
-          [missing],
-        );
-        for (const c of cands) {
-          this.contents.set(c.id, c.content);
-          found.candidates.set(c.id, c.content);
-        }
-      }
-    }
-    return found;
   }
 
   async carriersOf(articleId: string): Promise<CarrierRecord[]> {
@@ -467,4 +294,81 @@ export class PgSources implements SourceStore {
 
 async function bump(db: Db): Promise<void> {
   await db.query('UPDATE source_registry SET version = version + 1 WHERE id = 1');
+}
+
+/** The rows of a slice on PostgreSQL, in the slice's transaction `db` (ingest-slice.ts). */
+function sliceRows(db: Db): SliceRows {
+  return {
+    async seenByItem(keys) {
+      const rows = await db.query<{ source: string; external_id: string; article_id: string; seen_at: string }>(
+        `SELECT s.source, s.external_id, s.article_id, s.seen_at FROM seen_items s
+         JOIN unnest($1::text[], $2::text[]) AS t(source, external_id) ON s.source = t.source AND s.external_id = t.external_id`,
+        [keys.map((k) => k[0]), keys.map((k) => k[1])],
+      );
+      return rows.map((r) => ({
+        source: r.source,
+        externalId: r.external_id,
+        articleId: r.article_id,
+        seenAt: Number(r.seen_at),
+      }));
+    },
+    async seenByUrl(urls) {
+      const rows = await db.query<{ canonical_url: string; article_id: string }>(
+        `SELECT DISTINCT ON (canonical_url) canonical_url, article_id FROM seen_items
+         WHERE canonical_url = ANY($1::text[]) ORDER BY canonical_url, seen_at`,
+        [urls],
+      );
+      return rows.map((r) => ({ url: r.canonical_url, articleId: r.article_id }));
+    },
+    async nearHits(keys, from, perKey) {
+      // Per key, its newest `perKey` articles of the window (one index scan each).
+      const rows = await db.query<{ key: string; article_id: string; source: string; at: string }>(
+        `SELECT k.key, nk.article_id, nk.source, nk.at FROM unnest($1::text[]) AS k(key) CROSS JOIN LATERAL (
+           SELECT article_id, source, at FROM near_keys WHERE key = k.key AND at >= $2 ORDER BY at DESC LIMIT $3
+         ) nk`,
+        [keys, from, perKey],
+      );
+      return rows.map((r) => [r.key, r.article_id, r.source, Number(r.at)]);
+    },
+    async carried(pairs) {
+      const rows = await db.query<{ a: string; s: string }>(
+        `SELECT t.a, t.s FROM unnest($1::text[], $2::text[]) AS t(a, s)
+         WHERE EXISTS (SELECT 1 FROM article_carriers c WHERE c.article_id = t.a AND c.source = t.s)`,
+        [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+      );
+      return rows.map((r) => [r.a, r.s]);
+    },
+    contents: (ids) =>
+      db.query<{ id: string; content: string }>('SELECT id, content FROM articles WHERE id = ANY($1::text[])', [ids]),
+    insertArticles: (articles, at) => new PgArticles(db).insert(articles, at),
+    async upsertSeen(rows, now) {
+      await db.query(
+        `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at, reason)
+         SELECT s, e, u, a, $5, r FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[]) AS t(s, e, u, a, r)
+         ON CONFLICT (source, external_id) DO UPDATE SET seen_at = EXCLUDED.seen_at, article_id = EXCLUDED.article_id`,
+        [
+          rows.map((r) => r[0]),
+          rows.map((r) => r[1]),
+          rows.map((r) => r[2]),
+          rows.map((r) => r[3]),
+          now,
+          rows.map((r) => r[4]),
+        ],
+      );
+    },
+    async insertKeys(rows) {
+      await db.query(
+        'INSERT INTO near_keys (key, article_id, source, at) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])',
+        [rows.map((k) => k[0]), rows.map((k) => k[1]), rows.map((k) => k[2]), rows.map((k) => k[3])],
+      );
+    },
+    async insertCarriers(rows, now) {
+      await db.query(
+        `INSERT INTO article_carriers (article_id, source, url, at, reason)
+         SELECT a, s, u, $4, r FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) WITH ORDINALITY AS t(a, s, u, r, n) ORDER BY t.n
+         ON CONFLICT DO NOTHING`,
+        [rows.map((c) => c[0]), rows.map((c) => c[1]), rows.map((c) => c[2]), now, rows.map((c) => c[3])],
+      );
+    },
+  };
 }

@@ -18,13 +18,8 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /** The near-duplicate rule of ingestItems (default: src/dedup/near.ts). */
   nearRule?: NearDuplicateRule;
-  /** The slices of ingestItems (default: INGEST_SLICES, src/store/ports/sources-plan.ts, sized by time). */
+  /** The slices of ingestItems (default: INGEST_SLICE_ITEMS items, src/store/ports/sources-plan.ts). */
   ingestSlices?: SliceOptions;
-  /**
-   * The SQLite work of ingestItems on a worker thread with its own connection (ingest-thread.ts), so it
-   * never holds the event loop (the service); a file store with the default near rule only.
-   */
-  ingestOffThread?: boolean;
 }
 
 /** Owner-only: accounts and key hashes are not for other local users. */

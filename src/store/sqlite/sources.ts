@@ -5,6 +5,7 @@
  * articles port's insert (articles.ts: ids, received_at and commit order as every other insert).
  */
 import type Database from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import type { StoredArticle } from '../../domain/articles.js';
 import type {
   CarrierRecord,
@@ -20,28 +21,10 @@ import type {
   UrgencySetting,
 } from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
-import {
-  chooseCandidates,
-  ContentCache,
-  distinctKeys,
-  ingestInSlices,
-  INGEST_SLICES,
-  type SliceOptions,
-  keyHits,
-  lookupKeys,
-  NEAR_KEY_FANOUT,
-  NEAR_LOOKUP_KEYS_MAX,
-  rankNearCandidates,
-  needsNearLookup,
-  planWithinBudget,
-  seenKey,
-  TEXTLESS_KEY,
-  type ArticleRef,
-  type SeenLookup,
-} from '../ports/sources-plan.js';
+import { ingestInSlices, patiently, runSteps, TEXTLESS_KEY, type SliceOptions } from '../ports/sources-plan.js';
+import { ingestSlice, type SliceRows } from '../ports/ingest-slice.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
-import { writeTurn } from './write-turn.js';
 
 /** The migration adding the registry and dedup tables (appended to the SQLite migration list). */
 export const SOURCES_MIGRATION = `
@@ -119,33 +102,22 @@ export const IDENTITY_MIGRATION = `
   UPDATE articles SET url = NULL
     WHERE url IS NOT NULL AND (length(url) > 2000 OR NOT (url GLOB 'http://?*' OR url GLOB 'https://?*') OR url GLOB '*[ ' || char(9) || char(10) || char(13) || ']*');`;
 
-/**
- * Where the slices of an ingest and the record of a poll run instead of this connection: the service's
- * ingest thread (ingest-thread.ts), off the event loop. Work asked for inside a transaction of this
- * connection stays here (it joins that transaction; another connection would wait for its lock).
- */
-export interface SourcesWriter {
-  ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;
-  recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void>;
-  /** The time budget of a slice sent there, instead of this connection's (INGEST_SLICES.threadBudgetMs). */
-  budgetMs?: number;
-}
+/** Candidates' content kept per store (a few MB at most). */
+const CONTENTS_KEPT = 16_384;
 
 export class SqliteSources implements SourceStore {
   private readonly st;
-  private writer: SourcesWriter | undefined;
   /** Recent articles' content by id (an article's content never changes): candidates are read once. */
-  private readonly contents = new ContentCache();
-  /** The next slice's size on this connection and on the writer, kept between calls (SliceOptions.carry). */
-  private readonly carried = { here: {}, writer: {} };
+  private readonly contents = new LRUCache<string, string>({ max: CONTENTS_KEPT });
+  private readonly rows: SliceRows;
 
   constructor(
     private readonly db: Database.Database,
     /** The store's insert, synchronous, joining the caller's transaction. */
-    private readonly insertNow: (articles: NewArticle[], at: number | (() => number)) => StoredArticle[],
+    insertNow: (articles: NewArticle[], at: number | (() => number)) => StoredArticle[],
     private readonly rule: NearDuplicateRule,
-    /** The slices of ingestItems (INGEST_SLICES, src/store/ports/sources-plan.ts). */
-    private readonly slices: SliceOptions = { maxItems: INGEST_SLICES.maxItems, budgetMs: INGEST_SLICES.budgetMs },
+    /** The slices of ingestItems (default INGEST_SLICE_ITEMS, src/store/ports/sources-plan.ts). */
+    private readonly slices: SliceOptions = {},
   ) {
     this.st = {
       insert: db.prepare(
@@ -210,7 +182,7 @@ export class SqliteSources implements SourceStore {
          ON CONFLICT (source, external_id) DO UPDATE SET seen_at = excluded.seen_at, article_id = excluded.article_id`,
       ),
       insertKeys: db.prepare<[string]>(
-        'INSERT INTO near_keys (key, at, article_id, source) SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?) j',
+        'INSERT INTO near_keys (key, article_id, source, at) SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?) j',
       ),
       insertCarriers: db.prepare<[number, string]>(
         `INSERT OR IGNORE INTO article_carriers (article_id, source, url, at, reason)
@@ -241,23 +213,39 @@ export class SqliteSources implements SourceStore {
       pruneSeen: db.prepare('DELETE FROM seen_items WHERE seen_at < ?'),
       pruneKeys: db.prepare('DELETE FROM near_keys WHERE at < ?'),
     };
+    const st = this.st;
+    const json = (v: unknown) => JSON.stringify(v);
+    this.rows = {
+      seenByItem: (keys) =>
+        st.seenByItem.all(json(keys)).map((r) => ({
+          source: r.source,
+          externalId: r.external_id,
+          articleId: r.article_id,
+          seenAt: Number(r.seen_at),
+        })),
+      seenByUrl: (urls) =>
+        st.seenByUrl
+          .all(json(urls))
+          .flatMap((r) => (r.article_id === null ? [] : [{ url: r.url, articleId: r.article_id }])),
+      nearHits: (keys, from, perKey) => st.nearHits.all({ keys: json(keys), from, skip: perKey - 1 }),
+      carried: (pairs) => st.carried.all(json(pairs)),
+      contents: (ids) => st.contents.all(json(ids)),
+      insertArticles: (articles, at) => insertNow(articles, at),
+      upsertSeen: (rows, now) => void st.upsertSeen.run(now, json(rows)),
+      insertKeys: (rows) => void st.insertKeys.run(json(rows)),
+      insertCarriers: (rows, now) => void st.insertCarriers.run(now, json(rows)),
+    };
   }
 
   private write<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();
   }
 
-  /** `write` once it is this connection's turn (write-turn.ts): the async methods' writes. */
-  private async writeInTurn<T>(fn: () => T): Promise<T> {
-    await writeTurn(this.db);
-    return this.write(fn);
-  }
-
   async add(
     s: { name: string; url: string; everyMs: number; urgency: UrgencySetting },
     now: number,
   ): Promise<SourceRecord> {
-    return this.writeInTurn(() => {
+    return this.write(() => {
       if (this.st.insert.run(s.name, s.url, Math.trunc(s.everyMs), s.urgency, now).changes === 0)
         throw new SourceExistsError(s.name);
       this.st.bump.run();
@@ -275,7 +263,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async setPaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
-    return this.writeInTurn(() => {
+    return this.write(() => {
       const changed = paused ? this.st.pause.run(name).changes : this.st.resume.run(now, name).changes;
       if (changed === 0) return undefined;
       this.st.bump.run();
@@ -284,7 +272,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async remove(name: string): Promise<boolean> {
-    return this.writeInTurn(() => {
+    return this.write(() => {
       if (this.st.remove.run(name).changes === 0) return false;
       this.st.bump.run();
       return true;
@@ -292,7 +280,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
-    return this.writeInTurn(() =>
+    return this.write(() =>
       this.st.due.all(now, now, Math.max(0, Math.trunc(limit))).map(({ name }) => {
         this.st.lease.run(owner, now + leaseMs, name);
         return toSource(this.st.get.get(name)!);
@@ -300,36 +288,28 @@ export class SqliteSources implements SourceStore {
     );
   }
 
-  /** From now on the slices of an ingest and the records of polls run on `writer` (none: here again). */
-  writeVia(writer: SourcesWriter | undefined): void {
-    this.writer = writer;
-  }
-
-  async recordPoll(name: string, owner: string, o: PollOutcome): Promise<void> {
-    if (this.writer && !this.db.inTransaction) return this.writer.recordPoll(name, owner, o);
-    this.recordPollHere(name, owner, o);
-  }
-
-  /** The record of a poll on this connection (a writer's fallback when it has no thread). */
-  recordPollHere(name: string, owner: string, outcome: PollOutcome): void {
+  async recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
     // Every number within the bounds of the record, whoever computed it (sources-rows.ts).
     const o = boundedPollOutcome(outcome);
-    this.write(() =>
-      this.st.record.run({
-        name,
-        owner,
-        at: o.at,
-        status: o.status,
-        error: o.error,
-        etag: o.etag,
-        lastModified: o.lastModified,
-        nextPollAt: o.nextPollAt,
-        failures: o.failures,
-        minIntervalMs: o.minIntervalMs,
-        seen: o.seen,
-        ingested: o.ingested,
-        deduplicated: o.deduplicated,
-      }),
+    // Waits for a lock another process holds, as a slice does: the poll's counters are not lost.
+    await patiently(async () =>
+      this.write(() =>
+        this.st.record.run({
+          name,
+          owner,
+          at: o.at,
+          status: o.status,
+          error: o.error,
+          etag: o.etag,
+          lastModified: o.lastModified,
+          nextPollAt: o.nextPollAt,
+          failures: o.failures,
+          minIntervalMs: o.minIntervalMs,
+          seen: o.seen,
+          ingested: o.ingested,
+          deduplicated: o.deduplicated,
+        }),
+      ),
     );
   }
 
@@ -339,59 +319,15 @@ export class SqliteSources implements SourceStore {
 
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     if (items.length === 0) return [];
-    const writer = this.db.inTransaction ? undefined : this.writer;
-    // Slices sized by time keep their sizing there, with the writer's budget (a slice there holds no event
-    // loop); each place keeps its next size from one call to the next (a poll's chunks are one ingest).
-    const slices =
-      writer?.budgetMs !== undefined && this.slices.budgetMs !== undefined
-        ? { ...this.slices, budgetMs: writer.budgetMs, carry: this.carried.writer }
-        : { ...this.slices, carry: this.carried.here };
-    return ingestInSlices(
-      items,
-      async (slice) => (writer ? writer.ingestSlice(slice, at) : this.ingestSlice(slice, at)),
-      slices,
-    );
+    return ingestInSlices(items, (slice) => this.ingestSlice(slice, at), this.slices);
   }
 
-  /** One slice of `ingestItems` on this connection: one IMMEDIATE transaction (also a writer's fallback). */
-  ingestSlice(items: SourcedItem[], at: number | (() => number)): ItemOutcome[] {
+  /** One slice of `ingestItems`: one IMMEDIATE transaction, run synchronously. */
+  private async ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     return this.write(() => {
       // Read inside the transaction, which holds the write lock.
       const now = typeof at === 'number' ? at : at();
-      // With a time budget, the plan stops there whatever the slice's size (the rest starts the next slice).
-      const { plan } = planWithinBudget(items, this.lookup(items, now), this.rule, now, this.slices);
-      const stored =
-        plan.store.length > 0
-          ? this.insertNow(
-              plan.store.map((i) => items[i]!.article),
-              at,
-            )
-          : [];
-      const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
-      if (plan.seen.length > 0)
-        this.st.upsertSeen.run(
-          now,
-          JSON.stringify(plan.seen.map((s) => [s.source, s.externalId, s.canonicalUrl, idOf(s.ref), s.reason])),
-        );
-      const keys: [string, number, string, string][] = [];
-      for (const [n, i] of plan.store.entries()) {
-        const article = stored[n]!;
-        this.contents.set(article.id, article.content);
-        const keyTime = Date.parse(article.received_at);
-        for (const k of distinctKeys(items[i]!)) keys.push([k, keyTime, article.id, items[i]!.source]);
-      }
-      if (keys.length > 0) this.st.insertKeys.run(JSON.stringify(keys));
-      if (plan.carriers.length > 0)
-        this.st.insertCarriers.run(
-          now,
-          JSON.stringify(plan.carriers.map((c) => [idOf(c.ref), c.source, c.url, c.reason])),
-        );
-      return plan.outcomes.map((o): ItemOutcome => {
-        if (o.status === 'stored')
-          return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
-        if (o.status === 'failed') return o;
-        return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
-      });
+      return runSteps(ingestSlice(items, now, at, { rows: this.rows, rule: this.rule, contents: this.contents }));
     });
   }
 
@@ -399,63 +335,11 @@ export class SqliteSources implements SourceStore {
     const keys = [...new Set(externalIds)].map((id) => TEXTLESS_KEY + id);
     if (keys.length === 0) return 0;
     const json = JSON.stringify(keys);
-    return this.writeInTurn(() => {
+    return this.write(() => {
       const before = this.st.textlessSeen.get(json, source) ?? 0;
       this.st.upsertTextless.run(source, Math.trunc(now), json);
       return keys.length - before;
     });
-  }
-
-  private lookup(items: SourcedItem[], now: number): SeenLookup {
-    const found: SeenLookup = {
-      bySourceItem: new Map(),
-      byUrl: new Map(),
-      nearCandidates: new Map(),
-      candidates: new Map(),
-      seenAt: new Map(),
-    };
-    for (const r of this.st.seenByItem.all(JSON.stringify(lookupKeys(items)))) {
-      // A record with no article is an item offered without text (TEXTLESS_KEY): no item's match.
-      if (r.article_id === '') continue;
-      found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
-      found.seenAt!.set(seenKey(r.source, r.external_id), Number(r.seen_at));
-    }
-    const urls = [...new Set(items.flatMap((i) => (i.canonicalUrl === null ? [] : [i.canonicalUrl])))];
-    if (urls.length > 0) {
-      for (const r of this.st.seenByUrl.all(JSON.stringify(urls)))
-        if (r.article_id !== null) found.byUrl.set(r.url, r.article_id);
-    }
-    const near = [...items.entries()].filter(([, item]) => needsNearLookup(item, found));
-    const missing = new Set<string>();
-    if (near.length > 0) {
-      const keys = new Set(near.flatMap(([, item]) => distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)));
-      const hits = keyHits(
-        this.st.nearHits.all({
-          keys: JSON.stringify([...keys]),
-          from: now - this.rule.windowMs,
-          skip: NEAR_KEY_FANOUT - 1,
-        }),
-      );
-      const ranked = new Map(near.map(([i, item]) => [i, rankNearCandidates(item, hits)]));
-      // Articles the item's source carries (it stored them first itself, or merged a copy) are no
-      // candidates: the first is known from the hits, the second is asked for the chosen ones only.
-      const chosen = chooseCandidates(ranked, near, (pairs) => this.st.carried.all(JSON.stringify(pairs)));
-      for (const [i, ids] of chosen) {
-        found.nearCandidates.set(i, ids);
-        for (const id of ids) {
-          const content = this.contents.get(id);
-          if (content !== undefined) found.candidates.set(id, content);
-          else missing.add(id);
-        }
-      }
-    }
-    if (missing.size > 0) {
-      for (const r of this.st.contents.all(JSON.stringify([...missing]))) {
-        this.contents.set(r.id, r.content);
-        found.candidates.set(r.id, r.content);
-      }
-    }
-    return found;
   }
 
   async carriersOf(articleId: string): Promise<CarrierRecord[]> {
@@ -480,7 +364,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async pruneSeen(olderThanMs: number, now: number): Promise<number> {
-    return this.writeInTurn(() => {
+    return this.write(() => {
       const seen = this.st.pruneSeen.run(now - olderThanMs).changes;
       // Near keys matter within the near-duplicate window only.
       this.st.pruneKeys.run(now - Math.min(olderThanMs, this.rule.windowMs));

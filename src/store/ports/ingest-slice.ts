@@ -1,0 +1,140 @@
+/**
+ * One slice of `SourceStore.ingestItems`, the same on both engines: what to look up, the dedup plan
+ * (sources-plan.ts) and what to write are decided here once; an adapter only reads and writes rows
+ * (SliceRows), inside the one write transaction of the slice that holds its engine's write lock. The
+ * slice is a generator of steps (sources-plan.ts `Step`): SQLite drives it synchronously, PostgreSQL
+ * awaits each step.
+ */
+import type { LRUCache } from 'lru-cache';
+import type { StoredArticle } from '../../domain/articles.js';
+import type { DuplicateReason, ItemOutcome, NearDuplicateRule, NewArticle, SourcedItem } from './index.js';
+import {
+  chooseCandidates,
+  distinctKeys,
+  keyHits,
+  lookupKeys,
+  NEAR_KEY_FANOUT,
+  NEAR_LOOKUP_KEYS_MAX,
+  needsNearLookup,
+  planIngest,
+  rankNearCandidates,
+  seenKey,
+  read,
+  type ArticleRef,
+  type Rows,
+  type SeenLookup,
+  type Step,
+} from './sources-plan.js';
+
+/** The rows a slice reads and writes, in the adapter's transaction. */
+export interface SliceRows {
+  /** The exact-dedup records of these (source, external id) pairs. */
+  seenByItem(
+    keys: [string, string][],
+  ): Rows<{ source: string; externalId: string; articleId: string; seenAt: number }[]>;
+  /** Per canonical URL that has records, the article of its first one. */
+  seenByUrl(urls: string[]): Rows<{ url: string; articleId: string }[]>;
+  /** Per near key, the articles having it from `from` on, its `perKey` newest at least: [key, article id, first source, at]. */
+  nearHits(keys: string[], from: number, perKey: number): Rows<[string, string, string, number][]>;
+  /** Which of these (article id, source) pairs are carrier records. */
+  carried(pairs: [string, string][]): Rows<[string, string][]>;
+  contents(ids: string[]): Rows<{ id: string; content: string }[]>;
+  insertArticles(articles: NewArticle[], at: number | (() => number)): Rows<StoredArticle[]>;
+  /** Insert, or refresh the time and article of, exact-dedup records: [source, external id, canonical URL, article id, reason]. */
+  upsertSeen(rows: [string, string, string | null, string, DuplicateReason | null][], now: number): Rows<void>;
+  /** [near key, article id, first source, at]. */
+  insertKeys(rows: [string, string, string, number][]): Rows<void>;
+  /** Carrier records (existing pairs are kept): [article id, source, url, reason], in order. */
+  insertCarriers(rows: [string, string, string | null, DuplicateReason | null][], now: number): Rows<void>;
+}
+
+export interface SliceContext {
+  rows: SliceRows;
+  rule: NearDuplicateRule;
+  /** Recent articles' content by id (an article's content never changes): candidates are read once. */
+  contents: LRUCache<string, string>;
+}
+
+/** Plans and writes one slice; `now` read inside the transaction (it holds the write lock). */
+export function* ingestSlice(
+  items: SourcedItem[],
+  now: number,
+  at: number | (() => number),
+  { rows, rule, contents }: SliceContext,
+): Step<ItemOutcome[]> {
+  const plan = planIngest(items, yield* lookup(items, now, { rows, rule, contents }), rule, now);
+  const articles = plan.store.map((i) => items[i]!.article);
+  const stored = articles.length > 0 ? yield* read(rows.insertArticles(articles, at)) : [];
+  const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
+  if (plan.seen.length > 0)
+    yield* read(
+      rows.upsertSeen(
+        plan.seen.map((s) => [s.source, s.externalId, s.canonicalUrl, idOf(s.ref), s.reason]),
+        now,
+      ),
+    );
+  const keys: [string, string, string, number][] = [];
+  for (const [n, i] of plan.store.entries()) {
+    const article = stored[n]!;
+    contents.set(article.id, article.content);
+    const keyTime = Date.parse(article.received_at);
+    for (const k of distinctKeys(items[i]!)) keys.push([k, article.id, items[i]!.source, keyTime]);
+  }
+  if (keys.length > 0) yield* read(rows.insertKeys(keys));
+  if (plan.carriers.length > 0)
+    yield* read(
+      rows.insertCarriers(
+        plan.carriers.map((c) => [idOf(c.ref), c.source, c.url, c.reason]),
+        now,
+      ),
+    );
+  return plan.outcomes.map((o): ItemOutcome => {
+    if (o.status === 'stored')
+      return { status: 'stored', id: stored[o.pending]!.id, received_at: stored[o.pending]!.received_at };
+    if (o.status === 'failed') return o;
+    return { status: 'duplicate', reason: o.reason, id: idOf(o.ref) };
+  });
+}
+
+/** What the plan needs to know of the stored records: exact matches, then near-duplicate candidates. */
+function* lookup(items: SourcedItem[], now: number, { rows, rule, contents }: SliceContext): Step<SeenLookup> {
+  const found: SeenLookup = {
+    bySourceItem: new Map(),
+    byUrl: new Map(),
+    nearCandidates: new Map(),
+    candidates: new Map(),
+    seenAt: new Map(),
+  };
+  for (const r of yield* read(rows.seenByItem(lookupKeys(items)))) {
+    // A record with no article is an item offered without text (TEXTLESS_KEY): no item's match.
+    if (r.articleId === '') continue;
+    found.bySourceItem.set(seenKey(r.source, r.externalId), r.articleId);
+    found.seenAt!.set(seenKey(r.source, r.externalId), r.seenAt);
+  }
+  const urls = [...new Set(items.flatMap((i) => (i.canonicalUrl === null ? [] : [i.canonicalUrl])))];
+  if (urls.length > 0) for (const r of yield* read(rows.seenByUrl(urls))) found.byUrl.set(r.url, r.articleId);
+  const near = [...items.entries()].filter(([, item]) => needsNearLookup(item, found));
+  if (near.length === 0) return found;
+  const keys = new Set(near.flatMap(([, item]) => distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)));
+  const hits = keyHits(yield* read(rows.nearHits([...keys], now - rule.windowMs, NEAR_KEY_FANOUT)));
+  const ranked = new Map(near.map(([i, item]) => [i, rankNearCandidates(item, hits)]));
+  // Articles the item's source carries (it stored them first itself, or merged a copy) are no
+  // candidates: the first is known from the hits, the second is asked for the chosen ones only.
+  const chosen = yield* chooseCandidates(ranked, near, (pairs) => rows.carried(pairs));
+  const missing = new Set<string>();
+  for (const [i, ids] of chosen) {
+    found.nearCandidates.set(i, ids);
+    for (const id of ids) {
+      const content = contents.get(id);
+      if (content !== undefined) found.candidates.set(id, content);
+      else missing.add(id);
+    }
+  }
+  if (missing.size > 0) {
+    for (const r of yield* read(rows.contents([...missing]))) {
+      contents.set(r.id, r.content);
+      found.candidates.set(r.id, r.content);
+    }
+  }
+  return found;
+}
