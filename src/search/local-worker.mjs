@@ -1,7 +1,7 @@
 // Worker thread of the local embedder (see local.ts). Plain JavaScript on purpose: a worker is
 // started by Node itself, outside any TypeScript loader (tsx, vitest), so it must run as is.
 //
-// Loads all-MiniLM-L6-v2 once (on the first message: @lat.md/embed loads its engine lazily) and
+// Loads all-MiniLM-L6-v2 once (on the first message, or at start with workerData.warm) and
 // answers {id, texts} with {id, vectors: Float32Array[]} or {id, error}, one request at a time.
 import { parentPort, workerData } from 'node:worker_threads';
 import { createEmbedder } from '@lat.md/embed';
@@ -15,6 +15,8 @@ const port = parentPort;
 // wins a contended core.
 lowerThreadPriority(workerData?.niceness ?? 0);
 const embedder = await createEmbedder({ model: minilm });
+// The query lane's worker loads the model as it starts (workerData.warm): a query must not wait for a load.
+if (workerData?.warm) await embedder.embed(['warm']);
 
 port.on('message', async ({ id, texts }) => {
   try {

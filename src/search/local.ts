@@ -13,7 +13,8 @@
  *
  * The query lane: a call of one text (a search query; the indexing worker sends batches) is
  * served before any bulk chunk, and when every bulk worker is busy it goes to one extra worker that
- * takes queries only (started on first need), so a query never waits for a bulk chunk to finish. At
+ * takes queries only (started with the first worker and loaded at once: a cold start, ~1.5 s, would
+ * cost a query more than most bulk chunks), so a query never waits for a bulk chunk to finish. At
  * most `maxQueries` queries are embedded at once (by default the CPU count minus one, 1 to 4), so
  * looping searchers cannot take every core from the event loop, and every worker runs at a lower CPU
  * priority than the event loop thread (Linux, `niceness`): lists and the stream win a contended core.
@@ -100,7 +101,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
   let closed = false;
 
   function spawn(lane = false): Slot {
-    const worker = new Worker(workerUrl, { workerData: { niceness } });
+    const worker = new Worker(workerUrl, { workerData: { niceness, warm: lane } });
     // The id of the request in flight, so that a late answer is never given to the wrong chunk.
     let inFlight = -1;
     const slot: Slot = {
@@ -141,6 +142,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
     worker.on('exit', (code) => fail(`exited with code ${code}`));
     worker.unref();
     slots.push(slot);
+    if (!lane && !slots.some((s) => s.lane)) spawn(true);
     return slot;
   }
 
@@ -157,7 +159,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
   }
 
   function pump(): void {
-    // Queries first: any idle worker, else the lane (started on first need), never more than maxQueries at once.
+    // Queries first: any idle worker, else the lane, never more than maxQueries at once.
     while (!closed && queries.length > 0 && queriesInFlight < maxQueries) {
       const bulkSlots = slots.filter((s) => !s.lane).length;
       const slot =
