@@ -39,8 +39,9 @@ export async function openStore(
       ...options.postgres,
     });
   }
+  // The service: ingestion's SQLite work on a worker thread (sqlite/ingest-thread.ts), off its event loop.
   return new SqliteStore(
     sqliteFile(config),
-    options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS } : {},
+    options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS, ingestOffThread: true } : {},
   );
 }

@@ -20,6 +20,11 @@ export interface OpenOptions {
   nearRule?: NearDuplicateRule;
   /** The slices of ingestItems (default: INGEST_SLICE_ITEMS items, src/store/ports/sources-plan.ts). */
   ingestSlices?: SliceOptions;
+  /**
+   * The SQLite work of ingestItems on a worker thread with its own connection (ingest-thread.ts), so it
+   * never holds the event loop (the service); a file store with the default near rule only.
+   */
+  ingestOffThread?: boolean;
 }
 
 /** Owner-only: accounts and key hashes are not for other local users. */

@@ -13,9 +13,11 @@ import { SqliteAccounts } from './accounts.js';
 import { SqliteArticles } from './articles.js';
 import { sqliteChanges } from './changes.js';
 import { openDatabase, type OpenOptions } from './db.js';
+import { writeTurn } from './write-turn.js';
 import { SqliteSources } from './sources.js';
 import { SqliteVectors } from './vectors.js';
 import { SqliteWebhooks } from './webhooks.js';
+import { ingestOffThread, type IngestThread } from './ingest-thread.js';
 
 export { MIGRATIONS } from './migrations.js';
 export type { OpenOptions } from './db.js';
@@ -30,6 +32,8 @@ export class SqliteStore implements Store {
   readonly sources: SqliteSources;
   readonly webhooks: SqliteWebhooks;
   readonly changes: StoreChanges;
+  /** The service's ingest thread (ingest-thread.ts), or none. */
+  private readonly ingestThread: IngestThread | undefined;
 
   constructor(file: string, options: OpenOptions = {}) {
     const db = openDatabase(file, options);
@@ -46,9 +50,16 @@ export class SqliteStore implements Store {
     );
     this.webhooks = new SqliteWebhooks(db);
     this.changes = sqliteChanges(db, file);
+    // The service: ingestion's SQLite work on the ingest thread (ingest-thread.ts), off the event loop.
+    if (options.ingestOffThread && file !== ':memory:' && options.nearRule === undefined) {
+      this.ingestThread = ingestOffThread(file, db, this.sources, this.vectors, {
+        busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)),
+      });
+    }
   }
 
   async close(): Promise<void> {
+    await this.ingestThread?.close();
     this.db.close();
   }
 
@@ -64,6 +75,7 @@ export class SqliteStore implements Store {
    */
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     if (this.db.inTransaction) return fn(this);
+    await writeTurn(this.db);
     this.db.exec('BEGIN IMMEDIATE');
     try {
       const result = await fn(this);

@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
+import { writeTurn } from './write-turn.js';
 import type { StoredArticle } from '../../domain/articles.js';
 import type {
   CarrierRecord,
@@ -105,11 +106,22 @@ export const IDENTITY_MIGRATION = `
 /** Candidates' content kept per store (a few MB at most). */
 const CONTENTS_KEPT = 16_384;
 
+/**
+ * Where the slices of an ingest and the record of a poll run instead of this connection: the service's
+ * ingest thread (ingest-thread.ts), off the event loop. Work asked for inside a transaction of this
+ * connection stays here (it joins that transaction; another connection would wait for its lock).
+ */
+export interface SourcesWriter {
+  ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;
+  recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void>;
+}
+
 export class SqliteSources implements SourceStore {
   private readonly st;
   /** Recent articles' content by id (an article's content never changes): candidates are read once. */
   private readonly contents = new LRUCache<string, string>({ max: CONTENTS_KEPT });
   private readonly rows: SliceRows;
+  private writer: SourcesWriter | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -241,11 +253,17 @@ export class SqliteSources implements SourceStore {
     return this.db.transaction(fn).immediate();
   }
 
+  /** `write` once it is this connection's turn (write-turn.ts): the async methods' writes. */
+  private async writeInTurn<T>(fn: () => T): Promise<T> {
+    await writeTurn(this.db);
+    return this.write(fn);
+  }
+
   async add(
     s: { name: string; url: string; everyMs: number; urgency: UrgencySetting },
     now: number,
   ): Promise<SourceRecord> {
-    return this.write(() => {
+    return this.writeInTurn(() => {
       if (this.st.insert.run(s.name, s.url, Math.trunc(s.everyMs), s.urgency, now).changes === 0)
         throw new SourceExistsError(s.name);
       this.st.bump.run();
@@ -263,7 +281,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async setPaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
-    return this.write(() => {
+    return this.writeInTurn(() => {
       const changed = paused ? this.st.pause.run(name).changes : this.st.resume.run(now, name).changes;
       if (changed === 0) return undefined;
       this.st.bump.run();
@@ -272,7 +290,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async remove(name: string): Promise<boolean> {
-    return this.write(() => {
+    return this.writeInTurn(() => {
       if (this.st.remove.run(name).changes === 0) return false;
       this.st.bump.run();
       return true;
@@ -280,7 +298,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
-    return this.write(() =>
+    return this.writeInTurn(() =>
       this.st.due.all(now, now, Math.max(0, Math.trunc(limit))).map(({ name }) => {
         this.st.lease.run(owner, now + leaseMs, name);
         return toSource(this.st.get.get(name)!);
@@ -288,28 +306,37 @@ export class SqliteSources implements SourceStore {
     );
   }
 
+  /** From now on the slices of an ingest and the records of polls run on `writer` (none: here again). */
+  writeVia(writer: SourcesWriter | undefined): void {
+    this.writer = writer;
+  }
+
   async recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
+    if (this.writer && !this.db.inTransaction) return this.writer.recordPoll(name, owner, outcome);
+    await writeTurn(this.db);
+    await patiently(async () => this.recordPollHere(name, owner, outcome));
+  }
+
+  /** The record of a poll on this connection, in one transaction (also the writer's fallback). */
+  recordPollHere(name: string, owner: string, outcome: PollOutcome): void {
     // Every number within the bounds of the record, whoever computed it (sources-rows.ts).
     const o = boundedPollOutcome(outcome);
-    // Waits for a lock another process holds, as a slice does: the poll's counters are not lost.
-    await patiently(async () =>
-      this.write(() =>
-        this.st.record.run({
-          name,
-          owner,
-          at: o.at,
-          status: o.status,
-          error: o.error,
-          etag: o.etag,
-          lastModified: o.lastModified,
-          nextPollAt: o.nextPollAt,
-          failures: o.failures,
-          minIntervalMs: o.minIntervalMs,
-          seen: o.seen,
-          ingested: o.ingested,
-          deduplicated: o.deduplicated,
-        }),
-      ),
+    this.write(() =>
+      this.st.record.run({
+        name,
+        owner,
+        at: o.at,
+        status: o.status,
+        error: o.error,
+        etag: o.etag,
+        lastModified: o.lastModified,
+        nextPollAt: o.nextPollAt,
+        failures: o.failures,
+        minIntervalMs: o.minIntervalMs,
+        seen: o.seen,
+        ingested: o.ingested,
+        deduplicated: o.deduplicated,
+      }),
     );
   }
 
@@ -319,11 +346,16 @@ export class SqliteSources implements SourceStore {
 
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     if (items.length === 0) return [];
-    return ingestInSlices(items, (slice) => this.ingestSlice(slice, at), this.slices);
+    const writer = this.db.inTransaction ? undefined : this.writer;
+    return ingestInSlices(
+      items,
+      async (slice) => (writer ? writer.ingestSlice(slice, at) : this.ingestSlice(slice, at)),
+      this.slices,
+    );
   }
 
-  /** One slice of `ingestItems`: one IMMEDIATE transaction, run synchronously. */
-  private async ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
+  /** One slice of `ingestItems` on this connection: one IMMEDIATE transaction (also the writer's fallback). */
+  ingestSlice(items: SourcedItem[], at: number | (() => number)): ItemOutcome[] {
     return this.write(() => {
       // Read inside the transaction, which holds the write lock.
       const now = typeof at === 'number' ? at : at();
@@ -335,7 +367,7 @@ export class SqliteSources implements SourceStore {
     const keys = [...new Set(externalIds)].map((id) => TEXTLESS_KEY + id);
     if (keys.length === 0) return 0;
     const json = JSON.stringify(keys);
-    return this.write(() => {
+    return this.writeInTurn(() => {
       const before = this.st.textlessSeen.get(json, source) ?? 0;
       this.st.upsertTextless.run(source, Math.trunc(now), json);
       return keys.length - before;
@@ -364,7 +396,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async pruneSeen(olderThanMs: number, now: number): Promise<number> {
-    return this.write(() => {
+    return this.writeInTurn(() => {
       const seen = this.st.pruneSeen.run(now - olderThanMs).changes;
       // Near keys matter within the near-duplicate window only.
       this.st.pruneKeys.run(now - Math.min(olderThanMs, this.rule.windowMs));

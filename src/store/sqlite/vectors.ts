@@ -5,14 +5,23 @@
 import type Database from 'better-sqlite3';
 import type { VectorStore } from '../ports/index.js';
 import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../ports/lexical-query.js';
+import { writeTurn } from './write-turn.js';
 
 /** Common query terms remembered by one store (a few hundred KB at most). */
 const COMMON_TERMS_KEPT = 10_000;
+
+/** Where the embedding worker's queue reads and vector writes run instead of the port's own connection. */
+export interface VectorsWriter {
+  nextBatch(limit: number): Promise<{ id: string; content: string }[]>;
+  storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void>;
+}
 
 export class SqliteVectors implements VectorStore {
   private readonly st;
   /** Query terms found in more than MAX_TERM_ARTICLES articles (at most COMMON_TERMS_KEPT of them). */
   private readonly commonTerms = new Set<string>();
+  /** Reads the embedding queue and writes the vectors instead of this connection (the service's ingest thread). */
+  private worker: VectorsWriter | undefined;
 
   constructor(private readonly db: Database.Database) {
     this.st = {
@@ -47,10 +56,25 @@ export class SqliteVectors implements VectorStore {
   }
 
   async enqueueMissing(model: string): Promise<number> {
+    await writeTurn(this.db);
     return this.st.enqueueMissing.run(new Date().toISOString(), model).changes;
   }
 
+  /**
+   * From now on the queue's next batch is read, and the vectors are written, by `worker` (none: here
+   * again), except inside a transaction of this connection.
+   */
+  writeVia(worker: VectorsWriter | undefined): void {
+    this.worker = worker;
+  }
+
   async nextBatch(limit: number): Promise<{ id: string; content: string }[]> {
+    if (this.worker && !this.db.inTransaction) return this.worker.nextBatch(limit);
+    return this.nextBatchHere(limit);
+  }
+
+  /** The next batch read on this connection (a reader's fallback when it has no thread). */
+  nextBatchHere(limit: number): { id: string; content: string }[] {
     return this.st.nextBatch.all(limit);
   }
 
@@ -62,6 +86,13 @@ export class SqliteVectors implements VectorStore {
   }
 
   async storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
+    if (this.worker && !this.db.inTransaction) return this.worker.storeVectors(model, vectors);
+    await writeTurn(this.db);
+    this.storeVectorsHere(model, vectors);
+  }
+
+  /** The vectors written on this connection (a writer's fallback when it has no thread). */
+  storeVectorsHere(model: string, vectors: { id: string; vector: Float32Array }[]): void {
     this.db.transaction(() => {
       for (const { id, vector } of vectors) {
         this.st.storeVector.run(id, model, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
@@ -71,6 +102,7 @@ export class SqliteVectors implements VectorStore {
   }
 
   async deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]> {
+    await writeTurn(this.db);
     const dropped: string[] = [];
     this.db.transaction(() => {
       for (const id of ids) {

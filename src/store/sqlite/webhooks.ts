@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import type { WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
 import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
+import { writeTurn } from './write-turn.js';
 
 /** The migration adding the endpoints table (appended to the SQLite migration list). */
 export const WEBHOOKS_MIGRATION = `
@@ -83,6 +84,7 @@ export class SqliteWebhooks implements WebhookStore {
     },
     now: number,
   ): Promise<WebhookEndpoint> {
+    await writeTurn(this.db);
     this.db
       .transaction(() =>
         this.st.insert.run(
@@ -109,6 +111,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async remove(id: string): Promise<boolean> {
+    await writeTurn(this.db);
     return this.st.remove.run(id).changes > 0;
   }
 
@@ -118,12 +121,14 @@ export class SqliteWebhooks implements WebhookStore {
     reason: string | null,
     _now: number,
   ): Promise<WebhookEndpoint | undefined> {
+    await writeTurn(this.db);
     if (state === 'active') this.st.resume.run(id);
     else this.st.pause.run(state, reason, id);
     return this.get(id);
   }
 
   async rotateSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
+    await writeTurn(this.db);
     this.db
       .transaction(() => {
         const r = this.st.get.get(id);
@@ -134,6 +139,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async claim(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]> {
+    await writeTurn(this.db);
     const ids = this.db
       .transaction(() => {
         const rows = this.st.claimable.all(now, owner, Math.max(0, Math.trunc(limit)));
@@ -148,10 +154,12 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async release(owner: string): Promise<void> {
+    await writeTurn(this.db);
     this.st.release.run(owner);
   }
 
   async recordAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
+    await writeTurn(this.db);
     const r = this.st.record.run({
       id,
       owner,
