@@ -160,12 +160,11 @@ export function* chooseCandidates(
 /**
  * Slices of `ingestItems` (both engines): a feed poll or a push of thousands of items is stored slice by
  * slice, each slice one write transaction of at most INGEST_SLICE_ITEMS items, with a turn of the event
- * loop between slices, so requests, the stream and the admin listener are served meanwhile (the slowest
- * REST answer stays well under 100 ms while 5,000 items are taken: docs/decisions/ingest-slices.md). A
- * later slice sees the earlier ones as stored, so the outcomes are those of one transaction; if the store
+ * loop between slices, so requests, the stream and the admin listener are served meanwhile (the size:
+ * docs/decisions/ingest-slices.md). A later slice sees the earlier ones as stored, so the outcomes are those of one transaction; if the store
  * fails mid-way, the slices before stay stored (a retry answers them `same-item`).
  */
-export const INGEST_SLICE_ITEMS = 32;
+export const INGEST_SLICE_ITEMS = 16;
 
 /**
  * A slice that finds the write lock held by another process (isStoreBusy: the CLI ingesting a file) is
@@ -270,117 +269,134 @@ export function planIngest(
   rule: NearDuplicateRule,
   now?: number,
 ): IngestPlan {
-  const plan: IngestPlan = { outcomes: [], store: [], seen: [], carriers: [] };
-  // What this batch adds, visible to its later items.
-  const batchItems = new Map<string, ArticleRef>();
-  const batchUrls = new Map<string, ArticleRef>();
-  // Near key -> source -> pending articles of this batch first stored by that source (newest last).
-  const batchKeys: BatchKeys = new Map();
-  // Carrier sources known per article, including those this plan adds.
-  const carriersOf = new Map<string, Set<string>>();
-  const carrierKey = (ref: ArticleRef) => ('id' in ref ? `i:${ref.id}` : `p:${ref.pending}`);
-  const sourcesOf = (ref: ArticleRef): Set<string> => {
-    const k = carrierKey(ref);
-    let s = carriersOf.get(k);
-    if (!s) {
-      // A stored article's carriers from before this batch are the query's business (nearCandidates).
-      s = new Set();
-      carriersOf.set(k, s);
-    }
-    return s;
-  };
-  const addCarrier = (ref: ArticleRef, item: SourcedItem, reason: DuplicateReason | null) => {
-    const s = sourcesOf(ref);
-    if (s.has(item.source)) return;
-    s.add(item.source);
-    plan.carriers.push({ ref, source: item.source, url: item.article.url ?? null, reason });
-  };
-  const duplicate = (item: SourcedItem, reason: DuplicateReason, ref: ArticleRef) => {
-    plan.outcomes.push({ status: 'duplicate', reason, ref });
-    const key = seenKey(item.source, item.externalId);
-    if (!batchItems.has(key)) {
-      batchItems.set(key, ref);
-      plan.seen.push({
-        source: item.source,
-        externalId: item.externalId,
-        canonicalUrl: item.canonicalUrl,
-        ref,
-        reason,
-      });
-    }
-    if (reason !== 'same-item' && reason !== 'same-headline') addCarrier(ref, item, reason);
-  };
-  // A stored repeat key: an undated one counts within the near window only (a recurring headline on another day is new).
-  const storedRepeat = (source: string, key: string): string | undefined => {
-    const k = seenKey(source, key);
-    const id = found.bySourceItem.get(k);
-    if (id === undefined || !isUndatedRepeatKey(key) || now === undefined) return id;
-    const at = found.seenAt?.get(k);
-    return at !== undefined && at >= now - rule.windowMs ? id : undefined;
-  };
+  const batch = new BatchPlan(items, found, rule, now);
+  for (const [i, item] of items.entries()) batch.take(i, item);
+  return batch.plan;
+}
 
-  /** The stored article (or earlier item of the batch) `item` is a duplicate of, and why; undefined: it is new. */
-  const match = (i: number, item: SourcedItem): { reason: DuplicateReason; ref: ArticleRef } | undefined => {
-    const ref = (r: string | ArticleRef): ArticleRef => (typeof r === 'string' ? { id: r } : r);
-    const key = seenKey(item.source, item.externalId);
-    const sameItem = found.bySourceItem.get(key) ?? batchItems.get(key);
-    if (sameItem !== undefined) return { reason: 'same-item', ref: ref(sameItem) };
-    if (item.canonicalUrl !== null) {
-      const sameUrl = found.byUrl.get(item.canonicalUrl) ?? batchUrls.get(item.canonicalUrl);
-      if (sameUrl !== undefined) return { reason: 'same-url', ref: ref(sameUrl) };
-    }
-    if (item.repeatKey) {
-      const repeat = storedRepeat(item.source, item.repeatKey) ?? batchItems.get(seenKey(item.source, item.repeatKey));
-      if (repeat !== undefined) return { reason: 'same-headline', ref: ref(repeat) };
-    }
-    const near = nearMatch(i, item, found, batchKeys, items, plan.store, sourcesOf, rule);
-    return near === undefined ? undefined : { reason: 'near-duplicate', ref: near };
-  };
+/** The plan being made, and what the batch adds so far, visible to its later items. */
+class BatchPlan {
+  readonly plan: IngestPlan = { outcomes: [], store: [], seen: [], carriers: [] };
+  private readonly batchItems = new Map<string, ArticleRef>();
+  private readonly batchUrls = new Map<string, ArticleRef>();
+  /** Near key -> source -> pending articles of this batch first stored by that source (newest last). */
+  private readonly batchKeys: BatchKeys = new Map();
+  /** Carrier sources known per article, including those this plan adds. */
+  private readonly carriersOf = new Map<string, Set<string>>();
 
-  for (const [i, item] of items.entries()) {
-    let dup: ReturnType<typeof match>;
+  constructor(
+    private readonly items: readonly SourcedItem[],
+    private readonly found: SeenLookup,
+    private readonly rule: NearDuplicateRule,
+    private readonly now: number | undefined,
+  ) {}
+
+  take(i: number, item: SourcedItem): void {
+    let dup: ReturnType<BatchPlan['match']>;
     try {
-      dup = match(i, item);
+      dup = this.match(i, item);
     } catch (e) {
       // One item's unexpected error (its near-duplicate comparisons run on outside text) is that item's
       // outcome: the plan has recorded nothing of it yet, and the batch goes on without it.
-      plan.outcomes.push({ status: 'failed', errClass: errorClass(e) });
-      continue;
+      this.plan.outcomes.push({ status: 'failed', errClass: errorClass(e) });
+      return;
     }
-    if (dup !== undefined) {
-      duplicate(item, dup.reason, dup.ref);
-      continue;
-    }
+    if (dup === undefined) this.store(i, item);
+    else this.duplicate(item, dup.reason, dup.ref);
+  }
+
+  /** The stored article (or earlier item of the batch) `item` is a duplicate of, and why; undefined: it is new. */
+  private match(i: number, item: SourcedItem): { reason: DuplicateReason; ref: ArticleRef } | undefined {
+    const ref = (r: string | ArticleRef): ArticleRef => (typeof r === 'string' ? { id: r } : r);
     const key = seenKey(item.source, item.externalId);
-    const ref: ArticleRef = { pending: plan.store.length };
-    plan.store.push(i);
-    plan.outcomes.push({ status: 'stored', pending: ref.pending });
-    batchItems.set(key, ref);
-    plan.seen.push({
-      source: item.source,
-      externalId: item.externalId,
-      canonicalUrl: item.canonicalUrl,
-      ref,
-      reason: null,
-    });
-    if (item.repeatKey) {
-      const rk = seenKey(item.source, item.repeatKey);
-      if (!batchItems.has(rk)) {
-        batchItems.set(rk, ref);
-        plan.seen.push({ source: item.source, externalId: item.repeatKey, canonicalUrl: null, ref, reason: null });
-      }
+    const sameItem = this.found.bySourceItem.get(key) ?? this.batchItems.get(key);
+    if (sameItem !== undefined) return { reason: 'same-item', ref: ref(sameItem) };
+    if (item.canonicalUrl !== null) {
+      const sameUrl = this.found.byUrl.get(item.canonicalUrl) ?? this.batchUrls.get(item.canonicalUrl);
+      if (sameUrl !== undefined) return { reason: 'same-url', ref: ref(sameUrl) };
     }
-    if (item.canonicalUrl !== null && !batchUrls.has(item.canonicalUrl)) batchUrls.set(item.canonicalUrl, ref);
+    if (item.repeatKey) {
+      const repeat =
+        this.storedRepeat(item.source, item.repeatKey) ?? this.batchItems.get(seenKey(item.source, item.repeatKey));
+      if (repeat !== undefined) return { reason: 'same-headline', ref: ref(repeat) };
+    }
+    const near = nearMatch(
+      i,
+      item,
+      this.found,
+      this.batchKeys,
+      this.items,
+      this.plan.store,
+      (r) => this.sourcesOf(r),
+      this.rule,
+    );
+    return near === undefined ? undefined : { reason: 'near-duplicate', ref: near };
+  }
+
+  /** A stored repeat key: an undated one counts within the near window only (a recurring headline on another day is new). */
+  private storedRepeat(source: string, key: string): string | undefined {
+    const k = seenKey(source, key);
+    const id = this.found.bySourceItem.get(k);
+    if (id === undefined || !isUndatedRepeatKey(key) || this.now === undefined) return id;
+    const at = this.found.seenAt?.get(k);
+    return at !== undefined && at >= this.now - this.rule.windowMs ? id : undefined;
+  }
+
+  private store(i: number, item: SourcedItem): void {
+    const ref: ArticleRef = { pending: this.plan.store.length };
+    this.plan.store.push(i);
+    this.plan.outcomes.push({ status: 'stored', pending: ref.pending });
+    this.record(item.source, item.externalId, item.canonicalUrl, ref, null);
+    if (item.repeatKey) this.record(item.source, item.repeatKey, null, ref, null);
+    if (item.canonicalUrl !== null && !this.batchUrls.has(item.canonicalUrl))
+      this.batchUrls.set(item.canonicalUrl, ref);
     for (const k of new Set(item.nearKeys)) {
-      let bySource = batchKeys.get(k);
-      if (!bySource) batchKeys.set(k, (bySource = new Map()));
+      let bySource = this.batchKeys.get(k);
+      if (!bySource) this.batchKeys.set(k, (bySource = new Map()));
       const list = bySource.get(item.source);
       if (list) list.push(ref.pending);
       else bySource.set(item.source, [ref.pending]);
     }
-    addCarrier(ref, item, null);
+    this.addCarrier(ref, item, null);
   }
-  return plan;
+
+  private duplicate(item: SourcedItem, reason: DuplicateReason, ref: ArticleRef): void {
+    this.plan.outcomes.push({ status: 'duplicate', reason, ref });
+    this.record(item.source, item.externalId, item.canonicalUrl, ref, reason);
+    if (reason !== 'same-item' && reason !== 'same-headline') this.addCarrier(ref, item, reason);
+  }
+
+  /** The exact-dedup record of (source, external id), once per batch. */
+  private record(
+    source: string,
+    externalId: string,
+    canonicalUrl: string | null,
+    ref: ArticleRef,
+    reason: DuplicateReason | null,
+  ): void {
+    const key = seenKey(source, externalId);
+    if (this.batchItems.has(key)) return;
+    this.batchItems.set(key, ref);
+    this.plan.seen.push({ source, externalId, canonicalUrl, ref, reason });
+  }
+
+  private sourcesOf(ref: ArticleRef): Set<string> {
+    const k = 'id' in ref ? `i:${ref.id}` : `p:${ref.pending}`;
+    let s = this.carriersOf.get(k);
+    if (!s) {
+      // A stored article's carriers from before this batch are the query's business (nearCandidates).
+      s = new Set();
+      this.carriersOf.set(k, s);
+    }
+    return s;
+  }
+
+  private addCarrier(ref: ArticleRef, item: SourcedItem, reason: DuplicateReason | null): void {
+    const s = this.sourcesOf(ref);
+    if (s.has(item.source)) return;
+    s.add(item.source);
+    this.plan.carriers.push({ ref, source: item.source, url: item.article.url ?? null, reason });
+  }
 }
 
 /** Per near key, per first source, the pending articles of a batch having it. */
