@@ -147,6 +147,25 @@ function requireWebhookTier(accountId: string, tier: Tier): void {
   }
 }
 
+/** What every subcommand works with, once the command line is checked and the store is open. */
+interface Run {
+  store: Store;
+  id: string;
+  now: number;
+  box: SecretBox;
+  config: Config;
+  io: WebhooksIo;
+  print: (data: unknown, human: string) => void;
+}
+
+/** `add`'s checked command line. */
+interface NewEndpoint {
+  accountId: string;
+  url: URL;
+  tickers: string[] | null;
+  minRelevance: number | null;
+}
+
 export async function runWebhooksCommand(
   sub: WebhooksSub,
   args: string[],
@@ -155,138 +174,163 @@ export async function runWebhooksCommand(
   io: WebhooksIo,
 ): Promise<number> {
   const print = (data: unknown, human: string) => io.out(options.json ? printableJson(data) : human);
-  const box = new SecretBox(config.webhookSecretsKey);
   // Validate the command line before touching the store.
-  let url: URL | undefined;
-  let tickers: string[] | null = null;
-  let minRelevance: number | null = null;
-  if (sub === 'add') {
-    if (args[1]!.length > URL_MAX) throw new UsageError(`<url> is longer than ${URL_MAX} characters`);
-    try {
-      url = checkUrlShape(args[1]!, config.webhookAllowPrivate);
-    } catch (e) {
-      if (e instanceof DestinationError) throw new UsageError(e.message);
-      throw e;
-    }
-    tickers = checkTickers(options.tickers);
-    minRelevance = checkRelevance(options.minRelevance, tickers);
-  }
+  const added = sub === 'add' ? checkNewEndpoint(args, options, config) : undefined;
   const store = await io.openStore();
   try {
-    const now = io.now();
+    const run: Run = {
+      store,
+      id: args[0]!,
+      now: io.now(),
+      box: new SecretBox(config.webhookSecretsKey),
+      config,
+      io,
+      print,
+    };
     switch (sub) {
-      case 'add': {
-        const accountId = args[0]!;
-        const account = await store.accounts.getAccount(accountId);
-        if (!account) throw new CliError(`no account "${accountId}" (fns accounts show <id>, fns keys list)`);
-        const tier = effectiveTier(account, now);
-        requireWebhookTier(accountId, tier);
-        if (tickers && !planOf(tier).tickers)
-          throw new CliError(
-            `--tickers is available to max accounts only (as the stream's ticker filter); account ${accountId} is on ${tier}`,
-          );
-        try {
-          await resolveDestination(url!, config.webhookAllowPrivate, io.lookup);
-        } catch (e) {
-          if (e instanceof DestinationError) throw new CliError(`refused: ${e.message}`);
-          throw e;
-        }
-        const secret = newSecret();
-        const e = await store.webhooks.add(
-          { id: newEndpointId(), accountId, url: url!.href, tickers, minRelevance, secret: box.seal(secret) },
-          now,
-        );
-        print(
-          {
-            id: e.id,
-            secret,
-            account_id: e.accountId,
-            url: e.url,
-            tickers: e.tickers,
-            min_relevance: relevanceShown(e),
-            state: e.state,
-          },
-          `id:     ${e.id}\nsecret: ${secret}\nurl:    ${printable(e.url)}${e.tickers ? `\ntickers: ${e.tickers.join(',')} (min relevance ${relevanceShown(e)})` : ''}\n(the secret is shown only this once; every article stored from now on is delivered, signed with it)`,
-        );
-        return EXIT.ok;
-      }
+      case 'add':
+        return await addEndpoint(run, added!);
       case 'list': {
         const list = await store.webhooks.list(options.account);
         const latest = await store.articles.latestSeq();
-        print({ webhooks: list.map((e) => webhookJson(e, latest, now)) }, webhooksTable(list, latest, now));
+        print({ webhooks: list.map((e) => webhookJson(e, latest, run.now)) }, webhooksTable(list, latest, run.now));
         return EXIT.ok;
       }
-      case 'remove': {
-        if (!(await store.webhooks.remove(args[0]!))) throw noEndpoint(args[0]!);
-        print({ id: args[0], removed: true }, `${args[0]}: removed (nothing more is sent to it)`);
+      case 'remove':
+        if (!(await store.webhooks.remove(run.id))) throw noEndpoint(run.id);
+        print({ id: run.id, removed: true }, `${run.id}: removed (nothing more is sent to it)`);
         return EXIT.ok;
-      }
       case 'pause':
-      case 'resume': {
-        const before = await store.webhooks.get(args[0]!);
-        if (!before) throw noEndpoint(args[0]!);
-        if (sub === 'resume') {
-          const account = await store.accounts.getAccount(before.accountId);
-          if (account) {
-            const tier = effectiveTier(account, now);
-            requireWebhookTier(before.accountId, tier);
-            // A ticker filter is never dropped to fit a lower plan (the dispatcher would pause it again).
-            if (before.tickers !== null && !planOf(tier).tickers) {
-              throw new CliError(
-                `${before.id} filters by tickers (${before.tickers.join(',')}), available to max accounts only (as the stream's ticker filter); account ${before.accountId} is on ${tier}: fns accounts set-tier ${before.accountId} max, or add an endpoint without --tickers`,
-              );
-            }
-          }
-        }
-        const e = (await store.webhooks.setState(
-          args[0]!,
-          sub === 'pause' ? 'paused' : 'active',
-          sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null,
-          now,
-        ))!;
-        const latest = await store.articles.latestSeq();
-        print(
-          webhookJson(e, latest, now),
-          sub === 'pause'
-            ? `${e.id}: paused (articles keep counting in its backlog; fns webhooks resume sends them)`
-            : `${e.id}: active; its backlog of ${Math.max(0, latest - e.cursor)} article(s) is sent in order, starting within a few seconds`,
-        );
-        return EXIT.ok;
-      }
-      case 'rotate-secret': {
-        const before = await store.webhooks.get(args[0]!);
-        if (!before) throw noEndpoint(args[0]!);
-        const secret = newSecret();
-        const e = await store.webhooks.rotateSecret(args[0]!, box.seal(secret), now, webhookRules.rotationOverlapMs);
-        if (!e) throw noEndpoint(args[0]!);
-        const until = new Date(now + webhookRules.rotationOverlapMs).toISOString();
-        // The previous secrets still valid that the rotation's bound left out: they stop signing now.
-        const kept = new Set(e.secrets.map((s) => s.secret));
-        const dropped = before.secrets.filter(
-          (s) => (s.expiresAt === null || Date.parse(s.expiresAt) > now) && !kept.has(s.secret),
-        ).length;
-        const previous = e.secrets.length - 1;
-        print(
-          {
-            id: e.id,
-            secret,
-            previous_secrets_valid_until: until,
-            previous_secrets_signing: previous,
-            previous_secrets_dropped: dropped,
-          },
-          `id:     ${e.id}\nsecret: ${secret}\n(shown only this once; until ${until} every delivery is signed with the new secret and ${previous === 1 ? 'the previous one' : `the ${previous} previous ones`}, then with the new one only)` +
-            (dropped > 0
-              ? `\n(the oldest previous secret${dropped === 1 ? '' : `s (${dropped})`} no longer sign${dropped === 1 ? 's' : ''}: at most ${PREVIOUS_SECRETS_MAX} previous secrets sign beside the new one)`
-              : ''),
-        );
-        return EXIT.ok;
-      }
+      case 'resume':
+        return await setEndpointState(run, sub);
+      case 'rotate-secret':
+        return await rotateEndpointSecret(run);
       case 'send-test':
-        return await sendTest(store, args[0]!, box, config, io, print, now);
+        return await sendTest(store, run.id, run.box, config, io, print, run.now);
     }
   } finally {
     await store.close();
   }
+}
+
+function checkNewEndpoint(
+  args: string[],
+  options: { tickers?: string; minRelevance?: string },
+  config: Config,
+): NewEndpoint {
+  if (args[1]!.length > URL_MAX) throw new UsageError(`<url> is longer than ${URL_MAX} characters`);
+  let url: URL;
+  try {
+    url = checkUrlShape(args[1]!, config.webhookAllowPrivate);
+  } catch (e) {
+    if (e instanceof DestinationError) throw new UsageError(e.message);
+    throw e;
+  }
+  const tickers = checkTickers(options.tickers);
+  return { accountId: args[0]!, url, tickers, minRelevance: checkRelevance(options.minRelevance, tickers) };
+}
+
+async function addEndpoint({ store, now, box, config, io, print }: Run, n: NewEndpoint): Promise<number> {
+  const account = await store.accounts.getAccount(n.accountId);
+  if (!account) throw new CliError(`no account "${n.accountId}" (fns accounts show <id>, fns keys list)`);
+  const tier = effectiveTier(account, now);
+  requireWebhookTier(n.accountId, tier);
+  if (n.tickers && !planOf(tier).tickers)
+    throw new CliError(
+      `--tickers is available to max accounts only (as the stream's ticker filter); account ${n.accountId} is on ${tier}`,
+    );
+  try {
+    await resolveDestination(n.url, config.webhookAllowPrivate, io.lookup);
+  } catch (e) {
+    if (e instanceof DestinationError) throw new CliError(`refused: ${e.message}`);
+    throw e;
+  }
+  const secret = newSecret();
+  const e = await store.webhooks.add(
+    {
+      id: newEndpointId(),
+      accountId: n.accountId,
+      url: n.url.href,
+      tickers: n.tickers,
+      minRelevance: n.minRelevance,
+      secret: box.seal(secret),
+    },
+    now,
+  );
+  print(
+    {
+      id: e.id,
+      secret,
+      account_id: e.accountId,
+      url: e.url,
+      tickers: e.tickers,
+      min_relevance: relevanceShown(e),
+      state: e.state,
+    },
+    `id:     ${e.id}\nsecret: ${secret}\nurl:    ${printable(e.url)}${e.tickers ? `\ntickers: ${e.tickers.join(',')} (min relevance ${relevanceShown(e)})` : ''}\n(the secret is shown only this once; every article stored from now on is delivered, signed with it)`,
+  );
+  return EXIT.ok;
+}
+
+async function setEndpointState({ store, id, now, print }: Run, sub: 'pause' | 'resume'): Promise<number> {
+  const before = await store.webhooks.get(id);
+  if (!before) throw noEndpoint(id);
+  if (sub === 'resume') {
+    const account = await store.accounts.getAccount(before.accountId);
+    if (account) {
+      const tier = effectiveTier(account, now);
+      requireWebhookTier(before.accountId, tier);
+      // A ticker filter is never dropped to fit a lower plan (the dispatcher would pause it again).
+      if (before.tickers !== null && !planOf(tier).tickers) {
+        throw new CliError(
+          `${before.id} filters by tickers (${before.tickers.join(',')}), available to max accounts only (as the stream's ticker filter); account ${before.accountId} is on ${tier}: fns accounts set-tier ${before.accountId} max, or add an endpoint without --tickers`,
+        );
+      }
+    }
+  }
+  const e = (await store.webhooks.setState(
+    id,
+    sub === 'pause' ? 'paused' : 'active',
+    sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null,
+    now,
+  ))!;
+  const latest = await store.articles.latestSeq();
+  print(
+    webhookJson(e, latest, now),
+    sub === 'pause'
+      ? `${e.id}: paused (articles keep counting in its backlog; fns webhooks resume sends them)`
+      : `${e.id}: active; its backlog of ${Math.max(0, latest - e.cursor)} article(s) is sent in order, starting within a few seconds`,
+  );
+  return EXIT.ok;
+}
+
+async function rotateEndpointSecret({ store, id, now, box, print }: Run): Promise<number> {
+  const before = await store.webhooks.get(id);
+  if (!before) throw noEndpoint(id);
+  const secret = newSecret();
+  const e = await store.webhooks.rotateSecret(id, box.seal(secret), now, webhookRules.rotationOverlapMs);
+  if (!e) throw noEndpoint(id);
+  const until = new Date(now + webhookRules.rotationOverlapMs).toISOString();
+  // The previous secrets still valid that the rotation's bound left out: they stop signing now.
+  const kept = new Set(e.secrets.map((s) => s.secret));
+  const dropped = before.secrets.filter(
+    (s) => (s.expiresAt === null || Date.parse(s.expiresAt) > now) && !kept.has(s.secret),
+  ).length;
+  const previous = e.secrets.length - 1;
+  print(
+    {
+      id: e.id,
+      secret,
+      previous_secrets_valid_until: until,
+      previous_secrets_signing: previous,
+      previous_secrets_dropped: dropped,
+    },
+    `id:     ${e.id}\nsecret: ${secret}\n(shown only this once; until ${until} every delivery is signed with the new secret and ${previous === 1 ? 'the previous one' : `the ${previous} previous ones`}, then with the new one only)` +
+      (dropped > 0
+        ? `\n(the oldest previous secret${dropped === 1 ? '' : `s (${dropped})`} no longer sign${dropped === 1 ? 's' : ''}: at most ${PREVIOUS_SECRETS_MAX} previous secrets sign beside the new one)`
+        : ''),
+  );
+  return EXIT.ok;
 }
 
 /** A sample article for `send-test` when the archive is empty. */

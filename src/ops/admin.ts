@@ -228,18 +228,176 @@ export async function readiness(
   return { ready, body };
 }
 
+/** What the push handler works with (one per admin listener). */
+interface PushContext {
+  opts: AdminOptions;
+  attempts: ReturnType<typeof tokenAttempts>;
+  attemptRules: typeof ADMIN_TOKEN_ATTEMPTS;
+  /** When each request's head was complete (the body deadline counts from there). */
+  started: WeakMap<IncomingMessage, number>;
+  requestTimeoutMs: number;
+}
+
+/** `POST /admin/v1/articles`: the operator token, the body's type, size and deadline, then the store. */
+async function push(ctx: PushContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const cfg = ctx.opts.push;
+  if (!cfg?.token)
+    return problem(
+      res,
+      404,
+      'Not Found',
+      'Push is off on this instance: set ADMIN_TOKEN to accept POST /admin/v1/articles',
+    );
+  if (req.method !== 'POST')
+    return problem(res, 405, 'Method Not Allowed', `${PUSH_PATH} answers POST`, { Allow: 'POST' });
+  if (refusedToken(ctx, cfg.token, req, res)) return;
+  const format = pushFormat(req.headers['content-type']);
+  if (format === undefined) {
+    closeAfter(res);
+    return problem(
+      res,
+      415,
+      'Unsupported Media Type',
+      'Send application/x-ndjson (one article per line) or application/json (an array of articles), in UTF-8',
+    );
+  }
+  const body = await pushBody(ctx, cfg.maxBytes ?? PUSH_MAX_BYTES, req, res);
+  if (body !== undefined) await storePush(ctx, cfg, body, format, res);
+}
+
+/**
+ * Answers 429 or 401 (true) unless the request carries the operator token. Refused tokens are counted per
+ * client address: past the limit, 429 before the token is looked at.
+ */
+function refusedToken(ctx: PushContext, token: string, req: IncomingMessage, res: ServerResponse): boolean {
+  const { attempts, opts } = ctx;
+  const ip = req.socket.remoteAddress ?? 'unknown';
+  const wait = attempts.waitSeconds(ip);
+  if (wait !== undefined) {
+    closeAfter(res);
+    problem(
+      res,
+      429,
+      'Too Many Requests',
+      `Too many refused operator tokens from this address; try again in ${wait} s`,
+      {
+        'Retry-After': String(wait),
+      },
+    );
+    return true;
+  }
+  const presented = bearerToken(req.headers.authorization);
+  if (presented !== undefined && tokenMatches(presented, token)) return false;
+  // Logged with the client address, never the token; the line that fills the window says so.
+  const reason = presented === undefined ? 'missing' : 'wrong';
+  const refused = attempts.refuse(ip);
+  opts.log.warn(
+    {
+      kind: 'admin',
+      event: 'token_refused',
+      client_ip: ip,
+      reason,
+      refused_in_window: refused,
+      limit: ctx.attemptRules.limit,
+    },
+    `admin: operator token refused (${reason})`,
+  );
+  const locked = attempts.waitSeconds(ip);
+  if (locked !== undefined) {
+    opts.log.warn(
+      { kind: 'admin', event: 'token_locked', client_ip: ip, retry_after_s: locked },
+      'admin: too many refused operator tokens; the address is answered 429 until the window frees',
+    );
+  }
+  closeAfter(res);
+  problem(res, 401, 'Unauthorized', 'Send the operator token (ADMIN_TOKEN) as Authorization: Bearer <token>', {
+    'WWW-Authenticate': 'Bearer',
+  });
+  return true;
+}
+
+/** The body within its size and deadline, else the answer (413, 408) and undefined. */
+async function pushBody(
+  ctx: PushContext,
+  max: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<Buffer | undefined> {
+  const tooLarge = () => {
+    closeAfter(res);
+    problem(res, 413, 'Content Too Large', `A push body is at most ${max} bytes; split it into several pushes`);
+    return undefined;
+  };
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > max) return tooLarge();
+  const body = await readBody(req, max, (ctx.started.get(req) ?? performance.now()) + ctx.requestTimeoutMs);
+  if (body === 'too-large') return tooLarge();
+  if (body === 'too-slow') {
+    closeAfter(res);
+    problem(
+      res,
+      408,
+      'Request Timeout',
+      `The push body did not arrive within ${ctx.requestTimeoutMs / 1000} s; nothing was stored, send it again`,
+    );
+    // The rest of the body is never read: the connection goes once the answer is written.
+    res.once('finish', () => req.socket.destroySoon());
+    return undefined;
+  }
+  return body;
+}
+
+async function storePush(
+  { opts }: PushContext,
+  cfg: NonNullable<AdminOptions['push']>,
+  body: Buffer,
+  format: NonNullable<ReturnType<typeof pushFormat>>,
+  res: ServerResponse,
+): Promise<void> {
+  let answer;
+  try {
+    // Each chunk's stored articles are published as soon as it is stored.
+    // A line that failed with an unexpected error is logged once, by its line and the error's class
+    // (never its message: it may quote the line).
+    answer = await pushArticles(body, format, cfg.store, cfg.clock, opts.onArticlesStored, (f) =>
+      opts.log.warn(
+        { kind: 'push', line: f.line, err_class: f.errClass },
+        'admin: push: a line could not be processed (an unexpected error); the other lines went on',
+      ),
+    );
+  } catch (e) {
+    if (e instanceof PushBodyError) return problem(res, 400, 'Bad Request', e.message);
+    if (!isDependencyUnavailable(e)) throw e;
+    opts.log.warn({ err: errorText(e) }, 'push not stored: the database is busy or unavailable');
+    return problem(
+      res,
+      503,
+      'Service Unavailable',
+      'The database cannot take the push right now; send the same body again (a line already stored answers duplicate, same-item)',
+      { 'Retry-After': String(limits.unavailableRetryAfterSeconds) },
+    );
+  }
+  opts.log.info({ stored: answer.stored, duplicates: answer.duplicates, invalid: answer.invalid }, 'push');
+  send(res, 200, 'application/json', JSON.stringify(answer));
+}
+
 export async function startAdminServer(opts: AdminOptions): Promise<AdminServer> {
   const timeoutMs = opts.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   const requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_ADMIN_REQUEST_TIMEOUT_MS;
-  /** When each request's head was complete (the body deadline counts from there). */
   const started = new WeakMap<IncomingMessage, number>();
   const attemptRules = opts.tokenAttempts ?? ADMIN_TOKEN_ATTEMPTS;
-  const attempts = tokenAttempts(attemptRules, opts.clock ?? Date.now);
+  const pushing: PushContext = {
+    opts,
+    attempts: tokenAttempts(attemptRules, opts.clock ?? Date.now),
+    attemptRules,
+    started,
+    requestTimeoutMs,
+  };
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    if (path === PUSH_PATH) return push(req, res);
+    if (path === PUSH_PATH) return push(pushing, req, res);
     if (!PATHS.has(path))
       return problem(res, 404, 'Not Found', 'The admin listener serves GET /healthz, /readyz and /metrics');
     if (req.method !== 'GET' && req.method !== 'HEAD')
@@ -251,121 +409,6 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     }
     const text = await opts.metrics.render();
     return send(res, 200, opts.metrics.contentType, text);
-  };
-  const push = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const cfg = opts.push;
-    if (!cfg?.token)
-      return problem(
-        res,
-        404,
-        'Not Found',
-        'Push is off on this instance: set ADMIN_TOKEN to accept POST /admin/v1/articles',
-      );
-    if (req.method !== 'POST')
-      return problem(res, 405, 'Method Not Allowed', `${PUSH_PATH} answers POST`, { Allow: 'POST' });
-    // Refused tokens are counted per client address: past the limit, 429 before the token is looked at.
-    const ip = req.socket.remoteAddress ?? 'unknown';
-    const wait = attempts.waitSeconds(ip);
-    if (wait !== undefined) {
-      closeAfter(res);
-      return problem(
-        res,
-        429,
-        'Too Many Requests',
-        `Too many refused operator tokens from this address; try again in ${wait} s`,
-        { 'Retry-After': String(wait) },
-      );
-    }
-    const presented = bearerToken(req.headers.authorization);
-    if (presented === undefined || !tokenMatches(presented, cfg.token)) {
-      // Logged with the client address, never the token; the line that fills the window says so.
-      const reason = presented === undefined ? 'missing' : 'wrong';
-      const refused = attempts.refuse(ip);
-      opts.log.warn(
-        {
-          kind: 'admin',
-          event: 'token_refused',
-          client_ip: ip,
-          reason,
-          refused_in_window: refused,
-          limit: attemptRules.limit,
-        },
-        `admin: operator token refused (${reason})`,
-      );
-      const locked = attempts.waitSeconds(ip);
-      if (locked !== undefined) {
-        opts.log.warn(
-          { kind: 'admin', event: 'token_locked', client_ip: ip, retry_after_s: locked },
-          'admin: too many refused operator tokens; the address is answered 429 until the window frees',
-        );
-      }
-      closeAfter(res);
-      return problem(
-        res,
-        401,
-        'Unauthorized',
-        'Send the operator token (ADMIN_TOKEN) as Authorization: Bearer <token>',
-        { 'WWW-Authenticate': 'Bearer' },
-      );
-    }
-    const format = pushFormat(req.headers['content-type']);
-    if (format === undefined) {
-      closeAfter(res);
-      return problem(
-        res,
-        415,
-        'Unsupported Media Type',
-        'Send application/x-ndjson (one article per line) or application/json (an array of articles), in UTF-8',
-      );
-    }
-    const max = cfg.maxBytes ?? PUSH_MAX_BYTES;
-    const tooLarge = () => {
-      closeAfter(res);
-      problem(res, 413, 'Content Too Large', `A push body is at most ${max} bytes; split it into several pushes`);
-    };
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    if (declared > max) return tooLarge();
-    const body = await readBody(req, max, (started.get(req) ?? performance.now()) + requestTimeoutMs);
-    if (body === 'too-large') return tooLarge();
-    if (body === 'too-slow') {
-      closeAfter(res);
-      problem(
-        res,
-        408,
-        'Request Timeout',
-        `The push body did not arrive within ${requestTimeoutMs / 1000} s; nothing was stored, send it again`,
-      );
-      // The rest of the body is never read: the connection goes once the answer is written.
-      res.once('finish', () => req.socket.destroySoon());
-      return;
-    }
-    let answer;
-    try {
-      // Each chunk's stored articles are published as soon as it is stored.
-      // A line that failed with an unexpected error is logged once, by its line and the error's class
-      // (never its message: it may quote the line).
-      answer = await pushArticles(body, format, cfg.store, cfg.clock, opts.onArticlesStored, (f) =>
-        opts.log.warn(
-          { kind: 'push', line: f.line, err_class: f.errClass },
-          'admin: push: a line could not be processed (an unexpected error); the other lines went on',
-        ),
-      );
-    } catch (e) {
-      if (e instanceof PushBodyError) return problem(res, 400, 'Bad Request', e.message);
-      if (!isDependencyUnavailable(e)) throw e;
-      opts.log.warn({ err: errorText(e) }, 'push not stored: the database is busy or unavailable');
-      return problem(
-        res,
-        503,
-        'Service Unavailable',
-        'The database cannot take the push right now; send the same body again (a line already stored answers duplicate, same-item)',
-        {
-          'Retry-After': String(limits.unavailableRetryAfterSeconds),
-        },
-      );
-    }
-    opts.log.info({ stored: answer.stored, duplicates: answer.duplicates, invalid: answer.invalid }, 'push');
-    return send(res, 200, 'application/json', JSON.stringify(answer));
   };
   // Timeouts checked every second (Node's default is every 30 s); a request head must arrive within the
   // request timeout too.

@@ -204,77 +204,108 @@ class Connection implements Sink {
   }
 }
 
+type Outcome =
+  | (Extract<StreamAdmission, { ok: true }> & { keyHash: string; fromSeq: number; params: StreamParams })
+  | { ok: false; close: CloseSpec };
+
 export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
-  const log = deps.log ?? silentLog;
-  const pingIntervalMs = deps.pingIntervalMs ?? stream.pingIntervalSeconds * 1000;
-  const maxBufferedBytes = deps.maxBufferedBytes ?? stream.maxBufferedBytes;
-  const feedPollMs = deps.feedPollMs ?? DEFAULT_FEED_POLL_MS;
-  const clientIp = clientIpResolver(deps.trustProxy);
-  // A peer that does not answer our close frame (refused at admission, slow consumer, re-check) is cut
-  // off CLOSE_HANDSHAKE_MS later, not after ws's default 30 s.
-  // (ws, pinned, reads `closeTimeout`; its typings do not list it yet, hence the variable.)
-  const wsOptions = {
-    noServer: true,
-    clientTracking: false,
-    perMessageDeflate: false,
-    maxPayload: INBOUND_MAX_BYTES,
-    closeTimeout: CLOSE_HANDSHAKE_MS,
+  const firehose = new Firehose(server, deps);
+  return {
+    ready: firehose.hub.ready,
+    connections: () => firehose.hub.size,
+    drop(connectionId, why) {
+      for (const sub of firehose.hub.subscribers())
+        if (sub.sink.id === connectionId) firehose.hub.end(sub, stream.closeCodes.unavailable, why);
+    },
+    feedCursor: () => firehose.hub.cursor,
+    wake: () => firehose.hub.wake(),
+    close: () => firehose.close(),
   };
-  const wss = new WebSocketServer(wsOptions);
+}
 
+/** The stream on one HTTP server: admission at the upgrade, the hub's subscribers, the timers, shutdown. */
+class Firehose {
+  readonly hub: DeliveryHub<Connection>;
+  private readonly log: Log;
+  private readonly clientIp: ReturnType<typeof clientIpResolver>;
+  private readonly wss: WebSocketServer;
   /** Admitted, closed by the server (re-check, slow consumer), not yet gone. */
-  const draining = new Set<Connection>();
+  private readonly draining = new Set<Connection>();
   /** Every upgraded WebSocket until its close, admitted or not (for shutdown). */
-  const sockets = new Set<WebSocket>();
+  private readonly sockets = new Set<WebSocket>();
   /** Upgrades whose admission is still running. */
-  const admitting = new Set<Promise<void>>();
-  let shuttingDown = false;
+  private readonly admitting = new Set<Promise<void>>();
+  private shuttingDown = false;
+  private rechecking = false;
+  private readonly pinger: NodeJS.Timeout;
+  private readonly rechecker: NodeJS.Timeout;
+  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void =>
+    this.upgrade(req, socket, head);
+  private closed: Promise<void> | undefined;
 
-  // ---- delivery: the hub owns cursors, replay, filters, frames, pacing and the slow-consumer rule ----
+  constructor(
+    private readonly server: Server,
+    private readonly deps: StreamDeps,
+  ) {
+    this.log = deps.log ?? silentLog;
+    this.clientIp = clientIpResolver(deps.trustProxy);
+    // A peer that does not answer our close frame (refused at admission, slow consumer, re-check) is cut
+    // off CLOSE_HANDSHAKE_MS later, not after ws's default 30 s.
+    // (ws, pinned, reads `closeTimeout`; its typings do not list it yet, hence the variable.)
+    const wsOptions = {
+      noServer: true,
+      clientTracking: false,
+      perMessageDeflate: false,
+      maxPayload: INBOUND_MAX_BYTES,
+      closeTimeout: CLOSE_HANDSHAKE_MS,
+    };
+    this.wss = new WebSocketServer(wsOptions);
+    // Delivery: the hub owns cursors, replay, filters, frames, pacing and the slow-consumer rule.
+    this.hub = new DeliveryHub<Connection>({
+      feed: deps.articles,
+      clock: deps.clock,
+      feedPollMs: deps.feedPollMs ?? DEFAULT_FEED_POLL_MS,
+      ...(deps.feedWake ? { feedWake: deps.feedWake } : {}),
+      maxBufferedBytes: deps.maxBufferedBytes ?? stream.maxBufferedBytes,
+      slowClose: stream.closeCodes.slowConsumer,
+      replayFailedClose: (e) => (isDependencyUnavailable(e) ? stream.closeCodes.unavailable : INTERNAL_ERROR),
+      sliceMs: deps.fanOutSliceMs ?? FAN_OUT_SLICE_MS,
+      ...(deps.onFanOutSlice ? { onSlice: deps.onFanOutSlice } : {}),
+      delivered: (batch) => deps.events?.delivered(batch, deps.clock()),
+      now: () => performance.now(),
+      defer: (fn) => setImmediate(fn),
+      log: this.log,
+    });
+    this.pinger = setInterval(() => this.ping(), deps.pingIntervalMs ?? stream.pingIntervalSeconds * 1000);
+    this.pinger.unref();
+    this.rechecker = setInterval(() => void this.recheck(), deps.recheckMs);
+    this.rechecker.unref();
+    server.on('upgrade', this.onUpgrade);
+  }
 
-  const hub = new DeliveryHub<Connection>({
-    feed: deps.articles,
-    clock: deps.clock,
-    feedPollMs,
-    ...(deps.feedWake ? { feedWake: deps.feedWake } : {}),
-    maxBufferedBytes,
-    slowClose: stream.closeCodes.slowConsumer,
-    replayFailedClose: (e) => (isDependencyUnavailable(e) ? stream.closeCodes.unavailable : INTERNAL_ERROR),
-    sliceMs: deps.fanOutSliceMs ?? FAN_OUT_SLICE_MS,
-    ...(deps.onFanOutSlice ? { onSlice: deps.onFanOutSlice } : {}),
-    delivered: (batch) => deps.events?.delivered(batch, deps.clock()),
-    now: () => performance.now(),
-    defer: (fn) => setImmediate(fn),
-    log,
-  });
-  const ready = hub.ready;
-
-  // ---- keep-alive: ping every interval; no pong since the previous ping → terminate ----
-
-  const pinger = setInterval(() => {
-    for (const conn of draining) {
+  /** Keep-alive: ping every interval; no pong since the previous ping → terminate. */
+  private ping(): void {
+    for (const conn of this.draining) {
       if (conn.drainSeen) conn.ws.terminate();
       else conn.drainSeen = true;
     }
-    for (const { sink: conn } of hub.subscribers()) {
+    for (const { sink: conn } of this.hub.subscribers()) {
       if (!conn.alive) {
-        hub.remove(conn.sub);
-        log.info({ connection: conn.id, account: conn.accountId }, 'no pong; terminating');
+        this.hub.remove(conn.sub);
+        this.log.info({ connection: conn.id, account: conn.accountId }, 'no pong; terminating');
         conn.ws.terminate();
         continue;
       }
       conn.alive = false;
       conn.ws.ping();
     }
-  }, pingIntervalMs);
-  pinger.unref();
+  }
 
-  // ---- subscription re-check (store read directly: not a new use of the key for the IP guard) ----
-
-  let rechecking = false;
-  const recheck = async (): Promise<void> => {
-    if (rechecking) return;
-    rechecking = true;
+  /** The subscription re-check (the store read directly: not a new use of the key for the IP guard). */
+  private async recheck(): Promise<void> {
+    if (this.rechecking) return;
+    this.rechecking = true;
+    const { hub, deps } = this;
     try {
       const now = deps.clock();
       let n = 0;
@@ -292,30 +323,23 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
         if (++n % 500 === 0) await new Promise<void>((r) => setImmediate(r));
       }
     } catch (e) {
-      log.warn({ err: errorText(e) }, 're-check failed, connections kept');
+      this.log.warn({ err: errorText(e) }, 're-check failed, connections kept');
     } finally {
-      rechecking = false;
+      this.rechecking = false;
     }
-  };
-  const rechecker = setInterval(() => void recheck(), deps.recheckMs);
-  rechecker.unref();
-
-  // ---- admission ----
-
-  type Outcome =
-    | (Extract<StreamAdmission, { ok: true }> & { keyHash: string; fromSeq: number; params: StreamParams })
-    | { ok: false; close: CloseSpec };
-
-  const admit = async (req: IncomingMessage, socket: Duplex, connectionId: string): Promise<Outcome> => {
+  }
+  /** Admission, before the handshake: key (IP guard, key, active), plan, parameters, then the account's slot. */
+  private async admit(req: IncomingMessage, socket: Duplex, connectionId: string): Promise<Outcome> {
+    const { deps, log } = this;
     const key = keyFromRequest(req.url, req.headers);
-    const ip = clientIp(req.headers, req.socket.remoteAddress);
+    const ip = this.clientIp(req.headers, req.socket.remoteAddress);
     const auth = await authenticate(deps, { ip, key, now: deps.clock(), allowBlockedTier: false });
     const outcome = admissionOutcome(auth);
     if (!outcome.ok) return outcome;
     // The connection parameters, before the slot: a refused connection never holds it.
     const params = streamParams(req.url, outcome.withTickers);
     if (!params.ok) return params;
-    if (shuttingDown) return { ok: false, close: stream.closeCodes.shuttingDown };
+    if (this.shuttingDown) return { ok: false, close: stream.closeCodes.shuttingDown };
     // The slot belongs to this TCP connection (its id is the attempt's token): freed when it goes,
     // whatever happens from here on.
     const release = (): void => {
@@ -339,26 +363,35 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     // store): the connection carries what enters the store after this point, and nothing before it.
     const fromSeq = await deps.articles.latestSeq();
     return { ...outcome, keyHash: hashKey(key!), fromSeq, params: params.params };
-  };
+  }
 
   /** A connection ended by the server (slow consumer, re-check, replay failure, lost slot): closed, waiting for the peer. */
-  const ended = (conn: Connection, spec: CloseSpec, why: string): void => {
-    draining.add(conn);
-    log.info({ connection: conn.id, account: conn.accountId, key: conn.keyId, code: spec.code, why }, 'closing');
+  private readonly ended = (conn: Connection, spec: CloseSpec, why: string): void => {
+    this.draining.add(conn);
+    this.log.info({ connection: conn.id, account: conn.accountId, key: conn.keyId, code: spec.code, why }, 'closing');
     conn.ws.close(spec.code, spec.reason);
   };
 
-  const open = (ws: WebSocket, socket: Duplex, connectionId: string, outcome: Outcome): void => {
+  private open(ws: WebSocket, socket: Duplex, connectionId: string, outcome: Outcome): void {
+    const { deps, log, hub, sockets, draining } = this;
     sockets.add(ws);
     ws.on('error', (e) => log.warn({ connection: connectionId, err: e.message }, 'socket error'));
-    if (!outcome.ok || shuttingDown) {
+    if (!outcome.ok || this.shuttingDown) {
       const close = outcome.ok ? stream.closeCodes.shuttingDown : outcome.close;
       deps.events?.refused({ connectionId, code: close.code, reason: close.reason });
       ws.on('close', () => sockets.delete(ws));
       ws.close(close.code, close.reason);
       return;
     }
-    const conn = new Connection(connectionId, ws, socket, outcome.accountId, outcome.keyId, outcome.keyHash, ended);
+    const conn = new Connection(
+      connectionId,
+      ws,
+      socket,
+      outcome.accountId,
+      outcome.keyId,
+      outcome.keyHash,
+      this.ended,
+    );
     conn.sub = hub.subscribe(conn, {
       fromSeq: outcome.fromSeq,
       withTickers: outcome.withTickers,
@@ -386,9 +419,9 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     });
     if (deps.events) deps.events.opened({ connectionId: conn.id, accountId: conn.accountId, keyId: conn.keyId });
     else log.info({ connection: conn.id, account: conn.accountId, key: conn.keyId }, 'open');
-  };
+  }
 
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     if (!acceptUpgradeFor(streamAddress, req, socket)) return;
     const connectionId = randomUUID();
     // Until ws takes the socket over, an error (client gone) just ends it; the slot goes with it.
@@ -399,60 +432,49 @@ export function attachStream(server: Server, deps: StreamDeps): StreamHandle {
     const work = (async () => {
       let outcome: Outcome;
       try {
-        outcome = await admit(req, socket, connectionId);
+        outcome = await this.admit(req, socket, connectionId);
       } catch (e) {
-        log.error({ err: errorText(e) }, 'admission failed');
+        this.log.error({ err: errorText(e) }, 'admission failed');
         // The database or the shared state (stream slots) cannot answer now: "retry later", not 1011.
         outcome = { ok: false, close: isDependencyUnavailable(e) ? stream.closeCodes.unavailable : INTERNAL_ERROR };
       }
       if (socket.destroyed) return;
-      wss.handleUpgrade(req, socket, head, (ws) => {
+      this.wss.handleUpgrade(req, socket, head, (ws) => {
         socket.off('error', earlyError);
-        open(ws, socket, connectionId, outcome);
+        this.open(ws, socket, connectionId, outcome);
       });
     })();
-    admitting.add(work);
+    this.admitting.add(work);
     work
       .catch((e: unknown) => {
-        log.error({ err: errorText(e) }, 'upgrade failed');
+        this.log.error({ err: errorText(e) }, 'upgrade failed');
         socket.destroy();
       })
-      .finally(() => admitting.delete(work));
-  };
-  server.on('upgrade', onUpgrade);
+      .finally(() => this.admitting.delete(work));
+  }
 
-  let closed: Promise<void> | undefined;
-  return {
-    ready,
-    connections: () => hub.size,
-    drop(connectionId, why) {
-      for (const sub of hub.subscribers())
-        if (sub.sink.id === connectionId) hub.end(sub, stream.closeCodes.unavailable, why);
-    },
-    feedCursor: () => hub.cursor,
-    wake: () => hub.wake(),
-    close() {
-      closed ??= (async () => {
-        shuttingDown = true;
-        server.off('upgrade', onUpgrade);
-        clearInterval(pinger);
-        clearInterval(rechecker);
-        const serving = hub.subscribers();
-        await hub.stop();
-        await Promise.allSettled([...admitting]);
-        const gone = [...sockets].map(
-          (ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r()))),
-        );
-        for (const { sink: conn } of [...serving, ...hub.subscribers()])
-          conn.ws.close(stream.closeCodes.shuttingDown.code, stream.closeCodes.shuttingDown.reason);
-        const grace = setTimeout(() => {
-          for (const ws of sockets) ws.terminate();
-        }, SHUTDOWN_GRACE_MS);
-        await Promise.all(gone);
-        clearTimeout(grace);
-        await new Promise<void>((r) => wss.close(() => r()));
-      })();
-      return closed;
-    },
-  };
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      const { hub, sockets } = this;
+      this.shuttingDown = true;
+      this.server.off('upgrade', this.onUpgrade);
+      clearInterval(this.pinger);
+      clearInterval(this.rechecker);
+      const serving = hub.subscribers();
+      await hub.stop();
+      await Promise.allSettled([...this.admitting]);
+      const gone = [...sockets].map(
+        (ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r()))),
+      );
+      for (const { sink: conn } of [...serving, ...hub.subscribers()])
+        conn.ws.close(stream.closeCodes.shuttingDown.code, stream.closeCodes.shuttingDown.reason);
+      const grace = setTimeout(() => {
+        for (const ws of sockets) ws.terminate();
+      }, SHUTDOWN_GRACE_MS);
+      await Promise.all(gone);
+      clearTimeout(grace);
+      await new Promise<void>((r) => this.wss.close(() => r()));
+    })();
+    return this.closed;
+  }
 }

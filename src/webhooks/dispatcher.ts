@@ -275,86 +275,94 @@ class EndpointWorker {
 
   /** One attempt at one article; true when the endpoint may go on to the next one. */
   private async deliver(entry: FeedEntry, tier: Tier): Promise<boolean> {
-    const d = this.d;
     const receivedAt = Date.parse(entry.article.received_at);
     this.pending = { receivedAt };
     const msgId = messageId(this.e.id, entry.article.id);
-    const body = d.bodyOf(entry, tier);
-    const now = d.clock();
-    const valid = signingSecrets(this.e.secrets, now).map((s) => d.opts.secrets.open(s.secret));
-    let status: number | null = null;
-    let error: string | null = null;
-    let latencyMs = 0;
-    if (Buffer.byteLength(body) > webhookRules.bodyMaxBytes) {
-      error = `body larger than ${webhookRules.bodyMaxBytes} bytes`;
-    } else {
-      try {
-        const { url, address } = await this.destination(d);
-        const headers = signedHeaders(valid, msgId, Math.floor(now / 1000), body);
-        const r = await d.inFlight(() =>
-          d.send({ url, address, headers, body, timeoutMs: d.timeoutMs, signal: d.stopping.signal }),
-        );
-        ({ status, error, latencyMs } = r);
-        // Cut short by a stop: not a failure of the endpoint; the next holder sends it again.
-        if (d.stopping.signal.aborted) return false;
-      } catch (e) {
-        error =
-          e instanceof DestinationError
-            ? `refused destination: ${e.message}`
-            : e instanceof Error
-              ? e.message
-              : String(e);
-      }
-    }
-    const at = d.clock();
+    const sent = await this.send(entry, tier, msgId);
+    // Cut short by a stop: not a failure of the endpoint; the next holder sends it again.
+    if (sent === undefined) return false;
+    const at = this.d.clock();
     const event = (outcome: AttemptOutcome) =>
-      d.opts.onAttempt?.({
+      this.d.opts.onAttempt?.({
         endpointId: this.e.id,
         webhookId: msgId,
-        status,
-        error,
-        latencyMs,
+        ...sent,
         outcome,
         ageSeconds: Math.max(0, (at - receivedAt) / 1000),
       });
-    if (status !== null && status >= 200 && status < 300) {
-      this.cursor = entry.seq;
-      this.dirty = true;
-      this.pending = undefined;
-      const recovered = this.e.failures > 0;
-      this.e = {
-        ...this.e,
-        failures: 0,
-        firstFailureAt: null,
-        nextAttemptAt: null,
-        lastSuccessAt: new Date(at).toISOString(),
-        lastStatus: status,
-      };
+    if (sent.status !== null && sent.status >= 200 && sent.status < 300) {
       event('delivered');
-      // After a failure run, written at once (`webhooks list` shows the recovery); otherwise batched.
-      if (recovered)
-        return this.record(
-          this.attempt({ at, status, ok: true, failures: 0, firstFailureAt: null, nextAttemptAt: null }),
-        );
-      d.markDirty(this);
-      return true;
+      return this.succeeded(entry, sent.status, at);
     }
-    if (status === 410) {
+    if (sent.status === 410) {
       event('disabled');
-      await this.record(
-        this.attempt({
-          at,
-          status,
-          error,
-          ok: false,
-          state: 'disabled',
-          pausedReason: 'the receiver answered 410 Gone',
-        }),
-      );
-      d.opts.log.warn({ endpoint: this.e.id, status: 410 }, 'endpoint disabled: the receiver answered 410 Gone');
-      d.drop(this.e.id);
-      return false;
+      return this.gone(sent, at);
     }
+    return this.failed(sent, at, event);
+  }
+
+  /** The signed request (undefined: cut short by a stop). */
+  private async send(entry: FeedEntry, tier: Tier, msgId: string): Promise<Sent | undefined> {
+    const d = this.d;
+    const body = d.bodyOf(entry, tier);
+    if (Buffer.byteLength(body) > webhookRules.bodyMaxBytes)
+      return { status: null, error: `body larger than ${webhookRules.bodyMaxBytes} bytes`, latencyMs: 0 };
+    const now = d.clock();
+    const valid = signingSecrets(this.e.secrets, now).map((s) => d.opts.secrets.open(s.secret));
+    try {
+      const { url, address } = await this.destination(d);
+      const headers = signedHeaders(valid, msgId, Math.floor(now / 1000), body);
+      const r = await d.inFlight(() =>
+        d.send({ url, address, headers, body, timeoutMs: d.timeoutMs, signal: d.stopping.signal }),
+      );
+      if (d.stopping.signal.aborted) return undefined;
+      return { status: r.status, error: r.error, latencyMs: r.latencyMs };
+    } catch (e) {
+      const error =
+        e instanceof DestinationError
+          ? `refused destination: ${e.message}`
+          : e instanceof Error
+            ? e.message
+            : String(e);
+      return { status: null, error, latencyMs: 0 };
+    }
+  }
+
+  private async succeeded(entry: FeedEntry, status: number, at: number): Promise<boolean> {
+    this.cursor = entry.seq;
+    this.dirty = true;
+    this.pending = undefined;
+    const recovered = this.e.failures > 0;
+    this.e = {
+      ...this.e,
+      failures: 0,
+      firstFailureAt: null,
+      nextAttemptAt: null,
+      lastSuccessAt: new Date(at).toISOString(),
+      lastStatus: status,
+    };
+    // After a failure run, written at once (`webhooks list` shows the recovery); otherwise batched.
+    if (recovered)
+      return this.record(
+        this.attempt({ at, status, ok: true, failures: 0, firstFailureAt: null, nextAttemptAt: null }),
+      );
+    this.d.markDirty(this);
+    return true;
+  }
+
+  /** 410 Gone: the endpoint is disabled. */
+  private async gone({ status, error }: Sent, at: number): Promise<boolean> {
+    await this.record(
+      this.attempt({ at, status, error, ok: false, state: 'disabled', pausedReason: 'the receiver answered 410 Gone' }),
+    );
+    this.d.opts.log.warn({ endpoint: this.e.id, status: 410 }, 'endpoint disabled: the receiver answered 410 Gone');
+    this.d.drop(this.e.id);
+    return false;
+  }
+
+  /** A failed attempt: retried later (retry rules), or the endpoint paused once they give up. */
+  private async failed({ status, error }: Sent, at: number, event: (o: AttemptOutcome) => void): Promise<boolean> {
+    const d = this.d;
     const failures = this.e.failures + 1;
     const first = this.e.firstFailureAt === null ? at : Date.parse(this.e.firstFailureAt);
     const decision = nextRetry(failures, first, at, d.random, d.retryRules);
@@ -387,15 +395,19 @@ class EndpointWorker {
       lastError: error,
       lastStatus: status,
     };
-    if (
-      !(await this.record(
-        this.attempt({ at, status, error, ok: false, failures, firstFailureAt: first, nextAttemptAt: decision.at }),
-      ))
-    )
-      return false;
-    this.later(decision.at - d.clock());
+    const written = await this.record(
+      this.attempt({ at, status, error, ok: false, failures, firstFailureAt: first, nextAttemptAt: decision.at }),
+    );
+    if (written) this.later(decision.at - d.clock());
     return false;
   }
+}
+
+/** What one attempt got back: an HTTP status, or an error without one. */
+interface Sent {
+  status: number | null;
+  error: string | null;
+  latencyMs: number;
 }
 
 export class WebhookDispatcher {
