@@ -13,6 +13,7 @@ import { sendProblem } from './problem.js';
 import { createResponseCheck } from './response-check.js';
 import { rateLimitHeaders } from './ratelimit-headers.js';
 import { parameterReader, queryOf, readQuery, type QueryValues } from './parameters.js';
+import type { operations } from '../../generated/openapi.js';
 
 export type OperationId = 'listNews' | 'searchNews' | 'getAccountUsage';
 
@@ -37,14 +38,24 @@ const ACCESS: Record<OperationId, Access> = {
 };
 
 /** What admission leaves for the handler in `res.locals`. */
-export interface Locals {
-  operationId: OperationId;
+/**
+ * An operation's parameters as the contract types them (generated/openapi.d.ts), checked (integers as
+ * numbers, `tickers` as an array); one with a default in the contract (`limit`, `offset`) is always there
+ * (src/http/parameters.ts).
+ */
+export type ParamsOf<Op extends OperationId> = NonNullable<operations[Op]['parameters']['query']> &
+  Required<
+    Pick<
+      NonNullable<operations[Op]['parameters']['query']>,
+      DefaultedParam & keyof NonNullable<operations[Op]['parameters']['query']>
+    >
+  >;
+type DefaultedParam = 'limit' | 'offset';
+
+export interface Locals<Op extends OperationId = OperationId> {
+  operationId: Op;
   caller: Caller;
-  /**
-   * The operation's parameters, checked and typed (integers as numbers, `tickers` as an array); one
-   * with a default in the contract (`limit`, `offset`) is always there (src/http/parameters.ts).
-   */
-  params: Record<string, unknown>;
+  params: ParamsOf<Op>;
 }
 
 export interface AdmissionDeps {

@@ -4,7 +4,7 @@
  */
 import { parseRfc3339 } from '../domain/time.js';
 import express from 'express';
-import { limits, plans, type SearchResults, type Urgency } from '../contract/index.js';
+import { limits, plans, type SearchResults } from '../contract/index.js';
 import { cachedLookup, type AuthDeps } from '../auth/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import { effectiveSince } from '../domain/lookback.js';
@@ -16,7 +16,7 @@ import { EmbeddingUnavailableError } from '../search/index.js';
 import { createOperationChain, OPERATION_PATHS, type Locals, type OperationId } from './admission.js';
 import { contractApp, contractFallbacks, JSON_TYPE, sendJson, sendProblem } from './problem.js';
 import { FirstPageCache, pageOf, type Page } from './list-cache.js';
-import { linkHeader, listNext, listParams, relevanceOf, searchNext, tickerList } from './paging.js';
+import { linkHeader, listNext, listParams, relevanceOf, searchNext } from './paging.js';
 
 export interface ArchiveSearch {
   /**
@@ -81,13 +81,21 @@ export function createApp(deps: AppDeps): express.Express {
     ...(deps.observe ? { onRateLimited: deps.observe.rateLimited } : {}),
   });
 
-  app.get(OPERATION_PATHS.listNews, ...route('listNews'), async (_req, res) => {
-    const { caller, params: checked } = res.locals as Locals;
+  /** The route of `op`: its admission chain, then `handler` with the caller and the checked, typed parameters. */
+  const on = <Op extends OperationId>(op: Op, handler: (res: express.Response<unknown, Locals<Op>>) => Promise<void>) =>
+    app.get<express.Request['params'], unknown, unknown, express.Request['query'], Locals<Op>>(
+      OPERATION_PATHS[op],
+      ...route(op),
+      (_req, res) => handler(res),
+    );
+
+  on('listNews', async (res) => {
+    const { caller, params: checked } = res.locals;
     const now = deps.clock();
     const params = listParams(checked);
-    const limit = checked.limit as number;
+    const limit = checked.limit;
     const since = params.since === undefined ? undefined : parseRfc3339(params.since);
-    const urgency = params.urgency as Urgency | undefined;
+    const urgency = checked.urgency;
     const withTickers = plans[caller.tier].tickers;
     // The lookback window bounds every page: an `after` older than it reads as its start (the store
     // takes the larger of the two lower bounds).
@@ -114,13 +122,9 @@ export function createApp(deps: AppDeps): express.Express {
     sendPage(res, page, listNext(params, limit, page));
   });
 
-  app.get(OPERATION_PATHS.searchNews, ...route('searchNews'), async (_req, res) => {
-    const { params } = res.locals as Locals;
-    const q = params.q as string;
-    const limit = params.limit as number;
-    const offset = params.offset as number;
-    const tickers = tickerList(params.tickers);
-    const minRelevance = tickers ? relevanceOf(params) : undefined;
+  on('searchNews', async (res) => {
+    const { q, limit, offset, tickers } = res.locals.params;
+    const minRelevance = tickers ? relevanceOf(res.locals.params) : undefined;
     let rows: StoredArticle[];
     try {
       rows = await deps.search.search(q, limit, { offset, ...(tickers ? { tickers, minRelevance } : {}) });
@@ -146,8 +150,8 @@ export function createApp(deps: AppDeps): express.Express {
     sendJson(res, 200, body);
   });
 
-  app.get(OPERATION_PATHS.getAccountUsage, ...route('getAccountUsage'), async (_req, res) => {
-    const { caller } = res.locals as Locals;
+  on('getAccountUsage', async (res) => {
+    const { caller } = res.locals;
     const account = await deps.accounts.getAccount(caller.accountId);
     sendJson(res, 200, usageOf(account!, deps.clock()));
   });
