@@ -101,9 +101,9 @@ export function formatDuration(ms: number): string {
 }
 
 /** A time relative to now, for the table: `12s ago`, `in 3m`, `-`. */
-export function relative(iso: string | null, now: number): string {
-  if (iso === null) return '-';
-  const d = Date.parse(iso) - now;
+export function relative(at: string | number | null, now: number): string {
+  if (at === null) return '-';
+  const d = (typeof at === 'number' ? at : Date.parse(at)) - now;
   const abs = Math.abs(d);
   const text =
     abs < 1000

@@ -74,7 +74,9 @@ function relevanceShown(e: WebhookEndpoint): number | null {
   return e.tickers === null ? null : (e.minRelevance ?? minRelevanceDefault);
 }
 
-/** The JSON form of an endpoint (never a secret). */
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The JSON form of an endpoint (never a secret; times as ISO 8601 UTC). */
 export function webhookJson(e: WebhookEndpoint, latestSeq: number, now: number) {
   return {
     id: e.id,
@@ -84,13 +86,13 @@ export function webhookJson(e: WebhookEndpoint, latestSeq: number, now: number) 
     min_relevance: relevanceShown(e),
     state: e.state,
     paused_reason: e.pausedReason,
-    created_at: e.createdAt,
-    last_success_at: e.lastSuccessAt,
-    last_attempt_at: e.lastAttemptAt,
+    created_at: iso(e.createdAt),
+    last_success_at: iso(e.lastSuccessAt),
+    last_attempt_at: iso(e.lastAttemptAt),
     last_status: e.lastStatus,
     last_error: e.lastError,
     failures_in_a_row: e.failures,
-    next_attempt_at: e.nextAttemptAt,
+    next_attempt_at: iso(e.nextAttemptAt),
     backlog: Math.max(0, latestSeq - e.cursor),
     secrets: signingSecrets(e.secrets, now).length,
   };
@@ -314,7 +316,7 @@ async function rotateEndpointSecret({ store, id, now, box, print }: Run): Promis
   // The previous secrets still valid that the rotation's bound left out: they stop signing now.
   const kept = new Set(e.secrets.map((s) => s.secret));
   const dropped = before.secrets.filter(
-    (s) => (s.expiresAt === null || Date.parse(s.expiresAt) > now) && !kept.has(s.secret),
+    (s) => (s.expiresAt === null || s.expiresAt > now) && !kept.has(s.secret),
   ).length;
   const previous = e.secrets.length - 1;
   print(

@@ -11,14 +11,13 @@
 /** Previous secrets that still sign beside the current one (while their overlap lasts). */
 export const PREVIOUS_SECRETS_MAX = 3;
 
-/** A secret as the rules see it: `expiresAt` in epoch ms (or ISO text), null for the current one. Newest first in a list. */
+/** A secret as the rules see it: `expiresAt` in epoch ms, null for the current one. Newest first in a list. */
 export interface SecretEntry<S = string> {
   secret: S;
-  expiresAt: number | string | null;
+  expiresAt: number | null;
 }
 
-const expiryMs = (e: SecretEntry<unknown>): number =>
-  e.expiresAt === null ? Infinity : typeof e.expiresAt === 'number' ? e.expiresAt : Date.parse(e.expiresAt);
+const expiryMs = (e: SecretEntry<unknown>): number => e.expiresAt ?? Infinity;
 
 /** The secrets that sign a delivery at `now`: the newest ones still valid, at most 1 + PREVIOUS_SECRETS_MAX. */
 export function signingSecrets<T extends SecretEntry<unknown>>(secrets: readonly T[], now: number): T[] {

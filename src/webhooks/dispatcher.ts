@@ -198,8 +198,8 @@ class EndpointWorker {
       error: null,
       ok: null,
       failures: this.e.failures,
-      firstFailureAt: this.e.firstFailureAt === null ? null : Date.parse(this.e.firstFailureAt),
-      nextAttemptAt: this.e.nextAttemptAt === null ? null : Date.parse(this.e.nextAttemptAt),
+      firstFailureAt: this.e.firstFailureAt,
+      nextAttemptAt: this.e.nextAttemptAt,
       state: 'active',
       pausedReason: null,
       ...over,
@@ -240,8 +240,8 @@ class EndpointWorker {
     for (;;) {
       if (this.stopped) return;
       const now = clock();
-      if (this.e.nextAttemptAt !== null && Date.parse(this.e.nextAttemptAt) > now) {
-        this.later(Date.parse(this.e.nextAttemptAt) - now);
+      if (this.e.nextAttemptAt !== null && this.e.nextAttemptAt > now) {
+        this.later(this.e.nextAttemptAt - now);
         return;
       }
       const tier = await this.currentTier(now);
@@ -338,7 +338,7 @@ class EndpointWorker {
       failures: 0,
       firstFailureAt: null,
       nextAttemptAt: null,
-      lastSuccessAt: new Date(at).toISOString(),
+      lastSuccessAt: at,
       lastStatus: status,
     };
     // After a failure run, written at once (`webhooks list` shows the recovery); otherwise batched.
@@ -364,7 +364,7 @@ class EndpointWorker {
   private async failed({ status, error }: Sent, at: number, event: (o: AttemptOutcome) => void): Promise<boolean> {
     const d = this.d;
     const failures = this.e.failures + 1;
-    const first = this.e.firstFailureAt === null ? at : Date.parse(this.e.firstFailureAt);
+    const first = this.e.firstFailureAt ?? at;
     const decision = nextRetry(failures, first, at, d.random, d.retryRules);
     if (!decision.retry) {
       event('paused');
@@ -390,8 +390,8 @@ class EndpointWorker {
     this.e = {
       ...this.e,
       failures,
-      firstFailureAt: new Date(first).toISOString(),
-      nextAttemptAt: new Date(decision.at).toISOString(),
+      firstFailureAt: first,
+      nextAttemptAt: decision.at,
       lastError: error,
       lastStatus: status,
     };
@@ -553,8 +553,8 @@ export class WebhookDispatcher {
             error: null,
             ok: w.e.lastSuccessAt !== null ? true : null,
             failures: w.e.failures,
-            firstFailureAt: w.e.firstFailureAt === null ? null : Date.parse(w.e.firstFailureAt),
-            nextAttemptAt: w.e.nextAttemptAt === null ? null : Date.parse(w.e.nextAttemptAt),
+            firstFailureAt: w.e.firstFailureAt,
+            nextAttemptAt: w.e.nextAttemptAt,
             state: 'active',
             pausedReason: null,
           });

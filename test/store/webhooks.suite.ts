@@ -69,7 +69,7 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
       lastSuccessAt: null,
       lastError: null,
       secrets: [{ secret: 'sealed-wh_a', expiresAt: null }],
-      createdAt: new Date(T0).toISOString(),
+      createdAt: T0,
     });
     expect(e.cursor).toBeGreaterThan(0);
     await s.articles.insert([article('after')], T0 + 1);
@@ -128,7 +128,7 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
     const once = await s.webhooks.rotateSecret('wh_r', 'sealed-2', T0, 24 * HOUR);
     expect(once?.secrets).toEqual([
       { secret: 'sealed-2', expiresAt: null },
-      { secret: 'sealed-wh_r', expiresAt: new Date(T0 + 24 * HOUR).toISOString() },
+      { secret: 'sealed-wh_r', expiresAt: T0 + 24 * HOUR },
     ]);
     const twice = await s.webhooks.rotateSecret('wh_r', 'sealed-3', T0 + 25 * HOUR, 24 * HOUR);
     expect(twice?.secrets.map((x) => x.secret)).toEqual(['sealed-3', 'sealed-2']);
@@ -143,9 +143,9 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
     expect(e.secrets).toHaveLength(1 + PREVIOUS_SECRETS_MAX);
     expect(e.secrets).toEqual([
       { secret: 'sealed-500', expiresAt: null },
-      { secret: 'sealed-499', expiresAt: new Date(T0 + 500 * 60_000 + 24 * HOUR).toISOString() },
-      { secret: 'sealed-498', expiresAt: new Date(T0 + 499 * 60_000 + 24 * HOUR).toISOString() },
-      { secret: 'sealed-497', expiresAt: new Date(T0 + 498 * 60_000 + 24 * HOUR).toISOString() },
+      { secret: 'sealed-499', expiresAt: T0 + 500 * 60_000 + 24 * HOUR },
+      { secret: 'sealed-498', expiresAt: T0 + 499 * 60_000 + 24 * HOUR },
+      { secret: 'sealed-497', expiresAt: T0 + 498 * 60_000 + 24 * HOUR },
     ]);
   });
 
@@ -186,11 +186,11 @@ export function describeWebhookStore(name: string, h: WebhooksHarness): number {
     expect(await s.webhooks.recordAttempt('wh_x', 'a', attempt({ cursor: 7, at: T0 + 1 }))).toBe(true);
     expect(await s.webhooks.recordAttempt('wh_x', 'a', attempt({ cursor: 5 }))).toBe(true);
     let e = (await s.webhooks.get('wh_x'))!;
-    expect(e).toMatchObject({ cursor: 7, lastStatus: 200, lastSuccessAt: new Date(T0).toISOString() });
+    expect(e).toMatchObject({ cursor: 7, lastStatus: 200, lastSuccessAt: T0 });
     // Articles skipped by the filters move the cursor without an attempt.
     await s.webhooks.recordAttempt('wh_x', 'a', attempt({ cursor: 9, status: null, ok: null, at: T0 + 5 }));
     e = (await s.webhooks.get('wh_x'))!;
-    expect(e).toMatchObject({ cursor: 9, lastStatus: 200, lastAttemptAt: new Date(T0).toISOString() });
+    expect(e).toMatchObject({ cursor: 9, lastStatus: 200, lastAttemptAt: T0 });
     await s.webhooks.recordAttempt(
       'wh_x',
       'a',

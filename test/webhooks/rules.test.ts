@@ -191,7 +191,7 @@ describe('signing secrets: the current one and at most 3 previous ones still in 
   it('a list stored before the bound (500 valid secrets) still signs with the newest 4 only: a header of about 200 bytes', () => {
     const stored = Array.from({ length: 500 }, (_, i) => ({
       secret: newSecret(),
-      expiresAt: i === 0 ? null : new Date(T0 + DAY).toISOString(),
+      expiresAt: i === 0 ? null : T0 + DAY,
     }));
     const signing = signingSecrets(stored, T0);
     expect(signing).toEqual(stored.slice(0, 1 + PREVIOUS_SECRETS_MAX));

@@ -274,10 +274,10 @@ export type WebhookState = 'active' | 'paused' | 'disabled';
 /** One signing secret of an endpoint as stored (sealed by src/webhooks/secrets.ts); `expiresAt` set while a rotation overlaps. */
 export interface WebhookSecretRecord {
   secret: string;
-  expiresAt: string | null;
+  expiresAt: number | null;
 }
 
-/** A webhook endpoint as the dispatcher and the operator see it. Times are ISO 8601 UTC text. */
+/** A webhook endpoint as the dispatcher and the operator see it. Times are epoch milliseconds, as in WebhookAttempt. */
 export interface WebhookEndpoint {
   id: string;
   accountId: string;
@@ -294,13 +294,13 @@ export interface WebhookEndpoint {
   cursor: number;
   /** Failed attempts in a row on the article after the cursor. */
   failures: number;
-  firstFailureAt: string | null;
-  nextAttemptAt: string | null;
-  lastAttemptAt: string | null;
-  lastSuccessAt: string | null;
+  firstFailureAt: number | null;
+  nextAttemptAt: number | null;
+  lastAttemptAt: number | null;
+  lastSuccessAt: number | null;
   lastStatus: number | null;
   lastError: string | null;
-  createdAt: string;
+  createdAt: number;
 }
 
 /** What one delivery attempt (or a run of filtered-out articles) decided, written by `recordAttempt`. */

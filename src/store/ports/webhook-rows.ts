@@ -1,6 +1,6 @@
 /**
  * The webhook endpoints' row shape (both engines: times as epoch ms, tickers and secrets as JSON text)
- * and its mapping to WebhookEndpoint; the rotation rule shared by both adapters.
+ * and its mapping to WebhookEndpoint (times stay epoch ms); the rotation rule shared by both adapters.
  */
 import { rotateSecrets } from '../../domain/webhook-secrets.js';
 import type { WebhookEndpoint, WebhookSecretRecord, WebhookState } from './index.js';
@@ -28,7 +28,7 @@ export interface WebhookRow {
 export const WEBHOOK_COLUMNS =
   'id, account_id, url, tickers, min_relevance, secrets, state, paused_reason, cursor, failures, first_failure_at, next_attempt_at, last_attempt_at, last_success_at, last_status, last_error, created_at';
 
-const iso = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+const ms = (v: number | string | null) => (v === null ? null : Number(v));
 
 interface StoredSecret {
   secret: string;
@@ -38,7 +38,7 @@ interface StoredSecret {
 export function toWebhook(r: WebhookRow): WebhookEndpoint {
   const secrets = (JSON.parse(r.secrets) as StoredSecret[]).map((s): WebhookSecretRecord => ({
     secret: s.secret,
-    expiresAt: iso(s.expires_at),
+    expiresAt: s.expires_at,
   }));
   return {
     id: r.id,
@@ -51,13 +51,13 @@ export function toWebhook(r: WebhookRow): WebhookEndpoint {
     pausedReason: r.paused_reason,
     cursor: Number(r.cursor),
     failures: Number(r.failures),
-    firstFailureAt: iso(r.first_failure_at),
-    nextAttemptAt: iso(r.next_attempt_at),
-    lastAttemptAt: iso(r.last_attempt_at),
-    lastSuccessAt: iso(r.last_success_at),
+    firstFailureAt: ms(r.first_failure_at),
+    nextAttemptAt: ms(r.next_attempt_at),
+    lastAttemptAt: ms(r.last_attempt_at),
+    lastSuccessAt: ms(r.last_success_at),
     lastStatus: r.last_status === null ? null : Number(r.last_status),
     lastError: r.last_error,
-    createdAt: iso(r.created_at)!,
+    createdAt: Number(r.created_at),
   };
 }
 
