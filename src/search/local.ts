@@ -83,71 +83,131 @@ interface WorkerAnswer {
 }
 
 export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEmbedder {
-  const maxThreads = options.maxThreads ?? Math.min(availableParallelism(), 4);
-  const maxQueries = options.maxQueries ?? Math.max(1, Math.min(availableParallelism() - 1, 4));
-  const chunkSize = options.chunkSize ?? 8;
-  const niceness = options.niceness ?? DEFAULT_WORKER_NICENESS;
-  const workerUrl = options.workerUrl ?? new URL('./local-worker.mjs', import.meta.url);
-  if (!Number.isInteger(maxThreads) || maxThreads < 1)
-    throw new RangeError(`maxThreads must be a positive integer, got ${maxThreads}`);
-  if (!Number.isInteger(chunkSize) || chunkSize < 1)
-    throw new RangeError(`chunkSize must be a positive integer, got ${chunkSize}`);
+  const settings: Settings = {
+    maxThreads: options.maxThreads ?? Math.min(availableParallelism(), 4),
+    maxQueries: options.maxQueries ?? Math.max(1, Math.min(availableParallelism() - 1, 4)),
+    chunkSize: options.chunkSize ?? 8,
+    niceness: options.niceness ?? DEFAULT_WORKER_NICENESS,
+    workerUrl: options.workerUrl ?? new URL('./local-worker.mjs', import.meta.url),
+  };
+  if (!Number.isInteger(settings.maxThreads) || settings.maxThreads < 1)
+    throw new RangeError(`maxThreads must be a positive integer, got ${settings.maxThreads}`);
+  if (!Number.isInteger(settings.chunkSize) || settings.chunkSize < 1)
+    throw new RangeError(`chunkSize must be a positive integer, got ${settings.chunkSize}`);
+  const workers = new Workers(settings);
+  return { modelId: LOCAL_MODEL_ID, embed: (texts) => workers.embed(texts), close: () => workers.close() };
+}
 
-  const slots: Slot[] = [];
-  const calls: Call[] = []; // bulk calls with chunks waiting, in round-robin order
-  const queries: Call[] = []; // one-text calls waiting, oldest first
-  let queriesInFlight = 0;
-  let nextId = 0;
-  let closed = false;
+type Settings = Required<LocalEmbedderOptions>;
 
-  function spawn(lane = false): Slot {
-    const worker = new Worker(workerUrl, { workerData: { niceness, warm: lane } });
+/** The worker threads, the waiting calls and the rule that gives each free worker its next chunk. */
+class Workers {
+  private readonly slots: Slot[] = [];
+  /** Bulk calls with chunks waiting, in round-robin order. */
+  private readonly calls: Call[] = [];
+  /** One-text calls waiting, oldest first. */
+  private readonly queries: Call[] = [];
+  private queriesInFlight = 0;
+  private nextId = 0;
+  private closed = false;
+
+  constructor(private readonly o: Settings) {}
+
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    if (this.closed) throw new EmbeddingUnavailableError('local embedder is closed');
+    if (texts.length === 0) return [];
+    const call: Call = { waiting: [], failed: false };
+    const query = texts.length === 1;
+    const parts: Promise<Float32Array[]>[] = [];
+    for (let i = 0; i < texts.length; i += this.o.chunkSize) {
+      const slice = texts.slice(i, i + this.o.chunkSize);
+      parts.push(
+        new Promise((resolve, reject) => {
+          call.waiting.push({
+            texts: slice,
+            query,
+            call,
+            resolve,
+            reject: (err) => {
+              call.failed = true; // its other waiting chunks are dropped, not embedded for nothing
+              reject(err);
+            },
+          });
+        }),
+      );
+    }
+    (query ? this.queries : this.calls).push(call);
+    this.pump();
+    const chunks = await Promise.all(parts);
+    return chunks.flat().map((v) => {
+      if (v.length !== LOCAL_DIMENSIONS)
+        throw new EmbeddingUnavailableError(`local model returned ${v.length} dimensions`);
+      return toUnitVector(v);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const err = new EmbeddingUnavailableError('local embedder is closed');
+    for (const call of [...this.calls.splice(0), ...this.queries.splice(0)])
+      for (const chunk of call.waiting) chunk.reject(err);
+    await Promise.all(
+      this.slots.splice(0).map(async (slot) => {
+        slot.current?.reject(err);
+        slot.current = null;
+        await slot.worker.terminate();
+      }),
+    );
+  }
+
+  private spawn(lane = false): Slot {
+    const worker = new Worker(this.o.workerUrl, { workerData: { niceness: this.o.niceness, warm: lane } });
     // The id of the request in flight, so that a late answer is never given to the wrong chunk.
     let inFlight = -1;
     const slot: Slot = {
       worker,
       lane,
       current: null,
-      send(chunk) {
-        inFlight = nextId++;
+      send: (chunk) => {
+        inFlight = this.nextId++;
         slot.current = chunk;
-        if (chunk.query) queriesInFlight++;
+        if (chunk.query) this.queriesInFlight++;
         worker.ref(); // busy: keep the process alive until the answer comes
         worker.postMessage({ id: inFlight, texts: chunk.texts });
       },
     };
     const fail = (why: string) => {
-      const i = slots.indexOf(slot);
-      if (i >= 0) slots.splice(i, 1); // the next chunk gets a fresh worker
+      const i = this.slots.indexOf(slot);
+      if (i >= 0) this.slots.splice(i, 1); // the next chunk gets a fresh worker
       const chunk = slot.current;
       slot.current = null;
-      if (chunk?.query) queriesInFlight--;
+      if (chunk?.query) this.queriesInFlight--;
       chunk?.reject(new EmbeddingUnavailableError(`local embedding worker failed: ${why}`));
-      pump();
+      this.pump();
     };
     worker.on('message', (msg: WorkerAnswer) => {
       const chunk = slot.current;
       if (!chunk || msg.id !== inFlight) return;
       slot.current = null;
-      if (chunk.query) queriesInFlight--;
+      if (chunk.query) this.queriesInFlight--;
       worker.unref(); // idle: let the process exit
       if (msg.vectors && msg.vectors.length === chunk.texts.length) chunk.resolve(msg.vectors);
       else
         chunk.reject(
           new EmbeddingUnavailableError(`local embedding failed: ${msg.error ?? 'wrong number of vectors'}`),
         );
-      pump();
+      this.pump();
     });
     worker.on('error', (err) => fail(err.message));
     worker.on('exit', (code) => fail(`exited with code ${code}`));
     worker.unref();
-    slots.push(slot);
-    if (!lane && !slots.some((s) => s.lane)) spawn(true);
+    this.slots.push(slot);
+    if (!lane && !this.slots.some((s) => s.lane)) this.spawn(true);
     return slot;
   }
 
   /** The next chunk to embed from `queue`: round-robin over calls, skipping calls that already failed. */
-  function nextChunk(queue: Call[] = calls): Chunk | undefined {
+  private nextChunk(queue: Call[] = this.calls): Chunk | undefined {
     for (let call = queue.shift(); call; call = queue.shift()) {
       if (call.failed) continue;
       const chunk = call.waiting.shift();
@@ -158,74 +218,25 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
     return undefined;
   }
 
-  function pump(): void {
+  private pump(): void {
     // Queries first: any idle worker, else the lane, never more than maxQueries at once.
-    while (!closed && queries.length > 0 && queriesInFlight < maxQueries) {
-      const bulkSlots = slots.filter((s) => !s.lane).length;
+    while (!this.closed && this.queries.length > 0 && this.queriesInFlight < this.o.maxQueries) {
+      const bulkSlots = this.slots.filter((s) => !s.lane).length;
       const slot =
-        slots.find((s) => s.current === null) ??
-        (bulkSlots < maxThreads ? spawn() : slots.some((s) => s.lane) ? undefined : spawn(true));
+        this.slots.find((s) => s.current === null) ??
+        (bulkSlots < this.o.maxThreads ? this.spawn() : this.slots.some((s) => s.lane) ? undefined : this.spawn(true));
       if (!slot) break;
-      const chunk = nextChunk(queries);
+      const chunk = this.nextChunk(this.queries);
       if (!chunk) break;
       slot.send(chunk);
     }
     // Bulk chunks: on the bulk workers only, up to maxThreads of them.
-    while (!closed) {
-      const idle = slots.find((s) => s.current === null && !s.lane);
-      if (!idle && slots.filter((s) => !s.lane).length >= maxThreads) return;
-      const chunk = nextChunk();
+    while (!this.closed) {
+      const idle = this.slots.find((s) => s.current === null && !s.lane);
+      if (!idle && this.slots.filter((s) => !s.lane).length >= this.o.maxThreads) return;
+      const chunk = this.nextChunk();
       if (!chunk) return;
-      (idle ?? spawn()).send(chunk);
+      (idle ?? this.spawn()).send(chunk);
     }
   }
-
-  return {
-    modelId: LOCAL_MODEL_ID,
-    async embed(texts: string[]): Promise<Float32Array[]> {
-      if (closed) throw new EmbeddingUnavailableError('local embedder is closed');
-      if (texts.length === 0) return [];
-      const call: Call = { waiting: [], failed: false };
-      const query = texts.length === 1;
-      const parts: Promise<Float32Array[]>[] = [];
-      for (let i = 0; i < texts.length; i += chunkSize) {
-        const slice = texts.slice(i, i + chunkSize);
-        parts.push(
-          new Promise((resolve, reject) => {
-            call.waiting.push({
-              texts: slice,
-              query,
-              call,
-              resolve,
-              reject: (err) => {
-                call.failed = true; // its other waiting chunks are dropped, not embedded for nothing
-                reject(err);
-              },
-            });
-          }),
-        );
-      }
-      (query ? queries : calls).push(call);
-      pump();
-      const chunks = await Promise.all(parts);
-      return chunks.flat().map((v) => {
-        if (v.length !== LOCAL_DIMENSIONS)
-          throw new EmbeddingUnavailableError(`local model returned ${v.length} dimensions`);
-        return toUnitVector(v);
-      });
-    },
-    async close(): Promise<void> {
-      closed = true;
-      const err = new EmbeddingUnavailableError('local embedder is closed');
-      for (const call of [...calls.splice(0), ...queries.splice(0)])
-        for (const chunk of call.waiting) chunk.reject(err);
-      await Promise.all(
-        slots.splice(0).map(async (slot) => {
-          slot.current?.reject(err);
-          slot.current = null;
-          await slot.worker.terminate();
-        }),
-      );
-    },
-  };
 }
