@@ -63,6 +63,44 @@ function sendPage(res: express.Response, page: Page, next: string | null): void 
   res.end(body);
 }
 
+/** listNews: a page of the window, the first page of the window usually from the cache. */
+async function listNews(
+  deps: AppDeps,
+  firstPages: FirstPageCache,
+  res: express.Response<unknown, Locals<'listNews'>>,
+): Promise<void> {
+  const { caller, params: checked } = res.locals;
+  const now = deps.clock();
+  const params = listParams(checked);
+  const limit = checked.limit;
+  const since = params.since === undefined ? undefined : parseRfc3339(params.since);
+  const urgency = checked.urgency;
+  const withTickers = plans[caller.tier].tickers;
+  // The lookback window bounds every page: an `after` older than it reads as its start (the store
+  // takes the larger of the two lower bounds).
+  const query: ListQuery = {
+    afterMs: effectiveSince(caller.tier, now, since),
+    limit,
+    ...(urgency ? { urgency } : {}),
+    ...(params.tickers ? { tickers: params.tickers, minRelevance: relevanceOf(checked) } : {}),
+    ...(params.after !== undefined ? { afterId: params.after, ascending: true } : {}),
+    ...(params.before !== undefined ? { beforeId: params.before } : {}),
+  };
+  const windowStart = effectiveSince(caller.tier, now, undefined);
+  // Hot path: the store serialises each article (NewsList is `count`, those objects and `next`).
+  const load = () => deps.articles.listJson(query, withTickers);
+  const firstPage = query.afterMs === windowStart && !query.afterId && !query.beforeId && !query.tickers;
+  if (!firstPage) {
+    const page = pageOf(await load());
+    return sendPage(res, page, listNext(params, limit, page));
+  }
+  // The first page of the window (no `since`, or one older than the window; no cursor, no filter
+  // but urgency): usually cached.
+  const cached = firstPages.get({ withTickers, lookbackMs: now - windowStart, urgency, limit }, windowStart, load);
+  const page = cached instanceof Promise ? await cached : cached;
+  sendPage(res, page, listNext(params, limit, page));
+}
+
 export function createApp(deps: AppDeps): express.Express {
   const app = contractApp(deps.observe?.middleware);
   app.set('trust proxy', deps.trustProxy);
@@ -89,38 +127,7 @@ export function createApp(deps: AppDeps): express.Express {
       (_req, res) => handler(res),
     );
 
-  on('listNews', async (res) => {
-    const { caller, params: checked } = res.locals;
-    const now = deps.clock();
-    const params = listParams(checked);
-    const limit = checked.limit;
-    const since = params.since === undefined ? undefined : parseRfc3339(params.since);
-    const urgency = checked.urgency;
-    const withTickers = plans[caller.tier].tickers;
-    // The lookback window bounds every page: an `after` older than it reads as its start (the store
-    // takes the larger of the two lower bounds).
-    const query: ListQuery = {
-      afterMs: effectiveSince(caller.tier, now, since),
-      limit,
-      ...(urgency ? { urgency } : {}),
-      ...(params.tickers ? { tickers: params.tickers, minRelevance: relevanceOf(checked) } : {}),
-      ...(params.after !== undefined ? { afterId: params.after, ascending: true } : {}),
-      ...(params.before !== undefined ? { beforeId: params.before } : {}),
-    };
-    const windowStart = effectiveSince(caller.tier, now, undefined);
-    // Hot path: the store serialises each article (NewsList is `count`, those objects and `next`).
-    const load = () => deps.articles.listJson(query, withTickers);
-    const firstPage = query.afterMs === windowStart && !query.afterId && !query.beforeId && !query.tickers;
-    if (!firstPage) {
-      const page = pageOf(await load());
-      return sendPage(res, page, listNext(params, limit, page));
-    }
-    // The first page of the window (no `since`, or one older than the window; no cursor, no filter
-    // but urgency): usually cached.
-    const cached = firstPages.get({ withTickers, lookbackMs: now - windowStart, urgency, limit }, windowStart, load);
-    const page = cached instanceof Promise ? await cached : cached;
-    sendPage(res, page, listNext(params, limit, page));
-  });
+  on('listNews', (res) => listNews(deps, firstPages, res));
 
   on('searchNews', async (res) => {
     const { q, limit, offset, tickers } = res.locals.params;
