@@ -88,10 +88,23 @@ export async function pollOnce(
       failed: [],
     };
   }
-  // A large body is parsed, mapped and enriched on a worker thread, and its items come in chunks: each is
-  // stored (the pipeline's store step, as push and `fns articles ingest` take it: slices of short write
-  // transactions) before the next is read, so no step of a poll holds the event loop for more than a few
-  // ms and the feed is never all on its heap at once, whatever its size (docs/sources.md).
+  return storeFeed(rec, result, at, signal, { store, clock });
+}
+
+/**
+ * A fetched feed's items, stored. A large body is parsed, mapped and enriched on a worker thread, and its
+ * items come in chunks: each is stored (the pipeline's store step, as push and `fns articles ingest` take
+ * it: slices of short write transactions) before the next is read, so no step of a poll holds the event
+ * loop for more than a few ms and the feed is never all on its heap at once, whatever its size
+ * (docs/sources.md).
+ */
+async function storeFeed(
+  rec: SourceRecord,
+  result: Extract<FetchResult, { kind: 'ok' }>,
+  at: number,
+  signal: AbortSignal,
+  { store, clock }: Pick<PollSteps, 'store' | 'clock'>,
+): Promise<PollResult> {
   const outcomes: LineOutcome[] = [];
   const textless: string[] = [];
   const failed: FailedFeedItem[] = [];

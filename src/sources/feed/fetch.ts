@@ -239,6 +239,70 @@ function resolveHop(
   });
 }
 
+/** Where a redirect leads (a URL), or why it is refused (the failure). */
+function redirectTarget(
+  location: string,
+  from: URL,
+  seen: ReadonlySet<string>,
+  redirects: number,
+  maxRedirects: number,
+  status: number,
+): URL | FetchResult {
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    return fail('redirects', `redirect to an invalid URL: ${bounded(location, URL_MAX)}`, status);
+  }
+  if (next.protocol !== 'http:' && next.protocol !== 'https:')
+    return fail('redirects', `redirect to ${bounded(next.protocol, 40)} refused`, status);
+  next.hash = '';
+  if (seen.has(next.href)) return fail('redirects', `redirect loop at ${bounded(next.href, URL_MAX)}`, status);
+  if (redirects >= maxRedirects) return fail('redirects', `more than ${maxRedirects} redirects`, status);
+  return next;
+}
+
+/** The answer of the last hop: not modified, an HTTP failure (with Retry-After on 429/503), or the body. */
+async function finalAnswer(
+  res: IncomingMessage,
+  status: number,
+  target: URL,
+  validators: Validators,
+  opts: FetchOptions,
+  now: number,
+): Promise<FetchResult> {
+  if (status === 304) {
+    res.destroy();
+    return {
+      kind: 'not-modified',
+      status: 304,
+      validators: {
+        etag: header(res, 'etag') ?? validators.etag,
+        lastModified: header(res, 'last-modified') ?? validators.lastModified,
+      },
+    };
+  }
+  if (status < 200 || status > 299) {
+    res.destroy();
+    const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(header(res, 'retry-after'), now) : null;
+    return fail(
+      'http',
+      `HTTP ${status}${res.statusMessage ? ` ${bounded(res.statusMessage, REASON_MAX)}` : ''}`,
+      status,
+      retryAfterMs,
+    );
+  }
+  const body = await readBody(res, opts.maxBytes);
+  return {
+    kind: 'ok',
+    status,
+    body,
+    contentType: header(res, 'content-type'),
+    validators: { etag: header(res, 'etag'), lastModified: header(res, 'last-modified') },
+    finalUrl: target.href,
+  };
+}
+
 /**
  * GET a feed politely: conditional (If-None-Match / If-Modified-Since, a 304 reads nothing), compressed
  * (gzip, deflate, br), with a connect and a total timeout, a body cap checked while the bytes arrive,
@@ -291,54 +355,14 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
       const location = header(res, 'location');
       if (REDIRECTS.has(status) && location !== null) {
         res.destroy();
-        let next: URL;
-        try {
-          next = new URL(location, target);
-        } catch {
-          return fail('redirects', `redirect to an invalid URL: ${bounded(location, URL_MAX)}`, status);
-        }
-        if (next.protocol !== 'http:' && next.protocol !== 'https:')
-          return fail('redirects', `redirect to ${bounded(next.protocol, 40)} refused`, status);
-        next.hash = '';
-        if (seen.has(next.href)) return fail('redirects', `redirect loop at ${bounded(next.href, URL_MAX)}`, status);
-        if (redirects >= opts.maxRedirects)
-          return fail('redirects', `more than ${opts.maxRedirects} redirects`, status);
+        const next = redirectTarget(location, target, seen, redirects, opts.maxRedirects, status);
+        if (!(next instanceof URL)) return next;
         redirects++;
         seen.add(next.href);
         target = next;
         continue;
       }
-      if (status === 304) {
-        res.destroy();
-        return {
-          kind: 'not-modified',
-          status: 304,
-          validators: {
-            etag: header(res, 'etag') ?? validators.etag,
-            lastModified: header(res, 'last-modified') ?? validators.lastModified,
-          },
-        };
-      }
-      if (status < 200 || status > 299) {
-        res.destroy();
-        const retryAfterMs =
-          status === 429 || status === 503 ? parseRetryAfter(header(res, 'retry-after'), now()) : null;
-        return fail(
-          'http',
-          `HTTP ${status}${res.statusMessage ? ` ${bounded(res.statusMessage, REASON_MAX)}` : ''}`,
-          status,
-          retryAfterMs,
-        );
-      }
-      const body = await readBody(res, opts.maxBytes);
-      return {
-        kind: 'ok',
-        status,
-        body,
-        contentType: header(res, 'content-type'),
-        validators: { etag: header(res, 'etag'), lastModified: header(res, 'last-modified') },
-        finalUrl: target.href,
-      };
+      return await finalAnswer(res, status, target, validators, opts, now());
     }
   } catch (err) {
     if (timedOut) return fail('timeout', `no complete answer within ${opts.timeoutMs} ms`, lastStatus);
