@@ -1,7 +1,7 @@
 /** Operator actions behind the `fns` command line, on the store ports (testable without a shell). */
 import { assignableTiers, plans, type Tier } from '../contract/index.js';
 import { effectiveTier, type AccountRecord } from '../domain/tiers.js';
-import type { Offer } from '../ingest/pipeline.js';
+import type { BatchAnswer, Offer } from '../ingest/pipeline.js';
 import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { hashKey, newApiKey, randomId } from '../store/ports/ids.js';
 import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports/index.js';
@@ -185,6 +185,25 @@ export interface IngestOptions {
   slices?: SliceBudget;
 }
 
+/** A stored block's answers into the report, in line order. */
+function addStored(report: IngestReport, results: BatchAnswer['results'], onSkip: IngestOptions['onSkip']): void {
+  let skipped = false;
+  for (const r of results) {
+    if (r.status === 'stored') {
+      report.ingested++;
+      report.ids.push(r.id);
+    } else if (r.status === 'duplicate') report.duplicates.push({ line: r.line, reason: r.reason, id: r.id });
+    else {
+      // Its dedup step failed with an unexpected error: skipped by itself, the block is stored.
+      const e = { line: r.line, error: r.error };
+      report.errors.push(e);
+      onSkip?.(e);
+      skipped = true;
+    }
+  }
+  if (skipped) report.errors.sort((a, b) => a.line - b.line);
+}
+
 /**
  * Reads NDJSON lines and takes them through the ingestion pipeline (src/ingest/pipeline.ts: parse,
  * enrich, identity, then store in chunks of at most `chunkSize` lines, one `ingestItems` and one short
@@ -213,21 +232,7 @@ export async function ingest(
     if (pending.length > 0) {
       const answer = await storeOffers(pending, store, clock);
       pending = [];
-      let skipped = false;
-      for (const r of answer.results) {
-        if (r.status === 'stored') {
-          report.ingested++;
-          report.ids.push(r.id);
-        } else if (r.status === 'duplicate') report.duplicates.push({ line: r.line, reason: r.reason, id: r.id });
-        else {
-          // Its dedup step failed with an unexpected error: skipped by itself, the block is stored.
-          const e = { line: r.line, error: r.error };
-          report.errors.push(e);
-          opts.onSkip?.(e);
-          skipped = true;
-        }
-      }
-      if (skipped) report.errors.sort((a, b) => a.line - b.line);
+      addStored(report, answer.results, opts.onSkip);
     }
     done = lineNo;
     linesAtDone = report.lines;
