@@ -7,8 +7,8 @@ import {
   NEAR_KEY_FANOUT,
   NEAR_SINGLE_KEY_CANDIDATES,
   rankNearCandidates,
-  runSteps,
 } from '../../src/store/ports/sources-plan.js';
+import { runSteps } from '../../src/runtime/steps.js';
 
 const item = (source: string, nearKeys: string[]): SourcedItem => ({
   source,

@@ -14,7 +14,7 @@ import { parseArticle } from '../../src/ingest/parse.js';
 import { parseFeed } from '../../src/sources/feed/index.js';
 import { toSourcedItems } from '../../src/sources/pipeline.js';
 import { turnCounter } from '../ingest/support.js';
-import { INGEST_SLICE_ITEMS } from '../../src/store/ports/sources-plan.js';
+import { INGEST_SLICE_ITEMS } from '../../src/store/ports/ingest-slice.js';
 
 export interface SourcesHarness {
   open(rule: NearDuplicateRule): Promise<Store>;

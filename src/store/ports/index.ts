@@ -248,7 +248,7 @@ export interface SourceStore {
    * Exact dedup (same (source, externalId) or same canonical URL within 30 days), near dedup (a stored article
    * sharing a near key within NEAR_DUPLICATE_WINDOW_MS whose content isNearDuplicate: the new source is recorded
    * as a carrier of that article), then insert of the rest: in write transactions of a slice of the items each
-   * (src/store/ports/sources-plan.ts INGEST_SLICE_ITEMS: a large batch never holds the event loop or the write
+   * (src/store/ports/ingest-slice.ts INGEST_SLICE_ITEMS: a large batch never holds the event loop or the write
    * lock for long), each race-free across processes; a later slice sees the earlier ones as stored. Returns one
    * outcome per item, in order. Items are never stored twice across restarts. An item whose dedup step throws is
    * answered `failed` and left out; the others are stored all the same.

@@ -2,8 +2,8 @@
  * One slice of `SourceStore.ingestItems`, the same on both engines: what to look up, the dedup plan
  * (sources-plan.ts) and what to write are decided here once; an adapter only reads and writes rows
  * (SliceRows), inside the one write transaction of the slice that holds its engine's write lock. The
- * slice is a generator of steps (sources-plan.ts `Step`): SQLite drives it synchronously, PostgreSQL
- * awaits each step.
+ * slice is a generator of steps (src/runtime/steps.ts): SQLite drives it synchronously, PostgreSQL
+ * awaits each step. The slicing of a large ingest (INGEST_SLICE_ITEMS) is here too.
  */
 import type { LRUCache } from 'lru-cache';
 import type { StoredArticle } from '../../domain/articles.js';
@@ -19,12 +19,12 @@ import {
   planIngest,
   rankNearCandidates,
   seenKey,
-  read,
   type ArticleRef,
-  type Rows,
   type SeenLookup,
-  type Step,
 } from './sources-plan.js';
+import { isStoreBusy } from './errors.js';
+import { nextTurn } from '../../runtime/slices.js';
+import { read, type Rows, type Step } from '../../runtime/steps.js';
 
 /** The rows a slice reads and writes, in the adapter's transaction. */
 export interface SliceRows {
@@ -137,4 +137,61 @@ function* lookup(items: SourcedItem[], now: number, { rows, rule, contents }: Sl
     }
   }
   return found;
+}
+
+/**
+ * Slices of `ingestItems` (both engines): a feed poll or a push of thousands of items is stored slice by
+ * slice, each slice one write transaction of at most INGEST_SLICE_ITEMS items, with a turn of the event
+ * loop between slices, so requests, the stream and the admin listener are served meanwhile (the size:
+ * docs/decisions/ingest-slices.md). A later slice sees the earlier ones as stored, so the outcomes are those of one transaction; if the store
+ * fails mid-way, the slices before stay stored (a retry answers them `same-item`).
+ */
+export const INGEST_SLICE_ITEMS = 16;
+
+/**
+ * A slice that finds the write lock held by another process (isStoreBusy: the CLI ingesting a file) is
+ * tried again after BUSY_RETRY_MS, for up to BUSY_PATIENCE_MS: nothing of it was written, and waiting
+ * here holds no event loop (the service's connection waits a few ms at most in SQLite's busy handler).
+ */
+export const BUSY_RETRY_MS = 5;
+export const BUSY_PATIENCE_MS = 2000;
+
+export interface SliceOptions {
+  /** Items per slice (default INGEST_SLICE_ITEMS). */
+  maxItems?: number;
+}
+
+/**
+ * `ingest` over consecutive slices of `items`, one after the other, with a turn of the event loop before
+ * every slice but the first; the outcomes in item order.
+ */
+export async function ingestInSlices<T, R>(
+  items: readonly T[],
+  ingest: (slice: T[]) => Promise<R[]>,
+  opts: SliceOptions = {},
+): Promise<R[]> {
+  const size = Math.max(1, Math.trunc(opts.maxItems ?? INGEST_SLICE_ITEMS));
+  const out: R[] = [];
+  for (let start = 0; start < items.length; start += size) {
+    if (start > 0) await nextTurn();
+    const slice = items.slice(start, start + size);
+    const answered = await patiently(() => ingest(slice));
+    if (answered.length !== slice.length)
+      throw new Error(`a slice of ${slice.length} items was answered for ${answered.length}`);
+    for (const r of answered) out.push(r);
+  }
+  return out;
+}
+
+/** `write` again while another process holds the lock (see BUSY_PATIENCE_MS). */
+export async function patiently<T>(write: () => Promise<T>): Promise<T> {
+  const until = performance.now() + BUSY_PATIENCE_MS;
+  for (;;) {
+    try {
+      return await write();
+    } catch (e) {
+      if (!isStoreBusy(e) || performance.now() >= until) throw e;
+      await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
+    }
+  }
 }

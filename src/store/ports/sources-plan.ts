@@ -12,39 +12,9 @@
  * unexpected error) is answered `failed` and leaves no record: the other items are planned as without it.
  */
 import { isUndatedRepeatKey } from '../../dedup/repeat.js';
-import { errorClass, isStoreBusy } from './errors.js';
-import { nextTurn } from '../../runtime/slices.js';
+import { errorClass } from './errors.js';
+import { read, type Rows, type Step } from '../../runtime/steps.js';
 import type { DuplicateReason, NearDuplicateRule, SourcedItem } from './index.js';
-
-/**
- * A step of the slice's work that reads or writes rows: written once as a generator, driven synchronously
- * on SQLite (its statements answer at once, inside one synchronous transaction that nothing else on the
- * thread can join) and asynchronously on PostgreSQL (runSteps / runStepsAsync). `yield* read(x)` gives x's
- * rows either way.
- */
-export type Rows<T> = T | Promise<T>;
-export type Step<R> = Generator<unknown, R, unknown>;
-
-export function* read<T>(rows: Rows<T>): Generator<Rows<T>, T, unknown> {
-  return (yield rows) as T;
-}
-
-/** Drives `steps` with rows that answer at once (a promise among them is a programming error). */
-export function runSteps<R>(steps: Step<R>): R {
-  let r = steps.next();
-  while (!r.done) {
-    if (r.value instanceof Promise) throw new Error('runSteps: rows must answer synchronously');
-    r = steps.next(r.value);
-  }
-  return r.value;
-}
-
-/** Drives `steps`, awaiting each read or write. */
-export async function runStepsAsync<R>(steps: Step<R>): Promise<R> {
-  let r = steps.next();
-  while (!r.done) r = steps.next(await r.value);
-  return r.value;
-}
 
 /** An article: stored already (`id`), or the `pending`-th item to insert in this batch. */
 export type ArticleRef = { id: string } | { pending: number };
@@ -154,63 +124,6 @@ export function* chooseCandidates(
     const found = yield* read(carried(ask));
     if (found.length === 0) return out;
     for (const [id, source] of found) excluded.add(pair(id, source));
-  }
-}
-
-/**
- * Slices of `ingestItems` (both engines): a feed poll or a push of thousands of items is stored slice by
- * slice, each slice one write transaction of at most INGEST_SLICE_ITEMS items, with a turn of the event
- * loop between slices, so requests, the stream and the admin listener are served meanwhile (the size:
- * docs/decisions/ingest-slices.md). A later slice sees the earlier ones as stored, so the outcomes are those of one transaction; if the store
- * fails mid-way, the slices before stay stored (a retry answers them `same-item`).
- */
-export const INGEST_SLICE_ITEMS = 16;
-
-/**
- * A slice that finds the write lock held by another process (isStoreBusy: the CLI ingesting a file) is
- * tried again after BUSY_RETRY_MS, for up to BUSY_PATIENCE_MS: nothing of it was written, and waiting
- * here holds no event loop (the service's connection waits a few ms at most in SQLite's busy handler).
- */
-export const BUSY_RETRY_MS = 5;
-export const BUSY_PATIENCE_MS = 2000;
-
-export interface SliceOptions {
-  /** Items per slice (default INGEST_SLICE_ITEMS). */
-  maxItems?: number;
-}
-
-/**
- * `ingest` over consecutive slices of `items`, one after the other, with a turn of the event loop before
- * every slice but the first; the outcomes in item order.
- */
-export async function ingestInSlices<T, R>(
-  items: readonly T[],
-  ingest: (slice: T[]) => Promise<R[]>,
-  opts: SliceOptions = {},
-): Promise<R[]> {
-  const size = Math.max(1, Math.trunc(opts.maxItems ?? INGEST_SLICE_ITEMS));
-  const out: R[] = [];
-  for (let start = 0; start < items.length; start += size) {
-    if (start > 0) await nextTurn();
-    const slice = items.slice(start, start + size);
-    const answered = await patiently(() => ingest(slice));
-    if (answered.length !== slice.length)
-      throw new Error(`a slice of ${slice.length} items was answered for ${answered.length}`);
-    for (const r of answered) out.push(r);
-  }
-  return out;
-}
-
-/** `write` again while another process holds the lock (see BUSY_PATIENCE_MS). */
-export async function patiently<T>(write: () => Promise<T>): Promise<T> {
-  const until = performance.now() + BUSY_PATIENCE_MS;
-  for (;;) {
-    try {
-      return await write();
-    } catch (e) {
-      if (!isStoreBusy(e) || performance.now() >= until) throw e;
-      await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
-    }
   }
 }
 

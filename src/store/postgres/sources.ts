@@ -18,8 +18,9 @@ import type {
 } from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
-import { ingestInSlices, runStepsAsync, TEXTLESS_KEY, type SliceOptions } from '../ports/sources-plan.js';
-import { ingestSlice, type SliceRows } from '../ports/ingest-slice.js';
+import { TEXTLESS_KEY } from '../ports/sources-plan.js';
+import { ingestInSlices, ingestSlice, type SliceOptions, type SliceRows } from '../ports/ingest-slice.js';
+import { runStepsAsync } from '../../runtime/steps.js';
 import { LRUCache } from 'lru-cache';
 import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 import { PgArticles } from './articles.js';
@@ -104,7 +105,7 @@ export class PgSources implements SourceStore {
   constructor(
     private readonly db: Db,
     private readonly rule: NearDuplicateRule,
-    /** The slices of ingestItems (default INGEST_SLICE_ITEMS, src/store/ports/sources-plan.ts). */
+    /** The slices of ingestItems (default INGEST_SLICE_ITEMS, src/store/ports/ingest-slice.ts). */
     private readonly slices: SliceOptions = {},
   ) {}
 

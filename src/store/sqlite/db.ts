@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { NearDuplicateRule } from '../ports/index.js';
-import type { SliceOptions } from '../ports/sources-plan.js';
+import type { SliceOptions } from '../ports/ingest-slice.js';
 import { migrate } from './migrations.js';
 
 export interface OpenOptions {
@@ -18,7 +18,7 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /** The near-duplicate rule of ingestItems (default: src/dedup/near.ts). */
   nearRule?: NearDuplicateRule;
-  /** The slices of ingestItems (default: INGEST_SLICE_ITEMS items, src/store/ports/sources-plan.ts). */
+  /** The slices of ingestItems (default: INGEST_SLICE_ITEMS items, src/store/ports/ingest-slice.ts). */
   ingestSlices?: SliceOptions;
   /**
    * The SQLite work of ingestItems on a worker thread with its own connection (ingest-thread.ts), so it

@@ -1,6 +1,6 @@
 /**
  * The SQLite work of `ingestItems` on a worker thread (ingest-worker.mjs), for the service. Each slice of
- * an ingest (src/store/ports/sources-plan.ts: one short write transaction) runs there, on a second
+ * an ingest (src/store/ports/ingest-slice.ts: one short write transaction) runs there, on a second
  * connection to the same file: the look-ups, the dedup plan, the inserts and the commit (a sync to disk)
  * cost a millisecond or more per item and grow with the archive, which on the event loop held requests,
  * the stream and the admin listener for tens of ms per slice. The main thread keeps the slicing (one
@@ -129,7 +129,7 @@ export class IngestThread {
   /**
    * The turn of a write of the event loop's connection (write-turn.ts): none needed while this
    * thread writes nothing (undefined), else a promise resolved once its writes under way are done. An
-   * ingest gives the event loop a turn between its slices (src/store/ports/sources-plan.ts), where the
+   * ingest gives the event loop a turn between its slices (src/store/ports/ingest-slice.ts), where the
    * waiting writes run: they wait for the slice under way, not for the whole ingest.
    */
   writeGate(): Promise<void> | undefined {

@@ -23,7 +23,7 @@ register();
 await runPreloads();
 const { SqliteStore } = await import('./index.ts');
 
-// One message, one transaction: the main thread sizes the slices (src/store/ports/sources-plan.ts).
+// One message, one transaction: the main thread cuts the slices (src/store/ports/ingest-slice.ts).
 // SQLite's own busy handler sleeps ever longer (up to 100 ms a try) while another connection holds the
 // write lock; this thread waits in steps of 1 ms instead, up to workerData.busyTimeoutMs, so a slice starts
 // as soon as the service's own short writes (poll records, embeddings) are done.

@@ -22,8 +22,9 @@ import type {
   UrgencySetting,
 } from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
-import { ingestInSlices, patiently, runSteps, TEXTLESS_KEY, type SliceOptions } from '../ports/sources-plan.js';
-import { ingestSlice, type SliceRows } from '../ports/ingest-slice.js';
+import { TEXTLESS_KEY } from '../ports/sources-plan.js';
+import { ingestInSlices, ingestSlice, patiently, type SliceOptions, type SliceRows } from '../ports/ingest-slice.js';
+import { runSteps } from '../../runtime/steps.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 
@@ -128,7 +129,7 @@ export class SqliteSources implements SourceStore {
     /** The store's insert, synchronous, joining the caller's transaction. */
     insertNow: (articles: NewArticle[], at: number | (() => number)) => StoredArticle[],
     private readonly rule: NearDuplicateRule,
-    /** The slices of ingestItems (default INGEST_SLICE_ITEMS, src/store/ports/sources-plan.ts). */
+    /** The slices of ingestItems (default INGEST_SLICE_ITEMS, src/store/ports/ingest-slice.ts). */
     private readonly slices: SliceOptions = {},
   ) {
     this.st = {
