@@ -319,19 +319,20 @@ export interface WebhookAttempt {
   pausedReason: string | null;
 }
 
+/** What `webhooks.add` stores: the endpoint, its filter and its sealed secret. */
+export interface NewWebhook {
+  id: string;
+  accountId: string;
+  url: string;
+  tickers: string[] | null;
+  /** With `tickers`: the least relevance (null or absent: the contract's default). */
+  minRelevance?: number | null;
+  secret: string;
+}
+
 export interface WebhookStore {
   /** The new endpoint's cursor is the end of the feed at commit: every article stored after it is delivered. */
-  add(
-    e: {
-      id: string;
-      accountId: string;
-      url: string;
-      tickers: string[] | null;
-      minRelevance?: number | null;
-      secret: string;
-    },
-    now: number,
-  ): Promise<WebhookEndpoint>;
+  add(e: NewWebhook, now: number): Promise<WebhookEndpoint>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
   /** In creation order. */
   list(accountId?: string): Promise<WebhookEndpoint[]>;

@@ -5,7 +5,7 @@
  * slice is a generator of steps (src/runtime/steps.ts): SQLite drives it synchronously, PostgreSQL
  * awaits each step. The slicing of a large ingest (INGEST_SLICE_ITEMS) is here too.
  */
-import type { LRUCache } from 'lru-cache';
+import { LRUCache } from 'lru-cache';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { DuplicateReason, ItemOutcome, NearDuplicateRule, NewArticle, SourcedItem } from './index.js';
 import {
@@ -47,6 +47,9 @@ export interface SliceRows {
   /** Carrier records (existing pairs are kept): [article id, source, url, reason], in order. */
   insertCarriers(rows: [string, string, string | null, DuplicateReason | null][], now: number): Rows<void>;
 }
+
+/** The candidates' content cache of one store (an article's content never changes; a few MB at most). */
+export const contentCache = (): LRUCache<string, string> => new LRUCache<string, string>({ max: 16_384 });
 
 export interface SliceContext {
   rows: SliceRows;

@@ -19,9 +19,8 @@ import type {
 import { SourceExistsError } from '../ports/errors.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import { TEXTLESS_KEY } from '../ports/sources-plan.js';
-import { ingestInSlices, ingestSlice, type SliceOptions, type SliceRows } from '../ports/ingest-slice.js';
+import { contentCache, ingestInSlices, ingestSlice, type SliceOptions, type SliceRows } from '../ports/ingest-slice.js';
 import { runStepsAsync } from '../../runtime/steps.js';
-import { LRUCache } from 'lru-cache';
 import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
@@ -95,12 +94,9 @@ export const IDENTITY_MIGRATION = `
   UPDATE articles SET source = NULL WHERE source IS NOT NULL AND source !~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
   UPDATE articles SET url = NULL WHERE url IS NOT NULL AND (length(url) > 2000 OR url !~ '^https?://\\S+$');`;
 
-/** Candidates' content kept per store (a few MB at most). */
-const CONTENTS_KEPT = 16_384;
-
 export class PgSources implements SourceStore {
   /** Recent articles' content by id (an article's content never changes): candidates are read once. */
-  private readonly contents = new LRUCache<string, string>({ max: CONTENTS_KEPT });
+  private readonly contents = contentCache();
 
   constructor(
     private readonly db: Db,

@@ -3,7 +3,7 @@
  * delivers an endpoint at a time; FOR UPDATE SKIP LOCKED: claimers never wait on each other; a lease
  * that is not renewed expires and another instance takes the endpoint over).
  */
-import type { WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
+import type { NewWebhook, WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
 import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
 import type { Db } from './db.js';
 
@@ -35,17 +35,7 @@ export const WEBHOOKS_MIGRATION = `
 export class PgWebhooks implements WebhookStore {
   constructor(private readonly db: Db) {}
 
-  async add(
-    e: {
-      id: string;
-      accountId: string;
-      url: string;
-      tickers: string[] | null;
-      minRelevance?: number | null;
-      secret: string;
-    },
-    now: number,
-  ): Promise<WebhookEndpoint> {
+  async add(e: NewWebhook, now: number): Promise<WebhookEndpoint> {
     const rows = await this.db.query<WebhookRow>(
       `INSERT INTO webhook_endpoints (id, account_id, url, tickers, min_relevance, secrets, cursor, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, (SELECT coalesce(max(seq), 0) FROM articles), $7) RETURNING ${WEBHOOK_COLUMNS}`,

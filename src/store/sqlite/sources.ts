@@ -5,7 +5,6 @@
  * articles port's insert (articles.ts: ids, received_at and commit order as every other insert).
  */
 import type Database from 'better-sqlite3';
-import { LRUCache } from 'lru-cache';
 import { writeTurn } from './write-turn.js';
 import type { StoredArticle } from '../../domain/articles.js';
 import type {
@@ -23,7 +22,14 @@ import type {
 } from '../ports/index.js';
 import { SourceExistsError } from '../ports/errors.js';
 import { TEXTLESS_KEY } from '../ports/sources-plan.js';
-import { ingestInSlices, ingestSlice, patiently, type SliceOptions, type SliceRows } from '../ports/ingest-slice.js';
+import {
+  contentCache,
+  ingestInSlices,
+  ingestSlice,
+  patiently,
+  type SliceOptions,
+  type SliceRows,
+} from '../ports/ingest-slice.js';
 import { runSteps } from '../../runtime/steps.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
@@ -104,9 +110,6 @@ export const IDENTITY_MIGRATION = `
   UPDATE articles SET url = NULL
     WHERE url IS NOT NULL AND (length(url) > 2000 OR NOT (url GLOB 'http://?*' OR url GLOB 'https://?*') OR url GLOB '*[ ' || char(9) || char(10) || char(13) || ']*');`;
 
-/** Candidates' content kept per store (a few MB at most). */
-const CONTENTS_KEPT = 16_384;
-
 /**
  * Where the slices of an ingest and the record of a poll run instead of this connection: the service's
  * ingest thread (ingest-thread.ts), off the event loop. Work asked for inside a transaction of this
@@ -120,7 +123,7 @@ export interface SourcesWriter {
 export class SqliteSources implements SourceStore {
   private readonly st;
   /** Recent articles' content by id (an article's content never changes): candidates are read once. */
-  private readonly contents = new LRUCache<string, string>({ max: CONTENTS_KEPT });
+  private readonly contents = contentCache();
   private readonly rows: SliceRows;
   private writer: SourcesWriter | undefined;
 

@@ -4,7 +4,7 @@
  * an endpoint the service holds). Every write is one IMMEDIATE transaction.
  */
 import type Database from 'better-sqlite3';
-import type { WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
+import type { NewWebhook, WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
 import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
 import { writeTurn } from './write-turn.js';
 
@@ -73,17 +73,7 @@ export class SqliteWebhooks implements WebhookStore {
     };
   }
 
-  async add(
-    e: {
-      id: string;
-      accountId: string;
-      url: string;
-      tickers: string[] | null;
-      minRelevance?: number | null;
-      secret: string;
-    },
-    now: number,
-  ): Promise<WebhookEndpoint> {
+  async add(e: NewWebhook, now: number): Promise<WebhookEndpoint> {
     await writeTurn(this.db);
     this.db
       .transaction(() =>
