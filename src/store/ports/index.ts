@@ -2,6 +2,7 @@
 import type { Tier, Urgency, ArticleSentiment } from '../../contract/index.js';
 import type { AccountRecord } from '../../domain/tiers.js';
 import type { StoredArticle, TickerInput } from '../../domain/articles.js';
+import type { components } from '../../../generated/openapi.js';
 
 export interface KeyRecord {
   keyId: string;
@@ -141,6 +142,12 @@ export interface SourceRecord {
   etag: string | null;
   lastModified: string | null;
   lastPollAt: string | null;
+  /** The last poll that succeeded (ok or not modified). */
+  lastOkAt: string | null;
+  /** The first failed poll of the current run of failures; null once a poll succeeds. */
+  failingSince: string | null;
+  /** The last poll that stored at least one new article. */
+  lastArticleAt: string | null;
   lastStatus: number | null;
   lastError: string | null;
   nextPollAt: string | null;
@@ -352,6 +359,60 @@ export interface WebhookStore {
   recordAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean>;
 }
 
+/** Why a status component is not operational (the contract's StatusCause). */
+export type StatusCause = components['schemas']['StatusCause'];
+
+/** An incident as stored: opened automatically for a component, or an operator's note. Times are epoch ms. */
+export interface IncidentRecord {
+  id: number;
+  /** `rest`, `stream`, `webhooks`, `search`, `source:<name>`, or `service` (a note about all of it). */
+  component: string;
+  kind: 'automatic' | 'note';
+  cause: StatusCause;
+  /** An operator's note; null for an automatic incident. */
+  message: string | null;
+  startedAt: number;
+  endedAt: number | null;
+}
+
+/**
+ * What the public status page is built from, shared by every instance (src/status): the minutes some
+ * instance was running, each instance's live figures per minute, the incidents, and the last report
+ * built (one row: every instance serves the same one).
+ */
+export interface StatusStore {
+  /** Records that an instance ran during `minute` (epoch minutes); several instances record it once. */
+  markMinute(minute: number): Promise<void>;
+  /** Recorded minutes per UTC day (epoch days) from `sinceDay` on, by day; days with none are absent. */
+  minutesByDay(sinceDay: number): Promise<{ day: number; minutes: number }[]>;
+  /** Sets (replaces) an instance's figures of one minute: opaque JSON text to the store. */
+  putSample(instance: string, minute: number, sample: string): Promise<void>;
+  /** Every instance's samples from `sinceMinute` on, by minute. */
+  samples(sinceMinute: number): Promise<{ instance: string; minute: number; sample: string }[]>;
+  /**
+   * Opens an automatic incident for `component` unless one is open (at most one open automatic incident
+   * per component, across processes); true when this call opened it.
+   */
+  open(component: string, cause: StatusCause, at: number): Promise<boolean>;
+  /** Ends the open automatic incident of `component` at `at`; true when there was one. */
+  close(component: string, at: number): Promise<boolean>;
+  /** Adds an operator's note (an incident of kind `note`, open until resolved). */
+  note(component: string, message: string, at: number): Promise<IncidentRecord>;
+  /** Ends the open note `id`, or every open note; the notes ended. */
+  resolve(at: number, id?: number): Promise<IncidentRecord[]>;
+  /** Incidents open now or ended at or after `sinceMs`, newest start first (id breaks ties, higher first). */
+  incidents(sinceMs: number): Promise<IncidentRecord[]>;
+  /** The last report published, if any. */
+  report(): Promise<{ generatedAt: number; body: string } | undefined>;
+  /**
+   * Publishes a report if the stored one is still the one generated at `previous` (null: none stored):
+   * true when it was written, false when another instance published first.
+   */
+  publish(body: string, generatedAt: number, previous: number | null): Promise<boolean>;
+  /** Drops minutes, samples and ended incidents older than `beforeMs` (the 90-day history). */
+  prune(beforeMs: number): Promise<void>;
+}
+
 export type { Freshness, FreshnessOptions, FollowHooks, StoreChanges, WakeSubscription } from './changes.js';
 import type { StoreChanges } from './changes.js';
 
@@ -362,6 +423,7 @@ export interface StorePorts {
   readonly vectors: VectorStore;
   readonly sources: SourceStore;
   readonly webhooks: WebhookStore;
+  readonly status: StatusStore;
 }
 
 /**

@@ -112,6 +112,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the status of the service
+         * @description Whether the news is flowing: the overall state, each component (REST, stream, webhooks, search)
+         *     and each source by its public name, live figures, 90 days of history and the incidents. Public:
+         *     no key, never rate limited, no rate-limit headers. The same report is served as a web page at
+         *     `/status` (HTML, readable without JavaScript, refreshing itself).
+         *
+         *     The report is a snapshot refreshed every few seconds (`generated_at`), shared by every
+         *     instance of the service: two instances answer the same report. It never names an internal
+         *     address, host, token or error text: a failure is told by its cause class.
+         *
+         *     A component is `degraded` while a rule of its own fails (REST: the database is failing or more
+         *     than 1% of the answers of the last 5 minutes were server errors; stream: the same database rule,
+         *     or an ingest → stream delay p99 over 5 seconds in the last 5 minutes; webhooks: the database
+         *     rule; search: the index is loading or the embedder failing; a source: its last poll failed).
+         *     The overall state is `outage` when the database is failing or every source is, `degraded` when
+         *     any component or source is, else `operational`. A component that turns `degraded` opens an
+         *     automatic incident, closed when it recovers; operators add notes of their own.
+         *
+         */
+        get: operations["getServiceStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     article: {
@@ -300,6 +336,108 @@ export interface components {
              */
             period_end: string | null;
         };
+        /**
+         * @description `outage`: no news flows; `degraded`: some does not, or late; `operational`: all is well.
+         * @enum {string}
+         */
+        StatusState: "operational" | "degraded" | "outage";
+        /**
+         * @description Why a component is degraded: the database failing; server errors above 1% of REST answers; an
+         *     ingest → stream delay p99 over 5 seconds; the search index loading; the embedder failing; a source
+         *     not answering, answering an error status, or sending what is not a feed; an operator's note.
+         *
+         * @enum {string}
+         */
+        StatusCause: "database_unavailable" | "server_errors" | "slow_delivery" | "index_loading" | "embedder_unavailable" | "source_unreachable" | "source_error_status" | "source_unreadable" | "operator_note";
+        StatusComponent: {
+            /** @enum {string} */
+            id: "rest" | "stream" | "webhooks" | "search";
+            name: string;
+            state: components["schemas"]["StatusState"];
+            /** @description Why it is not operational; null when it is. */
+            cause: components["schemas"]["StatusCause"] | null;
+        };
+        SourceStatus: {
+            /** @description The source's public name, as in an article's `source`. */
+            name: string;
+            /** @enum {string} */
+            state: "operational" | "degraded" | "paused";
+            cause: components["schemas"]["StatusCause"] | null;
+            /**
+             * Format: date-time
+             * @description When a poll last stored a new article from it.
+             */
+            last_article_at: string | null;
+            /** Format: date-time */
+            last_poll_ok_at: string | null;
+            /**
+             * Format: date-time
+             * @description The start of the current run of failed polls; null when its last poll succeeded.
+             */
+            failing_since: string | null;
+            /** Format: int32 */
+            poll_interval_seconds: number;
+        };
+        /** @description Milliseconds (the upper bound of the histogram bucket); null with no sample in the interval. */
+        Percentiles: {
+            p50: number | null;
+            p99: number | null;
+        };
+        StatusFigures: {
+            /** @description From an article's `received_at` to its delivery on the stream. */
+            stream_delay_ms: {
+                last_5m: components["schemas"]["Percentiles"];
+                last_hour: components["schemas"]["Percentiles"];
+            };
+            articles_per_minute: {
+                last_5m: number;
+                last_hour: number;
+            };
+            rest_p99_ms: {
+                last_5m: number | null;
+                last_hour: number | null;
+            };
+        };
+        StatusHistory: {
+            /** @description A component id, or `source:` and a source's name. */
+            component: string;
+            name: string;
+            /** @description The last 90 UTC days, oldest first. */
+            days: {
+                /** Format: date */
+                date: string;
+                /** @description Share of the day's minutes the component was operational; null before the service ran. */
+                operational: number | null;
+            }[];
+        };
+        StatusIncident: {
+            id: string;
+            /** @description A component id, `source:` and a source's name, or `service` (a note about all of it). */
+            component: string;
+            /** @enum {string} */
+            kind: "automatic" | "note";
+            cause: components["schemas"]["StatusCause"];
+            /** @description An operator's note; null for an automatic incident. */
+            message: string | null;
+            /** Format: date-time */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description Null while it lasts.
+             */
+            ended_at: string | null;
+        };
+        StatusReport: {
+            state: components["schemas"]["StatusState"];
+            /** Format: date-time */
+            generated_at: string;
+            components: components["schemas"]["StatusComponent"][];
+            sources: components["schemas"]["SourceStatus"][];
+            figures: components["schemas"]["StatusFigures"];
+            history: components["schemas"]["StatusHistory"][];
+            /** @description Open incidents and those that ended in the last 90 days, newest first. */
+            incidents: components["schemas"]["StatusIncident"][];
+        };
         /** @description An error, as an RFC 9457 problem details object. */
         Problem: {
             /**
@@ -357,6 +495,15 @@ export interface components {
          *     counted, so no rate-limit headers.
          *      */
         UsageBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The status report takes no parameters; any query parameter is answered with this problem. */
+        StatusBadRequest: {
             headers: {
                 [name: string]: unknown;
             };
@@ -562,6 +709,8 @@ export interface components {
          * @example "max";r=59;t=42
          */
         RateLimit: string;
+        /** @description The report is the same for everyone and changes every few seconds. */
+        "Cache-Control-Status": "public, max-age=5";
         /**
          * @description `<next>; rel="next"`, the same link as the body's `next`, when it is not null.
          * @example </v1/news?limit=50&after=01M7Z87BJ3K8W3Q2ZP7R9T4V6X>; rel="next"
@@ -742,6 +891,28 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getServiceStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status report. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-Status"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatusReport"];
+                };
+            };
+            400: components["responses"]["StatusBadRequest"];
         };
     };
     receiveArticle: {
