@@ -41,6 +41,7 @@ export function watchedStore(health: DependencyHealth, store: Store): Store {
     vectors: watch(store.vectors),
     sources: watch(store.sources),
     webhooks: watch(store.webhooks),
+    status: watch(store.status),
     changes: store.changes,
     transaction: (fn) => top.transaction(fn),
     ping: () => top.ping(),

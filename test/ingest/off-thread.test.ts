@@ -193,7 +193,15 @@ describe('the ingest thread: same outcomes as ingesting on the event loop, witho
           ingested: 1,
           deduplicated: 1,
         });
-        expect(await store.sources.get('w')).toMatchObject({ itemsSeen: 2, itemsIngested: 1, itemsDeduplicated: 1 });
+        const polledAt = new Date(1_800_000_000_000).toISOString();
+        expect(await store.sources.get('w')).toMatchObject({
+          itemsSeen: 2,
+          itemsIngested: 1,
+          itemsDeduplicated: 1,
+          lastOkAt: polledAt,
+          failingSince: null,
+          lastArticleAt: polledAt,
+        });
         other.exec('BEGIN IMMEDIATE');
         const held = store.sources.ingestItems(
           [sourcedArticle('w', 'two', article('a story that finds the lock held too long'))],

@@ -112,6 +112,9 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
         etag: null,
         lastModified: null,
         lastPollAt: null,
+        lastOkAt: null,
+        failingSince: null,
+        lastArticleAt: null,
         lastStatus: null,
         lastError: null,
         nextPollAt: null,
@@ -284,6 +287,43 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
         itemsIngested: 4,
         itemsDeduplicated: 3,
       });
+    },
+  );
+
+  test(
+    'poll records',
+    'recordPoll keeps the last ok poll, the start of the run of failures and the last poll that stored an article',
+    async () => {
+      const s = await open();
+      await s.sources.add(src('a'), T0);
+      const at = (ms: number) => new Date(ms).toISOString();
+      const times = async () => {
+        const r = (await s.sources.get('a'))!;
+        return { lastOkAt: r.lastOkAt, failingSince: r.failingSince, lastArticleAt: r.lastArticleAt };
+      };
+      await s.sources.recordPoll('a', 'me', poll({ at: T0 + 1000, seen: 2, ingested: 0, deduplicated: 2 }));
+      expect(await times()).toEqual({ lastOkAt: at(T0 + 1000), failingSince: null, lastArticleAt: null });
+      await s.sources.recordPoll('a', 'me', poll({ at: T0 + 2000, seen: 1, ingested: 1 }));
+      expect(await times()).toEqual({ lastOkAt: at(T0 + 2000), failingSince: null, lastArticleAt: at(T0 + 2000) });
+      // A failure starts the run; the next one continues it (its start stays); the last ok poll is kept.
+      await s.sources.recordPoll('a', 'me', poll({ at: T0 + 3000, status: 503, error: 'http: 503', failures: 1 }));
+      expect(await times()).toEqual({
+        lastOkAt: at(T0 + 2000),
+        failingSince: at(T0 + 3000),
+        lastArticleAt: at(T0 + 2000),
+      });
+      await s.sources.recordPoll('a', 'me', poll({ at: T0 + 4000, status: null, error: 'timeout: 10 s', failures: 2 }));
+      expect(await times()).toEqual({
+        lastOkAt: at(T0 + 2000),
+        failingSince: at(T0 + 3000),
+        lastArticleAt: at(T0 + 2000),
+      });
+      // A success (here: not modified, nothing new) ends the run.
+      await s.sources.recordPoll('a', 'me', poll({ at: T0 + 5000, status: 304 }));
+      expect(await times()).toEqual({ lastOkAt: at(T0 + 5000), failingSince: null, lastArticleAt: at(T0 + 2000) });
+      // A new run of failures starts at its own first failure.
+      await s.sources.recordPoll('a', 'me', poll({ at: T0 + 6000, status: 500, error: 'http: 500', failures: 1 }));
+      expect(await times()).toMatchObject({ lastOkAt: at(T0 + 5000), failingSince: at(T0 + 6000) });
     },
   );
 

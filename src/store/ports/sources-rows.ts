@@ -11,6 +11,9 @@ export interface SourceRow {
   etag: string | null;
   last_modified: string | null;
   last_poll_at: number | string | null;
+  last_ok_at: number | string | null;
+  failing_since: number | string | null;
+  last_article_at: number | string | null;
   last_status: number | null;
   last_error: string | null;
   next_poll_at: number | string | null;
@@ -23,7 +26,7 @@ export interface SourceRow {
 
 /** Columns of SourceRow, for SELECT and RETURNING lists. */
 export const SOURCE_COLUMNS =
-  'name, url, every_ms, urgency, paused, created_at, etag, last_modified, last_poll_at, last_status, last_error, next_poll_at, failures, min_interval_ms, items_seen, items_ingested, items_deduplicated';
+  'name, url, every_ms, urgency, paused, created_at, etag, last_modified, last_poll_at, last_ok_at, failing_since, last_article_at, last_status, last_error, next_poll_at, failures, min_interval_ms, items_seen, items_ingested, items_deduplicated';
 
 const iso = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 const num = (v: number | string | null) => (v === null ? null : Number(v));
@@ -39,6 +42,9 @@ export function toSource(r: SourceRow): SourceRecord {
     etag: r.etag,
     lastModified: r.last_modified,
     lastPollAt: iso(r.last_poll_at),
+    lastOkAt: iso(r.last_ok_at),
+    failingSince: iso(r.failing_since),
+    lastArticleAt: iso(r.last_article_at),
     lastStatus: r.last_status,
     lastError: r.last_error,
     nextPollAt: iso(r.next_poll_at),

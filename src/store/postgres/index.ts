@@ -17,6 +17,7 @@ import { PgArticles } from './articles.js';
 import { pgChanges } from './changes.js';
 import { checkSchema, createPool, DEFAULTS, PoolDb, type Db, type PgOptions } from './db.js';
 import { LATEST_VERSION, migrate } from './migrations.js';
+import { PgStatus } from './status.js';
 import { PgVectors } from './vectors.js';
 import { PgWebhooks } from './webhooks.js';
 
@@ -38,6 +39,7 @@ class PgPorts implements StoreTx {
   readonly vectors: PgVectors;
   readonly sources: PgSources;
   readonly webhooks: PgWebhooks;
+  readonly status: PgStatus;
 
   constructor(
     protected readonly db: Db,
@@ -48,6 +50,7 @@ class PgPorts implements StoreTx {
     this.vectors = new PgVectors(db);
     this.sources = new PgSources(db, nearRule);
     this.webhooks = new PgWebhooks(db);
+    this.status = new PgStatus(db);
   }
 
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {

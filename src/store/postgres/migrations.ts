@@ -9,6 +9,7 @@
 import pg from 'pg';
 import { checkSchema, connectionString, DEFAULTS, LOCK } from './db.js';
 import { IDENTITY_MIGRATION, SOURCES_MIGRATION } from './sources.js';
+import { STATUS_MIGRATION } from './status.js';
 import { WEBHOOKS_MIGRATION } from './webhooks.js';
 
 export const MIGRATIONS: readonly string[] = [
@@ -90,6 +91,9 @@ export const MIGRATIONS: readonly string[] = [
    UPDATE articles SET tickers = (
      SELECT jsonb_agg('{"relevance": 1}'::jsonb || e ORDER BY n)::text FROM jsonb_array_elements(articles.tickers::jsonb) WITH ORDINALITY AS x(e, n))
    WHERE tickers <> '[]' AND tickers NOT LIKE '%"relevance"%';`,
+  // 8: the public status page (contract 1.3.0): a source's last ok poll, failing since and last new
+  // article; the status tables (status.ts). Idempotent.
+  STATUS_MIGRATION,
 ];
 
 export const LATEST_VERSION = MIGRATIONS.length;

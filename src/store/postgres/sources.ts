@@ -179,8 +179,12 @@ export class PgSources implements SourceStore {
     // Every number within the bounds of the record (bigint, integer), whoever computed it (sources-rows.ts).
     const o = boundedPollOutcome(outcome);
     await this.db.query(
+      // A poll without an error is an ok one; one with an error starts a run of failures or continues it.
       `UPDATE sources SET
          last_poll_at = $3, last_status = $4, last_error = $5, etag = $6, last_modified = $7,
+         last_ok_at = CASE WHEN $5::text IS NULL THEN $3::bigint ELSE last_ok_at END,
+         failing_since = CASE WHEN $5::text IS NULL THEN NULL ELSE coalesce(failing_since, $3::bigint) END,
+         last_article_at = CASE WHEN $12::bigint > 0 THEN $3::bigint ELSE last_article_at END,
          next_poll_at = $8, failures = $9, min_interval_ms = $10,
          items_seen = items_seen + $11, items_ingested = items_ingested + $12, items_deduplicated = items_deduplicated + $13,
          lease_owner = CASE WHEN lease_owner = $2 THEN NULL ELSE lease_owner END,

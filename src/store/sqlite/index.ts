@@ -4,7 +4,7 @@
  * which SQLite assigns in commit order.
  *
  * A record of ports on one connection (db.ts), one file per port: accounts.ts, articles.ts, vectors.ts,
- * sources.ts, webhooks.ts; the change signal in changes.ts, the schema in migrations.ts.
+ * sources.ts, webhooks.ts, status.ts; the change signal in changes.ts, the schema in migrations.ts.
  */
 import type Database from 'better-sqlite3';
 import type { Store, StoreChanges, StoreTx } from '../ports/index.js';
@@ -15,6 +15,7 @@ import { sqliteChanges } from './changes.js';
 import { openDatabase, type OpenOptions } from './db.js';
 import { writeTurn } from './write-turn.js';
 import { SqliteSources } from './sources.js';
+import { SqliteStatus } from './status.js';
 import { SqliteVectors } from './vectors.js';
 import { SqliteWebhooks } from './webhooks.js';
 import { ingestOffThread, type IngestThread } from './ingest-thread.js';
@@ -31,6 +32,7 @@ export class SqliteStore implements Store {
   readonly vectors: SqliteVectors;
   readonly sources: SqliteSources;
   readonly webhooks: SqliteWebhooks;
+  readonly status: SqliteStatus;
   readonly changes: StoreChanges;
   /** The service's ingest thread (ingest-thread.ts), or none. */
   private readonly ingestThread: IngestThread | undefined;
@@ -49,6 +51,7 @@ export class SqliteStore implements Store {
       options.ingestSlices,
     );
     this.webhooks = new SqliteWebhooks(db);
+    this.status = new SqliteStatus(db);
     this.changes = sqliteChanges(db, file);
     // The service: ingestion's SQLite work on the ingest thread (ingest-thread.ts), off the event loop.
     if (options.ingestOffThread && file !== ':memory:' && options.nearRule === undefined) {

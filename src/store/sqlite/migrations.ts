@@ -1,6 +1,7 @@
 /** The SQLite schema, in order: `PRAGMA user_version` counts the migrations applied. */
 import type Database from 'better-sqlite3';
 import { IDENTITY_MIGRATION, SOURCES_MIGRATION } from './sources.js';
+import { STATUS_TABLES } from './status.js';
 import { WEBHOOKS_MIGRATION } from './webhooks.js';
 
 /** One step of the schema: SQL, or a function where a step must look first (SQLite has no ADD COLUMN IF NOT EXISTS). */
@@ -101,6 +102,16 @@ export const MIGRATIONS: readonly Migration[] = [
     addColumn(db, 'webhook_endpoints', 'min_relevance', 'REAL');
     db.exec(`UPDATE articles SET tickers = (SELECT json_group_array(json_insert(j.value, '$.relevance', 1)) FROM json_each(articles.tickers) j)
                WHERE tickers <> '[]'`);
+  },
+  // The public status page (contract 1.3.0): a source's last ok poll, the start of its run of failures
+  // and its last new article, and the status tables (status.ts). A source polled before has its last
+  // poll as its last ok one, or, failing, as the start of its run (the earliest failure known). Idempotent.
+  (db) => {
+    for (const column of ['last_ok_at', 'failing_since', 'last_article_at'])
+      addColumn(db, 'sources', column, 'INTEGER');
+    db.exec(`UPDATE sources SET last_ok_at = last_poll_at WHERE last_ok_at IS NULL AND last_error IS NULL AND last_poll_at IS NOT NULL;
+             UPDATE sources SET failing_since = last_poll_at WHERE failing_since IS NULL AND last_error IS NOT NULL;`);
+    db.exec(STATUS_TABLES);
   },
 ];
 

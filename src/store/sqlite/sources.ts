@@ -153,9 +153,13 @@ export class SqliteSources implements SourceStore {
          ORDER BY coalesce(next_poll_at, 0), rowid LIMIT ?`,
       ),
       lease: db.prepare('UPDATE sources SET lease_owner = ?, lease_until = ? WHERE name = ?'),
+      // A poll without an error is an ok one; one with an error starts a run of failures or continues it.
       record: db.prepare(
         `UPDATE sources SET
            last_poll_at = @at, last_status = @status, last_error = @error, etag = @etag, last_modified = @lastModified,
+           last_ok_at = CASE WHEN @error IS NULL THEN @at ELSE last_ok_at END,
+           failing_since = CASE WHEN @error IS NULL THEN NULL ELSE coalesce(failing_since, @at) END,
+           last_article_at = CASE WHEN @ingested > 0 THEN @at ELSE last_article_at END,
            next_poll_at = @nextPollAt, failures = @failures, min_interval_ms = @minIntervalMs,
            items_seen = items_seen + @seen, items_ingested = items_ingested + @ingested,
            items_deduplicated = items_deduplicated + @deduplicated,
