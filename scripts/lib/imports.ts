@@ -27,6 +27,7 @@ export const LAYERS: Record<string, number> = {
   mock: 4,
   sources: 4,
   webhooks: 4,
+  status: 4,
   server: 5,
   cli: 5,
 };

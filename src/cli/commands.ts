@@ -19,6 +19,7 @@ const OPTIONS = {
   urgency: { type: 'string' },
   tickers: { type: 'string' },
   'min-relevance': { type: 'string' },
+  component: { type: 'string' },
 } as const;
 export type OptionName = keyof typeof OPTIONS;
 
@@ -268,6 +269,32 @@ export const commands: CommandSpec[] = [
     details:
       "From this process, whatever the endpoint's state; its cursor does not move. Exit 1 when the answer is not 2xx.",
     args: [{ name: 'id' }],
+    options: ['json'],
+  },
+  {
+    name: 'status note',
+    synopsis: ['<message> [--component <component>] [--json]'],
+    summary: 'an operator note on the public status page (until resolved)',
+    details:
+      'One line of up to 500 characters, shown on /status and /v1/status by every instance within a few seconds.\n--component: service (default), rest, stream, webhooks, search, or source:<name> of a registered source.',
+    args: [{ name: 'message' }],
+    options: ['component', 'json'],
+  },
+  {
+    name: 'status resolve',
+    synopsis: ['[<id>] [--json]'],
+    summary: 'end an open note (inc_12), or every open note',
+    details: 'A resolved note stays in the incident history of the status page (90 days).',
+    args: [{ name: 'id', optional: true }],
+    options: ['json'],
+  },
+  {
+    name: 'status show',
+    synopsis: ['[--json]'],
+    summary: 'the status report the running instances serve now',
+    details:
+      'The overall state, each component and source, and the open incidents; --json: the report as /v1/status answers it.',
+    args: [],
     options: ['json'],
   },
   {

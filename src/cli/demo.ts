@@ -85,6 +85,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
     console.log(
       JSON.stringify({
         url: svc.url,
+        status_page: `${svc.url}/status`,
         articles: articles.length,
         keys,
         sources: sources.map((x) => ({ name: x.name, url: x.url, every_ms: DEMO_POLL_MS })),
@@ -102,6 +103,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
       `  curl -s -H "X-API-Key: ${keys.max!.key}" "${svc.url}/v1/news/search?q=central+bank+tightening&limit=3"`,
     );
     console.log(`  curl -s -H "X-API-Key: ${keys.starter!.key}" "${svc.url}/v1/account/usage"`);
+    console.log(`\nStatus page (no key; the same report as JSON at /v1/status): ${svc.url}/status`);
     const g = limits.ipGuard;
     console.log(
       `\nThe IP guard (${g.distinctKeys} different keys from one address within ${g.windowMs / 1000} s block it for ${g.blockMs / 60_000} minutes)`,
@@ -123,6 +125,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
     console.log(`  DATA_DIR=${config.dataDir} npx fns sources list`);
     console.log(`  DATA_DIR=${config.dataDir} npx fns sources add my-wire https://example.com/markets.rss --every 30s`);
     console.log(`  echo '{"content":"FLASH: hello stream"}' | DATA_DIR=${config.dataDir} npx fns articles ingest -`);
+    console.log(`  DATA_DIR=${config.dataDir} npx fns status note "Harbor Wire is late today; we are on it"`);
     console.log('\nCtrl+C to stop.');
   }
   const stop = async () => {

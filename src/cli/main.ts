@@ -404,6 +404,23 @@ async function webhooksCommand(run: CommandRun): Promise<number | 'running'> {
   );
 }
 
+async function statusCommand(run: CommandRun): Promise<number | 'running'> {
+  const { config, args, json, str, command } = run;
+  const { runStatusCommand } = await import('./status.js');
+  const { openStore } = await import('../store/index.js');
+  await noteDemo(config, command.name);
+  return runStatusCommand(
+    command.name.slice('status '.length) as 'note',
+    args,
+    { json, component: str('component') },
+    {
+      out,
+      now: Date.now,
+      openStore: () => openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } }),
+    },
+  );
+}
+
 /** Each command's handler, by its name (`fns help` lists them). */
 const HANDLERS: Record<string, (run: CommandRun) => Promise<number | 'running'>> = {
   serve: serveCommand,
@@ -433,6 +450,9 @@ const HANDLERS: Record<string, (run: CommandRun) => Promise<number | 'running'>>
   'webhooks resume': webhooksCommand,
   'webhooks rotate-secret': webhooksCommand,
   'webhooks send-test': webhooksCommand,
+  'status note': statusCommand,
+  'status resolve': statusCommand,
+  'status show': statusCommand,
 };
 
 /** Runs one command line; the exit code, or 'running' for a service that stops on a signal. */

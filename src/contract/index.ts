@@ -118,6 +118,13 @@ export const problems = {
 } as const;
 export type ProblemKind = keyof typeof problems;
 
+export type StatusReport = components['schemas']['StatusReport'];
+/** The status report examples of the contract (the mock serves them), by name. */
+export const statusExamples = {
+  operational: ex.StatusOperational.value as StatusReport,
+  sourceFailing: ex.StatusSourceFailing.value as StatusReport,
+};
+
 export interface ParameterSpec {
   name: string;
   required: boolean;

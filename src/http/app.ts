@@ -17,6 +17,7 @@ import { createOperationChain, OPERATION_PATHS, type Locals, type OperationId } 
 import { contractApp, contractFallbacks, JSON_TYPE, sendJson, sendProblem } from './problem.js';
 import { FirstPageCache, pageOf, type Page } from './list-cache.js';
 import { linkHeader, listNext, listParams, relevanceOf, searchNext } from './paging.js';
+import { mountStatus, STATUS_PATHS, type StatusSource } from './status.js';
 
 export interface ArchiveSearch {
   /**
@@ -47,9 +48,11 @@ export interface AppDeps extends AuthDeps {
   feedWake?: WakeSubscription;
   /** When the caches must look again (default: `changes.freshness`). */
   freshness?: Freshness;
+  /** The public status report (`/v1/status`, `/status`), when the instance runs a status board. */
+  status?: StatusSource;
 }
 
-const OPERATION_PATHS_LIST = Object.values(OPERATION_PATHS);
+const KNOWN_PATHS = [...Object.values(OPERATION_PATHS), ...Object.values(STATUS_PATHS)];
 
 /** A NewsList page: the cached or fresh head of the body, then `next` (and its `Link` header). */
 function sendPage(res: express.Response, page: Page, next: string | null): void {
@@ -163,7 +166,8 @@ export function createApp(deps: AppDeps): express.Express {
     sendJson(res, 200, usageOf(account!, deps.clock()));
   });
 
-  app.use(...contractFallbacks(OPERATION_PATHS_LIST, ''));
+  if (deps.status) mountStatus(app, deps.status, deps.validateResponses);
+  app.use(...contractFallbacks(KNOWN_PATHS, ''));
 
   return app;
 }

@@ -66,9 +66,9 @@ export interface Metrics {
 export const PREFIX = 'fns_';
 
 /** Latency buckets (seconds): sub-millisecond REST reads up to slow searches. */
-const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 /** Delivery lag buckets (seconds): the goal is well under 1 s from receipt to the client. */
-const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+export const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const registry = new Registry();

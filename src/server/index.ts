@@ -27,6 +27,7 @@ import { closeServer, createListeners, listen } from './listeners.js';
 import { openServiceState } from './state.js';
 import { openServiceStore } from './store.js';
 import { startPoller, startWebhooks } from './workers.js';
+import { StatusBoard } from '../status/index.js';
 
 export { READINESS_CACHE_MS } from './admin.js';
 export { WOKEN_FEED_POLL_MS } from './changes.js';
@@ -49,6 +50,8 @@ export interface RunningService {
   webhooks?: WebhookDispatcher;
   /** The admin listener (/healthz, /readyz, /metrics) when ADMIN_PORT is set. */
   adminUrl?: string;
+  /** The public status report this instance serves (`/status`, `/v1/status`). */
+  status: StatusBoard;
   close(): Promise<void>;
 }
 
@@ -68,6 +71,8 @@ export interface ServiceOptions {
   dependencyHoldMs?: number;
   /** Deliver webhooks from this process (default true; leases keep one instance per endpoint). */
   webhooks?: boolean;
+  /** How old the shared status report may get before an instance builds the next (default 5 s). */
+  statusRefreshMs?: number;
 }
 
 export function embedderFor(config: Config): ClosableEmbedder {
@@ -128,6 +133,19 @@ export async function startService(config: Config, options: ServiceOptions = {})
     persistDir: join(config.dataDir, 'search-index'),
   });
   const worker = new EmbeddingWorker(store.vectors, embedder, { log: log.child({ component: 'embedding' }) });
+  const status = new StatusBoard({
+    status: store.status,
+    sources: store.sources,
+    metrics,
+    instanceState: async () => ({
+      seq: await opened.articles.latestSeq(),
+      databaseFailing: health.failure('database') !== undefined,
+      indexLoading: !index.ready,
+    }),
+    clock,
+    log: log.child({ component: 'status' }),
+    ...(options.statusRefreshMs ? { refreshMs: options.statusRefreshMs } : {}),
+  });
   const { server, stream } = createListeners({
     config,
     store,
@@ -139,6 +157,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     metrics,
     feedWake,
     feedPollMs,
+    status,
   });
   state.onLeaseLost((connectionId) => stream.drop(connectionId, 'stream slot lease lost'));
   metrics.collectFrom({
@@ -151,6 +170,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const url = await listen(server, config);
   await stream.ready;
   await worker.start();
+  await status.start();
   // The archive's vectors load in the background: the service answers at once, search once the index is ready.
   const searchReady = index.start();
   searchReady.catch(() => {});
@@ -184,6 +204,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     stream,
     metrics,
     logger,
+    status,
     ...(admin ? { adminUrl: admin.url } : {}),
     ...(poller ? { poller } : {}),
     ...(webhooks ? { webhooks } : {}),
@@ -192,6 +213,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await poller?.stop();
       await webhooks?.stop();
       await admin?.close();
+      await status.stop();
       await stream.close();
       await worker.stop();
       await index.close();

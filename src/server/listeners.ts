@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { livePrefix } from '../auth/prefix.js';
 import type { Config } from '../config/index.js';
 import { createApp, type ArchiveSearch } from '../http/app.js';
+import type { StatusSource } from '../http/status.js';
 import { createHttpServer } from '../http/server.js';
 import type { OpsLogger } from '../ops/logger.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -30,10 +31,11 @@ export interface ListenerDeps {
   metrics: Metrics;
   feedWake: WakeSubscription | undefined;
   feedPollMs: number;
+  status: StatusSource;
 }
 
 export function createListeners(deps: ListenerDeps): { server: Server; stream: StreamHandle } {
-  const { config, store, state, search, clock, log, logger, metrics, feedWake, feedPollMs } = deps;
+  const { config, store, state, search, clock, log, logger, metrics, feedWake, feedPollMs, status } = deps;
   const app = createApp({
     accounts: store.accounts,
     articles: store.articles,
@@ -46,6 +48,7 @@ export function createListeners(deps: ListenerDeps): { server: Server; stream: S
     trustProxy: config.trustProxy,
     validateResponses: config.validateResponses,
     observe: createRequestObserver({ logger, metrics }),
+    status,
     // The key and first-page caches look at the store again on the next request after a commit.
     ...(feedWake ? { feedWake } : {}),
   });

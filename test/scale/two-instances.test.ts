@@ -10,7 +10,7 @@ import { missingEngines } from './engines.js';
 import { createKey, deployment, streamOutcome, type Deployment, type Instance } from './support.js';
 import { until } from '../support/wait.js';
 
-const TESTS = 5;
+const TESTS = 6;
 /** The stream address of an instance. */
 const ws = (i: Instance) => `${i.url.replace(/^http/, 'ws')}${streamAddress}`;
 const missing = await missingEngines('test/scale/two-instances.test.ts', TESTS);
@@ -76,6 +76,22 @@ describe.skipIf(missing.length > 0)('two instances on PostgreSQL and Redis', () 
     onA.ws.close();
     onB.ws.close();
   });
+
+  it('serves the same status report from both, an operator note included', async () => {
+    const note = d.fns(['status', 'note', 'Harbor Wire is late today; we are on it', '--json']);
+    expect(note.status, note.stderr).toBe(0);
+    const id = JSON.parse(note.stdout).id as string;
+    let bodies: string[] = [];
+    const same = async () => {
+      bodies = await Promise.all([a, b].map(async (i) => (await fetch(`${i.url}/v1/status`)).text()));
+      return bodies[0] === bodies[1] && bodies[0]!.includes(id);
+    };
+    await until(same, 'both instances to serve one report with the note', 20_000, 100);
+    const report = JSON.parse(bodies[0]!);
+    expect(report.incidents).toContainEqual(expect.objectContaining({ id, kind: 'note', ended_at: null }));
+    const resolved = d.fns(['status', 'resolve', id]);
+    expect(resolved.status, resolved.stderr).toBe(0);
+  }, 30_000);
 
   it('frees the slot of an instance killed with SIGKILL within 30 s', async () => {
     const { key, key_id } = createKey(d, 'pro');

@@ -57,6 +57,9 @@ describe.each([
       expect(found.query).toBe('rate decision');
       const usage = await fns.getAccountUsage();
       expect(usage.tier).toBe('max');
+      const status = await fns.getServiceStatus();
+      expect(status.components.map((c) => c.id)).toEqual(['rest', 'stream', 'webhooks', 'search']);
+      expect(['operational', 'degraded', 'outage']).toContain(status.state);
     });
 
     it('turns a problem into FnsProblem with the contract text', async () => {

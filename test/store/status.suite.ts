@@ -238,25 +238,31 @@ export function describeStatusStore(name: string, h: StatusHarness): number {
     expect(await fresh.status.report()).toBeUndefined();
   });
 
-  test('prune', 'drops minutes, samples and ended incidents older than beforeMs; open ones stay', async () => {
-    const s = await open();
-    const cut = T0 + 30 * 1000;
-    // Minute M0 starts before the cut, M0 + 1 after it.
-    for (const m of [M0 - DAY_MINUTES, M0, M0 + 1]) {
-      await s.status.markMinute(m);
-      await s.status.putSample('i-a', m, `s${m}`);
-    }
-    await s.status.open('rest', 'server_errors', T0 - DAY_MINUTES * MINUTE);
-    await s.status.close('rest', cut - 1);
-    await s.status.open('stream', 'slow_delivery', T0 - DAY_MINUTES * MINUTE);
-    await s.status.close('stream', cut);
-    await s.status.open('search', 'index_loading', T0 - DAY_MINUTES * MINUTE);
-    await s.status.note('service', 'still open', T0 - DAY_MINUTES * MINUTE);
-    await s.status.prune(cut);
-    expect(await s.status.minutesByDay(0)).toEqual([{ day: Math.floor((M0 + 1) / DAY_MINUTES), minutes: 1 }]);
-    expect((await s.status.samples(0)).map((r) => r.minute)).toEqual([M0 + 1]);
-    expect((await s.status.incidents(0)).map((i) => i.component).sort()).toEqual(['search', 'service', 'stream']);
-  });
+  test(
+    'prune',
+    'drops minutes and ended incidents older than beforeMs, samples older than samplesBeforeMs; open ones stay',
+    async () => {
+      const s = await open();
+      const cut = T0 + 30 * 1000;
+      // Minute M0 starts before the cut, M0 + 1 after it.
+      for (const m of [M0 - DAY_MINUTES, M0, M0 + 1]) {
+        await s.status.markMinute(m);
+        await s.status.putSample('i-a', m, `s${m}`);
+      }
+      await s.status.open('rest', 'server_errors', T0 - DAY_MINUTES * MINUTE);
+      await s.status.close('rest', cut - 1);
+      await s.status.open('stream', 'slow_delivery', T0 - DAY_MINUTES * MINUTE);
+      await s.status.close('stream', cut);
+      await s.status.open('search', 'index_loading', T0 - DAY_MINUTES * MINUTE);
+      await s.status.note('service', 'still open', T0 - DAY_MINUTES * MINUTE);
+      await s.status.prune(cut, (M0 - 10) * MINUTE);
+      expect(await s.status.minutesByDay(0)).toEqual([{ day: Math.floor((M0 + 1) / DAY_MINUTES), minutes: 1 }]);
+      expect((await s.status.samples(0)).map((r) => r.minute)).toEqual([M0, M0 + 1]);
+      await s.status.prune(cut, cut);
+      expect((await s.status.samples(0)).map((r) => r.minute)).toEqual([M0 + 1]);
+      expect((await s.status.incidents(0)).map((i) => i.component).sort()).toEqual(['search', 'service', 'stream']);
+    },
+  );
 
   for (const [group, tests] of groups)
     registerStoreTests(`status (${name}): ${group}`, tests, h, () => opened.closeAll(), { timeout: 60_000 });

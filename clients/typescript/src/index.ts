@@ -19,6 +19,7 @@ import {
   type RestOptions,
   type SearchNewsParams,
   type SearchResults,
+  type StatusReport,
   type Usage,
 } from './rest.js';
 import { stream, type StreamMessage, type StreamOptions } from './stream.js';
@@ -32,6 +33,7 @@ export type {
   RestOptions,
   SearchNewsParams,
   SearchResults,
+  StatusReport,
   Usage,
 } from './rest.js';
 export { reconnectDelayMs, type StreamEvent, type StreamMessage, type StreamOptions } from './stream.js';
@@ -93,6 +95,11 @@ export class FnsClient {
   /** `GET /v1/account/usage`: the key's tier, rate limit and billing period end. */
   getAccountUsage(): Promise<Usage> {
     return getJson<Usage>(this.options, '/v1/account/usage');
+  }
+
+  /** `GET /v1/status`: whether the news is flowing (public: not counted against the key's limit). */
+  getServiceStatus(): Promise<StatusReport> {
+    return getJson<StatusReport>(this.options, '/v1/status');
   }
 
   /** The live stream as an async iterable (pro and max); see `StreamOptions`. */

@@ -6,6 +6,7 @@ export type Article = components['schemas']['Article'];
 export type NewsList = components['schemas']['NewsList'];
 export type SearchResults = components['schemas']['SearchResults'];
 export type Usage = components['schemas']['Usage'];
+export type StatusReport = components['schemas']['StatusReport'];
 export type ListNewsParams = NonNullable<operations['listNews']['parameters']['query']>;
 export type SearchNewsParams = operations['searchNews']['parameters']['query'];
 

@@ -409,8 +409,8 @@ export interface StatusStore {
    * true when it was written, false when another instance published first.
    */
   publish(body: string, generatedAt: number, previous: number | null): Promise<boolean>;
-  /** Drops minutes, samples and ended incidents older than `beforeMs` (the 90-day history). */
-  prune(beforeMs: number): Promise<void>;
+  /** Drops recorded minutes and ended incidents older than `beforeMs` (the history), samples older than `samplesBeforeMs`. */
+  prune(beforeMs: number, samplesBeforeMs: number): Promise<void>;
 }
 
 export type { Freshness, FreshnessOptions, FollowHooks, StoreChanges, WakeSubscription } from './changes.js';

@@ -154,11 +154,11 @@ export class PgStatus implements StatusStore {
     return rows.length > 0;
   }
 
-  async prune(beforeMs: number): Promise<void> {
+  async prune(beforeMs: number, samplesBeforeMs: number): Promise<void> {
     const minute = firstMinuteFrom(beforeMs);
     await this.db.tx(async (db) => {
       await db.query('DELETE FROM status_minutes WHERE minute < $1', [minute]);
-      await db.query('DELETE FROM status_samples WHERE minute < $1', [minute]);
+      await db.query('DELETE FROM status_samples WHERE minute < $1', [firstMinuteFrom(samplesBeforeMs)]);
       await db.query('DELETE FROM status_incidents WHERE ended_at < $1', [bound(beforeMs)]);
     });
   }

@@ -149,13 +149,13 @@ export class SqliteStatus implements StatusStore {
     return r.changes > 0;
   }
 
-  async prune(beforeMs: number): Promise<void> {
+  async prune(beforeMs: number, samplesBeforeMs: number): Promise<void> {
     await writeTurn(this.db);
     const minute = firstMinuteFrom(beforeMs);
     this.db
       .transaction(() => {
         this.st.pruneMinutes.run(minute);
-        this.st.pruneSamples.run(minute);
+        this.st.pruneSamples.run(firstMinuteFrom(samplesBeforeMs));
         this.st.pruneIncidents.run(bound(beforeMs));
       })
       .immediate();

@@ -1,0 +1,41 @@
+/**
+ * The public status routes: `GET /v1/status` (the contract's getServiceStatus) and `GET /status` (the
+ * same report as a web page). No key, never rate limited, served from the board's last report in
+ * memory: a request never touches the store.
+ */
+import type express from 'express';
+import { parameterReader, queryOf, readQuery } from './parameters.js';
+import { sendJsonText, sendProblem } from './problem.js';
+import { createResponseCheck } from './response-check.js';
+
+export interface StatusSource {
+  json(): string;
+  html(): string;
+}
+
+export const STATUS_PATHS = { json: '/v1/status', page: '/status' } as const;
+
+/** The report is the same for everyone and changes every few seconds. */
+const CACHE_CONTROL = 'public, max-age=5';
+
+export function mountStatus(app: express.Express, status: StatusSource, validateResponses: boolean): void {
+  const readParams = parameterReader('getServiceStatus');
+  const check = validateResponses ? createResponseCheck() : undefined;
+  app.get(STATUS_PATHS.json, (req, res) => {
+    if (check)
+      res.locals.checkResponse = (code: number, type: string, body: unknown) =>
+        check('getServiceStatus', code, type, body);
+    const params = readParams(readQuery(queryOf(req.url)));
+    if (!params.ok) return sendProblem(res, 'invalidParameter', params.detail);
+    res.setHeader('Cache-Control', CACHE_CONTROL);
+    sendJsonText(res, 200, status.json());
+  });
+  app.get(STATUS_PATHS.page, (_req, res) => {
+    const html = status.html();
+    res.status(200);
+    res.setHeader('Cache-Control', CACHE_CONTROL);
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(html));
+    res.end(html);
+  });
+}

@@ -1,0 +1,172 @@
+/**
+ * The status board of one instance: every few seconds it stores its own figures, and the instance
+ * whose turn it is (the stored report is older than the refresh period) opens and closes incidents and
+ * publishes a new report; every instance serves the last report published, from memory. So a request
+ * never queries the store, and every instance answers the same report.
+ */
+import { randomUUID } from 'node:crypto';
+import { errorText, type Log } from '../domain/log.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { IncidentRecord, SourceStore, StatusStore } from '../store/ports/index.js';
+import { renderStatusPage } from './page.js';
+import { buildReport, degradedNow, liveState, type StoredSample } from './report.js';
+import { COMPONENT_NAMES, componentCauses, dayOf, HISTORY_DAYS, sourceStatus, type StatusReport } from './rules.js';
+import { MinuteSampler, type InstanceState, type MinuteSample } from './sample.js';
+
+export interface StatusBoardDeps {
+  status: StatusStore;
+  sources: Pick<SourceStore, 'list'>;
+  metrics: Pick<Metrics, 'registry'>;
+  /** What the instance knows now (the change feed's position, failing dependencies, the search index). */
+  instanceState: () => Promise<InstanceState>;
+  clock: () => number;
+  log: Log;
+  /** How old the published report may get before an instance builds the next (default 5 s). */
+  refreshMs?: number;
+  /** How often the instance looks at the stored report (default 1 s). */
+  tickMs?: number;
+}
+
+const DAY_MS = 86_400_000;
+/** Samples are kept for the last hour's figures, and a little more. */
+const SAMPLES_KEPT_MS = 2 * 3_600_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+/** The report an instance serves while the store cannot be read at all: an outage of everything. */
+function unreachableReport(now: number): StatusReport {
+  const ids = Object.keys(COMPONENT_NAMES) as (keyof typeof COMPONENT_NAMES)[];
+  return {
+    state: 'outage',
+    generated_at: new Date(now).toISOString(),
+    components: ids.map((id) => ({ id, name: COMPONENT_NAMES[id], state: 'degraded', cause: 'database_unavailable' })),
+    sources: [],
+    figures: {
+      stream_delay_ms: { last_5m: { p50: null, p99: null }, last_hour: { p50: null, p99: null } },
+      articles_per_minute: { last_5m: 0, last_hour: 0 },
+      rest_p99_ms: { last_5m: null, last_hour: null },
+    },
+    history: [],
+    incidents: [],
+  };
+}
+
+export class StatusBoard {
+  private readonly instance = randomUUID();
+  private readonly sampler: MinuteSampler;
+  private readonly refreshMs: number;
+  private body: string | undefined;
+  private page: { body: string; html: string } | undefined;
+  private lastSampleAt = -Infinity;
+  private lastPruneAt = -Infinity;
+  private failing = false;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly deps: StatusBoardDeps) {
+    this.sampler = new MinuteSampler(deps.metrics);
+    this.refreshMs = deps.refreshMs ?? 5_000;
+  }
+
+  /** Takes the first turn (so the report is there when the service answers), then one every tick. */
+  async start(): Promise<void> {
+    await this.tick();
+    this.timer = setInterval(() => void this.tick(), this.deps.tickMs ?? 1_000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** The report as JSON text (GET /v1/status). */
+  json(): string {
+    return this.body ?? JSON.stringify(unreachableReport(this.deps.clock()));
+  }
+
+  /** The report as a web page (GET /status), rendered once per report. */
+  html(): string {
+    const body = this.json();
+    if (this.page?.body !== body)
+      this.page = {
+        body,
+        html: renderStatusPage(JSON.parse(body), { refreshSeconds: Math.max(1, Math.round(this.refreshMs / 1000)) }),
+      };
+    return this.page.html;
+  }
+
+  /** One turn; never two at once, never throws (a failing store is logged once and the last report kept). */
+  tick(): Promise<void> {
+    this.running ??= this.turn()
+      .then(() => {
+        if (this.failing) this.deps.log.info({}, 'status report refreshed again');
+        this.failing = false;
+      })
+      .catch((e) => {
+        if (!this.failing)
+          this.deps.log.warn({ err: errorText(e) }, 'status report not refreshed; serving the last one');
+        this.failing = true;
+        this.body ??= JSON.stringify(unreachableReport(this.deps.clock()));
+      })
+      .finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async turn(): Promise<void> {
+    const { status } = this.deps;
+    const now = this.deps.clock();
+    if (now - this.lastSampleAt >= this.refreshMs) {
+      const minute = Math.floor(now / 60_000);
+      const sample = await this.sampler.read(minute, now, await this.deps.instanceState());
+      await status.putSample(this.instance, minute, JSON.stringify(sample));
+      await status.markMinute(minute);
+      this.lastSampleAt = now;
+    }
+    const stored = await status.report();
+    if (stored && now - stored.generatedAt < this.refreshMs) {
+      this.body = stored.body;
+      return;
+    }
+    const body = JSON.stringify(await this.build(now));
+    if (await status.publish(body, now, stored?.generatedAt ?? null)) this.body = body;
+    else this.body = (await status.report())?.body ?? body;
+    if (now - this.lastPruneAt >= PRUNE_EVERY_MS) {
+      this.lastPruneAt = now;
+      await status.prune(now - (HISTORY_DAYS + 1) * DAY_MS, now - SAMPLES_KEPT_MS);
+    }
+  }
+
+  private async build(now: number): Promise<StatusReport> {
+    const { status } = this.deps;
+    const samples: StoredSample[] = (await status.samples(Math.floor(now / 60_000) - 60)).map((s) => ({
+      instance: s.instance,
+      minute: s.minute,
+      sample: JSON.parse(s.sample) as MinuteSample,
+    }));
+    const sources = await this.deps.sources.list();
+    const since = now - HISTORY_DAYS * DAY_MS;
+    let incidents = await status.incidents(since);
+    const degraded = degradedNow(componentCauses(liveState(samples, now)), sources.map(sourceStatus), now);
+    if (await this.syncIncidents(incidents, degraded, now)) incidents = await status.incidents(since);
+    const recorded = new Map(
+      (await status.minutesByDay(dayOf(now) - HISTORY_DAYS)).map(({ day, minutes }) => [day, minutes] as const),
+    );
+    return buildReport({ sources, samples, recorded, incidents }, now);
+  }
+
+  /** Opens an incident for what turned degraded, closes those that recovered; true when anything changed. */
+  private async syncIncidents(
+    incidents: readonly IncidentRecord[],
+    degraded: ReadonlyMap<string, { cause: IncidentRecord['cause']; since: number }>,
+    now: number,
+  ): Promise<boolean> {
+    const open = new Set(incidents.filter((i) => i.kind === 'automatic' && i.endedAt === null).map((i) => i.component));
+    let changed = false;
+    for (const [component, { cause, since }] of degraded)
+      if (!open.has(component))
+        changed = (await this.deps.status.open(component, cause, Math.min(since, now))) || changed;
+    for (const component of open)
+      if (!degraded.has(component)) changed = (await this.deps.status.close(component, now)) || changed;
+    return changed;
+  }
+}

@@ -1,0 +1,3 @@
+/** The public status page: the board each instance runs, and the report's rules (src/status/rules.ts). */
+export { StatusBoard, type StatusBoardDeps } from './board.js';
+export type { StatusReport } from './rules.js';

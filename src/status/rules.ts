@@ -1,0 +1,167 @@
+/**
+ * The status rules, pure (the clock is a parameter): when a component or a source is degraded and why,
+ * the overall state, percentiles from histogram buckets and the daily share of operational minutes.
+ * openapi.yaml (getServiceStatus) states the same rules for the reader.
+ */
+import type { components } from '../../generated/openapi.js';
+import type { IncidentRecord, SourceRecord, StatusCause } from '../store/ports/index.js';
+
+export type StatusReport = components['schemas']['StatusReport'];
+export type StatusState = components['schemas']['StatusState'];
+export type ComponentId = components['schemas']['StatusComponent']['id'];
+export type SourceStatus = components['schemas']['SourceStatus'];
+export type Percentiles = components['schemas']['Percentiles'];
+
+export const COMPONENT_NAMES: Record<ComponentId, string> = {
+  rest: 'REST API',
+  stream: 'Stream',
+  webhooks: 'Webhooks',
+  search: 'Search',
+};
+
+export const MINUTE_MS = 60_000;
+export const DAY_MINUTES = 1440;
+export const HISTORY_DAYS = 90;
+/** Server errors above this share of the REST answers of the last 5 minutes degrade REST. */
+export const SERVER_ERROR_SHARE = 0.01;
+/** Fewer answers than this in 5 minutes never degrade REST by their errors (one 500 of three is noise). */
+export const SERVER_ERROR_MIN_ANSWERS = 20;
+/** An ingest → stream delay p99 over this (last 5 minutes) degrades the stream. */
+export const SLOW_DELIVERY_MS = 5_000;
+
+/** What the instances report now, merged: the inputs of the component rules. */
+export interface LiveState {
+  databaseFailing: boolean;
+  embedderFailing: boolean;
+  /** Some running instance's search index is still loading. */
+  indexLoading: boolean;
+  restAnswers: number;
+  restServerErrors: number;
+  /** Ingest → stream delay p99 of the last 5 minutes (ms), null without deliveries. */
+  delayP99Ms: number | null;
+}
+
+/** Each component's cause of degradation, or null when it is operational. */
+export function componentCauses(live: LiveState): Record<ComponentId, StatusCause | null> {
+  const database: StatusCause | null = live.databaseFailing ? 'database_unavailable' : null;
+  const serverErrors =
+    live.restAnswers >= SERVER_ERROR_MIN_ANSWERS && live.restServerErrors / live.restAnswers > SERVER_ERROR_SHARE;
+  const slow = live.delayP99Ms !== null && live.delayP99Ms > SLOW_DELIVERY_MS;
+  return {
+    rest: database ?? (serverErrors ? 'server_errors' : null),
+    stream: database ?? (slow ? 'slow_delivery' : null),
+    webhooks: database,
+    search: live.indexLoading ? 'index_loading' : live.embedderFailing ? 'embedder_unavailable' : null,
+  };
+}
+
+/**
+ * The cause class of a source's last failed poll, from its recorded error (`<kind>: <message>`, see
+ * src/sources/poll-record.ts); only the class leaves the service, never the message.
+ */
+export function pollFailureCause(error: string): StatusCause {
+  const kind = error.split(':')[0]!;
+  if (kind === 'http') return 'source_error_status';
+  if (kind === 'parse' || kind === 'charset' || kind === 'too-large') return 'source_unreadable';
+  if (kind === 'store') return 'database_unavailable';
+  if (kind === 'internal') return 'server_errors';
+  return 'source_unreachable';
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A source as the status page shows it: public name, state, times; never its address or error text. */
+export function sourceStatus(s: SourceRecord): SourceStatus {
+  const failing = !s.paused && s.failingSince !== null && s.lastError !== null;
+  return {
+    name: s.name,
+    state: s.paused ? 'paused' : failing ? 'degraded' : 'operational',
+    cause: failing ? pollFailureCause(s.lastError!) : null,
+    last_article_at: s.lastArticleAt,
+    last_poll_ok_at: s.lastOkAt,
+    failing_since: s.paused ? null : s.failingSince,
+    poll_interval_seconds: Math.max(1, Math.min(86_400, Math.round(s.everyMs / 1000))),
+  };
+}
+
+/** `outage` when the database fails or every polled source does; `degraded` when anything is; else `operational`. */
+export function overallState(
+  causes: Record<ComponentId, StatusCause | null>,
+  sources: readonly SourceStatus[],
+): StatusState {
+  const polled = sources.filter((s) => s.state !== 'paused');
+  const allSourcesFail = polled.length > 0 && polled.every((s) => s.state === 'degraded');
+  if (causes.rest === 'database_unavailable' || allSourcesFail) return 'outage';
+  const anyDegraded = Object.values(causes).some((c) => c !== null) || polled.some((s) => s.state === 'degraded');
+  return anyDegraded ? 'degraded' : 'operational';
+}
+
+/**
+ * The `q` quantile of a histogram: the upper bound (in the bounds' unit) of the bucket it falls in;
+ * `counts[i]` counts observations up to `bounds[i]`, the last entry those above every bound (reported as
+ * the largest bound). Null with no observation.
+ */
+export function quantile(counts: readonly number[], bounds: readonly number[], q: number): number | null {
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  const rank = q * total;
+  let seen = 0;
+  for (let i = 0; i < counts.length; i++) {
+    seen += counts[i]!;
+    if (seen >= rank) return bounds[Math.min(i, bounds.length - 1)]!;
+  }
+  return bounds[bounds.length - 1]!;
+}
+
+export function percentiles(counts: readonly number[], bounds: readonly number[]): Percentiles {
+  return { p50: quantile(counts, bounds, 0.5), p99: quantile(counts, bounds, 0.99) };
+}
+
+/** The UTC day (epoch days) of an instant. */
+export const dayOf = (ms: number): number => Math.floor(ms / (DAY_MINUTES * MINUTE_MS));
+
+/** Minutes of [from, to) covered by the automatic incidents given (overlaps counted once). */
+function incidentMinutes(incidents: readonly IncidentRecord[], from: number, to: number, now: number): number {
+  const spans = incidents
+    .map((i) => [Math.max(from, i.startedAt), Math.min(to, i.endedAt ?? now)] as const)
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  let covered = 0;
+  let end = from;
+  for (const [a, b] of spans) {
+    if (b <= end) continue;
+    covered += b - Math.max(a, end);
+    end = b;
+  }
+  return covered / MINUTE_MS;
+}
+
+/**
+ * One component's last 90 UTC days, oldest first: the share of the day's minutes it was operational.
+ * A day's minutes are those elapsed (up to now), or on the first recorded day those recorded (the
+ * service started that day); a minute no instance recorded counts as not operational; null before the
+ * first recorded day.
+ */
+export function historyDays(
+  recorded: ReadonlyMap<number, number>,
+  incidents: readonly IncidentRecord[],
+  now: number,
+): { date: string; operational: number | null }[] {
+  const today = dayOf(now);
+  const first = Math.min(...recorded.keys());
+  const days: { date: string; operational: number | null }[] = [];
+  for (let day = today - HISTORY_DAYS + 1; day <= today; day++) {
+    const start = day * DAY_MINUTES * MINUTE_MS;
+    const date = iso(start).slice(0, 10);
+    if (!(day >= first)) {
+      days.push({ date, operational: null });
+      continue;
+    }
+    const end = Math.min(now, start + DAY_MINUTES * MINUTE_MS);
+    const ran = recorded.get(day) ?? 0;
+    const minutes = day === first ? Math.max(1, ran) : Math.max(1, (end - start) / MINUTE_MS);
+    const up = Math.min(ran, minutes) - incidentMinutes(incidents, start, end, now);
+    days.push({ date, operational: Math.round(Math.max(0, Math.min(1, up / minutes)) * 10_000) / 10_000 });
+  }
+  return days;
+}

@@ -1,0 +1,171 @@
+/**
+ * The status page in a real browser (Debian's Chromium through playwright-core, JavaScript off), on a
+ * running service polling two sources: when one stops answering, its row and the overall state turn
+ * degraded within one poll interval plus a few seconds and an incident opens; when it answers again
+ * the row is operational and the incident has ended. The page asks nothing of anything but the service.
+ * Screenshots of both moments go to artifacts/screenshots/ (git-ignored), kept by CI as artifacts.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.js';
+import { startService, type RunningService } from '../../src/server/index.js';
+import { sqliteFile } from '../../src/store/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import type { StatusReport } from '../../src/status/index.js';
+import { TrigramEmbedder } from '../support/service.js';
+import { repoRoot } from '../support/specs.js';
+import { until } from '../support/wait.js';
+
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const shots = join(repoRoot, 'artifacts', 'screenshots');
+const POLL_MS = 1_000;
+/** The rule: degraded within one poll interval plus a few seconds (the report is refreshed every second here). */
+const DEGRADED_WITHIN_MS = POLL_MS + 8_000;
+
+/** A feed publisher that answers a small RSS document, or 503 while `failing`. */
+function feedServer(): { server: Server; url: (path: string) => string; failing: Set<string> } {
+  const failing = new Set<string>();
+  const server = createServer((req, res) => {
+    if (failing.has(req.url ?? '')) return void res.writeHead(503).end('down for maintenance at 10.1.2.3');
+    const item = `<item><guid>${req.url}-1</guid><title>Acme Corp beats quarterly estimates</title></item>`;
+    res.writeHead(200, { 'Content-Type': 'application/rss+xml' });
+    res.end(`<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>${item}</channel></rss>`);
+  });
+  server.listen(0, '127.0.0.1');
+  return { server, failing, url: (path) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}` };
+}
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let svc: RunningService;
+let feeds: ReturnType<typeof feedServer>;
+let dataDir: string;
+const external: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(executablePath))
+    throw new Error(
+      `Chromium not found at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
+    );
+  feeds = feedServer();
+  await new Promise((r) => feeds.server.once('listening', r));
+  dataDir = mkdtempSync(join(tmpdir(), 'fns-status-page-'));
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', FEED_ALLOW_PRIVATE: 'true' });
+  const store = new SqliteStore(sqliteFile(config));
+  for (const name of ['harbor-wire', 'summit-wire'])
+    await store.sources.add({ name, url: feeds.url(`/${name}`), everyMs: POLL_MS, urgency: 'auto' }, Date.now());
+  await store.close();
+  svc = await startService(config, { embedder: new TrigramEmbedder(), statusRefreshMs: 1_000, log: () => {} });
+  browser = await chromium.launch({
+    executablePath,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
+  context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1200, height: 1600 } });
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(svc.url)) return route.continue();
+    external.push(url);
+    return route.abort('internetdisconnected');
+  });
+  page = await context.newPage();
+  mkdirSync(shots, { recursive: true });
+}, 60_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await svc?.close();
+  feeds?.server.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function report(): Promise<StatusReport> {
+  return (await fetch(`${svc.url}/v1/status`)).json() as Promise<StatusReport>;
+}
+
+/** The page as a reader sees it: reloaded, the text of the source's row and of the incidents section. */
+async function look(): Promise<{ banner: string; row: string; incidents: string }> {
+  await page.goto(`${svc.url}/status`, { waitUntil: 'load' });
+  const row = (await page.locator('tr', { hasText: 'harbor-wire' }).first().innerText()).toLowerCase();
+  const incidents = (
+    await page.locator('section', { has: page.getByRole('heading', { name: 'Incidents' }) }).innerText()
+  ).toLowerCase();
+  const banner = (await page.locator('main').innerText()).toLowerCase().split('\n').slice(0, 4).join(' ');
+  return { banner, row, incidents };
+}
+
+describe('the status page shows a source failing and recovering', () => {
+  it('starts operational once both sources have been polled and the search index has loaded', async () => {
+    await until(async () => (await report()).state === 'operational', 'the overall state operational', 20_000, 100);
+    await until(async () => (await look()).row.includes('operational'), 'the harbor-wire row operational', 20_000, 200);
+    expect(await page.getByRole('heading', { level: 1 }).count()).toBe(1);
+  }, 60_000);
+
+  it('turns the row and the overall state degraded within one poll interval plus a few seconds, and opens an incident', async () => {
+    const failedAt = Date.now();
+    feeds.failing.add('/harbor-wire');
+    await until(
+      async () => (await report()).state === 'degraded',
+      'the overall state degraded',
+      DEGRADED_WITHIN_MS,
+      100,
+    );
+    expect(Date.now() - failedAt).toBeLessThan(DEGRADED_WITHIN_MS);
+    const json = await report();
+    expect(json.sources.find((s) => s.name === 'harbor-wire')).toMatchObject({
+      state: 'degraded',
+      cause: 'source_error_status',
+    });
+    expect(json.incidents.find((i) => i.component === 'source:harbor-wire')).toMatchObject({
+      kind: 'automatic',
+      ended_at: null,
+    });
+    const seen = await look();
+    expect(seen.banner).toContain('degraded');
+    expect(seen.row).toContain('degraded');
+    expect(seen.incidents).toContain('harbor-wire');
+    expect(seen.incidents).toContain('ongoing');
+    await page.screenshot({ path: join(shots, 'status-source-failing.png'), fullPage: true });
+  }, 30_000);
+
+  it('closes the incident when the source answers again', async () => {
+    feeds.failing.delete('/harbor-wire');
+    await until(
+      async () => (await report()).state === 'operational',
+      'the overall state operational again',
+      40_000,
+      200,
+    );
+    const json = await report();
+    const incident = json.incidents.find((i) => i.component === 'source:harbor-wire');
+    expect(incident?.ended_at).not.toBeNull();
+    const seen = await look();
+    expect(seen.row).toContain('operational');
+    expect(seen.incidents).toContain('harbor-wire');
+    expect(seen.incidents).not.toContain('ongoing');
+    await page.screenshot({ path: join(shots, 'status-source-recovered.png'), fullPage: true });
+  }, 60_000);
+
+  it('asked nothing of any address but the service, and shows no internal address or error text', async () => {
+    expect(external).toEqual([]);
+    const html = await (await fetch(`${svc.url}/status`)).text();
+    const body = JSON.stringify(await report());
+    for (const text of [html, body]) {
+      expect(text).not.toContain('127.0.0.1');
+      expect(text).not.toContain('10.1.2.3');
+      expect(text).not.toMatch(/maintenance|https?:\/\//);
+    }
+  });
+});

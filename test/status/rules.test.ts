@@ -1,0 +1,286 @@
+/** The status rules (src/status/rules.ts, report.ts): pure, the clock given. */
+import { describe, expect, it } from 'vitest';
+import {
+  componentCauses,
+  historyDays,
+  overallState,
+  pollFailureCause,
+  quantile,
+  sourceStatus,
+  type LiveState,
+} from '../../src/status/rules.js';
+import { buildReport, liveState, type StoredSample } from '../../src/status/report.js';
+import { DELAY_BOUNDS_MS, REST_BOUNDS_MS, type MinuteSample } from '../../src/status/sample.js';
+import type { IncidentRecord, SourceRecord } from '../../src/store/ports/index.js';
+
+const DAY = 86_400_000;
+const NOW = Date.parse('2026-11-27T12:00:00Z');
+const TODAY = Math.floor(NOW / DAY);
+
+const calm: LiveState = {
+  databaseFailing: false,
+  embedderFailing: false,
+  indexLoading: false,
+  restAnswers: 1000,
+  restServerErrors: 0,
+  delayP99Ms: 50,
+};
+
+function source(over: Partial<SourceRecord> = {}): SourceRecord {
+  return {
+    name: 'Market-Wire',
+    url: 'http://10.0.0.7:8080/private/feed?token=secret',
+    everyMs: 30_000,
+    urgency: 'auto',
+    paused: false,
+    createdAt: '2026-11-01T00:00:00.000Z',
+    etag: null,
+    lastModified: null,
+    lastPollAt: '2026-11-27T11:59:50.000Z',
+    lastStatus: 200,
+    lastError: null,
+    nextPollAt: null,
+    failures: 0,
+    minIntervalMs: null,
+    itemsSeen: 10,
+    itemsIngested: 10,
+    itemsDeduplicated: 0,
+    lastOkAt: '2026-11-27T11:59:50.000Z',
+    failingSince: null,
+    lastArticleAt: '2026-11-27T11:50:00.000Z',
+    ...over,
+  };
+}
+
+function sample(over: Partial<MinuteSample> = {}): MinuteSample {
+  return {
+    rest: new Array(REST_BOUNDS_MS.length + 1).fill(0),
+    restServerErrors: 0,
+    delay: new Array(DELAY_BOUNDS_MS.length + 1).fill(0),
+    seq: 100,
+    at: NOW - 1000,
+    databaseFailing: false,
+    indexLoading: false,
+    embedderErrors: 0,
+    ...over,
+  };
+}
+
+const incident = (over: Partial<IncidentRecord>): IncidentRecord => ({
+  id: 1,
+  component: 'rest',
+  kind: 'automatic',
+  cause: 'server_errors',
+  message: null,
+  startedAt: NOW - 3_600_000,
+  endedAt: null,
+  ...over,
+});
+
+describe('a component is degraded while its own rule fails', () => {
+  it('is operational when every rule holds', () => {
+    expect(componentCauses(calm)).toEqual({ rest: null, stream: null, webhooks: null, search: null });
+  });
+
+  it('a failing database degrades REST, the stream and the webhooks, not search', () => {
+    expect(componentCauses({ ...calm, databaseFailing: true })).toEqual({
+      rest: 'database_unavailable',
+      stream: 'database_unavailable',
+      webhooks: 'database_unavailable',
+      search: null,
+    });
+  });
+
+  it('REST is degraded by server errors above 1% of at least 20 answers', () => {
+    expect(componentCauses({ ...calm, restAnswers: 1000, restServerErrors: 11 }).rest).toBe('server_errors');
+    expect(componentCauses({ ...calm, restAnswers: 1000, restServerErrors: 10 }).rest).toBeNull();
+    expect(componentCauses({ ...calm, restAnswers: 19, restServerErrors: 5 }).rest).toBeNull();
+  });
+
+  it('the stream is degraded by a delay p99 over 5 seconds', () => {
+    expect(componentCauses({ ...calm, delayP99Ms: 10_000 }).stream).toBe('slow_delivery');
+    expect(componentCauses({ ...calm, delayP99Ms: 5_000 }).stream).toBeNull();
+    expect(componentCauses({ ...calm, delayP99Ms: null }).stream).toBeNull();
+  });
+
+  it('search is degraded while an index loads or the embedder fails', () => {
+    expect(componentCauses({ ...calm, indexLoading: true }).search).toBe('index_loading');
+    expect(componentCauses({ ...calm, embedderFailing: true }).search).toBe('embedder_unavailable');
+  });
+});
+
+describe('a source is shown by its public name and the class of its failure only', () => {
+  it('a source whose last poll failed is degraded since its first failed poll', () => {
+    const s = sourceStatus(
+      source({
+        lastError: 'http: 503 Service Unavailable from 10.0.0.7',
+        lastStatus: 503,
+        failingSince: '2026-11-27T11:58:00.000Z',
+      }),
+    );
+    expect(s).toMatchObject({
+      state: 'degraded',
+      cause: 'source_error_status',
+      failing_since: '2026-11-27T11:58:00.000Z',
+    });
+    expect(JSON.stringify(s)).not.toMatch(/10\.0\.0\.7|token|secret|Service Unavailable/);
+  });
+
+  it('maps each poll error kind to a cause class', () => {
+    expect(pollFailureCause('timeout: no answer in 10 s')).toBe('source_unreachable');
+    expect(pollFailureCause('refused: private address')).toBe('source_unreachable');
+    expect(pollFailureCause('network: ECONNREFUSED 127.0.0.1:9')).toBe('source_unreachable');
+    expect(pollFailureCause('parse: not a feed')).toBe('source_unreadable');
+    expect(pollFailureCause('too-large: over 10 MiB')).toBe('source_unreadable');
+    expect(pollFailureCause('store: connection refused')).toBe('database_unavailable');
+    expect(pollFailureCause('internal: TypeError')).toBe('server_errors');
+  });
+
+  it('a paused source is paused, whatever its last poll', () => {
+    const s = sourceStatus(source({ paused: true, lastError: 'timeout: x', failingSince: '2026-11-27T11:00:00.000Z' }));
+    expect(s).toMatchObject({ state: 'paused', cause: null, failing_since: null });
+  });
+});
+
+describe('the overall state', () => {
+  const ok = sourceStatus(source());
+  const failing = sourceStatus(source({ lastError: 'timeout: x', failingSince: '2026-11-27T11:58:00.000Z' }));
+  const none = componentCauses(calm);
+
+  it('is operational when every component and source is', () => {
+    expect(overallState(none, [ok])).toBe('operational');
+  });
+  it('is degraded when one source fails and another works', () => {
+    expect(overallState(none, [ok, { ...failing, name: 'Other' }])).toBe('degraded');
+  });
+  it('is an outage when every polled source fails, or the database does', () => {
+    expect(overallState(none, [failing])).toBe('outage');
+    expect(overallState(componentCauses({ ...calm, databaseFailing: true }), [ok])).toBe('outage');
+  });
+});
+
+describe('percentiles are the upper bounds of histogram buckets', () => {
+  it('answers the bucket the quantile falls in, null without observations', () => {
+    expect(quantile([0, 0, 0], [10, 20], 0.5)).toBeNull();
+    expect(quantile([98, 1, 1], [10, 20], 0.5)).toBe(10);
+    expect(quantile([98, 1, 1], [10, 20], 0.99)).toBe(20);
+    expect(quantile([0, 0, 5], [10, 20], 0.99)).toBe(20);
+  });
+});
+
+describe('the daily history is the share of minutes operational', () => {
+  it('is null before the first recorded day and 1 on a full day without incident', () => {
+    const days = historyDays(
+      new Map([
+        [TODAY - 1, 1440],
+        [TODAY, 720],
+      ]),
+      [],
+      NOW,
+    );
+    expect(days).toHaveLength(90);
+    expect(days[87]!.operational).toBeNull();
+    expect(days[88]).toEqual({ date: '2026-11-26', operational: 1 });
+    expect(days[89]).toEqual({ date: '2026-11-27', operational: 1 });
+  });
+
+  it('takes the minutes of an incident off the day, and the minutes no instance ran', () => {
+    const yesterday = (TODAY - 1) * DAY;
+    const hour = incident({ startedAt: yesterday + 3_600_000, endedAt: yesterday + 2 * 3_600_000 });
+    const days = historyDays(
+      new Map([
+        [TODAY - 2, 10],
+        [TODAY - 1, 1440],
+      ]),
+      [hour],
+      NOW,
+    );
+    expect(days[88]!.operational).toBeCloseTo(23 / 24, 4);
+    const down = historyDays(
+      new Map([
+        [TODAY - 2, 10],
+        [TODAY - 1, 720],
+      ]),
+      [],
+      NOW,
+    );
+    expect(down[88]!.operational).toBe(0.5);
+  });
+
+  it('counts an open incident up to now', () => {
+    const open = incident({ startedAt: TODAY * DAY, endedAt: null });
+    const days = historyDays(
+      new Map([
+        [TODAY - 1, 1440],
+        [TODAY, 720],
+      ]),
+      [open],
+      NOW,
+    );
+    expect(days[89]!.operational).toBe(0);
+  });
+});
+
+describe('live state merges the running instances', () => {
+  it('an instance whose last sample is stale no longer counts', () => {
+    const samples: StoredSample[] = [
+      {
+        instance: 'a',
+        minute: Math.floor(NOW / 60_000) - 2,
+        sample: sample({ at: NOW - 120_000, indexLoading: true }),
+      },
+      { instance: 'b', minute: Math.floor(NOW / 60_000), sample: sample() },
+    ];
+    expect(liveState(samples, NOW).indexLoading).toBe(false);
+    samples.push({ instance: 'a', minute: Math.floor(NOW / 60_000), sample: sample({ indexLoading: true }) });
+    expect(liveState(samples, NOW).indexLoading).toBe(true);
+  });
+
+  it('adds the latency buckets of every instance', () => {
+    const slow = sample({ delay: DELAY_BOUNDS_MS.map(() => 0).concat(10) });
+    const samples = [
+      { instance: 'a', minute: Math.floor(NOW / 60_000), sample: slow },
+      { instance: 'b', minute: Math.floor(NOW / 60_000), sample: sample() },
+    ];
+    expect(liveState(samples, NOW).delayP99Ms).toBe(30_000);
+  });
+});
+
+describe('the report', () => {
+  it('never carries a source address or error text, and lists incidents by public id', () => {
+    const report = buildReport(
+      {
+        sources: [
+          source({
+            lastError: 'network: connect ECONNREFUSED 10.0.0.7:8080',
+            failingSince: '2026-11-27T11:58:00.000Z',
+          }),
+        ],
+        samples: [{ instance: 'a', minute: Math.floor(NOW / 60_000), sample: sample() }],
+        recorded: new Map([[TODAY, 720]]),
+        incidents: [incident({ id: 7, component: 'source:Market-Wire', cause: 'source_unreachable' })],
+      },
+      NOW,
+    );
+    expect(report.state).toBe('outage');
+    expect(report.incidents[0]).toMatchObject({ id: 'inc_7', component: 'source:Market-Wire', ended_at: null });
+    expect(report.history.map((h) => h.component)).toEqual([
+      'rest',
+      'stream',
+      'webhooks',
+      'search',
+      'source:Market-Wire',
+    ]);
+    expect(JSON.stringify(report)).not.toMatch(/10\.0\.0\.7|ECONNREFUSED|token|http:/);
+  });
+
+  it('counts articles per minute from the change feed position', () => {
+    const m = Math.floor(NOW / 60_000);
+    const samples = [
+      { instance: 'a', minute: m - 5, sample: sample({ seq: 100 }) },
+      { instance: 'a', minute: m, sample: sample({ seq: 150 }) },
+    ];
+    const report = buildReport({ sources: [], samples, recorded: new Map([[TODAY, 720]]), incidents: [] }, NOW);
+    expect(report.figures.articles_per_minute.last_5m).toBe(10);
+  });
+});
