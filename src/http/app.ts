@@ -166,7 +166,7 @@ export function createApp(deps: AppDeps): express.Express {
     sendJson(res, 200, usageOf(account!, deps.clock()));
   });
 
-  if (deps.status) mountStatus(app, deps.status, deps.validateResponses);
+  if (deps.status) mountStatus(app, deps.status, { validateResponses: deps.validateResponses });
   app.use(...contractFallbacks(KNOWN_PATHS, ''));
 
   return app;

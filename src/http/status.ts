@@ -1,7 +1,7 @@
 /**
  * The public status routes: `GET /v1/status` (the contract's getServiceStatus) and `GET /status` (the
  * same report as a web page). No key, never rate limited, served from the board's last report in
- * memory: a request never touches the store.
+ * memory: a request never touches the store. The mock mounts the same routes over its sample report.
  */
 import type express from 'express';
 import { parameterReader, queryOf, readQuery } from './parameters.js';
@@ -9,7 +9,8 @@ import { sendJsonText, sendProblem } from './problem.js';
 import { createResponseCheck } from './response-check.js';
 
 export interface StatusSource {
-  json(): string;
+  /** The report as JSON text; `example` names one of the contract's examples (the mock's `Prefer`). */
+  json(example?: string): string;
   html(): string;
 }
 
@@ -18,17 +19,28 @@ export const STATUS_PATHS = { json: '/v1/status', page: '/status' } as const;
 /** The report is the same for everyone and changes every few seconds. */
 const CACHE_CONTROL = 'public, max-age=5';
 
-export function mountStatus(app: express.Express, status: StatusSource, validateResponses: boolean): void {
+export interface StatusRouteOptions {
+  validateResponses: boolean;
+  /**
+   * Runs first on `/v1/status` (the mock: its `Prefer` header): `false` when it has answered, else the
+   * name of the example to serve (or undefined).
+   */
+  prefer?: (req: express.Request, res: express.Response) => string | undefined | false;
+}
+
+export function mountStatus(app: express.Express, status: StatusSource, opts: StatusRouteOptions): void {
   const readParams = parameterReader('getServiceStatus');
-  const check = validateResponses ? createResponseCheck() : undefined;
+  const check = opts.validateResponses ? createResponseCheck() : undefined;
   app.get(STATUS_PATHS.json, (req, res) => {
     if (check)
       res.locals.checkResponse = (code: number, type: string, body: unknown) =>
         check('getServiceStatus', code, type, body);
     const params = readParams(readQuery(queryOf(req.url)));
     if (!params.ok) return sendProblem(res, 'invalidParameter', params.detail);
+    const example = opts.prefer?.(req, res);
+    if (example === false) return;
     res.setHeader('Cache-Control', CACHE_CONTROL);
-    sendJsonText(res, 200, status.json());
+    sendJsonText(res, 200, status.json(example));
   });
   app.get(STATUS_PATHS.page, (_req, res) => {
     const html = status.html();

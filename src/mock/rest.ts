@@ -40,8 +40,8 @@ import { queryOf, readQuery } from '../http/parameters.js';
 import { linkHeader, listNext, listParams, relevanceOf, searchNext, tickerList } from '../http/paging.js';
 import type { SandboxAccounts } from './sandbox.js';
 import { refuseUnservablePrefer } from './prefer.js';
-import { sampleStatus } from './status.js';
-import { mountStatus, STATUS_PATHS } from '../http/status.js';
+import { mountMockStatus } from './status.js';
+import { STATUS_PATHS } from '../http/status.js';
 
 export type { OperationId } from '../http/admission.js';
 
@@ -219,7 +219,7 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
     app.get(OPERATION_PATHS[operationId], ...route(operationId), handler(operationId));
   }
 
-  mountStatus(app, sampleStatus(deps.clock), deps.validateResponses ?? false);
+  mountMockStatus(app, deps.clock, deps.validateResponses ?? false);
   // Outside the contract: the same answers as the service.
   app.use(...contractFallbacks([...Object.values(OPERATION_PATHS), ...Object.values(STATUS_PATHS)], 'mock: '));
 

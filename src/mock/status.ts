@@ -1,18 +1,44 @@
 /**
- * The mock's status report: the contract's `operational` example, dated now, so a partner can build
- * against `/v1/status` and look at `/status` without a running service.
+ * The mock's status report: the contract's examples, dated now, so a partner can build against
+ * `/v1/status` and look at `/status` without a running service. `Prefer: example=sourceFailing` serves
+ * the other example, `Prefer: code=400` the documented 400; anything else the contract does not
+ * document is a 400 naming what it does (src/mock/prefer.ts), as on every operation.
  */
+import type express from 'express';
 import { statusExamples } from '../contract/index.js';
-import type { StatusSource } from '../http/status.js';
+import { sendProblem } from '../http/problem.js';
+import { mountStatus } from '../http/status.js';
 import { renderStatusPage } from '../status/page.js';
+import { parsePrefer, refuseUnservablePrefer } from './prefer.js';
 
 /** Refreshed every few seconds, like the service's. */
 const REFRESH_SECONDS = 5;
 
-export function sampleStatus(clock: () => number): StatusSource {
-  const report = () => ({ ...statusExamples.operational, generated_at: new Date(clock()).toISOString() });
-  return {
-    json: () => JSON.stringify(report()),
-    html: () => renderStatusPage(report(), { refreshSeconds: REFRESH_SECONDS }),
-  };
+/** The detail of the contract's 400 example for this operation (`UnknownParameter`). */
+const UNKNOWN_PARAMETER = 'page is not a parameter of this operation';
+
+function preferred(req: express.Request, res: express.Response): string | undefined | false {
+  if (refuseUnservablePrefer('getServiceStatus', req, res)) return false;
+  const prefs = parsePrefer(req.get('prefer'));
+  if (prefs.get('code') === '400') {
+    sendProblem(res, 'invalidParameter', UNKNOWN_PARAMETER);
+    return false;
+  }
+  const example = prefs.get('example');
+  return typeof example === 'string' ? example : undefined;
+}
+
+export function mountMockStatus(app: express.Express, clock: () => number, validateResponses: boolean): void {
+  const report = (example?: string) => ({
+    ...(example === 'sourceFailing' ? statusExamples.sourceFailing : statusExamples.operational),
+    generated_at: new Date(clock()).toISOString(),
+  });
+  mountStatus(
+    app,
+    {
+      json: (example) => JSON.stringify(report(example)),
+      html: () => renderStatusPage(report(), { refreshSeconds: REFRESH_SECONDS }),
+    },
+    { validateResponses, prefer: preferred },
+  );
 }

@@ -41,6 +41,10 @@ const keyHeader: string = (() => {
   return schemes[0].name;
 })();
 
+/** An operation that overrides the global security with none (`security: []`): called without a key. */
+const isPublic = (operation: { op: any }): boolean =>
+  Array.isArray(operation.op.security) && operation.op.security.length === 0;
+
 /** The base URLs of the contract's servers, variables at their defaults. */
 const serverUrls: string[] = openapi.servers.map((s: any) =>
   String(s.url).replace(/\{(\w+)\}/g, (_: string, v: string) => s.variables[v].default),
@@ -138,7 +142,9 @@ function curlProblems(source: string, operation: Operation): string[] {
   );
 
   const key = headers.filter(([n]) => n.toLowerCase() === keyHeader.toLowerCase());
-  if (key.length !== 1 || !key[0]![1]) problems.push(`expected one ${keyHeader} header with a value`);
+  if (isPublic(operation)) {
+    if (key.length) problems.push(`a public operation (security: []) takes no ${keyHeader}`);
+  } else if (key.length !== 1 || !key[0]![1]) problems.push(`expected one ${keyHeader} header with a value`);
   for (const [n] of headers)
     if (n.toLowerCase() !== keyHeader.toLowerCase()) problems.push(`header ${n} is not part of the contract`);
   return problems;
@@ -292,11 +298,12 @@ describe('the curl samples are correct for their operation', () => {
 });
 
 describe('the TypeScript samples type-check against the generated paths type', () => {
-  it('every sample compiles, calls its own operation and sends the key header', () => {
+  it('every sample compiles, calls its own operation and sends the key header (none to a public one)', () => {
     const sources = Object.fromEntries(operations.map((o) => [o.id, samplesOf(o.op, 'TypeScript')[0]!.source]));
     for (const o of operations) {
       expect(sources[o.id], o.id).toContain(`api.${o.method}('${o.path}'`);
-      expect(sources[o.id], o.id).toContain(`'${keyHeader}'`);
+      if (isPublic(o)) expect(sources[o.id], o.id).not.toContain(`'${keyHeader}'`);
+      else expect(sources[o.id], o.id).toContain(`'${keyHeader}'`);
     }
     expect(typeErrors(sources)).toEqual([]);
   }, 60_000);
