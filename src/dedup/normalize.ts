@@ -646,90 +646,31 @@ export function canonicalHeadline(text: string): string {
     .trim();
 }
 
+/** First code unit of a symbol token (`~aapl`). */
+const SYMBOL_MARK = 0x7e; // '~'
+/** First code unit of a figure token (`#25bp`). */
+const FIGURE_MARK = 0x23; // '#'
+
 /** The normal form of a headline (see the module comment). Deterministic; cheap enough to run per item. */
 export function normalizeTokens(text: string): Prepared {
-  let t = canonicalHeadline(text).replace(FLAG, '');
-  if (t.includes('(') || /[-–—|]/.test(t)) t = t.replace(CREDIT, ' ');
   const tickers = new Set<string>();
-  // Company names and symbols -> one token per instrument.
-  const mentions = findMentions(t);
-  for (let i = mentions.length - 1; i >= 0; i--) {
-    const m = mentions[i]!;
-    t = `${t.slice(0, m.start)} ~${m.ticker.toLowerCase()} ${t.slice(m.end)}`;
-    tickers.add(m.ticker);
-  }
+  let t = symbolsAsTokens(withoutFlagAndCredit(text), tickers);
   const caps = new Set<string>();
   const initials = new Set<string>();
   const entities = entitiesOf(t, caps, initials);
   const places = new Set<string>();
   if (US.test(t)) places.add('us');
-  t = t.toLowerCase();
-  for (const [hint, re, to] of PHRASES) if (hint === '' || t.includes(hint)) t = t.replace(re, to);
-  if (/\d/.test(t)) t = t.replace(INDEX_NUMBER, '$1$2');
-  if (/\dp|percentage/.test(t))
-    t = t.replace(PERCENTAGE_POINTS, (_all, x: string) => `${Number((Number(x) * 100).toPrecision(6))}bp`);
   const flags = new Map<string, Set<string>>();
-  const flag = (group: string, member: string) => {
-    const set = flags.get(group);
-    if (set) set.add(member);
-    else flags.set(group, new Set([member]));
-  };
-  if (/[1-4]q|q[1-4]|quarter/.test(t)) {
-    t = t.replace(QUARTER, (_all, a?: string, b?: string, c?: string) => {
-      const q = `q${a ?? b ?? ORDINAL.get(c!)}`;
-      flag('quarter', q);
-      return ' quarter ';
-    });
-  }
-  t = t.replace(WORD_NUMBER, (w) => WORD_NUMBERS.get(w)!);
   const numbers = new Set<string>();
   const numberValues: NumberValue[] = [];
-  t = t.replace(NUMBER, (_all, currency: string, value: string, unit: string | undefined) => {
-    const v = numberValue(currency, value, unit);
-    const tok = numberToken(v);
-    if (!numbers.has(tok)) numberValues.push(v);
-    numbers.add(tok);
-    return ` #${tok} `;
-  });
-  const tokens = new Set<string>();
-  const words: string[] = [];
-  const main: string[] = [];
-  const sequence: string[] = [];
-  let mainLength = 0;
-  const clause = CLAUSE.exec(t);
-  const mainEnd = clause ? clause.index : t.length;
-  for (const m of t.matchAll(TOKEN)) {
-    const w = m[0].replace(/[.\-']+$/, '');
-    if (w.length === 0) continue;
-    words.push(w.endsWith("'s") ? w.slice(0, -2) : w);
-    if (w.charCodeAt(0) === 126 /* ~ */ || w.charCodeAt(0) === 35 /* # */) {
-      tokens.add(w);
-      sequence.push(w);
-      if (m.index < mainEnd) mainLength = sequence.length;
-      continue;
-    }
-    if (MONTHS.has(w)) flag('month', w);
-    const tok = wordToken(w);
-    if (tok === null) continue;
-    tokens.add(tok);
-    sequence.push(tok);
-    if (m.index < mainEnd) mainLength = sequence.length;
-    if (PLACE_TOKENS.has(tok)) places.add(tok === 'america' ? 'us' : tok);
-    const bankOf = CENTRAL_BANKS.get(tok);
-    if (bankOf !== undefined) {
-      places.add(tok);
-      places.add(bankOf);
-    }
-    if (m.index < mainEnd) main.push(tok);
-  }
-  const negated = NEGATION.test(t);
-  // A preview of an event (`ECB expected to cut rates`) is another story than the event (`ECB cuts rates`).
-  if (PREVIEW.test(t)) flag('mode', 'preview');
+  t = foldPhrases(t.toLowerCase());
+  t = foldQuarters(t, flags);
+  t = figuresAsTokens(t, numbers, numberValues);
   const prepared: Prepared = {
     text,
-    words,
-    sequence,
-    tokens,
+    words: [],
+    sequence: [],
+    tokens: new Set(),
     numbers,
     numberValues,
     tickers,
@@ -740,11 +681,121 @@ export function normalizeTokens(text: string): Prepared {
     events: new Set(),
     lean: 0,
     flags,
-    main,
-    mainLength,
+    main: [],
+    mainLength: 0,
     refusal: false,
-    negated,
+    negated: NEGATION.test(t),
     weight: 0,
   };
+  readTokens(t, prepared);
+  // A preview of an event (`ECB expected to cut rates`) is another story than the event (`ECB cuts rates`).
+  if (PREVIEW.test(t)) addFlag(flags, 'mode', 'preview');
   return prepared;
+}
+
+/** The canonical headline (`canonicalHeadline`) without a leading urgency flag or a wire credit. */
+function withoutFlagAndCredit(text: string): string {
+  const t = canonicalHeadline(text).replace(FLAG, '');
+  return t.includes('(') || /[-–—|]/.test(t) ? t.replace(CREDIT, ' ') : t;
+}
+
+/** Each company name or symbol found replaced by one ` ~symbol ` token (lower case); its symbol goes into `tickers`. */
+function symbolsAsTokens(text: string, tickers: Set<string>): string {
+  let t = text;
+  const mentions = findMentions(t);
+  // Last mention first, so the offsets of the earlier ones still hold.
+  for (let i = mentions.length - 1; i >= 0; i--) {
+    const m = mentions[i]!;
+    t = `${t.slice(0, m.start)} ~${m.ticker.toLowerCase()} ${t.slice(m.end)}`;
+    tickers.add(m.ticker);
+  }
+  return t;
+}
+
+/** Lower-case text with its phrases folded (PHRASES), index names kept whole, percentage points as basis points. */
+function foldPhrases(lower: string): string {
+  let t = lower;
+  for (const [hint, re, to] of PHRASES) if (hint === '' || t.includes(hint)) t = t.replace(re, to);
+  if (/\d/.test(t)) t = t.replace(INDEX_NUMBER, '$1$2');
+  if (/\dp|percentage/.test(t))
+    t = t.replace(PERCENTAGE_POINTS, (_all, x: string) => `${Number((Number(x) * 100).toPrecision(6))}bp`);
+  return t;
+}
+
+/** Adds `member` to the exclusive group `group`. */
+function addFlag(flags: Map<string, Set<string>>, group: string, member: string): void {
+  const set = flags.get(group);
+  if (set) set.add(member);
+  else flags.set(group, new Set([member]));
+}
+
+/** Every quarter ordinal (`Q3`, `3Q`, `third-quarter`) written as the word `quarter`, its number flagged (`q3`). */
+function foldQuarters(t: string, flags: Map<string, Set<string>>): string {
+  if (!/[1-4]q|q[1-4]|quarter/.test(t)) return t;
+  return t.replace(QUARTER, (_all, a?: string, b?: string, c?: string) => {
+    addFlag(flags, 'quarter', `q${a ?? b ?? ORDINAL.get(c!)}`);
+    return ' quarter ';
+  });
+}
+
+/**
+ * Number words as digits, then every figure replaced by one ` #token ` (`numberToken`); each token goes into
+ * `numbers`, and its value into `numberValues` the first time it is seen.
+ */
+function figuresAsTokens(t: string, numbers: Set<string>, numberValues: NumberValue[]): string {
+  return t
+    .replace(WORD_NUMBER, (w) => WORD_NUMBERS.get(w)!)
+    .replace(NUMBER, (_all, currency: string, value: string, unit: string | undefined) => {
+      const v = numberValue(currency, value, unit);
+      const tok = numberToken(v);
+      if (!numbers.has(tok)) numberValues.push(v);
+      numbers.add(tok);
+      return ` #${tok} `;
+    });
+}
+
+/**
+ * Reads the folded text into `p`, in headline order: every word (`words`); the content tokens, stop words left
+ * out (`sequence`, and unique in `tokens`); those of the main clause (`main`, `mainLength`); the places and
+ * central banks named (`places`) and the months (`flags`). Symbol and figure tokens are kept as written.
+ */
+function readTokens(t: string, p: Prepared): void {
+  const { words, sequence, tokens, main, places, flags } = p;
+  let mainLength = 0;
+  const clause = CLAUSE.exec(t);
+  const mainEnd = clause ? clause.index : t.length;
+  for (const m of t.matchAll(TOKEN)) {
+    const w = m[0].replace(/[.\-']+$/, '');
+    if (w.length === 0) continue;
+    words.push(w.endsWith("'s") ? w.slice(0, -2) : w);
+    const inMain = m.index < mainEnd;
+    const first = w.charCodeAt(0);
+    if (first === SYMBOL_MARK || first === FIGURE_MARK) {
+      tokens.add(w);
+      sequence.push(w);
+      if (inMain) mainLength = sequence.length;
+      continue;
+    }
+    if (MONTHS.has(w)) addFlag(flags, 'month', w);
+    const tok = wordToken(w);
+    if (tok === null) continue;
+    tokens.add(tok);
+    sequence.push(tok);
+    addPlaces(places, tok);
+    if (inMain) {
+      mainLength = sequence.length;
+      main.push(tok);
+    }
+  }
+  p.mainLength = mainLength;
+}
+
+/** The places a content token names: a place itself (`america` as `us`), a central bank itself and its country. */
+function addPlaces(places: Set<string>, tok: string): void {
+  if (PLACE_TOKENS.has(tok)) places.add(tok === 'america' ? 'us' : tok);
+  const bankOf = CENTRAL_BANKS.get(tok);
+  if (bankOf !== undefined) {
+    places.add(tok);
+    places.add(bankOf);
+  }
 }
