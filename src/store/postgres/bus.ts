@@ -33,97 +33,155 @@ export async function listenFeed(
   schema: string,
   options: FeedListenerOptions,
 ): Promise<() => Promise<void>> {
-  const channel = feedChannel(checkSchema(schema));
-  const minBackoff = options.minBackoffMs ?? 100;
-  const maxBackoff = options.maxBackoffMs ?? 5000;
-  const heartbeatMs = options.heartbeatMs ?? 10_000;
-  let closed = false;
-  let client: pg.Client | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  let heartbeat: NodeJS.Timeout | undefined;
-  let failures = 0;
+  const listener = new FeedListener(url, feedChannel(checkSchema(schema)), options);
+  await listener.start();
+  return () => listener.stop();
+}
 
-  const connect = async (): Promise<pg.Client> => {
-    const c = new pg.Client({
-      connectionString: connectionString(url),
-      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
-      query_timeout: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
-      keepAlive: true,
-      application_name: 'fns feed listener',
-    });
-    let lost = false;
-    const onLost = (why: string) => {
-      if (lost) return;
-      lost = true;
-      clearInterval(heartbeat);
-      c.removeAllListeners('notification');
-      c.end().catch(() => {});
-      if (closed) return;
-      options.log?.warn({ why }, 'postgres feed listener connection lost; reconnecting');
-      schedule();
-    };
-    c.on('error', (e) => onLost(e.message));
-    c.on('end', () => onLost('connection ended'));
-    c.on('notification', (m) => {
-      if (m.channel !== channel) return;
-      const seq = Number(m.payload);
-      if (Number.isSafeInteger(seq)) options.onSeq(seq);
-    });
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${channel}`);
-    } catch (e) {
-      lost = true;
-      c.removeAllListeners();
-      c.on('error', () => {});
-      await c.end().catch(() => {});
-      throw e;
-    }
-    heartbeat = setInterval(() => {
-      c.query('SELECT 1').catch((e: Error) => onLost(`heartbeat: ${e.message}`));
-    }, heartbeatMs);
-    heartbeat.unref();
-    return c;
-  };
+/**
+ * One dedicated connection LISTENing on the channel, and its reconnection. At most one client listens
+ * (`client`, undefined while reconnecting), with one heartbeat; while it is down one retry is pending,
+ * each failure doubling the delay up to the cap. Once stopped nothing reconnects, and a connection that
+ * completes late is closed at once.
+ */
+class FeedListener {
+  private readonly minBackoff: number;
+  private readonly maxBackoff: number;
+  private readonly heartbeatMs: number;
+  private closed = false;
+  private client: pg.Client | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  /** Failed attempts since the last connection (the backoff's exponent). */
+  private failures = 0;
 
-  const schedule = () => {
-    client = undefined;
-    const delay = Math.min(maxBackoff, minBackoff * 2 ** Math.min(failures, 16));
-    failures++;
-    retry = setTimeout(() => {
-      retry = undefined;
-      connect().then(
-        (c) => {
-          if (closed) {
-            clearInterval(heartbeat);
-            void c.end().catch(() => {});
-            return;
-          }
-          client = c;
-          failures = 0;
-          options.log?.info({}, 'postgres feed listener reconnected');
-          options.onReconnect();
-        },
-        (e: Error) => {
-          if (closed) return;
-          options.log?.warn({ err: e.message }, 'postgres feed listener reconnect failed; retrying');
-          schedule();
-        },
-      );
-    }, delay);
-    retry.unref();
-  };
+  constructor(
+    private readonly url: string,
+    private readonly channel: string,
+    private readonly options: FeedListenerOptions,
+  ) {
+    this.minBackoff = options.minBackoffMs ?? 100;
+    this.maxBackoff = options.maxBackoffMs ?? 5000;
+    this.heartbeatMs = options.heartbeatMs ?? 10_000;
+  }
 
-  client = await connect();
-  return async () => {
-    closed = true;
-    clearTimeout(retry);
-    clearInterval(heartbeat);
-    const c = client;
-    client = undefined;
+  /** The first connection: resolves once it LISTENs, rejects (nothing retried) when it fails. */
+  async start(): Promise<void> {
+    this.client = await this.connect();
+  }
+
+  /** Stops for good: no retry, no heartbeat, the listening connection (if any) closed. */
+  async stop(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    clearInterval(this.heartbeat);
+    const c = this.client;
+    this.client = undefined;
     if (c) {
       c.removeAllListeners('notification');
       await c.end().catch(() => {});
     }
-  };
+  }
+
+  /**
+   * A client LISTENing on the channel, its heartbeat running, its loss (error, end, failed heartbeat)
+   * handled once (`connectionLost`). When connect or LISTEN fails the client is closed and the error thrown.
+   */
+  private async connect(): Promise<pg.Client> {
+    const c = this.newClient();
+    let lost = false;
+    const onLost = (why: string) => {
+      if (lost) return;
+      lost = true;
+      this.connectionLost(c, why);
+    };
+    c.on('error', (e) => onLost(e.message));
+    c.on('end', () => onLost('connection ended'));
+    c.on('notification', (m) => this.notified(m));
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${this.channel}`);
+    } catch (e) {
+      lost = true;
+      await closeFailed(c);
+      throw e;
+    }
+    this.heartbeat = setInterval(() => {
+      c.query('SELECT 1').catch((e: Error) => onLost(`heartbeat: ${e.message}`));
+    }, this.heartbeatMs);
+    this.heartbeat.unref();
+    return c;
+  }
+
+  private newClient(): pg.Client {
+    const timeout = this.options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
+    return new pg.Client({
+      connectionString: connectionString(this.url),
+      connectionTimeoutMillis: timeout,
+      query_timeout: timeout,
+      keepAlive: true,
+      application_name: 'fns feed listener',
+    });
+  }
+
+  /** A notification on our channel whose payload is a safe integer is passed on as a seq; others are ignored. */
+  private notified(m: pg.Notification): void {
+    if (m.channel !== this.channel) return;
+    const seq = Number(m.payload);
+    if (Number.isSafeInteger(seq)) this.options.onSeq(seq);
+  }
+
+  /**
+   * A listening connection lost: its heartbeat stopped, its notifications dropped, the client closed;
+   * unless stopped, a retry scheduled.
+   */
+  private connectionLost(c: pg.Client, why: string): void {
+    clearInterval(this.heartbeat);
+    c.removeAllListeners('notification');
+    c.end().catch(() => {});
+    if (this.closed) return;
+    this.options.log?.warn({ why }, 'postgres feed listener connection lost; reconnecting');
+    this.schedule();
+  }
+
+  /** The next connection attempt, after min(maxBackoff, minBackoff * 2^failures). */
+  private schedule(): void {
+    this.client = undefined;
+    const delay = Math.min(this.maxBackoff, this.minBackoff * 2 ** Math.min(this.failures, 16));
+    this.failures++;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      this.connect().then(
+        (c) => this.reconnected(c),
+        (e: Error) => this.reconnectFailed(e),
+      );
+    }, delay);
+    this.retry.unref();
+  }
+
+  /** LISTENing again: the consumer re-reads the feed (`onReconnect`); a connection completed after stop is closed. */
+  private reconnected(c: pg.Client): void {
+    if (this.closed) {
+      clearInterval(this.heartbeat);
+      void c.end().catch(() => {});
+      return;
+    }
+    this.client = c;
+    this.failures = 0;
+    this.options.log?.info({}, 'postgres feed listener reconnected');
+    this.options.onReconnect();
+  }
+
+  private reconnectFailed(e: Error): void {
+    if (this.closed) return;
+    this.options.log?.warn({ err: e.message }, 'postgres feed listener reconnect failed; retrying');
+    this.schedule();
+  }
+}
+
+/** A client whose connect or LISTEN failed: its listeners removed, its later errors ignored, closed. */
+async function closeFailed(c: pg.Client): Promise<void> {
+  c.removeAllListeners();
+  c.on('error', () => {});
+  await c.end().catch(() => {});
 }
