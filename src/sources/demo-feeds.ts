@@ -6,7 +6,7 @@
  * Last-Modified → 304) like a well-behaved publisher. Being on loopback, they are polled only because the
  * demo sets FEED_ALLOW_PRIVATE for itself (src/cli/demo.ts).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 interface DemoItem {
@@ -127,82 +127,112 @@ ${entries}
 export async function startDemoFeeds(
   opts: { host?: string; everyMs?: number; clock?: () => number } = {},
 ): Promise<DemoFeeds> {
-  const clock = opts.clock ?? Date.now;
-  const feeds = { rss: [] as DemoItem[], atom: [] as DemoItem[] };
-  const counts = { rss: 0, atom: 0 };
-  let round = 0;
-  // Per feed: what changes its ETag and Last-Modified.
-  const modified = { rss: clock(), atom: clock() };
-
-  const add = (feed: 'rss' | 'atom', title: string, link: string) => {
-    counts[feed]++;
-    feeds[feed].unshift({ guid: `demo-${feed}-${counts[feed]}`, title, link, published: clock() });
-    feeds[feed].length = Math.min(feeds[feed].length, FEED_LENGTH);
-    modified[feed] = clock();
-  };
-  const slug = (t: string) =>
-    t
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-|-$/g, '')
-      .slice(0, 60);
-  const publishNext = () => {
-    const r = round++;
-    if (r % 4 === 3) {
-      const [a, b, path] = SHARED[Math.floor(r / 4) % SHARED.length]!;
-      // One article, two wires: the same URL apart from each wire's tracking parameters.
-      add('rss', a, `https://example.com/markets/${path}?utm_source=harbor&utm_medium=rss`);
-      add('atom', b, `https://example.com/markets/${path}?utm_source=summit&utm_campaign=wire#top`);
-    } else if (r % 2 === 0) {
-      const t = HARBOR[Math.floor(r / 2) % HARBOR.length]!;
-      add('rss', t, `https://example.com/harbor/${counts.rss + 1}-${slug(t)}`);
-    } else {
-      const t = SUMMIT[Math.floor(r / 2) % SUMMIT.length]!;
-      add('atom', t, `https://example.com/summit/${counts.atom + 1}-${slug(t)}`);
-    }
-  };
+  const wires = new DemoWires(opts.clock ?? Date.now);
   // A few items from the start: the first poll finds something.
-  for (let i = 0; i < 4; i++) publishNext();
-
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0];
-    const feed = path === '/harbor.rss' ? 'rss' : path === '/summit.atom' ? 'atom' : undefined;
-    if (!feed || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      res.writeHead(feed ? 405 : 404, { 'content-type': 'text/plain' }).end(feed ? 'GET only\n' : 'not found\n');
-      return;
-    }
-    const etag = `"${feed}-${counts[feed]}"`;
-    const lastModified = new Date(modified[feed]).toUTCString();
-    const headers = { etag, 'last-modified': lastModified, 'cache-control': 'no-cache' };
-    if (req.headers['if-none-match'] === etag) {
-      res.writeHead(304, headers).end();
-      return;
-    }
-    const self = `http://${req.headers.host}${path}`;
-    const body = feed === 'rss' ? rss(feeds.rss, self) : atom(feeds.atom, self);
-    res.writeHead(200, {
-      ...headers,
-      'content-type': feed === 'rss' ? 'application/rss+xml; charset=utf-8' : 'application/atom+xml; charset=utf-8',
-    });
-    res.end(req.method === 'HEAD' ? undefined : body);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, opts.host ?? '127.0.0.1', () => resolve());
-  });
-  const { port, address } = server.address() as AddressInfo;
-  const base = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
-  const timer = setInterval(publishNext, opts.everyMs ?? 4000);
+  for (let i = 0; i < 4; i++) wires.publishNext();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => serveFeed(wires, req, res));
+  const base = await listen(server, opts.host ?? '127.0.0.1');
+  const timer = setInterval(() => wires.publishNext(), opts.everyMs ?? 4000);
   timer.unref();
   return {
     rssUrl: `${base}/harbor.rss`,
     atomUrl: `${base}/summit.atom`,
-    published: () => ({ ...counts }),
-    publishNext,
+    published: () => ({ ...wires.counts }),
+    publishNext: () => wires.publishNext(),
     async close() {
       clearInterval(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+type Wire = 'rss' | 'atom';
+
+/**
+ * The two wires' items (newest first, at most FEED_LENGTH), how many each has published, and when each
+ * last changed. Rounds follow one fixed schedule: round n always publishes the same headlines and links.
+ */
+class DemoWires {
+  readonly items: Record<Wire, DemoItem[]> = { rss: [], atom: [] };
+  readonly counts: Record<Wire, number> = { rss: 0, atom: 0 };
+  /** Per feed: what changes its ETag and Last-Modified. */
+  readonly modified: Record<Wire, number>;
+  private round = 0;
+
+  constructor(private readonly clock: () => number) {
+    this.modified = { rss: clock(), atom: clock() };
+  }
+
+  /** The next round: every fourth a story on both wires, otherwise Harbor's and Summit's headlines in turn. */
+  publishNext(): void {
+    const r = this.round++;
+    if (r % 4 === 3) {
+      const [a, b, path] = SHARED[Math.floor(r / 4) % SHARED.length]!;
+      // One article, two wires: the same URL apart from each wire's tracking parameters.
+      this.add('rss', a, `https://example.com/markets/${path}?utm_source=harbor&utm_medium=rss`);
+      this.add('atom', b, `https://example.com/markets/${path}?utm_source=summit&utm_campaign=wire#top`);
+    } else if (r % 2 === 0) {
+      const t = HARBOR[Math.floor(r / 2) % HARBOR.length]!;
+      this.add('rss', t, `https://example.com/harbor/${this.counts.rss + 1}-${slug(t)}`);
+    } else {
+      const t = SUMMIT[Math.floor(r / 2) % SUMMIT.length]!;
+      this.add('atom', t, `https://example.com/summit/${this.counts.atom + 1}-${slug(t)}`);
+    }
+  }
+
+  /** A new item on top of `wire`; the oldest drops off beyond FEED_LENGTH. */
+  private add(wire: Wire, title: string, link: string): void {
+    const items = this.items[wire];
+    this.counts[wire]++;
+    items.unshift({ guid: `demo-${wire}-${this.counts[wire]}`, title, link, published: this.clock() });
+    items.length = Math.min(items.length, FEED_LENGTH);
+    this.modified[wire] = this.clock();
+  }
+}
+
+/** A title as a URL path segment: lower-case letters and digits, any run of other characters one `-`; 60 at most. */
+function slug(t: string): string {
+  return t
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 60);
+}
+
+/**
+ * Answers GET and HEAD on `/harbor.rss` and `/summit.atom` (304 when If-None-Match is the current ETag),
+ * 405 for another method on them, 404 for any other path.
+ */
+function serveFeed(wires: DemoWires, req: IncomingMessage, res: ServerResponse): void {
+  const path = (req.url ?? '/').split('?')[0];
+  const feed = path === '/harbor.rss' ? 'rss' : path === '/summit.atom' ? 'atom' : undefined;
+  if (!feed || (req.method !== 'GET' && req.method !== 'HEAD')) {
+    res.writeHead(feed ? 405 : 404, { 'content-type': 'text/plain' }).end(feed ? 'GET only\n' : 'not found\n');
+    return;
+  }
+  const etag = `"${feed}-${wires.counts[feed]}"`;
+  const lastModified = new Date(wires.modified[feed]).toUTCString();
+  const headers = { etag, 'last-modified': lastModified, 'cache-control': 'no-cache' };
+  if (req.headers['if-none-match'] === etag) {
+    res.writeHead(304, headers).end();
+    return;
+  }
+  const self = `http://${req.headers.host}${path}`;
+  const body = feed === 'rss' ? rss(wires.items.rss, self) : atom(wires.items.atom, self);
+  res.writeHead(200, {
+    ...headers,
+    'content-type': feed === 'rss' ? 'application/rss+xml; charset=utf-8' : 'application/atom+xml; charset=utf-8',
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** Listens on a free port of `host`; resolves with the server's base URL (an IPv6 address in brackets). */
+async function listen(server: Server, host: string): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  const { port, address } = server.address() as AddressInfo;
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
 }
