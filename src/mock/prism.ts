@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 export interface PrismOptions {
@@ -53,54 +54,78 @@ export function freeLoopbackPort(): Promise<number> {
 
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
+/**
+ * Starts Prism (under its guard) on `opts.port` or a free loopback port; resolves once it says it is
+ * listening. If it fails to start (spawn error, early exit, no start line within `startTimeoutMs`, default
+ * 30 s), it is stopped and the error, with its last output lines, thrown.
+ */
 export async function startPrism(opts: PrismOptions): Promise<RunningPrism> {
   const port = opts.port || (await freeLoopbackPort());
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
-  Object.assign(env, TELEMETRY_OFF, { NO_COLOR: '1', FORCE_COLOR: '0' });
+  const { child, exited } = spawnGuarded(opts.specPath, port, childEnv(opts.env));
+  const stop = () => stopChild(child, exited);
+  try {
+    await untilListening(child, opts.startTimeoutMs ?? 30_000, opts.log);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url: `http://${HOST}:${port}`, port, pid: child.pid!, stop };
+}
 
+/** The defined entries of `base`, with telemetry and colour turned off. */
+function childEnv(base: Record<string, string | undefined> | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base ?? {})) if (v !== undefined) env[k] = v;
+  Object.assign(env, TELEMETRY_OFF, { NO_COLOR: '1', FORCE_COLOR: '0' });
+  return env;
+}
+
+/**
+ * Prism serving `specPath` on HOST:`port` under its guard process, and a promise of the guard's exit.
+ * Until it exits, the guard is sent SIGTERM if this process exits first.
+ */
+function spawnGuarded(
+  specPath: string,
+  port: number,
+  env: Record<string, string>,
+): { child: ChildProcess; exited: Promise<void> } {
   const guard = fileURLToPath(new URL('./prism-guard.mjs', import.meta.url));
+  const args = ['mock', specPath, '--host', HOST, '--port', String(port), '--cors=false', '--errors=false'];
   // stdin stays an open pipe: the guard stops Prism when it closes (this process is gone).
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      guard,
-      prismEntry(),
-      'mock',
-      opts.specPath,
-      '--host',
-      HOST,
-      '--port',
-      String(port),
-      '--cors=false',
-      '--errors=false',
-    ],
-    { env, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
+  const child: ChildProcess = spawn(process.execPath, [guard, prismEntry(), ...args], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child.stdin?.on('error', () => {});
   // On exit (no time left to wait): the guard stops Prism on SIGTERM, and anyway when its stdin closes.
   const killOnExit = () => child.kill('SIGTERM');
   process.once('exit', killOnExit);
-
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
   });
   exited.then(() => process.off('exit', killOnExit));
+  return { child, exited };
+}
 
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      child.stdin?.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
+/** Stops the guard if it still runs (SIGTERM and stdin closed, SIGKILL after 5 s); resolves once it has exited. */
+async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM');
+    child.stdin?.end();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
 
+/**
+ * Resolves when Prism prints that it is listening; rejects on a spawn error, an exit before that, or after
+ * `timeoutMs`, the last 200 output lines in the message. Meanwhile Prism's own errors go to `log`.
+ */
+function untilListening(child: ChildProcess, timeoutMs: number, log?: (line: string) => void): Promise<void> {
   const output: string[] = [];
-  const ready = new Promise<void>((resolve, reject) => {
-    const timeoutMs = opts.startTimeoutMs ?? 30_000;
+  return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`Prism did not start within ${timeoutMs} ms:\n${output.join('\n')}`)),
       timeoutMs,
@@ -116,20 +141,9 @@ export async function startPrism(opts: PrismOptions): Promise<RunningPrism> {
         return;
       }
       // Only Prism's own failures; its per-request logs (and its notes on its own example responses) are dropped.
-      if (/\[CLI\]/.test(line) && /\b(error|fatal)\b/.test(line)) opts.log?.(`prism: ${line}`);
+      if (/\[CLI\]/.test(line) && /\b(error|fatal)\b/.test(line)) log?.(`prism: ${line}`);
     };
-    for (const stream of [child.stdout, child.stderr]) {
-      let buf = '';
-      stream?.setEncoding('utf8');
-      stream?.on('data', (chunk: string) => {
-        buf += chunk;
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) !== -1) {
-          onLine(buf.slice(0, nl));
-          buf = buf.slice(nl + 1);
-        }
-      });
-    }
+    for (const stream of [child.stdout, child.stderr]) eachLine(stream, onLine);
     child.once('error', (err) => {
       clearTimeout(timer);
       reject(err);
@@ -139,12 +153,18 @@ export async function startPrism(opts: PrismOptions): Promise<RunningPrism> {
       reject(new Error(`Prism exited (${signal ?? `code ${code}`}) before listening:\n${output.join('\n')}`));
     });
   });
+}
 
-  try {
-    await ready;
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  return { url: `http://${HOST}:${port}`, port, pid: child.pid!, stop };
+/** Calls `onLine` with each complete line of `stream` (read as UTF-8), its newline removed. */
+function eachLine(stream: Readable | null, onLine: (line: string) => void): void {
+  let buf = '';
+  stream?.setEncoding('utf8');
+  stream?.on('data', (chunk: string) => {
+    buf += chunk;
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) !== -1) {
+      onLine(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+  });
 }
