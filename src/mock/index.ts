@@ -58,25 +58,21 @@ export interface RunningMock {
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
+/**
+ * Starts Prism, then the front (REST, stream, and webhooks when `webhookUrl` is set) on one loopback port.
+ * Refuses a host that is not loopback and a stream interval below 10 ms before starting anything; if the
+ * port cannot be taken, what was started is stopped and the error thrown.
+ */
 export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
   const host = opts.host ?? '127.0.0.1';
-  if (!LOOPBACK.test(host)) throw new Error(`the mock listens on loopback only, got host "${host}"`);
+  const streamIntervalMs = opts.streamIntervalMs ?? 2000;
+  checkOptions(host, streamIntervalMs);
   const log = opts.log ?? (() => {});
   const clock = opts.clock ?? Date.now;
-  const streamIntervalMs = opts.streamIntervalMs ?? 2000;
-  if (!Number.isInteger(streamIntervalMs) || streamIntervalMs < 10)
-    throw new Error(`streamIntervalMs must be an integer ≥ 10, got ${streamIntervalMs}`);
-
-  log(`starting Prism on ${opts.specPath ?? openapiPath} …`);
-  const prism = await startPrism({
-    specPath: opts.specPath ?? openapiPath,
-    ...(opts.prismEnv ? { env: opts.prismEnv } : {}),
-    log,
-  });
-  log(`Prism is serving the REST contract on ${prism.url} (internal)`);
-
-  const accounts = new SandboxAccounts(clock, opts.testPrefix ?? limits.keyPrefixes.test);
-  const auth: AuthDeps = { accounts, ipGuard: openIpGuard, livePrefix: opts.testPrefix ?? limits.keyPrefixes.test };
+  const prism = await startContractPrism(opts, log);
+  const testPrefix = opts.testPrefix ?? limits.keyPrefixes.test;
+  const accounts = new SandboxAccounts(clock, testPrefix);
+  const auth: AuthDeps = { accounts, ipGuard: openIpGuard, livePrefix: testPrefix };
   const rest = createMockApp({
     prismUrl: prism.url,
     accounts,
@@ -85,18 +81,7 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
     clock,
     validateResponses: opts.validateResponses ?? false,
   });
-  const server = createHttpServer(rest.app);
-  server.keepAliveTimeout = 65_000;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port ?? 4010, host, () => resolve());
-    });
-  } catch (err) {
-    rest.close();
-    await prism.stop();
-    throw err;
-  }
+  const server = await serveRest(rest, prism, opts.port ?? 4010, host);
   const stream = attachMockStream(server, {
     auth,
     examples: exampleArticles(streamExamples),
@@ -105,19 +90,9 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
     log,
     ...(opts.streamHistory !== undefined ? { historyLimit: opts.streamHistory } : {}),
   });
-  const webhooks = opts.webhookUrl
-    ? startMockWebhooks({
-        url: opts.webhookUrl,
-        intervalMs: opts.webhookIntervalMs ?? 5000,
-        examples: exampleArticles(streamExamples),
-        clock,
-        log,
-      })
-    : undefined;
+  const webhooks = opts.webhookUrl ? startSampleWebhooks(opts.webhookUrl, opts, clock, log) : undefined;
   const { port } = server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;
-
-  let closing: Promise<void> | undefined;
   return {
     url: `http://${urlHost}:${port}`,
     port,
@@ -126,16 +101,82 @@ export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
     stream,
     server,
     ...(webhooks ? { webhooks } : {}),
-    close() {
-      closing ??= (async () => {
-        await webhooks?.close();
-        await stream.close();
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        rest.close();
-        await prism.stop();
-      })();
-      return closing;
-    },
+    close: closeOnce({ webhooks, stream, server, rest, prism }),
+  };
+}
+
+function checkOptions(host: string, streamIntervalMs: number): void {
+  if (!LOOPBACK.test(host)) throw new Error(`the mock listens on loopback only, got host "${host}"`);
+  if (!Number.isInteger(streamIntervalMs) || streamIntervalMs < 10)
+    throw new Error(`streamIntervalMs must be an integer ≥ 10, got ${streamIntervalMs}`);
+}
+
+/** Prism serving `specPath` (default: the bundled contract), its start logged before and after. */
+async function startContractPrism(opts: MockOptions, log: (message: string) => void): Promise<RunningPrism> {
+  const specPath = opts.specPath ?? openapiPath;
+  log(`starting Prism on ${specPath} …`);
+  const prism = await startPrism({ specPath, ...(opts.prismEnv ? { env: opts.prismEnv } : {}), log });
+  log(`Prism is serving the REST contract on ${prism.url} (internal)`);
+  return prism;
+}
+
+type MockRest = ReturnType<typeof createMockApp>;
+
+/** The REST front listening on `port` of `host`; if it cannot, the front and Prism are stopped and the error thrown. */
+async function serveRest(rest: MockRest, prism: RunningPrism, port: number, host: string): Promise<Server> {
+  const server = createHttpServer(rest.app);
+  server.keepAliveTimeout = 65_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+  } catch (err) {
+    rest.close();
+    await prism.stop();
+    throw err;
+  }
+  return server;
+}
+
+/** A signed sample `article` webhook POSTed to `url` every `webhookIntervalMs` (default 5 s). */
+function startSampleWebhooks(
+  url: string,
+  opts: MockOptions,
+  clock: () => number,
+  log: (message: string) => void,
+): MockWebhooks {
+  return startMockWebhooks({
+    url,
+    intervalMs: opts.webhookIntervalMs ?? 5000,
+    examples: exampleArticles(streamExamples),
+    clock,
+    log,
+  });
+}
+
+/**
+ * The mock's close: webhooks, then the stream, the HTTP server (its connections cut), the REST front and
+ * Prism, each awaited. Runs once; every call returns the same promise.
+ */
+function closeOnce(parts: {
+  webhooks: MockWebhooks | undefined;
+  stream: MockStream;
+  server: Server;
+  rest: MockRest;
+  prism: RunningPrism;
+}): () => Promise<void> {
+  const { webhooks, stream, server, rest, prism } = parts;
+  let closing: Promise<void> | undefined;
+  return () => {
+    closing ??= (async () => {
+      await webhooks?.close();
+      await stream.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rest.close();
+      await prism.stop();
+    })();
+    return closing;
   };
 }
