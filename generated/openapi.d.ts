@@ -402,13 +402,15 @@ export interface components {
             /** @description A component id, or `source:` and a source's name. */
             component: string;
             name: string;
-            /** @description The last 90 UTC days, oldest first. */
-            days: {
-                /** Format: date */
-                date: string;
-                /** @description Share of the day's minutes the component was operational; null before the service ran. */
-                operational: number | null;
-            }[];
+            /**
+             * Format: date
+             * @description The first (oldest) of the 90 UTC days of `operational`; the last is today.
+             */
+            first_day: string;
+            /** @description One entry per UTC day, oldest first: the share (0 to 1) of the day's minutes the component
+             *     was operational; null before the service ran.
+             *      */
+            operational: (number | null)[];
         };
         StatusIncident: {
             id: string;

@@ -5,7 +5,7 @@
  */
 import type express from 'express';
 import { parameterReader, queryOf, readQuery } from './parameters.js';
-import { sendJsonText, sendProblem } from './problem.js';
+import { JSON_TYPE, sendProblem } from './problem.js';
 import { createResponseCheck } from './response-check.js';
 
 export interface StatusSource {
@@ -28,9 +28,28 @@ export interface StatusRouteOptions {
   prefer?: (req: express.Request, res: express.Response) => string | undefined | false;
 }
 
+/** The bytes of the last text given, encoded once: a report is sent many times between two refreshes. */
+function lastEncoded(): (text: string) => Buffer {
+  let last = { text: '', bytes: Buffer.alloc(0) };
+  return (text) => {
+    if (text !== last.text) last = { text, bytes: Buffer.from(text) };
+    return last.bytes;
+  };
+}
+
+function send(res: express.Response, type: string, bytes: Buffer): void {
+  res.status(200);
+  res.setHeader('Cache-Control', CACHE_CONTROL);
+  res.setHeader('Content-Type', type);
+  res.setHeader('Content-Length', bytes.length);
+  res.end(bytes);
+}
+
 export function mountStatus(app: express.Express, status: StatusSource, opts: StatusRouteOptions): void {
   const readParams = parameterReader('getServiceStatus');
   const check = opts.validateResponses ? createResponseCheck() : undefined;
+  const jsonBytes = lastEncoded();
+  const pageBytes = lastEncoded();
   app.get(STATUS_PATHS.json, (req, res) => {
     if (check)
       res.locals.checkResponse = (code: number, type: string, body: unknown) =>
@@ -39,15 +58,9 @@ export function mountStatus(app: express.Express, status: StatusSource, opts: St
     if (!params.ok) return sendProblem(res, 'invalidParameter', params.detail);
     const example = opts.prefer?.(req, res);
     if (example === false) return;
-    res.setHeader('Cache-Control', CACHE_CONTROL);
-    sendJsonText(res, 200, status.json(example));
+    const text = status.json(example);
+    check?.('getServiceStatus', 200, JSON_TYPE, JSON.parse(text));
+    send(res, JSON_TYPE, jsonBytes(text));
   });
-  app.get(STATUS_PATHS.page, (_req, res) => {
-    const html = status.html();
-    res.status(200);
-    res.setHeader('Cache-Control', CACHE_CONTROL);
-    res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.setHeader('Content-Length', Buffer.byteLength(html));
-    res.end(html);
-  });
+  app.get(STATUS_PATHS.page, (_req, res) => send(res, 'text/html; charset=utf-8', pageBytes(status.html())));
 }

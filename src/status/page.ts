@@ -200,9 +200,12 @@ function historySection(report: StatusReport): string {
  */
 function historyRow(h: StatusHistory, index: number, report: StatusReport): string {
   const id = `h${index}`;
-  const bars = h.days.map((d) => `<li class="${barClass(d.operational)}"><span>${dayText(d)}</span></li>`).join('');
-  const first = h.days[0]?.date;
-  const last = h.days[h.days.length - 1]?.date;
+  const dates = h.operational.map((_, i) => dayAfter(h.first_day, i));
+  const bars = h.operational
+    .map((share, i) => `<li class="${barClass(share)}"><span>${dayText(dates[i]!, share)}</span></li>`)
+    .join('');
+  const first = dates[0];
+  const last = dates[dates.length - 1];
   const range =
     first !== undefined && last !== undefined
       ? `<p class="range" aria-hidden="true"><span>${escapeHtml(first)}</span><span>${escapeHtml(last)}</span></p>`
@@ -213,10 +216,14 @@ function historyRow(h: StatusHistory, index: number, report: StatusReport): stri
   );
 }
 
-function dayText(day: StatusHistory['days'][number]): string {
-  const share = day.operational;
+/** The UTC date `days` after `date` (YYYY-MM-DD). */
+function dayAfter(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+function dayText(date: string, share: number | null): string {
   const value = share === null || !Number.isFinite(share) ? NO_DATA : `${percent(share)} operational`;
-  return `${escapeHtml(day.date)}: ${value}`;
+  return `${escapeHtml(date)}: ${value}`;
 }
 
 /** a: ≥ 99.9% operational; b: ≥ 99%; c: below; n: no data (the legend says the same in words). */

@@ -142,12 +142,12 @@ export function buildReport(input: ReportInput, now: number): StatusReport {
       ...ids.map((id) => ({
         component: id,
         name: COMPONENT_NAMES[id],
-        days: historyDays(input.recorded, automatic(id), now),
+        ...historyDays(input.recorded, automatic(id), now),
       })),
       ...sources.map((s) => ({
         component: `source:${s.name}`,
         name: s.name,
-        days: historyDays(input.recorded, automatic(`source:${s.name}`), now),
+        ...historyDays(input.recorded, automatic(`source:${s.name}`), now),
       })),
     ],
     incidents: input.incidents.map(incidentJson),

@@ -146,22 +146,22 @@ export function historyDays(
   recorded: ReadonlyMap<number, number>,
   incidents: readonly IncidentRecord[],
   now: number,
-): { date: string; operational: number | null }[] {
+): { first_day: string; operational: (number | null)[] } {
   const today = dayOf(now);
-  const first = Math.min(...recorded.keys());
-  const days: { date: string; operational: number | null }[] = [];
-  for (let day = today - HISTORY_DAYS + 1; day <= today; day++) {
-    const start = day * DAY_MINUTES * MINUTE_MS;
-    const date = iso(start).slice(0, 10);
-    if (!(day >= first)) {
-      days.push({ date, operational: null });
+  const firstRecorded = Math.min(...recorded.keys());
+  const firstDay = today - HISTORY_DAYS + 1;
+  const operational: (number | null)[] = [];
+  for (let day = firstDay; day <= today; day++) {
+    if (!(day >= firstRecorded)) {
+      operational.push(null);
       continue;
     }
+    const start = day * DAY_MINUTES * MINUTE_MS;
     const end = Math.min(now, start + DAY_MINUTES * MINUTE_MS);
     const ran = recorded.get(day) ?? 0;
-    const minutes = day === first ? Math.max(1, ran) : Math.max(1, (end - start) / MINUTE_MS);
+    const minutes = day === firstRecorded ? Math.max(1, ran) : Math.max(1, (end - start) / MINUTE_MS);
     const up = Math.min(ran, minutes) - incidentMinutes(incidents, start, end, now);
-    days.push({ date, operational: Math.round(Math.max(0, Math.min(1, up / minutes)) * 10_000) / 10_000 });
+    operational.push(Math.round(Math.max(0, Math.min(1, up / minutes)) * 10_000) / 10_000);
   }
-  return days;
+  return { first_day: iso(firstDay * DAY_MINUTES * MINUTE_MS).slice(0, 10), operational };
 }

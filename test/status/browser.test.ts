@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { startService, type RunningService } from '../../src/server/index.js';
@@ -42,7 +42,6 @@ function feedServer(): { server: Server; url: (path: string) => string; failing:
 
 let browser: Browser;
 let context: BrowserContext;
-let page: Page;
 let svc: RunningService;
 let feeds: ReturnType<typeof feedServer>;
 let dataDir: string;
@@ -79,7 +78,6 @@ beforeAll(async () => {
     external.push(url);
     return route.abort('internetdisconnected');
   });
-  page = await context.newPage();
   mkdirSync(shots, { recursive: true });
 }, 60_000);
 
@@ -95,22 +93,33 @@ async function report(): Promise<StatusReport> {
   return (await fetch(`${svc.url}/v1/status`)).json() as Promise<StatusReport>;
 }
 
-/** The page as a reader sees it: reloaded, the text of the source's row and of the incidents section. */
-async function look(): Promise<{ banner: string; row: string; incidents: string }> {
-  await page.goto(`${svc.url}/status`, { waitUntil: 'load' });
-  const row = (await page.locator('tr', { hasText: 'harbor-wire' }).first().innerText()).toLowerCase();
-  const incidents = (
-    await page.locator('section', { has: page.getByRole('heading', { name: 'Incidents' }) }).innerText()
-  ).toLowerCase();
-  const banner = (await page.locator('main').innerText()).toLowerCase().split('\n').slice(0, 4).join(' ');
-  return { banner, row, incidents };
+/**
+ * The page as a reader sees it, freshly loaded in a page of its own (the page reloads itself every
+ * second, which would interrupt a navigation of a page kept open): the overall state line, the text of
+ * the source's row and of the incidents section; with `shot`, a full-page screenshot under that name.
+ */
+async function look(shot?: string): Promise<{ banner: string; row: string; incidents: string }> {
+  const page = await context.newPage();
+  try {
+    await page.goto(`${svc.url}/status`, { waitUntil: 'load' });
+    const text = async (locator: Locator) => (await locator.first().innerText()).toLowerCase();
+    const seen = {
+      banner: (await text(page.locator('main'))).split('\n').slice(0, 4).join(' '),
+      row: await text(page.locator('tr', { hasText: 'harbor-wire' })),
+      incidents: await text(page.locator('section', { has: page.getByRole('heading', { name: 'Incidents' }) })),
+    };
+    expect(await page.getByRole('heading', { level: 1 }).count()).toBe(1);
+    if (shot) await page.screenshot({ path: join(shots, shot), fullPage: true });
+    return seen;
+  } finally {
+    await page.close();
+  }
 }
 
 describe('the status page shows a source failing and recovering', () => {
   it('starts operational once both sources have been polled and the search index has loaded', async () => {
     await until(async () => (await report()).state === 'operational', 'the overall state operational', 20_000, 100);
     await until(async () => (await look()).row.includes('operational'), 'the harbor-wire row operational', 20_000, 200);
-    expect(await page.getByRole('heading', { level: 1 }).count()).toBe(1);
   }, 60_000);
 
   it('turns the row and the overall state degraded within one poll interval plus a few seconds, and opens an incident', async () => {
@@ -132,12 +141,11 @@ describe('the status page shows a source failing and recovering', () => {
       kind: 'automatic',
       ended_at: null,
     });
-    const seen = await look();
+    const seen = await look('status-source-failing.png');
     expect(seen.banner).toContain('degraded');
     expect(seen.row).toContain('degraded');
     expect(seen.incidents).toContain('harbor-wire');
     expect(seen.incidents).toContain('ongoing');
-    await page.screenshot({ path: join(shots, 'status-source-failing.png'), fullPage: true });
   }, 30_000);
 
   it('closes the incident when the source answers again', async () => {
@@ -151,11 +159,10 @@ describe('the status page shows a source failing and recovering', () => {
     const json = await report();
     const incident = json.incidents.find((i) => i.component === 'source:harbor-wire');
     expect(incident?.ended_at).not.toBeNull();
-    const seen = await look();
+    const seen = await look('status-source-recovered.png');
     expect(seen.row).toContain('operational');
     expect(seen.incidents).toContain('harbor-wire');
     expect(seen.incidents).not.toContain('ongoing');
-    await page.screenshot({ path: join(shots, 'status-source-recovered.png'), fullPage: true });
   }, 60_000);
 
   it('asked nothing of any address but the service, and shows no internal address or error text', async () => {

@@ -17,13 +17,9 @@ function example(name: 'StatusOperational' | 'StatusSourceFailing'): StatusRepor
 
 const render = (report: StatusReport, refreshSeconds = 30) => renderStatusPage(report, { refreshSeconds });
 
-/** `n` consecutive UTC days ending on 2026-11-27, oldest first, each with `share(i)`. */
-function days(n: number, share: (i: number) => number | null): StatusHistory['days'] {
-  const last = Date.UTC(2026, 10, 27);
-  return Array.from({ length: n }, (_, i) => ({
-    date: new Date(last - (n - 1 - i) * 86_400_000).toISOString().slice(0, 10),
-    operational: share(i),
-  }));
+/** 90 consecutive UTC days ending on 2026-11-27, oldest first, each with `share(i)`. */
+function days(share: (i: number) => number | null): Pick<StatusHistory, 'first_day' | 'operational'> {
+  return { first_day: '2026-08-30', operational: Array.from({ length: 90 }, (_, i) => share(i)) };
 }
 
 /** The operational example with 4 components and `sources` sources, each with 90 days of history. */
@@ -31,10 +27,10 @@ function largeReport(sources: number): StatusReport {
   const report = example('StatusOperational');
   const template = report.sources[0]!;
   report.sources = Array.from({ length: sources }, (_, i) => ({ ...template, name: `Regional Business Wire ${i}` }));
-  const history = days(90, (i) => (i < 5 ? null : i % 9 === 0 ? 0.98765 : i % 4 === 0 ? 0.99931 : 1));
+  const history = days((i) => (i < 5 ? null : i % 9 === 0 ? 0.98765 : i % 4 === 0 ? 0.99931 : 1));
   report.history = [
-    ...report.components.map((c) => ({ component: c.id, name: c.name, days: history })),
-    ...report.sources.map((s) => ({ component: `source:${s.name}`, name: s.name, days: history })),
+    ...report.components.map((c) => ({ component: c.id, name: c.name, ...history })),
+    ...report.sources.map((s) => ({ component: `source:${s.name}`, name: s.name, ...history })),
   ];
   return report;
 }
@@ -143,7 +139,9 @@ describe('each history bar has a text alternative naming its date and share', ()
     const report = example('StatusOperational');
     const html = render(report);
     const bars = [...html.matchAll(/<li class="([abcn])"><span>([^<]*)<\/span><\/li>/g)];
-    expect(bars.map((m) => [m[1], m[2]])).toEqual([
+    expect(bars).toHaveLength(90);
+    expect(bars[0]!.slice(1)).toEqual(['n', '2026-08-30: no data']);
+    expect(bars.slice(-3).map((m) => [m[1], m[2]])).toEqual([
       ['n', '2026-11-25: no data'],
       ['a', '2026-11-26: 99.93% operational'],
       ['a', '2026-11-27: 100% operational'],
@@ -153,14 +151,9 @@ describe('each history bar has a text alternative naming its date and share', ()
 
   it('rounds a share down, so only a full day reads 100%, and colours by threshold', () => {
     const report = example('StatusOperational');
-    report.history[0]!.days = [
-      { date: '2026-11-24', operational: 0.99999 },
-      { date: '2026-11-25', operational: 0.995 },
-      { date: '2026-11-26', operational: 0.5 },
-      { date: '2026-11-27', operational: 0 },
-    ];
+    report.history[0]!.operational.splice(86, 4, 0.99999, 0.995, 0.5, 0);
     const bars = [...render(report).matchAll(/<li class="([abcn])"><span>([^<]*)<\/span>/g)];
-    expect(bars.map((m) => [m[1], m[2]])).toEqual([
+    expect(bars.slice(86, 90).map((m) => [m[1], m[2]])).toEqual([
       ['a', '2026-11-24: 99.99% operational'],
       ['b', '2026-11-25: 99.5% operational'],
       ['c', '2026-11-26: 50% operational'],
