@@ -146,7 +146,11 @@ export class StatusBoard {
     const sources = await this.deps.sources.list();
     const since = now - HISTORY_DAYS * DAY_MS;
     let incidents = await status.incidents(since);
-    const degraded = degradedNow(componentCauses(liveState(samples, now)), sources.map(sourceStatus), now);
+    const degraded = degradedNow(
+      componentCauses(liveState(samples, now)),
+      sources.map((s) => sourceStatus(s, now)),
+      now,
+    );
     if (await this.syncIncidents(incidents, degraded, now)) incidents = await status.incidents(since);
     const recorded = new Map(
       (await status.minutesByDay(dayOf(now) - HISTORY_DAYS)).map(({ day, minutes }) => [day, minutes] as const),

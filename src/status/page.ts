@@ -94,6 +94,7 @@ const CAUSE_TEXT: Record<StatusCause, string> = {
   source_unreachable: 'Source not answering',
   source_error_status: 'Source answering with an error',
   source_unreadable: 'Source not sending a readable feed',
+  source_overdue: 'Source not answering in time',
   operator_note: 'Note from the operators',
 };
 

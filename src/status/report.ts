@@ -124,7 +124,7 @@ function incidentJson(i: IncidentRecord): StatusReport['incidents'][number] {
 
 export function buildReport(input: ReportInput, now: number): StatusReport {
   const causes = componentCauses(liveState(input.samples, now));
-  const sources = input.sources.map(sourceStatus);
+  const sources = input.sources.map((s) => sourceStatus(s, now));
   const automatic = (key: string) => input.incidents.filter((i) => i.kind === 'automatic' && i.component === key);
   const ids = Object.keys(COMPONENT_NAMES) as ComponentId[];
   return {

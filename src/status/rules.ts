@@ -26,6 +26,11 @@ export const HISTORY_DAYS = 90;
 export const SERVER_ERROR_SHARE = 0.01;
 /** Fewer answers than this in 5 minutes never degrade REST by their errors (one 500 of three is noise). */
 export const SERVER_ERROR_MIN_ANSWERS = 20;
+/**
+ * A source whose poll is this late is degraded before the poll fails: a source that accepts the
+ * connection and never answers fails only at the poller's total timeout.
+ */
+export const POLL_OVERDUE_MS = 10_000;
 /** An ingest → stream delay p99 over this (last 5 minutes) degrades the stream. */
 export const SLOW_DELIVERY_MS = 5_000;
 
@@ -71,12 +76,13 @@ export function pollFailureCause(error: string): StatusCause {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A source as the status page shows it: public name, state, times; never its address or error text. */
-export function sourceStatus(s: SourceRecord): SourceStatus {
+export function sourceStatus(s: SourceRecord, now: number): SourceStatus {
   const failing = !s.paused && s.failingSince !== null && s.lastError !== null;
+  const overdue = !s.paused && s.nextPollAt !== null && now - Date.parse(s.nextPollAt) > POLL_OVERDUE_MS;
   return {
     name: s.name,
-    state: s.paused ? 'paused' : failing ? 'degraded' : 'operational',
-    cause: failing ? pollFailureCause(s.lastError!) : null,
+    state: s.paused ? 'paused' : failing || overdue ? 'degraded' : 'operational',
+    cause: failing ? pollFailureCause(s.lastError!) : overdue ? 'source_overdue' : null,
     last_article_at: s.lastArticleAt,
     last_poll_ok_at: s.lastOkAt,
     failing_since: s.paused ? null : s.failingSince,

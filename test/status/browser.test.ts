@@ -27,17 +27,24 @@ const POLL_MS = 1_000;
 /** The rule: degraded within one poll interval plus a few seconds (the report is refreshed every second here). */
 const DEGRADED_WITHIN_MS = POLL_MS + 8_000;
 
-/** A feed publisher that answers a small RSS document, or 503 while `failing`. */
-function feedServer(): { server: Server; url: (path: string) => string; failing: Set<string> } {
+/** A feed publisher that answers a small RSS document, 503 while `failing`, nothing at all while `hanging`. */
+function feedServer(): { server: Server; url: (path: string) => string; failing: Set<string>; hanging: Set<string> } {
   const failing = new Set<string>();
+  const hanging = new Set<string>();
   const server = createServer((req, res) => {
+    if (hanging.has(req.url ?? '')) return;
     if (failing.has(req.url ?? '')) return void res.writeHead(503).end('down for maintenance at 10.1.2.3');
     const item = `<item><guid>${req.url}-1</guid><title>Acme Corp beats quarterly estimates</title></item>`;
     res.writeHead(200, { 'Content-Type': 'application/rss+xml' });
     res.end(`<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>${item}</channel></rss>`);
   });
   server.listen(0, '127.0.0.1');
-  return { server, failing, url: (path) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}` };
+  return {
+    server,
+    failing,
+    hanging,
+    url: (path) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+  };
 }
 
 let browser: Browser;
@@ -85,6 +92,7 @@ afterAll(async () => {
   await context?.close();
   await browser?.close();
   await svc?.close();
+  feeds?.server.closeAllConnections();
   feeds?.server.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
@@ -164,6 +172,21 @@ describe('the status page shows a source failing and recovering', () => {
     expect(seen.incidents).toContain('harbor-wire');
     expect(seen.incidents).not.toContain('ongoing');
   }, 60_000);
+
+  it('turns a source that accepts the connection and never answers degraded before its poll times out', async () => {
+    feeds.hanging.add('/summit-wire');
+    const since = Date.now();
+    const summit = async () => (await report()).sources.find((s) => s.name === 'summit-wire')!;
+    await until(
+      async () => (await summit()).state === 'degraded',
+      'summit-wire degraded',
+      DEGRADED_WITHIN_MS + 10_000,
+      100,
+    );
+    expect(Date.now() - since).toBeLessThan(POLL_MS + 10_000 + 5_000);
+    expect((await summit()).cause).toBe('source_overdue');
+    expect((await look()).banner).toContain('degraded');
+  }, 40_000);
 
   it('asked nothing of any address but the service, and shows no internal address or error text', async () => {
     expect(external).toEqual([]);

@@ -117,6 +117,7 @@ describe('a source is shown by its public name and the class of its failure only
         lastStatus: 503,
         failingSince: '2026-11-27T11:58:00.000Z',
       }),
+      NOW,
     );
     expect(s).toMatchObject({
       state: 'degraded',
@@ -124,6 +125,18 @@ describe('a source is shown by its public name and the class of its failure only
       failing_since: '2026-11-27T11:58:00.000Z',
     });
     expect(JSON.stringify(s)).not.toMatch(/10\.0\.0\.7|token|secret|Service Unavailable/);
+  });
+
+  it('a source whose poll is more than 10 s overdue is degraded before the poll fails (an answer still awaited)', () => {
+    const due = (ms: number) => new Date(NOW - ms).toISOString();
+    expect(sourceStatus(source({ nextPollAt: due(10_001) }), NOW)).toMatchObject({
+      state: 'degraded',
+      cause: 'source_overdue',
+      failing_since: null,
+    });
+    expect(sourceStatus(source({ nextPollAt: due(10_000) }), NOW).state).toBe('operational');
+    expect(sourceStatus(source({ nextPollAt: null }), NOW).state).toBe('operational');
+    expect(sourceStatus(source({ nextPollAt: due(60_000), paused: true }), NOW).state).toBe('paused');
   });
 
   it('maps each poll error kind to a cause class', () => {
@@ -137,14 +150,17 @@ describe('a source is shown by its public name and the class of its failure only
   });
 
   it('a paused source is paused, whatever its last poll', () => {
-    const s = sourceStatus(source({ paused: true, lastError: 'timeout: x', failingSince: '2026-11-27T11:00:00.000Z' }));
+    const s = sourceStatus(
+      source({ paused: true, lastError: 'timeout: x', failingSince: '2026-11-27T11:00:00.000Z' }),
+      NOW,
+    );
     expect(s).toMatchObject({ state: 'paused', cause: null, failing_since: null });
   });
 });
 
 describe('the overall state', () => {
-  const ok = sourceStatus(source());
-  const failing = sourceStatus(source({ lastError: 'timeout: x', failingSince: '2026-11-27T11:58:00.000Z' }));
+  const ok = sourceStatus(source(), NOW);
+  const failing = sourceStatus(source({ lastError: 'timeout: x', failingSince: '2026-11-27T11:58:00.000Z' }), NOW);
   const none = componentCauses(calm);
 
   it('is operational when every component and source is', () => {

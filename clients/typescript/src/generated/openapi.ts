@@ -133,7 +133,9 @@ export interface paths {
          *     A component is `degraded` while a rule of its own fails (REST: the database is failing or more
          *     than 1% of the answers of the last 5 minutes were server errors; stream: the same database rule,
          *     or an ingest → stream delay p99 over 5 seconds in the last 5 minutes; webhooks: the database
-         *     rule; search: the index is loading or the embedder failing; a source: its last poll failed).
+         *     rule; search: the index is loading or the embedder failing; a source: its last poll failed, or
+         *     its next poll is more than 10 seconds overdue, as when the source accepts a connection and never
+         *     answers).
          *     The overall state is `outage` when the database is failing or every source is, `degraded` when
          *     any component or source is, else `operational`. A component that turns `degraded` opens an
          *     automatic incident, closed when it recovers; operators add notes of their own.
@@ -344,11 +346,12 @@ export interface components {
         /**
          * @description Why a component is degraded: the database failing; server errors above 1% of REST answers; an
          *     ingest → stream delay p99 over 5 seconds; the search index loading; the embedder failing; a source
-         *     not answering, answering an error status, or sending what is not a feed; an operator's note.
+         *     not answering, answering an error status, or sending what is not a feed; a source whose poll is
+         *     more than 10 seconds overdue (its answer is still awaited); an operator's note.
          *
          * @enum {string}
          */
-        StatusCause: "database_unavailable" | "server_errors" | "slow_delivery" | "index_loading" | "embedder_unavailable" | "source_unreachable" | "source_error_status" | "source_unreadable" | "operator_note";
+        StatusCause: "database_unavailable" | "server_errors" | "slow_delivery" | "index_loading" | "embedder_unavailable" | "source_unreachable" | "source_error_status" | "source_unreadable" | "source_overdue" | "operator_note";
         StatusComponent: {
             /** @enum {string} */
             id: "rest" | "stream" | "webhooks" | "search";
