@@ -26,12 +26,13 @@ export const DEMO_EXEMPT = 'loopback';
 
 const SAMPLE = fileURLToPath(new URL('../../fixtures/demo-articles.ndjson', import.meta.url));
 
-export async function runDemo(base: Config, opts: { json: boolean }): Promise<void> {
+/** The demo's config: the embedded store in DATA_DIR/demo, on loopback, its own wires allowed. */
+function demoConfig(base: Config): Config {
   // The demo is the embedded default, whatever DATABASE_URL / REDIS_URL say (it deletes its data on start).
   const { databaseUrl, redisUrl, ...embedded } = base;
   if (databaseUrl || redisUrl)
     console.error('demo: ignoring DATABASE_URL / REDIS_URL: the demo runs on its own SQLite file in DATA_DIR/demo');
-  const config: Config = {
+  return {
     ...embedded,
     dataDir: demoDataDir(base.dataDir),
     // Loopback unless HOST says otherwise; and a newcomer trying all five keys from this machine must not
@@ -41,6 +42,64 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
     // Its sample wires are served on loopback (src/sources/demo-feeds.ts): the poller may reach them here.
     feedAllowPrivate: true,
   };
+}
+
+type DemoKeys = Record<string, { key: string; key_id: string; account_id: string }>;
+type DemoSource = { name: string; format: string; url: string };
+
+/** What the demo prints once it answers: the keys and first requests (or one JSON object with `--json`). */
+function printDemo(
+  json: boolean,
+  d: { url: string; dataDir: string; articles: number; keys: DemoKeys; sources: DemoSource[] },
+): void {
+  const { keys, sources } = d;
+  if (json) {
+    console.log(
+      JSON.stringify({
+        url: d.url,
+        status_page: `${d.url}/status`,
+        articles: d.articles,
+        keys,
+        sources: sources.map((x) => ({ name: x.name, url: x.url, every_ms: DEMO_POLL_MS })),
+      }),
+    );
+    return;
+  }
+  console.log(`\nFinancial News Service demo: ${d.url}  (${d.articles} sample articles over the last 6 days)\n`);
+  console.log('Keys (shown once; this demo archive is recreated on every run):');
+  for (const [tier, k] of Object.entries(keys)) console.log(`  ${tier.padEnd(8)} ${k.key}`);
+  console.log('\nTry:');
+  console.log(`  curl -s -H "X-API-Key: ${keys.max!.key}" "${d.url}/v1/news?limit=3"`);
+  console.log(`  curl -s -H "X-API-Key: ${keys.max!.key}" "${d.url}/v1/news/search?q=central+bank+tightening&limit=3"`);
+  console.log(`  curl -s -H "X-API-Key: ${keys.starter!.key}" "${d.url}/v1/account/usage"`);
+  console.log(`\nStatus page (no key; the same report as JSON at /v1/status): ${d.url}/status`);
+  const g = limits.ipGuard;
+  console.log(
+    `\nThe IP guard (${g.distinctKeys} different keys from one address within ${g.windowMs / 1000} s block it for ${g.blockMs / 60_000} minutes)`,
+  );
+  console.log(
+    `exempts ${DEMO_EXEMPT} in this demo (IP_GUARD_EXEMPT), so every key above can be tried from this machine.`,
+  );
+  console.log(
+    `\nLive sources, polled every ${DEMO_POLL_MS / 1000} s (a new headline every few seconds; one story in four is carried by both`,
+  );
+  console.log('wires, reworded, and reaches the stream once):');
+  for (const x of sources) console.log(`  ${x.name.padEnd(12)} ${x.format.padEnd(5)} ${x.url}`);
+  const ws = d.url.replace(/^http/, 'ws');
+  console.log('Watch them arrive on the stream (from this directory):');
+  console.log(
+    `  node -e "new (require('ws'))('${ws}/v1/stream?api_key=${keys.pro!.key}').on('message', (m) => console.log(JSON.parse(m).content))"`,
+  );
+  console.log(`What each source did, and a source of your own (fns commands reach this demo with its DATA_DIR):`);
+  console.log(`  DATA_DIR=${d.dataDir} npx fns sources list`);
+  console.log(`  DATA_DIR=${d.dataDir} npx fns sources add my-wire https://example.com/markets.rss --every 30s`);
+  console.log(`  echo '{"content":"FLASH: hello stream"}' | DATA_DIR=${d.dataDir} npx fns articles ingest -`);
+  console.log(`  DATA_DIR=${d.dataDir} npx fns status note "Harbor Wire is late today; we are on it"`);
+  console.log('\nCtrl+C to stop.');
+}
+
+export async function runDemo(base: Config, opts: { json: boolean }): Promise<void> {
+  const config = demoConfig(base);
   rmSync(config.dataDir, { recursive: true, force: true });
   const now = Date.now();
   const store = new SqliteStore(sqliteFile(config));
@@ -52,7 +111,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
     await store.articles.insert([articles[articles.length - 1 - i]!], now - age);
   }
   const prefix = livePrefix(config);
-  const keys: Record<string, { key: string; key_id: string; account_id: string }> = {};
+  const keys: DemoKeys = {};
   for (const tier of ['starter', 'pro', 'max', 'free'] as const)
     keys[tier] = await createKey(store.accounts, { tier, livePrefix: prefix, now });
   keys.expired = await createKey(store.accounts, { tier: 'pro', livePrefix: prefix, now });
@@ -81,53 +140,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   const logger = createLogger({ destination: process.stderr, pretty: process.stderr.isTTY === true });
   const svc = await startService(config, { logger, embedder });
   await svc.searchReady.catch(() => {});
-  if (opts.json) {
-    console.log(
-      JSON.stringify({
-        url: svc.url,
-        status_page: `${svc.url}/status`,
-        articles: articles.length,
-        keys,
-        sources: sources.map((x) => ({ name: x.name, url: x.url, every_ms: DEMO_POLL_MS })),
-      }),
-    );
-  } else {
-    console.log(
-      `\nFinancial News Service demo: ${svc.url}  (${articles.length} sample articles over the last 6 days)\n`,
-    );
-    console.log('Keys (shown once; this demo archive is recreated on every run):');
-    for (const [tier, k] of Object.entries(keys)) console.log(`  ${tier.padEnd(8)} ${k.key}`);
-    console.log('\nTry:');
-    console.log(`  curl -s -H "X-API-Key: ${keys.max!.key}" "${svc.url}/v1/news?limit=3"`);
-    console.log(
-      `  curl -s -H "X-API-Key: ${keys.max!.key}" "${svc.url}/v1/news/search?q=central+bank+tightening&limit=3"`,
-    );
-    console.log(`  curl -s -H "X-API-Key: ${keys.starter!.key}" "${svc.url}/v1/account/usage"`);
-    console.log(`\nStatus page (no key; the same report as JSON at /v1/status): ${svc.url}/status`);
-    const g = limits.ipGuard;
-    console.log(
-      `\nThe IP guard (${g.distinctKeys} different keys from one address within ${g.windowMs / 1000} s block it for ${g.blockMs / 60_000} minutes)`,
-    );
-    console.log(
-      `exempts ${DEMO_EXEMPT} in this demo (IP_GUARD_EXEMPT), so every key above can be tried from this machine.`,
-    );
-    console.log(
-      `\nLive sources, polled every ${DEMO_POLL_MS / 1000} s (a new headline every few seconds; one story in four is carried by both`,
-    );
-    console.log('wires, reworded, and reaches the stream once):');
-    for (const x of sources) console.log(`  ${x.name.padEnd(12)} ${x.format.padEnd(5)} ${x.url}`);
-    const ws = svc.url.replace(/^http/, 'ws');
-    console.log('Watch them arrive on the stream (from this directory):');
-    console.log(
-      `  node -e "new (require('ws'))('${ws}/v1/stream?api_key=${keys.pro!.key}').on('message', (m) => console.log(JSON.parse(m).content))"`,
-    );
-    console.log(`What each source did, and a source of your own (fns commands reach this demo with its DATA_DIR):`);
-    console.log(`  DATA_DIR=${config.dataDir} npx fns sources list`);
-    console.log(`  DATA_DIR=${config.dataDir} npx fns sources add my-wire https://example.com/markets.rss --every 30s`);
-    console.log(`  echo '{"content":"FLASH: hello stream"}' | DATA_DIR=${config.dataDir} npx fns articles ingest -`);
-    console.log(`  DATA_DIR=${config.dataDir} npx fns status note "Harbor Wire is late today; we are on it"`);
-    console.log('\nCtrl+C to stop.');
-  }
+  printDemo(opts.json, { url: svc.url, dataDir: config.dataDir, articles: articles.length, keys, sources });
   const stop = async () => {
     await svc.close();
     await feeds.close();

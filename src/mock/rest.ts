@@ -123,6 +123,46 @@ function asStored(a: Article): StoredArticle {
   return { ...a, tickers: a.tickers ?? [] };
 }
 
+/** The request passed to Prism as the mock received it (its key and `Prefer`), on a kept-alive agent. */
+function forward(prismUrl: string, agent: Agent, req: Request, key: string): Promise<Upstream> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { 'X-API-Key': key };
+    const prefer = req.get('prefer');
+    if (prefer !== undefined) headers.Prefer = prefer;
+    const up = httpRequest(
+      `${prismUrl}${req.path}${upstreamQuery(req.originalUrl)}`,
+      { method: 'GET', headers, agent },
+      (r) => {
+        let body = '';
+        r.setEncoding('utf8');
+        r.on('data', (c: string) => (body += c));
+        r.on('end', () =>
+          resolve({ status: r.statusCode ?? 502, contentType: String(r.headers['content-type'] ?? ''), body }),
+        );
+        r.on('error', reject);
+      },
+    );
+    up.on('error', reject);
+    up.end();
+  });
+}
+
+/** A `429` chosen with `Prefer`: the rate-limit headers and `Retry-After` the service would send for the key's plan. */
+function setRateLimited(res: Response, tier: Tier, now: number): void {
+  const limit = plans[tier].rateLimit;
+  const retryAfter = Math.max(1, Math.ceil(limits.rateWindowMs / 1000 / Math.max(1, limit)));
+  res.set({
+    ...rateLimitHeaders(
+      tier,
+      { limit, remaining: 0, resetAt: now + retryAfter * 1000 },
+      limits.rateWindowMs / 1000,
+      now,
+      retryAfter,
+    ),
+    'Retry-After': String(retryAfter),
+  });
+}
+
 export function createMockApp(deps: MockRestDeps): { app: express.Express; close(): void } {
   const app = contractApp();
 
@@ -135,34 +175,12 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
     validateResponses: deps.validateResponses ?? false,
   });
 
-  const forward = (req: Request, key: string): Promise<Upstream> =>
-    new Promise((resolve, reject) => {
-      const headers: Record<string, string> = { 'X-API-Key': key };
-      const prefer = req.get('prefer');
-      if (prefer !== undefined) headers.Prefer = prefer;
-      const up = httpRequest(
-        `${deps.prismUrl}${req.path}${upstreamQuery(req.originalUrl)}`,
-        { method: 'GET', headers, agent },
-        (r) => {
-          let body = '';
-          r.setEncoding('utf8');
-          r.on('data', (c: string) => (body += c));
-          r.on('end', () =>
-            resolve({ status: r.statusCode ?? 502, contentType: String(r.headers['content-type'] ?? ''), body }),
-          );
-          r.on('error', reject);
-        },
-      );
-      up.on('error', reject);
-      up.end();
-    });
-
   const handler = (operationId: OperationId) => async (req: Request, res: Response) => {
     const { caller, params } = res.locals as Locals;
     if (refuseUnservablePrefer(operationId, req, res)) return;
     let up: Upstream;
     try {
-      up = await forward(req, req.get('x-api-key') ?? '');
+      up = await forward(deps.prismUrl, agent, req, req.get('x-api-key') ?? '');
     } catch (err) {
       res.locals.checkResponse = undefined;
       return sendGenericProblem(
@@ -193,21 +211,7 @@ export function createMockApp(deps: MockRestDeps): { app: express.Express; close
       const counted = operationId === 'searchNews' && parsed?.type === problems.embeddingUnavailable.type;
       if (!counted) for (const h of RATE_LIMIT_HEADERS) res.removeHeader(h);
     }
-    if (up.status === 429) {
-      const limit = plans[caller.tier].rateLimit;
-      const retryAfter = Math.max(1, Math.ceil(limits.rateWindowMs / 1000 / Math.max(1, limit)));
-      const now = deps.clock();
-      res.set({
-        ...rateLimitHeaders(
-          caller.tier,
-          { limit, remaining: 0, resetAt: now + retryAfter * 1000 },
-          limits.rateWindowMs / 1000,
-          now,
-          retryAfter,
-        ),
-        'Retry-After': String(retryAfter),
-      });
-    }
+    if (up.status === 429) setRateLimited(res, caller.tier, deps.clock());
     const type = /problem\+json/.test(up.contentType) ? PROBLEM_TYPE : JSON_TYPE;
     // Prism's own error for a preference the check above leaves to it (e.g. `dynamic`) is passed on as is.
     if (parsed?.type?.startsWith?.('https://stoplight.io/prism/errors')) res.locals.checkResponse = undefined;

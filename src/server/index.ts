@@ -13,7 +13,7 @@ import { staleGenerated } from '../contract/freshness.js';
 import { limits } from '../contract/index.js';
 import { EmbeddingWorker, SemanticIndex } from '../indexing/index.js';
 import { createEmbedder, type ClosableEmbedder, type Embedder } from '../search/index.js';
-import type { Store } from '../store/ports/index.js';
+import type { Store, WakeSubscription } from '../store/ports/index.js';
 import { DEFAULT_FEED_POLL_MS, type StreamHandle } from '../stream/index.js';
 import { createLogger, type OpsLogger } from '../ops/logger.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
@@ -95,14 +95,8 @@ function observability(options: ServiceOptions): { logger: OpsLogger; log: Log; 
   return { logger, log: logger.structured, metrics: options.metrics ?? createMetrics() };
 }
 
-export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
-  // The service reads the contract from generated/: a spec edited without `npm run generate` must not
-  // silently change nothing.
-  const stale = staleGenerated();
-  if (stale) throw new ConfigError(stale);
-  const { logger, log, metrics } = observability(options);
-  for (const w of config.warnings) log.warn({ component: 'config' }, w);
-  const clock = options.clock ?? Date.now;
+/** The store, the shared state and the wake-ups on commits, with the health that watches them. */
+async function openConnections(config: Config, options: ServiceOptions, metrics: Metrics, log: Log) {
   // Every failed call of a dependency-failure class (connection, authentication, resource: a refused
   // login, a full disk) is counted and keeps /readyz red while it lasts; the callers answer 503 / 1013.
   const health = new DependencyHealth({
@@ -123,9 +117,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
     log: log.child({ component: 'changes' }),
     timerMs: () => feedPollMs,
   });
-  const { feedWake } = commits;
-  if (feedWake) feedPollMs = options.feedPollMs ?? WOKEN_FEED_POLL_MS;
-  const embedder = countEmbedderErrors(options.embedder ?? embedderFor(config), metrics);
+  if (commits.feedWake) feedPollMs = options.feedPollMs ?? WOKEN_FEED_POLL_MS;
+  return { health, opened, store, state, commits, feedPollMs };
+}
+
+/** The search index over the store's vectors and the worker that embeds new articles. */
+function searchParts(config: Config, store: Store, embedder: Embedder, log: Log) {
   // The approximate index is saved under DATA_DIR on either engine: with PostgreSQL, each instance keeps
   // its own copy on its own disk (docs/search.md says why).
   const index = new SemanticIndex(store, embedder, {
@@ -133,19 +130,92 @@ export async function startService(config: Config, options: ServiceOptions = {})
     persistDir: join(config.dataDir, 'search-index'),
   });
   const worker = new EmbeddingWorker(store.vectors, embedder, { log: log.child({ component: 'embedding' }) });
-  const status = new StatusBoard({
+  return { index, worker };
+}
+
+/** The board of the public status report, told what this instance knows (src/status). */
+function statusBoard(
+  parts: { store: Store; opened: Store; health: DependencyHealth; index: SemanticIndex },
+  deps: { metrics: Metrics; clock: () => number; log: Log; refreshMs: number | undefined },
+): StatusBoard {
+  const { store, opened, health, index } = parts;
+  return new StatusBoard({
     status: store.status,
     sources: store.sources,
-    metrics,
+    metrics: deps.metrics,
     instanceState: async () => ({
       seq: await opened.articles.latestSeq(),
       databaseFailing: health.failure('database') !== undefined,
       indexLoading: !index.ready,
     }),
-    clock,
-    log: log.child({ component: 'status' }),
-    ...(options.statusRefreshMs ? { refreshMs: options.statusRefreshMs } : {}),
+    clock: deps.clock,
+    log: deps.log.child({ component: 'status' }),
+    ...(deps.refreshMs ? { refreshMs: deps.refreshMs } : {}),
   });
+}
+
+/**
+ * The poller, the webhook dispatcher and the admin listener (each unless turned off or unconfigured):
+ * what a poll or the admin push stores reaches the stream and the webhooks at once.
+ */
+async function startBackground(
+  config: Config,
+  options: ServiceOptions,
+  deps: {
+    store: Store;
+    opened: Store;
+    state: Awaited<ReturnType<typeof openServiceState>>;
+    health: DependencyHealth;
+    embedder: Embedder;
+    index: SemanticIndex;
+    stream: StreamHandle;
+    feedWake: WakeSubscription | undefined;
+    metrics: Metrics;
+    logger: OpsLogger;
+    log: Log;
+    clock: () => number;
+  },
+) {
+  const { store, opened, state, health, embedder, index, stream, feedWake, metrics, logger, log, clock } = deps;
+  let webhooksWake = (): void => {};
+  const storedNow = () => (stream.wake(), webhooksWake());
+  const workerDeps = { config, store, clock, log, metrics };
+  const poller =
+    options.pollSources === false ? undefined : await startPoller({ ...workerDeps, logger, onStored: storedNow });
+  const webhooks = options.webhooks === false ? undefined : await startWebhooks({ ...workerDeps, logger, feedWake });
+  if (webhooks) webhooksWake = () => webhooks.wake();
+  const admin = await startAdmin(config, {
+    health,
+    store,
+    ...(opened.migrationStatus ? { migrationStatus: () => opened.migrationStatus!() } : {}),
+    redisPing: state.ping,
+    embedder,
+    index,
+    metrics,
+    log: log.child({ component: 'admin' }),
+    logger,
+    clock,
+    onArticlesStored: storedNow,
+  });
+  return { poller, webhooks, admin };
+}
+
+export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
+  // The service reads the contract from generated/: a spec edited without `npm run generate` must not
+  // silently change nothing.
+  const stale = staleGenerated();
+  if (stale) throw new ConfigError(stale);
+  const { logger, log, metrics } = observability(options);
+  for (const w of config.warnings) log.warn({ component: 'config' }, w);
+  const clock = options.clock ?? Date.now;
+  const { health, opened, store, state, commits, feedPollMs } = await openConnections(config, options, metrics, log);
+  const { feedWake } = commits;
+  const embedder = countEmbedderErrors(options.embedder ?? embedderFor(config), metrics);
+  const { index, worker } = searchParts(config, store, embedder, log);
+  const status = statusBoard(
+    { store, opened, health, index },
+    { metrics, clock, log, refreshMs: options.statusRefreshMs },
+  );
   const { server, stream } = createListeners({
     config,
     store,
@@ -167,33 +237,17 @@ export async function startService(config: Config, options: ServiceOptions = {})
     latestSeq: () => opened.articles.latestSeq(),
     embeddingQueueLength: () => opened.vectors.queueLength(),
   });
+  // The first report is published before the port opens: /v1/status never answers a placeholder.
+  await status.start();
   const url = await listen(server, config);
   await stream.ready;
   await worker.start();
-  await status.start();
   // The archive's vectors load in the background: the service answers at once, search once the index is ready.
   const searchReady = index.start();
   searchReady.catch(() => {});
-  // What a poll or the admin push stores reaches the stream and the webhooks at once.
-  let webhooksWake = (): void => {};
-  const storedNow = () => (stream.wake(), webhooksWake());
-  const workerDeps = { config, store, clock, log, metrics };
-  const poller =
-    options.pollSources === false ? undefined : await startPoller({ ...workerDeps, logger, onStored: storedNow });
-  const webhooks = options.webhooks === false ? undefined : await startWebhooks({ ...workerDeps, logger, feedWake });
-  if (webhooks) webhooksWake = () => webhooks.wake();
-  const admin = await startAdmin(config, {
-    health,
-    store,
-    ...(opened.migrationStatus ? { migrationStatus: () => opened.migrationStatus!() } : {}),
-    redisPing: state.ping,
-    embedder,
-    index,
-    metrics,
-    log: log.child({ component: 'admin' }),
-    logger,
-    clock,
-    onArticlesStored: storedNow,
+  const { poller, webhooks, admin } = await startBackground(config, options, {
+    ...{ store, opened, state, health, embedder, index, stream, feedWake },
+    ...{ metrics, logger, log, clock },
   });
   return {
     url,
