@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { errorText, type Log } from '../domain/log.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { IncidentRecord, SourceStore, StatusStore } from '../store/ports/index.js';
+import { failureClass, isStoreBusy } from '../store/ports/errors.js';
 import { renderStatusPage } from './page.js';
 import { buildReport, degradedNow, liveState, type StoredSample } from './report.js';
 import { COMPONENT_NAMES, componentCauses, dayOf, HISTORY_DAYS, sourceStatus, type StatusReport } from './rules.js';
@@ -32,13 +33,13 @@ const DAY_MS = 86_400_000;
 const SAMPLES_KEPT_MS = 2 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
-/** The report an instance serves while the store cannot be read at all: an outage of everything. */
-function unreachableReport(now: number): StatusReport {
+/**
+ * The report an instance serves while its database fails: an outage of every component, with what the
+ * last report it read said of the sources, the figures, the history and the incidents.
+ */
+function databaseOutage(last: StatusReport | undefined, now: number): StatusReport {
   const ids = Object.keys(COMPONENT_NAMES) as (keyof typeof COMPONENT_NAMES)[];
   return {
-    state: 'outage',
-    generated_at: new Date(now).toISOString(),
-    components: ids.map((id) => ({ id, name: COMPONENT_NAMES[id], state: 'degraded', cause: 'database_unavailable' })),
     sources: [],
     figures: {
       stream_delay_ms: { last_5m: { p50: null, p99: null }, last_hour: { p50: null, p99: null } },
@@ -47,6 +48,10 @@ function unreachableReport(now: number): StatusReport {
     },
     history: [],
     incidents: [],
+    ...last,
+    state: 'outage',
+    generated_at: new Date(now).toISOString(),
+    components: ids.map((id) => ({ id, name: COMPONENT_NAMES[id], state: 'degraded', cause: 'database_unavailable' })),
   };
 }
 
@@ -55,6 +60,8 @@ export class StatusBoard {
   private readonly sampler: MinuteSampler;
   private readonly refreshMs: number;
   private body: string | undefined;
+  /** The last report read from the store (the base of a database outage's report). */
+  private lastRead: string | undefined;
   private page: { body: string; html: string } | undefined;
   private lastSampleAt = -Infinity;
   private lastPruneAt = -Infinity;
@@ -81,7 +88,7 @@ export class StatusBoard {
 
   /** The report as JSON text (GET /v1/status). */
   json(): string {
-    return this.body ?? JSON.stringify(unreachableReport(this.deps.clock()));
+    return this.body ?? JSON.stringify(databaseOutage(undefined, this.deps.clock()));
   }
 
   /** The report as a web page (GET /status), rendered once per report. */
@@ -95,7 +102,11 @@ export class StatusBoard {
     return this.page.html;
   }
 
-  /** One turn; never two at once, never throws (a failing store is logged once and the last report kept). */
+  /**
+   * One turn; never two at once, never throws. When the database fails (a dependency failure: connection,
+   * login, resource) the instance serves an outage at once; on any other error (another process holding
+   * SQLite's write lock a moment) it keeps the last report. Logged once per failing spell.
+   */
   tick(): Promise<void> {
     this.running ??= this.turn()
       .then(() => {
@@ -103,10 +114,13 @@ export class StatusBoard {
         this.failing = false;
       })
       .catch((e) => {
-        if (!this.failing)
-          this.deps.log.warn({ err: errorText(e) }, 'status report not refreshed; serving the last one');
+        const down = failureClass(e) !== undefined && !isStoreBusy(e);
+        if (!this.failing) this.deps.log.warn({ err: errorText(e), outage: down }, 'status report not refreshed');
         this.failing = true;
-        this.body ??= JSON.stringify(unreachableReport(this.deps.clock()));
+        if (down || this.body === undefined) {
+          const last = this.lastRead === undefined ? undefined : (JSON.parse(this.lastRead) as StatusReport);
+          this.body = JSON.stringify(databaseOutage(last, this.deps.clock()));
+        }
       })
       .finally(() => (this.running = undefined));
     return this.running;
@@ -124,12 +138,12 @@ export class StatusBoard {
     }
     const stored = await status.report();
     if (stored && now - stored.generatedAt < this.refreshMs) {
-      this.body = stored.body;
+      this.body = this.lastRead = stored.body;
       return;
     }
     const body = JSON.stringify(await this.build(now));
-    if (await status.publish(body, now, stored?.generatedAt ?? null)) this.body = body;
-    else this.body = (await status.report())?.body ?? body;
+    if (await status.publish(body, now, stored?.generatedAt ?? null)) this.body = this.lastRead = body;
+    else this.body = this.lastRead = (await status.report())?.body ?? body;
     if (now - this.lastPruneAt >= PRUNE_EVERY_MS) {
       this.lastPruneAt = now;
       await status.prune(now - (HISTORY_DAYS + 1) * DAY_MS, now - SAMPLES_KEPT_MS);
