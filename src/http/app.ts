@@ -52,8 +52,6 @@ export interface AppDeps extends AuthDeps {
   status?: StatusSource;
 }
 
-const KNOWN_PATHS = [...Object.values(OPERATION_PATHS), ...Object.values(STATUS_PATHS)];
-
 /** A NewsList page: the cached or fresh head of the body, then `next` (and its `Link` header). */
 function sendPage(res: express.Response, page: Page, next: string | null): void {
   const body = Buffer.concat([page.head, Buffer.from(`,"next":${JSON.stringify(next)}}`)]);
@@ -167,7 +165,8 @@ export function createApp(deps: AppDeps): express.Express {
   });
 
   if (deps.status) mountStatus(app, deps.status, { validateResponses: deps.validateResponses });
-  app.use(...contractFallbacks(KNOWN_PATHS, ''));
+  const known = [...Object.values(OPERATION_PATHS), ...(deps.status ? Object.values(STATUS_PATHS) : [])];
+  app.use(...contractFallbacks(known, ''));
 
   return app;
 }

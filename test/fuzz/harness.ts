@@ -91,6 +91,8 @@ interface Violation {
 }
 const MAX_ECHO_PREFIX = 32;
 const COUNTED_OPS = new Set(['listNews', 'searchNews']);
+/** Operations the contract makes public (`security: []`): no key asked for, none refused, never rate limited. */
+const PUBLIC_OPS = new Set(['getServiceStatus']);
 
 function tierOf(state: KeyState): Tier | undefined {
   if (state === 'starter' || state === 'pro' || state === 'max' || state === 'free' || state === 'expired')
@@ -654,6 +656,11 @@ export class FuzzHarness {
     const counted = COUNTED_OPS.has(op.operationId);
     const clearKeyHeader = r.keyHeader === 'normal' || r.keyHeader === 'lowerName' || r.keyHeader === 'padded';
     const noKey = r.keyHeader === 'empty' || r.keyState === 'none';
+    if (PUBLIC_OPS.has(op.operationId)) {
+      if (query.verdict.label === 'invalid' && s !== 400) this.fail(`public:invalid-got-${s}`, show());
+      if (query.verdict.label === 'valid' && s !== 200) this.fail(`public:valid-got-${s}`, show());
+      return;
+    }
     if (noKey || (clearKeyHeader && (r.keyState === 'unknown' || r.keyState === 'sandbox'))) {
       if (s !== 401 && !block) this.fail(`auth:${noKey ? 'no' : r.keyState}-key-got-${s}`, show());
       return;

@@ -10,6 +10,9 @@ import { MemoryIpGuard, MemoryRateLimiter } from '../../src/state/memory.js';
 import type { IpGuardOptions } from '../../src/state/ports.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { createKey } from '../../src/cli/operator.js';
+import { silentLog } from '../../src/domain/log.js';
+import { createMetrics } from '../../src/ops/metrics.js';
+import { StatusBoard } from '../../src/status/index.js';
 import { EmbeddingUnavailableError, type Embedder } from '../../src/search/index.js';
 import type { NewArticle } from '../../src/store/ports/index.js';
 
@@ -67,6 +70,17 @@ export async function startTestService(
   const store = new SqliteStore(':memory:');
   const clock = new FakeClock();
   const embedder = new TrigramEmbedder();
+  // The status board as an instance runs it (its own tick is left to the test: `status.tick()`).
+  const status = new StatusBoard({
+    status: store.status,
+    sources: store.sources,
+    metrics: createMetrics({ defaultMetrics: false }),
+    instanceState: async () => ({ seq: await store.articles.latestSeq(), databaseFailing: false, indexLoading: false }),
+    clock: clock.fn,
+    log: silentLog,
+    tickMs: 3_600_000,
+  });
+  await status.start();
   const app = createApp({
     accounts: store.accounts,
     articles: store.articles,
@@ -78,6 +92,7 @@ export async function startTestService(
     clock: clock.fn,
     trustProxy: opts.trustProxy ?? false,
     validateResponses: true,
+    status,
   });
   // The service's own server: Node-level rejections (400, 431, 408) get problem bodies too.
   const server: Server = createHttpServer(app);
@@ -111,6 +126,7 @@ export async function startTestService(
       );
     },
     async close() {
+      await status.stop();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       store.close();
