@@ -18,7 +18,12 @@ ajv.addFormat('int32', { type: 'number', validate: (n) => Number.isInteger(n) })
 ajv.addFormat('int64', { type: 'number', validate: (n) => Number.isInteger(n) });
 ajv.addSchema(openapi, 'openapi');
 
-const OPS = { '/v1/news': 'listNews', '/v1/news/search': 'searchNews', '/v1/account/usage': 'getAccountUsage' };
+const OPS = {
+  '/v1/news': 'listNews',
+  '/v1/news/search': 'searchNews',
+  '/v1/account/usage': 'getAccountUsage',
+  '/v1/status': 'getServiceStatus',
+};
 
 /** How to provoke each documented status: key, query and an expected `detail`. */
 const PLAN = {
@@ -61,6 +66,13 @@ const PLAN = {
     key: keys.outage,
     path: '/v1/news',
     detail: 'The service is temporarily unavailable; please retry shortly.',
+  },
+  // Public: no key at all.
+  'getServiceStatus 200': { key: undefined, path: '/v1/status' },
+  'getServiceStatus 400': {
+    key: undefined,
+    path: '/v1/status?verbose=true',
+    detail: 'verbose is not a parameter of this operation',
   },
   'getAccountUsage 503': {
     key: keys.outage,
