@@ -11,15 +11,13 @@
  * the archive.
  */
 import { errorText, type Log } from '../domain/log.js';
-import { LRUCache } from 'lru-cache';
 import { DEFAULT_HNSW, HnswIndex, type HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
-import { expandQuery, namedFirst } from '../search/expand.js';
-import { DEFAULT_FUSION, fuseRankings, type Fusion } from '../search/lexical.js';
+import { HybridSearch, type HybridOptions, type SearchOptions } from '../search/hybrid.js';
 import { VectorMatrix } from '../search/matrix.js';
-import { rankMatrix, yieldToEventLoop, type SliceOptions } from '../search/rank.js';
-import { limitBounds, minRelevanceDefault, searchRankingMax } from '../contract/index.js';
-import { clampLimit, isAbout, type StoredArticle } from '../domain/articles.js';
+import { cachedQueryEmbedder } from '../search/query-cache.js';
+import { rankMatrix, yieldToEventLoop, type Scored, type SliceOptions } from '../search/rank.js';
+import type { StoredArticle } from '../domain/articles.js';
 import { isStoreBusy } from '../store/ports/errors.js';
 import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './persist.js';
 import type { StorePorts } from '../store/ports/index.js';
@@ -34,7 +32,7 @@ export const DEFAULT_LOAD_PAGE = 1_000;
 /** After a failed background load (the database down at start-up), the next attempt (ms). */
 export const DEFAULT_LOAD_RETRY_MS = 5_000;
 
-export interface SemanticIndexOptions {
+export interface SemanticIndexOptions extends HybridOptions {
   /** Past this many vectors, the approximate index answers (default {@link DEFAULT_ANN_THRESHOLD}). */
   annThreshold?: number;
   hnsw?: HnswOptions;
@@ -46,17 +44,7 @@ export interface SemanticIndexOptions {
   slice?: SliceOptions;
   retryMs?: number;
   log?: Log;
-  /**
-   * How the semantic ranking is fused with the store's lexical one (default {@link DEFAULT_FUSION});
-   * `'semantic'`: vectors only; `'lexical'`: keywords only (evaluation, comparison).
-   */
-  fusion?: Fusion | 'semantic' | 'lexical';
-  /**
-   * Which half reads a query's descriptors as the names they stand for (src/search/expand.ts: `iphone
-   * maker` → Apple): `'both'` (default), `'keyword'`, `'semantic'` or `'none'` (evaluation, comparison).
-   */
-  descriptors?: 'both' | 'keyword' | 'semantic' | 'none';
-  /** Query vectors kept for repeated queries (default {@link DEFAULT_QUERY_CACHE}; 0: none). */
+  /** Query vectors kept for repeated queries (default DEFAULT_QUERY_CACHE; 0: none). */
   queryCacheSize?: number;
   /**
    * Where the approximate index is saved (src/indexing/persist.ts), e.g. DATA_DIR/search-index: a
@@ -74,17 +62,6 @@ export interface SemanticIndexOptions {
  */
 export const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
 export const SAVE_MIN_NEW_VECTORS = 10_000;
-
-/** Recent query vectors kept (384 floats each: 1.5 KB; 512 of them under 1 MB). */
-export const DEFAULT_QUERY_CACHE = 512;
-
-/** Paging and filter of one search (GET /v1/news/search `offset`, `tickers`, `min_relevance`). */
-export interface SearchOptions {
-  offset?: number;
-  tickers?: string[];
-  /** With `tickers`; the contract's default when absent. */
-  minRelevance?: number;
-}
 
 /** Search asked before the index has loaded the archive: the contract's 503 with Retry-After. */
 export class SearchIndexLoadingError extends Error {
@@ -132,17 +109,20 @@ export class SemanticIndex {
   private retryTimer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
   private skipped = 0;
-  /** Recent query vectors, least recently used first (Map order). */
-  /** Recent query vectors (a repeated or paged query skips the model); none when the size is 0. */
-  private readonly queryCache: LRUCache<string, Float32Array> | undefined;
+  /** The search itself: both halves, the fusion, the filter and the page. */
+  private readonly hybrid: HybridSearch;
 
   constructor(
     private readonly store: Pick<StorePorts, 'articles' | 'vectors'>,
     private readonly embedder: Embedder,
     private readonly options: SemanticIndexOptions = {},
   ) {
-    const max = options.queryCacheSize ?? DEFAULT_QUERY_CACHE;
-    this.queryCache = max > 0 ? new LRUCache({ max }) : undefined;
+    const ranking = {
+      refresh: () => this.refresh(),
+      nearest: (q: Float32Array, k: number) => this.nearest(q, k),
+      has: (id: string) => this.positions.has(id),
+    };
+    this.hybrid = new HybridSearch(store, cachedQueryEmbedder(embedder, options.queryCacheSize), ranking, options);
   }
 
   get size(): number {
@@ -449,9 +429,9 @@ export class SemanticIndex {
   }
 
   /**
-   * The ranked results `offset` to `offset + limit`, most relevant first. With `tickers`, the most
-   * relevant `limitBounds.max` results are ranked first, then only those about one of the symbols are
-   * kept and paged through (openapi.yaml, searchNews: a filtered search may return fewer).
+   * The ranked results `offset` to `offset + limit`, most relevant first (src/search/hybrid.ts); with
+   * `tickers`, only those about one of the symbols, from the first `limitBounds.max` (openapi.yaml,
+   * searchNews: a filtered search may return fewer).
    */
   async search(query: string, limit: number, options: SearchOptions = {}): Promise<StoredArticle[]> {
     if (this.state !== 'ready') {
@@ -460,80 +440,22 @@ export class SemanticIndex {
         throw new SearchIndexLoadingError(`search index loading (${this.ids.length} vectors so far)`);
       await this.loadAll();
     }
-    // As the list store: never more than the contract allows, whatever limit reaches this point.
-    const size = clampLimit(limit, limitBounds);
-    const offset = Math.max(0, Math.trunc(options.offset ?? 0));
-    const tickers = options.tickers && options.tickers.length > 0 ? new Set(options.tickers) : undefined;
-    // The ranking the pages come from: the first offset + limit results, or (filtered) the whole window.
-    const depth = tickers ? limitBounds.max : clampLimit(offset + size, limitBounds);
-    // Hybrid: the keyword half is asked first and answers while the query is being embedded.
-    const fusion = this.options.fusion ?? DEFAULT_FUSION;
-    // Both halves give the same fixed number of candidates, whatever the page: a result just below the
-    // page in one ranking can rise by the other, and every page of one query comes from one fused ranking.
-    const candidates = Math.max(depth, searchRankingMax);
-    const use = this.options.descriptors ?? 'both';
-    const expanded = use === 'none' ? undefined : expandQuery(query);
-    const keywordQuery = expanded && use !== 'semantic' ? expanded.keyword : query;
-    const semanticQuery = expanded && use !== 'keyword' ? expanded.semantic : query;
-    const lexical =
-      fusion === 'semantic' ? Promise.resolve([]) : this.store.vectors.lexicalSearch(keywordQuery, candidates);
-    lexical.catch(() => {}); // observed below; never an unhandled rejection when the embedding fails first
-    // The query is embedded even for 'lexical' (evaluation only): the embedding's failure is a 503 either way.
-    const q = await this.embedQuery(semanticQuery);
-    await this.refresh();
-    const semantic =
-      fusion === 'lexical'
-        ? []
-        : (await this.rank(q, fusion === 'semantic' ? depth : candidates)).map((t) => ({
-            id: this.ids[t.row]!,
-            score: t.score,
-          }));
-    // Only articles the index holds (the contract: searchable once its embedding is stored; never one
-    // whose vector is of another model or not yet made).
-    const keyword = (await lexical).filter((x) => this.positions.has(x.id));
-    const fused =
-      fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
-    const ranked = fused.slice(0, depth).map((x) => x.id);
-    const names = expanded?.names ?? [];
-    if (!tickers && names.length === 0) return this.store.articles.getMany(ranked.slice(offset, offset + size));
-    // The whole ranking is read once: a query that described a company or instrument asks about it (the
-    // articles naming it come first), and a ticker filter keeps the articles about one of its symbols.
-    const byId = new Map((await this.store.articles.getMany(ranked)).map((a) => [a.id, a]));
-    let articles = namedFirst(
-      ranked.flatMap((id) => byId.get(id) ?? []),
-      (a) => a.content,
-      names,
-    );
-    if (tickers) {
-      const min = options.minRelevance ?? minRelevanceDefault;
-      articles = articles.filter((a) => isAbout(a, tickers, min));
-    }
-    return articles.slice(offset, offset + size);
+    return this.hybrid.search(query, limit, options);
   }
 
-  /**
-   * The query's vector: from a small LRU of recent queries (a repeated or paged query skips the model),
-   * or embedded now.
-   */
-  private async embedQuery(query: string): Promise<Float32Array> {
-    const hit = this.queryCache?.get(query);
-    if (hit) return hit;
-    const [q] = await this.embedder.embed([query]);
-    this.queryCache?.set(query, q!);
-    return q!;
-  }
-
-  /** The `k` rows most similar to `query`, best first (equal scores: the newer article first). */
-  private async rank(query: Float32Array, k: number): Promise<{ row: number; score: number }[]> {
+  /** The `k` articles most similar to `query`, best first (equal scores: the newer article first). */
+  private async nearest(query: Float32Array, k: number): Promise<Scored[]> {
     if (this.dim === undefined || this.ids.length === 0) return [];
     if (query.length !== this.dim) throw new RangeError(`query has dimension ${query.length}, the index ${this.dim}`);
     const idOf = (row: number) => this.ids[row]!;
+    const scored = ({ row, score }: { row: number; score: number }) => ({ id: idOf(row), score });
     if (this.hnsw) {
       return this.hnsw
         .search(query, k)
-        .sort((a, b) => b.score - a.score || (idOf(b.row) > idOf(a.row) ? 1 : idOf(b.row) < idOf(a.row) ? -1 : 0));
+        .sort((a, b) => b.score - a.score || (idOf(b.row) > idOf(a.row) ? 1 : idOf(b.row) < idOf(a.row) ? -1 : 0))
+        .map(scored);
     }
     const m = this.matrix!;
-    return rankMatrix(m.data, m.dim, m.rows, query, k, idOf, this.options.slice);
+    return (await rankMatrix(m.data, m.dim, m.rows, query, k, idOf, this.options.slice)).map(scored);
   }
 }
