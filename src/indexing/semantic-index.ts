@@ -1,39 +1,30 @@
 /**
- * The semantic index: every vector of the current model in memory, for search. Vectors carry their
- * model id; the index loads the ones the store holds and, on each search, those stored since (by this
- * or any other process).
- *
- * One contiguous float32 matrix ranked exactly, in slices that yield to the event loop; past
- * `annThreshold` vectors, an HNSW graph (approximate, recall@10 ≥ 0.95), built in the background from
- * the matrix once loaded, that then holds the vectors instead of it (saved beside the store with
- * `persistDir`: ./persist.ts). The service loads the matrix in the background at start-up (`start()`):
- * until it is ready, search answers the contract's 503 with Retry-After, never results from part of
- * the archive.
+ * The semantic index: every vector of the current model in memory, for search (./vector-index.ts:
+ * exact up to `annThreshold`, approximate past it). Vectors carry their model id; the index loads the
+ * ones the store holds and, on each search, those stored since (by this or any other process). The
+ * approximate index is saved beside the store with `persistDir` (./persist.ts). The service loads the
+ * index in the background at start-up (`start()`): until it is ready, search answers the contract's 503
+ * with Retry-After, never results from part of the archive.
  */
 import { errorText, type Log } from '../domain/log.js';
 import { DEFAULT_HNSW, HnswIndex, type HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
 import { HybridSearch, type HybridOptions, type SearchOptions } from '../search/hybrid.js';
-import { VectorMatrix } from '../search/matrix.js';
 import { cachedQueryEmbedder } from '../search/query-cache.js';
-import { rankMatrix, yieldToEventLoop, type Scored, type SliceOptions } from '../search/rank.js';
+import { yieldToEventLoop, type SliceOptions } from '../search/rank.js';
 import type { StoredArticle } from '../domain/articles.js';
 import { isStoreBusy } from '../store/ports/errors.js';
 import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './persist.js';
 import type { StorePorts } from '../store/ports/index.js';
+import { VectorIndex } from './vector-index.js';
 
-/**
- * Vectors at which the index switches from the exact scan to HNSW: up to it the exact scan ranks within
- * the search latency goal (docs/decisions/ann-threshold.md).
- */
-export const DEFAULT_ANN_THRESHOLD = 20_000;
 /** Vectors read from the store per page while loading (each page is one short store call). */
 export const DEFAULT_LOAD_PAGE = 1_000;
 /** After a failed background load (the database down at start-up), the next attempt (ms). */
 export const DEFAULT_LOAD_RETRY_MS = 5_000;
 
 export interface SemanticIndexOptions extends HybridOptions {
-  /** Past this many vectors, the approximate index answers (default {@link DEFAULT_ANN_THRESHOLD}). */
+  /** Past this many vectors, the approximate index answers (default DEFAULT_ANN_THRESHOLD). */
   annThreshold?: number;
   hnsw?: HnswOptions;
   /** Threads inserting into the HNSW graph, each batch (default 1: the other core stays free). */
@@ -79,19 +70,8 @@ export interface SemanticIndexStatus {
 }
 
 export class SemanticIndex {
-  /** row → article id; rows are never reused. */
-  private readonly ids: string[] = [];
-  /** id → row: a vector stored again for an article replaces the old one. */
-  private readonly positions = new Map<string, number>();
-  private dim: number | undefined;
-  private matrix: VectorMatrix | undefined;
-  private hnsw: HnswIndex | undefined;
-  /** usearch could not load here: stay exact whatever the size. */
-  private annUnavailable = false;
-  /** The HNSW graph being built from the matrix in the background (exact search answers meanwhile). */
-  private building: Promise<void> | undefined;
-  /** Rows replaced in the matrix while the graph was being built: set again in the graph at the switch. */
-  private readonly replacedDuringBuild = new Set<number>();
+  /** The vectors, exact or approximate. */
+  private readonly vectors: VectorIndex;
   private lastRowid = 0;
   /** The article id stored under `lastRowid` (the snapshot's check that its file is of this database). */
   private lastId = '';
@@ -108,7 +88,6 @@ export class SemanticIndex {
   private closed = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
-  private skipped = 0;
   /** The search itself: both halves, the fusion, the filter and the page. */
   private readonly hybrid: HybridSearch;
 
@@ -117,16 +96,18 @@ export class SemanticIndex {
     private readonly embedder: Embedder,
     private readonly options: SemanticIndexOptions = {},
   ) {
+    // The next start loads a newly built graph instead of building it again.
+    this.vectors = new VectorIndex({ ...options, onApproximate: () => void this.persist() });
     const ranking = {
       refresh: () => this.refresh(),
-      nearest: (q: Float32Array, k: number) => this.nearest(q, k),
-      has: (id: string) => this.positions.has(id),
+      nearest: (q: Float32Array, k: number) => this.vectors.nearest(q, k),
+      has: (id: string) => this.vectors.has(id),
     };
     this.hybrid = new HybridSearch(store, cachedQueryEmbedder(embedder, options.queryCacheSize), ranking, options);
   }
 
   get size(): number {
-    return this.ids.length;
+    return this.vectors.size;
   }
 
   get ready(): boolean {
@@ -136,8 +117,8 @@ export class SemanticIndex {
   status(): SemanticIndexStatus {
     return {
       state: this.state,
-      vectors: this.ids.length,
-      mode: this.hnsw ? 'approximate' : 'exact',
+      vectors: this.vectors.size,
+      mode: this.vectors.mode,
       ...(this.lastError && this.state !== 'ready' ? { error: this.lastError } : {}),
     };
   }
@@ -159,6 +140,7 @@ export class SemanticIndex {
    */
   async close(): Promise<void> {
     this.closed = true;
+    this.vectors.close();
     clearTimeout(this.retryTimer);
     clearInterval(this.saveTimer);
     await this.persist().catch(() => {});
@@ -176,18 +158,19 @@ export class SemanticIndex {
   private async save(): Promise<void> {
     const dir = this.options.persistDir;
     while (this.refreshing) await this.refreshing.catch(() => {});
-    const hnsw = this.hnsw;
-    if (!dir || !hnsw || this.lastRowid === this.savedRowid) return;
+    const approximate = this.vectors.approximate();
+    if (!dir || !approximate || this.lastRowid === this.savedRowid) return;
     const started = performance.now();
     // From here to the index write, no await: the graph, the ids and lastRowid describe one moment.
+    const { hnsw, ids } = approximate;
     const rowid = this.lastRowid;
-    const rows = this.ids.length;
+    const rows = ids.length;
     const o = { ...DEFAULT_HNSW, ...this.options.hnsw };
     try {
-      await writeSnapshot(snapshotPaths(dir, this.embedder.modelId), (path) => hnsw.save(path), this.ids.join('\n'), {
+      await writeSnapshot(snapshotPaths(dir, this.embedder.modelId), (path) => hnsw.save(path), ids.join('\n'), {
         modelId: this.embedder.modelId,
         dim: hnsw.dim,
-        rows: this.ids.length,
+        rows,
         lastRowid: rowid,
         lastId: this.lastId,
         hnsw: o,
@@ -195,7 +178,7 @@ export class SemanticIndex {
       this.savedRowid = rowid;
       this.savedRows = rows;
       this.options.log?.info(
-        { vectors: this.ids.length, rowid, ms: Math.round(performance.now() - started) },
+        { vectors: this.vectors.size, rowid, ms: Math.round(performance.now() - started) },
         'approximate index saved',
       );
     } catch (e) {
@@ -229,12 +212,7 @@ export class SemanticIndex {
       }
       const hnsw = await HnswIndex.load(paths.index, manifest.dim, { ...this.options.hnsw, ...manifest.hnsw });
       if (hnsw instanceof Error) throw new SnapshotUnusable(`the approximate index cannot load here (${hnsw.message})`);
-      this.hnsw = hnsw;
-      this.dim = manifest.dim;
-      ids.forEach((id, row) => {
-        this.ids.push(id);
-        this.positions.set(id, row);
-      });
+      this.vectors.restore(hnsw, manifest.dim, ids);
       this.lastRowid = this.savedRowid = manifest.lastRowid;
       this.savedRows = ids.length;
       this.lastId = manifest.lastId;
@@ -277,7 +255,7 @@ export class SemanticIndex {
         this.lastError = errorText(err);
         const retryMs = isStoreBusy(err) ? 200 : (this.options.retryMs ?? DEFAULT_LOAD_RETRY_MS);
         this.options.log?.warn(
-          { vectors: this.ids.length, err: this.lastError, retryMs },
+          { vectors: this.vectors.size, err: this.lastError, retryMs },
           'loading the index failed; retrying',
         );
         await new Promise<void>((resolve) => {
@@ -287,22 +265,21 @@ export class SemanticIndex {
         if (this.closed) throw new SearchIndexLoadingError('search index closed before it was ready');
       }
     }
-    // Growth slack off: the matrix keeps a little room for new articles.
-    this.matrix?.trim(Math.max(256, this.matrix.rows >> 4));
+    // Past the threshold, the approximate index is built from here on.
+    this.vectors.loaded();
     this.state = 'ready';
     this.lastError = undefined;
-    const mode = this.hnsw ? 'approximate (HNSW)' : 'exact';
+    const mode = this.vectors.mode === 'approximate' ? 'approximate (HNSW)' : 'exact';
     this.options.log?.info(
-      { vectors: this.ids.length, mode, ms: Math.round(performance.now() - started) },
+      { vectors: this.vectors.size, mode, ms: Math.round(performance.now() - started) },
       'index ready',
     );
-    this.maybeBuildApproximate();
     if (this.options.persistDir && this.background && !this.closed) {
       // Newer vectors are added to the graph as they come; saved now and then, and at shutdown.
       this.saveTimer = setInterval(() => {
         // A save holds the event loop while usearch writes the graph (about a second per million
         // vectors): only when enough is new that a restart would otherwise spend long adding it.
-        if (this.ids.length - this.savedRows >= Math.max(SAVE_MIN_NEW_VECTORS, this.ids.length * 0.05))
+        if (this.vectors.size - this.savedRows >= Math.max(SAVE_MIN_NEW_VECTORS, this.vectors.size * 0.05))
           void this.persist();
       }, this.options.saveEveryMs ?? DEFAULT_SAVE_EVERY_MS);
       this.saveTimer.unref();
@@ -311,7 +288,7 @@ export class SemanticIndex {
 
   /** Resolves when no approximate index is being built or saved (tests, benchmarks). */
   async settled(): Promise<void> {
-    while (this.building || this.saving) await (this.building ?? this.saving);
+    while (this.vectors.building || this.saving) await (this.vectors.building ?? this.saving);
   }
 
   /** Loads vectors stored since the last refresh (by this or any other process); one load at a time. */
@@ -331,101 +308,16 @@ export class SemanticIndex {
     }
   }
 
+  /** Adds the vectors of `page` stored after `lastRowid`, which moves to the last of them. */
   private async ingest(page: { rowid: number; id: string; vector: Float32Array }[]): Promise<void> {
-    const fresh: Float32Array[] = [];
-    const firstFresh = this.ids.length;
+    const fresh: typeof page = [];
     for (const v of page) {
       if (v.rowid <= this.lastRowid) continue;
       this.lastRowid = v.rowid;
       this.lastId = v.id;
-      this.dim ??= v.vector.length;
-      if (v.vector.length !== this.dim) {
-        // Vectors of one model share a dimension; a stray one must never be compared.
-        if (this.skipped++ === 0)
-          this.options.log?.warn(
-            { article: v.id, dimension: v.vector.length, index: this.dim },
-            'vector of another dimension skipped',
-          );
-        continue;
-      }
-      const at = this.positions.get(v.id);
-      if (at !== undefined) {
-        if (this.hnsw) this.hnsw.set(at, v.vector);
-        else {
-          this.matrix!.set(at, v.vector);
-          if (this.building) this.replacedDuringBuild.add(at);
-        }
-        continue;
-      }
-      this.positions.set(v.id, this.ids.length);
-      this.ids.push(v.id);
-      if (this.hnsw) fresh.push(v.vector);
-      else
-        (this.matrix ??= new VectorMatrix(
-          this.dim,
-          Math.min(page.length, (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD) + 1),
-        )).append(v.vector);
+      fresh.push(v);
     }
-    if (this.hnsw && fresh.length > 0) {
-      const block = new Float32Array(fresh.length * this.dim!);
-      fresh.forEach((v, i) => block.set(v, i * this.dim!));
-      await this.hnsw.addRows(firstFresh, block, { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
-    }
-    if (this.state === 'ready') this.maybeBuildApproximate();
-  }
-
-  /**
-   * Past the threshold, builds the HNSW graph in the background, without holding up loading or search:
-   * the index is ready (exact) as soon as every vector is in the matrix, and switches when the graph
-   * has caught up.
-   */
-  private maybeBuildApproximate(): void {
-    if (this.hnsw || this.building || this.annUnavailable || this.closed || !this.matrix) return;
-    if (this.matrix.rows <= (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD)) return;
-    this.building = this.toApproximate()
-      .catch((e: unknown) => {
-        this.annUnavailable = true;
-        this.options.log?.warn({ err: errorText(e) }, 'building the approximate index failed; ranking exactly');
-      })
-      .finally(() => (this.building = undefined));
-  }
-
-  /** Builds the HNSW graph from the matrix (searches stay exact meanwhile), then drops the matrix. */
-  private async toApproximate(): Promise<void> {
-    const started = performance.now();
-    const dim = this.matrix!.dim;
-    const hnsw = await HnswIndex.create(dim, this.options.hnsw);
-    if (hnsw instanceof Error) {
-      this.annUnavailable = true;
-      this.options.log?.warn(
-        { err: hnsw.message, vectors: this.matrix!.rows },
-        'the approximate index cannot load here; ranking exactly',
-      );
-      return;
-    }
-    this.replacedDuringBuild.clear();
-    // Rows appended while a part was being added (new articles) are added in the next round.
-    for (let done = 0; done < this.matrix!.rows;) {
-      if (this.closed) return;
-      const rows = this.matrix!.rows;
-      await hnsw.addRows(done, this.matrix!.data.subarray(done * dim, rows * dim), {
-        ...this.options.slice,
-        threads: this.options.buildThreads ?? 1,
-      });
-      done = rows;
-    }
-    // No await from here to the switch: nothing can change the matrix in between.
-    for (const row of this.replacedDuringBuild) hnsw.set(row, this.matrix!.row(row));
-    this.replacedDuringBuild.clear();
-    const rows = this.matrix!.rows;
-    this.hnsw = hnsw;
-    this.matrix = undefined;
-    this.options.log?.info(
-      { vectors: rows, ms: Math.round(performance.now() - started) },
-      'switched to the approximate index (HNSW)',
-    );
-    // The next start loads it instead of building it again.
-    void this.persist();
+    await this.vectors.add(fresh, page.length);
   }
 
   /**
@@ -437,25 +329,9 @@ export class SemanticIndex {
     if (this.state !== 'ready') {
       // Results from part of the archive would be a silent wrong answer: refuse until loaded.
       if (this.background)
-        throw new SearchIndexLoadingError(`search index loading (${this.ids.length} vectors so far)`);
+        throw new SearchIndexLoadingError(`search index loading (${this.vectors.size} vectors so far)`);
       await this.loadAll();
     }
     return this.hybrid.search(query, limit, options);
-  }
-
-  /** The `k` articles most similar to `query`, best first (equal scores: the newer article first). */
-  private async nearest(query: Float32Array, k: number): Promise<Scored[]> {
-    if (this.dim === undefined || this.ids.length === 0) return [];
-    if (query.length !== this.dim) throw new RangeError(`query has dimension ${query.length}, the index ${this.dim}`);
-    const idOf = (row: number) => this.ids[row]!;
-    const scored = ({ row, score }: { row: number; score: number }) => ({ id: idOf(row), score });
-    if (this.hnsw) {
-      return this.hnsw
-        .search(query, k)
-        .sort((a, b) => b.score - a.score || (idOf(b.row) > idOf(a.row) ? 1 : idOf(b.row) < idOf(a.row) ? -1 : 0))
-        .map(scored);
-    }
-    const m = this.matrix!;
-    return (await rankMatrix(m.data, m.dim, m.rows, query, k, idOf, this.options.slice)).map(scored);
   }
 }

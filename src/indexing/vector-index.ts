@@ -1,0 +1,244 @@
+/**
+ * Every vector of the current model in memory, one row per article, ranked for a query. Rows are never
+ * reused: a vector stored again for an article replaces its row.
+ *
+ * Up to `annThreshold` vectors the rows are one contiguous float32 matrix ranked exactly, in slices
+ * that yield to the event loop. Past it, once the first load is complete, an HNSW graph (approximate,
+ * recall@10 ≥ 0.95) is built from the matrix in the background while the exact scan answers, and
+ * then holds the vectors instead of it. Where usearch cannot load, the index stays exact.
+ */
+import { errorText, type Log } from '../domain/log.js';
+import { HnswIndex, type HnswOptions } from '../search/ann.js';
+import { VectorMatrix } from '../search/matrix.js';
+import { rankMatrix, type Scored, type SliceOptions } from '../search/rank.js';
+
+/**
+ * Vectors at which the index switches from the exact scan to HNSW: up to it the exact scan ranks within
+ * the search latency goal (docs/decisions/ann-threshold.md).
+ */
+export const DEFAULT_ANN_THRESHOLD = 20_000;
+
+export interface VectorIndexOptions {
+  /** Past this many vectors, the approximate index answers (default {@link DEFAULT_ANN_THRESHOLD}). */
+  annThreshold?: number;
+  hnsw?: HnswOptions;
+  /** Threads inserting into the HNSW graph, each batch (default 1: the other core stays free). */
+  buildThreads?: number;
+  /** How ranking and index building share the event loop (slice length, clock). */
+  slice?: SliceOptions;
+  log?: Log;
+  /** Called once the approximate index has taken over from the matrix (the loader saves it then). */
+  onApproximate?: () => void;
+}
+
+/** One vector read from the store. */
+export interface StoredVector {
+  id: string;
+  vector: Float32Array;
+}
+
+/** The graph being built from the matrix, and the rows replaced in the matrix meanwhile. */
+interface Build {
+  done: Promise<void>;
+  replaced: Set<number>;
+}
+
+export class VectorIndex {
+  /** row → article id. */
+  private readonly ids: string[] = [];
+  /** article id → row. */
+  private readonly positions = new Map<string, number>();
+  /** Set by the first vector; a vector of another dimension is never compared. */
+  private dim: number | undefined;
+  /** The exact storage, until the approximate index takes over. */
+  private matrix: VectorMatrix | undefined;
+  /** The approximate storage, once it holds every row. */
+  private hnsw: HnswIndex | undefined;
+  private build: Build | undefined;
+  /** No approximate index here (usearch did not load, or a build failed): exact whatever the size. */
+  private annUnavailable = false;
+  /** Set by {@link loaded}: from then on, growth past the threshold starts a build. */
+  private complete = false;
+  private closed = false;
+  private skipped = 0;
+
+  constructor(private readonly options: VectorIndexOptions = {}) {}
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  get mode(): 'exact' | 'approximate' {
+    return this.hnsw ? 'approximate' : 'exact';
+  }
+
+  /** Whether the article has a vector here (searchable). */
+  has(id: string): boolean {
+    return this.positions.has(id);
+  }
+
+  /** Resolves when no approximate index is being built. */
+  get building(): Promise<void> | undefined {
+    return this.build?.done;
+  }
+
+  /**
+   * Adds `vectors` (in store order): a new article gets a new row, a known one has its row replaced,
+   * one of another dimension than the first is skipped (logged once). `capacityHint`: rows the matrix
+   * is first allocated for.
+   */
+  async add(vectors: readonly StoredVector[], capacityHint: number): Promise<void> {
+    const fresh: Float32Array[] = [];
+    const firstFresh = this.ids.length;
+    for (const v of vectors) {
+      this.dim ??= v.vector.length;
+      if (v.vector.length !== this.dim) {
+        this.skip(v);
+        continue;
+      }
+      const at = this.positions.get(v.id);
+      if (at !== undefined) this.replace(at, v.vector);
+      else if (this.append(v, capacityHint)) fresh.push(v.vector);
+    }
+    if (this.hnsw && fresh.length > 0) {
+      const block = new Float32Array(fresh.length * this.dim!);
+      fresh.forEach((v, i) => block.set(v, i * this.dim!));
+      await this.hnsw.addRows(firstFresh, block, { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
+    }
+    if (this.complete) this.maybeBuildApproximate();
+  }
+
+  private skip(v: StoredVector): void {
+    if (this.skipped++ === 0)
+      this.options.log?.warn(
+        { article: v.id, dimension: v.vector.length, index: this.dim },
+        'vector of another dimension skipped',
+      );
+  }
+
+  private replace(row: number, vector: Float32Array): void {
+    if (this.hnsw) this.hnsw.set(row, vector);
+    else {
+      this.matrix!.set(row, vector);
+      // The graph being built may already hold the old vector: it is set again at the switch.
+      this.build?.replaced.add(row);
+    }
+  }
+
+  /** Gives `v` a new row; true when its vector is left for the caller to add to the graph. */
+  private append(v: StoredVector, capacityHint: number): boolean {
+    this.positions.set(v.id, this.ids.length);
+    this.ids.push(v.id);
+    if (this.hnsw) return true;
+    (this.matrix ??= new VectorMatrix(
+      this.dim!,
+      Math.min(capacityHint, (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD) + 1),
+    )).append(v.vector);
+    return false;
+  }
+
+  /**
+   * The whole archive is in: the matrix's growth slack is dropped (a little room kept for new
+   * articles) and, past the threshold, the approximate index is built.
+   */
+  loaded(): void {
+    this.matrix?.trim(Math.max(256, this.matrix.rows >> 4));
+    this.complete = true;
+    this.maybeBuildApproximate();
+  }
+
+  /** Starts no further build, and stops one under way at its next step. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** The `k` articles most similar to `query`, best first (equal scores: the newer article first). */
+  async nearest(query: Float32Array, k: number): Promise<Scored[]> {
+    if (this.dim === undefined || this.ids.length === 0) return [];
+    if (query.length !== this.dim) throw new RangeError(`query has dimension ${query.length}, the index ${this.dim}`);
+    const idOf = (row: number) => this.ids[row]!;
+    const scored = ({ row, score }: { row: number; score: number }) => ({ id: idOf(row), score });
+    if (this.hnsw) {
+      return this.hnsw
+        .search(query, k)
+        .sort((a, b) => b.score - a.score || (idOf(b.row) > idOf(a.row) ? 1 : idOf(b.row) < idOf(a.row) ? -1 : 0))
+        .map(scored);
+    }
+    const m = this.matrix!;
+    return (await rankMatrix(m.data, m.dim, m.rows, query, k, idOf, this.options.slice)).map(scored);
+  }
+
+  /**
+   * The approximate index and the row → id list as they are at this moment (what a save writes);
+   * undefined while the index is exact.
+   */
+  approximate(): { hnsw: HnswIndex; ids: readonly string[] } | undefined {
+    return this.hnsw && { hnsw: this.hnsw, ids: this.ids };
+  }
+
+  /** Starts from a saved approximate index (an empty index only): `ids` are its rows in order. */
+  restore(hnsw: HnswIndex, dim: number, ids: readonly string[]): void {
+    this.hnsw = hnsw;
+    this.dim = dim;
+    ids.forEach((id, row) => {
+      this.ids.push(id);
+      this.positions.set(id, row);
+    });
+  }
+
+  /**
+   * Past the threshold, builds the HNSW graph in the background, without holding up loading or search:
+   * the exact scan answers until the graph has caught up.
+   */
+  private maybeBuildApproximate(): void {
+    if (this.hnsw || this.build || this.annUnavailable || this.closed || !this.matrix) return;
+    if (this.matrix.rows <= (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD)) return;
+    const replaced = new Set<number>();
+    this.build = {
+      replaced,
+      done: this.toApproximate(replaced)
+        .catch((e: unknown) => {
+          this.annUnavailable = true;
+          this.options.log?.warn({ err: errorText(e) }, 'building the approximate index failed; ranking exactly');
+        })
+        .finally(() => (this.build = undefined)),
+    };
+  }
+
+  /** Builds the HNSW graph from the matrix (searches stay exact meanwhile), then drops the matrix. */
+  private async toApproximate(replaced: Set<number>): Promise<void> {
+    const started = performance.now();
+    const dim = this.matrix!.dim;
+    const hnsw = await HnswIndex.create(dim, this.options.hnsw);
+    if (hnsw instanceof Error) {
+      this.annUnavailable = true;
+      this.options.log?.warn(
+        { err: hnsw.message, vectors: this.matrix!.rows },
+        'the approximate index cannot load here; ranking exactly',
+      );
+      return;
+    }
+    replaced.clear();
+    // Rows appended while a part was being added (new articles) are added in the next round.
+    for (let done = 0; done < this.matrix!.rows;) {
+      if (this.closed) return;
+      const rows = this.matrix!.rows;
+      await hnsw.addRows(done, this.matrix!.data.subarray(done * dim, rows * dim), {
+        ...this.options.slice,
+        threads: this.options.buildThreads ?? 1,
+      });
+      done = rows;
+    }
+    // No await from here to the switch: nothing can change the matrix in between.
+    for (const row of replaced) hnsw.set(row, this.matrix!.row(row));
+    replaced.clear();
+    const rows = this.matrix!.rows;
+    this.hnsw = hnsw;
+    this.matrix = undefined;
+    this.options.log?.info(
+      { vectors: rows, ms: Math.round(performance.now() - started) },
+      'switched to the approximate index (HNSW)',
+    );
+    this.options.onApproximate?.();
+  }
+}
