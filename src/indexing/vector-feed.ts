@@ -1,0 +1,81 @@
+/**
+ * Brings a VectorIndex up to date with the store: reads the vectors of one model stored after its
+ * cursor (by this or any other process), page by page, in store order. One refresh runs at a time;
+ * the cursor only moves forward, so no vector is read into the index twice.
+ */
+import { yieldToEventLoop } from '../search/rank.js';
+import type { StorePorts } from '../store/ports/index.js';
+import type { VectorIndex } from './vector-index.js';
+
+/** Vectors read from the store per page while loading (each page is one short store call). */
+export const DEFAULT_LOAD_PAGE = 1_000;
+
+/** Where the index is in the store's sequence of vectors (`VectorStore.vectorsAfter`). */
+export interface FeedCursor {
+  /** The last vector rowid read (0: none yet). */
+  readonly rowid: number;
+  /** The article id stored under `rowid` (a saved index's check that it is of this database). */
+  readonly id: string;
+}
+
+export interface VectorFeedOptions {
+  /** Vectors per store page (default {@link DEFAULT_LOAD_PAGE}). */
+  pageSize?: number;
+  /** How to yield to the event loop between pages (default: setImmediate). */
+  pause?: () => Promise<void>;
+}
+
+export class VectorFeed {
+  private at: FeedCursor = { rowid: 0, id: '' };
+  private refreshing: Promise<void> | undefined;
+
+  constructor(
+    private readonly vectors: Pick<StorePorts['vectors'], 'vectorsAfter'>,
+    private readonly modelId: string,
+    private readonly index: VectorIndex,
+    private readonly options: VectorFeedOptions = {},
+  ) {}
+
+  /** The last vector read. */
+  get cursor(): FeedCursor {
+    return this.at;
+  }
+
+  /** The refresh under way, if any. */
+  get pending(): Promise<void> | undefined {
+    return this.refreshing;
+  }
+
+  /** Continues after `cursor` (a saved index restored into the index holds every vector up to it). */
+  resumeAt(cursor: FeedCursor): void {
+    this.at = cursor;
+  }
+
+  /** Loads vectors stored since the last refresh; one load at a time. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.load().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  private async load(): Promise<void> {
+    const pageSize = Math.max(1, this.options.pageSize ?? DEFAULT_LOAD_PAGE);
+    for (;;) {
+      const page = await this.vectors.vectorsAfter(this.modelId, this.at.rowid, pageSize);
+      await this.index.add(this.pastCursor(page), page.length);
+      if (page.length < pageSize) return;
+      // Each page is one synchronous read on SQLite: let requests in between.
+      await (this.options.pause ?? yieldToEventLoop)();
+    }
+  }
+
+  /** The vectors of `page` after the cursor, which moves to the last of them. */
+  private pastCursor<V extends { rowid: number; id: string }>(page: readonly V[]): V[] {
+    const fresh: V[] = [];
+    for (const v of page) {
+      if (v.rowid <= this.at.rowid) continue;
+      this.at = { rowid: v.rowid, id: v.id };
+      fresh.push(v);
+    }
+    return fresh;
+  }
+}
