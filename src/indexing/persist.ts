@@ -13,8 +13,8 @@
  * yield to the event loop) before usearch sees a byte: usearch trusts its input, and a truncated file
  * aborts the process. Any mismatch is a {@link SnapshotUnusable} (the caller rebuilds).
  */
-import { createReadStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createReadStream, mkdirSync } from 'node:fs';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
@@ -73,7 +73,9 @@ export async function writeSnapshot(
   ids: string,
   manifest: Omit<SnapshotManifest, 'files' | 'format' | 'savedAt'>,
 ): Promise<void> {
-  await mkdir(dirname(paths.manifest), { recursive: true });
+  // Synchronous up to the graph's write: the caller captured the ids and the cursor in this same turn,
+  // so no refresh can add rows to the graph in between.
+  mkdirSync(dirname(paths.manifest), { recursive: true });
   const tmp = `.tmp-${process.pid}-${Date.now()}`;
   saveIndex(paths.index + tmp);
   try {
