@@ -49,20 +49,22 @@ export function liveState(samples: readonly StoredSample[], now: number): LiveSt
   };
 }
 
-/** Articles stored per minute over the last `minutes`, from the change feed's position in the samples. */
+/**
+ * Articles stored per minute over the last `minutes`: the change feed's growth from the last reading
+ * before the interval (else the first inside it) to the newest, over the time between the two (a
+ * minute at least, so a service that just started shows no burst).
+ */
 function articlesPerMinute(samples: readonly StoredSample[], now: number, minutes: number): number {
-  const from = minuteOf(now) - minutes + 1;
-  const before = samples.filter((s) => s.minute < from);
-  const inside = samples.filter((s) => s.minute >= from);
+  const from = now - minutes * 60_000;
+  const inside = samples.filter((s) => s.sample.at > from).map((s) => s.sample);
   if (inside.length === 0) return 0;
-  const latest = Math.max(...inside.map((s) => s.sample.seq));
-  const base = before.length ? before : inside;
-  const baseMinute = before.length
-    ? Math.max(...before.map((s) => s.minute))
-    : Math.min(...inside.map((s) => s.minute));
-  const baseSeq = Math.max(...base.filter((s) => s.minute === baseMinute).map((s) => s.sample.seq));
-  const elapsed = Math.max(1, (now - baseMinute * 60_000) / 60_000);
-  return Math.round((Math.max(0, latest - baseSeq) / Math.min(elapsed, minutes)) * 10) / 10;
+  const before = samples.filter((s) => s.sample.at <= from).map((s) => s.sample);
+  const base = before.length
+    ? before.reduce((a, b) => (b.at > a.at ? b : a))
+    : inside.reduce((a, b) => (b.at < a.at ? b : a));
+  const latest = inside.reduce((a, b) => (b.at > a.at ? b : a));
+  const elapsed = Math.max(1, (latest.at - base.at) / 60_000);
+  return Math.round((Math.max(0, latest.seq - base.seq) / elapsed) * 10) / 10;
 }
 
 function figures(samples: readonly StoredSample[], now: number): StatusReport['figures'] {

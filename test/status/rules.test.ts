@@ -292,13 +292,24 @@ describe('the report', () => {
     expect(JSON.stringify(report)).not.toMatch(/10\.0\.0\.7|ECONNREFUSED|token|http:/);
   });
 
-  it('counts articles per minute from the change feed position', () => {
+  it('counts articles per minute from the change feed position, over the time between two readings', () => {
     const m = Math.floor(NOW / 60_000);
-    const samples = [
-      { instance: 'a', minute: m - 5, sample: sample({ seq: 100 }) },
-      { instance: 'a', minute: m, sample: sample({ seq: 150 }) },
-    ];
-    const report = buildReport({ sources: [], samples, recorded: new Map([[TODAY, 720]]), incidents: [] }, NOW);
-    expect(report.figures.articles_per_minute.last_5m).toBe(10);
+    const at = (msAgo: number, seq: number) => ({
+      instance: 'a',
+      minute: Math.floor((NOW - msAgo) / 60_000),
+      sample: sample({ seq, at: NOW - msAgo }),
+    });
+    const figures = (samples: StoredSample[]) =>
+      buildReport({ sources: [], samples, recorded: new Map([[TODAY, 720]]), incidents: [] }, NOW).figures;
+    // 50 articles between a reading 5 min ago (the interval's start) and one now: 10 a minute.
+    expect(figures([at(300_000, 100), at(0, 150)]).articles_per_minute.last_5m).toBe(10);
+    // Readings 8 and 2 minutes ago: the 5-minute rate is the growth since the one before the interval.
+    expect(figures([at(480_000, 100), at(120_000, 160)]).articles_per_minute.last_5m).toBe(10);
+    // A service that started 10 s ago: over a minute at least, no burst.
+    expect(figures([at(10_000, 0), at(0, 30)]).articles_per_minute.last_5m).toBe(30);
+    expect(
+      figures([{ instance: 'a', minute: m - 20, sample: sample({ seq: 5, at: NOW - 1_200_000 }) }]).articles_per_minute
+        .last_5m,
+    ).toBe(0);
   });
 });
