@@ -131,12 +131,13 @@ export interface paths {
          *     address, host, token or error text: a failure is told by its cause class.
          *
          *     A component is `degraded` while a rule of its own fails (REST: the database is failing or more
-         *     than 1% of the answers of the last 5 minutes were server errors; stream: the same database rule,
-         *     or an ingest → stream delay p99 over 5 seconds in the last 5 minutes; webhooks: the database
-         *     rule; search: the index is loading or the embedder failing; a source: its last poll failed, or
-         *     its next poll is more than 10 seconds overdue, as when the source accepts a connection and never
-         *     answers).
-         *     The overall state is `outage` when the database is failing or every source is, `degraded` when
+         *     than 1% of the answers of the last 5 minutes were server errors other than `503`; stream: the
+         *     same database rule, or an ingest → stream delay p99 over 5 seconds in the last 5 minutes;
+         *     webhooks: the database rule; search: an index still loading a minute after its instance started,
+         *     or the embedder failing; a source: its last poll failed, or its next poll is more than 10 seconds
+         *     overdue, as when the source accepts a connection and never answers; an overdue poll opens no
+         *     incident until it fails). At most the 1,000 newest incidents are listed.
+         *     The overall state is `outage` when the database is failing or every polled (unpaused) source is, `degraded` when
          *     any component or source is, else `operational`. A component that turns `degraded` opens an
          *     automatic incident, closed when it recovers; operators add notes of their own.
          *

@@ -1,5 +1,5 @@
 /**
- * The mock's status report: the contract's examples, dated now, so a partner can build against
+ * The mock's status report: the contract's examples, dated now (generated now, history ending today), so a partner can build against
  * `/v1/status` and look at `/status` without a running service. `Prefer: example=sourceFailing` serves
  * the other example, `Prefer: code=400` the documented 400; anything else the contract does not
  * document is a 400 naming what it does (src/mock/prefer.ts), as on every operation.
@@ -9,10 +9,8 @@ import { statusExamples } from '../contract/index.js';
 import { sendProblem } from '../http/problem.js';
 import { mountStatus } from '../http/status.js';
 import { renderStatusPage } from '../status/page.js';
+import { HISTORY_DAYS, PAGE_REFRESH_SECONDS } from '../status/rules.js';
 import { parsePrefer, refuseUnservablePrefer } from './prefer.js';
-
-/** Refreshed every few seconds, like the service's. */
-const REFRESH_SECONDS = 5;
 
 /** The detail of the contract's 400 example for this operation (`UnknownParameter`). */
 const UNKNOWN_PARAMETER = 'page is not a parameter of this operation';
@@ -29,15 +27,22 @@ function preferred(req: express.Request, res: express.Response): string | undefi
 }
 
 export function mountMockStatus(app: express.Express, clock: () => number, validateResponses: boolean): void {
-  const report = (example?: string) => ({
-    ...(example === 'sourceFailing' ? statusExamples.sourceFailing : statusExamples.operational),
-    generated_at: new Date(clock()).toISOString(),
-  });
+  // The example dated now: generated now, its 90 days of history ending today.
+  const report = (example?: string) => {
+    const base = example === 'sourceFailing' ? statusExamples.sourceFailing : statusExamples.operational;
+    const now = clock();
+    const firstDay = new Date(now - (HISTORY_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+    return {
+      ...base,
+      generated_at: new Date(now).toISOString(),
+      history: base.history.map((h) => ({ ...h, first_day: firstDay })),
+    };
+  };
   mountStatus(
     app,
     {
       json: (example) => JSON.stringify(report(example)),
-      html: () => renderStatusPage(report(), { refreshSeconds: REFRESH_SECONDS }),
+      html: () => renderStatusPage(report(), { refreshSeconds: PAGE_REFRESH_SECONDS }),
     },
     { validateResponses, prefer: preferred },
   );

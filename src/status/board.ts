@@ -11,7 +11,16 @@ import type { IncidentRecord, SourceStore, StatusStore } from '../store/ports/in
 import { failureClass, isStoreBusy } from '../store/ports/errors.js';
 import { renderStatusPage } from './page.js';
 import { buildReport, degradedNow, liveState, type StoredSample } from './report.js';
-import { COMPONENT_NAMES, componentCauses, dayOf, HISTORY_DAYS, sourceStatus, type StatusReport } from './rules.js';
+import {
+  COMPONENT_NAMES,
+  componentCauses,
+  dayOf,
+  HISTORY_DAYS,
+  INDEX_LOAD_GRACE_MS,
+  PAGE_REFRESH_SECONDS,
+  sourceStatus,
+  type StatusReport,
+} from './rules.js';
 import { MinuteSampler, type InstanceState, type MinuteSample } from './sample.js';
 
 export interface StatusBoardDeps {
@@ -57,6 +66,7 @@ function databaseOutage(last: StatusReport | undefined, now: number): StatusRepo
 
 export class StatusBoard {
   private readonly instance = randomUUID();
+  private readonly startedAt: number;
   private readonly sampler: MinuteSampler;
   private readonly refreshMs: number;
   private body: string | undefined;
@@ -72,6 +82,7 @@ export class StatusBoard {
   constructor(private readonly deps: StatusBoardDeps) {
     this.sampler = new MinuteSampler(deps.metrics);
     this.refreshMs = deps.refreshMs ?? 5_000;
+    this.startedAt = deps.clock();
   }
 
   /** Takes the first turn (so the report is there when the service answers), then one every tick. */
@@ -97,7 +108,7 @@ export class StatusBoard {
     if (this.page?.body !== body)
       this.page = {
         body,
-        html: renderStatusPage(JSON.parse(body), { refreshSeconds: Math.max(1, Math.round(this.refreshMs / 1000)) }),
+        html: renderStatusPage(JSON.parse(body), { refreshSeconds: PAGE_REFRESH_SECONDS }),
       };
     return this.page.html;
   }
@@ -117,10 +128,8 @@ export class StatusBoard {
         const down = failureClass(e) !== undefined && !isStoreBusy(e);
         if (!this.failing) this.deps.log.warn({ err: errorText(e), outage: down }, 'status report not refreshed');
         this.failing = true;
-        if (down || this.body === undefined) {
-          const last = this.lastRead === undefined ? undefined : (JSON.parse(this.lastRead) as StatusReport);
-          this.body = JSON.stringify(databaseOutage(last, this.deps.clock()));
-        }
+        if (down || this.body === undefined)
+          this.body = JSON.stringify(databaseOutage(this.lastReport(), this.deps.clock()));
       })
       .finally(() => (this.running = undefined));
     return this.running;
@@ -131,7 +140,11 @@ export class StatusBoard {
     const now = this.deps.clock();
     if (now - this.lastSampleAt >= this.refreshMs) {
       const minute = Math.floor(now / 60_000);
-      const sample = await this.sampler.read(minute, now, await this.deps.instanceState());
+      const state = await this.deps.instanceState();
+      // An index loading at start is expected (search answers 503 and Retry-After meanwhile): it counts
+      // once the load outlasts the grace.
+      const indexLoading = state.indexLoading && now - this.startedAt > INDEX_LOAD_GRACE_MS;
+      const sample = await this.sampler.read(minute, now, { ...state, indexLoading });
       await status.putSample(this.instance, minute, JSON.stringify(sample));
       await status.markMinute(minute);
       this.lastSampleAt = now;
@@ -141,12 +154,27 @@ export class StatusBoard {
       this.body = this.lastRead = stored.body;
       return;
     }
+    // The turn is claimed first (the stored report's time moved to now): only the instance that claims
+    // it opens and closes incidents and builds; another that read the same stale report serves it.
+    if (stored && !(await status.publish(stored.body, now, stored.generatedAt))) {
+      this.body = this.lastRead = (await status.report())?.body ?? stored.body;
+      return;
+    }
     const body = JSON.stringify(await this.build(now));
-    if (await status.publish(body, now, stored?.generatedAt ?? null)) this.body = this.lastRead = body;
+    if (await status.publish(body, now, stored ? now : null)) this.body = this.lastRead = body;
     else this.body = this.lastRead = (await status.report())?.body ?? body;
     if (now - this.lastPruneAt >= PRUNE_EVERY_MS) {
       this.lastPruneAt = now;
       await status.prune(now - (HISTORY_DAYS + 1) * DAY_MS, now - SAMPLES_KEPT_MS);
+    }
+  }
+
+  /** The last report read, if it reads as one (a row another version wrote may not). */
+  private lastReport(): StatusReport | undefined {
+    try {
+      return this.lastRead === undefined ? undefined : (JSON.parse(this.lastRead) as StatusReport);
+    } catch {
+      return undefined;
     }
   }
 
@@ -162,14 +190,14 @@ export class StatusBoard {
     let incidents = await status.incidents(since);
     const degraded = degradedNow(
       componentCauses(liveState(samples, now)),
-      sources.map((s) => sourceStatus(s, now)),
+      sources.map((s) => sourceStatus(s, now, this.startedAt)),
       now,
     );
     if (await this.syncIncidents(incidents, degraded, now)) incidents = await status.incidents(since);
     const recorded = new Map(
       (await status.minutesByDay(dayOf(now) - HISTORY_DAYS)).map(({ day, minutes }) => [day, minutes] as const),
     );
-    return buildReport({ sources, samples, recorded, incidents }, now);
+    return buildReport({ sources, samples, recorded, incidents, startedAt: this.startedAt }, now);
   }
 
   /** Opens an incident for what turned degraded, closes those that recovered; true when anything changed. */

@@ -94,8 +94,10 @@ export function degradedNow(
 ): Map<string, { cause: StatusCause; since: number }> {
   const out = new Map<string, { cause: StatusCause; since: number }>();
   for (const [id, cause] of Object.entries(causes)) if (cause) out.set(id, { cause, since: now });
+  // An overdue poll shows on the source's row but opens no incident until the poll fails: a source that
+  // answers slowly would otherwise open and close one at every poll.
   for (const s of sources)
-    if (s.state === 'degraded' && s.cause)
+    if (s.state === 'degraded' && s.cause && s.cause !== 'source_overdue')
       out.set(`source:${s.name}`, { cause: s.cause, since: s.failing_since ? Date.parse(s.failing_since) : now });
   return out;
 }
@@ -108,7 +110,12 @@ export interface ReportInput {
   recorded: ReadonlyMap<number, number>;
   /** Incidents open now or ended in the last 90 days, newest first. */
   incidents: readonly IncidentRecord[];
+  /** When the building instance started (a source's poll is overdue from then at the earliest). */
+  startedAt?: number;
 }
+
+/** The contract's bound on the incidents listed (the history still counts every one). */
+export const MAX_INCIDENTS = 1000;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -126,7 +133,7 @@ function incidentJson(i: IncidentRecord): StatusReport['incidents'][number] {
 
 export function buildReport(input: ReportInput, now: number): StatusReport {
   const causes = componentCauses(liveState(input.samples, now));
-  const sources = input.sources.map((s) => sourceStatus(s, now));
+  const sources = input.sources.map((s) => sourceStatus(s, now, input.startedAt));
   const automatic = (key: string) => input.incidents.filter((i) => i.kind === 'automatic' && i.component === key);
   const ids = Object.keys(COMPONENT_NAMES) as ComponentId[];
   return {
@@ -152,6 +159,6 @@ export function buildReport(input: ReportInput, now: number): StatusReport {
         ...historyDays(input.recorded, automatic(`source:${s.name}`), now),
       })),
     ],
-    incidents: input.incidents.map(incidentJson),
+    incidents: input.incidents.slice(0, MAX_INCIDENTS).map(incidentJson),
   };
 }

@@ -31,6 +31,13 @@ export const SERVER_ERROR_MIN_ANSWERS = 20;
  * connection and never answers fails only at the poller's total timeout.
  */
 export const POLL_OVERDUE_MS = 10_000;
+/** An instance's search index still loading this long after its start degrades search. */
+export const INDEX_LOAD_GRACE_MS = 60_000;
+/**
+ * How often the page reloads itself: often enough to follow an incident, seldom enough that a reader (or
+ * a screen reader) is not interrupted every few seconds; /v1/status is refreshed every 5 s.
+ */
+export const PAGE_REFRESH_SECONDS = 60;
 /** An ingest → stream delay p99 over this (last 5 minutes) degrades the stream. */
 export const SLOW_DELIVERY_MS = 5_000;
 
@@ -75,10 +82,15 @@ export function pollFailureCause(error: string): StatusCause {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** A source as the status page shows it: public name, state, times; never its address or error text. */
-export function sourceStatus(s: SourceRecord, now: number): SourceStatus {
+/**
+ * A source as the status page shows it: public name, state, times; never its address or error text.
+ * Overdue counts from its next poll time or from `pollingSince` (the service's start), the later: after
+ * a restart every stored poll time is in the past, and the poller takes them up at once.
+ */
+export function sourceStatus(s: SourceRecord, now: number, pollingSince = -Infinity): SourceStatus {
   const failing = !s.paused && s.failingSince !== null && s.lastError !== null;
-  const overdue = !s.paused && s.nextPollAt !== null && now - Date.parse(s.nextPollAt) > POLL_OVERDUE_MS;
+  const due = s.nextPollAt === null ? null : Math.max(Date.parse(s.nextPollAt), pollingSince);
+  const overdue = !s.paused && due !== null && now - due > POLL_OVERDUE_MS;
   return {
     name: s.name,
     state: s.paused ? 'paused' : failing || overdue ? 'degraded' : 'operational',
@@ -166,7 +178,8 @@ export function historyDays(
     const end = Math.min(now, start + DAY_MINUTES * MINUTE_MS);
     const ran = recorded.get(day) ?? 0;
     const minutes = day === firstRecorded ? Math.max(1, ran) : Math.max(1, (end - start) / MINUTE_MS);
-    const up = Math.min(ran, minutes) - incidentMinutes(incidents, start, end, now);
+    // An incident's minutes while no instance ran are counted once (as not run).
+    const up = Math.min(ran, minutes - incidentMinutes(incidents, start, end, now));
     operational.push(Math.round(Math.max(0, Math.min(1, up / minutes)) * 10_000) / 10_000);
   }
   return { first_day: iso(firstDay * DAY_MINUTES * MINUTE_MS).slice(0, 10), operational };

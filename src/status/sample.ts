@@ -65,6 +65,12 @@ async function bucketCounts(
 /** Contract operations only: a request no route matched (a 404, the status page itself) is not the REST API's answer. */
 const isOperation = (labels: MetricValue['labels']) => labels.operation !== 'none';
 
+/**
+ * A server error of the REST API: 5xx but 503, the designed answer of a dependency outage (the database,
+ * the embedder), which the status rules report by their own causes.
+ */
+const isServerError = (status: number) => status >= 500 && status !== 503;
+
 /** The metrics' totals since the instance started. */
 interface Totals {
   rest: number[];
@@ -76,7 +82,7 @@ interface Totals {
 async function readTotals(metrics: Pick<Metrics, 'registry'>): Promise<Totals> {
   let restServerErrors = 0;
   for (const v of await valuesOf(metrics, REQUESTS))
-    if (isOperation(v.labels) && Number(v.labels.status) >= 500) restServerErrors += v.value;
+    if (isOperation(v.labels) && isServerError(Number(v.labels.status))) restServerErrors += v.value;
   let embedderErrors = 0;
   for (const v of await valuesOf(metrics, DEPENDENCY_ERRORS))
     if (v.labels.dependency === 'embedder') embedderErrors += v.value;

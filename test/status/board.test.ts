@@ -75,3 +75,90 @@ describe('a board whose store fails', () => {
     expect(served().state).toBe('operational');
   });
 });
+
+describe('two instances share one report', () => {
+  it('only the instance that claims the turn builds it (and opens or closes incidents); both serve it', async () => {
+    const builds = { a: 0, b: 0 };
+    const boardOf = (name: 'a' | 'b') =>
+      new StatusBoard({
+        status: store.status,
+        sources: { list: () => (builds[name]++, store.sources.list()) },
+        metrics: createMetrics({ defaultMetrics: false }),
+        instanceState: async () => ({ seq: 0, databaseFailing: false, indexLoading: false }),
+        clock: () => now,
+        log: silentLog,
+        tickMs: 3_600_000,
+      });
+    const [a, b] = [boardOf('a'), boardOf('b')];
+    try {
+      now += 6_000;
+      await Promise.all([a.tick(), b.tick()]);
+      expect(builds.a + builds.b).toBe(1);
+      // The one that lost the claim serves the new report from its next turn (a second later).
+      await Promise.all([a.tick(), b.tick()]);
+      expect(builds.a + builds.b).toBe(1);
+      expect(a.json()).toBe(b.json());
+      expect(JSON.parse(a.json()).generated_at).toBe(new Date(now).toISOString());
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});
+
+describe('incidents the board opens', () => {
+  it('opens one for a failed poll from its first failure, none for a poll only overdue', async () => {
+    const lease = await store.sources.claimDue('poller', now, 60_000, 10);
+    expect(lease).toHaveLength(1);
+    await store.sources.recordPoll('harbor-wire', 'poller', {
+      at: now,
+      status: null,
+      error: 'timeout: no answer',
+      etag: null,
+      lastModified: null,
+      nextPollAt: now + 1_000,
+      failures: 1,
+      minIntervalMs: null,
+      seen: 0,
+      ingested: 0,
+      deduplicated: 0,
+    });
+    await store.sources.add(
+      { name: 'summit-wire', url: 'https://feeds.example/s', everyMs: 30_000, urgency: 'auto' },
+      now,
+    );
+    const failedAt = now;
+    now += 6_000;
+    await board.tick();
+    const failing = served().incidents.filter((i) => i.component === 'source:harbor-wire');
+    expect(failing).toEqual([
+      expect.objectContaining({
+        cause: 'source_unreachable',
+        started_at: new Date(failedAt).toISOString(),
+        ended_at: null,
+      }),
+    ]);
+    // summit-wire has never been polled and the board started long ago: overdue once its poll time is 10 s past.
+    await store.sources.claimDue('poller', now, 60_000, 10);
+    await store.sources.recordPoll('summit-wire', 'poller', {
+      at: now,
+      status: 200,
+      error: null,
+      etag: null,
+      lastModified: null,
+      nextPollAt: now,
+      failures: 0,
+      minIntervalMs: null,
+      seen: 0,
+      ingested: 0,
+      deduplicated: 0,
+    });
+    now += 20_000;
+    await board.tick();
+    const report = served();
+    expect(report.sources.find((s) => s.name === 'summit-wire')).toMatchObject({
+      state: 'degraded',
+      cause: 'source_overdue',
+    });
+    expect(report.incidents.some((i) => i.component === 'source:summit-wire')).toBe(false);
+  });
+});

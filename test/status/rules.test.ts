@@ -139,6 +139,12 @@ describe('a source is shown by its public name and the class of its failure only
     expect(sourceStatus(source({ nextPollAt: due(60_000), paused: true }), NOW).state).toBe('paused');
   });
 
+  it('after a restart, a poll time stored before it is overdue only 10 s after the service started', () => {
+    const stale = source({ nextPollAt: new Date(NOW - 3_600_000).toISOString() });
+    expect(sourceStatus(stale, NOW, NOW - 5_000).state).toBe('operational');
+    expect(sourceStatus(stale, NOW, NOW - 11_000)).toMatchObject({ state: 'degraded', cause: 'source_overdue' });
+  });
+
   it('maps each poll error kind to a cause class', () => {
     expect(pollFailureCause('timeout: no answer in 10 s')).toBe('source_unreachable');
     expect(pollFailureCause('refused: private address')).toBe('source_unreachable');
@@ -223,6 +229,31 @@ describe('the daily history is the share of minutes operational', () => {
       NOW,
     ).operational;
     expect(down[88]).toBe(0.5);
+  });
+
+  it('counts an incident left open while no instance ran once, as minutes not run', () => {
+    const yesterday = (TODAY - 1) * DAY;
+    const allDay = incident({ startedAt: yesterday, endedAt: yesterday + DAY });
+    const days = historyDays(
+      recorded([
+        [TODAY - 2, 10],
+        [TODAY - 1, 720],
+      ]),
+      [allDay],
+      NOW,
+    ).operational;
+    expect(days[88]).toBe(0);
+    const half = incident({ startedAt: yesterday, endedAt: yesterday + DAY / 2 });
+    expect(
+      historyDays(
+        recorded([
+          [TODAY - 2, 10],
+          [TODAY - 1, 720],
+        ]),
+        [half],
+        NOW,
+      ).operational[88],
+    ).toBe(0.5);
   });
 
   it('counts an open incident up to now', () => {

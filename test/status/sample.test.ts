@@ -6,13 +6,14 @@ import { DELAY_BOUNDS_MS, MinuteSampler, REST_BOUNDS_MS } from '../../src/status
 const state = { seq: 7, databaseFailing: false, indexLoading: false };
 
 describe('a minute sample counts what happened since the last reading', () => {
-  it('puts contract operations in their latency bucket, leaves out requests no route matched', async () => {
+  it('puts contract operations in their latency bucket, leaves out requests no route matched and 503s', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
     const sampler = new MinuteSampler(metrics);
     metrics.requestDuration.observe({ operation: 'listNews' }, 0.1); // before the first reading: not counted
     await sampler.read(100, 1, state);
     metrics.requestDuration.observe({ operation: 'listNews' }, 0.003);
-    metrics.requests.inc({ operation: 'listNews', status: 503 });
+    metrics.requests.inc({ operation: 'listNews', status: 500 });
+    metrics.requests.inc({ operation: 'searchNews', status: 503 }); // a dependency outage: its own cause
     metrics.requestDuration.observe({ operation: 'none' }, 0.003);
     metrics.requests.inc({ operation: 'none', status: 500 });
     metrics.deliveryLag.observe(0.02);
