@@ -9,6 +9,8 @@ import { CliError, EXIT, UsageError } from './errors.js';
 
 /** What a note may concern: the whole service, a component, or a registered source. */
 const COMPONENTS = ['service', 'rest', 'stream', 'webhooks', 'search'];
+/** A stored report older than this was not refreshed by any instance (they do every 5 s). */
+const STALE_REPORT_SECONDS = 30;
 /** The longest note the contract's StatusIncident.message holds. */
 export const NOTE_MAX_CHARS = 500;
 
@@ -92,9 +94,13 @@ async function show(store: Store, opts: { json: boolean }, io: StatusCommandIo) 
   if (opts.json) return io.out(stored.body);
   const report = JSON.parse(stored.body) as import('../status/index.js').StatusReport;
   const open = report.incidents.filter((i) => i.ended_at === null);
+  const age = Math.max(0, Math.round((io.now() - stored.generatedAt) / 1000));
+  // The instances refresh it every few seconds: an old one means none is running (or none reaches the store).
+  const stale =
+    age > STALE_REPORT_SECONDS ? `; no instance has refreshed it for ${age} s: is the service running?` : '';
   io.out(
     [
-      `${report.state} (generated ${report.generated_at})`,
+      `${report.state} (generated ${report.generated_at}, ${age} s ago${stale})`,
       ...report.components.map((c) => `  ${c.name}: ${c.state}${c.cause ? ` (${c.cause})` : ''}`),
       ...report.sources.map((s) => `  source ${s.name}: ${s.state}${s.cause ? ` (${s.cause})` : ''}`),
       `open incidents: ${open.length}`,

@@ -59,11 +59,14 @@ describe('fns status: notes on the status page', () => {
         },
       ],
     };
-    await store.status.publish(JSON.stringify(report), Date.parse(report.generated_at), null);
+    await store.status.publish(JSON.stringify(report), Date.now() - 120_000, null);
     await store.close();
     const shown = await fns('show');
     expect(shown.code).toBe(0);
-    expect(shown.stdout).toContain('degraded (generated 2026-11-27T09:30:05.000Z)');
+    // Generated long before now: no instance refreshes it.
+    expect(shown.stdout).toMatch(
+      /^degraded \(generated 2026-11-27T09:30:05\.000Z, \d+ s ago; no instance has refreshed it for \d+ s: is the service running\?\)$/m,
+    );
     expect(shown.stdout).toContain('source harbor-wire: degraded (source_unreachable)');
     expect(shown.stdout).toContain('inc_7 source:harbor-wire automatic since 2026-11-27T09:22:31.000Z');
     expect(JSON.parse((await fns('show', '--json')).stdout)).toEqual(report);
