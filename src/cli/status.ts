@@ -4,6 +4,7 @@
  * report the instances serve now. Registered in commands.ts (help, options) and main.ts (dispatch).
  */
 import type { IncidentRecord, Store } from '../store/ports/index.js';
+import { incidentJson, type StatusReport } from '../status/index.js';
 import { printable, printableJson } from '../domain/printable.js';
 import { CliError, EXIT, UsageError } from './errors.js';
 
@@ -22,15 +23,7 @@ export interface StatusCommandIo {
 
 export type StatusSubcommand = 'note' | 'resolve' | 'show';
 
-const incidentId = (i: IncidentRecord) => `inc_${i.id}`;
-const incidentJson = (i: IncidentRecord) => ({
-  id: incidentId(i),
-  component: i.component,
-  kind: i.kind,
-  message: i.message,
-  started_at: new Date(i.startedAt).toISOString(),
-  ended_at: i.endedAt === null ? null : new Date(i.endedAt).toISOString(),
-});
+const incidentId = (i: IncidentRecord) => incidentJson(i).id;
 
 export function checkNote(message: string): string {
   const text = message.trim();
@@ -92,7 +85,7 @@ async function show(store: Store, opts: { json: boolean }, io: StatusCommandIo) 
   const stored = await store.status.report();
   if (!stored) throw new CliError('no status report yet: a running service publishes one every few seconds');
   if (opts.json) return io.out(stored.body);
-  const report = JSON.parse(stored.body) as import('../status/index.js').StatusReport;
+  const report = JSON.parse(stored.body) as StatusReport;
   const open = report.incidents.filter((i) => i.ended_at === null);
   const age = Math.max(0, Math.round((io.now() - stored.generatedAt) / 1000));
   // The instances refresh it every few seconds: an old one means none is running (or none reaches the store).

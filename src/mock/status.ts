@@ -9,7 +9,7 @@ import { statusExamples } from '../contract/index.js';
 import { sendProblem } from '../http/problem.js';
 import { mountStatus } from '../http/status.js';
 import { renderStatusPage } from '../status/page.js';
-import { HISTORY_DAYS, PAGE_REFRESH_SECONDS } from '../status/rules.js';
+import { DAY_MS, HISTORY_DAYS, iso, PAGE_REFRESH_SECONDS } from '../status/rules.js';
 import { parsePrefer, refuseUnservablePrefer } from './prefer.js';
 
 /** The detail of the contract's 400 example for this operation (`UnknownParameter`). */
@@ -31,10 +31,10 @@ export function mountMockStatus(app: express.Express, clock: () => number, valid
   const report = (example?: string) => {
     const base = example === 'sourceFailing' ? statusExamples.sourceFailing : statusExamples.operational;
     const now = clock();
-    const firstDay = new Date(now - (HISTORY_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+    const firstDay = iso(now - (HISTORY_DAYS - 1) * DAY_MS).slice(0, 10);
     return {
       ...base,
-      generated_at: new Date(now).toISOString(),
+      generated_at: iso(now),
       history: base.history.map((h) => ({ ...h, first_day: firstDay })),
     };
   };

@@ -8,17 +8,18 @@ import { randomUUID } from 'node:crypto';
 import { errorText, type Log } from '../domain/log.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { IncidentRecord, SourceStore, StatusStore } from '../store/ports/index.js';
-import { failureClass, isStoreBusy } from '../store/ports/errors.js';
+import { isStoreUnavailable } from '../store/ports/errors.js';
 import { renderStatusPage } from './page.js';
-import { buildReport, degradedNow, liveState, type StoredSample } from './report.js';
+import { assess, buildReport, degradedNow, type StoredSample } from './report.js';
 import {
   COMPONENT_NAMES,
-  componentCauses,
+  DAY_MS,
   dayOf,
   HISTORY_DAYS,
   INDEX_LOAD_GRACE_MS,
+  iso,
+  minuteOf,
   PAGE_REFRESH_SECONDS,
-  sourceStatus,
   type StatusReport,
 } from './rules.js';
 import { MinuteSampler, type InstanceState, type MinuteSample } from './sample.js';
@@ -37,7 +38,6 @@ export interface StatusBoardDeps {
   tickMs?: number;
 }
 
-const DAY_MS = 86_400_000;
 /** Samples are kept for the last hour's figures, and a little more. */
 const SAMPLES_KEPT_MS = 2 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -59,7 +59,7 @@ function databaseOutage(last: StatusReport | undefined, now: number): StatusRepo
     incidents: [],
     ...last,
     state: 'outage',
-    generated_at: new Date(now).toISOString(),
+    generated_at: iso(now),
     components: ids.map((id) => ({ id, name: COMPONENT_NAMES[id], state: 'degraded', cause: 'database_unavailable' })),
   };
 }
@@ -125,7 +125,7 @@ export class StatusBoard {
         this.failing = false;
       })
       .catch((e) => {
-        const down = failureClass(e) !== undefined && !isStoreBusy(e);
+        const down = isStoreUnavailable(e);
         if (!this.failing) this.deps.log.warn({ err: errorText(e), outage: down }, 'status report not refreshed');
         this.failing = true;
         if (down || this.body === undefined)
@@ -139,7 +139,7 @@ export class StatusBoard {
     const { status } = this.deps;
     const now = this.deps.clock();
     if (now - this.lastSampleAt >= this.refreshMs) {
-      const minute = Math.floor(now / 60_000);
+      const minute = minuteOf(now);
       const state = await this.deps.instanceState();
       // An index loading at start is expected (search answers 503 and Retry-After meanwhile): it counts
       // once the load outlasts the grace.
@@ -180,7 +180,7 @@ export class StatusBoard {
 
   private async build(now: number): Promise<StatusReport> {
     const { status } = this.deps;
-    const samples: StoredSample[] = (await status.samples(Math.floor(now / 60_000) - 60)).map((s) => ({
+    const samples: StoredSample[] = (await status.samples(minuteOf(now) - 60)).map((s) => ({
       instance: s.instance,
       minute: s.minute,
       sample: JSON.parse(s.sample) as MinuteSample,
@@ -188,16 +188,13 @@ export class StatusBoard {
     const sources = await this.deps.sources.list();
     const since = now - HISTORY_DAYS * DAY_MS;
     let incidents = await status.incidents(since);
-    const degraded = degradedNow(
-      componentCauses(liveState(samples, now)),
-      sources.map((s) => sourceStatus(s, now, this.startedAt)),
-      now,
-    );
-    if (await this.syncIncidents(incidents, degraded, now)) incidents = await status.incidents(since);
+    const input = { sources, samples, startedAt: this.startedAt };
+    const state = assess(input, now);
+    if (await this.syncIncidents(incidents, degradedNow(state, now), now)) incidents = await status.incidents(since);
     const recorded = new Map(
       (await status.minutesByDay(dayOf(now) - HISTORY_DAYS)).map(({ day, minutes }) => [day, minutes] as const),
     );
-    return buildReport({ sources, samples, recorded, incidents, startedAt: this.startedAt }, now);
+    return buildReport({ ...input, recorded, incidents }, now, state);
   }
 
   /** Opens an incident for what turned degraded, closes those that recovered; true when anything changed. */

@@ -7,6 +7,9 @@ import {
   COMPONENT_NAMES,
   componentCauses,
   historyDays,
+  iso,
+  MINUTE_MS,
+  minuteOf,
   overallState,
   percentiles,
   quantile,
@@ -27,7 +30,6 @@ export interface StoredSample {
 /** An instance counts as running while its last sample is younger than this. */
 export const FRESH_SAMPLE_MS = 20_000;
 
-const minuteOf = (ms: number) => Math.floor(ms / 60_000);
 const within = (samples: readonly StoredSample[], now: number, minutes: number) =>
   samples.filter((s) => s.minute > minuteOf(now) - minutes).map((s) => s.sample);
 
@@ -55,7 +57,7 @@ export function liveState(samples: readonly StoredSample[], now: number): LiveSt
  * minute at least, so a service that just started shows no burst).
  */
 function articlesPerMinute(samples: readonly StoredSample[], now: number, minutes: number): number {
-  const from = now - minutes * 60_000;
+  const from = now - minutes * MINUTE_MS;
   const inside = samples.filter((s) => s.sample.at > from).map((s) => s.sample);
   if (inside.length === 0) return 0;
   const before = samples.filter((s) => s.sample.at <= from).map((s) => s.sample);
@@ -63,7 +65,7 @@ function articlesPerMinute(samples: readonly StoredSample[], now: number, minute
     ? before.reduce((a, b) => (b.at > a.at ? b : a))
     : inside.reduce((a, b) => (b.at < a.at ? b : a));
   const latest = inside.reduce((a, b) => (b.at > a.at ? b : a));
-  const elapsed = Math.max(1, (latest.at - base.at) / 60_000);
+  const elapsed = Math.max(1, (latest.at - base.at) / MINUTE_MS);
   return Math.round((Math.max(0, latest.seq - base.seq) / elapsed) * 10) / 10;
 }
 
@@ -86,10 +88,22 @@ function figures(samples: readonly StoredSample[], now: number): StatusReport['f
   };
 }
 
+/** The state of each component and source now: what the incidents follow and the report shows. */
+export interface Assessment {
+  causes: Record<ComponentId, StatusCause | null>;
+  sources: SourceStatus[];
+}
+
+export function assess(input: Pick<ReportInput, 'samples' | 'sources' | 'startedAt'>, now: number): Assessment {
+  return {
+    causes: componentCauses(liveState(input.samples, now)),
+    sources: input.sources.map((s) => sourceStatus(s, now, input.startedAt)),
+  };
+}
+
 /** Each component and source that is degraded now, by its incident component key, with its cause and start. */
 export function degradedNow(
-  causes: Record<ComponentId, StatusCause | null>,
-  sources: readonly SourceStatus[],
+  { causes, sources }: Assessment,
   now: number,
 ): Map<string, { cause: StatusCause; since: number }> {
   const out = new Map<string, { cause: StatusCause; since: number }>();
@@ -117,9 +131,8 @@ export interface ReportInput {
 /** The contract's bound on the incidents listed (the history still counts every one). */
 export const MAX_INCIDENTS = 1000;
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
-function incidentJson(i: IncidentRecord): StatusReport['incidents'][number] {
+/** An incident as the contract shows it (`inc_` and its number; times in ISO 8601). */
+export function incidentJson(i: IncidentRecord): StatusReport['incidents'][number] {
   return {
     id: `inc_${i.id}`,
     component: i.component,
@@ -131,9 +144,9 @@ function incidentJson(i: IncidentRecord): StatusReport['incidents'][number] {
   };
 }
 
-export function buildReport(input: ReportInput, now: number): StatusReport {
-  const causes = componentCauses(liveState(input.samples, now));
-  const sources = input.sources.map((s) => sourceStatus(s, now, input.startedAt));
+/** The report of `now`; `state` when the caller has assessed it already (the incidents follow it). */
+export function buildReport(input: ReportInput, now: number, state: Assessment = assess(input, now)): StatusReport {
+  const { causes, sources } = state;
   const automatic = (key: string) => input.incidents.filter((i) => i.kind === 'automatic' && i.component === key);
   const ids = Object.keys(COMPONENT_NAMES) as ComponentId[];
   return {

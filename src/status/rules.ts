@@ -21,6 +21,7 @@ export const COMPONENT_NAMES: Record<ComponentId, string> = {
 
 export const MINUTE_MS = 60_000;
 export const DAY_MINUTES = 1440;
+export const DAY_MS = DAY_MINUTES * MINUTE_MS;
 export const HISTORY_DAYS = 90;
 /** Server errors above this share of the REST answers of the last 5 minutes degrade REST. */
 export const SERVER_ERROR_SHARE = 0.01;
@@ -80,7 +81,9 @@ export function pollFailureCause(error: string): StatusCause {
   return 'source_unreachable';
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+export const iso = (ms: number): string => new Date(ms).toISOString();
+/** The epoch minute of an instant. */
+export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
 
 /**
  * A source as the status page shows it: public name, state, times; never its address or error text.
@@ -136,7 +139,7 @@ export function percentiles(counts: readonly number[], bounds: readonly number[]
 }
 
 /** The UTC day (epoch days) of an instant. */
-export const dayOf = (ms: number): number => Math.floor(ms / (DAY_MINUTES * MINUTE_MS));
+export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /** Minutes of [from, to) covered by the automatic incidents given (overlaps counted once). */
 function incidentMinutes(incidents: readonly IncidentRecord[], from: number, to: number, now: number): number {
@@ -174,13 +177,13 @@ export function historyDays(
       operational.push(null);
       continue;
     }
-    const start = day * DAY_MINUTES * MINUTE_MS;
-    const end = Math.min(now, start + DAY_MINUTES * MINUTE_MS);
+    const start = day * DAY_MS;
+    const end = Math.min(now, start + DAY_MS);
     const ran = recorded.get(day) ?? 0;
     const minutes = day === firstRecorded ? Math.max(1, ran) : Math.max(1, (end - start) / MINUTE_MS);
     // An incident's minutes while no instance ran are counted once (as not run).
     const up = Math.min(ran, minutes - incidentMinutes(incidents, start, end, now));
     operational.push(Math.round(Math.max(0, Math.min(1, up / minutes)) * 10_000) / 10_000);
   }
-  return { first_day: iso(firstDay * DAY_MINUTES * MINUTE_MS).slice(0, 10), operational };
+  return { first_day: iso(firstDay * DAY_MS).slice(0, 10), operational };
 }

@@ -6,35 +6,18 @@
  * are shown whole at a 1400 px wide window, the request samples are there, and the page asks nothing
  * of the network, not even an optional logo. Screenshots go to artifacts/screenshots/ (git-ignored).
  */
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, screenshotDir as shots } from '../support/chromium.js';
 import { loadYaml, repoRoot } from '../support/specs.js';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const shots = join(repoRoot, 'artifacts', 'screenshots');
 const VIEWPORT = { width: 1400, height: 1000 };
 
 let browser: Browser;
 beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(
-      `Chromium not found at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
-    );
-  }
-  browser = await chromium.launch({
-    executablePath,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
-  mkdirSync(shots, { recursive: true });
+  browser = await launchChromium();
 });
 afterAll(async () => browser?.close());
 

@@ -5,12 +5,12 @@
  * the row is operational and the incident has ended. The page asks nothing of anything but the service.
  * Screenshots of both moments go to artifacts/screenshots/ (git-ignored), kept by CI as artifacts.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator } from 'playwright-core';
+import type { Browser, BrowserContext, Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { startService, type RunningService } from '../../src/server/index.js';
@@ -18,11 +18,9 @@ import { sqliteFile } from '../../src/store/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { StatusReport } from '../../src/status/index.js';
 import { TrigramEmbedder } from '../support/service.js';
-import { repoRoot } from '../support/specs.js';
+import { launchChromium, screenshotDir as shots } from '../support/chromium.js';
 import { until } from '../support/wait.js';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const shots = join(repoRoot, 'artifacts', 'screenshots');
 const POLL_MS = 1_000;
 /** The rule: degraded within one poll interval plus a few seconds (the report is refreshed every second here). */
 const DEGRADED_WITHIN_MS = POLL_MS + 8_000;
@@ -55,10 +53,6 @@ let dataDir: string;
 const external: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(executablePath))
-    throw new Error(
-      `Chromium not found at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
-    );
   feeds = feedServer();
   await new Promise((r) => feeds.server.once('listening', r));
   dataDir = mkdtempSync(join(tmpdir(), 'fns-status-page-'));
@@ -68,16 +62,7 @@ beforeAll(async () => {
     await store.sources.add({ name, url: feeds.url(`/${name}`), everyMs: POLL_MS, urgency: 'auto' }, Date.now());
   await store.close();
   svc = await startService(config, { embedder: new TrigramEmbedder(), statusRefreshMs: 1_000, log: () => {} });
-  browser = await chromium.launch({
-    executablePath,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1200, height: 1600 } });
   await context.route('**/*', (route) => {
     const url = route.request().url();
@@ -85,7 +70,6 @@ beforeAll(async () => {
     external.push(url);
     return route.abort('internetdisconnected');
   });
-  mkdirSync(shots, { recursive: true });
 }, 60_000);
 
 afterAll(async () => {
