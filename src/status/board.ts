@@ -22,7 +22,7 @@ import {
   PAGE_REFRESH_SECONDS,
   type StatusReport,
 } from './rules.js';
-import { MinuteSampler, type InstanceState, type MinuteSample } from './sample.js';
+import { MinuteSampler, parseSample, type InstanceState } from './sample.js';
 
 export interface StatusBoardDeps {
   status: StatusStore;
@@ -180,11 +180,11 @@ export class StatusBoard {
 
   private async build(now: number): Promise<StatusReport> {
     const { status } = this.deps;
-    const samples: StoredSample[] = (await status.samples(minuteOf(now) - 60)).map((s) => ({
-      instance: s.instance,
-      minute: s.minute,
-      sample: JSON.parse(s.sample) as MinuteSample,
-    }));
+    const samples: StoredSample[] = [];
+    for (const row of await status.samples(minuteOf(now) - 60)) {
+      const sample = parseSample(row.sample);
+      if (sample) samples.push({ instance: row.instance, minute: row.minute, sample });
+    }
     const sources = await this.deps.sources.list();
     const since = now - HISTORY_DAYS * DAY_MS;
     let incidents = await status.incidents(since);

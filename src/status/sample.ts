@@ -137,6 +137,30 @@ export class MinuteSampler {
   }
 }
 
+/**
+ * A stored sample, or undefined when the row is not one this version reads (corrupt, or written by
+ * another version without its buckets): one such row is left out, never the whole report.
+ */
+export function parseSample(text: string): MinuteSample | undefined {
+  let s: Partial<MinuteSample>;
+  try {
+    s = JSON.parse(text) as Partial<MinuteSample>;
+  } catch {
+    return undefined;
+  }
+  const numbers = (xs: unknown) => Array.isArray(xs) && xs.every((x) => typeof x === 'number');
+  const ok =
+    typeof s === 'object' &&
+    s !== null &&
+    numbers(s.rest) &&
+    numbers(s.delay) &&
+    typeof s.at === 'number' &&
+    typeof s.seq === 'number';
+  return ok
+    ? ({ restServerErrors: 0, embedderErrors: 0, databaseFailing: false, indexLoading: false, ...s } as MinuteSample)
+    : undefined;
+}
+
 /** Samples of the minutes given, merged: latency buckets and errors added, the feed position at its highest. */
 export function mergeSamples(
   samples: readonly MinuteSample[],

@@ -162,3 +162,13 @@ describe('incidents the board opens', () => {
     expect(report.incidents.some((i) => i.component === 'source:summit-wire')).toBe(false);
   });
 });
+
+describe('one bad stored sample', () => {
+  it('is left out: the report is built from the others', async () => {
+    await store.status.putSample('another-version', Math.floor(now / 60_000), '{"rest":"not buckets"}');
+    now += 6_000;
+    await board.tick();
+    expect(served().generated_at).toBe(new Date(now).toISOString());
+    expect(served().state).toBe('operational');
+  });
+});

@@ -1,7 +1,7 @@
 /** An instance's per-minute figures, read from its Prometheus metrics as differences between readings. */
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/ops/metrics.js';
-import { DELAY_BOUNDS_MS, MinuteSampler, REST_BOUNDS_MS } from '../../src/status/sample.js';
+import { DELAY_BOUNDS_MS, MinuteSampler, parseSample, REST_BOUNDS_MS } from '../../src/status/sample.js';
 
 const state = { seq: 7, databaseFailing: false, indexLoading: false };
 
@@ -40,5 +40,15 @@ describe('a minute sample counts what happened since the last reading', () => {
     const next = await sampler.read(101, 4, state);
     expect(next.delay.reduce((a, b) => a + b, 0)).toBe(1);
     expect(next.delay.at(-1)).toBe(1);
+  });
+});
+
+describe('a stored sample this version cannot read is left out', () => {
+  it('reads its own samples and refuses corrupt rows or rows without buckets', async () => {
+    const sampler = new MinuteSampler(createMetrics({ defaultMetrics: false }));
+    const own = await sampler.read(100, 1, state);
+    expect(parseSample(JSON.stringify(own))).toEqual(own);
+    for (const bad of ['{', 'null', '[]', '{"at":1,"seq":2}', '{"rest":[1],"delay":["x"],"at":1,"seq":2}'])
+      expect(parseSample(bad), bad).toBeUndefined();
   });
 });
