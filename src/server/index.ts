@@ -28,6 +28,7 @@ import { openServiceState } from './state.js';
 import { openServiceStore } from './store.js';
 import { startPoller, startWebhooks } from './workers.js';
 import { StatusBoard } from '../status/index.js';
+import { warmEnrichment } from '../enrich/index.js';
 
 export { READINESS_CACHE_MS } from './admin.js';
 export { WOKEN_FEED_POLL_MS } from './changes.js';
@@ -237,6 +238,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     latestSeq: () => opened.articles.latestSeq(),
     embeddingQueueLength: () => opened.vectors.queueLength(),
   });
+  warmEnrichment();
   // The first report is published before the port opens: /v1/status never answers a placeholder.
   await status.start();
   const url = await listen(server, config);

@@ -43,7 +43,7 @@ export const POLL_DEFAULTS = {
   feedFloorMaxMs: 24 * 3600_000,
   /** After the store failed (e.g. busy), the same poll is tried again this soon. */
   storeRetryMs: 2_000,
-  /** Dedup records older than this are dropped (the "at least 30 days"). */
+  /** Dedup records older than this are dropped. */
   seenRetentionMs: 30 * 24 * 3600_000,
   /** ...checked this often. */
   pruneEveryMs: 3600_000,

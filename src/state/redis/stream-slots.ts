@@ -27,7 +27,7 @@ import type { StreamSlots } from '../stream-slots.js';
 import { SharedStateUnavailableError } from '../errors.js';
 import { lua, runScript, slotKey } from './script.js';
 
-/** A dead instance's slot is free again within this (the bound is 30 s). */
+/** A dead instance's slot is free again within this: a client reconnecting after a crash waits at most this long. */
 export const DEFAULT_LEASE_MS = 20_000;
 /** Unconfirmed releases kept for retrying (a reconnect storm during an outage must not grow memory without end). */
 const MAX_UNRELEASED = 10_000;

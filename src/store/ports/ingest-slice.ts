@@ -149,7 +149,7 @@ function* lookup(items: SourcedItem[], now: number, { rows, rule, contents }: Sl
  * docs/decisions/ingest-slices.md). A later slice sees the earlier ones as stored, so the outcomes are those of one transaction; if the store
  * fails mid-way, the slices before stay stored (a retry answers them `same-item`).
  */
-export const INGEST_SLICE_ITEMS = 16;
+export const INGEST_SLICE_ITEMS = 8;
 
 /**
  * A slice that finds the write lock held by another process (isStoreBusy: the CLI ingesting a file) is
