@@ -21,7 +21,7 @@ export interface KeyLookup {
 }
 
 /** Distinct keys remembered at most; past that the oldest entries are dropped. */
-export const KEY_CACHE_MAX_ENTRIES = 10_000;
+const KEY_CACHE_MAX_ENTRIES = 10_000;
 
 /** Two store reads per request: the lookup without a cache. */
 export function storeLookup(accounts: Pick<AccountStore, 'findKey' | 'getAccount'>): KeyLookup {

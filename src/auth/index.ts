@@ -9,7 +9,7 @@ import type { IpGuard } from '../state/ports.js';
 import { hashKey } from '../store/ports/ids.js';
 import { storeLookup, type KeyLookup } from './cache.js';
 
-export { cachedLookup, storeLookup, type KeyAndAccount, type KeyLookup } from './cache.js';
+export { cachedLookup, type KeyLookup } from './cache.js';
 
 export interface Caller {
   keyId: string;

@@ -315,7 +315,7 @@ const EXIT_TEXT = `Exit codes
      extra argument, invalid value (tier, port), invalid environment variable
   ${EXIT.partial}  partial ingest: some articles stored, others not (bad lines skipped, or stopped early)`;
 
-export function generalHelp(): string {
+function generalHelp(): string {
   const rows = commands.flatMap((c) => c.synopsis.map((s, i) => [`fns ${c.name} ${s}`, i === 0 ? c.summary : '']));
   const width = Math.max(...rows.map(([l]) => l!.length)) + 2;
   return `fns: operate the Financial News Service
@@ -331,7 +331,7 @@ Configuration: environment variables (PORT, HOST, DATA_DIR, ...), described in t
 ${EXIT_TEXT}`;
 }
 
-export function commandHelp(c: CommandSpec): string {
+function commandHelp(c: CommandSpec): string {
   const usage = c.synopsis.map((s, i) => `${i === 0 ? 'Usage: ' : '       '}fns ${c.name} ${s}`).join('\n');
   return `${usage}\n\n${c.summary[0]!.toUpperCase()}${c.summary.slice(1)}.\n${c.details}\n\nExit codes: 0 done, 1 not done, 2 usage error${c.name === 'articles ingest' ? ', 3 partial ingest' : ''} (fns help lists them).`;
 }
@@ -345,7 +345,7 @@ export type ParsedCommandLine =
   | { kind: 'run'; command: CommandSpec; args: string[]; options: Partial<Record<OptionName, string | boolean>> };
 
 /** Finds the command named by the first one or two words; undefined if there is none. */
-export function findCommand(words: string[]): { command: CommandSpec; rest: string[] } | undefined {
+function findCommand(words: string[]): { command: CommandSpec; rest: string[] } | undefined {
   const two = commands.find((c) => c.name === `${words[0]} ${words[1]}`);
   if (two) return { command: two, rest: words.slice(2) };
   const one = commands.find((c) => c.name === words[0]);
@@ -358,7 +358,7 @@ function groupOf(word: string | undefined): CommandSpec[] {
 }
 
 /** `fns sources --help`, `fns help sources`: the group's commands, each with its summary. */
-export function groupHelp(word: string): string {
+function groupHelp(word: string): string {
   const rows = groupOf(word).flatMap((c) =>
     c.synopsis.map((s, i) => [`fns ${c.name} ${s}`.trimEnd(), i === 0 ? c.summary : '']),
   );

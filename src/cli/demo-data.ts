@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const DEMO_SUBDIR = 'demo';
+const DEMO_SUBDIR = 'demo';
 
 /** The demo's data directory under a DATA_DIR. */
 export function demoDataDir(dataDir: string): string {

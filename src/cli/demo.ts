@@ -19,10 +19,10 @@ import { cancel, createKey } from './operator.js';
 import { demoDataDir } from './demo-data.js';
 
 /** How often the demo polls its two sample sources (each publishes a new headline every few seconds). */
-export const DEMO_POLL_MS = 2000;
+const DEMO_POLL_MS = 2000;
 
 /** What the demo's IP guard never blocks (on top of IP_GUARD_EXEMPT). */
-export const DEMO_EXEMPT = 'loopback';
+const DEMO_EXEMPT = 'loopback';
 
 const SAMPLE = fileURLToPath(new URL('../../fixtures/demo-articles.ndjson', import.meta.url));
 

@@ -19,7 +19,7 @@ export async function openInput(file: string, stdin: Readable = process.stdin): 
  * A line longer than this (bytes, without its end of line) is refused: an article is at most 20,000
  * characters of content plus a few short fields, so such a line is not one; its bytes are skipped, not kept.
  */
-export const INGEST_LINE_MAX_BYTES = 1024 * 1024;
+const INGEST_LINE_MAX_BYTES = 1024 * 1024;
 
 /** A line the reader refuses (too long, not UTF-8), in its place in the input so it keeps its line number. */
 export interface RefusedLine {

@@ -58,7 +58,7 @@ async function cliStore(config: Config): Promise<Store> {
 }
 
 /** Where the data lives, for messages. */
-export async function whereData(config: Config): Promise<string> {
+async function whereData(config: Config): Promise<string> {
   return config.databaseUrl ? `PostgreSQL schema ${config.databaseSchema}` : (await storeFactory()).sqliteFile(config);
 }
 

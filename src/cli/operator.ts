@@ -18,7 +18,7 @@ export class OperatorError extends Error {
   }
 }
 
-export function checkTier(tier: string | undefined, flag = '--tier'): Tier {
+function checkTier(tier: string | undefined, flag = '--tier'): Tier {
   if (!tier || !assignableTiers.includes(tier as Tier)) {
     throw new OperatorError(`${flag} must be one of ${assignableTiers.join(', ')}${tier ? `, got "${tier}"` : ''}`, {
       usage: true,

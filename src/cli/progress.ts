@@ -17,7 +17,7 @@ export interface TextOut {
 
 const n = (x: number) => x.toLocaleString('en-US');
 
-export function progressText(p: ProgressCounts, elapsedMs: number): string {
+function progressText(p: ProgressCounts, elapsedMs: number): string {
   const rate = elapsedMs > 0 ? Math.round((p.lines * 1000) / elapsedMs) : 0;
   return `${n(p.lines)} lines read, ${n(p.ingested)} stored, ${n(p.errors.length)} skipped (${n(rate)} lines/s)`;
 }

@@ -17,12 +17,12 @@ import { CliError, EXIT, UsageError } from './errors.js';
 /** `--every`: the default, and the bounds an operator may choose within. */
 export const SOURCE_EVERY = { defaultMs: 60_000, minMs: 1_000, maxMs: 24 * 3600_000 } as const;
 
-export const SOURCE_URGENCIES: readonly UrgencySetting[] = ['auto', ...urgencies];
+const SOURCE_URGENCIES: readonly UrgencySetting[] = ['auto', ...urgencies];
 
 /** A source name becomes each article's `source`: 1-64 letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
 const URL_MAX = 2048;
 
-export function checkSourceName(raw: string): string {
+function checkSourceName(raw: string): string {
   if (!SOURCE_NAME.test(raw)) {
     throw new UsageError(
       `a source name is 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${raw}"`,
@@ -31,7 +31,7 @@ export function checkSourceName(raw: string): string {
   return raw;
 }
 
-export function checkSourceUrl(raw: string): string {
+function checkSourceUrl(raw: string): string {
   let u: URL;
   try {
     u = new URL(raw);
@@ -48,7 +48,7 @@ export function checkSourceUrl(raw: string): string {
   return u.href;
 }
 
-export function checkUrgency(raw: string | undefined): UrgencySetting {
+function checkUrgency(raw: string | undefined): UrgencySetting {
   if (raw === undefined) return 'auto';
   if (!SOURCE_URGENCIES.includes(raw as UrgencySetting))
     throw new UsageError(`--urgency must be one of ${SOURCE_URGENCIES.join(', ')}, got "${raw}"`);
@@ -117,7 +117,7 @@ export function relative(at: string | number | null, now: number): string {
 }
 
 /** The JSON form of a source (`fns sources list --json`, `add`, `pause`, `resume`). */
-export function sourceJson(s: SourceRecord) {
+function sourceJson(s: SourceRecord) {
   return {
     name: s.name,
     url: s.url,

@@ -13,7 +13,7 @@ const COMPONENTS = ['service', 'rest', 'stream', 'webhooks', 'search'];
 /** A stored report older than this was not refreshed by any instance (they do every 5 s). */
 const STALE_REPORT_SECONDS = 30;
 /** The longest note the contract's StatusIncident.message holds. */
-export const NOTE_MAX_CHARS = 500;
+const NOTE_MAX_CHARS = 500;
 
 export interface StatusCommandIo {
   out(text: string): void;
@@ -25,7 +25,7 @@ export type StatusSubcommand = 'note' | 'resolve' | 'show';
 
 const incidentId = (i: IncidentRecord) => incidentJson(i).id;
 
-export function checkNote(message: string): string {
+function checkNote(message: string): string {
   const text = message.trim();
   if (text === '') throw new UsageError('<message> must not be empty');
   if ([...text].length > NOTE_MAX_CHARS) throw new UsageError(`<message> is longer than ${NOTE_MAX_CHARS} characters`);

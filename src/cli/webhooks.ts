@@ -77,7 +77,7 @@ function relevanceShown(e: WebhookEndpoint): number | null {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The JSON form of an endpoint (never a secret; times as ISO 8601 UTC). */
-export function webhookJson(e: WebhookEndpoint, latestSeq: number, now: number) {
+function webhookJson(e: WebhookEndpoint, latestSeq: number, now: number) {
   return {
     id: e.id,
     account_id: e.accountId,
@@ -98,7 +98,7 @@ export function webhookJson(e: WebhookEndpoint, latestSeq: number, now: number) 
   };
 }
 
-export function webhooksTable(list: WebhookEndpoint[], latestSeq: number, now: number): string {
+function webhooksTable(list: WebhookEndpoint[], latestSeq: number, now: number): string {
   if (list.length === 0) return 'no webhook endpoints (fns webhooks add <account_id> <url> adds one)';
   const head = ['ID', 'ACCOUNT', 'STATE', 'LAST SUCCESS', 'FAILURES', 'NEXT ATTEMPT', 'BACKLOG'];
   const rows = list.map((e) => [

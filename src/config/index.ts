@@ -102,7 +102,7 @@ function url(env: NodeJS.ProcessEnv, name: string, schemes: string[]): string | 
 }
 
 /** One entry of an address list: `loopback`, an IP address, or a subnet in CIDR notation. */
-export function isAddressOrSubnet(entry: string, named: ReadonlySet<string>): boolean {
+function isAddressOrSubnet(entry: string, named: ReadonlySet<string>): boolean {
   if (named.has(entry)) return true;
   const [addr, prefix, extra] = entry.split('/');
   const family = isIP(addr ?? '');
@@ -154,7 +154,7 @@ function identifier(env: NodeJS.ProcessEnv, name: string, dflt: string): string 
 }
 
 /** At least 16 visible ASCII characters (a bearer token in a header); the message never repeats it. */
-export const ADMIN_TOKEN_MIN_LENGTH = 16;
+const ADMIN_TOKEN_MIN_LENGTH = 16;
 function adminToken(raw: string): string {
   if (raw.length >= ADMIN_TOKEN_MIN_LENGTH && /^[\x21-\x7e]+$/.test(raw)) return raw;
   throw new ConfigError(
@@ -174,7 +174,7 @@ export const TRUST_PROXY_TRUE_WARNING =
   'TRUST_PROXY=true believes the left-most X-Forwarded-For address, which any client can write: a client that reaches this port directly can dodge the IP guard or get another address blocked. Set the number of proxies in front of the service (e.g. TRUST_PROXY=1) or their addresses instead.';
 
 /** Does this listen address keep a listener on this machine (127.0.0.0/8, ::1, localhost)? */
-export function isLoopbackHost(h: string): boolean {
+function isLoopbackHost(h: string): boolean {
   const bare = h.replace(/^\[|\]$/g, '').toLowerCase();
   return (
     bare === 'localhost' ||

@@ -20,7 +20,7 @@
  */
 
 /** Query parameters that only track the reader (campaigns, click ids, mail tools, analytics). `utm_*` is matched as a prefix. */
-export const TRACKING_PARAMS: ReadonlySet<string> = new Set([
+const TRACKING_PARAMS: ReadonlySet<string> = new Set([
   'fbclid',
   'gclid',
   'gclsrc',
@@ -84,10 +84,10 @@ export const TRACKING_PARAMS: ReadonlySet<string> = new Set([
 ]);
 
 /** Query parameters that switch a page to its AMP rendering (`outputType=amp`, `amp=1`, `amp`, `_amp=true`). */
-export const AMP_PARAMS: ReadonlySet<string> = new Set(['outputtype', 'amp', '_amp', 'amp_js_v', 'usqp']);
+const AMP_PARAMS: ReadonlySet<string> = new Set(['outputtype', 'amp', '_amp', 'amp_js_v', 'usqp']);
 
 /** Query parameters of redirectors that carry the target link (used only when the value is an absolute http(s) link). */
-export const REDIRECT_PARAMS: readonly string[] = [
+const REDIRECT_PARAMS: readonly string[] = [
   'url',
   'u',
   'target',
@@ -103,7 +103,7 @@ export const REDIRECT_PARAMS: readonly string[] = [
 ];
 
 /** Redirectors wrapping redirectors are unwrapped this many times at most. */
-export const REDIRECT_DEPTH = 3;
+const REDIRECT_DEPTH = 3;
 
 const decodeName = (raw: string): string => {
   try {
@@ -121,7 +121,7 @@ const decodeValue = (raw: string): string => {
   }
 };
 
-export function isTrackingParam(rawName: string): boolean {
+function isTrackingParam(rawName: string): boolean {
   const name = decodeName(rawName);
   return name.startsWith('utm_') || TRACKING_PARAMS.has(name);
 }

@@ -9,11 +9,11 @@
  */
 import { ALIAS_WORDS, PLACES, numberToken, type Prepared } from './normalize.js';
 
-export const BANDS = 14;
-export const ROWS = 2;
+const BANDS = 14;
+const ROWS = 2;
 
 /** 32-bit FNV-1a of a string. */
-export function fnv(s: string): number {
+function fnv(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);
@@ -48,7 +48,7 @@ const GENERIC = new Set([
   'below',
 ]);
 
-export function minhashKeys(tokens: Iterable<string>, bands = BANDS, rows = ROWS): string[] {
+function minhashKeys(tokens: Iterable<string>, bands = BANDS, rows = ROWS): string[] {
   const hashes: number[] = [];
   for (const t of tokens) if (!GENERIC.has(t)) hashes.push(fnv(t));
   if (hashes.length === 0) return [];
@@ -107,7 +107,7 @@ function periods(p: Prepared): string[] {
   return out;
 }
 
-export function anchorKeys(p: Prepared): string[] {
+function anchorKeys(p: Prepared): string[] {
   const keys = new Set<string>();
   const subs = subjects(p);
   // A place is a subject too (`US GDP grows 3%` / `U.S. economy expands 3.0%`).

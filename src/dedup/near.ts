@@ -21,8 +21,6 @@ import { normalizeTokens, type Prepared } from './normalize.js';
 import { annotate, decide } from './similarity.js';
 
 export type { Prepared } from './normalize.js';
-export { canonicalHeadline } from './normalize.js';
-
 export const NEAR_DUPLICATE_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** The normal form of a headline, reusable by `nearDuplicateKeys` and `isNearDuplicate`. */

@@ -54,7 +54,7 @@ export interface Prepared {
   weight: number;
   /** The normalised headline as a word sequence (lower case, phrases folded, `~symbol` and `#figure` tokens, stop words kept): where a name stands (similarity.ts `sameSlot`). */
   words: string[];
-  /** Content tokens in headline order, repeats kept (`~symbol`, `#figure`, stemmed and folded words; stop words left out): where two headlines differ (similarity.ts `templateConflict`). */
+  /** Content tokens in headline order, repeats kept (`~symbol`, `#figure`, stemmed and folded words; stop words left out): where two headlines differ (similarity.ts `templateDiff`). */
   sequence: string[];
   /** LSH keys, computed on first use (near.ts). */
   keys?: string[];

@@ -59,7 +59,7 @@ const LIGHT = new Set([
   'show',
   'post',
 ]);
-export function weight(token: string): number {
+function weight(token: string): number {
   const c = token.charCodeAt(0);
   if (c === 126 /* ~ */ || c === 35 /* # */) return 2;
   return LIGHT.has(token) ? 0.3 : 1;
@@ -123,7 +123,7 @@ export function numbersConflict(a: Prepared, b: Prepared): boolean {
 }
 
 /** One says up (rises, beats, raises, wins, above), the other down (falls, misses, cuts, loses, below). */
-export function directionConflict(a: Prepared, b: Prepared): boolean {
+function directionConflict(a: Prepared, b: Prepared): boolean {
   return a.lean !== 0 && b.lean !== 0 && a.lean !== b.lean;
 }
 
@@ -140,7 +140,7 @@ export function qualifierConflict(a: Prepared, b: Prepared): boolean {
 }
 
 /** Both name people/products/companies outside the dictionary and none of one's names appears in the other. */
-export function entitiesConflict(a: Prepared, b: Prepared): boolean {
+function entitiesConflict(a: Prepared, b: Prepared): boolean {
   let ea = 0;
   let eb = 0;
   for (const e of a.entities) if (!PLACES.has(e)) ea++;
@@ -258,7 +258,7 @@ for (const [event, words] of Object.entries(EVENTS)) {
 const STRONG = ['legal', 'leadership', 'recall', 'outage'];
 
 /** Both report a kind of event and no kind in common (a recall vs job cuts at the same company). */
-export function eventsConflict(a: Prepared, b: Prepared): boolean {
+function eventsConflict(a: Prepared, b: Prepared): boolean {
   if (a.events.size === 0 || b.events.size === 0) return false;
   for (const e of STRONG) if (a.events.has(e) !== b.events.has(e)) return true;
   for (const e of a.events) if (b.events.has(e)) return false;
@@ -424,7 +424,7 @@ export function annotate(p: Prepared): Prepared {
 }
 
 /** One headline refuses, blocks or calls off (reject, block, scrap, fail) and the other does not. */
-export function refusalConflict(a: Prepared, b: Prepared): boolean {
+function refusalConflict(a: Prepared, b: Prepared): boolean {
   return a.refusal !== b.refusal;
 }
 
@@ -464,7 +464,7 @@ function numbersOf(p: Prepared): Map<string, NumberValue> {
 }
 
 /** One headline says something is not so and the other does not (`signals no rush to cut` / `signals September cut`). */
-export function negationConflict(a: Prepared, b: Prepared): boolean {
+function negationConflict(a: Prepared, b: Prepared): boolean {
   return a.negated !== b.negated;
 }
 
@@ -508,7 +508,7 @@ export function oneSlotConflict(a: Prepared, b: Prepared): boolean {
   );
 }
 /** The most content words on either side of the one changed slot (`natural gas` / `oil`, `Mexican peso` / `Brazilian real`); with two slots, one word each. */
-export const ONE_SLOT_MAX = 2;
+const ONE_SLOT_MAX = 2;
 
 /** The actors a headline names, in order, each at its first word: symbols, places (countries, central banks), named entities. */
 const ACTORS = new WeakMap<Prepared, { id: string; at: number }[]>();
@@ -720,17 +720,6 @@ function align(a: Prepared, b: Prepared): [number, number][] {
   return out;
 }
 
-/**
- * One template, one slot filled otherwise: in headline order, the two say the same words except one place where
- * each has words the other lacks (`Japan's trade deficit widens` / `surplus widens`, `Fed's Powell says` /
- * `Fed's Schmid says`, `spot bitcoin ETFs` / `spot ether ETFs`). A wire rewording a story changes more than one
- * slot or only adds words; a template reused for another story changes the one slot that makes it another story.
- */
-export function templateConflict(a: Prepared, b: Prepared): boolean {
-  const d = templateDiff(a, b);
-  return d.substitutions === 1 && d.inserted === 0 && d.shared >= TEMPLATE_MIN_SHARED;
-}
-
 /** A place where both headlines have words the other lacks: their tokens and where they start in each sequence. */
 export interface Slot {
   a: string[];
@@ -771,9 +760,7 @@ export function templateDiff(
   return { substitutions: slots.length, inserted, shared: pairs.length, slot, slots, insertions };
 }
 /** Shared tokens needed to call two headlines one template. */
-export const TEMPLATE_MIN_SHARED = 2;
-/** The most tokens a slot holds on either side (`Novo Nordisk` / `Nissan`, `Hang Seng` / `CSI 300`). */
-export const TEMPLATE_MAX_SLOT = 3;
+const TEMPLATE_MIN_SHARED = 2;
 
 /** The token of `b` that stands for token `x` of `a` when not written the same way: a symbol by its alias word, a figure rounded. */
 function counterpart(x: string, a: Prepared, b: Prepared): string | undefined {

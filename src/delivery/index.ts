@@ -11,12 +11,11 @@ export {
   REPLAY_PAGE,
   FAN_OUT_SLICE_MS,
   DEFAULT_FEED_POLL_MS,
-  type HubOptions,
   type Subscriber,
   type SubscribeSpec,
 } from './hub.js';
 export type { CloseSpec, FeedEntry, FeedPort, Sink } from './ports.js';
-export { FeedPoller, type FeedPollerOptions } from './feed.js';
+export { FeedPoller } from './feed.js';
 export { MemoryFeed } from './memory-feed.js';
 export { RecentFeed } from './recent.js';
 export { matchesTickers, tickerFilter, type TickerFilter } from './filters.js';

@@ -6,7 +6,7 @@
 import type { FeedEntry, FeedPort } from './ports.js';
 
 /** Entries kept for the readers: between RECENT_ENTRIES and twice that many. */
-export const RECENT_ENTRIES = 4_096;
+const RECENT_ENTRIES = 4_096;
 
 export class RecentFeed {
   private entries: FeedEntry[] = [];

@@ -14,16 +14,8 @@ import { articleMentions } from './tickers.js';
 import { urgencyFor, type UrgencySetting } from './urgency.js';
 
 export type { UrgencySetting } from './urgency.js';
-export { autoUrgency } from './urgency.js';
-export { ROLE_RELEVANCE, tickerRelevance, type Relevance, type Role } from './relevance.js';
-export {
-  articleMentions,
-  explainMentions,
-  findMentions,
-  findTickers,
-  type Candidate,
-  type Mention,
-} from './tickers.js';
+export { tickerRelevance } from './relevance.js';
+export { articleMentions, explainMentions, findTickers } from './tickers.js';
 
 export interface Enrichment {
   tickers: TickerSentiment[];

@@ -19,7 +19,7 @@ import type { Mention } from './tickers.js';
 
 export type Role = 'subject' | 'co-subject' | 'body' | 'passing' | 'rating' | 'source';
 
-export const ROLE_RELEVANCE: Readonly<Record<Exclude<Role, 'body'>, number>> = {
+const ROLE_RELEVANCE: Readonly<Record<Exclude<Role, 'body'>, number>> = {
   subject: 1,
   'co-subject': 0.8,
   passing: 0.3,

@@ -50,7 +50,7 @@ interface Token {
 
 const TOKEN = /[\p{L}\p{N}]+(?:[&.+][\p{L}\p{N}]+|'(?!s(?![\p{L}\p{N}]))[\p{L}\p{N}]+)*|&/gu;
 
-export function fold(s: string): string {
+function fold(s: string): string {
   return s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
 }
 
@@ -179,7 +179,7 @@ const COMPOUND_OK = new Set([
 ]);
 
 /** Dollar prefixes that name a currency, not a company (`$US`, `$A`, `$NZ`); `$C`, `$T`, `$M` are Citigroup, AT&T, Macy's. */
-export const CURRENCIES = new Set([
+const CURRENCIES = new Set([
   'US',
   'USD',
   'AUD',

@@ -32,7 +32,7 @@ function isCapitalsWire(text: string): boolean {
 }
 
 /** The urgency the `auto` rules read from a headline. */
-export function autoUrgency(content: string): Urgency {
+function autoUrgency(content: string): Urgency {
   if (BREAKING_SEP.test(content) || BREAKING_CAPS.test(content)) return 'breaking';
   if (FLASH_SEP.test(content) || FLASH_CAPS.test(content) || STAR.test(content) || isCapitalsWire(content))
     return 'flash';

@@ -36,7 +36,7 @@ export interface Page {
 }
 
 /** Distinct variants kept at most (2 ticker variants × windows × 4 urgency filters × limits). */
-export const LIST_CACHE_MAX_ENTRIES = 256;
+const LIST_CACHE_MAX_ENTRIES = 256;
 
 /** The NewsList head of articles already serialised as Article JSON (newest first when cached). */
 export function pageOf(articles: string[]): Page {
@@ -51,7 +51,7 @@ export function pageOf(articles: string[]): Page {
 }
 
 /** May `page`, read at an earlier time, be served for a window that now starts after `afterMs`? */
-export function stillInWindow(page: Page, afterMs: number): boolean {
+function stillInWindow(page: Page, afterMs: number): boolean {
   return page.oldestMs === undefined || page.oldestMs > afterMs;
 }
 

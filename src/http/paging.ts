@@ -40,7 +40,7 @@ function queryString(pairs: [string, string | undefined][]): string {
 }
 
 /** A query value that is one string (validation has refused repeats); undefined when absent. */
-export function single(v: unknown): string | undefined {
+function single(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 

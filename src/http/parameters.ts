@@ -24,7 +24,7 @@ import { echo } from './target.js';
 export type QueryValues = Record<string, string | string[]>;
 
 /** The rule of a parameter in words, e.g. `an integer between 1 and 100`. */
-export function ruleText(schema: any): string {
+function ruleText(schema: any): string {
   if (schema.type === 'integer') return `an integer between ${schema.minimum} and ${schema.maximum}`;
   if (schema.type === 'number') return `a decimal number from ${schema.minimum} to ${schema.maximum}, e.g. 0.8`;
   if (Array.isArray(schema.enum)) return `one of ${schema.enum.join(', ')}`;

@@ -15,13 +15,7 @@ export function sendJson(res: Response, status: number, body: unknown, type: str
 }
 
 /** As sendJson, for a body already serialised (`parsed` spares the response check a parse). */
-export function sendJsonText(
-  res: Response,
-  status: number,
-  text: string,
-  type: string = JSON_TYPE,
-  parsed?: unknown,
-): void {
+function sendJsonText(res: Response, status: number, text: string, type: string = JSON_TYPE, parsed?: unknown): void {
   // Set by the app when responses are validated (tests): throws on a contract violation.
   const check = res.locals.checkResponse as ((status: number, type: string, body: unknown) => void) | undefined;
   check?.(status, type, parsed === undefined ? JSON.parse(text) : parsed);
@@ -68,7 +62,7 @@ export function contractApp(first?: RequestHandler): express.Express {
  * its origin form before routing and validation see it (both read `url`, Express keeps `originalUrl`),
  * HEAD is read as GET, and every answer depends on the key, so none may be stored by a shared cache.
  */
-export function requestTarget(): RequestHandler {
+function requestTarget(): RequestHandler {
   return (req, res, next) => {
     res.setHeader('Cache-Control', 'private, no-store');
     if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 && req.headers.host === undefined) {

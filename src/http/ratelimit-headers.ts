@@ -23,7 +23,7 @@ export function sfString(value: string): string {
 }
 
 /** RFC 9651 §4.1.4: an Integer, at most 15 digits. */
-export function sfInteger(value: number): string {
+function sfInteger(value: number): string {
   if (!Number.isSafeInteger(value) || Math.abs(value) > 999_999_999_999_999)
     throw new RangeError(`not a Structured Field Integer: ${value}`);
   return String(value);
@@ -40,7 +40,7 @@ export function rateLimitField(policy: string, remaining: number, resetSeconds: 
 }
 
 /** Whole seconds from `now` until `at` (epoch ms), never negative. */
-export function secondsUntil(at: number, now: number): number {
+function secondsUntil(at: number, now: number): number {
   return Math.max(0, Math.ceil((at - now) / 1000));
 }
 

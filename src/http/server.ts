@@ -14,7 +14,7 @@ import { PROBLEM_TYPE } from './problem.js';
 import { echo, originForm, pathOnly } from './target.js';
 
 /** A complete HTTP/1.1 response with a problem body, for writing straight to a socket. */
-export function rawProblemResponse(
+function rawProblemResponse(
   status: number,
   detail: string,
   extraHeaders: Record<string, string> = {},
@@ -35,7 +35,7 @@ export function rawProblemResponse(
 }
 
 /** What Node's parser refused, as a status and a detail (never echoing the request). */
-export function clientErrorProblem(code: string | undefined): { status: number; detail: string } {
+function clientErrorProblem(code: string | undefined): { status: number; detail: string } {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return {
@@ -82,7 +82,7 @@ function onCheckExpectation(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /** An upgrade the server has no WebSocket for: a problem response, then the connection is closed. */
-export function refuseUpgrade(socket: Duplex, status: number, detail: string): void {
+function refuseUpgrade(socket: Duplex, status: number, detail: string): void {
   socket.on('error', () => socket.destroy());
   socket.end(rawProblemResponse(status, detail));
 }
@@ -134,7 +134,7 @@ export interface HttpServerOptions {
   onConnectionRefused?: (cap: 'total' | 'per_address') => void;
 }
 
-export const HTTP_TIMEOUTS = {
+const HTTP_TIMEOUTS = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 15_000,
   keepAliveTimeoutMs: 65_000,

@@ -11,7 +11,7 @@ import type { VectorFeed } from './vector-feed.js';
 import type { VectorIndex } from './vector-index.js';
 
 /** After a failed background load (the database down at start-up), the next attempt (ms). */
-export const DEFAULT_LOAD_RETRY_MS = 5_000;
+const DEFAULT_LOAD_RETRY_MS = 5_000;
 /** After a load that found the store busy (another process's write lock), the next attempt (ms). */
 const BUSY_RETRY_MS = 200;
 

@@ -6,11 +6,8 @@
  * with src/search/hybrid.ts, its approximate index saved beside the store (./saved-index.ts, ./persist.ts).
  */
 export { DEFAULT_ANN_THRESHOLD } from './vector-index.js';
-export { DEFAULT_LOAD_PAGE } from './vector-feed.js';
-export { DEFAULT_LOAD_RETRY_MS, SearchIndexLoadingError } from './index-loader.js';
-export { DEFAULT_SAVE_EVERY_MS, SAVE_MIN_NEW_VECTORS } from './saved-index.js';
-export { DEFAULT_QUERY_CACHE } from '../search/query-cache.js';
+export { SearchIndexLoadingError } from './index-loader.js';
 export type { SearchOptions } from '../search/hybrid.js';
 export { SemanticIndex } from './semantic-index.js';
-export type { SemanticIndexOptions, SemanticIndexStatus } from './semantic-index.js';
-export { EmbeddingWorker, type WorkerOptions } from './embedding-worker.js';
+export type { SemanticIndexOptions } from './semantic-index.js';
+export { EmbeddingWorker } from './embedding-worker.js';

@@ -18,7 +18,7 @@ import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
-export const SNAPSHOT_FORMAT = 1;
+const SNAPSHOT_FORMAT = 1;
 
 export interface SnapshotManifest {
   format: number;
@@ -53,7 +53,7 @@ export function snapshotPaths(dir: string, modelId: string): SnapshotPaths {
 }
 
 /** CRC-32 of a file, read in 8 MB chunks (the event loop runs between them). */
-export async function fileCrc32(path: string): Promise<{ bytes: number; crc32: number }> {
+async function fileCrc32(path: string): Promise<{ bytes: number; crc32: number }> {
   let crc = 0;
   let bytes = 0;
   for await (const chunk of createReadStream(path, { highWaterMark: 8 << 20 })) {

@@ -16,8 +16,8 @@ import type { VectorIndex } from './vector-index.js';
  * {@link SAVE_MIN_NEW_VECTORS} (or 5% of the index) were added since the last save. Also saved after a
  * build and at shutdown.
  */
-export const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
-export const SAVE_MIN_NEW_VECTORS = 10_000;
+const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
+const SAVE_MIN_NEW_VECTORS = 10_000;
 
 export interface SavedIndexOptions {
   /** Where the approximate index is saved, e.g. DATA_DIR/search-index. Unset: never saved. */

@@ -8,7 +8,7 @@ import type { StorePorts } from '../store/ports/index.js';
 import type { VectorIndex } from './vector-index.js';
 
 /** Vectors read from the store per page while loading (each page is one short store call). */
-export const DEFAULT_LOAD_PAGE = 1_000;
+const DEFAULT_LOAD_PAGE = 1_000;
 
 /** Where the index is in the store's sequence of vectors (`VectorStore.vectorsAfter`). */
 export interface FeedCursor {

@@ -50,7 +50,7 @@ export interface ItemFailure {
 }
 
 /** The `invalid` answer of an item that failed with an unexpected error of class `errClass`. */
-export function itemFailedError(errClass: string): string {
+function itemFailedError(errClass: string): string {
   return `could not be processed (an unexpected ${errClass} in the service, not a fault of the line); nothing of it was stored`;
 }
 

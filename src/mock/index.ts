@@ -16,8 +16,6 @@ import { openIpGuard, SandboxAccounts } from './sandbox.js';
 import { attachMockStream, exampleArticles, type MockStream } from './stream.js';
 import { startMockWebhooks, type MockWebhooks } from './webhooks.js';
 
-export { sandboxKeys, SandboxAccounts } from './sandbox.js';
-
 export interface MockOptions {
   /** Port of the mock (REST and stream); 0 picks a free one. Default 4010. */
   port?: number;

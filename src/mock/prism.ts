@@ -31,7 +31,7 @@ export interface RunningPrism {
   stop(): Promise<void>;
 }
 
-export const TELEMETRY_OFF = { SCARF_ANALYTICS: 'false', DO_NOT_TRACK: '1' } as const;
+const TELEMETRY_OFF = { SCARF_ANALYTICS: 'false', DO_NOT_TRACK: '1' } as const;
 
 const HOST = '127.0.0.1';
 
@@ -40,7 +40,7 @@ function prismEntry(): string {
   return join(dirname(require.resolve('@stoplight/prism-cli/package.json')), 'dist', 'index.js');
 }
 
-export function freeLoopbackPort(): Promise<number> {
+function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);

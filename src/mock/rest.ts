@@ -43,8 +43,6 @@ import { refuseUnservablePrefer } from './prefer.js';
 import { mountMockStatus } from './status.js';
 import { STATUS_PATHS } from '../http/status.js';
 
-export type { OperationId } from '../http/admission.js';
-
 export interface MockRestDeps {
   prismUrl: string;
   accounts: SandboxAccounts;

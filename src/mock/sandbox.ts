@@ -12,7 +12,7 @@ import { hashKey } from '../store/ports/ids.js';
 import type { AccountStore, KeyInfo, KeyRecord } from '../store/ports/index.js';
 
 /** The sandbox key of every tier of the contract (`starter`, `pro`, `max`, `expired`, `free`). */
-export function sandboxKeys(testPrefix: string = limits.keyPrefixes.test): Record<Tier, string> {
+function sandboxKeys(testPrefix: string = limits.keyPrefixes.test): Record<Tier, string> {
   return Object.fromEntries(tiers.map((t) => [t, `${testPrefix}${t}`])) as Record<Tier, string>;
 }
 

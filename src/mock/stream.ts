@@ -43,7 +43,7 @@ export interface MockStream {
 }
 
 /** Default number of pushed articles the mock keeps for replays. */
-export const MOCK_HISTORY = 10_000;
+const MOCK_HISTORY = 10_000;
 /**
  * How often the stream reads the in-memory feed besides the wake-up of every push (the safety net
  * only: a push wakes the reader at once).

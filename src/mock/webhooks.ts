@@ -23,7 +23,7 @@ export interface MockWebhooksOptions {
 }
 
 /** The endpoint id of the mock's deliveries (webhook-ids end with it). */
-export const MOCK_ENDPOINT_ID = 'wh_5a4db0c0000000fe';
+const MOCK_ENDPOINT_ID = 'wh_5a4db0c0000000fe';
 
 export interface MockWebhooks {
   /** Sends one now (also what the timer does). */

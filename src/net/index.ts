@@ -3,7 +3,7 @@
  * IP address (./address.ts) and the resolution that checks every address and pins the connection to
  * them (./destination.ts).
  */
-export { ipv4Bytes, ipv6Bytes, isNonPublicAddress, nonPublicReason } from './address.js';
+export { ipv6Bytes, isNonPublicAddress, nonPublicReason } from './address.js';
 export {
   AddressRefused,
   bareHost,

@@ -56,9 +56,9 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-export const DEFAULT_ADMIN_HOST = '127.0.0.1';
-export const DEFAULT_CHECK_TIMEOUT_MS = 2000;
-export const DEFAULT_ADMIN_REQUEST_TIMEOUT_MS = 10_000;
+const DEFAULT_ADMIN_HOST = '127.0.0.1';
+const DEFAULT_CHECK_TIMEOUT_MS = 2000;
+const DEFAULT_ADMIN_REQUEST_TIMEOUT_MS = 10_000;
 
 export interface TokenAttemptRules {
   limit: number;
@@ -106,7 +106,7 @@ function tokenAttempts(rules: TokenAttemptRules, clock: () => number) {
 }
 
 const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
-export const PUSH_PATH = '/admin/v1/articles';
+const PUSH_PATH = '/admin/v1/articles';
 
 const PUSH_TYPES: Record<string, PushFormat> = {
   'application/x-ndjson': 'ndjson',
@@ -115,7 +115,7 @@ const PUSH_TYPES: Record<string, PushFormat> = {
 };
 
 /** The push format of a Content-Type (UTF-8 only), or undefined. */
-export function pushFormat(contentType: string | undefined): PushFormat | undefined {
+function pushFormat(contentType: string | undefined): PushFormat | undefined {
   const [type, ...params] = (contentType ?? '').split(';').map((p) => p.trim().toLowerCase());
   const charset = params
     .find((p) => p.startsWith('charset='))
@@ -211,10 +211,7 @@ async function runCheck(
   }
 }
 
-export async function readiness(
-  checks: ReadinessCheck[],
-  timeoutMs: number,
-): Promise<{ ready: boolean; body: string }> {
+async function readiness(checks: ReadinessCheck[], timeoutMs: number): Promise<{ ready: boolean; body: string }> {
   const results = await Promise.all(checks.map((c) => runCheck(c, timeoutMs)));
   const failed = results.filter((r) => !r.ok);
   const ready = failed.length === 0;

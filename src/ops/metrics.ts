@@ -63,7 +63,7 @@ export interface Metrics {
   render(): Promise<string>;
 }
 
-export const PREFIX = 'fns_';
+const PREFIX = 'fns_';
 
 /** Latency buckets (seconds): sub-millisecond REST reads up to slow searches. */
 export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];

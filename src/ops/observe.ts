@@ -12,12 +12,12 @@ import { scrubKeys } from './logger.js';
 import type { Metrics } from './metrics.js';
 
 /** An incoming X-Request-Id is kept only if it is this short and this plain; otherwise one is made. */
-export const REQUEST_ID_SAFE = /^[A-Za-z0-9._:-]{1,64}$/;
+const REQUEST_ID_SAFE = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Shaped like an API key of any brand (`…_live_…`, `…_test_…`): never kept, never logged. */
 const KEY_LIKE = /_(live|test)_/i;
 
 /** The incoming X-Request-Id when it is short, plain and not shaped like a key; otherwise undefined. */
-export function acceptedRequestId(incoming: string | string[] | undefined): string | undefined {
+function acceptedRequestId(incoming: string | string[] | undefined): string | undefined {
   return typeof incoming === 'string' && REQUEST_ID_SAFE.test(incoming) && !KEY_LIKE.test(incoming)
     ? incoming
     : undefined;

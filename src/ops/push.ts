@@ -21,7 +21,6 @@ import {
   storeOffers,
   type BatchAnswer,
   type ItemFailure,
-  type LineOutcome,
   type Offer,
 } from '../ingest/pipeline.js';
 
@@ -37,9 +36,6 @@ export type PushFormat = 'ndjson' | 'json';
  * pipeline's offer (an unexpected error of its checks is that line's `invalid`, with the error's class).
  */
 export type PushLine = Offer;
-
-/** One line's outcome: the pipeline's (src/ingest/pipeline.ts), as every ingestion path answers. */
-export type PushResult = LineOutcome;
 
 export type PushAnswer = BatchAnswer;
 

@@ -20,7 +20,7 @@ export interface SliceBudget {
   onYield?: () => void;
 }
 
-export const SLICE_BUDGET_MS = 4;
+const SLICE_BUDGET_MS = 4;
 
 /** `fn` over `items` in order, giving the event loop a turn between slices; the results in item order. */
 export async function mapInSlices<T, R>(

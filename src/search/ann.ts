@@ -41,7 +41,7 @@ interface UsearchModule {
 let engine: Promise<UsearchModule | Error> | undefined;
 
 /** The usearch module, loaded once on first use; an Error when it cannot load (no binary for this platform). */
-export function loadHnswEngine(): Promise<UsearchModule | Error> {
+function loadHnswEngine(): Promise<UsearchModule | Error> {
   engine ??= import('usearch').then(
     (m) => (m as unknown as { default?: UsearchModule }).default ?? (m as unknown as UsearchModule),
     (e: unknown) => (e instanceof Error ? e : new Error(String(e))),

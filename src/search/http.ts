@@ -19,7 +19,7 @@ export interface HttpEmbedderOptions {
   fetch?: typeof fetch;
 }
 
-export const DEFAULT_TIMEOUT_MS = 5000;
+const DEFAULT_TIMEOUT_MS = 5000;
 const DEFAULT_MAX_BATCH_SIZE = 256;
 
 export function createHttpEmbedder(options: HttpEmbedderOptions): Embedder {

@@ -26,7 +26,7 @@ import { EmbeddingUnavailableError, toUnitVector, type Embedder } from './embedd
 export const LOCAL_MODEL_ID = 'local:all-MiniLM-L6-v2';
 export const LOCAL_DIMENSIONS = 384;
 /** Worker threads run at nice 10: about a tenth of a core shared with the event loop thread (CFS weights). */
-export const DEFAULT_WORKER_NICENESS = 10;
+const DEFAULT_WORKER_NICENESS = 10;
 
 export interface LocalEmbedderOptions {
   /**

@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { Embedder } from './embedder.js';
 
 /** Recent query vectors kept (384 floats each: 1.5 KB; 512 of them under 1 MB). */
-export const DEFAULT_QUERY_CACHE = 512;
+const DEFAULT_QUERY_CACHE = 512;
 
 /**
  * Embeds one query with `embedder`, or answers from the last `size` queries' vectors (0: none kept).

@@ -175,14 +175,7 @@ export class TopRows {
  * Scores rows `from … to-1` of a row-major matrix (`dim` floats per row) against `query` into `top`.
  * Synchronous: the caller bounds the range (see {@link rankMatrix}).
  */
-export function scoreRows(
-  data: Float32Array,
-  dim: number,
-  query: Float32Array,
-  from: number,
-  to: number,
-  top: TopRows,
-): void {
+function scoreRows(data: Float32Array, dim: number, query: Float32Array, from: number, to: number, top: TopRows): void {
   for (let r = from; r < to; r++) {
     const o = r * dim;
     let a = 0;

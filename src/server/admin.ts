@@ -11,7 +11,7 @@ import type { Store } from '../store/ports/index.js';
 import { ADMIN_LISTENER, fromListener } from './listeners.js';
 
 /** Readiness checks that call out (the embedder) reuse a result this long. */
-export const READINESS_CACHE_MS = 30_000;
+const READINESS_CACHE_MS = 30_000;
 
 /** A check that runs `probe` at most once per `ttlMs` and answers from the last result in between. */
 function cachedCheck(name: string, ttlMs: number, probe: () => Promise<void>): ReadinessCheck {
@@ -39,7 +39,7 @@ export interface ReadinessDeps {
 }
 
 /** Database, Redis, migrations (where the engine can be behind), embedder and the search index. */
-export function readinessChecks(deps: ReadinessDeps): ReadinessCheck[] {
+function readinessChecks(deps: ReadinessDeps): ReadinessCheck[] {
   const { health, store, migrationStatus, redisPing, embedder, index } = deps;
   return [
     health.check('database', 'database', () => store.ping()),

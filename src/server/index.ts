@@ -30,9 +30,7 @@ import { startPoller, startWebhooks } from './workers.js';
 import { StatusBoard } from '../status/index.js';
 import { warmEnrichment } from '../enrich/index.js';
 
-export { READINESS_CACHE_MS } from './admin.js';
 export { WOKEN_FEED_POLL_MS } from './changes.js';
-export { DEFAULT_HOST } from './listeners.js';
 export { livePrefix } from '../auth/prefix.js';
 
 export interface RunningService {

@@ -18,7 +18,7 @@ import { attachStream, type StreamHandle } from '../stream/index.js';
 import type { ServiceState } from './state.js';
 
 /** `fns serve` listens on every interface unless HOST says otherwise (the demo: loopback). */
-export const DEFAULT_HOST = '0.0.0.0';
+const DEFAULT_HOST = '0.0.0.0';
 
 export interface ListenerDeps {
   config: Config;

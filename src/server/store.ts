@@ -30,7 +30,7 @@ export async function openServiceStore(
  * The same record, each port wrapped by `health.watch` (a failed call of a dependency-failure class
  * keeps /readyz red and is counted); the record-level calls are watched too.
  */
-export function watchedStore(health: DependencyHealth, store: Store): Store {
+function watchedStore(health: DependencyHealth, store: Store): Store {
   const watch = <T extends object>(target: T): T => health.watch('database', target);
   const top = watch(store);
   const migrationStatus = store.migrationStatus;

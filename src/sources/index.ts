@@ -7,17 +7,7 @@
  */
 export { SourcePoller } from './poller.js';
 export type { PollerOptions } from './poller.js';
-export {
-  POLL_HTTP,
-  POLL_DEFAULTS,
-  pollerUserAgent,
-  pollerOwnerId,
-  nextPollAfterSuccess,
-  nextPollAfterFailure,
-} from './poll-rules.js';
-export type { PollReport, PollerMetrics } from './poll-record.js';
-export type { FetchFn } from './poll.js';
-export { toSourcedItems, toSourcedItemsInSlices, toSourcedItem, sourcedArticle, SOURCE_NAME } from './pipeline.js';
-export { fetchFeed, parseFeed, canonicalUrl, backoffMs, FeedError } from './feed/index.js';
-export type { FeedItem, ParsedFeed, FetchOptions, FetchResult, Validators } from './feed/index.js';
-export { startDemoFeeds, type DemoFeeds } from './demo-feeds.js';
+export { POLL_DEFAULTS, pollerUserAgent, nextPollAfterSuccess, nextPollAfterFailure } from './poll-rules.js';
+export type { PollReport } from './poll-record.js';
+export { toSourcedItems, toSourcedItemsInSlices, sourcedArticle } from './pipeline.js';
+export { parseFeed, FeedError } from './feed/index.js';

@@ -30,7 +30,7 @@ export { boundedId, EXTERNAL_ID_MAX_LENGTH };
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /** The headline of a feed item: its title, else its summary; null when it has no text. */
-export function headlineOf(item: Pick<FeedItem, 'title' | 'summary'>): string | null {
+function headlineOf(item: Pick<FeedItem, 'title' | 'summary'>): string | null {
   const t = item.title?.trim();
   if (t) return t;
   const s = item.summary?.trim();
@@ -99,10 +99,7 @@ export function sourcedArticle(source: string, externalId: string, article: NewA
 }
 
 /** One feed item as the store ingests it, or null when it has no text (neither title nor summary). */
-export function toSourcedFeedItem(
-  source: { name: string; urgency: UrgencySetting },
-  item: FeedItem,
-): SourcedItem | null {
+function toSourcedFeedItem(source: { name: string; urgency: UrgencySetting }, item: FeedItem): SourcedItem | null {
   const text = headlineOf(item);
   if (text === null) return null;
   const content = fitHeadline(text);

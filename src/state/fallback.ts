@@ -34,7 +34,7 @@ export interface FallbackHooks {
   now?: () => number;
 }
 
-export const DEFAULT_PROBE_INTERVAL_MS = 1000;
+const DEFAULT_PROBE_INTERVAL_MS = 1000;
 
 /** The switch shared by both wrappers: primary first, fallback while it fails, probes to recover. */
 class Switch {

@@ -28,7 +28,7 @@ export interface StoredSample {
 }
 
 /** An instance counts as running while its last sample is younger than this. */
-export const FRESH_SAMPLE_MS = 20_000;
+const FRESH_SAMPLE_MS = 20_000;
 
 const within = (samples: readonly StoredSample[], now: number, minutes: number) =>
   samples.filter((s) => s.minute > minuteOf(now) - minutes).map((s) => s.sample);
@@ -129,7 +129,7 @@ export interface ReportInput {
 }
 
 /** The contract's bound on the incidents listed (the history still counts every one). */
-export const MAX_INCIDENTS = 1000;
+const MAX_INCIDENTS = 1000;
 
 /** An incident as the contract shows it (`inc_` and its number; times in ISO 8601). */
 export function incidentJson(i: IncidentRecord): StatusReport['incidents'][number] {

@@ -20,18 +20,18 @@ export const COMPONENT_NAMES: Record<ComponentId, string> = {
 };
 
 export const MINUTE_MS = 60_000;
-export const DAY_MINUTES = 1440;
+const DAY_MINUTES = 1440;
 export const DAY_MS = DAY_MINUTES * MINUTE_MS;
 export const HISTORY_DAYS = 90;
 /** Server errors above this share of the REST answers of the last 5 minutes degrade REST. */
-export const SERVER_ERROR_SHARE = 0.01;
+const SERVER_ERROR_SHARE = 0.01;
 /** Fewer answers than this in 5 minutes never degrade REST by their errors (one 500 of three is noise). */
-export const SERVER_ERROR_MIN_ANSWERS = 20;
+const SERVER_ERROR_MIN_ANSWERS = 20;
 /**
  * A source whose poll is this late is degraded before the poll fails: a source that accepts the
  * connection and never answers fails only at the poller's total timeout.
  */
-export const POLL_OVERDUE_MS = 10_000;
+const POLL_OVERDUE_MS = 10_000;
 /** An instance's search index still loading this long after its start degrades search. */
 export const INDEX_LOAD_GRACE_MS = 60_000;
 /**
@@ -40,7 +40,7 @@ export const INDEX_LOAD_GRACE_MS = 60_000;
  */
 export const PAGE_REFRESH_SECONDS = 60;
 /** An ingest → stream delay p99 over this (last 5 minutes) degrades the stream. */
-export const SLOW_DELIVERY_MS = 5_000;
+const SLOW_DELIVERY_MS = 5_000;
 
 /** What the instances report now, merged: the inputs of the component rules. */
 export interface LiveState {

@@ -32,7 +32,7 @@ export function keyFromRequest(url: string | undefined, headers: IncomingHttpHea
 }
 
 /** May a key of this tier hold a stream open? (`stream` flag of the plan table in openapi.yaml) */
-export function tierMayStream(tier: Tier): boolean {
+function tierMayStream(tier: Tier): boolean {
   return plans[tier].stream;
 }
 

@@ -50,16 +50,7 @@ import {
 import { streamParams, type StreamParams } from './params.js';
 import type { StreamSlots } from '../state/stream-slots.js';
 
-export {
-  admissionOutcome,
-  recheckOutcome,
-  keyFromRequest,
-  clientIpResolver,
-  tierMayStream,
-  type CloseSpec,
-} from './admission.js';
-export { streamParams, type StreamParams, type ParamsOutcome } from './params.js';
-export { REPLAY_PAGE, FAN_OUT_SLICE_MS, DEFAULT_FEED_POLL_MS } from '../delivery/index.js';
+export { REPLAY_PAGE, DEFAULT_FEED_POLL_MS } from '../delivery/index.js';
 
 export interface StreamDeps {
   accounts: AccountStore;

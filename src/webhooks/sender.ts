@@ -32,11 +32,11 @@ export interface SendResult {
 export type Sender = (r: SendRequest) => Promise<SendResult>;
 
 /** Bytes of a failed answer kept for `webhooks list`. */
-export const ANSWER_EXCERPT_BYTES = 512;
+const ANSWER_EXCERPT_BYTES = 512;
 /** The most of an answer's body read after its status line (a complete short body keeps the connection for the next request). */
-export const ANSWER_READ_BYTES = 4096;
+const ANSWER_READ_BYTES = 4096;
 /** How long an answer's body is read after its status line before the connection is cut. */
-export const ANSWER_READ_MS = 1000;
+const ANSWER_READ_MS = 1000;
 
 const agents = {
   http: new http.Agent({ keepAlive: true, maxSockets: 4 }),

@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { webhookRules } from '../contract/index.js';
 
 /** Bytes of a new secret (Standard Webhooks recommends 24 to 64). */
-export const SECRET_BYTES = 32;
+const SECRET_BYTES = 32;
 
 /** A new signing secret, `whsec_` + base64 of random bytes. */
 export function newSecret(): string {
@@ -15,7 +15,7 @@ export function newSecret(): string {
 }
 
 /** The HMAC key of a `whsec_…` secret; throws on anything else. */
-export function secretKey(secret: string): Buffer {
+function secretKey(secret: string): Buffer {
   if (!secret.startsWith(webhookRules.secretPrefix))
     throw new RangeError(`a webhook secret starts with ${webhookRules.secretPrefix}`);
   const key = Buffer.from(secret.slice(webhookRules.secretPrefix.length), 'base64');

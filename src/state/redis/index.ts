@@ -27,8 +27,8 @@ export { RedisIpGuard } from './ip-guard.js';
 export { RedisRateLimiter } from './rate-limiter.js';
 export { DEFAULT_LEASE_MS, DEFAULT_RENEW_MS, RedisStreamSlots, type RedisStreamSlotsOptions } from './stream-slots.js';
 
-export const DEFAULT_KEY_PREFIX = 'fns:';
-export const DEFAULT_COMMAND_TIMEOUT_MS = 300;
+const DEFAULT_KEY_PREFIX = 'fns:';
+const DEFAULT_COMMAND_TIMEOUT_MS = 300;
 
 export interface RedisStateOptions {
   /** Prepended to every key (default `fns:`); must not contain `{`. Tests use a fresh one per run. */

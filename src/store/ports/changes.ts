@@ -56,7 +56,7 @@ export interface StoreChanges {
 }
 
 /** Stores without a change counter: every cached record is re-read at least this often. */
-export const POLLING_PERIOD_MS = 500;
+const POLLING_PERIOD_MS = 500;
 
 /** A generation that moves on every wake-up and at least every `periodMs`. */
 export function pollingFreshness(options: FreshnessOptions & { periodMs?: number } = {}): Freshness {

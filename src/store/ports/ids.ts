@@ -29,7 +29,7 @@ export function ulidTimePrefix(ms: number): string {
 }
 
 /** The next ULID after `id` in the same millisecond (the random part plus one, as a monotonic ULID). */
-export function incrementUlid(id: string): string {
+function incrementUlid(id: string): string {
   const chars = id.split('');
   for (let i = chars.length - 1; i >= 10; i--) {
     const v = ENCODING.indexOf(chars[i]!);

@@ -197,13 +197,6 @@ export interface SourcedItem {
  */
 export type DuplicateReason = 'same-item' | 'same-url' | 'same-headline' | 'near-duplicate';
 
-export const DUPLICATE_REASONS: readonly DuplicateReason[] = [
-  'same-item',
-  'same-url',
-  'same-headline',
-  'near-duplicate',
-];
-
 /**
  * `failed`: the item's own dedup step threw (an unexpected error, never a validation error): nothing of it
  * was written, and the other items of the batch went on (`errClass`: the error's class, src/store/ports/errors.ts).
@@ -413,7 +406,7 @@ export interface StatusStore {
   prune(beforeMs: number, samplesBeforeMs: number): Promise<void>;
 }
 
-export type { Freshness, FreshnessOptions, FollowHooks, StoreChanges, WakeSubscription } from './changes.js';
+export type { Freshness, StoreChanges, WakeSubscription } from './changes.js';
 import type { StoreChanges } from './changes.js';
 
 /** The ports of one store, each one object of its engine's adapter (one file per port). */

@@ -156,8 +156,8 @@ export const INGEST_SLICE_ITEMS = 8;
  * tried again after BUSY_RETRY_MS, for up to BUSY_PATIENCE_MS: nothing of it was written, and waiting
  * here holds no event loop (the service's connection waits a few ms at most in SQLite's busy handler).
  */
-export const BUSY_RETRY_MS = 5;
-export const BUSY_PATIENCE_MS = 2000;
+const BUSY_RETRY_MS = 5;
+const BUSY_PATIENCE_MS = 2000;
 
 export interface SliceOptions {
   /** Items per slice (default INGEST_SLICE_ITEMS). */

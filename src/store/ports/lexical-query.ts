@@ -20,7 +20,7 @@ export function tokenize(text: string): string[] {
 export const MAX_LEXICAL_TERMS = 32;
 
 /** Common English function words: matched by most articles, so they carry no signal for ranking. */
-export const STOP_WORDS: ReadonlySet<string> = new Set(
+const STOP_WORDS: ReadonlySet<string> = new Set(
   (
     'a about above after again against all am an and any are as at be because been before being below between both but by ' +
     'can could did do does doing down during each few for from further had has have having he her here hers him his how i ' +

@@ -62,7 +62,7 @@ export function toSource(r: SourceRow): SourceRecord {
  * said reaches the store inside them, even when a caller did not bound it first (the poller's rules do:
  * src/sources/poll-rules.ts).
  */
-export const POLL_RECORD_BOUNDS = {
+const POLL_RECORD_BOUNDS = {
   /** Times (epoch ms): at most the last time a JavaScript Date can show. */
   timeMaxMs: 8_640_000_000_000_000,
   /** A source's own minimum interval (its feed's ttl floor): at most 24 h, the longest interval of a source. */

@@ -22,9 +22,7 @@ import { PgVectors } from './vectors.js';
 import { PgWebhooks } from './webhooks.js';
 
 export { migrate, LATEST_VERSION } from './migrations.js';
-export { listenFeed, type FeedListenerOptions } from './bus.js';
-export type { PgOptions } from './db.js';
-
+export { listenFeed } from './bus.js';
 export interface OpenPostgresOptions extends PgOptions {
   /** Apply missing migrations before opening (default true); false: fail unless the schema is current. */
   migrate?: boolean;

@@ -8,7 +8,7 @@ import type { VectorStore } from '../ports/index.js';
 import { LOCK, type Db } from './db.js';
 
 /** How long a batch handed to one worker stays invisible to the others (default of nextBatch). */
-export const DEFAULT_LEASE_MS = 120_000;
+const DEFAULT_LEASE_MS = 120_000;
 
 export class PgVectors implements VectorStore {
   constructor(private readonly db: Db) {}

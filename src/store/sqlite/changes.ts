@@ -15,12 +15,9 @@ import { basename, dirname } from 'node:path';
 import type { Freshness, FreshnessOptions, FollowHooks, StoreChanges } from '../ports/changes.js';
 
 /** A commit by another process is seen at most this long after it even without a wake-up. */
-export const SQLITE_RECHECK_MS = 100;
+const SQLITE_RECHECK_MS = 100;
 
-export function sqliteFreshness(
-  db: Database.Database,
-  options: FreshnessOptions & { recheckMs?: number } = {},
-): Freshness {
+function sqliteFreshness(db: Database.Database, options: FreshnessOptions & { recheckMs?: number } = {}): Freshness {
   const monotonic = options.monotonic ?? (() => performance.now());
   const recheckMs = options.recheckMs ?? SQLITE_RECHECK_MS;
   const ownChanges = db.prepare<[], number>('SELECT total_changes()').pluck();

@@ -21,8 +21,6 @@ import { SqliteWebhooks } from './webhooks.js';
 import { ingestOffThread, type IngestThread } from './ingest-thread.js';
 
 export { MIGRATIONS } from './migrations.js';
-export type { OpenOptions } from './db.js';
-
 export class SqliteStore implements Store {
   readonly engine = 'sqlite' as const;
   /** The connection every port uses (tests and benchmarks reach into it; callers use the ports). */
