@@ -1,7 +1,4 @@
-/**
- * The store factory: the embedded SQLite file under DATA_DIR by default, PostgreSQL when DATABASE_URL
- * is set. The composition root (service) and the CLI open their store here.
- */
+/** The store factory: the SQLite file under DATA_DIR by default, PostgreSQL when DATABASE_URL is set. */
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Store } from './ports/index.js';
@@ -16,10 +13,7 @@ export function sqliteFile(config: Pick<Config, 'dataDir'>): string {
 }
 
 export interface OpenStoreOptions {
-  /**
-   * `service`: SQLite never waits on another process's lock for more than a few ms (its background
-   * writes retry asynchronously); `cli`: waits its turn (SQLite's default 5 s busy timeout).
-   */
+  /** `service`: SQLite waits on another process's lock a few ms at most (writes retry asynchronously); `cli`: 5 s. */
   role: 'service' | 'cli';
   /** PostgreSQL only: schema, pool size, timeouts, migrate (default: apply missing migrations). */
   postgres?: OpenPostgresOptions;
@@ -30,7 +24,7 @@ export async function openStore(
   options: OpenStoreOptions,
 ): Promise<Store> {
   if (config.databaseUrl) {
-    // Loaded only with DATABASE_URL: the embedded default never loads the PostgreSQL driver.
+    // The embedded default never loads the PostgreSQL driver.
     const { openPostgresStore } = await import('./postgres/index.js');
     return openPostgresStore(config.databaseUrl, {
       // The CLI runs one command at a time: two connections are plenty.
@@ -39,7 +33,7 @@ export async function openStore(
       ...options.postgres,
     });
   }
-  // The service: ingestion's SQLite work on a worker thread (sqlite/ingest-thread.ts), off its event loop.
+  // The service ingests on a worker thread (sqlite/ingest-thread.ts), off its event loop.
   return new SqliteStore(
     sqliteFile(config),
     options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS, ingestOffThread: true } : {},

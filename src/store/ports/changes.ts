@@ -1,24 +1,14 @@
 /**
- * The change signal of a store: how the service learns that something was committed (by itself or by
- * another process: the `fns` CLI, another instance) without knowing the engine.
- *
- * - `follow`: wake-ups on commits (PostgreSQL LISTEN/NOTIFY; SQLite a watch on the database's
- *   directory, where another process's commit lands in the WAL file). The feed readers (stream,
- *   webhooks) and the REST caches subscribe to them.
- * - `freshness`: a generation number for the REST caches (keys and account records, first pages of
- *   GET /v1/news): it changes whenever the store may have changed, and a cache entry made under another
- *   generation is not served. SQLite counts commits exactly (src/store/sqlite/changes.ts); any other
- *   engine moves the generation on every wake-up and at least every `POLLING_PERIOD_MS`
- *   (`pollingFreshness`), so a change nobody announces (a key deactivated, a tier change by the CLI) is
- *   seen within that period.
- *
- * Both bounds are well inside the "within one second" of operator changes and of article delivery.
+ * How the service learns, whatever the engine, that any process committed something.
+ * - `follow`: wake-ups on commits (PostgreSQL LISTEN/NOTIFY; SQLite a watch on the WAL's directory).
+ * - `freshness`: a generation for the REST caches; an entry made under another generation is not served. SQLite
+ *   counts commits exactly; other engines also move it every POLLING_PERIOD_MS, so an unannounced change (a key
+ *   deactivated by the CLI) is seen within that period, well inside the one second operators are promised.
  */
 
 export interface Freshness {
   /** Synchronous and cheap; a different number means "anything cached before may be stale". */
   generation(): number;
-  /** Stops listening to wake-ups. */
   close(): void;
 }
 
@@ -32,7 +22,6 @@ export interface FreshnessOptions {
   monotonic?: () => number;
 }
 
-/** What `follow` tells its caller. */
 export interface FollowHooks {
   /** Something was committed (coalesced: one call may stand for several commits). */
   wake(): void;
@@ -45,11 +34,7 @@ export interface FollowHooks {
 }
 
 export interface StoreChanges {
-  /**
-   * Starts following commits by any process; resolves with the function that stops it, or undefined
-   * when this store cannot follow (then `hooks.onUnavailable` said why). Rejects when the first
-   * connection fails.
-   */
+  /** Resolves with the stop function, or undefined (`onUnavailable` says why); rejects if connecting fails. */
   follow(hooks: FollowHooks): Promise<(() => Promise<void>) | undefined>;
   /** A new freshness generation over this store (one per cache owner). */
   freshness(options?: FreshnessOptions): Freshness;

@@ -42,12 +42,7 @@ function incrementUlid(id: string): string {
   throw new Error('ULID random part exhausted within one millisecond');
 }
 
-/**
- * The receive time and id source of one insert (both adapters, inside the write transaction). A number
- * is a fixed receive time used as given (fixtures, the demo's back-dated archive). A clock is read now,
- * never earlier than the newest stored article (`newestId`), and the ids continue after that article's
- * within its millisecond, so the order by id, by received_at and by commit agree across processes.
- */
+/** Receive time and ids of one insert, under the write lock: never below the newest article, so all orders agree. */
 export function receiveStamp(
   at: number | (() => number),
   newestId: string | undefined,

@@ -66,22 +66,13 @@ export interface FeedEntry {
 
 export interface ArticleStore {
   /**
-   * Adds articles in one write transaction, queues them for embedding; returns them with `id` and
-   * `received_at`. With a clock (production: the CLI, the service), the receive time is read inside the
-   * transaction, once it holds the write lock, and never earlier than the newest stored article: the
-   * order by `id`, by `received_at` and by commit agree across processes. A number is a fixed receive
-   * time used as given (fixtures, the demo's back-dated sample archive).
+   * One write transaction, queueing for embedding. A clock is read under the write lock, never below the newest
+   * article, so id, received_at and commit orders agree across processes; a number is used as given.
    */
   insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]>;
-  /**
-   * Newest first by id (= by received_at), or oldest first with `ascending`, between the bounds of the
-   * query, filtered by urgency and tickers; at most `limit` (clamped to the contract's bounds).
-   */
+  /** Newest first by id (= by received_at), or oldest first with `ascending`; at most `limit` (contract-clamped). */
   list(query: ListQuery): Promise<StoredArticle[]>;
-  /**
-   * The same articles as `list`, each already serialised as the contract's Article JSON (fields in
-   * contract order; `tickers` only when asked for): the hot path of GET /v1/news.
-   */
+  /** The articles of `list` already serialised as the contract's Article JSON: the hot path of GET /v1/news. */
   listJson(query: ListQuery, withTickers: boolean): Promise<string[]>;
   getMany(ids: string[]): Promise<StoredArticle[]>;
   count(): Promise<number>;
@@ -94,35 +85,24 @@ export interface VectorStore {
   /** Queues every article that has no vector of `model` (e.g. after a model change). */
   enqueueMissing(model: string): Promise<number>;
   /**
-   * The oldest queued articles, leased for `leaseMs` (default: the adapter's, e.g. 2 minutes): another
-   * process's worker skips leased rows, so with several instances each article is embedded once; a
-   * lease that expires (its worker died) is taken again. `storeVectors` / `deferEmbedding` end the
-   * lease. The embedded store (one service process) may ignore leases.
+   * The oldest queued, leased for `leaseMs` so each is embedded once across instances; an expired lease is taken
+   * again, and `storeVectors` / `deferEmbedding` end it. SQLite may ignore leases.
    */
   nextBatch(limit: number, leaseMs?: number): Promise<{ id: string; content: string }[]>;
   /** Stores vectors and removes their articles from the queue, atomically. */
   storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void>;
   queueLength(): Promise<number>;
-  /**
-   * Articles whose text the embedder refused: counted and moved to the back of the queue; after
-   * `maxAttempts` they leave the queue (returned), so one bad article never blocks the others.
-   */
+  /** Refused texts go to the back of the queue; after `maxAttempts` they leave it (returned): none blocks the rest. */
   deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]>;
-  /**
-   * The vectors of `model` stored after `afterRowid`, by increasing rowid, for the in-memory index:
-   * every one, or the first `limit` (a positive integer) when given, so a large archive loads in pages.
-   */
+  /** Vectors of `model` after `afterRowid`, by increasing rowid; a positive `limit` loads a large archive in pages. */
   vectorsAfter(
     model: string,
     afterRowid: number,
     limit?: number,
   ): Promise<{ rowid: number; id: string; vector: Float32Array }[]>;
   /**
-   * The lexical half of hybrid search: up to `limit` articles whose text has words of `query` (stemmed;
-   * stop-words ignored, see src/search/lexical.ts), best keyword match first (SQLite FTS5 bm25,
-   * PostgreSQL ts_rank_cd; a higher score is better), equal scores newer first. Any `query` text is
-   * safe (never a syntax error); one with no indexable word gives `[]`. Independent of the model: an
-   * article is found by its words as soon as it is stored.
+   * Lexical half of hybrid search, independent of the model: up to `limit` articles with words of `query`
+   * (src/search/lexical.ts), higher score first, ties newer first. Never a syntax error; no indexable word: `[]`.
    */
   lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]>;
 }
@@ -173,7 +153,6 @@ export interface PollOutcome {
   deduplicated: number;
 }
 
-/** One item to store from a source (poll or push). */
 export interface SourcedItem {
   source: string;
   /** Stable per-source id: the guid, else the canonical URL, else a hash of title+date (src/sources/pipeline.ts). */
@@ -183,24 +162,17 @@ export interface SourcedItem {
   article: NewArticle;
   /** Near-duplicate keys of the content (src/dedup/near.ts). */
   nearKeys: string[];
-  /**
-   * The same source's same headline and published time (src/ingest/identity.ts repeatKey): recorded per
-   * source beside the external ids. An undated key (`isUndatedRepeatKey`) matches within the near window only.
-   */
+  /** Same source, headline and published time (src/ingest/identity.ts); undated: matches in the near window only. */
   repeatKey?: string | null;
 }
 
 /**
- * Why an item is a duplicate: `same-item` (same source and id), `same-url` (same canonical link, any
- * source), `same-headline` (the same source's same headline and published time under another id or
- * link), `near-duplicate` (the same story from another source within the near-duplicate window).
+ * `same-item`: same source and id; `same-url`: same canonical link, any source; `same-headline`: the source's same
+ * headline and published time; `near-duplicate`: the same story from another source within the near window.
  */
 export type DuplicateReason = 'same-item' | 'same-url' | 'same-headline' | 'near-duplicate';
 
-/**
- * `failed`: the item's own dedup step threw (an unexpected error, never a validation error): nothing of it
- * was written, and the other items of the batch went on (`errClass`: the error's class, src/store/ports/errors.ts).
- */
+/** `failed`: the item's dedup step threw unexpectedly; nothing of it was written and the rest of the batch went on. */
 export type ItemOutcome =
   | { status: 'stored'; id: string; received_at: string }
   | { status: 'duplicate'; reason: DuplicateReason; id: string }
@@ -245,20 +217,12 @@ export interface SourceStore {
   /** A number that changes whenever the registry changes (add/pause/resume/remove/edit): the poller checks it cheaply. */
   registryVersion(): Promise<number>;
   /**
-   * Exact dedup (same (source, externalId) or same canonical URL within 30 days), near dedup (a stored article
-   * sharing a near key within NEAR_DUPLICATE_WINDOW_MS whose content isNearDuplicate: the new source is recorded
-   * as a carrier of that article), then insert of the rest: in write transactions of a slice of the items each
-   * (src/store/ports/ingest-slice.ts INGEST_SLICE_ITEMS: a large batch never holds the event loop or the write
-   * lock for long), each race-free across processes; a later slice sees the earlier ones as stored. Returns one
-   * outcome per item, in order. Items are never stored twice across restarts. An item whose dedup step throws is
-   * answered `failed` and left out; the others are stored all the same.
+   * Exact dedup (source + externalId, or canonical URL within 30 days), near dedup (the new source becomes a
+   * carrier), then insert; one write transaction per slice of INGEST_SLICE_ITEMS, so a large batch never holds
+   * the event loop or the write lock for long. Race-free across processes and restarts; one outcome per item, in order.
    */
   ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;
-  /**
-   * Records that `source` offered the items of these external ids without any text (nothing to store),
-   * as seen at `now` (kept and pruned as the other records), and answers how many of them it had not
-   * offered before: a feed that keeps listing such an item counts it once, not at every poll.
-   */
+  /** Records items offered without text; returns how many are new, so a feed that keeps listing one counts it once. */
   recordTextlessItems(source: string, externalIds: string[], now: number): Promise<number>;
   /** The sources that carried an article (the first one first). */
   carriersOf(articleId: string): Promise<CarrierRecord[]>;
@@ -341,10 +305,7 @@ export interface WebhookStore {
   setState(id: string, state: WebhookState, reason: string | null, now: number): Promise<WebhookEndpoint | undefined>;
   /** `secret` becomes the first; at most PREVIOUS_SECRETS_MAX others keep signing until `now + overlapMs` (the oldest beyond it and expired ones are dropped). */
   rotateSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined>;
-  /**
-   * Leases (or renews) up to `limit` active endpoints to `owner` until `now + leaseMs`: those with no live
-   * lease and those `owner` already holds. Exactly one owner holds an endpoint at a time, across processes.
-   */
+  /** Leases or renews up to `limit` active endpoints to `owner`; one owner per endpoint at a time, across processes. */
   claim(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]>;
   /** Gives up every lease `owner` holds (a clean shutdown: another instance takes over at once). */
   release(owner: string): Promise<void>;
@@ -368,11 +329,7 @@ export interface IncidentRecord {
   endedAt: number | null;
 }
 
-/**
- * What the public status page is built from, shared by every instance (src/status): the minutes some
- * instance was running, each instance's live figures per minute, the incidents, and the last report
- * built (one row: every instance serves the same one).
- */
+/** The public status page's data, shared by all instances: minutes up, samples, incidents, the last report. */
 export interface StatusStore {
   /** Records that an instance ran during `minute` (epoch minutes); several instances record it once. */
   markMinute(minute: number): Promise<void>;
@@ -382,10 +339,7 @@ export interface StatusStore {
   putSample(instance: string, minute: number, sample: string): Promise<void>;
   /** Every instance's samples from `sinceMinute` on, by minute. */
   samples(sinceMinute: number): Promise<{ instance: string; minute: number; sample: string }[]>;
-  /**
-   * Opens an automatic incident for `component` unless one is open (at most one open automatic incident
-   * per component, across processes); true when this call opened it.
-   */
+  /** Opens an automatic incident unless `component` has one open (one at most, across processes); true if this did. */
   open(component: string, cause: StatusCause, at: number): Promise<boolean>;
   /** Ends the open automatic incident of `component` at `at`; true when there was one. */
   close(component: string, at: number): Promise<boolean>;
@@ -395,12 +349,8 @@ export interface StatusStore {
   resolve(at: number, id?: number): Promise<IncidentRecord[]>;
   /** Incidents open now or ended at or after `sinceMs`, newest start first (id breaks ties, higher first). */
   incidents(sinceMs: number): Promise<IncidentRecord[]>;
-  /** The last report published, if any. */
   report(): Promise<{ generatedAt: number; body: string } | undefined>;
-  /**
-   * Publishes a report if the stored one is still the one generated at `previous` (null: none stored):
-   * true when it was written, false when another instance published first.
-   */
+  /** Publishes if the stored report is the one generated at `previous` (null: none); false: another instance won. */
   publish(body: string, generatedAt: number, previous: number | null): Promise<boolean>;
   /** Drops recorded minutes and ended incidents older than `beforeMs` (the history), samples older than `samplesBeforeMs`. */
   prune(beforeMs: number, samplesBeforeMs: number): Promise<void>;
@@ -409,7 +359,6 @@ export interface StatusStore {
 export type { Freshness, StoreChanges, WakeSubscription } from './changes.js';
 import type { StoreChanges } from './changes.js';
 
-/** The ports of one store, each one object of its engine's adapter (one file per port). */
 export interface StorePorts {
   readonly accounts: AccountStore;
   readonly articles: ArticleStore;
@@ -419,28 +368,18 @@ export interface StorePorts {
   readonly status: StatusStore;
 }
 
-/**
- * The whole store as the composition root and the CLI see it: a record of its ports, on one engine (the
- * embedded SQLite file, or PostgreSQL when DATABASE_URL is set). Nothing is forwarded from one object to
- * another: a caller takes the port it uses (`store.articles.list(…)`).
- */
+/** The whole store: its ports on one engine; a caller takes the port it uses (`store.articles.list(…)`). */
 export interface Store extends StorePorts {
   readonly engine: 'sqlite' | 'postgres';
-  /** How callers learn that the store changed (a commit by any process), whatever the engine. */
   readonly changes: StoreChanges;
   /**
-   * Runs `fn` in one write transaction: every store call made through `tx` (the same record of ports)
-   * is committed together or rolled back when `fn` throws. SQLite: BEGIN IMMEDIATE (waits for the write
-   * lock first, up to the busy timeout); PostgreSQL: one pooled connection in BEGIN … COMMIT. A
-   * transaction inside `tx` runs in the same transaction.
+   * Runs `fn` in one write transaction (SQLite BEGIN IMMEDIATE, up to the busy timeout; PostgreSQL one pooled
+   * connection): every call through `tx` commits together or rolls back if `fn` throws; a nested one joins it.
    */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Resolves when the engine answers (readiness); rejects like any store call otherwise. */
   ping(): Promise<void>;
-  /**
-   * Applied and latest schema migrations, for an engine whose schema can be behind the code (PostgreSQL:
-   * another instance or `fns migrate` applies them); absent where opening the store migrates it (SQLite).
-   */
+  /** Applied and latest migrations where the schema can lag the code (PostgreSQL); absent if open migrates (SQLite). */
   migrationStatus?(): Promise<{ applied: number; latest: number }>;
   close(): Promise<void>;
 }

@@ -1,9 +1,6 @@
 /**
- * One slice of `SourceStore.ingestItems`, the same on both engines: what to look up, the dedup plan
- * (sources-plan.ts) and what to write are decided here once; an adapter only reads and writes rows
- * (SliceRows), inside the one write transaction of the slice that holds its engine's write lock. The
- * slice is a generator of steps (src/runtime/steps.ts): SQLite drives it synchronously, PostgreSQL
- * awaits each step. The slicing of a large ingest (INGEST_SLICE_ITEMS) is here too.
+ * One slice of `ingestItems`, decided once for both engines; adapters only read and write rows (SliceRows) in the
+ * slice's transaction. A generator of steps: SQLite drives it synchronously, PostgreSQL awaits each step.
  */
 import { LRUCache } from 'lru-cache';
 import type { StoredArticle } from '../../domain/articles.js';
@@ -34,13 +31,13 @@ export interface SliceRows {
   ): Rows<{ source: string; externalId: string; articleId: string; seenAt: number }[]>;
   /** Per canonical URL that has records, the article of its first one. */
   seenByUrl(urls: string[]): Rows<{ url: string; articleId: string }[]>;
-  /** Per near key, the articles having it from `from` on, its `perKey` newest at least: [key, article id, first source, at]. */
+  /** Per near key, its articles from `from` on, at least the `perKey` newest: [key, article id, first source, at]. */
   nearHits(keys: string[], from: number, perKey: number): Rows<[string, string, string, number][]>;
   /** Which of these (article id, source) pairs are carrier records. */
   carried(pairs: [string, string][]): Rows<[string, string][]>;
   contents(ids: string[]): Rows<{ id: string; content: string }[]>;
   insertArticles(articles: NewArticle[], at: number | (() => number)): Rows<StoredArticle[]>;
-  /** Insert, or refresh the time and article of, exact-dedup records: [source, external id, canonical URL, article id, reason]. */
+  /** Inserts or refreshes exact-dedup records: [source, external id, canonical URL, article id, reason]. */
   upsertSeen(rows: [string, string, string | null, string, DuplicateReason | null][], now: number): Rows<void>;
   /** [near key, article id, first source, at]. */
   insertKeys(rows: [string, string, string, number][]): Rows<void>;
@@ -48,13 +45,12 @@ export interface SliceRows {
   insertCarriers(rows: [string, string, string | null, DuplicateReason | null][], now: number): Rows<void>;
 }
 
-/** The candidates' content cache of one store (an article's content never changes; a few MB at most). */
+/** The candidates' content cache of one store (an article's content never changes). */
 export const contentCache = (): LRUCache<string, string> => new LRUCache<string, string>({ max: 16_384 });
 
 export interface SliceContext {
   rows: SliceRows;
   rule: NearDuplicateRule;
-  /** Recent articles' content by id (an article's content never changes): candidates are read once. */
   contents: LRUCache<string, string>;
 }
 
@@ -121,8 +117,7 @@ function* lookup(items: SourcedItem[], now: number, { rows, rule, contents }: Sl
   const keys = new Set(near.flatMap(([, item]) => distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)));
   const hits = keyHits(yield* read(rows.nearHits([...keys], now - rule.windowMs, NEAR_KEY_FANOUT)));
   const ranked = new Map(near.map(([i, item]) => [i, rankNearCandidates(item, hits)]));
-  // Articles the item's source carries (it stored them first itself, or merged a copy) are no
-  // candidates: the first is known from the hits, the second is asked for the chosen ones only.
+  // Articles the source carries are no candidates: those it stored first show in the hits, merged copies are asked for.
   const chosen = yield* chooseCandidates(ranked, near, (pairs) => rows.carried(pairs));
   const missing = new Set<string>();
   for (const [i, ids] of chosen) {
@@ -142,32 +137,18 @@ function* lookup(items: SourcedItem[], now: number, { rows, rule, contents }: Sl
   return found;
 }
 
-/**
- * Slices of `ingestItems` (both engines): a feed poll or a push of thousands of items is stored slice by
- * slice, each slice one write transaction of at most INGEST_SLICE_ITEMS items, with a turn of the event
- * loop between slices, so requests, the stream and the admin listener are served meanwhile (the size:
- * docs/decisions/ingest-slices.md). A later slice sees the earlier ones as stored, so the outcomes are those of one transaction; if the store
- * fails mid-way, the slices before stay stored (a retry answers them `same-item`).
- */
+/** Items per transaction, an event-loop turn between (docs/decisions/ingest-slices.md); done slices stay stored. */
 export const INGEST_SLICE_ITEMS = 8;
 
-/**
- * A slice that finds the write lock held by another process (isStoreBusy: the CLI ingesting a file) is
- * tried again after BUSY_RETRY_MS, for up to BUSY_PATIENCE_MS: nothing of it was written, and waiting
- * here holds no event loop (the service's connection waits a few ms at most in SQLite's busy handler).
- */
+/** A slice meeting another process's lock wrote nothing: retried here, where waiting does not block the event loop. */
 const BUSY_RETRY_MS = 5;
 const BUSY_PATIENCE_MS = 2000;
 
 export interface SliceOptions {
-  /** Items per slice (default INGEST_SLICE_ITEMS). */
   maxItems?: number;
 }
 
-/**
- * `ingest` over consecutive slices of `items`, one after the other, with a turn of the event loop before
- * every slice but the first; the outcomes in item order.
- */
+/** `ingest` over consecutive slices, a turn of the event loop between them; outcomes in item order. */
 export async function ingestInSlices<T, R>(
   items: readonly T[],
   ingest: (slice: T[]) => Promise<R[]>,

@@ -1,14 +1,8 @@
 /**
- * The keyword half of hybrid search, as each engine is asked: how a query's words become a keyword
- * query that is safe for SQLite FTS5 `MATCH` and PostgreSQL `to_tsquery` (the stores run it:
- * `VectorStore.lexicalSearch`; src/search/lexical.ts fuses its ranking with the semantic one). Pure.
- *
- * Terms are the query's word tokens (runs of letters or digits, lower-cased: the same split as the
- * BM25 baseline of scripts/lib/evaluate-search.ts), without common English stop-words (which every
- * article has: they only cost time and add noise), each distinct term once, at most
- * {@link MAX_LEXICAL_TERMS}. Every term is
- * quoted, so no character of `q` is ever read as query syntax (FTS5 `"`, `*`, `NEAR`, `-`, `:`;
- * tsquery `&`, `|`, `!`, `:*`): any `q` the contract allows is answered, never a syntax error.
+ * The keyword half of hybrid search: a query's words as a keyword query for SQLite FTS5 `MATCH` and PostgreSQL
+ * `to_tsquery`. Terms are distinct lower-cased word tokens without stop-words (the split of
+ * scripts/lib/evaluate-search.ts), at most {@link MAX_LEXICAL_TERMS}; each is quoted, so no character of `q` is
+ * ever read as query syntax: any `q` the contract allows is answered, never a syntax error.
  */
 
 /** Lower-case word tokens: runs of letters or digits ("OPEC+ output" → ["opec", "output"]). */
@@ -16,7 +10,7 @@ export function tokenize(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
-/** Terms kept from one query (a 500-character `q` has at most ~250 tokens; ranking cost grows with each). */
+/** Terms kept from one query: ranking cost grows with each. */
 export const MAX_LEXICAL_TERMS = 32;
 
 /** Common English function words: matched by most articles, so they carry no signal for ranking. */
@@ -43,20 +37,12 @@ export function lexicalTerms(q: string): string[] {
   return out;
 }
 
-/**
- * A term found in more articles than this is left to the semantic half: its keyword weight is small
- * (its idf is low), and ranking every article that has it is what costs (bm25 / ts_rank_cd score every
- * match: a word in all 100,000 articles took the keyword query to tens of ms).
- */
+/** A term in more articles is left to the semantic half: its idf is low, and ranking all its matches is what costs. */
 export const MAX_TERM_ARTICLES = 10_000;
 /** Most matches (the sum of the kept terms' article counts) one keyword query ranks. */
 export const MAX_LEXICAL_POSTINGS = 40_000;
 
-/**
- * The terms the keyword query keeps, given how many articles have each (counted up to
- * MAX_TERM_ARTICLES + 1): the rarest first, while the sum stays within MAX_LEXICAL_POSTINGS; terms in
- * no article or in more than MAX_TERM_ARTICLES are dropped. Query order is kept.
- */
+/** Rarest terms first within MAX_LEXICAL_POSTINGS; terms in no article or too common are dropped; query order kept. */
 export function affordableTerms(terms: readonly string[], articles: readonly number[]): string[] {
   const order = terms.map((t, i) => ({ t, i, n: articles[i] ?? 0 })).filter((x) => x.n > 0 && x.n <= MAX_TERM_ARTICLES);
   order.sort((a, b) => a.n - b.n);

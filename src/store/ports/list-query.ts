@@ -1,16 +1,9 @@
 /**
- * The SQL of one list page (GET /v1/news), shared by both engines: the bounds, the order and the
- * filters of a ListQuery as one statement per shape, so each adapter prepares (and caches) a statement
- * per shape and binds the values.
- *
- * - Bounds: `id > lower AND id < upper`. `lower` is the larger of the time bound (`afterMs`, the
- *   `since`/lookback bound: every id of a later millisecond sorts above `<time prefix>ZZZ…`) and the
- *   `afterId` cursor; `upper` is the `beforeId` cursor, or `8`, above every ULID (they start 0-7).
- * - Tickers: one range scan of the ticker index per symbol (article_tickers, keyed by ticker then
- *   article id, with urgency denormalised for the urgency filter), each at most `limit` rows, their
- *   union (an article about two of the symbols once), then the page: O(k·(log n + limit)) for k
- *   symbols, whatever the size of the archive. An index row below `minRelevance` (the contract's default
- *   when the query gives none) is passed over.
+ * The SQL of one list page (GET /v1/news) for both engines: one statement per shape, prepared once, values bound.
+ * - Bounds: `id > lower AND id < upper`; `lower` is the larger of the `afterId` cursor and the time bound
+ *   (every id of a later millisecond sorts above `<time prefix>ZZZ…`); `upper` is `beforeId`, or above every ULID.
+ * - Tickers: one range scan of article_tickers per symbol (urgency denormalised), each at most `limit` rows, then
+ *   their union: O(k·(log n + limit)) for k symbols, whatever the archive size.
  */
 import { clampLimit } from '../../domain/articles.js';
 import { limitBounds, minRelevanceDefault as MIN_RELEVANCE_DEFAULT } from '../../contract/index.js';
@@ -58,10 +51,7 @@ export function normaliseTickers(q: ListQuery): ListQuery {
   return tickers.length === q.tickers.length ? q : { ...q, tickers };
 }
 
-/**
- * The statement of a shape: `select` is the column list (or JSON expression) over `articles`; `p(name)`
- * writes a placeholder for a named value (`@lo` on SQLite, `$1` on PostgreSQL).
- */
+/** The statement of a shape: `select` over `articles`; `p(name)` writes the engine's placeholder for a named value. */
 export function listSql(select: string, shape: ListShape, p: (name: string) => string): string {
   const dir = shape.ascending ? 'ASC' : 'DESC';
   const urgency = shape.urgency ? `urgency = ${p('u')} AND ` : '';

@@ -1,15 +1,10 @@
 /**
- * The dedup decision of `SourceStore.ingestItems`, shared by both engines: a pure function over what the
- * adapter read inside its write transaction (the seen records of the batch's items and URLs, the near-key
- * candidates of the window). The adapter then inserts the items to store, resolves the references and
- * writes the records this plan lists, in the same transaction.
- *
- * Order of the rules, per item: same (source, externalId) -> `same-item`; same canonical URL ->
- * `same-url`; the same source's repeat key (same headline and published time; undated: within the near
- * window) -> `same-headline`; a candidate article sharing a near key whose content the rule calls a near-duplicate and
- * which this source has not carried yet -> `near-duplicate` (the source becomes a carrier). Items of
- * one batch are checked against the earlier items of that batch too. An item whose rules throw (an
- * unexpected error) is answered `failed` and leaves no record: the other items are planned as without it.
+ * The dedup decision of `SourceStore.ingestItems` for both engines: a pure function over what the adapter read
+ * inside its write transaction; the adapter writes what the plan lists in that same transaction.
+ * Rules per item, first match wins: same (source, externalId) -> `same-item`; same canonical URL -> `same-url`;
+ * the source's repeat key (undated: within the near window) -> `same-headline`; a near-key candidate the rule
+ * calls a near-duplicate and this source has not carried -> `near-duplicate`. Earlier items of the batch count
+ * too; an item whose rules throw is `failed` and leaves no record.
  */
 import { isUndatedRepeatKey } from '../../dedup/repeat.js';
 import { errorClass } from './errors.js';
@@ -24,40 +19,25 @@ export interface SeenLookup {
   bySourceItem: Map<string, string>;
   /** `seenKey(source, key)` -> when last recorded (epoch ms), for the undated repeat keys' window. */
   seenAt?: Map<string, number>;
-  /** Canonical URL -> article id. */
   byUrl: Map<string, string>;
-  /**
-   * Item index -> stored articles of the window sharing a near key with it, first stored by another
-   * source and not carried by its source, most shared keys first, at most NEAR_CANDIDATES_MAX (only
-   * for items that are not exact duplicates). The adapter's query applies the carrier rule, so the plan
-   * only tracks the carriers this batch adds.
-   */
+  /** Item index -> ids of other sources' articles sharing a near key, not carried by its source; ranked, capped. */
   nearCandidates: Map<number, string[]>;
-  /** The content of every article in nearCandidates. */
   candidates: Map<string, string>;
 }
 
 /**
- * Candidates per item given to the precise near-duplicate decision (about 4 us a pair), most shared keys
- * first, then the newest. No floor on the number of shared keys: in eval/near-duplicates.jsonl about 5%
- * of the pairs the rule calls duplicates share a single key (one MinHash band), but so do most unrelated
- * headlines of the window (in the ingest benchmark an item has ~41 single-key candidates and ~4 sharing
- * more), so single-key candidates are capped harder: the NEAR_SINGLE_KEY_CANDIDATES newest (two wires'
- * copies of a story arrive minutes apart).
+ * Candidates per item for the precise decision. Some true duplicates share a single key, but so do most unrelated
+ * headlines: single-key ones are capped harder, to the newest (wires' copies of a story arrive minutes apart).
  */
 export const NEAR_CANDIDATES_MAX = 20;
 export const NEAR_SINGLE_KEY_CANDIDATES = 5;
 
-/**
- * Per near key, only the most recent articles having it are counted: a key common to many headlines
- * (a template, a generic phrase) costs a bounded amount of work per item instead of the whole window.
- */
+/** Per near key only the newest articles count, so a key common to many headlines costs bounded work per item. */
 export const NEAR_KEY_FANOUT = 50;
 
 /** Per near key, the window's articles having it: [article id, first source, time], at most NEAR_KEY_FANOUT, newest first. */
 export type KeyHits = Map<string, [string, string, number][]>;
 
-/** Groups hit rows `[key, article id, source, at]` by key, keeping each key's NEAR_KEY_FANOUT newest. */
 export function keyHits(rows: Iterable<[string, string, string, number]>): KeyHits {
   const out: KeyHits = new Map();
   for (const [key, id, source, at] of rows) {
@@ -73,7 +53,7 @@ export function keyHits(rows: Iterable<[string, string, string, number]>): KeyHi
   return out;
 }
 
-/** An item's candidates from the hits of its keys, in the order they are tried: more shared keys first, then the newest id. Articles first stored by the item's own source are left out (a source's own story again is an update). */
+/** Candidates in trial order (more shared keys, then newest id); the source's own stories are left out (updates). */
 export function rankNearCandidates(item: SourcedItem, hits: KeyHits): { id: string; shared: number }[] {
   const counts = new Map<string, number>();
   for (const key of distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)) {
@@ -85,12 +65,7 @@ export function rankNearCandidates(item: SourcedItem, hits: KeyHits): { id: stri
     .sort((a, b) => b.shared - a.shared || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }
 
-/**
- * Per item, the candidates to try: its ranked list without the articles its source carries, at most
- * NEAR_CANDIDATES_MAX, of which at most NEAR_SINGLE_KEY_CANDIDATES share a single key. `carried` answers,
- * for (article, source) pairs, those that are carrier records; it is asked about the chosen ones only
- * (rounds until each item's choice holds no carried article).
- */
+/** Ranked candidates minus those the source carries, capped; `carried` is asked about chosen pairs only, in rounds. */
 export function* chooseCandidates(
   ranked: Map<number, { id: string; shared: number }[]>,
   near: readonly (readonly [number, SourcedItem])[],
@@ -130,10 +105,8 @@ export function* chooseCandidates(
 /** Keys per item the adapters look up (nearDuplicateKeys gives 15-30); an item's further keys are stored only. */
 export const NEAR_LOOKUP_KEYS_MAX = 64;
 
-/** The distinct near keys of an item (what the adapters store; the first NEAR_LOOKUP_KEYS_MAX are looked up). */
 export const distinctKeys = (item: SourcedItem): string[] => [...new Set(item.nearKeys)];
 
-/** The items whose near candidates matter: those that are not exact duplicates of stored items. */
 export function needsNearLookup(item: SourcedItem, found: Pick<SeenLookup, 'bySourceItem' | 'byUrl'>): boolean {
   if (item.nearKeys.length === 0 || found.bySourceItem.has(seenKey(item.source, item.externalId))) return false;
   return item.canonicalUrl === null || !found.byUrl.has(item.canonicalUrl);
@@ -158,10 +131,7 @@ export interface IngestPlan {
   outcomes: PlannedOutcome[];
   /** Indexes into `items` of the articles to insert, in order (pending n = store[n]). */
   store: number[];
-  /**
-   * Exact-dedup records to write (insert, or refresh the time and article of an existing one), with why
-   * the item resolved to its article (null: stored). A stored item's repeat key is one of them.
-   */
+  /** Exact-dedup records (repeat keys too) to insert or refresh, with why the item matched its article (null: stored). */
   seen: {
     source: string;
     externalId: string;
@@ -175,7 +145,6 @@ export interface IngestPlan {
 
 export const seenKey = (source: string, externalId: string) => `${source}\n${externalId}`;
 
-/** The plan of a slice, item by item in order. */
 export function planIngest(
   items: readonly SourcedItem[],
   found: SeenLookup,
@@ -209,8 +178,7 @@ class BatchPlan {
     try {
       dup = this.match(i, item);
     } catch (e) {
-      // One item's unexpected error (its near-duplicate comparisons run on outside text) is that item's
-      // outcome: the plan has recorded nothing of it yet, and the batch goes on without it.
+      // Near comparisons run on outside text: an unexpected error fails this item only (nothing of it is planned yet).
       this.plan.outcomes.push({ status: 'failed', errClass: errorClass(e) });
       return;
     }
@@ -279,7 +247,6 @@ class BatchPlan {
     if (reason !== 'same-item' && reason !== 'same-headline') this.addCarrier(ref, item, reason);
   }
 
-  /** The exact-dedup record of (source, external id), once per batch. */
   private record(
     source: string,
     externalId: string,
@@ -312,7 +279,6 @@ class BatchPlan {
   }
 }
 
-/** Per near key, per first source, the pending articles of a batch having it. */
 type BatchKeys = Map<string, Map<string, number[]>>;
 
 /** The first candidate (stored before, then earlier in the batch) that is the same story from another source. */
@@ -337,8 +303,7 @@ function nearMatch(
     )
       return ref;
   }
-  // Earlier items of this batch first stored by another source (a source's own story again is an
-  // update), the NEAR_KEY_FANOUT newest per key, ranked and capped as the stored ones are.
+  // Earlier items of the batch from other sources, NEAR_KEY_FANOUT newest per key, ranked and capped as above.
   const shared = new Map<number, number>();
   for (const k of new Set(item.nearKeys)) {
     for (const [source, list] of batchKeys.get(k) ?? []) {
@@ -359,10 +324,5 @@ function nearMatch(
   return undefined;
 }
 
-/**
- * The exact-dedup records of items offered without any text (`recordTextlessItems`) are kept under
- * this prefix of their external id, with no article (`article_id` empty): the lookups skip records
- * without an article, so an item whose own id starts with the prefix is never matched by one; they are
- * pruned as the other records are.
- */
+/** Prefix of textless items' records: they have no article, so lookups skip them and never match a real id. */
 export const TEXTLESS_KEY = 'textless:';

@@ -56,12 +56,7 @@ export function toSource(r: SourceRow): SourceRecord {
   };
 }
 
-/**
- * The ranges a poll's record is stored within, on both engines (PostgreSQL's bigint and integer columns
- * hold every value; SQLite stores integers, never a float such as 6e+24): whatever a feed or a server
- * said reaches the store inside them, even when a caller did not bound it first (the poller's rules do:
- * src/sources/poll-rules.ts).
- */
+/** Whatever a feed said is stored within these: every value fits the columns; SQLite never gets a float like 6e+24. */
 const POLL_RECORD_BOUNDS = {
   /** Times (epoch ms): at most the last time a JavaScript Date can show. */
   timeMaxMs: 8_640_000_000_000_000,

@@ -1,7 +1,4 @@
-/**
- * The webhook endpoints' row shape (both engines: times as epoch ms, tickers and secrets as JSON text)
- * and its mapping to WebhookEndpoint (times stay epoch ms); the rotation rule shared by both adapters.
- */
+/** The webhook row shape (times epoch ms, tickers and secrets JSON text), its mapping, and the shared rotation rule. */
 import { rotateSecrets } from '../../domain/webhook-secrets.js';
 import type { WebhookEndpoint, WebhookSecretRecord, WebhookState } from './index.js';
 
@@ -65,10 +62,7 @@ export function secretsJson(secret: string): string {
   return JSON.stringify([{ secret, expires_at: null } satisfies StoredSecret]);
 }
 
-/**
- * After a rotation at `now` (domain/webhook-secrets.ts): the new secret first, then the previous ones
- * still valid until `now + overlapMs` (an earlier expiry kept), at most PREVIOUS_SECRETS_MAX of them.
- */
+/** After a rotation: the new secret first, then at most PREVIOUS_SECRETS_MAX still valid until `now + overlapMs`. */
 export function rotatedSecrets(current: string, secret: string, now: number, overlapMs: number): string {
   const stored = (JSON.parse(current) as StoredSecret[]).map((s) => ({ secret: s.secret, expiresAt: s.expires_at }));
   const { secrets } = rotateSecrets(stored, secret, now, overlapMs);

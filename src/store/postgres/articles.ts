@@ -1,9 +1,7 @@
 /**
- * ArticleStore on PostgreSQL. Inserts are serialised by a transaction-scoped advisory lock, taken
- * before the clock and the newest id are read and before `seq` is assigned (max(seq) + n, not a
- * sequence: a sequence is drawn at insert, not at commit). So seq order = id order = received_at order
- * = commit order across every process, and a feed reader at seq N never skips a lower seq committed
- * later. The insert's transaction notifies the schema's feed channel with its newest seq (bus.ts).
+ * ArticleStore on PostgreSQL. Inserts take a transaction-scoped advisory lock before reading the clock and newest id
+ * and assigning `seq` as max(seq) + n (a sequence is drawn at insert, not commit), so seq, id, received_at and commit
+ * order agree across processes and a feed reader at seq N never skips a lower seq committed later.
  */
 import { monotonicFactory } from 'ulid';
 import { conformArticle, type StoredArticle } from '../../domain/articles.js';
@@ -23,11 +21,7 @@ import { toArticle, type ArticleRow } from '../ports/rows.js';
 
 const COLUMNS = 'seq, id, content, urgency, sentiment, published_at, received_at, tickers, source, url';
 
-/**
- * The contract's Article JSON, built by the database, byte-identical to the SQLite store's
- * json_object(): PostgreSQL's json_build_object writes `"key" : value` (spaced), so the object is
- * assembled from to_json() of each value (the same string escaping) in the contract's field order.
- */
+/** Article JSON byte-identical to SQLite's json_object() (json_build_object would space `"key" : value`). */
 function articleJson(withTickers: boolean): string {
   const str = (col: string) => `to_json(${col})::text`;
   const nullable = (col: string) => `coalesce(to_json(${col})::text, 'null')`;

@@ -1,10 +1,7 @@
 /**
- * The feed notification bus on PostgreSQL LISTEN/NOTIFY. Every article insert (any process: an
- * instance, the CLI) runs `pg_notify('fns_feed_<schema>', '<newest seq>')` in its transaction, so the
- * notification is delivered at commit, in commit order. `listenFeed` keeps one dedicated connection
- * LISTENing; when it drops it reconnects with backoff and, once LISTENing again, calls `onReconnect`:
- * the consumer then re-reads the change feed from its own cursor, so an article committed while the
- * connection was down is delivered too (and nothing twice: the cursor is the consumer's).
+ * The feed bus on PostgreSQL LISTEN/NOTIFY: every article insert notifies in its transaction, so notices arrive at
+ * commit, in commit order. After a lost connection the listener reconnects with backoff and calls `onReconnect`:
+ * the consumer re-reads the feed from its own cursor, so nothing committed meanwhile is missed or sent twice.
  */
 import type { Log } from '../../domain/log.js';
 import pg from 'pg';
@@ -24,10 +21,7 @@ export interface FeedListenerOptions {
   maxBackoffMs?: number;
 }
 
-/**
- * Starts listening; resolves (with the function that stops it) once LISTEN is in place, or rejects when
- * the first connection fails. Later losses are retried forever, until the returned function is called.
- */
+/** Resolves with the stop function once LISTENing; rejects if the first connection fails; later losses are retried. */
 export async function listenFeed(
   url: string,
   schema: string,
@@ -38,12 +32,7 @@ export async function listenFeed(
   return () => listener.stop();
 }
 
-/**
- * One dedicated connection LISTENing on the channel, and its reconnection. At most one client listens
- * (`client`, undefined while reconnecting), with one heartbeat; while it is down one retry is pending,
- * each failure doubling the delay up to the cap. Once stopped nothing reconnects, and a connection that
- * completes late is closed at once.
- */
+/** One LISTENing connection, one heartbeat, one pending retry; once stopped, nothing reconnects (late ones close). */
 class FeedListener {
   private readonly minBackoff: number;
   private readonly maxBackoff: number;
@@ -83,10 +72,7 @@ class FeedListener {
     }
   }
 
-  /**
-   * A client LISTENing on the channel, its heartbeat running, its loss (error, end, failed heartbeat)
-   * handled once (`connectionLost`). When connect or LISTEN fails the client is closed and the error thrown.
-   */
+  /** A LISTENing client whose loss (error, end, failed heartbeat) is handled once; a failed one is closed, rethrown. */
   private async connect(): Promise<pg.Client> {
     const c = this.newClient();
     let lost = false;
@@ -131,10 +117,6 @@ class FeedListener {
     if (Number.isSafeInteger(seq)) this.options.onSeq(seq);
   }
 
-  /**
-   * A listening connection lost: its heartbeat stopped, its notifications dropped, the client closed;
-   * unless stopped, a retry scheduled.
-   */
   private connectionLost(c: pg.Client, why: string): void {
     clearInterval(this.heartbeat);
     c.removeAllListeners('notification');
@@ -144,7 +126,6 @@ class FeedListener {
     this.schedule();
   }
 
-  /** The next connection attempt, after min(maxBackoff, minBackoff * 2^failures). */
   private schedule(): void {
     this.client = undefined;
     const delay = Math.min(this.maxBackoff, this.minBackoff * 2 ** Math.min(this.failures, 16));
@@ -179,7 +160,6 @@ class FeedListener {
   }
 }
 
-/** A client whose connect or LISTEN failed: its listeners removed, its later errors ignored, closed. */
 async function closeFailed(c: pg.Client): Promise<void> {
   c.removeAllListeners();
   c.on('error', () => {});

@@ -1,9 +1,4 @@
-/**
- * The change signal of the PostgreSQL store (src/store/ports/changes.ts): every article insert notifies
- * the schema's channel at commit (bus.ts), so `follow` wakes on every commit by any process; the other
- * changes (a key deactivated, a tier changed by the CLI) announce nothing, so the freshness generation
- * also moves every POLLING_PERIOD_MS.
- */
+/** `follow` wakes on article commits (bus.ts); other changes announce nothing, so freshness also polls. */
 import { lineLog } from '../../domain/log.js';
 import { pollingFreshness, type StoreChanges } from '../ports/changes.js';
 import { listenFeed } from './bus.js';

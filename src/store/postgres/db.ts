@@ -1,7 +1,4 @@
-/**
- * The connection layer of the PostgreSQL adapter: one pg.Pool per store, its timeouts, the schema
- * (search_path), and the mapping of "cannot reach the database" errors to StoreUnavailableError.
- */
+/** The PostgreSQL connection layer: one pool per store, its timeouts and schema, unreachable-database errors mapped. */
 import type { Log } from '../../domain/log.js';
 import { userInfo } from 'node:os';
 import pg from 'pg';
@@ -112,9 +109,8 @@ export class PoolDb implements Db {
       throw unavailable(e);
     }
     let broken: unknown;
-    // The connection may die while checked out (server restart, pg_terminate_backend): without a
-    // listener its 'error' event would crash the process. The pending query fails too, and the
-    // connection is then closed instead of being returned to the pool.
+    // A checked-out connection may die (server restart, pg_terminate_backend): unheard, its 'error' would crash
+    // the process. The pending query fails too, and the connection is closed, not returned to the pool.
     const onError = (e: Error) => (broken = e);
     client.on('error', onError);
     try {

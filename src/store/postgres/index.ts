@@ -1,12 +1,4 @@
-/**
- * The PostgreSQL store (DATABASE_URL): every store port on one schema, for several instances and the
- * operator CLI at once.
- *
- * Driver: `pg` (node-postgres): a Pool whose broken connections are discarded and replaced, LISTEN on
- * a dedicated Client (bus.ts), no install scripts (the measurement: docs/decisions/postgres-driver.md).
- *
- * Every option is passed in (schema, pool size, timeouts); nothing here reads the environment.
- */
+/** Every port on one schema, shared by instances and the CLI; options passed in (docs/decisions/postgres-driver.md). */
 import type pg from 'pg';
 import { isStoreUnavailable, StoreUnavailableError } from '../ports/errors.js';
 import type { NearDuplicateRule, Store, StoreChanges, StoreTx } from '../ports/index.js';
@@ -101,11 +93,7 @@ export class PostgresStore extends PgPorts implements Store {
   }
 }
 
-/**
- * Opens the store on `url` (postgres://…), applying missing migrations first (under an advisory lock,
- * so instances starting together do not race). Throws StoreUnavailableError when the database cannot
- * be reached within the connect timeout.
- */
+/** Applies missing migrations first; throws StoreUnavailableError if the database is unreachable within the timeout. */
 export async function openPostgresStore(url: string, options: OpenPostgresOptions = {}): Promise<PostgresStore> {
   const schema = checkSchema(options.schema ?? DEFAULTS.schema);
   if (options.migrate !== false) {

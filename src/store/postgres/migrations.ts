@@ -1,10 +1,7 @@
 /**
- * Versioned migrations of the PostgreSQL store, recorded in `schema_migrations`. Applied at start and
- * by `fns migrate`, under a session advisory lock: instances starting together apply each version once.
- *
- * Text columns mirror the SQLite store (timestamps as the same ISO text, tickers as the same JSON
- * text), so both engines return byte-identical Article JSON. Ids are compared in the "C" collation:
- * ULIDs sort by byte, whatever the database's locale.
+ * Versioned migrations (`schema_migrations`), applied at start and by `fns migrate` under an advisory lock, so
+ * instances starting together apply each once. Text columns mirror SQLite (same ISO and JSON text), so both engines
+ * return byte-identical Article JSON; ids use the "C" collation, so ULIDs sort by byte whatever the locale.
  */
 import pg from 'pg';
 import { checkSchema, connectionString, DEFAULTS, LOCK } from './db.js';
@@ -60,8 +57,7 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
   // 2: the source registry, exact-dedup records, near-dup keys, carriers.
   SOURCES_MIGRATION,
-  // 3: the ticker index of the list filter, filled on every insert, backfilled from the
-  // stored tickers JSON; urgency copied for the urgency filter.
+  // 3: the ticker index of the list filter (urgency copied for its filter), backfilled from the tickers JSON.
   `CREATE TABLE article_tickers (
      ticker text COLLATE "C" NOT NULL,
      article_id text COLLATE "C" NOT NULL REFERENCES articles(id),
@@ -73,26 +69,20 @@ export const MIGRATIONS: readonly string[] = [
      SELECT DISTINCT e->>'ticker', a.id, a.urgency FROM articles a, jsonb_array_elements(a.tickers::jsonb) e
      WHERE e->>'ticker' IS NOT NULL
    ON CONFLICT DO NOTHING;`,
-  // 4: article identity (contract 1.2.0): dedup reasons, source and url backfilled from the carriers.
+  // 4: article identity: dedup reasons, source and url backfilled from the carriers.
   IDENTITY_MIGRATION,
   // 5: webhook endpoints: registry, delivery cursor, failure run, leases.
   WEBHOOKS_MIGRATION,
-  // 6: the lexical index of hybrid search: the article text as an English tsvector, a
-  // stored generated column (computed by every insert, whatever the path, in its own transaction, and
-  // here for the rows already stored), with a GIN index; ranked by ts_rank_cd.
-  // Idempotent (IF NOT EXISTS): safe to apply again.
+  // 6: the lexical index, a generated tsvector (so every insert path fills it) with a GIN index. Idempotent.
   `ALTER TABLE articles ADD COLUMN IF NOT EXISTS search_tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, content)) STORED;
    CREATE INDEX IF NOT EXISTS articles_search_tsv ON articles USING GIN (search_tsv);`,
-  // 7: relevance per ticker (contract 1.3.0): the ticker index carries it for the `min_relevance` filter,
-  // a webhook endpoint its own minimum; articles stored before it count as about each of their tickers (1).
-  // Idempotent: a relevance already stored is kept.
+  // 7: relevance per ticker (older articles: 1 each). Idempotent: a stored relevance is kept.
   `ALTER TABLE article_tickers ADD COLUMN IF NOT EXISTS relevance real NOT NULL DEFAULT 1;
    ALTER TABLE webhook_endpoints ADD COLUMN IF NOT EXISTS min_relevance real;
    UPDATE articles SET tickers = (
      SELECT jsonb_agg('{"relevance": 1}'::jsonb || e ORDER BY n)::text FROM jsonb_array_elements(articles.tickers::jsonb) WITH ORDINALITY AS x(e, n))
    WHERE tickers <> '[]' AND tickers NOT LIKE '%"relevance"%';`,
-  // 8: the public status page (contract 1.3.0): a source's last ok poll, failing since and last new
-  // article; the status tables (status.ts). Idempotent.
+  // 8: the public status page: source health columns and the status tables (status.ts). Idempotent.
   STATUS_MIGRATION,
 ];
 
@@ -106,10 +96,7 @@ async function appliedVersion(client: pg.Client): Promise<number> {
   return r.rows[0]?.v ?? 0;
 }
 
-/**
- * Creates the schema if needed and applies every migration it lacks, each in its own transaction.
- * Returns the versions applied now (empty when the schema was current).
- */
+/** Creates the schema if needed and applies each missing migration in its own transaction; returns those applied. */
 export async function migrate(
   url: string,
   schema: string = DEFAULTS.schema,
@@ -125,8 +112,7 @@ export async function migrate(
   await client.connect();
   const applied: number[] = [];
   try {
-    // No statement timeout: an index build on a large archive may take a while; another instance
-    // starting meanwhile waits on the lock, then finds the schema current.
+    // No statement timeout: an index build on a large archive may take a while (others wait on the lock).
     await client.query('SET statement_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [LOCK.migrations, schema]);
     try {

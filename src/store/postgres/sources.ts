@@ -1,9 +1,4 @@
-/**
- * SourceStore on PostgreSQL: the source registry (poll leases by FOR UPDATE SKIP LOCKED: one owner per
- * source across instances), the exact-dedup records, the near-dup keys and the carriers. `ingestItems`
- * takes the article writers' advisory lock first, so two processes' check-then-insert never interleave,
- * then inserts through PgArticles (ids, received_at, seq and the feed notification as every insert).
- */
+/** `ingestItems` takes the article writers' advisory lock first: two processes' check-then-insert never interleave. */
 import type {
   CarrierRecord,
   DuplicateReason,
@@ -95,13 +90,11 @@ export const IDENTITY_MIGRATION = `
   UPDATE articles SET url = NULL WHERE url IS NOT NULL AND (length(url) > 2000 OR url !~ '^https?://\\S+$');`;
 
 export class PgSources implements SourceStore {
-  /** Recent articles' content by id (an article's content never changes): candidates are read once. */
   private readonly contents = contentCache();
 
   constructor(
     private readonly db: Db,
     private readonly rule: NearDuplicateRule,
-    /** The slices of ingestItems (default INGEST_SLICE_ITEMS, src/store/ports/ingest-slice.ts). */
     private readonly slices: SliceOptions = {},
   ) {}
 
@@ -176,7 +169,7 @@ export class PgSources implements SourceStore {
   }
 
   async recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
-    // Every number within the bounds of the record (bigint, integer), whoever computed it (sources-rows.ts).
+    // Every number within the columns' bounds, whoever computed it (sources-rows.ts).
     const o = boundedPollOutcome(outcome);
     await this.db.query(
       // A poll without an error is an ok one; one with an error starts a run of failures or continues it.
@@ -222,7 +215,6 @@ export class PgSources implements SourceStore {
     return ingestInSlices(items, (slice) => this.ingestSlice(slice, at), this.slices);
   }
 
-  /** One slice of `ingestItems`: one transaction. */
   private async ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     return this.db.tx(async (db) => {
       // The lock every article insert takes (articles.ts): no other process checks or inserts until commit.
@@ -237,7 +229,7 @@ export class PgSources implements SourceStore {
   async recordTextlessItems(source: string, externalIds: string[], now: number): Promise<number> {
     const keys = [...new Set(externalIds)].map((id) => TEXTLESS_KEY + id);
     if (keys.length === 0) return 0;
-    // Items offered without text: a record with no article under their own keys (TEXTLESS_KEY); xmax = 0 on a row inserted now.
+    // xmax = 0 marks a row this statement inserted (not updated).
     const rows = await this.db.query<{ inserted: boolean }>(
       `INSERT INTO seen_items (source, external_id, canonical_url, article_id, seen_at)
        SELECT $1, e, NULL, '', $3 FROM unnest($2::text[]) AS t(e)

@@ -1,9 +1,4 @@
-/**
- * StatusStore on PostgreSQL, shared by every instance: the minutes some instance ran, each instance's
- * figures per minute, the incidents (at most one open automatic incident per component: a partial
- * unique index, so two instances opening one at once open it once) and the one published report
- * (compare-and-set on its time: an UPDATE re-checks its WHERE on the row another instance just wrote).
- */
+/** One open automatic incident per component (partial unique index); the report is compare-and-set on its time. */
 import type { IncidentRecord, StatusCause, StatusStore } from '../ports/index.js';
 import {
   bound,
@@ -17,11 +12,7 @@ import {
 } from '../ports/status-rows.js';
 import type { Db } from './db.js';
 
-/**
- * The status migration: a source's last ok poll, the start of its run of failures and its last new
- * article, and the status tables. A source polled before has its last poll as its last ok one, or,
- * failing, as the start of its run (the earliest failure known). Idempotent: safe to apply again.
- */
+/** Source health columns (backfilled from the last poll) and the status tables. Idempotent. */
 export const STATUS_MIGRATION = `
   ALTER TABLE sources ADD COLUMN IF NOT EXISTS last_ok_at bigint,
     ADD COLUMN IF NOT EXISTS failing_since bigint,

@@ -1,8 +1,4 @@
-/**
- * VectorStore on PostgreSQL: the embedding queue with leases (several instances, each article
- * embedded once) and the vectors, stored as bytea (raw little-endian float32, the same bytes as the
- * SQLite blob; docs/decisions/vectors-as-bytea.md).
- */
+/** Vectors as bytea, the same float32 bytes as the SQLite blob (docs/decisions/vectors-as-bytea.md). */
 import { affordableTerms, lexicalTerms, MAX_TERM_ARTICLES, tsQuery } from '../ports/lexical-query.js';
 import type { VectorStore } from '../ports/index.js';
 import { LOCK, type Db } from './db.js';
@@ -13,11 +9,7 @@ const DEFAULT_LEASE_MS = 120_000;
 export class PgVectors implements VectorStore {
   constructor(private readonly db: Db) {}
 
-  /**
-   * Queues the articles without a vector of `model`. It takes the vector writers' lock first, so its read
-   * comes after any storeVectors that committed meanwhile: an article stored and dequeued by another
-   * instance's worker is never queued (and embedded) again.
-   */
+  /** Under the vector writers' lock: an article another instance just embedded and dequeued is never queued again. */
   async enqueueMissing(model: string): Promise<number> {
     return this.db.tx(async (db) => {
       await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.vectors, db.schema]);
@@ -51,11 +43,7 @@ export class PgVectors implements VectorStore {
     );
   }
 
-  /**
-   * Stores vectors (a vector stored again replaces the old one under a new rowid, as SQLite's INSERT OR
-   * REPLACE) and dequeues their articles, in one transaction. Writers are serialised (advisory lock) so
-   * rowids commit in order and `vectorsAfter` readers never skip one.
-   */
+  /** A re-stored vector gets a new rowid; writers are serialised so rowids commit in order and readers skip none. */
   async storeVectors(model: string, stored: { id: string; vector: Float32Array }[]): Promise<void> {
     if (stored.length === 0) return;
     // One row per article (the last one wins, as consecutive INSERT OR REPLACEs would).

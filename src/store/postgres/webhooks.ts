@@ -1,13 +1,8 @@
-/**
- * WebhookStore on PostgreSQL: the endpoint registry with its delivery state and leases (one instance
- * delivers an endpoint at a time; FOR UPDATE SKIP LOCKED: claimers never wait on each other; a lease
- * that is not renewed expires and another instance takes the endpoint over).
- */
+/** One instance delivers an endpoint at a time; a lease not renewed expires and another instance takes over. */
 import type { NewWebhook, WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
 import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
 import type { Db } from './db.js';
 
-/** The migration adding the endpoints table (appended to the PostgreSQL migration list). */
 export const WEBHOOKS_MIGRATION = `
   CREATE TABLE webhook_endpoints (
     n bigserial UNIQUE,

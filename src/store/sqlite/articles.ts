@@ -1,8 +1,4 @@
-/**
- * ArticleStore on SQLite. Inserts take the write lock (BEGIN IMMEDIATE) before the clock and the newest
- * id are read; `seq` (the change feed's order) is assigned by SQLite in commit order, so a second
- * process (the CLI) may insert while the service runs and every reader of the feed sees one order.
- */
+/** `seq` is assigned in commit order, so with a second writing process every feed reader still sees one order. */
 import type Database from 'better-sqlite3';
 import { monotonicFactory } from 'ulid';
 import { conformArticle, type StoredArticle } from '../../domain/articles.js';
@@ -69,7 +65,7 @@ export class SqliteArticles implements ArticleStore {
   insertNow(articles: NewArticle[], at: number | (() => number)): StoredArticle[] {
     const out: StoredArticle[] = [];
     const write = () => {
-      // Inside the transaction, which holds the write lock: no other process commits in between.
+      // Under the write lock: no other process commits in between.
       const { receivedMs, nextId } = receiveStamp(
         at,
         typeof at === 'number' ? undefined : this.st.newestId.get(),

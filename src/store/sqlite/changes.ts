@@ -1,13 +1,7 @@
 /**
- * The change signal of the SQLite store (src/store/ports/changes.ts).
- *
- * - Freshness: a commit on this connection is seen at once (`total_changes()`, ~0.1 µs); a commit by
- *   another connection or process (the `fns` CLI) is seen at the next request after a wake-up and at
- *   the latest `recheckMs` after it, by reading `PRAGMA data_version` (a few µs, so not on every
- *   request).
- * - Follow: another local process commits to the WAL file beside the database; a watch on the
- *   database's directory wakes the callers on every such write (coalesced by them), instead of waiting
- *   for their timer. An in-memory database has no file: nothing to follow.
+ * SQLite's change signal. Freshness: this connection's commits are seen at once (`total_changes()`, cheap); other
+ * processes' at the next request after a wake-up, or within `recheckMs` (`PRAGMA data_version` costs more, so not on
+ * every request). Follow: a watch on the database's directory sees other processes' WAL writes.
  */
 import type Database from 'better-sqlite3';
 import { watch } from 'node:fs';
@@ -56,11 +50,7 @@ function sqliteFreshness(db: Database.Database, options: FreshnessOptions & { re
   };
 }
 
-/**
- * Wake-ups from a watch on the directory of `file`: any write to the file, its -wal or -shm. The watch
- * reports every write (a page of the WAL, a checkpoint's page of the database), thousands a second while
- * a large ingest commits: they are coalesced here into at most one wake per turn of the event loop.
- */
+/** Wake-ups on writes to `file`, -wal or -shm (thousands a second in an ingest), at most one per event-loop turn. */
 async function followFile(file: string, hooks: FollowHooks): Promise<(() => Promise<void>) | undefined> {
   if (file === ':memory:') {
     hooks.onUnavailable('an in-memory database has no file to watch');

@@ -1,7 +1,4 @@
-/**
- * The SQLite connection: one database file (WAL) under DATA_DIR, owner-only, migrated on open. Each
- * port's adapter (accounts.ts, articles.ts, …) prepares its statements on this connection.
- */
+/** The SQLite connection: one database file (WAL), owner-only, migrated on open. */
 import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -10,20 +7,13 @@ import type { SliceOptions } from '../ports/ingest-slice.js';
 import { migrate } from './migrations.js';
 
 export interface OpenOptions {
-  /**
-   * How long a write waits for another process's write lock, synchronously, before failing with
-   * SQLITE_BUSY. The operator CLI waits its turn (default 5 s); the service passes a few ms, so its
-   * event loop never waits on another process: its background writes retry asynchronously.
-   */
+  /** Synchronous wait for another process's write lock before SQLITE_BUSY (default 5 s; the service: a few ms). */
   busyTimeoutMs?: number;
   /** The near-duplicate rule of ingestItems (default: src/dedup/near.ts). */
   nearRule?: NearDuplicateRule;
-  /** The slices of ingestItems (default: INGEST_SLICE_ITEMS items, src/store/ports/ingest-slice.ts). */
+  /** The slices of ingestItems (default: INGEST_SLICE_ITEMS items). */
   ingestSlices?: SliceOptions;
-  /**
-   * The SQLite work of ingestItems on a worker thread with its own connection (ingest-thread.ts), so it
-   * never holds the event loop (the service); a file store with the default near rule only.
-   */
+  /** Ingestion on a worker thread with its own connection (ingest-thread.ts); file stores, default rule only. */
   ingestOffThread?: boolean;
 }
 
@@ -48,7 +38,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): Database.
   return db;
 }
 
-/** Files of a database created by an older version (0644) become owner-only too. */
+/** Existing files readable by others (0644) become owner-only too. */
 function tightenModes(file: string): void {
   for (const f of [file, `${file}-wal`, `${file}-shm`]) {
     try {

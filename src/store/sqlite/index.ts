@@ -1,11 +1,4 @@
-/**
- * The embedded store: one SQLite file (WAL) under DATA_DIR. Safe for a second process (the CLI) to write
- * while the service runs: every read goes to the database, and the article feed is ordered by `seq`,
- * which SQLite assigns in commit order.
- *
- * A record of ports on one connection (db.ts), one file per port: accounts.ts, articles.ts, vectors.ts,
- * sources.ts, webhooks.ts, status.ts; the change signal in changes.ts, the schema in migrations.ts.
- */
+/** One SQLite file (WAL); a second process may write meanwhile: every read goes to the database. */
 import type Database from 'better-sqlite3';
 import type { Store, StoreChanges, StoreTx } from '../ports/index.js';
 import { defaultNearRule } from '../ports/near-rule.js';
@@ -32,7 +25,6 @@ export class SqliteStore implements Store {
   readonly webhooks: SqliteWebhooks;
   readonly status: SqliteStatus;
   readonly changes: StoreChanges;
-  /** The service's ingest thread (ingest-thread.ts), or none. */
   private readonly ingestThread: IngestThread | undefined;
 
   constructor(file: string, options: OpenOptions = {}) {
@@ -51,7 +43,6 @@ export class SqliteStore implements Store {
     this.webhooks = new SqliteWebhooks(db);
     this.status = new SqliteStatus(db);
     this.changes = sqliteChanges(db, file);
-    // The service: ingestion's SQLite work on the ingest thread (ingest-thread.ts), off the event loop.
     if (options.ingestOffThread && file !== ':memory:' && options.nearRule === undefined) {
       this.ingestThread = ingestOffThread(file, db, this.sources, this.vectors, {
         busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)),
@@ -68,12 +59,7 @@ export class SqliteStore implements Store {
     this.db.prepare('SELECT 1').get();
   }
 
-  /**
-   * One IMMEDIATE write transaction around `fn` (waits for the write lock first, up to the busy
-   * timeout). The connection is this store's: calls made meanwhile by others on the same store join it,
-   * so the CLI (one command per process) is its user. Inside a transaction, `fn` runs in it; `tx` is
-   * this store's own record (the ports all use the one connection).
-   */
+  /** On the one connection, so other calls meanwhile join it: for the CLI (one command per process). */
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     if (this.db.inTransaction) return fn(this);
     await writeTurn(this.db);

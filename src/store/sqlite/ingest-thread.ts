@@ -1,20 +1,7 @@
 /**
- * The SQLite work of `ingestItems` on a worker thread (ingest-worker.mjs), for the service. Each slice of
- * an ingest (src/store/ports/ingest-slice.ts: one short write transaction) runs there, on a second
- * connection to the same file: the look-ups, the dedup plan, the inserts and the commit (a sync to disk)
- * cost a millisecond or more per item and grow with the archive, which on the event loop held requests,
- * the stream and the admin listener for tens of ms per slice. The main thread keeps the slicing (one
- * slice in flight, a turn of the event loop between slices): what it does per slice is copy the items
- * over and read the outcomes back.
- *
- * Same outcomes as the inline path: the worker runs the adapter's own `ingestItems` on one slice, inside
- * one IMMEDIATE transaction, and the write lock serialises it with every other writer (this process's
- * connection, the CLI), as for any second writer on the file. The receive clock is read on the main
- * thread when the slice is sent (a clock function cannot cross threads); the receive stamp is still
- * taken inside the transaction, never before the newest stored article (src/store/ports/ids.ts). An error
- * comes back with its name, message and code (SQLITE_BUSY, SQLITE_FULL…), so callers classify it as before.
- * The record of a poll (`recordPoll`, right after its ingest) runs there too. The thread's connection
- * does the WAL checkpoints while it runs (SqliteStore turns them off on its own connection).
+ * The service's SQLite ingestion on a worker thread with its own connection, off the event loop
+ * (docs/decisions/ingest-slices.md). It runs the adapter's own slices under the same write lock, and errors keep
+ * name, message and code, so outcomes and error classes match the inline path.
  */
 import type Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
@@ -24,11 +11,7 @@ import { setWriteGate } from './write-turn.js';
 import type { SqliteSources } from './sources.js';
 import type { SqliteVectors } from './vectors.js';
 
-/**
- * The worker's connection waits this long at least for the write lock (in steps of 1 ms): waiting there
- * holds no event loop (the service's own connection waits a few ms only, SERVICE_BUSY_TIMEOUT_MS), and
- * the service's other writes (embeddings, webhooks) take the lock between slices.
- */
+/** The worker's wait for the write lock, in 1 ms steps: it holds no event loop, unlike the service's own connection. */
 export const INGEST_THREAD_BUSY_TIMEOUT_MS = 1000;
 
 type Answer =
@@ -41,7 +24,6 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
-/** An error as the worker reported it: same name, message and code as the adapter's. */
 function rebuilt(e: { name: string; message: string; code?: string }): Error {
   const err = new Error(e.message);
   err.name = e.name;
@@ -49,7 +31,6 @@ function rebuilt(e: { name: string; message: string; code?: string }): Error {
   return err;
 }
 
-/** What the worker runs: a slice of an ingest, or the record of a poll (the write that follows it). */
 type Request =
   | { op: 'ingest'; items: SourcedItem[]; at?: number; clock?: number }
   | { op: 'recordPoll'; name: string; owner: string; outcome: PollOutcome }
@@ -82,7 +63,7 @@ export class IngestThread {
     private readonly onRunning: (running: boolean) => void = () => {},
   ) {}
 
-  /** Starts the worker thread now rather than on the first ingest (the service, at start). */
+  /** Starts the worker thread now rather than on the first ingest. */
   warm(): void {
     this.start().catch(() => {});
   }
@@ -97,19 +78,12 @@ export class IngestThread {
     return r as ItemOutcome[];
   }
 
-  /**
-   * The record of a poll on the worker thread too: right after its ingest, it would otherwise wait for
-   * the lock on the event loop (a few ms at most, then fail, losing the poll's counters) whenever another
-   * writer (the CLI, a second poller) holds it; there it waits as a slice does.
-   */
+  /** On the thread: on the event loop it would give up after a few ms of another writer's lock, losing the counters. */
   async recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
     await this.call({ op: 'recordPoll', name, owner, outcome }, () => this.inline.recordPoll(name, owner, outcome));
   }
 
-  /**
-   * The embedding queue's next batch, read on the worker thread: the read sorts the whole queue, which a
-   * large ingest grows by thousands (tens of ms on the event loop per batch of 32).
-   */
+  /** On the thread: the read sorts the whole queue, which a large ingest grows by thousands. */
   async nextBatch(limit: number): Promise<{ id: string; content: string }[]> {
     return (await this.call({ op: 'nextBatch', limit }, () => this.inline.nextBatch(limit))) as {
       id: string;
@@ -117,21 +91,12 @@ export class IngestThread {
     }[];
   }
 
-  /**
-   * The embedding worker's vectors written on the worker thread: a write of this connection would wait
-   * for the write lock on the event loop (SQLite's busy handler sleeps there) whenever a slice holds it,
-   * and its commit syncs the WAL there; on the thread it waits as a slice does.
-   */
+  /** On the thread: on the event loop its lock wait (SQLite's busy handler sleeps) and WAL sync would hold the loop. */
   async storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
     await this.call({ op: 'storeVectors', model, vectors }, () => this.inline.storeVectors(model, vectors));
   }
 
-  /**
-   * The turn of a write of the event loop's connection (write-turn.ts): none needed while this
-   * thread writes nothing (undefined), else a promise resolved once its writes under way are done. An
-   * ingest gives the event loop a turn between its slices (src/store/ports/ingest-slice.ts), where the
-   * waiting writes run: they wait for the slice under way, not for the whole ingest.
-   */
+  /** An event-loop write's turn: after this thread's writes under way (one slice); undefined while it writes none. */
   writeGate(): Promise<void> | undefined {
     if (this.writing === 0) return undefined;
     return new Promise((resolve) => this.turns.push(resolve));
@@ -219,12 +184,8 @@ export class IngestThread {
 }
 
 /**
- * Starts the ingest thread and tells the ports to use it (their `writeVia`): the slices of
- * `sources.ingestItems` (each one transaction there), `sources.recordPoll`, and the embedding queue's
- * `vectors.nextBatch` and `vectors.storeVectors`; the other writes of `db` await their turn
- * (write-turn.ts). While the thread runs, the WAL checkpoints are its connection's (off on `db`: a
- * checkpoint run by a commit of the event loop's connection would hold the loop while it writes and
- * syncs the pages). The thread starts now.
+ * Routes ingestion and the embedding queue to the thread. Checkpoints are off on `db` while it runs: one on the
+ * event loop's connection would hold the loop while it writes and syncs pages.
  */
 export function ingestOffThread(
   file: string,
@@ -256,7 +217,7 @@ export function ingestOffThread(
     nextBatch: (limit) => thread.nextBatch(limit),
     storeVectors: (model, batch) => thread.storeVectors(model, batch),
   });
-  // The event loop's own writes wait for their turn instead of for the lock (write-turn.ts).
+  // The event loop's own writes await their turn rather than sleep in the busy handler (write-turn.ts).
   setWriteGate(db, () => thread.writeGate());
   thread.warm();
   return thread;

@@ -59,8 +59,7 @@ export const MIGRATIONS: readonly Migration[] = [
    CREATE INDEX article_vectors_model ON article_vectors(model, rowid);`,
   `ALTER TABLE embed_queue ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
   SOURCES_MIGRATION,
-  // The ticker index of the list filter: one row per (symbol, article), urgency copied for
-  // the urgency filter; filled on every insert, backfilled here from the stored tickers JSON.
+  // The ticker index of the list filter (urgency copied for its filter), backfilled from the tickers JSON.
   `CREATE TABLE article_tickers (
      ticker TEXT NOT NULL,
      article_id TEXT NOT NULL REFERENCES articles(id),
@@ -74,10 +73,8 @@ export const MIGRATIONS: readonly Migration[] = [
   IDENTITY_MIGRATION,
   // Webhook endpoints: registry, delivery cursor, failure run, leases.
   WEBHOOKS_MIGRATION,
-  // The lexical index of hybrid search: FTS5 over the article text (porter stemming, bm25
-  // ranking), external content (the text is stored once, in articles). Filled by a trigger on every
-  // insert, so every ingestion path fills it in the insert's own transaction; backfilled here.
-  // Idempotent (IF NOT EXISTS; 'rebuild' recomputes): safe to apply again.
+  // The lexical index: external-content FTS5 (the text is stored once), filled by triggers in every insert's own
+  // transaction, whatever the path. Idempotent ('rebuild' recomputes).
   `CREATE VIRTUAL TABLE IF NOT EXISTS article_fts USING fts5(content, content='articles', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
    CREATE TRIGGER IF NOT EXISTS article_fts_insert AFTER INSERT ON articles BEGIN
      INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
@@ -90,22 +87,16 @@ export const MIGRATIONS: readonly Migration[] = [
      INSERT INTO article_fts (rowid, content) VALUES (new.seq, new.content);
    END;
    INSERT INTO article_fts (article_fts) VALUES ('rebuild');`,
-  // The embedding queue's next batch (vectors.ts nextBatch) reads it in (enqueued_at, article_id) order:
-  // without an index every batch sorted the whole queue, which a large ingest grows by thousands. The
-  // PostgreSQL schema has had the same index (embed_queue_order) from the start. Idempotent.
+  // nextBatch reads the queue in this order: without the index each batch sorts the whole queue. Idempotent.
   `CREATE INDEX IF NOT EXISTS embed_queue_order ON embed_queue(enqueued_at, article_id);`,
-  // Relevance per ticker (contract 1.3.0): the ticker index carries it for the `min_relevance` filter, a
-  // webhook endpoint its own minimum; articles stored before it count as about each of their tickers (1).
-  // Idempotent: a relevance already stored is kept.
+  // Relevance per ticker (older articles: 1 each). Idempotent: json_insert keeps a stored relevance.
   (db) => {
     addColumn(db, 'article_tickers', 'relevance', 'REAL NOT NULL DEFAULT 1');
     addColumn(db, 'webhook_endpoints', 'min_relevance', 'REAL');
     db.exec(`UPDATE articles SET tickers = (SELECT json_group_array(json_insert(j.value, '$.relevance', 1)) FROM json_each(articles.tickers) j)
                WHERE tickers <> '[]'`);
   },
-  // The public status page (contract 1.3.0): a source's last ok poll, the start of its run of failures
-  // and its last new article, and the status tables (status.ts). A source polled before has its last
-  // poll as its last ok one, or, failing, as the start of its run (the earliest failure known). Idempotent.
+  // The public status page: source health columns (backfilled from the last poll) and the status tables. Idempotent.
   (db) => {
     for (const column of ['last_ok_at', 'failing_since', 'last_article_at'])
       addColumn(db, 'sources', column, 'INTEGER');

@@ -1,9 +1,4 @@
-/**
- * SourceStore on SQLite: the source registry (with poll leases), the exact-dedup records, the near-dup
- * keys and the carriers. Every write is one IMMEDIATE transaction (the write lock is taken first), so
- * check-then-insert cannot race another process on the same file. Articles are inserted through the
- * articles port's insert (articles.ts: ids, received_at and commit order as every other insert).
- */
+/** Every write is one IMMEDIATE transaction (write lock first): check-then-insert cannot race another process. */
 import type Database from 'better-sqlite3';
 import { writeTurn } from './write-turn.js';
 import type { StoredArticle } from '../../domain/articles.js';
@@ -34,7 +29,6 @@ import { runSteps } from '../../runtime/steps.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
 
-/** The migration adding the registry and dedup tables (appended to the SQLite migration list). */
 export const SOURCES_MIGRATION = `
   CREATE TABLE sources (
     name TEXT PRIMARY KEY,
@@ -87,11 +81,8 @@ export const SOURCES_MIGRATION = `
   );`;
 
 /**
- * Article identity (contract 1.2.0): why each item and carrier resolved to its article (`reason`,
- * null for the one stored), and every article's `source` and `url` backfilled from the carrier record
- * (its first carrier, and the canonical link that source's item was recorded under). A `source` that is
- * no source name, or a `url` that is no http(s) link of at most 2,000 characters (free text an operator
- * line once carried), is not shown: null.
+ * Article identity: `reason` on items and carriers (null: the stored one); `source` and `url` backfilled from the
+ * first carrier; a source that is no source name, or a url that is no http(s) link of at most 2,000 chars, is null.
  */
 export const IDENTITY_MIGRATION = `
   ALTER TABLE seen_items ADD COLUMN reason TEXT;
@@ -110,11 +101,7 @@ export const IDENTITY_MIGRATION = `
   UPDATE articles SET url = NULL
     WHERE url IS NOT NULL AND (length(url) > 2000 OR NOT (url GLOB 'http://?*' OR url GLOB 'https://?*') OR url GLOB '*[ ' || char(9) || char(10) || char(13) || ']*');`;
 
-/**
- * Where the slices of an ingest and the record of a poll run instead of this connection: the service's
- * ingest thread (ingest-thread.ts), off the event loop. Work asked for inside a transaction of this
- * connection stays here (it joins that transaction; another connection would wait for its lock).
- */
+/** Runs slices and poll records off the event loop; inside a transaction of this connection, work stays here. */
 export interface SourcesWriter {
   ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;
   recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void>;
@@ -122,7 +109,6 @@ export interface SourcesWriter {
 
 export class SqliteSources implements SourceStore {
   private readonly st;
-  /** Recent articles' content by id (an article's content never changes): candidates are read once. */
   private readonly contents = contentCache();
   private readonly rows: SliceRows;
   private writer: SourcesWriter | undefined;
@@ -132,7 +118,6 @@ export class SqliteSources implements SourceStore {
     /** The store's insert, synchronous, joining the caller's transaction. */
     insertNow: (articles: NewArticle[], at: number | (() => number)) => StoredArticle[],
     private readonly rule: NearDuplicateRule,
-    /** The slices of ingestItems (default INGEST_SLICE_ITEMS, src/store/ports/ingest-slice.ts). */
     private readonly slices: SliceOptions = {},
   ) {
     this.st = {
@@ -176,9 +161,8 @@ export class SqliteSources implements SourceStore {
         `SELECT j.value AS url, (SELECT article_id FROM seen_items WHERE canonical_url = j.value ORDER BY seen_at LIMIT 1) AS article_id
          FROM json_each(?) j`,
       ),
-      // The window's articles having any of a batch's near keys (one index seek per key), per key only from
-      // the time of its NEAR_KEY_FANOUT-th newest on (a second seek): a key shared by thousands of the
-      // window's headlines (a template) reads about NEAR_KEY_FANOUT rows, not all of them.
+      // Per key only rows from its NEAR_KEY_FANOUT-th newest on (a second seek): a template key shared by
+      // thousands of headlines reads about NEAR_KEY_FANOUT rows, not all of them.
       nearHits: db
         .prepare<[{ keys: string; from: number; skip: number }], [string, string, string, number]>(
           `SELECT n.key, n.article_id, n.source, n.at FROM json_each(@keys) j
@@ -186,7 +170,6 @@ export class SqliteSources implements SourceStore {
            (SELECT c.at FROM near_keys c WHERE c.key = j.value AND c.at >= @from ORDER BY c.at DESC LIMIT 1 OFFSET @skip), @from)`,
         )
         .raw(),
-      // Which of the given (article, source) pairs are carrier records.
       carried: db
         .prepare<[string], [string, string]>(
           `SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j

@@ -1,8 +1,4 @@
-/**
- * StatusStore on SQLite: the minutes an instance ran, each instance's figures per minute, the incidents
- * (at most one open automatic incident per component: a partial unique index, so an `open` of another
- * process on the same file finds it) and the one published report (compare-and-set on its time).
- */
+/** One open automatic incident per component (partial unique index); the report is compare-and-set on its time. */
 import type Database from 'better-sqlite3';
 import type { IncidentRecord, StatusCause, StatusStore } from '../ports/index.js';
 import {

@@ -1,16 +1,12 @@
-/**
- * VectorStore on SQLite: the embedding queue (one service process embeds: leases are not needed),
- * the stored vectors, and the lexical half of hybrid search (FTS5 over the article text).
- */
+/** VectorStore on SQLite: no leases (one service process embeds), lexical search over FTS5. */
 import type Database from 'better-sqlite3';
 import type { VectorStore } from '../ports/index.js';
 import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../ports/lexical-query.js';
 import { writeTurn } from './write-turn.js';
 
-/** Common query terms remembered by one store (a few hundred KB at most). */
+/** Common query terms remembered by one store. */
 const COMMON_TERMS_KEPT = 10_000;
 
-/** Where the embedding worker's queue reads and vector writes run instead of the port's own connection. */
 export interface VectorsWriter {
   nextBatch(limit: number): Promise<{ id: string; content: string }[]>;
   storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void>;
@@ -20,7 +16,6 @@ export class SqliteVectors implements VectorStore {
   private readonly st;
   /** Query terms found in more than MAX_TERM_ARTICLES articles (at most COMMON_TERMS_KEPT of them). */
   private readonly commonTerms = new Set<string>();
-  /** Reads the embedding queue and writes the vectors instead of this connection (the service's ingest thread). */
   private worker: VectorsWriter | undefined;
 
   constructor(private readonly db: Database.Database) {
@@ -60,10 +55,7 @@ export class SqliteVectors implements VectorStore {
     return this.st.enqueueMissing.run(new Date().toISOString(), model).changes;
   }
 
-  /**
-   * From now on the queue's next batch is read, and the vectors are written, by `worker` (none: here
-   * again), except inside a transaction of this connection.
-   */
+  /** Queue reads and vector writes go to `worker` (none: here), except inside a transaction of this connection. */
   writeVia(worker: VectorsWriter | undefined): void {
     this.worker = worker;
   }
@@ -73,7 +65,7 @@ export class SqliteVectors implements VectorStore {
     return this.nextBatchHere(limit);
   }
 
-  /** The next batch read on this connection (a reader's fallback when it has no thread). */
+  /** On this connection (the fallback without a thread). */
   nextBatchHere(limit: number): { id: string; content: string }[] {
     return this.st.nextBatch.all(limit);
   }
@@ -91,7 +83,7 @@ export class SqliteVectors implements VectorStore {
     this.storeVectorsHere(model, vectors);
   }
 
-  /** The vectors written on this connection (a writer's fallback when it has no thread). */
+  /** On this connection (the fallback without a thread). */
   storeVectorsHere(model: string, vectors: { id: string; vector: Float32Array }[]): void {
     this.db.transaction(() => {
       for (const { id, vector } of vectors) {
@@ -122,8 +114,7 @@ export class SqliteVectors implements VectorStore {
 
   async lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]> {
     if (limit <= 0) return [];
-    // Each term's article count, bounded (a doclist walk stops at the cap): common words are dropped.
-    // Articles are only ever added, so a term past the cap stays past it: remembered, never walked again.
+    // Counts stop at the cap. Articles are only added, so a term past the cap stays past it: remembered.
     const all = lexicalTerms(query);
     const counts = all.map((t) => {
       if (this.commonTerms.has(t)) return MAX_TERM_ARTICLES + 1;

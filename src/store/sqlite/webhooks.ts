@@ -1,14 +1,9 @@
-/**
- * WebhookStore on SQLite: the endpoint registry with its delivery state (cursor, failure run, next
- * attempt) and leases (a second process on the same file, e.g. `fns webhooks send-test`, never takes
- * an endpoint the service holds). Every write is one IMMEDIATE transaction.
- */
+/** Leases keep a second process (`fns webhooks send-test`) off the service's endpoints; writes are IMMEDIATE. */
 import type Database from 'better-sqlite3';
 import type { NewWebhook, WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
 import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
 import { writeTurn } from './write-turn.js';
 
-/** The migration adding the endpoints table (appended to the SQLite migration list). */
 export const WEBHOOKS_MIGRATION = `
   CREATE TABLE webhook_endpoints (
     n INTEGER PRIMARY KEY AUTOINCREMENT,
