@@ -1,7 +1,4 @@
-/**
- * What the service derives when an ingested article leaves a field out (docs/operations.md "Ingesting articles"): a thin view of
- * src/enrich (urgency `auto` rules, dictionary tickers with per-ticker sentiment, the article label).
- */
+/** Fields derived when an ingested article leaves them out (docs/operations.md "Ingesting articles"): src/enrich. */
 import type { ArticleSentiment, TickerSentiment, Urgency } from '../contract/index.js';
 import { enrich, type Enrichment } from '../enrich/index.js';
 

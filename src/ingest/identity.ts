@@ -1,13 +1,7 @@
 /**
- * Identity of an item, the step between enrichment and the store: what makes two items the same story
- * before the store compares them with what it holds (src/store/ports/sources-plan.ts). Pure.
- *
- * - Its canonical link (src/dedup/link.ts): exact dedup by link across every source, and the `url` the
- *   article shows (null when there is no http(s) link, or when the canonical link is longer than the
- *   contract's URL_MAX_LENGTH).
- * - Its repeat key (src/dedup/repeat.ts): one source repeating one headline with the same published
- *   time is the same item; undated, only within the near-duplicate window.
- * - Its near-duplicate keys (src/dedup/near.ts), for the same story from another source.
+ * An item's identity, what the store dedups by (pure): its canonical link (exact dedup across sources, and the
+ * `url` shown), its repeat key (same source, headline and published time; undated, only within the
+ * near-duplicate window) and its near-duplicate keys (the same story from another source): src/dedup.
  */
 import { nearDuplicateKeys } from '../dedup/near.js';
 import { repeatKey } from '../dedup/repeat.js';
@@ -28,9 +22,8 @@ export function articleLink(url: string | null | undefined): string | null {
 }
 
 /**
- * An enriched article of `source` with its identity: canonical link (also its `url`), repeat key and
- * near keys. `shownSource` is the `source` the article shows (null for an operator line without one);
- * `canonical`, the canonical link of `article.url` when the caller has it already (computed otherwise).
+ * `article` of `source` with its identity. `shownSource`: the source the article shows (null for an operator
+ * line without one); `canonical`: the canonical link of `article.url`, when the caller has it already.
  */
 export function identify(
   source: string,

@@ -1,13 +1,7 @@
 /**
- * The ingestion input (NDJSON, one article per line; docs/operations.md "Ingesting articles"): each line is checked
- * against the contract's rules and completed with derived fields. A bad line is reported with its line
- * number and skipped; the good lines still go in. The admin push reads its lines' article fields here too.
- *
- * What is stored is written as a polled feed's item is: `content` as one line of plain text
- * (src/domain/text.ts: control characters dropped, whitespace runs one space), `published_at` as the
- * instant in UTC with milliseconds (src/domain/time.ts, `2026-11-21T10:00:00.000Z`) whatever offset
- * or spelling the line used. Only a line's own fields are read; any other name, `__proto__` included,
- * is refused by name.
+ * Article lines (NDJSON, docs/operations.md "Ingesting articles"; the admin push's too): checked against the
+ * contract and completed with derived fields; a bad line is reported by number and skipped. Stored as a feed
+ * item is: `content` one line of plain text, `published_at` UTC with milliseconds. Unknown fields are refused.
  */
 import { articleRules, articleSentiments, tickerSentiments, urgencies } from '../contract/index.js';
 import type { NewArticle } from '../store/ports/index.js';
@@ -20,7 +14,6 @@ import { loneSurrogateError } from './utf8.js';
 
 export type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
 
-/** The fields of an article line. */
 export const ARTICLE_FIELDS: ReadonlySet<string> = new Set([
   'content',
   'urgency',
@@ -31,10 +24,7 @@ export const ARTICLE_FIELDS: ReadonlySet<string> = new Set([
   'url',
 ]);
 
-/**
- * The refusal of a line's own fields that are none of `known` (by name, `__proto__` and `constructor` as
- * any other: JSON.parse makes them own fields), or null.
- */
+/** The refusal of own fields not in `known` (`__proto__` too: JSON.parse makes it an own field), or null. */
 export function unknownFieldsError(line: object, ...known: ReadonlySet<string>[]): string | null {
   const unknown = Object.keys(line).filter((k) => !known.some((set) => set.has(k)));
   return unknown.length ? `unknown field(s): ${unknown.join(', ')}` : null;
@@ -87,8 +77,7 @@ export function parseArticle(input: unknown): LineResult {
   if (o.tickers !== undefined) {
     const parsed = parseTickers(o.tickers);
     if (typeof parsed === 'string') return { ok: false, error: parsed };
-    // A given ticker without a relevance takes the one its mentions in the text give, else 1 (the
-    // publisher tagged the article with it).
+    // A given ticker without relevance takes its mentions' relevance, else 1 (the publisher tagged it).
     const read = new Map(derived.tickers.map((t) => [t.ticker, t.relevance]));
     tickers = parsed.map((t) => (t.relevance !== undefined ? t : { ...t, relevance: read.get(t.ticker) ?? 1 }));
   }

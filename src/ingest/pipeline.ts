@@ -1,24 +1,8 @@
 /**
- * The one ingestion pipeline: `fns articles ingest` (src/cli/operator.ts), the admin push
- * (src/ops/push.ts) and the source poller (src/sources/poller.ts) take the same steps, each a small
- * function over a batch, so a caller may yield between them:
- *
- *   parse    each path reads its own input format into article fields, or an `invalid` error per line
- *            (src/ingest/parse.ts for operator lines, src/ops/push.ts, src/sources/feed);
- *   enrich   what a line leaves out is derived (src/enrich: urgency, sentiment, tickers);
- *   identity canonical link, repeat key, near keys (src/ingest/identity.ts): `identify`;
- *   store    `storeOffers`: one `ingestItems` (exact, repeat and near dedup, insert, carriers) in one
- *            write transaction;
- *   publish  the stored ids go to `onStored` (the service wakes its stream; other processes' streams
- *            read the store's change feed).
- *
- * Every path answers per line with the same outcomes: `stored` (with the new id), `duplicate` (with
- * the reason and the stored article's id) or `invalid` (with the error).
- *
- * One item's unexpected error (a throw of its enrichment, identity or dedup step, not a validation
- * error) is that item's outcome, never its batch's: it is answered `invalid` with its line and the
- * error's class (`itemFailedError`; never the error's message, which may quote the input), reported
- * once to the caller's `onFailed` (to log), and every other item of the batch is stored.
+ * The one ingestion pipeline of `fns articles ingest`, the admin push and the poller: parse, enrich, identity
+ * (`identify`), store (`storeOffers`) and publish (`onStored`), each over a batch so a caller may yield between
+ * them. Every path answers per line `stored`, `duplicate` or `invalid`. An item's unexpected error is that item's
+ * `invalid` answer, never its batch's, and names only the error's class (its message may quote the input).
  */
 import { createHash } from 'node:crypto';
 import type { DuplicateReason, NewArticle, SourcedItem, SourceStore } from '../store/ports/index.js';
@@ -27,7 +11,7 @@ import { eachInSlices } from '../runtime/slices.js';
 import { articleLink, identify, OPERATOR_SOURCE } from './identity.js';
 import { parseArticle } from './parse.js';
 
-/** External ids longer than this are stored as `sha256:<hex>` of the id. */
+/** Longer external ids are stored as `sha256:<hex>`: a record stays small and indexable whatever a guid holds. */
 export const EXTERNAL_ID_MAX_LENGTH = 256;
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -37,10 +21,7 @@ export function boundedId(id: string): string {
   return id.length <= EXTERNAL_ID_MAX_LENGTH ? id : `sha256:${sha256(id)}`;
 }
 
-/**
- * One input line (or feed item, by position) after parse, enrich and identity: an item for the store, or
- * why not (`errClass`: it failed with an unexpected error of that class, see `isolated`).
- */
+/** A line (or feed item) after parse, enrich and identity: an item to store, or why not (`errClass`: `isolated`). */
 export type Offer = { line: number; item: SourcedItem } | { line: number; error: string; errClass?: string };
 
 /** An item that failed with an unexpected error: its line and the error's class (what may be logged of it). */
@@ -49,15 +30,11 @@ export interface ItemFailure {
   errClass: string;
 }
 
-/** The `invalid` answer of an item that failed with an unexpected error of class `errClass`. */
 function itemFailedError(errClass: string): string {
   return `could not be processed (an unexpected ${errClass} in the service, not a fault of the line); nothing of it was stored`;
 }
 
-/**
- * `build()`, the steps that make one line's offer; an unexpected error it throws is that line's answer
- * (`invalid`, with the error's class), so the other lines of the input go on.
- */
+/** `build()`'s offer; an unexpected error it throws is that line's `invalid` answer, so the other lines go on. */
 export function isolated(line: number, build: () => Offer): Offer {
   try {
     return build();
@@ -79,10 +56,10 @@ export interface BatchAnswer {
   results: LineOutcome[];
 }
 
-/** An answer with no line yet (to add the answers of an input's chunks to, in order). */
+/** An empty answer, to add an input's chunks' answers to in order. */
 export const emptyAnswer = (): BatchAnswer => ({ stored: 0, duplicates: 0, invalid: 0, results: [] });
 
-/** Adds the answer of the input's next chunk to `total`. */
+/** Adds a chunk's answer to `total`. */
 export function addAnswer(total: BatchAnswer, part: BatchAnswer): void {
   total.stored += part.stored;
   total.duplicates += part.duplicates;
@@ -91,11 +68,9 @@ export function addAnswer(total: BatchAnswer, part: BatchAnswer): void {
 }
 
 /**
- * An operator's article (a checked `fns articles ingest` line) with its identity. Its source scope is
- * the line's `source`, else OPERATOR_SOURCE, so repeats of lines without a source are found too; the
- * article shows the line's `source`, or null (no wire is known: `operator` names our own tool, not a
- * publisher). Its id at that source: its canonical link, else a hash of its text and published time,
- * so the same line ingested again is the same item.
+ * An operator's checked article with its identity: scoped to its `source`, else OPERATOR_SOURCE (so source-less
+ * repeats are found), but showing only its own `source` or null (`operator` is our tool, not a publisher).
+ * Its id is its canonical link, else a hash of text and published time: the same line again is the same item.
  */
 export function operatorItem(article: NewArticle): SourcedItem {
   const shown = article.source ?? null;
@@ -120,9 +95,8 @@ export function operatorOffer(line: number, raw: string): Offer {
 }
 
 /**
- * Stores the valid offers (one `ingestItems`, one write transaction) and answers per line, in input
- * order; the ids stored go to `onStored` (publish); each line that failed with an unexpected error (its
- * offer, or its dedup step in the store) goes to `onFailed`, once.
+ * Stores the valid offers (one `ingestItems`) and answers per line in input order; stored ids go to
+ * `onStored`, each line that failed with an unexpected error (offer or dedup step) to `onFailed`, once.
  */
 export async function storeOffers(
   offers: readonly Offer[],
@@ -142,7 +116,7 @@ export async function storeOffers(
   const answer = emptyAnswer();
   const storedIds: string[] = [];
   let v = 0;
-  // In slices (a poll of 5,000 items is 5,000 answers to make): same answers, same order.
+  // In slices: a large poll is thousands of answers to make.
   await eachInSlices(offers, (o) => {
     if ('error' in o) {
       answer.invalid++;

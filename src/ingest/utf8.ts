@@ -1,7 +1,4 @@
-/**
- * Text checks shared by every ingestion path (`fns articles ingest`, the admin push, the feed poller): one
- * rule, bytes that are not UTF-8 and lone surrogates are refused, naming the line, never turned into U+FFFD.
- */
+/** Every ingestion path refuses bytes that are not UTF-8 and lone surrogates, naming the line; never U+FFFD. */
 
 const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -66,10 +63,7 @@ export function notUtf8Message(bytes: Uint8Array, offset = invalidUtf8Offset(byt
 // With the u flag, a surrogate pair is one code point: only a lone (unpaired) surrogate matches.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
-/**
- * The first string (value or key) of a parsed JSON value holding a lone surrogate (e.g. `"\ud800"`,
- * which JSON allows and no UTF-8 text can hold), as `content` / `tickers[0].ticker`; null when none.
- */
+/** Path (`tickers[0].ticker`) of the first string or key holding a lone surrogate (JSON allows `"\ud800"`), or null. */
 export function loneSurrogatePath(value: unknown, path = ''): string | null {
   if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path || 'the value' : null;
   if (typeof value !== 'object' || value === null) return null;

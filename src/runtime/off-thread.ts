@@ -1,32 +1,14 @@
 /**
- * One call at a time to a worker thread that answers in chunks: the ingestion steps that are pure but
- * long for a large input (a feed's parse, enrichment and identity keys; a push body's reading and
- * checks) run there, so they never hold the event loop. The worker (a plain .mjs module, see
- * src/sources/prepare-worker.mjs) answers a request `{id, ...}` with `{id, items}` messages of about a
- * hundred results, then `{id, done}`, or `{id, error: {name, message, ...}}`; it posts `{ready: true}`
- * once loaded. Flow control: after each `{id, items}` the worker waits for `{id, next: true}`, which this
- * thread sends after a turn of its event loop. Without it, chunks that queue up while the loop is busy
- * are all read (copied into this thread's heap) in one go: one long task.
- *
- * `stream` hands each chunk to a consumer and asks for the next one only once the consumer is done with
- * it (the ingestion paths store a chunk, then read the next): the items of a large input are never all
- * on this thread's heap at once, where thousands of them, alive for seconds, would be copied by the
- * collector's young-generation pauses (about 1 ms per MB) and then promoted. A consumer that throws
- * ends the call: the worker is told to stop (`{id, cancel: true}`) and the call rejects with that error.
- *
- * The thread is started on first use and kept; it holds the process open only while a call is under
- * way. When no worker thread can be had (a runtime without the TypeScript loader), `call` rejects with
- * OffThreadUnavailable and the caller does the work inline.
+ * A worker thread answering in chunks, so long pure ingestion steps never hold the event loop. A request `{id}`
+ * gets `{id, items}` chunks, then `{id, done}` or `{id, error}`; each chunk waits for `{id, next}` (sent once
+ * consumed, after a turn) or `{id, cancel}`, so a large input is never all on this heap, where young-generation
+ * GC would copy it. Without a worker thread (no TypeScript loader): OffThreadUnavailable, work inline.
  */
 import { Worker } from 'node:worker_threads';
 
 let preloads: readonly string[] = [];
 
-/**
- * Modules (URLs) that every worker thread started from now on imports before its own code: none in the
- * service. A test seam: a test makes a step of the ingestion throw inside a worker thread (for one
- * marked input) as it can on this thread, and checks that the worker paths answer as this one does.
- */
+/** Test seam: module URLs every worker thread started from now on imports before its own code. */
 export function preloadInWorkers(urls: readonly string[]): void {
   preloads = [...urls];
 }
@@ -72,11 +54,7 @@ export class ChunkedWorker<Req extends object, I, D> {
     return { items, done };
   }
 
-  /**
-   * The worker's items chunk by chunk to `consume` (in order; the next chunk is asked for once the
-   * returned promise settled), then its final answer; rejects with the rebuilt error, or with the
-   * consumer's own.
-   */
+  /** Chunks to `consume` in order, each once the last settled; then the final answer, or either side's error. */
   async stream(req: Req, consume: (items: I[]) => void | Promise<void>): Promise<D> {
     let w: Worker;
     try {
@@ -87,7 +65,7 @@ export class ChunkedWorker<Req extends object, I, D> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { consume, resolve, reject });
-      // While a call is under way the thread keeps the process alive (its answer is awaited).
+      // Ref'd while a call is under way: its answer is awaited.
       w.ref();
       w.postMessage({ ...req, id });
     });
@@ -155,7 +133,7 @@ export class ChunkedWorker<Req extends object, I, D> {
     return this.ready;
   }
 
-  /** Stops the thread (tests; a process exits without it anyway). */
+  /** Stops the thread (tests). */
   async stop(): Promise<void> {
     const w = this.worker;
     this.failAll(new Error('the worker thread was stopped'));

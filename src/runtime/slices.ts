@@ -1,9 +1,6 @@
 /**
- * Ingestion work cut into slices so that no step holds the event loop for long (the 10 ms goal of
- * docs/sources.md): between slices, a turn of the event loop (setImmediate) lets requests, the stream,
- * the admin listener and timers run. A slice ends once it has taken `budgetMs` (measured with the
- * injected clock) or after `maxItems` items, whichever comes first; results and their order are those
- * of the plain loop.
+ * Ingestion work in slices (at most `budgetMs` or `maxItems` items) with a turn of the event loop between them,
+ * so requests, streams and timers run (docs/sources.md "Large inputs"). Results and order are the plain loop's.
  */
 
 /** A turn of the event loop: what is waiting (I/O, timers) runs before the promise resolves. */
@@ -57,11 +54,7 @@ export async function eachInSlices<T>(
   }
 }
 
-/**
- * For a loop that cannot be handed over whole (items arrive one by one): call the returned function
- * before each item; it resolves at once within a slice, and after a turn of the event loop once the
- * slice has run its budget (or `maxItems` items).
- */
+/** For items that arrive one by one: await the returned function before each; it yields once a slice is spent. */
 export function sliceTurns(opts: SliceBudget = {}): () => Promise<void> | void {
   const budget = opts.budgetMs ?? SLICE_BUDGET_MS;
   const maxItems = opts.maxItems ?? Number.POSITIVE_INFINITY;
@@ -80,11 +73,7 @@ export function sliceTurns(opts: SliceBudget = {}): () => Promise<void> | void {
   };
 }
 
-/**
- * `items` handed to `take` in chunks of `size`, in order, each once the one before was taken and the
- * event loop had a turn: what a chunked worker (./off-thread.ts `stream`) does, for the same input
- * prepared on this thread.
- */
+/** `items` to `take` in chunks of `size`, each after the last was taken and a turn (as ./off-thread.ts `stream`). */
 export async function eachChunk<T>(
   items: readonly T[],
   size: number,

@@ -1,8 +1,6 @@
 /**
- * Work that reads or writes rows, written once as a generator of steps and driven either synchronously
- * (SQLite: its statements answer at once, inside one synchronous transaction that nothing else on the
- * thread can join) or asynchronously (PostgreSQL: each step awaited). `yield* read(x)` gives x's rows
- * either way.
+ * Row work written once as a generator of steps: driven synchronously for SQLite (one synchronous
+ * transaction nothing else on the thread can join) or awaited for PostgreSQL; `yield* read(x)` gives x's rows.
  */
 export type Rows<T> = T | Promise<T>;
 export type Step<R> = Generator<unknown, R, unknown>;

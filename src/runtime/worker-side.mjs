@@ -1,20 +1,15 @@
-// What the service's worker-thread entries share (plain JavaScript, as they are: a worker is started by
-// Node itself, outside the TypeScript loader): a lower CPU priority for the thread, the worker side of
-// the chunk flow control of ./off-thread.ts (ChunkedWorker), and the test seam of its preloads.
+// Shared by the worker-thread entries, plain JavaScript because Node starts a worker outside the TypeScript
+// loader: thread priority, the worker side of ./off-thread.ts flow control, and the test preloads.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 
-/** Imports the modules the main thread asked every worker to load first (off-thread.ts `preloadInWorkers`: tests only). */
+/** Imports the modules every worker must load first (off-thread.ts `preloadInWorkers`: tests only). */
 export async function runPreloads() {
   for (const url of workerData?.preload ?? []) await import(url);
 }
 
-/**
- * A lower CPU priority for this thread only (Linux: setpriority on the thread id, read from
- * /proc/thread-self), so on a contended core the event loop thread (requests, the stream, the admin
- * listener) runs first; elsewhere, or when refused, the thread keeps the process's priority.
- */
+/** Lowers this thread's priority only (Linux: its id from /proc/thread-self) so the event loop wins a busy core. */
 export function lowerThreadPriority(niceness) {
   if (!(niceness > 0)) return;
   try {
@@ -25,10 +20,8 @@ export function lowerThreadPriority(niceness) {
 }
 
 /**
- * Flow control: `send(id, items)` posts `{id, items}` and resolves once the main thread has answered:
- * true on `{id, next: true}` (after a turn of its event loop and once it is done with the chunk), false
- * on `{id, cancel: true}` (it wants no more: the worker stops that request, posting nothing else).
- * `acknowledge(message)` takes such an answer and is true when the message was one.
+ * `send(id, items)` posts a chunk and resolves true on the main thread's `{id, next}`, false on `{id, cancel}`
+ * (stop that request, post nothing more). `acknowledge(message)` is true when the message was such an answer.
  */
 export function chunkChannel(port) {
   const waiting = new Map();

@@ -1,10 +1,7 @@
 /**
- * Two sample news feeds on a loopback HTTP server, for `npm run demo`: an RSS 2.0 wire and an Atom 1.0
- * wire, each publishing a new headline every few seconds. Every fourth round one story is carried by
- * both wires (reworded, the same article URL with different tracking parameters), so a newcomer
- * watching the stream sees it arrive once: deduplication at work. Both answer conditional GETs (ETag,
- * Last-Modified → 304) like a well-behaved publisher. Being on loopback, they are polled only because the
- * demo sets FEED_ALLOW_PRIVATE for itself (src/cli/demo.ts).
+ * Two sample feeds (RSS 2.0, Atom 1.0) on loopback for `npm run demo`, answering conditional GETs. Every fourth
+ * round one story is on both wires, reworded, same URL but tracking parameters: the stream shows it once (dedup).
+ * Polled only because the demo sets FEED_ALLOW_PRIVATE (src/cli/demo.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +13,6 @@ interface DemoItem {
   published: number;
 }
 
-/** Headlines of the RSS wire ("Harbor Wire"). */
 const HARBOR = [
   'Apple shares rise after iPhone sales top estimates',
   'BREAKING: Fed holds rates steady, signals patience on cuts',
@@ -30,7 +26,6 @@ const HARBOR = [
   'Walmart raises annual guidance as shoppers trade down',
 ];
 
-/** Headlines of the Atom wire ("Summit Newswire"). */
 const SUMMIT = [
   'Microsoft wins cloud contract worth $2 billion',
   'FLASH: ECB raises deposit rate by 25 basis points',
@@ -68,9 +63,7 @@ const SHARED: [string, string, string][] = [
 const FEED_LENGTH = 20;
 
 export interface DemoFeeds {
-  /** The RSS 2.0 feed ("Harbor Wire"). */
   rssUrl: string;
-  /** The Atom 1.0 feed ("Summit Newswire"). */
   atomUrl: string;
   /** Items published so far, per feed (shared stories count on both). */
   published(): { rss: number; atom: number };
@@ -119,11 +112,7 @@ ${entries}
 `;
 }
 
-/**
- * Starts the two feeds on `host` (default loopback), a free port, each with a few items already, then a
- * new round every `everyMs` (default 4 s): one wire's next headline, alternating, and every fourth round
- * a story on both.
- */
+/** Starts both feeds on a free port of `host` (default loopback), a few items each, then a round every `everyMs`. */
 export async function startDemoFeeds(
   opts: { host?: string; everyMs?: number; clock?: () => number } = {},
 ): Promise<DemoFeeds> {
@@ -149,10 +138,7 @@ export async function startDemoFeeds(
 
 type Wire = 'rss' | 'atom';
 
-/**
- * The two wires' items (newest first, at most FEED_LENGTH), how many each has published, and when each
- * last changed. Rounds follow one fixed schedule: round n always publishes the same headlines and links.
- */
+/** The wires' items (newest first), counts and change times; round n always publishes the same headlines and links. */
 class DemoWires {
   readonly items: Record<Wire, DemoItem[]> = { rss: [], atom: [] };
   readonly counts: Record<Wire, number> = { rss: 0, atom: 0 };
@@ -164,12 +150,11 @@ class DemoWires {
     this.modified = { rss: clock(), atom: clock() };
   }
 
-  /** The next round: every fourth a story on both wires, otherwise Harbor's and Summit's headlines in turn. */
+  /** Every fourth round a story on both wires, otherwise Harbor's and Summit's headlines in turn. */
   publishNext(): void {
     const r = this.round++;
     if (r % 4 === 3) {
       const [a, b, path] = SHARED[Math.floor(r / 4) % SHARED.length]!;
-      // One article, two wires: the same URL apart from each wire's tracking parameters.
       this.add('rss', a, `https://example.com/markets/${path}?utm_source=harbor&utm_medium=rss`);
       this.add('atom', b, `https://example.com/markets/${path}?utm_source=summit&utm_campaign=wire#top`);
     } else if (r % 2 === 0) {
@@ -181,7 +166,6 @@ class DemoWires {
     }
   }
 
-  /** A new item on top of `wire`; the oldest drops off beyond FEED_LENGTH. */
   private add(wire: Wire, title: string, link: string): void {
     const items = this.items[wire];
     this.counts[wire]++;
@@ -191,7 +175,6 @@ class DemoWires {
   }
 }
 
-/** A title as a URL path segment: lower-case letters and digits, any run of other characters one `-`; 60 at most. */
 function slug(t: string): string {
   return t
     .toLowerCase()
@@ -200,10 +183,7 @@ function slug(t: string): string {
     .slice(0, 60);
 }
 
-/**
- * Answers GET and HEAD on `/harbor.rss` and `/summit.atom` (304 when If-None-Match is the current ETag),
- * 405 for another method on them, 404 for any other path.
- */
+/** GET and HEAD of `/harbor.rss` and `/summit.atom` (304 on a matching If-None-Match); 405 or 404 otherwise. */
 function serveFeed(wires: DemoWires, req: IncomingMessage, res: ServerResponse): void {
   const path = (req.url ?? '/').split('?')[0];
   const feed = path === '/harbor.rss' ? 'rss' : path === '/summit.atom' ? 'atom' : undefined;

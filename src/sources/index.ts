@@ -1,9 +1,6 @@
 /**
- * Sources, the public face: feeds are fetched and parsed (./feed), mapped and enriched into
- * items the store deduplicates and stores (./pipeline), on a schedule by the poller: its scheduling
- * (./poller), one poll (./poll), the bookkeeping of what a poll did (./poll-record) and the settings and
- * schedule rules (./poll-rules). `fns serve` and `fns sources run` start it. The registry itself lives
- * in the store (SourceStore).
+ * Sources: feeds fetched and parsed (./feed), mapped to store items (./pipeline), polled on a schedule
+ * (./poller, ./poll, ./poll-record, ./poll-rules) by `fns serve` and `fns sources run`. The registry is the store's.
  */
 export { SourcePoller } from './poller.js';
 export type { PollerOptions } from './poller.js';

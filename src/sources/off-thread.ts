@@ -1,14 +1,7 @@
 /**
- * A polled feed's body to the items the store ingests, off the event loop when it is large, handed on
- * chunk by chunk. Parse (about 30 us per KiB), mapping, enrichment and identity keys (about 50-300 us per
- * item, tens of thousands of short-lived objects) run on a worker thread (prepare-worker.mjs) for bodies
- * of OFF_THREAD_MIN_BYTES and more; the items come back in chunks of PREPARED_CHUNK, and the next chunk
- * is asked for only once the caller has taken the one before (the poll stores it first). So a feed of
- * 5,000 items is never on the event loop's heap at once: held there for the seconds its ingest takes,
- * its megabytes would be copied by the collector's young-generation pauses and then promoted, the
- * longest pauses a poll caused. Smaller bodies are parsed here and mapped in slices
- * (src/runtime/slices.ts). Same items, same order, same FeedError as `parseFeed` + `toSourcedItems`;
- * a FeedError comes before the first chunk (the whole body is parsed first).
+ * A polled feed's body to store items in chunks, the next once the caller took the last: a large body is parsed
+ * and prepared on a worker thread (prepare-worker.mjs), so it is never all on the event loop's heap
+ * (docs/sources.md "Large inputs"); a small one here, in slices. Same items, order and FeedError either way.
  */
 import { ChunkedWorker, OffThreadUnavailable } from '../runtime/off-thread.js';
 import { eachChunk, eachInSlices, type SliceBudget } from '../runtime/slices.js';
@@ -16,16 +9,16 @@ import type { SourcedItem, UrgencySetting } from '../store/ports/index.js';
 import { FeedError, parseFeed, type FeedErrorKind, type ParsedFeed } from './feed/index.js';
 import { prepareFeedItem, type FailedFeedItem, type PreparedFeedItem } from './pipeline.js';
 
-/** Bodies at least this large are prepared on the worker thread (smaller ones: about 2 ms of work here). */
+/** Bodies at least this large are prepared on the worker thread. */
 export const OFF_THREAD_MIN_BYTES = 64 * 1024;
 
-/** Items per chunk handed to the caller (the worker's chunk size too: prepare-worker.mjs). */
+/** Items per chunk handed to the caller (prepare-worker.mjs `CHUNK` must match). */
 export const PREPARED_CHUNK = 100;
 
 /** What a feed says about itself, and how many items it had (with or without text). */
 export type FeedHead = Omit<ParsedFeed, 'items'> & { itemCount: number };
 
-/** The items of a chunk the store is not given: without text (their external ids), or failed (prepareFeedItem). */
+/** A chunk's items the store is not given: textless (external ids) or failed (prepareFeedItem). */
 export interface SkippedItems {
   textless: string[];
   failed: FailedFeedItem[];
@@ -43,7 +36,6 @@ type Request = {
 
 let worker: ChunkedWorker<Request, PreparedFeedItem, FeedHead> | null = null;
 
-/** A chunk of prepared items to `take`, as the items to store and the others. */
 function takeChunk(chunk: PreparedFeedItem[], take: TakeItems): void | Promise<void> {
   const items: SourcedItem[] = [];
   const skipped: SkippedItems = { textless: [], failed: [] };
@@ -62,10 +54,8 @@ const thread = () =>
   ));
 
 /**
- * The feed's items as the store ingests them, in feed order, in chunks to `take`, with the chunk's items
- * that have no text (their external ids) and those whose preparation failed with an unexpected error
- * (by guid: one item never fails its feed); answers what the feed says about itself. Throws FeedError as
- * `parseFeed` does (before any chunk), or what `take` threw (no chunk after it).
+ * The feed's store items in feed order, in chunks to `take` with that chunk's skipped items; answers the feed's
+ * head. Throws FeedError as `parseFeed` does (before any chunk), or what `take` threw (no chunk after it).
  */
 export async function prepareFeedItems(
   body: Uint8Array,
@@ -87,7 +77,7 @@ export async function prepareFeedItems(
       );
     } catch (e) {
       if (!(e instanceof OffThreadUnavailable)) throw e;
-      // No worker thread (a runtime without the TypeScript loader): here, the mapping in slices.
+      // No worker thread (no TypeScript loader): prepared here, in slices.
     }
   }
   const { items, ...head } = parseFeed(body, opts);
@@ -97,7 +87,7 @@ export async function prepareFeedItems(
   return { ...head, itemCount: items.length };
 }
 
-/** Stops the worker thread (tests; a process exits without it anyway). */
+/** Stops the worker thread (tests). */
 export async function stopFeedPreparer(): Promise<void> {
   const w = worker;
   worker = null;

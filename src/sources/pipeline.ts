@@ -1,19 +1,7 @@
 /**
- * From a source's item to what the store ingests (SourcedItem): the mapping, enrichment
- * (tickers, sentiment, urgency), near-duplicate keys, the canonical URL and the stable external id.
- * Pure and synchronous; `store.ingestItems` then deduplicates and stores, in one transaction.
- *
- * Mapping: `content` = the headline (plain text; the summary when there is no title); `published_at` =
- * the item's date, or null (never invented); `url`; `source` = the source's name.
- *
- * External id (exact dedup per source): the feed's guid/id; else the canonical URL; else a hash of the
- * text and the date. Ids longer than EXTERNAL_ID_MAX_LENGTH are stored as their SHA-256, so a record
- * stays small and indexable whatever the feed puts in its guid.
- *
- * Length: a feed headline longer than the contract's content maxLength (in practice a whole article in
- * a title-less item's summary) is cut at a word boundary, with "…", to fit: the feed is not ours to fix,
- * and losing the story is worse than a shortened headline whose url leads to the full text. A push
- * line is an operator's own input and is refused instead (src/ops/push.ts), as `fns articles ingest` does.
+ * A source's item to a SourcedItem (pure): `content` is the headline, else the summary; `published_at` the
+ * item's date or null, never invented. An overlong feed headline is cut to fit (the feed is not ours to fix,
+ * and losing the story is worse), whereas an operator's push line is refused (src/ops/push.ts).
  */
 import { createHash } from 'node:crypto';
 import { articleRules, type ArticleSentiment, type TickerSentiment } from '../contract/index.js';
@@ -29,7 +17,6 @@ export { boundedId, EXTERNAL_ID_MAX_LENGTH };
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** The headline of a feed item: its title, else its summary; null when it has no text. */
 function headlineOf(item: Pick<FeedItem, 'title' | 'summary'>): string | null {
   const t = item.title?.trim();
   if (t) return t;
@@ -48,7 +35,7 @@ export function fitHeadline(text: string, max: number = articleRules.contentMaxL
   return `${cut.trimEnd()}…`;
 }
 
-/** The stable per-source id of a feed item: guid, else canonical URL, else a hash of text and date. */
+/** The stable per-source id (exact dedup): guid, else canonical URL, else a hash of text and date; bounded. */
 export function externalIdOf(item: FeedItem, canonical: string | null, content: string): string {
   const guid = item.guid?.trim();
   if (guid) return boundedId(guid);
@@ -98,7 +85,7 @@ export function sourcedArticle(source: string, externalId: string, article: NewA
   return identify(source, externalId, article);
 }
 
-/** One feed item as the store ingests it, or null when it has no text (neither title nor summary). */
+/** One feed item as the store ingests it, or null without title or summary. */
 function toSourcedFeedItem(source: { name: string; urgency: UrgencySetting }, item: FeedItem): SourcedItem | null {
   const text = headlineOf(item);
   if (text === null) return null;
@@ -115,20 +102,15 @@ function toSourcedFeedItem(source: { name: string; urgency: UrgencySetting }, it
   });
 }
 
-/** A feed item whose mapping, enrichment or identity failed with an unexpected error: its guid (else its link; bounded as an external id) and the error's class. */
+/** A feed item whose preparation threw: its guid (else link, bounded) and the error's class. */
 export interface FailedFeedItem {
   guid: string | null;
   errClass: string;
 }
 
-/**
- * One feed item prepared for the poll: the item the store ingests; or, for an item with no text, its
- * external id (`textless`: recorded so it is counted once, `SourceStore.recordTextlessItems`); or, when
- * its preparation threw, what may be reported of it (`failed`), so one item never fails its feed.
- */
+/** A prepared feed item: store item, textless item's id (recorded to count once), or `failed` (not its feed). */
 export type PreparedFeedItem = SourcedItem | { textless: string } | { failed: FailedFeedItem };
 
-/** The guid of a feed item as it may be reported (else its link), bounded as an external id; null when it has neither. */
 function reportedId(item: FeedItem): string | null {
   try {
     const id = item.guid?.trim() || item.url?.trim();
@@ -138,7 +120,7 @@ function reportedId(item: FeedItem): string | null {
   }
 }
 
-/** `toSourcedFeedItem`, with the item's own failure as its outcome (see PreparedFeedItem). */
+/** `toSourcedFeedItem`, with the item's own failure as its outcome. */
 export function prepareFeedItem(source: { name: string; urgency: UrgencySetting }, item: FeedItem): PreparedFeedItem {
   if (item.failed !== undefined) return { failed: { guid: reportedId(item), errClass: item.failed } };
   try {
@@ -150,10 +132,7 @@ export function prepareFeedItem(source: { name: string; urgency: UrgencySetting 
   }
 }
 
-/**
- * A polled feed's items as the store ingests them, in feed order. Items with no text (neither title nor
- * summary) are left out: the caller counts them as `items.length - result.length`.
- */
+/** A feed's store items in feed order; textless items are left out (`items.length - result.length` of them). */
 export function toSourcedItems(
   source: { name: string; urgency: UrgencySetting },
   items: readonly FeedItem[],
@@ -166,11 +145,7 @@ export function toSourcedItems(
   return out;
 }
 
-/**
- * `toSourcedItems` in slices of a few ms (src/runtime/slices.ts), a turn of the event loop between them:
- * enrichment and near-duplicate keys cost about 50-70 us an item, so a feed of 5,000 items is a third of
- * a second of work that must not hold the loop at once. Same result, same order.
- */
+/** `toSourcedItems` in slices (src/runtime/slices.ts): a large feed's enrichment must not hold the event loop. */
 export async function toSourcedItemsInSlices(
   source: { name: string; urgency: UrgencySetting },
   items: readonly FeedItem[],

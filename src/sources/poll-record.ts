@@ -1,12 +1,7 @@
 /**
- * The poller's bookkeeping: what a poll did becomes the source's record (its validators, failure count
- * and next poll time: `recordPoll`, which also gives the lease back), the counters, the progress report,
- * and one log line per change of a source's state (failing with a new kind of error, recovered; the
- * database failing and answering again), not one per poll.
- *
- * A poll that throws (a fault of the service, or of this bookkeeping itself) is recorded too, as a
- * failure of kind `internal` naming the error's class: the source is retried on its failure schedule,
- * not only once its lease runs out, and `fns sources list`, the counters and the log say so.
+ * The poller's bookkeeping: a poll's result becomes the source's record (`recordPoll`, which gives the lease
+ * back), counters, the report, and one log line per change of state, not per poll. A poll that throws is
+ * recorded as an `internal` failure naming the error's class, so it is retried on the failure schedule.
  */
 import { errorText, type Log } from '../domain/log.js';
 import type { FeedErrorKind } from './feed/index.js';
@@ -56,7 +51,6 @@ const ERROR_LABEL: Record<FeedErrorKind, PollOutcomeLabel> = {
   refused: 'refused',
 };
 
-/** The counter label of each duplicate reason. */
 const DUPLICATE_LABEL: Record<DuplicateReason, ItemOutcomeLabel> = {
   'same-item': 'same_item',
   'same-url': 'same_url',
@@ -69,7 +63,7 @@ export interface PollerMetrics {
   sourceItems: { inc(labels: { outcome: ItemOutcomeLabel }, n: number): void };
 }
 
-/** What one poll did (for progress lines and tests). */
+/** What one poll did (progress lines, tests). */
 export interface PollReport {
   source: string;
   outcome: 'ok' | 'not-modified' | 'error';
@@ -90,22 +84,18 @@ export interface PollReport {
 
 export interface PollRecordOptions {
   store: SourceStore;
-  /** The lease owner (the poller's id). */
   owner: string;
   clock: () => number;
-  /** Jitter source for the backoff. */
   random: () => number;
   log: Log;
   metrics?: PollerMetrics;
-  /** Called after a poll stored at least one article. */
   onStored?: (ids: string[]) => void;
-  /** Called after every recorded poll. */
   onPoll?: (report: PollReport) => void;
-  /** Called once a poll is recorded, with the source's next poll time (the scheduler's timer). */
+  /** Called once a poll is recorded, with the source's next poll time. */
   onScheduled: (source: string, nextPollAt: number) => void;
 }
 
-/** The state a source is in, for the "one line per change" log: `ok`, or the error kind and status. */
+/** A source's state for the one-line-per-change log: `ok`, or the error kind and status. */
 function stateOf(error: string | null, status: number | null): string {
   if (error === null) return 'ok';
   return `${error.split(':')[0]}${status === null ? '' : ` ${status}`}`;
@@ -132,20 +122,19 @@ function unchanged(rec: SourceRecord, now: number): PollOutcome {
 const internalError = (errClass: string) =>
   `internal: an unexpected ${errClass} in the service while polling, not a fault of the feed (the service log has where)`;
 
-/** A failing item is remembered (per source) among this many, so it is logged when it starts failing, not at every poll. */
+/** Failing items remembered per source, so one is logged when it starts failing, not at every poll. */
 const FAILED_ITEMS_KEPT = 1000;
 /** At most this many failing items are logged one by one per poll; the rest as a count. */
 const FAILED_ITEMS_LOGGED = 10;
 
 export class PollRecorder {
-  /** The last logged state per source. */
   private readonly states = new Map<string, string>();
   /** Per source, the guids of the items that failed at its last poll. */
   private readonly failedItems = new Map<string, Set<string>>();
   private storeState = 'ok';
   constructor(private readonly opts: PollRecordOptions) {}
 
-  /** A poll of `rec` starts: its state as stored is the one the next change is logged against. */
+  /** The state the next change of `rec` is logged against: as stored. */
   begin(rec: SourceRecord): void {
     if (!this.states.has(rec.name)) this.states.set(rec.name, stateOf(rec.lastError, rec.lastStatus));
   }
@@ -158,7 +147,6 @@ export class PollRecorder {
     this.storeState = state;
   }
 
-  /** The database answered. */
   storeAnswers(): void {
     if (this.storeState !== 'ok') {
       this.opts.log.info({}, 'the database answers again; polling resumed');
@@ -166,15 +154,14 @@ export class PollRecorder {
     }
   }
 
-  /** Records what one poll of `rec` did; when that throws, the poll is recorded as `unexpected` says. Never throws. */
+  /** Records one poll of `rec` (as `unexpected` when that throws). Never throws. */
   async record(rec: SourceRecord, result: PollResult): Promise<void> {
     try {
       switch (result.kind) {
         case 'aborted':
           return await this.release(rec);
         case 'store-failed':
-          // The database busy or unreachable is our side's trouble (tried again soon); any other error
-          // of the store step is a fault, recorded as one (retried on the failure schedule).
+          // The database busy or down is retried soon; any other store error is a fault (failure schedule).
           if (failureClass(result.cause) === undefined) return await this.unexpected(rec, result.cause);
           return await this.storeFailed(rec, result.status, result.cause);
         case 'failed':
@@ -188,11 +175,8 @@ export class PollRecorder {
   }
 
   /**
-   * A poll of `rec` that threw, or whose bookkeeping did. A failure of the database is one of our side
-   * (as `store-failed`: tried again soon, no failure counted); anything else is a failure of kind
-   * `internal`: recorded with the error's class, counted, retried on the source's failure schedule, and
-   * logged with the error's class and where it was thrown (never its message). Never throws: when even
-   * that record cannot be written, the database's trouble is logged and the lease runs out.
+   * A poll (or its bookkeeping) that threw: a database failure is `store-failed`; anything else an `internal`
+   * failure, counted and logged by class and stack, never message. Never throws: at worst the lease runs out.
    */
   async unexpected(rec: SourceRecord, e: unknown): Promise<void> {
     try {
@@ -225,10 +209,7 @@ export class PollRecorder {
     await this.opts.store.recordPoll(rec.name, this.opts.owner, unchanged(rec, this.opts.clock())).catch(() => {});
   }
 
-  /**
-   * Our side failed, not the source: its validators stay as they were (the next poll reads the items
-   * again), its failure count too; tried again soon.
-   */
+  /** Our side failed, not the source: validators and failure count stay (the items are read again); retried soon. */
   private async storeFailed(rec: SourceRecord, status: number | null, e: unknown): Promise<void> {
     this.opts.metrics?.sourcePolls.inc({ outcome: 'store' });
     this.storeTrouble(e);
@@ -285,11 +266,7 @@ export class PollRecorder {
     });
   }
 
-  /**
-   * The items of a poll that failed with an unexpected error, logged by guid and the error's class when
-   * they start failing (an item that failed at the last poll too is not logged again), at most
-   * FAILED_ITEMS_LOGGED one by one.
-   */
+  /** Logs failed items by guid and class when they start failing (not again while they keep failing). */
   private logFailedItems(source: string, failed: readonly FailedFeedItem[]): void {
     const before = this.failedItems.get(source);
     const now = new Set<string>();
@@ -335,11 +312,7 @@ export class PollRecorder {
     );
   }
 
-  /**
-   * Writes the source's record (every number bounded as the store keeps it), then tells: the schedule,
-   * the counter, one log line when the source's state changed (with `fields`, a structured warning), the
-   * report. Once the record is written the poll is recorded: nothing that follows turns it into a failure.
-   */
+  /** Writes the (bounded) record, then tells schedule, counter, log and report; nothing after the write fails it. */
   private async finish(
     rec: SourceRecord,
     unbounded: PollOutcome,
@@ -383,7 +356,7 @@ export class PollRecorder {
     );
   }
 
-  /** A step after the record (a callback, a log line): its error is logged by class, never the poll's failure. */
+  /** A step after the record: its error is logged by class, never the poll's failure. */
   private tell(rec: SourceRecord, step: () => void): void {
     try {
       step();

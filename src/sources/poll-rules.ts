@@ -1,39 +1,28 @@
 /**
- * The poller's settings and schedule rules (pure): its HTTP behaviour, its defaults, its User-Agent and
- * lease owner id, and when a source is polled next after a success or a failure.
- *
- * Scheduling: a success polls again after max(every, the feed's own ttl / sy:updatePeriod floor); an
- * error after `backoffMs` (exponential from the source's interval, with jitter; a `Retry-After` wins when
- * longer). Every number a feed or a server sets is bounded here before it is used or stored: the floor
- * to [0, 24 h] (`feedFloorMs`), a Retry-After to [0, 6 h]; one that is no number (NaN) counts as unset.
- *
- * Every HTTP setting of the poller is in POLL_HTTP (one place; docs/sources.md quotes it).
+ * The poller's settings and schedule rules (pure). Every number a feed or server sets is bounded before it is
+ * used or stored: a feed's floor to [0, 24 h], a Retry-After to [0, 6 h]; NaN counts as unset.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { backoffMs } from './feed/index.js';
 
-/** The HTTP behaviour of the poller: timeouts, caps. The User-Agent is built by `pollerUserAgent`. */
+/** Every HTTP setting of the poller (FetchOptions), in one place: docs/sources.md quotes it. */
 export const POLL_HTTP = {
-  /** Connecting (DNS, TCP, TLS) may take this long. */
   connectTimeoutMs: 5_000,
-  /** The whole request, body included. */
   timeoutMs: 20_000,
-  /** A larger body is refused (`too-large`) without reading the rest. */
   maxBytes: 5 * 1024 * 1024,
-  /** More redirects than this in a row is an error (`redirects`). */
   maxRedirects: 5,
 } as const;
 
 export const POLL_DEFAULTS = {
   /** Sources polled at the same time by one process. */
   concurrency: 8,
-  /** A claimed source is this process's for this long: a bit longer than the whole fetch may take, plus parse and store. */
+  /** A claimed source is this process's for this long: more than the whole fetch, parse and store may take. */
   leaseMs: POLL_HTTP.timeoutMs + 15_000,
   /** The schedule is read at least this often (sources polled by other instances, expired leases). */
   tickMs: 1_000,
-  /** The registry version is read this often: an add, pause, resume or remove is seen within it. */
+  /** An add, pause, resume or remove is seen within this. */
   registryCheckMs: 250,
   /** Backoff never waits longer than this (unless the source's own interval is longer)... */
   backoffMaxMs: 30 * 60_000,
@@ -41,7 +30,7 @@ export const POLL_DEFAULTS = {
   retryAfterMaxMs: 6 * 3600_000,
   /** A feed's ttl / sy:updatePeriod floor is honoured up to this. */
   feedFloorMaxMs: 24 * 3600_000,
-  /** After the store failed (e.g. busy), the same poll is tried again this soon. */
+  /** After the store failed (e.g. busy), the poll is retried this soon. */
   storeRetryMs: 2_000,
   /** Dedup records older than this are dropped. */
   seenRetentionMs: 30 * 24 * 3600_000,
@@ -74,11 +63,7 @@ function boundedMs(ms: number | null, maxMs: number): number | null {
   return Math.min(maxMs, Math.max(0, Math.round(ms)));
 }
 
-/**
- * A feed's floor (its `<ttl>` or `sy:updatePeriod`/`sy:updateFrequency`, in seconds) in milliseconds,
- * capped at POLL_DEFAULTS.feedFloorMaxMs (24 h): what the schedule uses and the source's record keeps.
- * None (null) when the feed sets none, zero or less, or no number.
- */
+/** A feed's floor (`<ttl>` or `sy:updatePeriod`, seconds) in ms, capped at 24 h; null unless a positive number. */
 export function feedFloorMs(seconds: number | null): number | null {
   if (seconds === null || Number.isNaN(seconds) || seconds <= 0) return null;
   return boundedMs(seconds * 1000, POLL_DEFAULTS.feedFloorMaxMs);
@@ -90,10 +75,7 @@ export function nextPollAfterSuccess(now: number, everyMs: number, minIntervalMs
   return now + Math.max(everyMs, floor);
 }
 
-/**
- * When a source is polled next after its `failures`-th consecutive failure: exponential backoff from its
- * interval with jitter (never sooner than the interval), capped; a Retry-After (capped) wins when longer.
- */
+/** Next poll after `failures` failures in a row: jittered backoff, not before the interval; longer Retry-After wins. */
 export function nextPollAfterFailure(
   now: number,
   everyMs: number,

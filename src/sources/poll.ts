@@ -1,9 +1,4 @@
-/**
- * One poll of one claimed source: fetch with its stored validators (a 304 costs nothing), parse (on a
- * worker thread when large), map and enrich, and store the new items through the ingestion pipeline
- * (dedup, enrichment, one transaction). It answers what happened; recording it is the bookkeeping's job
- * (./poll-record.ts) and when to poll is the scheduler's (./poller.ts).
- */
+/** One poll of a claimed source, fetch to store; ./poll-record.ts records the result, ./poller.ts schedules. */
 import { FeedError, type FeedErrorKind, type FetchOptions, type FetchResult, type Validators } from './feed/index.js';
 import { prepareFeedItems } from './off-thread.js';
 import { storeOffers, type ItemFailure, type LineOutcome } from '../ingest/pipeline.js';
@@ -11,12 +6,11 @@ import type { FailedFeedItem } from './pipeline.js';
 import { feedFloorMs } from './poll-rules.js';
 import type { SourceRecord, SourceStore } from '../store/ports/index.js';
 
-/** Stopped, paused or removed while its items were being stored: the rest is not stored. */
+/** Stopped, paused or removed while storing: the rest is not stored. */
 class PollAborted extends Error {}
 
 export type FetchFn = (url: string, validators: Validators, opts: FetchOptions) => Promise<FetchResult>;
 
-/** What one poll did, before it is recorded. */
 export type PollResult =
   /** Stopped, paused or removed meanwhile: nothing to record but the lease to give back. */
   | { kind: 'aborted' }
@@ -31,7 +25,7 @@ export type PollResult =
     }
   /** Our side failed (the store), not the source. */
   | { kind: 'store-failed'; status: number; cause: unknown }
-  /** Fetched (200) or unchanged (304); `outcomes` has one answer per item offered to the store. */
+  /** Fetched (200) or unchanged (304); one outcome per item offered to the store. */
   | {
       kind: 'fetched';
       /** A 304: the feed is as the stored validators describe it. */
@@ -42,9 +36,9 @@ export type PollResult =
       lastModified: string | null;
       minIntervalMs: number | null;
       outcomes: LineOutcome[];
-      /** Items of the feed without any text that it had not offered before (each is counted once). */
+      /** Textless items not offered before (each counted once). */
       unusable: number;
-      /** Items whose preparation or dedup step failed with an unexpected error (the others were stored). */
+      /** Items whose preparation or dedup step threw (the others were stored). */
       failed: FailedFeedItem[];
     };
 
@@ -91,13 +85,7 @@ export async function pollOnce(
   return storeFeed(rec, result, at, signal, { store, clock });
 }
 
-/**
- * A fetched feed's items, stored. A large body is parsed, mapped and enriched on a worker thread, and its
- * items come in chunks: each is stored (the pipeline's store step, as push and `fns articles ingest` take
- * it: slices of short write transactions) before the next is read, so no step of a poll holds the event
- * loop for more than a few ms and the feed is never all on its heap at once, whatever its size
- * (docs/sources.md).
- */
+/** A fetched feed's items, stored chunk by chunk, each before the next is read (docs/sources.md "Large inputs"). */
 async function storeFeed(
   rec: SourceRecord,
   result: Extract<FetchResult, { kind: 'ok' }>,
@@ -162,7 +150,6 @@ async function storeFeed(
     status: result.status,
     etag: result.validators.etag,
     lastModified: result.validators.lastModified,
-    // Capped at 24 h, whatever the feed says (poll-rules.ts).
     minIntervalMs: feedFloorMs(feed.minIntervalSeconds),
     outcomes,
     unusable,

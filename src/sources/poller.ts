@@ -1,13 +1,7 @@
 /**
- * The source poller, its scheduling: claims the sources that are due (by lease, so with several
- * instances exactly one polls each source at a time), runs one poll of each (./poll.ts) and has it
- * recorded (./poll-record.ts), keeping a timer on the earliest next poll. Runs inside `fns serve` and
- * alone as `fns sources run`.
- *
- * Up to `concurrency` polls run at once, each bounded by the HTTP timeouts of POLL_HTTP, so a slow or
- * failing source never delays the others. Registry changes (add, pause, resume, remove) are seen within
- * `registryCheckMs` (a paused or removed source's poll in flight is abandoned). When a source is polled
- * next is decided by the rules of ./poll-rules.ts.
+ * The poller's scheduling: claims due sources by lease (one instance polls a source at a time), polls
+ * (./poll.ts) and records (./poll-record.ts). Up to `concurrency` polls at once, each bounded by POLL_HTTP's
+ * timeouts, so a slow source never delays the others. A paused or removed source's poll is abandoned.
  */
 import { silentLog, type Log } from '../domain/log.js';
 import { fetchFeed, type FetchOptions } from './feed/index.js';
@@ -26,20 +20,18 @@ export interface PollerOptions {
   owner?: string;
   clock?: () => number;
   fetch?: FetchFn;
-  /** Jitter source for the backoff. */
   random?: () => number;
   concurrency?: number;
   leaseMs?: number;
   tickMs?: number;
   registryCheckMs?: number;
   http?: Partial<Pick<FetchOptions, 'connectTimeoutMs' | 'timeoutMs' | 'maxBytes' | 'maxRedirects'>>;
-  /** FEED_ALLOW_PRIVATE: feeds (and redirects) on private, loopback and link-local addresses are polled; refused by default. */
+  /** FEED_ALLOW_PRIVATE: feeds and redirects to private, loopback or link-local addresses; refused by default. */
   allowPrivate?: boolean;
-  /** Called after a poll stored at least one article (the service wakes its stream with it). */
+  /** Called after a poll stored articles (the service wakes its stream). */
   onStored?: (ids: string[]) => void;
-  /** Called after every poll. */
   onPoll?: (report: PollReport) => void;
-  /** One line per change of a source's state (failing with a new kind of error, recovered), not per poll. */
+  /** One line per change of a source's state, not per poll. */
   log?: Log;
   metrics?: PollerMetrics;
 }
@@ -105,7 +97,6 @@ export class SourcePoller {
     });
   }
 
-  /** Polls in flight now. */
   get active(): number {
     return this.inFlight.size;
   }
@@ -186,7 +177,6 @@ export class SourcePoller {
     this.registryTimer.unref?.();
   }
 
-  /** A poll in flight of a source that was paused or removed meanwhile is abandoned. */
   private async abandonUnwanted(): Promise<void> {
     for (const [name, f] of this.inFlight) {
       const rec = await this.store.get(name);
@@ -204,7 +194,7 @@ export class SourcePoller {
       const claimed = await this.store.claimDue(this.owner, now, this.leaseMs, free);
       this.recorder.storeAnswers();
       for (const rec of claimed) this.launch(rec);
-      // What was due has been claimed now (here or by another instance, or it was paused): forget it.
+      // What was due is claimed (here or elsewhere) or paused: forget it.
       for (const [name, at] of this.known) if (at <= now && !this.inFlight.has(name)) this.known.delete(name);
     }
     if (now - this.lastPrune >= POLL_DEFAULTS.pruneEveryMs) {
@@ -219,8 +209,7 @@ export class SourcePoller {
     if (this.inFlight.has(rec.name)) return;
     this.recorder.begin(rec);
     const abort = new AbortController();
-    // A poll that throws is recorded as failed (poll-record.ts `unexpected`), as one that answered: the
-    // source is retried on its failure schedule, not once its lease runs out. Neither step throws.
+    // A poll that throws is recorded as failed, so it is retried on schedule, not at lease expiry. Neither step throws.
     const done = pollOnce(rec, abort.signal, this.steps)
       .then(
         (result) => this.recorder.record(rec, result),
@@ -229,7 +218,6 @@ export class SourcePoller {
       )
       .finally(() => {
         this.inFlight.delete(rec.name);
-        // A slot is free: claim what is due.
         this.wake();
       });
     this.inFlight.set(rec.name, { abort, done });

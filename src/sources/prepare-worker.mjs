@@ -1,22 +1,13 @@
-// Worker thread of prepareFeedItems (off-thread.ts): a large feed body parsed (./feed/parse.ts), then its
-// items mapped, enriched and given their identity keys (./pipeline.ts prepareFeedItem), all off the
-// service's event loop. Plain JavaScript on purpose (a worker is started by Node itself, outside the
-// TypeScript loader of the main thread): registers tsx, then
-// loads the same TypeScript modules the main thread runs for small bodies.
-//
-// Answers {id, body, contentType, baseUrl, source} with {id, items} messages of at most CHUNK
-// PreparedFeedItems (feed order: an item to store, a textless item's id, or a failed item's guid and
-// error class; each after the main thread's {id, next} for the
-// one before; {id, cancel} stops the request), then {id, done: {format, title, minIntervalSeconds,
-// itemCount}}, or {id, error: {name, message, kind}} (a FeedError comes before any chunk: the parse is
-// done first).
+// Worker thread of prepareFeedItems (off-thread.ts): parses a large feed body and prepares its items off the
+// event loop. Plain JavaScript: Node starts a worker outside the TypeScript loader, so it registers tsx first.
+// Answers {id, body, contentType, baseUrl, source} with {id, items} chunks of PreparedFeedItems in feed order
+// (flow control: ../runtime/off-thread.ts), then {id, done: FeedHead} or {id, error: {name, message, kind}}.
 import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 import { chunkChannel, lowerThreadPriority, runPreloads } from '../runtime/worker-side.mjs';
 
 if (!parentPort) throw new Error('prepare-worker.mjs must run in a worker thread');
 const port = parentPort;
-// On a contended core the event loop thread runs first.
 lowerThreadPriority(10);
 register();
 await runPreloads();
@@ -26,7 +17,6 @@ const { prepareFeedItem } = await import('./pipeline.ts');
 // PREPARED_CHUNK of ./off-thread.ts.
 const CHUNK = 100;
 
-// Flow control (src/runtime/off-thread.ts): after each chunk, wait for the main thread's {id, next}.
 const chunks = chunkChannel(port);
 
 port.on('message', async ({ id, next, cancel, body, contentType, baseUrl, source }) => {

@@ -1,10 +1,7 @@
 /**
- * Delay before the next attempt after `failures` consecutive failures: exponential from `baseMs`
- * (base, 2·base, 4·base, …) capped at `maxMs`, with "equal jitter" (half the step fixed, half drawn
- * from `random()` in [0, 1)), so a failing source is never retried sooner than half its step yet
- * many failing sources do not retry in lockstep. A server's Retry-After wins when longer (it is
- * bounded by `maxRetryAfterMs`, one day by default, so a silly header cannot park a source forever).
- * No failures: no delay beyond a Retry-After. Whole milliseconds.
+ * Whole ms before the next attempt: `baseMs`·2^(failures-1) capped at `maxMs`, with equal jitter (half fixed, half
+ * random) so failing sources never retry sooner than half a step nor in lockstep. A longer Retry-After wins,
+ * bounded by `maxRetryAfterMs` (default a day) so a silly header cannot park a source forever.
  */
 export function backoffMs(
   failures: number,

@@ -3,16 +3,10 @@ import { invalidUtf8Offset, lineOfOffset } from '../../ingest/utf8.js';
 import { bounded, FeedError } from './errors.js';
 
 /**
- * Bytes of a feed to text. Which encoding: a byte order mark wins; then the Content-Type `charset`; then
- * the XML declaration's `encoding`; then UTF-8. Real feeds lie about it, so:
- * - a declared single- or double-byte legacy charset over bytes that are valid UTF-8 with non-ASCII
- *   sequences in them is read as UTF-8 (such bytes are very unlikely to be meant as Latin-1 or GBK text);
- * - declared (or defaulted) UTF-8 over bytes that are not valid UTF-8 is read with the other declaration
- *   when there is one, else as Windows-1252 (the usual truth behind such feeds) when the bytes hold no
- *   UTF-8 sequence at all; UTF-8 text with bad bytes in it is refused, FeedError('charset') naming the
- *   line (see notUtf8Fallback);
- * - a charset nobody can decode (an unknown label and bytes that are not UTF-8) is a FeedError('charset').
- * Labels follow the WHATWG reading: ISO-8859-1/Latin-1/ASCII are Windows-1252, GB2312 is GBK.
+ * Feed bytes to text: a BOM wins, then the Content-Type charset, the XML declaration, UTF-8. Feeds lie, so a
+ * legacy label over valid non-ASCII UTF-8 is read as UTF-8; UTF-8 over invalid bytes takes the other label,
+ * else notUtf8Fallback; an undecodable charset is FeedError('charset'). Labels as WHATWG reads them
+ * (ISO-8859-1/ASCII are Windows-1252, GB2312 is GBK).
  */
 
 // A Map: the label is the feed's text (`charset=constructor` must not find an Object method).
@@ -102,12 +96,8 @@ function hasUtf8Sequence(bytes: Uint8Array): boolean {
 }
 
 /**
- * Bytes said (or taken) to be UTF-8 that are not, with no other declaration to follow. Without a single
- * UTF-8 sequence in them they are a Windows-1252 (Latin-1) feed mislabelled, and read as such. With UTF-8
- * sequences as well as bad bytes they are UTF-8 text with corrupt bytes: reading them as Windows-1252
- * would garble every accented character of every item, and replacing the bad bytes (U+FFFD) would store
- * text nobody wrote, so the poll is refused (FeedError 'charset'), naming the line, as every ingestion
- * path refuses bytes that are not UTF-8 (src/ingest/utf8.ts).
+ * Invalid "UTF-8" with no other label: without any UTF-8 sequence, a mislabelled Windows-1252 feed; with some,
+ * corrupt UTF-8, refused naming the line (Windows-1252 would garble it, U+FFFD invent text: src/ingest/utf8.ts).
  */
 function notUtf8Fallback(bytes: Uint8Array): string {
   if (hasUtf8Sequence(bytes)) {
@@ -123,7 +113,7 @@ function notUtf8Fallback(bytes: Uint8Array): string {
 
 export interface Decoded {
   text: string;
-  /** The encoding actually used (normalized label). */
+  /** Normalized label. */
   encoding: string;
   /** The encoding the response or document declared, when it differs from the one used. */
   declared: string | null;

@@ -1,9 +1,8 @@
 import { parseRfc3339, utcDateTime } from '../../domain/time.js';
 
 /**
- * Feed dates: RFC 822/1123/2822 (`pubDate`) and RFC 3339/W3CDTF (`dc:date`, Atom, JSON Feed), read into
- * epoch milliseconds, or undefined when the text does not say which instant it means. Nothing is guessed:
- * a date without a time of day or without a zone is unreadable, and so is an impossible calendar date.
+ * Feed dates, RFC 822/2822 (`pubDate`) and RFC 3339/W3CDTF (`dc:date`, Atom, JSON Feed), to epoch ms. Nothing
+ * is guessed: without a time of day or a zone, or an impossible calendar date, a date is unreadable.
  */
 
 // Maps: the keys are looked up with text from the feed.
@@ -38,10 +37,7 @@ const ZONES = new Map<string, number>([
   ['PDT', -420],
 ]);
 
-/**
- * The single-letter military zones (A–I, K–Y) were given with inverted signs in RFC 822; RFC 2822 §4.3
- * and RFC 5322 say to read them as UTC (-0000) unless out-of-band information says otherwise. We do that.
- */
+/** Offset in minutes; military zones (A–I, K–Y) are UTC per RFC 2822 §4.3 (RFC 822 gave them inverted signs). */
 function zoneOffsetMinutes(zone: string): number | undefined {
   const z = zone.toUpperCase();
   const named = ZONES.get(z);
@@ -94,10 +90,7 @@ export function parseRfc822(raw: string): number | undefined {
 
 const ASCTIME = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Za-z]{3}) ( \d|\d{2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
 
-/**
- * Epoch milliseconds of ANSI C's asctime() format (`Sun Nov  6 08:49:37 1994`, RFC 9110 §5.6.7, in UTC),
- * or undefined: the third form of an HTTP date (Retry-After), read as strictly as the other two.
- */
+/** Epoch ms of an asctime() date (`Sun Nov  6 08:49:37 1994`, UTC; RFC 9110 §5.6.7, for Retry-After), or undefined. */
 export function parseAsctime(raw: string): number | undefined {
   const m = ASCTIME.exec(raw.trim());
   if (!m) return undefined;
@@ -115,10 +108,7 @@ export function parseAsctime(raw: string): number | undefined {
   return Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) + (second === 60 ? 1000 : 0);
 }
 
-/**
- * Epoch milliseconds of an RFC 3339 / W3CDTF date-time: the strict reader of src/domain/time.ts, after
- * the common spellings RFC 3339 allows or W3CDTF uses are brought to its form (a space for `T`, no seconds).
- */
+/** Epoch ms of RFC 3339 / W3CDTF: src/domain/time.ts's strict reader, also taking a space for `T` or no seconds. */
 export function parseIsoDate(raw: string): number | undefined {
   const s = raw.trim();
   const direct = parseRfc3339(s);

@@ -5,10 +5,7 @@ export type FeedErrorKind =
 /** The longest error message of a fetch or parse (the source's record keeps it, `fns sources list` shows it). */
 export const MESSAGE_MAX = 500;
 
-/**
- * Text the feed's server controls (a reason phrase, a header value, a redirect target) at most `max`
- * characters, cut with `…`; kept as written otherwise (it is escaped where it is shown).
- */
+/** Server-controlled text cut to `max` characters with `…`, otherwise as written (escaped where shown). */
 export function bounded(text: string, max: number): string {
   if (text.length <= max) return text;
   const cut = text.slice(0, max - 1);

@@ -30,15 +30,11 @@ export interface FetchOptions {
   signal?: AbortSignal;
   /** Clock for Retry-After dates (epoch ms); Date.now by default. */
   now?: () => number;
-  /**
-   * Private, loopback, link-local and other non-public addresses may be polled (FEED_ALLOW_PRIVATE). By
-   * default every hop's host is resolved and each of its addresses checked before connecting (src/net);
-   * a refused hop is a `refused` error and nothing is requested from it.
-   */
+  /** Non-public addresses may be polled (FEED_ALLOW_PRIVATE); by default a hop to one is `refused`, unrequested. */
   allowPrivate?: boolean;
-  /** Resolves a host to all its addresses (the system resolver by default); the connection goes to those. */
+  /** Resolves a host to all its addresses (the system resolver by default); the connection goes only to those. */
   lookup?: Lookup;
-  /** Why an address is not public, or null (src/net's rule by default; tests stand a loopback server in for a public one). */
+  /** Why an address is not public, or null (src/net's rule by default; a test seam). */
   nonPublicReason?: (address: string) => string | null;
 }
 
@@ -74,10 +70,7 @@ function header(res: IncomingMessage, name: string): string | null {
 /** The longest Retry-After read (a day); a longer one is read as this. */
 export const RETRY_AFTER_MAX_MS = 86_400_000;
 
-/**
- * Retry-After (RFC 9110 §10.2.3): delay-seconds (decimal digits only) or an HTTP-date, as milliseconds
- * from `now`, between 0 and RETRY_AFTER_MAX_MS; null when absent or unreadable.
- */
+/** Retry-After (RFC 9110 §10.2.3), seconds or an HTTP-date, as ms from `now` in [0, RETRY_AFTER_MAX_MS], or null. */
 export function parseRetryAfter(value: string | null | undefined, now: number): number | null {
   if (value == null) return null;
   const v = value.trim();
@@ -194,10 +187,7 @@ function networkMessage(err: unknown): string {
 const REASON_MAX = 100;
 const URL_MAX = 200;
 
-/**
- * The addresses of one hop: its host resolved within the connect timeout and, unless `allowPrivate`,
- * every address checked (src/net). A refused address is a `refused` FeedError naming it and its class.
- */
+/** One hop's addresses, resolved within the connect timeout and each checked unless `allowPrivate` (src/net). */
 function resolveHop(
   target: URL,
   redirected: boolean,
@@ -304,12 +294,9 @@ async function finalAnswer(
 }
 
 /**
- * GET a feed politely: conditional (If-None-Match / If-Modified-Since, a 304 reads nothing), compressed
- * (gzip, deflate, br), with a connect and a total timeout, a body cap checked while the bytes arrive,
- * redirects followed by hand up to a cap (loops fail at once), and Retry-After read on 429/503. Each hop
- * connects only to addresses resolved and checked first (no private, loopback or link-local one unless
- * `allowPrivate`), so neither a redirect nor a second DNS answer can lead it inside the network.
- * Never throws for HTTP or network failures: they come back as `kind: 'error'`.
+ * GET a feed politely: conditional, compressed, timed out, body capped while streaming, redirects followed by hand.
+ * Each hop connects only to addresses resolved and checked first, so neither a redirect nor a second DNS answer
+ * can lead inside the network (SSRF). HTTP and network failures come back as `kind: 'error'`, never thrown.
  */
 export async function fetchFeed(url: string, validators: Validators, opts: FetchOptions): Promise<FetchResult> {
   const now = opts.now ?? Date.now;
@@ -345,7 +332,6 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
   let lastStatus: number | null = null;
   try {
     for (;;) {
-      // Every hop, the first and each redirect, goes to addresses resolved and checked here, and only to them.
       const started = performance.now();
       const addresses = await resolveHop(target, redirects > 0, opts, controller.signal);
       const connectLeft = Math.max(1, Math.round(opts.connectTimeoutMs - (performance.now() - started)));

@@ -1,7 +1,4 @@
-/**
- * Feeds: fetch (HTTP like a good citizen) and parse (RSS 0.9x/2.0, RSS 1.0/RDF, Atom 1.0, JSON Feed 1.x)
- * into plain items. Pure: no store, no configuration; the poller (src/sources) decides what to do with them.
- */
+/** Feeds fetched and parsed (RSS 0.9x/2.0, RSS 1.0/RDF, Atom 1.0, JSON Feed 1.x) into plain items. Pure. */
 export { FeedError, type FeedErrorKind } from './errors.js';
 export { FEED_FLOOR_MAX_SECONDS, parseFeed, type FeedItem, type ParsedFeed } from './parse.js';
 export { canonicalUrl } from './url.js';

@@ -1,10 +1,6 @@
 /**
- * Numbers a feed writes, read strictly: decimal digits only (XML whitespace around them allowed), so
- * `0x10`, `1e3`, `-5`, `1.5`, `+7` or `１０` are unreadable and ignored, never guessed; any number of digits
- * is read (too many is the maximum), then clamped to the range the caller documents.
- *
- * The feed parser hands numbers over already converted (JavaScript's `+text`, which reads hex and
- * exponents), so the few numbers the poller uses are read here from the document's own text.
+ * Numbers a feed writes, read from the document's own text (the parser's `+text` reads hex and exponents):
+ * decimal digits only, so `0x10`, `1e3`, `-5` or `１０` are ignored, never guessed; then clamped.
  */
 import { tagEnd } from './text.js';
 
@@ -33,11 +29,7 @@ function atFeedLevel(stack: readonly string[]): boolean {
   return (stack.length === 2 && stack[0] === 'feed') || (stack.length === 3 && stack[1] === 'channel');
 }
 
-/**
- * The text (CDATA included, comments left out) of the first element of each `wanted` local name
- * (lower case, any namespace prefix) that is a child of the channel or the Atom feed, from the XML
- * text. One pass over the text, linear; elements inside items, comments or CDATA are not read.
- */
+/** The first feed-level element's text per `wanted` local name (lower case), in one linear pass; items are skipped. */
 export function feedLevelTexts(xml: string, wanted: ReadonlySet<string>): Map<string, string> {
   const found = new Map<string, string>();
   const stack: string[] = [];

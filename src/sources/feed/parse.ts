@@ -16,16 +16,13 @@ export interface FeedItem {
   summary: string | null;
   /** Absolute URL (resolved against the item/feed base), or null. */
   url: string | null;
-  /** RFC 3339 UTC with milliseconds (e.g. 2026-11-22T05:55:44.000Z) or null when absent/unreadable; never invented. */
+  /** RFC 3339 UTC with milliseconds, or null when absent or unreadable; never invented. */
   publishedAt: string | null;
-  /** Set when reading the item threw: the error's class (the item is then reported failed, never stored). */
+  /** When reading the item threw: the error's class (reported failed, never stored). */
   failed?: string;
 }
 
-/**
- * One item read by `map`; a throw is that item's failure, carried with its guid when `guid` can still read
- * it, so the rest of the feed goes on (src/sources/pipeline.ts reports it as a failed item).
- */
+/** One item read by `map`; a throw is that item's failure (with its guid if `guid` can read it), not the feed's. */
 export function mapItemSafely(map: () => FeedItem, guid: () => string | null): FeedItem {
   try {
     return map();
@@ -44,20 +41,16 @@ export interface ParsedFeed {
   format: 'rss' | 'rdf' | 'atom' | 'json';
   title: string | null;
   items: FeedItem[];
-  /**
-   * Floor on the poll interval from the feed itself (RSS <ttl>, sy:updatePeriod/updateFrequency), whole
-   * seconds from 1 to FEED_FLOOR_MAX_SECONDS (a day), or null; numbers are read as decimal digits only.
-   */
+  /** The feed's own poll floor (RSS <ttl>, sy:updatePeriod), whole seconds in [1, FEED_FLOOR_MAX_SECONDS], or null. */
   minIntervalSeconds: number | null;
 }
 
 /** The longest floor a feed may set on its own polling (its ttl or sy:updatePeriod), seconds: one day. */
 export const FEED_FLOOR_MAX_SECONDS = 86_400;
 
-/** RSS `<ttl>` is minutes: read from 1 to a day's worth (larger is a day); 0 or unreadable is no floor. */
+/** RSS `<ttl>` is in minutes; a larger one reads as a day. */
 const TTL_MAX_MINUTES = FEED_FLOOR_MAX_SECONDS / 60;
 
-/** sy:updateFrequency: a positive whole number (RSS 1.0 Syndication module), read up to this. */
 const FREQUENCY_MAX = 1_000_000;
 
 // A Map: the key is the feed's text.
@@ -69,7 +62,7 @@ const PERIOD_SECONDS = new Map<string, number>([
   ['yearly', 31_536_000],
 ]);
 
-/** The feed-level elements whose numbers are read from the document's text (./numbers.ts). */
+/** Feed-level numbers read from the document's text (./numbers.ts). */
 const NUMBER_ELEMENTS: ReadonlySet<string> = new Set(['ttl', 'updatefrequency']);
 
 /** A string field: only a string is one (a number, array or object in its place is absent, never converted). */
@@ -77,22 +70,15 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** The first string of a list field (e.g. dc:title), or undefined. */
 function firstStr(v: unknown): string | undefined {
   return Array.isArray(v) ? str(v[0]) : undefined;
 }
 
-/** The strings of a list field. */
 function strs(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
-/**
- * sy:updatePeriod / sy:updateFrequency (RSS 1.0 Syndication module; frequency defaults to 1) in
- * seconds, from 1 to FEED_FLOOR_MAX_SECONDS; null when absent or unreadable. `sy` is the parser's
- * reading (it knows the module by its namespace); the frequency is read from `rawFrequency`, the
- * element's own text (the parser's number would read `0x10` as 16).
- */
+/** sy:updatePeriod / updateFrequency in seconds, or null; the frequency from its raw text (the parser reads `0x10`). */
 function syndicationSeconds(
   sy: { updatePeriod?: unknown; updateFrequency?: unknown } | undefined,
   rawFrequency: string | undefined,
@@ -110,7 +96,6 @@ function syndicationSeconds(
   return Math.min(FEED_FLOOR_MAX_SECONDS, Math.max(1, Math.round(period / frequency)));
 }
 
-/** RSS `<ttl>` (minutes) as seconds, from 60 to FEED_FLOOR_MAX_SECONDS; null when absent, 0 or unreadable. */
 function ttlSeconds(rawTtl: string | undefined): number | null {
   const minutes = readDecimal(rawTtl, 1, TTL_MAX_MINUTES);
   return minutes === null ? null : minutes * 60;
@@ -241,7 +226,7 @@ function mapAtom(feed: AtomFeed.Feed<string>, baseUrl: string, numbers: Map<stri
   };
 }
 
-/** An own property of a JSON object (a key such as `__proto__` or `constructor` is only ever its own value). */
+/** An own property only (`__proto__` or `constructor` never reads the prototype). */
 function own(o: object, key: string): unknown {
   return Object.hasOwn(o, key) ? (o as Record<string, unknown>)[key] : undefined;
 }
@@ -250,12 +235,7 @@ function isObject(v: unknown): v is object {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/**
- * JSON Feed 1.0/1.1, read by the spec's types from the document itself (the parser library would turn
- * `title: 42` into "42" and the first element of `external_url: [1, 2]` into a link): a string field
- * holds a string or is absent; `items` is an array of objects (anything else in it is no item); an item
- * `id` given as a number is its decimal text, the one coercion the spec asks for. Keys are exact.
- */
+/** JSON Feed 1.x by the spec's types, not the library's coercions (`title: 42`); a numeric `id` is its decimal text. */
 function mapJson(doc: object, baseUrl: string): ParsedFeed {
   const list = own(doc, 'items');
   const items = (Array.isArray(list) ? list : []).filter(isObject).map((item) =>
@@ -290,11 +270,7 @@ function asJsonFeed(text: string): object | null {
   return isObject(doc) && detectJsonFeed(doc) ? doc : null;
 }
 
-/**
- * Bytes of an RSS 0.9x/2.0, RSS 1.0 (RDF), Atom 1.0 or JSON Feed 1.x document to plain items.
- * `baseUrl` is the URL the bytes were fetched from (the final one after redirects).
- * Throws FeedError('charset') when the bytes cannot be decoded, FeedError('parse') when they are not a feed.
- */
+/** A feed's bytes to plain items (`baseUrl`: the final URL); FeedError 'charset' if undecodable, 'parse' if no feed. */
 export function parseFeed(body: Uint8Array, opts: { contentType?: string | null; baseUrl: string }): ParsedFeed {
   const { text } = decodeFeedBytes(body, opts.contentType);
   const json = asJsonFeed(text);
@@ -307,7 +283,7 @@ export function parseFeed(body: Uint8Array, opts: { contentType?: string | null;
     const message = err instanceof Error ? err.message : String(err);
     throw new FeedError('parse', `${message}${cause}`.slice(0, 300), { cause: err });
   }
-  // Every JSON Feed is read above, from the document; the library's coerced reading is never used.
+  // JSON Feeds are read above, never by the library's coerced reading.
   if (parsed.format === 'json') throw new FeedError('parse', 'a JSON Feed that is not one JSON object');
   const numbers = feedLevelTexts(text, NUMBER_ELEMENTS);
   switch (parsed.format) {

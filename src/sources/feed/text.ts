@@ -1,18 +1,11 @@
 /**
- * Feed text to plain text: HTML tags removed (script/style/comments with their content), character
- * references decoded (`entities`), control characters dropped, whitespace collapsed. The tag scanner is
- * our own (linear in the input, no regex backtracking): an HTML parser would build a tree per headline
- * for what is, in feeds, a few inline tags; it keeps `5 < 6` and an unterminated tag as text.
+ * Feed text to plain text. The tag scanner is our own, linear with no regex backtracking (a parser would build
+ * a tree per headline for a few inline tags); it keeps `5 < 6` and an unterminated tag as text.
  */
 import { decodeHTML, DecodingMode } from 'entities';
 import { plainLine } from '../../domain/text.js';
 
-/**
- * Decodes character references as HTML does (the whole HTML named set, numeric references with HTML's
- * Windows-1252 reading of 0x80..0x9F, a NUL, surrogate or out-of-range code point as U+FFFD), by the
- * `entities` decoder that the feed parser uses too, in its strict mode: only references closed by `;`
- * are decoded, so headline text such as `R&D`, `Q&A;` or a bare `&amp` stays as written.
- */
+/** References decoded as HTML does, only when closed by `;` (strict): `R&D` or a bare `&amp` stays as written. */
 export function decodeEntities(text: string): string {
   return text.includes('&') ? decodeHTML(text, DecodingMode.Strict) : text;
 }
@@ -123,11 +116,7 @@ export function stripTags(s: string): string {
   return out;
 }
 
-/**
- * Feed text (possibly HTML, possibly entity-encoded) to one line of plain text, by the rule of every
- * stored article (src/domain/text.ts: control characters dropped, whitespace runs one space); null when
- * nothing is left.
- */
+/** Feed text (HTML, entities) to one line of plain text as every article is stored (src/domain/text.ts), or null. */
 export function toPlainText(raw: string | null | undefined): string | null {
   if (raw == null) return null;
   const text = plainLine(decodeEntities(stripTags(raw)));

@@ -29,10 +29,7 @@ export function resolveBase(ref: string | null | undefined, base: string | null)
   }
 }
 
-/**
- * Canonical form for exact dedup: the rules of src/dedup/link.ts (case, ports, fragments, trailing
- * slashes, tracking parameters, AMP and redirector spellings); null for a URL that is not absolute http(s).
- */
+/** Canonical form for exact dedup (src/dedup/link.ts); null for a URL that is not absolute http(s). */
 export function canonicalUrl(url: string): string | null {
   return canonicalLink(url);
 }
