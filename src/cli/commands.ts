@@ -1,8 +1,4 @@
-/**
- * The commands of `fns`, their arguments and options, the help text, and the parsing of a command line
- * into one of them. A wrong command line is a UsageError (exit 2): unknown command or option, an option
- * given twice, a missing or an extra argument.
- */
+/** The commands of `fns`, their help, and the parsing of a command line; a wrong one is a UsageError (exit 2). */
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { assignableTiers } from '../contract/index.js';
@@ -344,7 +340,6 @@ export type ParsedCommandLine =
   | { kind: 'help'; text: string }
   | { kind: 'run'; command: CommandSpec; args: string[]; options: Partial<Record<OptionName, string | boolean>> };
 
-/** Finds the command named by the first one or two words; undefined if there is none. */
 function findCommand(words: string[]): { command: CommandSpec; rest: string[] } | undefined {
   const two = commands.find((c) => c.name === `${words[0]} ${words[1]}`);
   if (two) return { command: two, rest: words.slice(2) };

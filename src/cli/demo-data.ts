@@ -1,8 +1,4 @@
-/**
- * Where `fns demo` keeps its data (DATA_DIR/demo), and the hint a data command prints when it is about
- * to create a new, empty store beside a demo's: `npx fns sources add …` typed without DATA_DIR would
- * otherwise write to a store the running demo never reads.
- */
+/** Where `fns demo` keeps its data, and the hint for a command about to create an empty store the running demo never reads. */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -13,10 +9,7 @@ export function demoDataDir(dataDir: string): string {
   return join(dataDir, DEMO_SUBDIR);
 }
 
-/**
- * The note for a data command on the SQLite store `file` under `dataDir`: undefined unless that store
- * does not exist yet while a demo's store does.
- */
+/** The note for a data command on store `file`: only when that store does not exist yet while a demo's does. */
 export function demoHint(dataDir: string, file: string, storeFileName: string, command: string): string | undefined {
   const demo = demoDataDir(dataDir);
   if (existsSync(file) || !existsSync(join(demo, storeFileName))) return undefined;

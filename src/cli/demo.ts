@@ -1,9 +1,4 @@
-/**
- * `fns demo` (`npm run demo`): a fresh instance in DATA_DIR/demo with a realistic sample archive spread
- * over the last six days, one key per tier printed once, and first requests to copy. Two live sample
- * sources (an RSS and an Atom wire on a loopback feed server, src/sources/demo-feeds.ts) are registered
- * and polled, so the stream shows new, deduplicated headlines every few seconds without typing anything.
- */
+/** `fns demo`: a fresh instance with a sample archive, a key per tier, and two polled sample wires so the stream moves. */
 import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/index.js';
@@ -35,11 +30,10 @@ function demoConfig(base: Config): Config {
   return {
     ...embedded,
     dataDir: demoDataDir(base.dataDir),
-    // Loopback unless HOST says otherwise; and a newcomer trying all five keys from this machine must not
-    // lock themself out: the IP guard exempts loopback here (DEMO_EXEMPT, printed below).
+    // A newcomer trying all five keys from this machine must not be locked out by the IP guard.
     host: base.host ?? '127.0.0.1',
     ipGuardExempt: [...base.ipGuardExempt, DEMO_EXEMPT],
-    // Its sample wires are served on loopback (src/sources/demo-feeds.ts): the poller may reach them here.
+    // Its sample wires are served on loopback.
     feedAllowPrivate: true,
   };
 }
@@ -47,7 +41,6 @@ function demoConfig(base: Config): Config {
 type DemoKeys = Record<string, { key: string; key_id: string; account_id: string }>;
 type DemoSource = { name: string; format: string; url: string };
 
-/** What the demo prints once it answers: the keys and first requests (or one JSON object with `--json`). */
 function printDemo(
   json: boolean,
   d: { url: string; dataDir: string; articles: number; keys: DemoKeys; sources: DemoSource[] },
@@ -117,7 +110,6 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   keys.expired = await createKey(store.accounts, { tier: 'pro', livePrefix: prefix, now });
   await cancel(store.accounts, keys.expired.account_id, now);
 
-  // Live sources: two sample wires on loopback, registered like `fns sources add` does.
   const feeds = await startDemoFeeds();
   const sources = [
     { name: 'harbor-wire', format: 'RSS', url: feeds.rssUrl },
@@ -136,7 +128,7 @@ export async function runDemo(base: Config, opts: { json: boolean }): Promise<vo
   }
   store.close();
 
-  // The service's log on standard error (readable lines on a terminal), the keys and first requests on standard output.
+  // The service's log on stderr, the keys and first requests on stdout.
   const logger = createLogger({ destination: process.stderr, pretty: process.stderr.isTTY === true });
   const svc = await startService(config, { logger, embedder });
   await svc.searchReady.catch(() => {});

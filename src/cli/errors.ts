@@ -1,15 +1,10 @@
-/**
- * Exit codes of `fns` and the messages for expected failures: an operator sees one clear line, never a
- * stack trace, for a wrong command line, a bad setting, a missing file, a port in use or a busy
- * database. Only an error nobody expected prints its stack.
- */
+/** Exit codes of `fns`, and one clear line for each expected failure: only an unexpected error prints its stack. */
 import { ConfigError } from '../config/index.js';
 import { isStoreBusy } from '../store/ports/errors.js';
 import { OperatorError } from './operator.js';
 
 /** Documented in `fns help` and the README ("Operating it"). */
 export const EXIT = {
-  /** Done. */
   ok: 0,
   /** Not done: refused (no such account or key, nothing to cancel) or failed (unreadable file, port in use, busy database, no line stored). */
   failed: 1,
@@ -34,7 +29,6 @@ export class UsageError extends CliError {
   }
 }
 
-/** What the command was working on, to name it in a message. */
 export interface ErrorContext {
   dataDir?: string;
   port?: number;

@@ -15,10 +15,7 @@ export async function openInput(file: string, stdin: Readable = process.stdin): 
   return handle.createReadStream();
 }
 
-/**
- * A line longer than this (bytes, without its end of line) is refused: an article is at most 20,000
- * characters of content plus a few short fields, so such a line is not one; its bytes are skipped, not kept.
- */
+/** Bytes a line may hold, without its end of line: far more than the longest article; a longer line is skipped, not kept. */
 const INGEST_LINE_MAX_BYTES = 1024 * 1024;
 
 /** A line the reader refuses (too long, not UTF-8), in its place in the input so it keeps its line number. */
@@ -38,11 +35,8 @@ const CR = 0x0d;
 const LF = 0x0a;
 
 /**
- * The lines of a byte stream, without their `\n` or `\r\n`, each decoded as strict UTF-8; a line that is
- * not UTF-8 or longer than `maxBytes` comes as a RefusedLine and reading goes on with the next one. Each
- * byte is scanned once and copied at most once (a line that spans chunks is joined once, when it ends), so
- * time and memory are linear in the input, and memory is bounded by `maxBytes` plus a chunk. A read
- * error rejects the iteration.
+ * The lines of a byte stream as strict UTF-8; one not UTF-8 or over `maxBytes` is a RefusedLine and reading goes
+ * on. Each byte is copied at most once: linear time, memory bounded by `maxBytes` plus a chunk.
  */
 export async function* readLines(
   stream: AsyncIterable<string | Uint8Array>,

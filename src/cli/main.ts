@@ -1,9 +1,6 @@
 /**
- * `fns`: the operator command line (docs/operations.md "Operating it: the `fns` command line"). Every command that prints data accepts --json.
- * Changes go straight to the store, which a running service reads on every request.
- *
- * Exit codes (errors.ts EXIT): 0 done, 1 not done, 2 usage or configuration error, 3 partial ingest.
- * Output is complete on a pipe: the process exits only once standard output and error are flushed.
+ * `fns`, the operator command line (docs/operations.md). Changes go straight to the store, which a running service
+ * reads on every request. Output is complete on a pipe: the process exits only once stdout and stderr are flushed.
  */
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
@@ -34,11 +31,7 @@ import { basename } from 'node:path';
 /** What the current command works on, to name it in an error message. */
 const context: ErrorContext = {};
 
-/**
- * Every line written goes through `printableLines`: whatever outside text a message carries, no
- * control character reaches the terminal (each field of outside text is `printable` where it is put in
- * a line, so it cannot break the line either). JSON is written with `printableJson`: the same value.
- */
+/** Every line goes through `printableLines` (JSON through `printableJson`): no control character reaches the terminal. */
 function out(text: string): void {
   process.stdout.write(`${printableLines(text)}\n`);
 }
@@ -57,15 +50,11 @@ async function cliStore(config: Config): Promise<Store> {
   return (await storeFactory()).openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } });
 }
 
-/** Where the data lives, for messages. */
 async function whereData(config: Config): Promise<string> {
   return config.databaseUrl ? `PostgreSQL schema ${config.databaseSchema}` : (await storeFactory()).sqliteFile(config);
 }
 
-/**
- * Runs `fn` on the store. A write runs in one transaction (SQLite: IMMEDIATE, so it waits for the write
- * lock first, up to the store's busy timeout): either all of it is stored or nothing is.
- */
+/** Runs `fn` on the store; a write in one transaction (all of it stored or nothing), waiting for the write lock first. */
 async function withStore<T>(config: Config, fn: (store: StoreTx) => Promise<T>, opts: { write: boolean }): Promise<T> {
   const store = await cliStore(config);
   try {
@@ -95,7 +84,7 @@ function listenConfig(config: Config, options: Partial<Record<OptionName, string
 
 const BUSY_ATTEMPTS = 6;
 
-/** Each chunk of an ingest waits its turn: on a busy database it tries again (about 30 s in all). */
+/** Each chunk of an ingest waits its turn: on a busy database it tries again, BUSY_ATTEMPTS times. */
 function patientIngest(store: SourceStore, progress: Progress): Pick<SourceStore, 'ingestItems'> {
   return {
     async ingestItems(items, at) {
@@ -159,7 +148,6 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
   }
 }
 
-/** What a command's handler gets: the parsed command line, the configuration and the time it started. */
 interface CommandRun {
   command: CommandSpec;
   args: string[];
@@ -346,8 +334,7 @@ async function tickersLookupCommand(run: CommandRun): Promise<number | 'running'
 
 async function migrateCommand(run: CommandRun): Promise<number | 'running'> {
   const { config, json } = run;
-  // PostgreSQL: apply what is missing, under a lock (instances starting at the same time wait).
-  // SQLite: opening the file applies them.
+  // PostgreSQL applies what is missing under a lock; SQLite applies them when the file is opened.
   if (config.databaseUrl) {
     const { LATEST_VERSION, migrate } = await import('../store/postgres/index.js');
     const applied = await migrate(config.databaseUrl, config.databaseSchema);
@@ -421,7 +408,6 @@ async function statusCommand(run: CommandRun): Promise<number | 'running'> {
   );
 }
 
-/** Each command's handler, by its name (`fns help` lists them). */
 const HANDLERS: Record<string, (run: CommandRun) => Promise<number | 'running'>> = {
   serve: serveCommand,
   demo: demoCommand,

@@ -6,10 +6,7 @@ import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { hashKey, newApiKey, randomId } from '../store/ports/ids.js';
 import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports/index.js';
 
-/**
- * An operator request that cannot be done. `usage`: the request itself is malformed (exit 2, like a
- * bad command line); otherwise it was refused for what the store holds (exit 1).
- */
+/** An operator request that cannot be done: `usage` when malformed (exit 2), else refused for what the store holds (exit 1). */
 export class OperatorError extends Error {
   readonly usage: boolean;
   constructor(message: string, opts: { usage?: boolean } = {}) {
@@ -41,10 +38,7 @@ export async function createAccount(store: AccountStore, opts: { tier: string | 
   return accountJson(await store.createAccount(checkTier(opts.tier), opts.now));
 }
 
-/**
- * `--tier` alone: a new account on that tier (generated id) and its first key. `--account`: one more key
- * on an existing account; an unknown id is refused (accounts are made explicitly, never by a typo).
- */
+/** A new account's first key (`--tier`), or one more key on an existing account (never one made by a typo). */
 export async function createKey(
   store: AccountStore,
   opts: { tier?: string; accountId?: string; livePrefix: string; now: number },
@@ -100,12 +94,7 @@ export async function showAccount(store: AccountStore, accountId: string, now: n
   return { ...accountJson(account), effective_tier: effectiveTier(account, now), keys: keys.map(keyJson) };
 }
 
-/**
- * `fns articles show <id>`: the article as the contract shows it (every field, tickers included), the
- * sources that carried it (the first one, then each merged copy with why it was merged) and the items
- * that resolved to it (each source's id of the item, its canonical link, when last seen, and why it
- * was a duplicate; null for the item that was stored).
- */
+/** `fns articles show <id>`: the article as the contract shows it, the sources that carried it and the items resolved to it. */
 export async function showArticle(
   store: { articles: Pick<ArticleStore, 'getMany'>; sources: Pick<SourceStore, 'carriersOf' | 'itemsOf'> },
   id: string,
@@ -141,8 +130,6 @@ function keyJson(k: KeyInfo) {
   return { key_id: k.keyId, active: k.active, created_at: k.createdAt };
 }
 
-// ---- ingestion ----
-
 export interface IngestReport {
   /** Non-blank lines read. */
   lines: number;
@@ -156,10 +143,7 @@ export interface IngestReport {
   errors: { line: number; error: string }[];
 }
 
-/**
- * An ingest that stopped early (unreadable input, the store failed). `report` covers lines 1 to
- * `doneThroughLine` exactly (each stored or skipped); nothing after it was stored: resume from the next line.
- */
+/** An ingest that stopped early: `report` covers lines 1 to `doneThroughLine` exactly, and nothing after it was stored. */
 export class IngestStopped extends Error {
   constructor(
     readonly report: IngestReport,
@@ -205,12 +189,8 @@ function addStored(report: IngestReport, results: BatchAnswer['results'], onSkip
 }
 
 /**
- * Reads NDJSON lines and takes them through the ingestion pipeline (src/ingest/pipeline.ts: parse,
- * enrich, identity, then store in chunks of at most `chunkSize` lines, one `ingestItems` and one short
- * write transaction each). Each line is stored, a duplicate of a stored article (reason and id) or
- * skipped (its error, by line number); a line whose enrichment, identity or dedup step fails with an
- * unexpected error is skipped by itself too (its error names the error's class), never its block. `clock` is read by the store inside each write transaction:
- * `received_at` is the commit time of the chunk.
+ * Takes NDJSON lines through the ingestion pipeline, one short write transaction per `chunkSize` lines: each line
+ * is stored, a duplicate, or skipped by itself (never its chunk). `received_at` is the chunk's commit time.
  */
 export async function ingest(
   store: Pick<SourceStore, 'ingestItems'>,
@@ -218,8 +198,7 @@ export async function ingest(
   clock: () => number,
   opts: IngestOptions = {},
 ): Promise<IngestReport> {
-  // Loaded here, not at start: enrichment (the company directory, the sentiment model) is needed by this
-  // command only, and every other fns command would pay for it.
+  // Loaded here: enrichment (directory, sentiment model) is needed by this command only.
   const { operatorOffer, storeOffers } = await import('../ingest/pipeline.js');
   const chunkSize = opts.chunkSize ?? INGEST_CHUNK;
   const report: IngestReport = { lines: 0, ingested: 0, ids: [], duplicates: [], errors: [] };
@@ -237,8 +216,7 @@ export async function ingest(
     done = lineNo;
     linesAtDone = report.lines;
   };
-  // Parsing and enrichment cost tens of us a line: the event loop (progress, Ctrl+C, a server sharing
-  // the process) gets a turn whenever a few ms of them have run (src/runtime/slices.ts).
+  // The event loop (progress, Ctrl+C, a server sharing the process) gets a turn between slices (src/runtime/slices.ts).
   const turns = sliceTurns(opts.slices);
   try {
     for await (const raw of lines) {

@@ -1,7 +1,4 @@
-/**
- * The progress line of a long ingest: on standard error, only when it is a terminal (never in a pipe or
- * a log file), rewritten in place at most every `everyMs`.
- */
+/** The progress line of a long ingest: on a terminal only (never a pipe or a log), rewritten at most every `everyMs`. */
 import { printable } from '../domain/printable.js';
 
 export interface ProgressCounts {
@@ -47,10 +44,7 @@ export class Progress {
     this.shown = true;
   }
 
-  /**
-   * A whole line (a skipped input line, a warning) without garbling the progress line. It may quote the
-   * input (an unknown field's name): escaped, one line (domain/printable.ts).
-   */
+  /** A whole line without garbling the progress line; it may quote the input, so it is escaped to one line. */
   note(line: string): void {
     this.clear();
     this.out.write(`${printable(line)}\n`);

@@ -1,9 +1,6 @@
 /**
- * `fns sources …`: the source registry (add, list, pause, resume, remove) and `fns sources run`, the
- * poller alone in its own process. Registered in commands.ts (help, options) and main.ts (dispatch).
- *
- * Refusals exit 1 (a name taken, no such source); a bad name, URL, duration or urgency is a usage error
- * (exit 2), like a bad tier.
+ * `fns sources …`: the source registry, and `fns sources run`, the poller alone in its own process. Refusals exit
+ * 1 (a name taken, no such source); a bad name, URL, duration or urgency is a usage error (exit 2).
  */
 import { lineLog } from '../domain/log.js';
 import type { Config } from '../config/index.js';
@@ -19,7 +16,6 @@ export const SOURCE_EVERY = { defaultMs: 60_000, minMs: 1_000, maxMs: 24 * 3600_
 
 const SOURCE_URGENCIES: readonly UrgencySetting[] = ['auto', ...urgencies];
 
-/** A source name becomes each article's `source`: 1-64 letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
 const URL_MAX = 2048;
 
 function checkSourceName(raw: string): string {
@@ -64,11 +60,7 @@ const UNIT_MS: ReadonlyMap<string, number> = new Map([
 ]);
 const UNITS = [...UNIT_MS.keys()];
 
-/**
- * A duration such as `30s`, `5m`, `1h`, `1500ms`, or several parts as `formatDuration` writes them
- * (`1m30s`, `1h30m`), within SOURCE_EVERY's bounds. Each unit is given at most once and the units go
- * from the largest down: `1m1m` or `30s1m` is refused, never added up.
- */
+/** A duration (`30s`, `1500ms`, `1m30s`) within SOURCE_EVERY's bounds; each unit at most once, largest first (`30s1m` refused). */
 export function parseDuration(raw: string, flag = '--every'): number {
   const bounds = `between ${formatDuration(SOURCE_EVERY.minMs)} and ${formatDuration(SOURCE_EVERY.maxMs)}`;
   const refuse = () =>
@@ -180,7 +172,6 @@ function noSource(name: string): CliError {
   return new CliError(`no source named "${name}" (fns sources list shows them)`);
 }
 
-/** Runs `fns sources <sub>`; the exit code. */
 export async function runSourcesCommand(
   sub: 'add' | 'list' | 'pause' | 'resume' | 'remove' | 'run',
   args: string[],

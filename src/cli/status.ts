@@ -1,8 +1,4 @@
-/**
- * `fns status …`: the operator's side of the public status page. `note` adds an incident of kind `note`
- * (shown on every instance's page at its next refresh), `resolve` ends open notes, `show` prints the
- * report the instances serve now. Registered in commands.ts (help, options) and main.ts (dispatch).
- */
+/** `fns status …`: the operator's side of the public status page (notes, and the report the instances serve now). */
 import type { IncidentRecord, Store } from '../store/ports/index.js';
 import { incidentJson, type StatusReport } from '../status/index.js';
 import { printable, printableJson } from '../domain/printable.js';
@@ -10,7 +6,7 @@ import { CliError, EXIT, UsageError } from './errors.js';
 
 /** What a note may concern: the whole service, a component, or a registered source. */
 const COMPONENTS = ['service', 'rest', 'stream', 'webhooks', 'search'];
-/** A stored report older than this was not refreshed by any instance (they do every 5 s). */
+/** A stored report older than this was not refreshed by any instance (they refresh it every few seconds). */
 const STALE_REPORT_SECONDS = 30;
 /** The longest note the contract's StatusIncident.message holds. */
 const NOTE_MAX_CHARS = 500;
@@ -88,7 +84,6 @@ async function show(store: Store, opts: { json: boolean }, io: StatusCommandIo) 
   const report = JSON.parse(stored.body) as StatusReport;
   const open = report.incidents.filter((i) => i.ended_at === null);
   const age = Math.max(0, Math.round((io.now() - stored.generatedAt) / 1000));
-  // The instances refresh it every few seconds: an old one means none is running (or none reaches the store).
   const stale =
     age > STALE_REPORT_SECONDS ? `; no instance has refreshed it for ${age} s: is the service running?` : '';
   io.out(

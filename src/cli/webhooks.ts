@@ -1,10 +1,6 @@
 /**
- * `fns webhooks …`: the webhook endpoints of an account (add, list, remove, pause, resume,
- * rotate-secret, send-test). Registered in commands.ts (help, options) and main.ts (dispatch).
- *
- * Pro and max accounts only (the stream's tiers); the ticker filter is max-only, as on the stream. A
- * secret is printed once (add, rotate-secret) and never again. Refusals exit 1; a bad URL or ticker
- * list is a usage error (exit 2).
+ * `fns webhooks …`: an account's webhook endpoints, pro and max only (the ticker filter max only), as the stream.
+ * A secret is printed once and never again. Refusals exit 1; a bad URL or ticker list is a usage error (exit 2).
  */
 import type { Config } from '../config/index.js';
 import { articleRules, minRelevanceDefault, webhookRules, type Tier } from '../contract/index.js';
@@ -149,7 +145,6 @@ function requireWebhookTier(accountId: string, tier: Tier): void {
   }
 }
 
-/** What every subcommand works with, once the command line is checked and the store is open. */
 interface Run {
   store: Store;
   id: string;
@@ -160,7 +155,6 @@ interface Run {
   print: (data: unknown, human: string) => void;
 }
 
-/** `add`'s checked command line. */
 interface NewEndpoint {
   accountId: string;
   url: URL;

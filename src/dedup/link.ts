@@ -1,22 +1,6 @@
 /**
- * Canonical links: every spelling of one page's address reduced to one form, so the same story under
- * another spelling of its link is found as the same story (exact dedup by link, across sources) and an
- * article shows one clean `url`. Pure and offline: no request is made to resolve a link; what a link
- * means is read from the link itself. docs/sources.md ("Canonical links") lists the rules.
- *
- * Rules, in order:
- * 1. Only absolute `http:` / `https:` links have a canonical form (anything else: null).
- * 2. Redirectors that carry their target are unwrapped (repeatedly, at most REDIRECT_DEPTH times): a
- *    path holding `/*http://…` or `/*https://…` (the target follows the `*`), and a query parameter of
- *    REDIRECT_PARAMS whose value is itself an absolute http(s) link.
- * 3. Scheme and host in lower case, no trailing dot on the host, default port (80, 443) dropped, user
- *    name and password dropped, fragment dropped.
- * 4. AMP spellings of the publisher's page: an `amp.` host prefix, an `amp` first or last path
- *    segment, an `.amp` / `.amp.html` ending, and the AMP switches of AMP_PARAMS in the query.
- * 5. Tracking parameters (TRACKING_PARAMS and every `utm_*`) removed; the rest sorted by their encoded
- *    text, percent escapes upper-cased (`%2f` = `%2F`).
- * 6. A trailing slash of the path dropped (`/a/b/` = `/a/b`); the root stays `/`.
- * The scheme itself is kept (`http` and `https` may be different sites), and so is `www.`.
+ * Every spelling of one page's address as one form, offline (rules: docs/sources.md, "Canonical links"). The scheme
+ * is kept (`http` and `https` may be different sites), and so is `www.`.
  */
 
 /** Query parameters that only track the reader (campaigns, click ids, mail tools, analytics). `utm_*` is matched as a prefix. */
@@ -179,10 +163,7 @@ function ampFreePath(path: string): string {
   return out === '' ? '/' : out;
 }
 
-/**
- * The canonical form of a link (rules in the module comment), or null for anything that is not an
- * absolute http(s) link.
- */
+/** The canonical form of a link, or null for anything that is not an absolute http(s) link. */
 export function canonicalLink(link: string): string | null {
   let current = link.trim();
   for (let i = 0; i < REDIRECT_DEPTH; i++) {

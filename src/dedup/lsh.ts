@@ -1,11 +1,6 @@
 /**
- * Candidate keys of a prepared headline (near.ts `nearDuplicateKeys`). Two kinds:
- *  - MinHash LSH: BANDS bands of ROWS rows over the content tokens (words that carry no story on their
- *    own left out), key `<band><hash>` in base 36;
- *  - anchor keys: a symbol or named entity together with a figure or an event kind (`a:~aapl|#85.8b`,
- *    `a:~ba|results`), so a duplicate reworded beyond the MinHash bands is still found through what it is
- *    about, without a key shared by every headline on the company.
- * At most 10 characters each after hashing; deterministic.
+ * Candidate keys, at most 10 characters, deterministic: MinHash LSH bands over the content tokens, plus anchor keys
+ * (a subject with a figure or an event) that find a rewording beyond the bands without a key per company.
  */
 import { ALIAS_WORDS, PLACES, numberToken, type Prepared } from './normalize.js';
 

@@ -1,11 +1,6 @@
 /**
- * Headline normal form for near-duplicate detection (`prepare`, computed once per headline and reused by
- * the keys and by every pairwise decision): the headline as a reader sees it (`canonicalHeadline`), urgency flags and wire credits dropped, company names replaced
- * by their symbol (src/enrich), numbers written one way (`25 basis points` = `25bp`, `6 percent` = `6%`,
- * `$7.5 billion` = `$1.2B` = `7.5b`, years apart), quarters one way (`Q3` = `third-quarter` = `3Q`),
- * synonyms folded (`climbs`/`rises`/`gains` -> `rise`, `tops`/`beats` -> `beat`, `Federal Reserve` -> `fed`),
- * stop words removed, words stemmed; plus the features the guards read (similarity.ts): event kinds,
- * up/down lean, exclusive qualifiers (months, quarters, consumer/producer, ...), polarity (accept/reject).
+ * Headline normal form for near-duplicate detection, once per headline: companies as symbols, figures one way
+ * (`$7.5 billion` = `7.5b`), synonyms folded (`climbs` = `rises`), stop words dropped, words stemmed.
  */
 import { COMPANIES } from '../enrich/directory.js';
 import { findMentions } from '../enrich/tickers.js';
@@ -34,13 +29,13 @@ export interface Prepared {
   caps: Set<string>;
   /** Entities that are the initials of a run of capitalised words (`Ernst & Young` -> `ey`): they match, they never conflict. */
   initials: Set<string>;
-  /** Countries, regions, cities and central banks named (a central bank also names its country: `boj` + `japan`), read from the tokens, so also in title case. */
+  /** Places and central banks named (`boj` also names `japan`), read from the tokens, so also in title case. */
   places: Set<string>;
   /** Event kinds (results, deal, legal, ...), see similarity.ts. */
   events: Set<string>;
-  /** +1 up (rises, beats, above), -1 down (falls, misses, below): the first such word; 0 none. */
+  /** +1 up (rises, beats, above), -1 down (falls, misses, below) in the main clause; 0 neither or both. */
   lean: number;
-  /** Members of exclusive groups present (`g:month:march`, `g:quarter:q3`, `g:price:consumer`, `p:begin:+`). */
+  /** Exclusive group -> its members present (`month` -> `march`, `quarter` -> `q3`): different members, different stories. */
   flags: Map<string, Set<string>>;
   /** Tokens of the main clause (before the first `,`, `;`, `as`, `after`, `on`, ...): the headline's own direction is read there. */
   main: string[];
@@ -52,9 +47,9 @@ export interface Prepared {
   negated: boolean;
   /** Sum of token weights (similarity.ts `weight`). */
   weight: number;
-  /** The normalised headline as a word sequence (lower case, phrases folded, `~symbol` and `#figure` tokens, stop words kept): where a name stands (similarity.ts `sameSlot`). */
+  /** The normalised headline as a word sequence, stop words kept: where a name stands (similarity.ts `slotConflict`). */
   words: string[];
-  /** Content tokens in headline order, repeats kept (`~symbol`, `#figure`, stemmed and folded words; stop words left out): where two headlines differ (similarity.ts `templateDiff`). */
+  /** Content tokens in headline order, repeats kept: where two headlines differ (similarity.ts `templateDiff`). */
   sequence: string[];
   /** LSH keys, computed on first use (near.ts). */
   keys?: string[];
@@ -81,10 +76,7 @@ function stemmedValues(table: { readonly [word: string]: string }): ReadonlyMap<
   return new Map(Object.entries(table).map(([k, v]) => [k, stem(v)]));
 }
 
-/**
- * Adjectives of place folded to the place (`Chilean` = `Chile`, `Turkish` = `Turkey`), stemmed. A Map: it is
- * looked up by the headline's words, and a word such as `constructor` is no key of it.
- */
+/** Adjectives of place folded to the place (`Chilean` = `Chile`), stemmed; a Map, so a word like `constructor` is no key. */
 const DEMONYMS = stemmedValues({
   chilean: 'chile',
   turkish: 'turkey',
@@ -176,10 +168,7 @@ export const PLACES = new Set<string>([
   'california',
 ]);
 
-/**
- * Place tokens that tell two stories apart when each headline names one the other does not (`tariff on Brazil` /
- * `on India`, `Japan's economy` / `Germany's`): countries (stemmed, as `wordToken` leaves them), regions, cities.
- */
+/** Place tokens, stemmed as `wordToken` leaves them: each side naming one the other does not tells two stories apart. */
 const PLACE_TOKENS = new Set<string>([
   ...DEMONYMS.values(),
   ...`canada chile mexico japan china germany france britain india brazil australia switzerland sweden norway denmark
@@ -521,7 +510,7 @@ for (const [ticker, extra] of [
 ] as const)
   ALIAS_WORDS.get(ticker)?.add(extra);
 
-/** Word -> token memo (stemming and synonym lookup); bounded. */
+/** Word -> token memo; bounded. */
 const wordMemo = new Map<string, string | null>();
 export function wordToken(w: string): string | null {
   let t = wordMemo.get(w);
@@ -541,7 +530,6 @@ const CLAUSE = /[,;:]|\s(?:as|after|amid|on|while|following|despite|even|but|wit
 const WORD = /[\p{L}][\p{L}\p{N}'\-]*/gu;
 const TOKEN = /[~#][\p{L}\p{N}$][\p{L}\p{N}.%\-]*|[\p{L}\p{N}][\p{L}\p{N}.']*/gu;
 
-/** Starts with an upper-case letter. */
 function startsUpper(w: string): boolean {
   const c = w[0]!;
   return c !== c.toLowerCase();
@@ -567,6 +555,7 @@ function entitiesOf(t: string, caps: Set<string>, initials: Set<string>): Set<st
     long++;
     if (startsUpper(m[0])) capital++;
   }
+  // Title case (4 in 5 words of 4+ letters capitalised): its capitals name nothing.
   if (long >= 3 && capital / long >= 0.8) return entities;
   let run: string[] = [];
   const flush = () => {
@@ -605,13 +594,7 @@ function entitiesOf(t: string, caps: Set<string>, initials: Set<string>): Set<st
   return entities;
 }
 
-/**
- * Code points a reader does not see: every default-ignorable code point (soft hyphen U+00AD, zero-width space,
- * non-joiner and joiner, word joiner, BOM / zero-width no-break space, bidi marks, embeddings, overrides and
- * isolates, variation selectors, tag characters, Hangul fillers, invisible operators, the Mongolian vowel
- * separator, combining grapheme joiner, ...) and the other format characters (`Cf`), plus control characters
- * (`Cc`) that are no whitespace. Removed, not turned into a space: a headline reads as if they were absent.
- */
+/** Code points a reader does not see (default-ignorable, `Cf`, non-whitespace `Cc`): removed, not made a space. */
 const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]|(?![\t\n\v\f\r\u0085])\p{Cc}/gu;
 /** Marks that compatibility forms do not cover, written one way: hyphens and minus, the apostrophe, trademark signs. */
 const HYPHENS = /[\u2010\u2011\u2012\u2212\u2043]/g;
@@ -625,13 +608,8 @@ const LATIN_MARK_HINT = /[\u00C0-\u024F\u1E00-\u1EFF]/;
 const NOT_PLAIN = /[^\x20-\x5f\x61-\x7e]| {2}/;
 
 /**
- * The headline as a reader sees it, written one way, before any identity key is made (near-duplicate keys and
- * decisions, and any exact comparison of headlines): invisible code points removed (INVISIBLE), compatibility
- * forms folded by NFKC (full-width `ＮＶＩＤＩＡ`, ligatures `ﬁ`, mathematical alphanumerics `𝐍𝐯𝐢𝐝𝐢𝐚`, circled
- * and superscript digits, the non-breaking hyphen, compatibility spaces), accents on Latin letters dropped,
- * hyphens, apostrophes and trademark signs written one way, and every run of whitespace (NBSP, thin, ideographic,
- * line and paragraph separators, tabs, line breaks) one space, trimmed. Plain printable ASCII is returned as
- * is (the common case costs one regular-expression test).
+ * The headline as a reader sees it, written one way: near-duplicate keys and decisions start from it. Invisible
+ * code points removed, NFKC (`ＮＶＩＤＩＡ` = `NVIDIA`), Latin accents dropped, hyphens, apostrophes, whitespace one way.
  */
 export function canonicalHeadline(text: string): string {
   if (!NOT_PLAIN.test(text)) return text.trim();
@@ -646,9 +624,7 @@ export function canonicalHeadline(text: string): string {
     .trim();
 }
 
-/** First code unit of a symbol token (`~aapl`). */
 const SYMBOL_MARK = 0x7e; // '~'
-/** First code unit of a figure token (`#25bp`). */
 const FIGURE_MARK = 0x23; // '#'
 
 /** The normal form of a headline (see the module comment). Deterministic; cheap enough to run per item. */
@@ -693,7 +669,6 @@ export function normalizeTokens(text: string): Prepared {
   return prepared;
 }
 
-/** The canonical headline (`canonicalHeadline`) without a leading urgency flag or a wire credit. */
 function withoutFlagAndCredit(text: string): string {
   const t = canonicalHeadline(text).replace(FLAG, '');
   return t.includes('(') || /[-–—|]/.test(t) ? t.replace(CREDIT, ' ') : t;
@@ -722,7 +697,6 @@ function foldPhrases(lower: string): string {
   return t;
 }
 
-/** Adds `member` to the exclusive group `group`. */
 function addFlag(flags: Map<string, Set<string>>, group: string, member: string): void {
   const set = flags.get(group);
   if (set) set.add(member);
@@ -738,10 +712,7 @@ function foldQuarters(t: string, flags: Map<string, Set<string>>): string {
   });
 }
 
-/**
- * Number words as digits, then every figure replaced by one ` #token ` (`numberToken`); each token goes into
- * `numbers`, and its value into `numberValues` the first time it is seen.
- */
+/** Every figure (number words too) as one ` #token `, collected into `numbers` and, once each, `numberValues`. */
 function figuresAsTokens(t: string, numbers: Set<string>, numberValues: NumberValue[]): string {
   return t
     .replace(WORD_NUMBER, (w) => WORD_NUMBERS.get(w)!)
@@ -754,11 +725,7 @@ function figuresAsTokens(t: string, numbers: Set<string>, numberValues: NumberVa
     });
 }
 
-/**
- * Reads the folded text into `p`, in headline order: every word (`words`); the content tokens, stop words left
- * out (`sequence`, and unique in `tokens`); those of the main clause (`main`, `mainLength`); the places and
- * central banks named (`places`) and the months (`flags`). Symbol and figure tokens are kept as written.
- */
+/** Reads the folded text into `p` in headline order: words, content tokens, main clause, places and months. */
 function readTokens(t: string, p: Prepared): void {
   const { words, sequence, tokens, main, places, flags } = p;
   let mainLength = 0;

@@ -1,8 +1,6 @@
 /**
- * Repeat keys: the same source repeating the same headline (normalised by `repeatHeadline`) with the
- * same published time under another id or link is the same item. An item without a published time has
- * an undated key, which the store matches only within the near-duplicate window: a wire's recurring
- * headline ("Wall Street opens higher") on another day is a new story. Pure.
+ * Repeat keys: one source's same headline and published time under another id or link is the same item. An
+ * undated key is matched only within the near-duplicate window: "Wall Street opens higher" tomorrow is news.
  */
 import { createHash } from 'node:crypto';
 
@@ -12,11 +10,7 @@ export const REPEAT_KEY_UNDATED = 'headline-undated:';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/**
- * A headline as repeats are compared: compatibility forms folded (NFKC), lower case, punctuation and
- * symbols that are not inside a number turned into spaces, runs of spaces collapsed. Exact otherwise:
- * a different word is a different headline (an update of a story keeps its id or link instead).
- */
+/** A headline as repeats are compared: NFKC, lower case, punctuation outside numbers as spaces; any other word differs. */
 export function repeatHeadline(content: string): string {
   return content
     .normalize('NFKC')

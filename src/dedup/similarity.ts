@@ -1,15 +1,6 @@
 /**
- * Similarity measures and guards on prepared headlines (normalize.ts). `decide` is the method chosen by
- * measurement on the dev pairs of eval/near-duplicates.jsonl (scripts/eval-enrich.ts prints every method's
- * precision and recall, dev and held-out test).
- *
- * The decision needs two signals to agree: the weighted token similarity reaches the threshold (a pair that shares
- * no anchor — symbol, figure, named entity — needs a higher one), and no guard fires. Precision first: merging two
- * stories loses one, keeping a duplicate does not. The guards are of two sorts: lists of what tells two stories
- * apart (another company, figure, direction, event, month/quarter, outcome, named entity, exclusive group), and
- * generic ones that need no list, for the kinds no list knows: one template with one or two words changed
- * (`oneSlotConflict`), two actors with their roles swapped (`roleConflict`), the subject company absent from the
- * other headline (`subjectConflict`). eval/README.md has the measurements and what each change cost on dev.
+ * The near-duplicate decision: the weighted token similarity reaches the threshold (higher without a shared anchor)
+ * and no guard fires. Precision first: merging two stories loses one. Chosen on eval/near-duplicates.jsonl (dev).
  */
 import { stem } from '../enrich/resources/lexicon.js';
 import { ALIAS_WORDS, PLACES, numberToken, wordToken, type NumberValue, type Prepared } from './normalize.js';
@@ -83,9 +74,8 @@ export function tickersConflict(a: Prepared, b: Prepared): boolean {
 }
 
 /**
- * The same figure, or a rounder figure for a precise one (`$10 billion` ~ `$10.6bn`, `12%` ~ `12.4%`, not
- * `14.25%` vs `14.75%`). A percentage is rounded, not approximated: `4.4%` may stand for `4.35%`, `4.1%` may
- * not, nor `40%` / `8%` for `40.5%` / `8.5%` (rates and levels are written exactly).
+ * The same figure, or a rounder one for a precise one (`$10 billion` ~ `$10.6bn`); a percentage only as its
+ * rounding half up (`4.4%` ~ `4.35%`, `8%` is not `8.5%`): rates and levels are written exactly.
  */
 export function sameNumber(x: NumberValue, y: NumberValue): boolean {
   if (x.kind !== y.kind) return false;
@@ -95,11 +85,12 @@ export function sameNumber(x: NumberValue, y: NumberValue): boolean {
     const [rough, precise] = x.decimals < y.decimals ? [x, y] : [y, x];
     // `to zero` is exact (`0%` is not `0.25%`).
     if (rough.value === 0) return false;
-    // Rounded half up: `4.4%` for `4.35%`, `12%` for `12.4%`; `8%` is not `8.5%` (that would be written `9%`).
+    // 1e-9: floating-point slack at the exact half.
     const half = 0.5 * 10 ** -rough.decimals;
     const diff = precise.value - rough.value;
     return diff >= -half - 1e-9 && diff < half - 1e-9;
   }
+  // Other kinds: within 6.5% of the larger (`$10 billion` ~ `$10.6bn`).
   const m = Math.max(Math.abs(x.value), Math.abs(y.value));
   return Math.abs(x.value - y.value) <= 0.065 * m;
 }
@@ -109,12 +100,11 @@ export function numbersConflict(a: Prepared, b: Prepared): boolean {
   const xs = a.numberValues;
   const ys = b.numberValues;
   if (xs.length === 0 || ys.length === 0) return false;
-  // An amount of money on one side only, while the other gives figures too: another story (`jump 10% as cloud grows` / `jump 10% as AWS signs $38 billion deal`).
+  // Money on one side only, figures on the other: another story (`jump 10% as cloud grows` / `as AWS signs $38 billion deal`).
   const money = (vs: NumberValue[]) => vs.some((v) => v.kind === 'b');
   const measured = (vs: NumberValue[]) => vs.some((v) => v.kind === '%' || v.kind === 'bp' || v.kind === 'n');
   if (money(xs) ? !money(ys) && measured(ys) : money(ys) && measured(xs)) return true;
-  // A figure on each side that the other does not match, of the same kind: another story, even when another
-  // figure of that kind matches (`FTSE 100 ... 9,000` / `8,000`, `raises 5% to $10` / `raises 5% to $12`).
+  // An unmatched figure on each side, of one kind: another story even if another matches (`5% to $10` / `5% to $12`).
   for (const x of xs) {
     if (ys.some((y) => sameNumber(x, y))) continue;
     for (const y of ys) if (y.kind === x.kind && !xs.some((x2) => sameNumber(x2, y))) return true;
@@ -157,10 +147,7 @@ function entitiesConflict(a: Prepared, b: Prepared): boolean {
 /** Words that write the United States (`US`, `U.S.`, `USA`, `United States`, `America`). */
 const US_WORDS = new Set(['us', 'u.s', 'usa', 'america', 'united']);
 
-/**
- * What `a` names that `b` does not carry in any form: symbols (`~aapl`), people/products/companies outside the
- * dictionary (entity stems) and places (countries, cities, central banks), each as a test on a word of `a.words`.
- */
+/** What `a` names that `b` does not carry in any form (symbols, entities, places), each as a test on a word of `a.words`. */
 function ownNames(a: Prepared, b: Prepared): ((w: string) => boolean)[] {
   const out: ((w: string) => boolean)[] = [];
   for (const t of a.tickers) {
@@ -201,13 +188,7 @@ function meets(x: Set<string>, y: Set<string>): boolean {
   return false;
 }
 
-/**
- * The same slot filled by another name: each side names a company, person, product or place the other does
- * not, and the two stand between the same words (`Trump names Kevin Hassett as` / `Kevin Warsh as`, `report
- * of Apple investment talks` / `of TSMC investment`, `tariff on Brazil` / `on India`, `Japan's economy` /
- * `Germany's economy`, `ECB cuts` / `Fed cuts`). Names added elsewhere by a rewording (`ChatGPT maker OpenAI`
- * / `led by SoftBank`) are no conflict.
- */
+/** Each side names what the other does not, between the same words (`tariff on Brazil` / `on India`); names added elsewhere are none. */
 export function slotConflict(a: Prepared, b: Prepared): boolean {
   const na = ownNames(a, b);
   if (na.length === 0) return false;
@@ -270,11 +251,7 @@ function tokensOf(words: string): string[] {
   return words.split(' ').map((w) => wordToken(w) ?? w);
 }
 
-/**
- * Stock indexes by the word that names them in a headline's word sequence (normalize.ts writes `S&P 500` as
- * `sp500`, `FTSE 100` as `ftse100`; trailing digits are dropped before the lookup): one story is about one index.
- * Two-word names are looked up by their second word after their first (`hang seng`, `shanghai composite`).
- */
+/** Stock indexes by their word (`sp500` is looked up as `sp`; two-word names in INDEX_PAIRS): one story is about one index. */
 const INDEX_WORDS = new Map<string, string>(
   'sp nasdaq dow ftse dax cac nikkei topix kospi stoxx sensex nifty csi asx tsx russell ibovespa'
     .split(' ')
@@ -296,7 +273,6 @@ const DOWN = new Set(['fall', 'miss', 'cut', 'lose', 'low', 'lowest', 'below', '
 /** Exclusive groups read from tokens (months and quarters are flagged by normalize.ts). */
 const EXCLUSIVE: [string, string[]][] = [
   ['price', ['consumer', 'producer', 'import', 'export', 'wholesal']],
-  // What moves: a crypto asset, a metal, an energy or farm commodity (`spot bitcoin ETFs` / `spot ether ETFs`).
   [
     'asset',
     tokensOf(
@@ -309,7 +285,6 @@ const EXCLUSIVE: [string, string[]][] = [
   ['balance', tokensOf('deficit surplus')],
   ['flow', tokensOf('inflow outflow')],
   ['grade', tokensOf('upgrade downgrade affirm')],
-  // The day or the session a market report is about (`Wall Street opens higher` / `closes higher`, `on Monday` / `on Tuesday`).
   ['weekday', tokensOf('monday tuesday wednesday thursday friday saturday sunday')],
   ['session', tokensOf('opens closes')],
   // Counts of a streak or a repeat (`third straight week` / `fourth`); `first` is left out (`for the first time`).
@@ -321,10 +296,7 @@ const EXCLUSIVE: [string, string[]][] = [
   ['metric', ['profit', 'revenue', 'margin', 'inflation', 'valu']],
   ['talks', ['begin', 'scrap']],
 ];
-/**
- * Exclusive groups whose members are classes of words (`group`, `class`, words): the words of one class are one
- * member (`in talks` and `explores` are one stage of a deal, `agrees` another, `completes` a third).
- */
+/** Exclusive groups whose members are classes of words (`explores` and `talks` are one stage of a deal, `agrees` another). */
 const CLASSES: [string, string, string][] = [
   ['stage', 'early', 'talks explores considers weighs mulls'],
   ['stage', 'agreed', 'agrees clinches seals'],
@@ -382,7 +354,7 @@ export function annotate(p: Prepared): Prepared {
     if (set) set.add(t);
     else p.flags.set('action', new Set([t]));
   }
-  // The span a market report or a figure covers (`weekly gain` / `monthly gain`, `ends the week` / `the month`): `week` is a stop word, read from the words.
+  // The span covered (`weekly gain` / `monthly gain`), read from the words: `week` is a stop word.
   for (const w of p.words) {
     const span = SPAN.get(w);
     if (span === undefined) continue;
@@ -480,28 +452,20 @@ function explained(s: Slot): boolean {
 }
 
 /**
- * A template reused with one or two words changed: in headline order the two say the same content words except
- * one place where each has one or two words the other lacks (or two places with one word each), nothing else is
- * added, and a changed word stands in the main clause (`Sterling rises to two-week high` / `Euro rises ...`, `US
- * core PCE rises 0.2%` / `core CPI`, `port strike starts` / `ends`, `Tesla confirms plan` / `denies`, `Mexican peso
- * hits` / `Brazilian real hits`). A wire rewording a story changes more places, adds words, or changes only the
- * reason after the main clause (`on Zepbound demand` / `as Zepbound sales soar`). Forms of one thing are folded
- * before (normalize.ts: `economy` = `GDP`, `crude` = `oil`, `key rate` = `policy rate`, `oz` = `ounce`, ...) or
- * explained here (a year / `annual`), so what is left in a slot is a real difference. No list of members: this
- * is the guard for the kinds no other guard knows.
+ * One template with one or two words changed in the main clause (`Sterling rises to two-week high` / `Euro rises
+ * ...`); a rewording changes more places, adds words, or only the reason after it. Forms of one thing are folded
+ * first (normalize.ts, `period`), so a slot left is a real difference: the guard for kinds no list knows.
  */
 export function oneSlotConflict(a: Prepared, b: Prepared): boolean {
   const d = templateDiff(a, b);
   if (d.inserted !== 0 || d.shared < TEMPLATE_MIN_SHARED) return false;
   if (d.substitutions === 0 || d.substitutions > 2 || d.slot > (d.substitutions === 1 ? ONE_SLOT_MAX : 1)) return false;
-  // Two slots holding the same words swapped are a reordering (`Honda in talks with Nissan` / `Nissan ... with
-  // Honda`); whether the roles changed is roleConflict's question.
+  // Two actors swapped between two slots are a reordering (`Honda ... Nissan` / `Nissan ... Honda`): roleConflict's question.
   if (d.substitutions === 2) {
     const [x, y] = [d.slots[0]!.a[0]!, d.slots[0]!.b[0]!];
     if (x === d.slots[1]!.b[0] && y === d.slots[1]!.a[0] && isActor(a, x) && isActor(a, y)) return false;
   }
-  // After the main clause only a one-word swap counts (`on report of Apple investment` / `of TSMC investment`,
-  // `as China bans its chips` / `probes its chips`): a longer one there is a reason told otherwise.
+  // After the main clause only a one-word swap counts (`as China bans its chips` / `probes`): a longer one is a rewording.
   return d.slots.some(
     (s) =>
       !explained(s) && ((s.startA < a.mainLength && s.startB < b.mainLength) || (s.a.length === 1 && s.b.length === 1)),
@@ -565,7 +529,6 @@ const SYMMETRIC = new Set([
   'truce',
 ]);
 
-/** The content tokens between words `from` and `to` (exclusive) of `p`, joined. */
 function between(p: Prepared, from: number, to: number): string {
   const out: string[] = [];
   for (let i = from + 1; i < to; i++) {
@@ -576,12 +539,7 @@ function between(p: Prepared, from: number, to: number): string {
   return out.join(' ');
 }
 
-/**
- * The same two actors with their roles swapped: the one that acts in one headline is acted on in the other
- * (`Microsoft sues OpenAI` / `OpenAI sues Microsoft`, `Canada imposes tariffs on US steel` / `US imposes tariffs on
- * Canadian steel`), the same words between them. A passive rewording (`OpenAI sued by xAI`), a sentence turned round
- * (`EU fines Apple` / `Apple hit with EU fine`) and a pair written together (`US, China agree`) are no swap.
- */
+/** The same two actors, roles swapped (`Microsoft sues OpenAI` / `OpenAI sues Microsoft`); a passive or a pair (`US, China agree`) is none. */
 export function roleConflict(a: Prepared, b: Prepared): boolean {
   const xa = actors(a);
   if (xa.length < 2) return false;
@@ -595,8 +553,7 @@ export function roleConflict(a: Prepared, b: Prepared): boolean {
   const bSecond = inB.get(second.id)!;
   if (bFirst < bSecond) return false;
   if (a.words.includes('by') || b.words.includes('by')) return false;
-  // The same words stand between them (`sues`, `imposes 25% tariffs on`): the template is kept and only the roles swap;
-  // a rewording that turns the sentence round changes them (`EU fines Apple` / `Apple hit with EU fine`).
+  // The same words between them: a rewording that turns the sentence round changes them (`EU fines Apple` / `Apple hit with EU fine`).
   const link = between(a, first.at, second.at);
   if (link === '' || link !== between(b, bSecond, bFirst)) return false;
   // A relation that goes both ways is no swap (`Trump meets Xi` / `Xi meets Trump`, `in merger talks with`).
@@ -619,15 +576,11 @@ function forecastOfMetric(p: Prepared): boolean {
   }
   return false;
 }
-/**
- * A forecast of a figure against the figure itself (`Nvidia revenue forecast beats estimates` / `Nvidia revenue
- * beats estimates`): both speak of a results figure in their main clause, one forecasts it, the other has no
- * forecast at all there.
- */
 function speaksOfMetric(p: Prepared): boolean {
   for (const t of p.main) if (METRICS.has(t)) return true;
   return false;
 }
+/** A forecast of a figure against the figure itself (`Nvidia revenue forecast beats estimates` / `Nvidia revenue beats estimates`). */
 export function forecastConflict(a: Prepared, b: Prepared): boolean {
   if (!speaksOfMetric(a) || !speaksOfMetric(b)) return false;
   const fa = forecastOfMetric(a);
@@ -641,7 +594,6 @@ function subjectOf(p: Prepared): string | undefined {
   for (let i = 0; i < n; i++) {
     const w = p.words[i]!;
     if (w.charCodeAt(0) !== 126 /* ~ */) continue;
-    // `Apple supplier Foxconn`, `Google-backed Anthropic`: the symbol describes the subject, it is not the subject.
     if (DESCRIBES.has(p.words[i + 1] ?? '')) continue;
     return w.slice(1).toUpperCase();
   }
@@ -659,11 +611,7 @@ function namesAnyhow(b: Prepared, ticker: string): boolean {
   const words = ALIAS_WORDS.get(ticker);
   return words !== undefined && b.words.some((w) => words.has(w));
 }
-/**
- * The company one headline is about is not named in the other (`Coca-Cola raises annual sales forecast` /
- * `PepsiCo raises ...`, `Chevron completes Hess acquisition` / `Exxon loses arbitration over Hess, clearing Chevron
- * deal`): the same template about another company, whether or not the dictionary knows the other one.
- */
+/** The company one headline is about is not named in the other (`Coca-Cola raises annual sales forecast` / `PepsiCo raises ...`). */
 export function subjectConflict(a: Prepared, b: Prepared): boolean {
   const sa = subjectOf(a);
   if (sa !== undefined && !namesAnyhow(b, sa)) return true;
@@ -727,7 +675,7 @@ export interface Slot {
   startA: number;
   startB: number;
 }
-/** Words one side has and the other lacks, with no counterpart: where they start in `a` (`side` 'a') or `b`, and their tokens. */
+/** Words one side has where the other has none: which side, and their tokens. */
 export interface Insertion {
   side: 'a' | 'b';
   tokens: string[];

@@ -1,8 +1,4 @@
-/**
- * The embedding worker: articles are embedded after ingestion, in batches, off the path that stores
- * and publishes them. The queue lives in the store, so it survives a restart (and several instances
- * share it by lease); a model change re-queues the archive.
- */
+/** Embeds articles after ingestion, in batches, from a queue in the store: it survives restarts, instances share it by lease. */
 import type { Log } from '../domain/log.js';
 import type { Embedder } from '../search/index.js';
 import { isStoreBusy } from '../store/ports/errors.js';
@@ -15,11 +11,7 @@ export interface WorkerOptions {
   retryMs?: number;
   /** Attempts before an article the embedder keeps refusing leaves the queue (default 5). */
   maxAttempts?: number;
-  /**
-   * How long a batch stays leased to this worker (other instances' workers skip it; after this it is
-   * handed out again, e.g. when this process died mid-batch). Default: the store's (2 minutes on
-   * PostgreSQL); keep it above the embedder's timeout times the batch size.
-   */
+  /** How long a batch stays leased to this worker (default: the store's); keep it above the embedder's timeout × batch size. */
   leaseMs?: number;
   log?: Log;
 }
@@ -40,10 +32,8 @@ export class EmbeddingWorker {
   ) {}
 
   /**
-   * Embeds one batch; returns how many articles it stored. When the batch fails, each article is tried
-   * alone: the ones the embedder refuses are deferred (and dropped after `maxAttempts`), the others
-   * stored. When every one fails, the embedder itself is down: the error propagates (back off) and no
-   * article is charged an attempt.
+   * Embeds one batch; how many articles it stored. A failed batch is retried article by article: the refused are
+   * deferred (dropped after `maxAttempts`); if all fail, the embedder is down: it throws, no attempt charged.
    */
   async runOnce(): Promise<number> {
     if (!this.queuedMissing) {
@@ -52,7 +42,7 @@ export class EmbeddingWorker {
       this.queuedMissing = true;
       if (queued > 0) this.options.log?.info({ queued, model: this.embedder.modelId }, 'articles queued for embedding');
     }
-    // Vectors computed earlier whose write found the store locked by another process: write them first.
+    // Vectors whose write found the store locked go first.
     if (this.unsaved) {
       await this.save(this.unsaved);
       const n = this.unsaved.stored.length;
@@ -137,8 +127,7 @@ export class EmbeddingWorker {
       this.schedule(n > 0 ? 0 : (this.options.idleMs ?? 500));
     } catch (err) {
       if (isStoreBusy(err)) {
-        // Another process holds the write lock (e.g. a long ingest): try again soon, without waiting
-        // on the lock (the service's event loop never does), backing off up to a second.
+        // Another process holds the write lock: retry soon (the event loop never waits on the lock), up to 1 s apart.
         this.busyRetries++;
         this.schedule(Math.min(1000, 20 * 2 ** Math.min(this.busyRetries, 6)));
         return;

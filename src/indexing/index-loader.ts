@@ -1,8 +1,6 @@
 /**
- * Brings the index up with the archive: the saved approximate index when it can be used, then every
- * vector the store holds after it. In the background (the service, `start()`), a failed load is
- * retried until it succeeds and search is refused until the index is ready, never answered from part
- * of the archive; without `start()`, the first search loads and waits (tests, tools).
+ * Loads the index: the saved approximate index when usable, then every newer vector. In the background
+ * (`start()`) a failed load is retried and search is refused until ready, never answered from part of the archive.
  */
 import { errorText, type Log } from '../domain/log.js';
 import { isStoreBusy } from '../store/ports/errors.js';
@@ -10,7 +8,7 @@ import type { SavedIndex } from './saved-index.js';
 import type { VectorFeed } from './vector-feed.js';
 import type { VectorIndex } from './vector-index.js';
 
-/** After a failed background load (the database down at start-up), the next attempt (ms). */
+/** After a failed background load, the next attempt (ms). */
 const DEFAULT_LOAD_RETRY_MS = 5_000;
 /** After a load that found the store busy (another process's write lock), the next attempt (ms). */
 const BUSY_RETRY_MS = 200;
@@ -31,12 +29,10 @@ export interface IndexLoaderOptions {
 
 export class IndexLoader {
   private state: LoadState = 'idle';
-  /** Loading in the background (`start()`): failures are retried, search is refused until ready. */
   private background = false;
   private closed = false;
   private loading: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
-  /** Why the last background attempt failed, until one succeeds. */
   private lastError: string | undefined;
 
   constructor(
@@ -61,20 +57,14 @@ export class IndexLoader {
     return this.load();
   }
 
-  /**
-   * Resolves once the index is ready. While a background load runs, refuses at once
-   * (SearchIndexLoadingError); otherwise loads and waits (a failure rejects, and the next call loads again).
-   */
+  /** Resolves once ready; while a background load runs, refuses at once (SearchIndexLoadingError); else loads and waits. */
   async untilReady(): Promise<void> {
     if (this.state === 'ready') return;
     if (this.background) throw new SearchIndexLoadingError(`search index loading (${this.index.size} vectors so far)`);
     await this.load();
   }
 
-  /**
-   * Stops retrying and background work, then saves the approximate index when it has vectors the
-   * saved one lacks (graceful shutdown). Never rejects.
-   */
+  /** Stops retries and background work, then saves the approximate index if it has new vectors. Never rejects. */
   async close(): Promise<void> {
     this.closed = true;
     this.index.close();
@@ -112,14 +102,10 @@ export class IndexLoader {
       },
       'index ready',
     );
-    // Newer vectors are added to the graph as they come; saved now and then, and at shutdown.
     if (this.background && !this.closed) this.saved.saveNowAndThen();
   }
 
-  /**
-   * After a failed attempt: rethrows to the caller waiting on a foreground load (a 503 when the store
-   * is unavailable); in the background, waits to try again (throws once closed).
-   */
+  /** A foreground load rethrows (a 503 when the store is unavailable); a background one waits to retry (throws once closed). */
   private async failed(err: unknown): Promise<void> {
     if (!this.background || this.closed) {
       this.loading = undefined;

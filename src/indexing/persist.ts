@@ -1,17 +1,7 @@
 /**
- * The approximate index on disk, beside the store (DATA_DIR/search-index): a start loads it and adds
- * only the vectors stored since, instead of rebuilding the graph (minutes at a million articles).
- *
- * Three files per embedding model, `<model>.usearch` (usearch's own format: the graph and its float32
- * vectors), `<model>.ids` (row → article id, one per line) and `<model>.json`, the manifest: the model,
- * the dimension, the rows, the vector rowid the snapshot covers (`lastRowid`, the sequence of
- * `VectorStore.vectorsAfter`) with the article id stored under it, and each file's byte size and CRC-32.
- * A save writes the data files under temporary names, renames them, and writes the manifest last: a
- * crash at any point leaves a manifest that does not match the files, which reads as corrupt.
- *
- * Reading checks the manifest against the files (sizes, then checksums, computed in chunks that
- * yield to the event loop) before usearch sees a byte: usearch trusts its input, and a truncated file
- * aborts the process. Any mismatch is a {@link SnapshotUnusable} (the caller rebuilds).
+ * The approximate index on disk (files: docs/search.md), so a start need not rebuild the graph. The manifest is
+ * written last: a crash leaves one that does not match the files. Reading checks sizes and CRC-32 before usearch
+ * sees a byte (a truncated file aborts the process); any mismatch is a {@link SnapshotUnusable}: rebuild.
  */
 import { createReadStream, mkdirSync } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -52,7 +42,7 @@ export function snapshotPaths(dir: string, modelId: string): SnapshotPaths {
   return { index: `${base}.usearch`, ids: `${base}.ids`, manifest: `${base}.json` };
 }
 
-/** CRC-32 of a file, read in 8 MB chunks (the event loop runs between them). */
+/** CRC-32 of a file, read in chunks (the event loop runs between them). */
 async function fileCrc32(path: string): Promise<{ bytes: number; crc32: number }> {
   let crc = 0;
   let bytes = 0;
@@ -63,18 +53,14 @@ async function fileCrc32(path: string): Promise<{ bytes: number; crc32: number }
   return { bytes, crc32: crc };
 }
 
-/**
- * Writes a snapshot: `saveIndex(path)` writes the graph (synchronously, at the moment of the call, with
- * `ids` and `manifest` describing that same moment), then the checksums, the renames, the manifest.
- */
+/** Writes a snapshot; `saveIndex` writes the graph synchronously, at the moment `ids` and `manifest` describe. */
 export async function writeSnapshot(
   paths: SnapshotPaths,
   saveIndex: (path: string) => void,
   ids: string,
   manifest: Omit<SnapshotManifest, 'files' | 'format' | 'savedAt'>,
 ): Promise<void> {
-  // Synchronous up to the graph's write: the caller captured the ids and the cursor in this same turn,
-  // so no refresh can add rows to the graph in between.
+  // Synchronous up to the graph's write: no refresh can add rows after the caller captured ids and cursor.
   mkdirSync(dirname(paths.manifest), { recursive: true });
   const tmp = `.tmp-${process.pid}-${Date.now()}`;
   saveIndex(paths.index + tmp);
@@ -95,10 +81,7 @@ export async function writeSnapshot(
   }
 }
 
-/**
- * The manifest and ids of a whole, unaltered snapshot of `modelId` (the index file is checked, not
- * read: the caller loads it). Throws SnapshotUnusable otherwise.
- */
+/** The manifest and ids of a whole snapshot of `modelId` (the index file is checked, not read); else SnapshotUnusable. */
 export async function readSnapshot(
   paths: SnapshotPaths,
   modelId: string,

@@ -1,8 +1,6 @@
 /**
- * The approximate index kept beside the store under `persistDir` (file format: ./persist.ts). A start
- * restores it when it is whole, of this model and of this database, and the feed adds only newer
- * vectors; otherwise the index is loaded from the store and the graph rebuilt. A running service saves
- * it after a build, when enough is new, and at shutdown. Without `persistDir` nothing is read or written.
+ * The approximate index saved under `persistDir` (./persist.ts): restored at start when whole, of this model and
+ * this database, else rebuilt; saved after a build, when enough is new, and at shutdown. Unset: no file is touched.
  */
 import { errorText, type Log } from '../domain/log.js';
 import { DEFAULT_HNSW, HnswIndex, type HnswOptions } from '../search/ann.js';
@@ -11,11 +9,7 @@ import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './
 import type { FeedCursor, VectorFeed } from './vector-feed.js';
 import type { VectorIndex } from './vector-index.js';
 
-/**
- * A running service looks every 15 minutes whether to save the approximate index: when at least
- * {@link SAVE_MIN_NEW_VECTORS} (or 5% of the index) were added since the last save. Also saved after a
- * build and at shutdown.
- */
+/** How often a running service looks whether enough is new to save: {@link SAVE_MIN_NEW_VECTORS}, or 5% of the index. */
 const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
 const SAVE_MIN_NEW_VECTORS = 10_000;
 
@@ -50,21 +44,13 @@ export class SavedIndex {
     return this.saving;
   }
 
-  /**
-   * Saves the approximate index (no-op without `persistDir`, without an approximate index, or when
-   * nothing was added since the last save). One save at a time, never mid-refresh. Never rejects: a
-   * failed save is logged, and the next start rebuilds.
-   */
+  /** Saves the approximate index if there is one with new vectors; one at a time, never mid-refresh. Never rejects. */
   save(): Promise<void> {
     this.saving ??= this.write().finally(() => (this.saving = undefined));
     return this.saving;
   }
 
-  /**
-   * From now on, every `saveEveryMs`, saves when enough is new that a restart would otherwise spend
-   * long adding it: a save holds the event loop while usearch writes the graph (about a second per
-   * million vectors). No-op without `persistDir`.
-   */
+  /** Every `saveEveryMs`, saves when enough is new: not on every change, as a save holds the event loop while usearch writes. */
   saveNowAndThen(): void {
     if (!this.options.persistDir) return;
     this.timer = setInterval(() => {
@@ -74,7 +60,6 @@ export class SavedIndex {
     this.timer.unref();
   }
 
-  /** Stops the periodic save. */
   stop(): void {
     clearInterval(this.timer);
   }
@@ -113,11 +98,8 @@ export class SavedIndex {
   }
 
   /**
-   * Loads the saved approximate index into the (empty) index and moves the feed past it, when it is
-   * whole, of this model and of this database (the store's vector under its `lastRowid` is the one it
-   * recorded). Returns false (logged) when there is none or it cannot be used: the caller loads from
-   * the store, and the graph is rebuilt in the background while the exact scan serves. A store failure
-   * is thrown (the caller retries).
+   * Restores the saved index into the empty index and moves the feed past it; false (logged) when there is none
+   * or it is unusable (the caller loads from the store). A store failure is thrown: the caller retries.
    */
   async restore(): Promise<boolean> {
     const dir = this.options.persistDir;

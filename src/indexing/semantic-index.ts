@@ -1,11 +1,4 @@
-/**
- * The semantic index, the public face of search over the archive: every vector of the current model
- * in memory (./vector-index.ts: exact up to `annThreshold`, approximate past it), kept up to date with
- * the store (./vector-feed.ts), loaded at start-up and kept saved under `persistDir`
- * (./index-loader.ts, ./saved-index.ts), and searched hybrid with the store's keyword index
- * (src/search/hybrid.ts). Until the archive is loaded, search answers the contract's 503 with
- * Retry-After, never results from part of it.
- */
+/** Search over the archive: every vector of the current model in memory, kept up to date, searched hybrid (src/search/hybrid.ts). */
 import type { Log } from '../domain/log.js';
 import type { HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
@@ -34,10 +27,7 @@ export interface SemanticIndexOptions extends HybridOptions {
   log?: Log;
   /** Query vectors kept for repeated queries (default DEFAULT_QUERY_CACHE; 0: none). */
   queryCacheSize?: number;
-  /**
-   * Where the approximate index is saved (./persist.ts), e.g. DATA_DIR/search-index: a start loads it
-   * and adds only newer vectors. Unset: never saved (tests, tools).
-   */
+  /** Where the approximate index is saved, e.g. DATA_DIR/search-index; unset: never saved (tests, tools). */
   persistDir?: string;
   /** While running, how often to look whether enough is new to save (default DEFAULT_SAVE_EVERY_MS). */
   saveEveryMs?: number;
@@ -86,28 +76,17 @@ export class SemanticIndex {
     return { state, vectors: this.vectors.size, mode: this.vectors.mode, ...(error ? { error } : {}) };
   }
 
-  /**
-   * Loads the archive in the background (the service calls it at start-up and does not wait): from
-   * now on a search before the index is ready is refused (SearchIndexLoadingError), and a failed load
-   * is retried until it succeeds. Resolves when the index is ready. Without `start()`, the first
-   * search loads the index and waits for it (tests, tools).
-   */
+  /** Loads in the background, retrying failures; search is refused (503) until ready. Without it, the first search loads and waits. */
   start(): Promise<void> {
     return this.loader.start();
   }
 
-  /**
-   * Stops retrying a failed background load and background work; with `persistDir`, saves the
-   * approximate index when it has vectors the saved one lacks (graceful shutdown). Never rejects.
-   */
+  /** Stops background work and saves the approximate index if it has new vectors (graceful shutdown). Never rejects. */
   close(): Promise<void> {
     return this.loader.close();
   }
 
-  /**
-   * Saves the approximate index beside the store (no-op without `persistDir`, without an approximate
-   * index, or when nothing was added since the last save). One save at a time; never mid-refresh.
-   */
+  /** Saves the approximate index if there is one with new vectors; one save at a time, never mid-refresh. */
   persist(): Promise<void> {
     return this.saved.save();
   }
@@ -123,9 +102,8 @@ export class SemanticIndex {
   }
 
   /**
-   * The ranked results `offset` to `offset + limit`, most relevant first (src/search/hybrid.ts); with
-   * `tickers`, only those about one of the symbols, from the first `limitBounds.max` (openapi.yaml,
-   * searchNews: a filtered search may return fewer). Refused while a background load runs.
+   * Results `offset` to `offset + limit`, most relevant first; with `tickers`, from the first `limitBounds.max`
+   * only (openapi.yaml searchNews: a filtered search may return fewer). Refused while a background load runs.
    */
   async search(query: string, limit: number, options: SearchOptions = {}): Promise<StoredArticle[]> {
     if (!this.loader.ready) await this.loader.untilReady();

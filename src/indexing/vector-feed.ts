@@ -1,13 +1,9 @@
-/**
- * Brings a VectorIndex up to date with the store: reads the vectors of one model stored after its
- * cursor (by this or any other process), page by page, in store order. One refresh runs at a time;
- * the cursor only moves forward, so no vector is read into the index twice.
- */
+/** Brings a VectorIndex up to date with the store, page by page; the cursor only moves forward: no vector is read twice. */
 import { yieldToEventLoop } from '../search/rank.js';
 import type { StorePorts } from '../store/ports/index.js';
 import type { VectorIndex } from './vector-index.js';
 
-/** Vectors read from the store per page while loading (each page is one short store call). */
+/** Vectors per store page while loading (one short store call each). */
 const DEFAULT_LOAD_PAGE = 1_000;
 
 /** Where the index is in the store's sequence of vectors (`VectorStore.vectorsAfter`). */
@@ -36,12 +32,10 @@ export class VectorFeed {
     private readonly options: VectorFeedOptions = {},
   ) {}
 
-  /** The last vector read. */
   get cursor(): FeedCursor {
     return this.at;
   }
 
-  /** The refresh under way, if any. */
   get pending(): Promise<void> | undefined {
     return this.refreshing;
   }

@@ -1,21 +1,14 @@
 /**
- * Every vector of the current model in memory, one row per article, ranked for a query. Rows are never
- * reused: a vector stored again for an article replaces its row.
- *
- * Up to `annThreshold` vectors the rows are one contiguous float32 matrix ranked exactly, in slices
- * that yield to the event loop. Past it, once the first load is complete, an HNSW graph (approximate,
- * recall@10 ≥ 0.95) is built from the matrix in the background while the exact scan answers, and
- * then holds the vectors instead of it. Where usearch cannot load, the index stays exact.
+ * Every vector of the current model in memory, one row per article (a vector stored again replaces its row).
+ * Up to `annThreshold` a float32 matrix ranked exactly; past it, after the first load, an HNSW graph built in the
+ * background while the exact scan answers. Where usearch cannot load, the index stays exact.
  */
 import { errorText, type Log } from '../domain/log.js';
 import { HnswIndex, type HnswOptions } from '../search/ann.js';
 import { VectorMatrix } from '../search/matrix.js';
 import { rankMatrix, type Scored, type SliceOptions } from '../search/rank.js';
 
-/**
- * Vectors at which the index switches from the exact scan to HNSW: up to it the exact scan ranks within
- * the search latency goal (docs/decisions/ann-threshold.md).
- */
+/** Past this many vectors HNSW answers; up to it the exact scan meets the latency goal (docs/decisions/ann-threshold.md). */
 export const DEFAULT_ANN_THRESHOLD = 20_000;
 
 export interface VectorIndexOptions {
@@ -82,11 +75,7 @@ export class VectorIndex {
     return this.build?.done;
   }
 
-  /**
-   * Adds `vectors` (in store order): a new article gets a new row, a known one has its row replaced,
-   * one of another dimension than the first is skipped (logged once). `capacityHint`: rows the matrix
-   * is first allocated for.
-   */
+  /** Adds `vectors` in store order; a known article's row is replaced, another dimension skipped (logged once). */
   async add(vectors: readonly StoredVector[], capacityHint: number): Promise<void> {
     const fresh: Float32Array[] = [];
     const firstFresh = this.ids.length;
@@ -137,10 +126,7 @@ export class VectorIndex {
     return false;
   }
 
-  /**
-   * The whole archive is in: the matrix's growth slack is dropped (a little room kept for new
-   * articles) and, past the threshold, the approximate index is built.
-   */
+  /** The whole archive is in: the matrix keeps headroom for 1/16 more rows (at least 256); past the threshold, HNSW is built. */
   loaded(): void {
     this.matrix?.trim(Math.max(256, this.matrix.rows >> 4));
     this.complete = true;
@@ -168,10 +154,7 @@ export class VectorIndex {
     return (await rankMatrix(m.data, m.dim, m.rows, query, k, idOf, this.options.slice)).map(scored);
   }
 
-  /**
-   * The approximate index and the row → id list as they are at this moment (what a save writes);
-   * undefined while the index is exact.
-   */
+  /** The approximate index and the row → id list at this moment (what a save writes); undefined while exact. */
   approximate(): { hnsw: HnswIndex; ids: readonly string[] } | undefined {
     return this.hnsw && { hnsw: this.hnsw, ids: this.ids };
   }
@@ -186,10 +169,7 @@ export class VectorIndex {
     });
   }
 
-  /**
-   * Past the threshold, builds the HNSW graph in the background, without holding up loading or search:
-   * the exact scan answers until the graph has caught up.
-   */
+  /** Past the threshold, builds the HNSW graph in the background; the exact scan answers until it has caught up. */
   private maybeBuildApproximate(): void {
     if (this.hnsw || this.build || this.annUnavailable || this.closed || !this.matrix) return;
     if (this.matrix.rows <= (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD)) return;
