@@ -1,21 +1,7 @@
 /**
- * Fan-out of feed batches to every open connection, in time slices: the event loop is never held for
- * more than about `sliceMs` (pongs, closes, new connections, REST requests run in between), and every
- * connection still gets every batch once, whole and in feed order.
- *
- * - A batch is serialised and framed once per variant (with / without `tickers`), on first need; the
- *   same bytes go to every connection of that variant.
- * - One pass walks the live set (a JavaScript `Set` iterator: connections added during the pass are
- *   visited too, removed ones are skipped). Each connection is handed, in one call, every pending
- *   batch past its own cursor, so batches that arrive while a pass is running are written right after
- *   the earlier ones to the connections not yet visited, and a further pass brings the visited ones up
- *   to date. Order per connection therefore follows the feed.
- * - The first slice runs at once (synchronously in `push`), so a small audience pays no extra tick.
- * - A connection with a `tickers` filter gets the batch's matching entries, framed once per distinct
- *   filter and variant (connections with the same filter share the bytes); the framing happens inside
- *   the slice of the first such connection, and the slice clock counts it like any write.
- * - A connection may join at any point at or after `settledSeq()` (a resuming connection that has read
- *   the older part of the feed from the store): every later entry reaches it through the fan-out.
+ * Fan-out of feed batches to every open connection in slices of about `sliceMs`: each connection gets every
+ * batch once, whole and in feed order; bytes are framed once per variant and filter. A connection may join
+ * at or after `settledSeq()` without a gap.
  */
 import type { FeedEntry } from './ports.js';
 import { matchesTickers, type TickerFilter } from './filters.js';
@@ -31,18 +17,14 @@ export interface FanOutTarget {
 export interface FanOutOptions<C extends FanOutTarget> {
   /** The connections to serve, walked live (a `Set`: additions during a pass are visited). */
   targets: Iterable<C>;
-  /** Serialises and frames entries for one variant (called once per batch and variant, or for one connection's tail). */
+  /** Serialises and frames entries for one variant (once per batch and variant, or for one connection's tail). */
   encode: (entries: readonly FeedEntry[], withTickers: boolean) => Buffer;
-  /**
-   * Writes these frames, in order, to the connection, or refuses (closed, or ended as a slow consumer):
-   * true when written. A connection that refuses keeps its cursor.
-   */
+  /** Writes the frames in order; false when refused (closed, or ended as slow), and the cursor stays. */
   send: (target: C, frames: Buffer[]) => boolean;
   /** Told the length (ms) of every slice. */
   onSlice?: (ms: number) => void;
   /** Every connection has been handed this batch (or has gone). */
   delivered?: (batch: readonly FeedEntry[]) => void;
-  /** Longest slice before yielding to the event loop. */
   sliceMs: number;
   /** Monotonic milliseconds (performance.now); injected for tests. */
   now: () => number;
@@ -62,7 +44,6 @@ interface Pending {
 
 export class FanOut<C extends FanOutTarget> {
   private pending: Pending[] = [];
-  /** The last seq of the newest pending batch. */
   private latest = 0;
   private running = false;
   /** Bumped by `clear`: a slice scheduled before it does nothing. */
@@ -77,11 +58,7 @@ export class FanOut<C extends FanOutTarget> {
     return this.running;
   }
 
-  /**
-   * The feed seq up to which every entry has been handed to every connection (or skipped because
-   * nobody listened), given the feed reader's cursor: entries after it are pending here or not read
-   * yet, so a connection that has everything up to at least this point can join without a gap.
-   */
+  /** The seq every connection has been served up to: a connection with everything up to it joins without a gap. */
   settledSeq(readerCursor: number): number {
     return this.pending.length > 0 ? this.pending[0]!.firstSeq - 1 : readerCursor;
   }
@@ -115,8 +92,7 @@ export class FanOut<C extends FanOutTarget> {
       if (generation !== this.generation) return; // cleared meanwhile
       const start = this.opts.now();
       for (let r = it.next(); !r.done; r = it.next()) {
-        // The clock after every connection (tens of ns against a socket write of several µs): a burst
-        // of large frames ends its slice as soon as the time is up.
+        // The clock after every connection (far cheaper than a write): a burst of large frames ends its slice on time.
         this.serve(r.value);
         if (this.opts.now() - start >= this.opts.sliceMs) {
           this.sliceDone(start);

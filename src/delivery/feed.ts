@@ -1,19 +1,10 @@
-/**
- * The feed poller: follows the change feed (the store's, ordered by commit, fed by any process: the
- * service, the `fns articles ingest` command line; or a MemoryFeed) and hands every new article to its
- * reader (the hub's fan-out, the webhook dispatcher), in order.
- */
+/** The feed poller: follows the change feed (commit order) and hands every new article to its reader, in order. */
 import { errorText, type Log } from '../domain/log.js';
 import type { FeedEntry, FeedPort } from './ports.js';
 
 /** Articles read per feed query; a full page is followed at once by the next one. */
 export const FEED_PAGE = 500;
-/**
- * After a wake whose read found nothing new, read again after these delays (ms). A wake-up can come
- * before the commit is visible (the directory watch fires on the first write to the WAL, before SQLite
- * has published the commit to readers; on a busy machine the writer can be descheduled in between):
- * without these, such an article would wait for the timer.
- */
+/** Re-reads after a woken read found nothing (ms): a wake can precede the commit's visibility (first WAL write). */
 export const WAKE_RETRY_MS: readonly number[] = [1, 3, 8, 20, 50, 100];
 
 export interface FeedPollerOptions {
@@ -62,13 +53,7 @@ export class FeedPoller {
     await this.running;
   }
 
-  /**
-   * Reads the feed now instead of at the next tick: a notification bus (PostgreSQL LISTEN/NOTIFY) calls
-   * this when a commit announces new articles, and after it reconnected (to fill what it may have
-   * missed). Coalesced: a wake during a poll runs one more poll right after it, and a wake while a read
-   * is already due does nothing more (a data directory watch can fire thousands of times a second
-   * during a large ingest: each wake must not cost a timer).
-   */
+  /** Reads now (on a commit, or a bus reconnect); coalesced: a directory watch can fire thousands of times a second. */
   wake(): void {
     if (this.stopped) return;
     this.retry = 0;
@@ -109,7 +94,6 @@ export class FeedPoller {
     return WAKE_RETRY_MS[this.retry++]!;
   }
 
-  /** One round: every page that is there now. */
   async poll(): Promise<void> {
     if (!this.opts.hasListeners()) {
       const latest = await this.opts.articles.latestSeq();

@@ -1,14 +1,8 @@
-/**
- * The subscriber filters of the delivery core: today the ticker filter (the stream's `tickers`
- * parameter, a webhook endpoint's `tickers`; max accounts only, decided by the adapters). Pure.
- */
+/** The subscriber filters of the delivery core: the ticker filter (stream and webhook `tickers`). Pure. */
 import { minRelevanceDefault } from '../contract/index.js';
 import { isAbout, type StoredArticle } from '../domain/articles.js';
 
-/**
- * A subscriber's `tickers` and `min_relevance`: the symbols, the least relevance, and a canonical key
- * (sorted, deduplicated symbols and the minimum) shared by equal filters.
- */
+/** A subscriber's `tickers` and `min_relevance`, with a canonical key shared by equal filters. */
 export interface TickerFilter {
   key: string;
   symbols: ReadonlySet<string>;

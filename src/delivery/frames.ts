@@ -1,8 +1,4 @@
-/**
- * Server-to-client WebSocket frames (RFC 6455 §5.2), built once and written to every connection.
- * Frames from a server are never masked, so the same bytes are valid on every socket: a batch of
- * articles is serialised and framed once per variant, whatever the number of clients.
- */
+/** Server-to-client WebSocket text frames (RFC 6455 §5.2): never masked, so the same bytes serve every socket. */
 
 const FIN_TEXT = 0x81;
 

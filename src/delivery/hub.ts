@@ -1,22 +1,8 @@
 /**
- * The delivery hub: the socket-independent core of the stream. Given a change feed, it owns the
- * subscribers (a cursor each, live or replaying), their filters and variants, the presentation per
- * variant (a batch is framed once per variant, fanout.ts), replay from an id paced by the subscriber's
- * backlog, and the slow-subscriber rule. An adapter (the service's WebSocket, the mock's) admits
- * subscribers and gives each a sink (ports.ts `Sink`); everything about sockets stays there.
- *
- * - Fan-out: one feed poller follows the feed; each batch goes to every live subscriber in time slices
- *   (fanout.ts): the event loop is never held for long, and each subscriber gets the feed whole and in
- *   order. `wake()` reads the feed at once; `feedWake` is a notification bus (LISTEN/NOTIFY, a data
- *   directory watch, a MemoryFeed's appends).
- * - Replay (`after`): a subscriber admitted at feed position S first reads the feed itself, from the
- *   first article after max(`after`, the start of its lookback window) (replay.ts), page by page,
- *   paced by its sink's backlog (the next page once the backlog is at most half the bound), through S
- *   and on until it reaches the point the fan-out has settled; it then joins the fan-out from exactly
- *   there. One cursor per subscriber: no gap, no duplicate at the seam.
- * - Slow subscriber: a write to a sink whose backlog is over `maxBufferedBytes` ends it with the
- *   contract's slow-consumer close instead; a replaying subscriber is owed every live batch that
- *   concerns it, so the same rule applies to it when one arrives.
+ * The delivery hub, the socket-independent core of the stream: subscribers (a cursor each), filters,
+ * variants, replay and the slow-subscriber rule. A replay (`after`) reads the feed itself from
+ * max(`after`, lookback start), paced by the backlog, up to the fan-out's settled point, then joins the
+ * fan-out there: no gap, no duplicate. A write over `maxBufferedBytes` ends a subscriber, replaying or not.
  */
 import { errorText, type Log } from '../domain/log.js';
 import type { Tier } from '../contract/index.js';
@@ -38,17 +24,12 @@ export interface HubOptions {
   feed: FeedPort;
   /** The wall clock (lookback windows of replays). */
   clock: () => number;
-  /** How often the feed is read (with a notification bus, only the safety net). */
   feedPollMs: number;
-  /** Registers a wake-up; returns its removal. */
   feedWake?: (wake: () => void) => () => void;
-  /** The slow-subscriber bound (the contract's `maxBufferedBytes`). */
   maxBufferedBytes: number;
-  /** The close for a subscriber over the bound (the contract's slow-consumer code). */
   slowClose: CloseSpec;
   /** The close for a subscriber whose replay failed: `unavailable` or an internal error, by the cause. */
   replayFailedClose: (e: unknown) => CloseSpec;
-  /** Longest slice of fan-out writes before yielding. Default FAN_OUT_SLICE_MS. */
   sliceMs?: number;
   onSlice?: (ms: number) => void;
   /** Every live subscriber has been handed this batch. */
@@ -77,7 +58,6 @@ export interface SubscribeSpec {
   tickers?: TickerFilter | undefined;
   /** Replay first: every article after this id (within the tier's lookback window), then live. */
   after?: string | undefined;
-  /** The tier whose lookback window bounds the replay. */
   tier: Tier;
 }
 
@@ -130,7 +110,6 @@ export class DeliveryHub<S extends Sink> {
     })();
   }
 
-  /** Subscribers being served, replaying or live. */
   get size(): number {
     return this.live.size + this.replaying.size;
   }
@@ -154,7 +133,6 @@ export class DeliveryHub<S extends Sink> {
     return this.live.has(sub) || this.replaying.has(sub);
   }
 
-  /** Starts serving a sink: live from `fromSeq`, or a replay from `after` first. */
   subscribe(sink: S, spec: SubscribeSpec): Subscriber<S> {
     const sub: Subscriber<S> = { sink, sentSeq: spec.fromSeq, withTickers: spec.withTickers, tickers: spec.tickers };
     if (spec.after === undefined) this.live.add(sub);
@@ -177,7 +155,7 @@ export class DeliveryHub<S extends Sink> {
     sub.sink.end(spec, why);
   }
 
-  /** Stops reading the feed and drops pending work; the subscribers are forgotten (their sinks are the adapter's to close). */
+  /** Stops reading the feed and drops pending work; the sinks are the adapter's to close. */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.ready;
@@ -204,12 +182,7 @@ export class DeliveryHub<S extends Sink> {
     return true;
   }
 
-  /**
-   * A replaying subscriber is owed every live batch too (it reads them from the feed once it gets
-   * there): when one arrives that concerns it, the slow-subscriber rule of live delivery applies to it
-   * exactly as to a live one. With the replay paced by the subscriber (below), this is what ends a
-   * subscriber that stopped reading during its replay while articles keep arriving.
-   */
+  /** A replaying subscriber is owed every live batch too: one that concerns it applies the slow-subscriber rule. */
   private holdToBound(batch: readonly FeedEntry[]): void {
     for (const sub of this.replaying) {
       const buffered = sub.sink.buffered();
@@ -219,11 +192,7 @@ export class DeliveryHub<S extends Sink> {
     }
   }
 
-  /**
-   * Paces the replay by the subscriber: the next page is written once its backlog is at most half the
-   * slow-subscriber bound ("as fast as the client reads it"), so a subscriber that reads is never
-   * pushed over the bound by its own replay. False when it went meanwhile.
-   */
+  /** Waits for the backlog to fall to half the bound, so a replay never pushes its reader over it; false if it went. */
   private async roomFor(sub: Subscriber<S>): Promise<boolean> {
     while (this.replaying.has(sub) && sub.sink.buffered() > this.opts.maxBufferedBytes / 2) await sub.sink.drained();
     return this.replaying.has(sub);
@@ -237,8 +206,7 @@ export class DeliveryHub<S extends Sink> {
       for (;;) {
         if (!this.replaying.has(sub)) return;
         if (pos >= admittedSeq && pos >= this.fanOut.settledSeq(this.poller.cursor)) {
-          // Everything up to `pos` is written; every later entry is pending in the fan-out or not read
-          // yet: from here the fan-out serves it, starting right after `pos` (synchronous hand-over).
+          // All up to `pos` is written, the rest is pending in the fan-out or unread: synchronous hand-over.
           this.replaying.delete(sub);
           sub.sentSeq = pos;
           this.live.add(sub);
@@ -253,8 +221,7 @@ export class DeliveryHub<S extends Sink> {
         }
         pos = page[page.length - 1]!.seq;
         const entries = page.filter((e) => matchesTickers(e.article, sub.tickers));
-        // Page by page (the replay is never read whole into memory), through the same `send` and its
-        // slow-subscriber check as live delivery.
+        // Page by page, never the whole replay in memory, through the live path's slow-subscriber check.
         if (entries.length > 0 && !this.send(sub, [articleFrames(entries, sub.withTickers)])) return;
         await new Promise<void>((r) => setImmediate(r));
         if (!(await this.roomFor(sub))) return;

@@ -1,9 +1,4 @@
-/**
- * An in-memory change feed: the same port as the store's (`feedAfter`, `latestSeq`), for a process
- * without a store (the partner mock over the sample articles, tests). `append` gives each article the
- * next `seq` and wakes the listeners (the feed poller's `feedWake`); at most `limit` entries are kept,
- * the oldest are forgotten (a reader behind them continues from the oldest one kept).
- */
+/** An in-memory change feed (the store's port): the last `limit` entries kept; one behind them resumes at the oldest. */
 import type { StoredArticle } from '../domain/articles.js';
 import type { FeedEntry, FeedPort } from './ports.js';
 
@@ -17,14 +12,14 @@ export class MemoryFeed implements FeedPort {
     if (!Number.isInteger(limit) || limit < 1) throw new Error(`a memory feed keeps at least one entry, got ${limit}`);
   }
 
-  /** Appends the article as the next entry, wakes the listeners, and returns the entry. Ids must increase (as the store's). */
+  /** Appends the article as the next entry, wakes the listeners. Ids must increase (as the store's). */
   append(article: StoredArticle): FeedEntry {
     const last = this.entries.at(-1);
     if (last && article.id <= last.article.id)
       throw new Error(`feed ids must increase: ${article.id} after ${last.article.id}`);
     const entry: FeedEntry = { seq: ++this.seq, article };
     this.entries.push(entry);
-    // Trimmed in steps (amortised): between `limit` and twice `limit` entries are kept; only the last `limit` are promised.
+    // Trimmed in steps (amortised): `limit` to twice `limit` entries are kept; only the last `limit` are promised.
     if (this.entries.length >= this.limit * 2) this.entries = this.entries.slice(-this.limit);
     for (const wake of [...this.listeners]) wake();
     return entry;

@@ -1,7 +1,4 @@
-/**
- * Presentation per variant: an article is serialised once per variant (with / without `tickers`, a
- * webhook body for a tier) however many subscribers receive it, and the bytes are shared.
- */
+/** An article is serialised once per variant however many subscribers receive it; the bytes are shared. */
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
 import type { FeedEntry } from './ports.js';
 import { textFrames } from './frames.js';
@@ -11,10 +8,7 @@ export function articleFrames(entries: readonly FeedEntry[], withTickers: boolea
   return textFrames(entries.map((e) => JSON.stringify(presentArticle(e.article, withTickers))));
 }
 
-/**
- * One value per article and variant, built on first need and kept as long as the article object is
- * (a WeakMap: the recent feed entries hold it): e.g. a webhook body per tier.
- */
+/** One value per article and variant, built on first need and held as long as the article object (WeakMap). */
 export class PresentationCache<V> {
   private readonly byArticle = new WeakMap<StoredArticle, Map<string, V>>();
   /** How many values were built (for tests and benchmarks: one per article and variant). */

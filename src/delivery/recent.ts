@@ -1,8 +1,4 @@
-/**
- * Recent feed entries shared in memory by every reader that follows the feed with a cursor of its own
- * (a webhook endpoint): a reader within the window reads from memory, one behind it reads its own
- * pages from the feed port (the store), so a reader far behind never holds the others back.
- */
+/** Recent feed entries shared by readers with own cursors; one far behind reads the store and holds none back. */
 import type { FeedEntry, FeedPort } from './ports.js';
 
 /** Entries kept for the readers: between RECENT_ENTRIES and twice that many. */
@@ -17,7 +13,6 @@ export class RecentFeed {
     private readonly keep: number = RECENT_ENTRIES,
   ) {}
 
-  /** The next batch read by the poller, in feed order. */
   push(batch: readonly FeedEntry[]): void {
     for (const e of batch) this.entries.push(e);
     if (this.entries.length > this.keep * 2) this.entries = this.entries.slice(-this.keep);

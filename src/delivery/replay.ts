@@ -1,17 +1,10 @@
-/**
- * Where a resuming connection starts reading the change feed. The store commits articles so that feed
- * order (`seq`), id order and receive-time order agree (src/store/ports/index.ts `insert`), so "every article
- * with an id above a bound" is "every feed entry after some seq". That seq is found by a binary search
- * over the feed (each probe one primary-key read), up to the connection's admission point: no new
- * store method, and the same code on SQLite and PostgreSQL.
- */
+/** Where a resume starts: feed, id and receive-time order agree (store `insert`), so a binary search finds it. */
 import { ulidTimePrefix } from '../store/ports/ids.js';
 import type { FeedPort } from './ports.js';
 
 /**
- * The smallest `k` in [0, upTo] such that every feed entry with a seq in (k, upTo] has an id above
- * `boundId` (the seq of the last entry at or below the bound, or 0): reading `feedAfter(k, …)` from
- * there yields exactly the articles after the bound, oldest first. O(log upTo) reads of one entry.
+ * The smallest k in [0, upTo] such that every entry with a seq in (k, upTo] has an id above `boundId`:
+ * `feedAfter(k, …)` yields exactly the articles after the bound. O(log upTo) one-entry reads.
  */
 export async function replayStartSeq(
   articles: Pick<FeedPort, 'feedAfter'>,
@@ -30,12 +23,7 @@ export async function replayStartSeq(
   return lo;
 }
 
-/**
- * The exclusive lower bound on article ids that a resuming subscriber replays: the later of `after`
- * and the start of the key's lookback window (`windowStartMs`, from src/domain/lookback.ts). An id
- * sorts by its receive time, so an article received at or before the window start sorts at or below
- * the bound (the same rule as the list endpoint's `since` clamp).
- */
+/** The exclusive lower id bound of a replay: the later of `after` and the lookback start (as the list's `since`). */
 export function replayLowerBound(after: string, windowStartMs: number): string {
   const windowBound = ulidTimePrefix(Math.max(0, windowStartMs)) + 'ZZZZZZZZZZZZZZZZ';
   return after > windowBound ? after : windowBound;

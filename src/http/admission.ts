@@ -1,9 +1,7 @@
 /**
- * The request path shared by the service and the mock: which operations exist, who may call them, and
- * the one middleware in front of every handler, a pipeline over one reading of the request: the query
- * read once (src/http/parameters.ts), admission (IP guard and key, tier access, rate limit: only
- * admitted requests count), the parameters checked against the contract, then the rules between
- * parameters. The handler finds the caller and the typed parameters in `res.locals`.
+ * The request path shared by the service and the mock: per operation, one middleware reads the query once,
+ * then runs admission (IP guard and key, tier access, rate limit: only admitted requests count), checks each
+ * parameter against the contract, then the rules between them. Handlers read `caller` and `params` from `res.locals`.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { authenticate, type AuthDeps, type Caller } from '../auth/index.js';
@@ -37,12 +35,7 @@ const ACCESS: Record<OperationId, Access> = {
   getAccountUsage: { allowBlockedTier: true, counted: false },
 };
 
-/** What admission leaves for the handler in `res.locals`. */
-/**
- * An operation's parameters as the contract types them (generated/openapi.d.ts), checked (integers as
- * numbers, `tickers` as an array); one with a default in the contract (`limit`, `offset`) is always there
- * (src/http/parameters.ts).
- */
+/** An operation's checked, contract-typed parameters; those with a contract default (`limit`, `offset`) always set. */
 export type ParamsOf<Op extends OperationId> = NonNullable<operations[Op]['parameters']['query']> &
   Required<
     Pick<
@@ -52,6 +45,7 @@ export type ParamsOf<Op extends OperationId> = NonNullable<operations[Op]['param
   >;
 type DefaultedParam = 'limit' | 'offset';
 
+/** What admission leaves for the handler in `res.locals`. */
 export interface Locals<Op extends OperationId = OperationId> {
   operationId: Op;
   caller: Caller;
@@ -68,18 +62,13 @@ export interface AdmissionDeps {
   onRateLimited?: (operationId: OperationId) => void;
 }
 
-/** Operations that take the `tickers` filter (read from the contract). */
 const takesTickers = new Set(
   (Object.keys(OPERATION_PATHS) as OperationId[]).filter((id) =>
     operationParameters(id).some((p) => p.name === 'tickers'),
   ),
 );
 
-/**
- * The rules between parameters, after each one was checked alone (a `400`, counted): `after` and
- * `before` cannot be combined (listNews); a search page may not pass the ranking (`offset + limit`);
- * `min_relevance` needs `tickers`.
- */
+/** The rules between parameters, after each was checked alone (a counted `400`). */
 function crossParameterProblem(
   operationId: OperationId,
   params: Record<string, unknown>,
@@ -94,7 +83,6 @@ function crossParameterProblem(
   return undefined;
 }
 
-/** Builds `chain(operationId)`: the middleware in front of an operation's handler. */
 export function createOperationChain(deps: AdmissionDeps): (operationId: OperationId) => RequestHandler[] {
   const checkResponse = deps.validateResponses ? createResponseCheck() : undefined;
 
@@ -107,9 +95,8 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
       if (checkResponse)
         res.locals.checkResponse = (status: number, type: string, body: unknown) =>
           checkResponse(operationId, status, type, body);
-      // 1. The one reading of the request's query.
       const query = readQuery(queryOf(req.url));
-      // 2. Admission: who is calling, may they, and is there room (authentication before validation).
+      // Admission: who is calling, may they, and is there room (authentication before validation).
       const result = await authenticate(deps.auth, {
         ip: req.ip ?? 'unknown',
         key: req.get('x-api-key'),
@@ -144,7 +131,7 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
           return sendProblem(res, 'rateLimitExceeded');
         }
       }
-      // 3. Each parameter against the contract, then 4. the rules between them.
+      // Each parameter against the contract, then the rules between them.
       const reading = readParameters(query);
       if (!reading.ok) return sendProblem(res, 'invalidParameter', reading.detail);
       const conflict = crossParameterProblem(operationId, reading.params, query);

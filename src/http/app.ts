@@ -1,7 +1,4 @@
-/**
- * The REST app, built by a function so tests run it in-process. Handlers are thin: admission (auth,
- * tier access, rate limit) and validation happen in middleware; handlers call the stores and map.
- */
+/** The REST app, built by a function so tests run it in-process; admission and validation are middleware. */
 import { parseRfc3339 } from '../domain/time.js';
 import express from 'express';
 import { limits, plans, type SearchResults } from '../contract/index.js';
@@ -20,31 +17,22 @@ import { linkHeader, listNext, listParams, relevanceOf, searchNext } from './pag
 import { mountStatus, STATUS_PATHS, type StatusSource } from './status.js';
 
 export interface ArchiveSearch {
-  /**
-   * Most relevant first: the ranked results `offset` to `offset + limit` (of those about one of
-   * `tickers`, when given). Throws EmbeddingUnavailableError when the embedder fails.
-   */
+  /** Results `offset` to `offset + limit`, most relevant first; EmbeddingUnavailableError if the embedder fails. */
   search(query: string, limit: number, options?: SearchOptions): Promise<StoredArticle[]>;
 }
 
 export interface AppDeps extends AuthDeps {
   articles: ArticleStore;
-  /**
-   * The change signal of the store `accounts` and `articles` belong to (src/store/ports/changes.ts):
-   * the key and first-page caches serve an entry only under the generation it was read in.
-   */
+  /** The store's change signal: the key and first-page caches serve an entry only under its read generation. */
   changes: Pick<StoreChanges, 'freshness'>;
   search: ArchiveSearch;
   rateLimiter: RateLimiter;
   clock: () => number;
   trustProxy: boolean | number | string;
   validateResponses: boolean;
-  /** Operations (src/ops): a middleware mounted first (request id, request log line, metrics; it reads `res.locals.operationId` / `caller` when the response ends) and the rate-limit refusal count. */
+  /** Operations (src/ops): a first middleware (reads `operationId`, `caller` at response end) and the 429 count. */
   observe?: { middleware: express.RequestHandler; rateLimited(operationId: OperationId): void };
-  /**
-   * "Something was committed" hints (src/server: the data directory watch, PostgreSQL LISTEN/NOTIFY):
-   * the caches of keys and first pages look at the store again at the next request.
-   */
+  /** Commit hints (directory watch, LISTEN/NOTIFY): the key and first-page caches look at the store again. */
   feedWake?: WakeSubscription;
   /** When the caches must look again (default: `changes.freshness`). */
   freshness?: Freshness;
@@ -64,7 +52,6 @@ function sendPage(res: express.Response, page: Page, next: string | null): void 
   res.end(body);
 }
 
-/** listNews: a page of the window, the first page of the window usually from the cache. */
 async function listNews(
   deps: AppDeps,
   firstPages: FirstPageCache,
@@ -77,8 +64,7 @@ async function listNews(
   const since = params.since === undefined ? undefined : parseRfc3339(params.since);
   const urgency = checked.urgency;
   const withTickers = plans[caller.tier].tickers;
-  // The lookback window bounds every page: an `after` older than it reads as its start (the store
-  // takes the larger of the two lower bounds).
+  // The lookback window bounds every page: the store takes the later of it and `after`.
   const query: ListQuery = {
     afterMs: effectiveSince(caller.tier, now, since),
     limit,
@@ -95,8 +81,7 @@ async function listNews(
     const page = pageOf(await load());
     return sendPage(res, page, listNext(params, limit, page));
   }
-  // The first page of the window (no `since`, or one older than the window; no cursor, no filter
-  // but urgency): usually cached.
+  // The window's first page (no cursor, no filter but urgency): usually cached.
   const cached = firstPages.get({ withTickers, lookbackMs: now - windowStart, urgency, limit }, windowStart, load);
   const page = cached instanceof Promise ? await cached : cached;
   sendPage(res, page, listNext(params, limit, page));

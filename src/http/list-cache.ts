@@ -1,16 +1,6 @@
 /**
- * The first page of GET /v1/news, cached: most requests ask for the newest `limit` articles of their
- * plan's window, which change only when an article arrives. A page is keyed by what shapes it (tickers
- * or not, the lookback window, the urgency filter, the limit) and served only while
- *
- * - the store's generation is the one it was read under (src/store/ports/changes.ts: a new article,
- *   from this process or another, moves it; seen at once, or within that module's bound), and
- * - its oldest article is still inside the window at the time of the request (the window slides: an
- *   article that has left it is never served; nothing can enter it without a new generation).
- *
- * Requests with a `since` inside the window, a cursor (`after`, `before`) or a `tickers` filter are not
- * first pages and go to the store every time. A cached page holds the articles only: the `next` link
- * (which repeats the request's own parameters) is added per request.
+ * The first page of GET /v1/news per shape (tickers, window, urgency, limit), served only under the store
+ * generation it was read in (src/store/ports/changes.ts) and while its oldest article is inside the window.
  */
 import { decodeTime } from 'ulid';
 import type { Urgency } from '../contract/index.js';
@@ -22,10 +12,7 @@ export interface PageVariant {
   limit: number;
 }
 
-/**
- * A page, ready to write: the NewsList body up to the end of `articles` (`{"count":N,"articles":[…]`);
- * `next`, which depends on how the request was written (src/http/paging.ts), and `}` follow per request.
- */
+/** A page ready to write: the NewsList body up to the end of `articles`; `next` and `}` are added per request. */
 export interface Page {
   head: Buffer;
   count: number;
@@ -50,7 +37,6 @@ export function pageOf(articles: string[]): Page {
   };
 }
 
-/** May `page`, read at an earlier time, be served for a window that now starts after `afterMs`? */
 function stillInWindow(page: Page, afterMs: number): boolean {
   return page.oldestMs === undefined || page.oldestMs > afterMs;
 }
@@ -69,10 +55,7 @@ export class FirstPageCache {
     private readonly maxEntries: number = LIST_CACHE_MAX_ENTRIES,
   ) {}
 
-  /**
-   * The first page of `variant` for a window starting after `afterMs` (exclusive, as the store reads
-   * it): from the cache (synchronously) when fresh, else from `load`. Concurrent misses share one load.
-   */
+  /** The first page for a window after `afterMs` (exclusive): sync when cached and fresh; misses share a load. */
   get(variant: PageVariant, afterMs: number, load: () => Promise<string[]>): Page | Promise<Page> {
     const id = `${variant.withTickers ? 't' : 'p'}${variant.lookbackMs}|${variant.urgency ?? ''}|${variant.limit}`;
     const g = this.generation();

@@ -1,14 +1,7 @@
-/**
- * The paging rules of GET /v1/news and GET /v1/news/search (openapi.yaml, "Following the archive without
- * gaps" and the two operations' descriptions), as pure functions shared by the service and the mock:
- * what a request asks for, the `next` link of a page, and the `Link` header that repeats it.
- */
+/** Paging rules of list and search (openapi.yaml "Following the archive without gaps"), shared by service and mock. */
 import { searchRankingMax } from '../contract/index.js';
 
-/**
- * The list parameters that shape `next`, as the client wrote them (after parsing; `limit` is present
- * once validation has filled in its default, so `next` always names the page size).
- */
+/** The list parameters that shape `next`, as the client wrote them (`limit` always: its default is filled in). */
 export interface ListParams {
   limit?: string;
   since?: string;
@@ -81,11 +74,8 @@ export function relevanceOf(query: Record<string, unknown>): number | undefined 
 }
 
 /**
- * The `next` of a list page (`lastId`: the id of its last article, in the page's order): the request's
- * parameters with the cursor moved. With `after` (oldest first)
- * always present: after the newest article of this page, or the same `after` when the page is empty (the
- * page to poll). Otherwise (newest first, with or without `before`) `before` the oldest article of this
- * page when the page is full, and null at the end of the window.
+ * The `next` of a list page. With `after`: always, after the page's newest (or the same `after` when empty:
+ * the page to poll); else `before` the page's oldest when full, null at the end of the window.
  */
 export function listNext(
   params: ListParams,
@@ -105,11 +95,7 @@ export function listNext(
   return `/v1/news?${queryString([...base, ['before', last]])}`;
 }
 
-/**
- * The `next` of a search page: the same query with `offset` moved on by `limit`, the `limit` cut where it
- * would pass the ranking (`offset + limit` at most searchRankingMax); null when this page is not full or
- * ends at the last ranked result.
- */
+/** The `next` of a search page: `offset` moved by `limit`, cut at searchRankingMax; null if not full or at the end. */
 export function searchNext(params: SearchParams, limit: number, count: number): string | null {
   const offset = params.offset + limit;
   if (count < limit || offset >= searchRankingMax) return null;
@@ -122,7 +108,6 @@ export function searchNext(params: SearchParams, limit: number, count: number): 
   ])}`;
 }
 
-/** The `Link` header of a page whose `next` is not null. */
 export function linkHeader(next: string): string {
   return `<${next}>; rel="next"`;
 }

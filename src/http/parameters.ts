@@ -1,19 +1,8 @@
 /**
- * The query of a request, read once and checked against the contract's parameters (shared by the
- * service and the mock, so both answer a bad request with the same body).
- *
- * - `readQuery`: the raw query string as form pairs (`+` is a space, except in `since`, where it is the
- *   offset sign a hand-typed time carries), every name kept, repeats kept.
- * - `parameterReader(operationId)`: compiled once per operation from openapi.yaml (each parameter's
- *   schema through Ajv, JSON Schema 2020-12 as OpenAPI 3.1 writes it). It answers either the typed
- *   parameters (an absent one that has a `default` in the contract set to it), or the `detail` of the
- *   `400` naming the first parameter that is wrong, in this order: a name the operation does not have,
- *   then each parameter in the contract's order: given twice, missing while required, or not what its
- *   schema says.
- *
- * Values are read as the contract's styles say: an integer in plain decimal digits (`0x10`, `1e1`, `+5`
- * are not integers), a number as a plain decimal (`0.8`, `.5`, `1`), an array (`style: form`, `explode: false`) as comma-separated items, a date-time
- * with an explicit offset that names a real instant (`2026-02-30T10:00:00Z` is not one).
+ * A request's query, read once and checked against the contract, so service and mock answer a bad request
+ * alike. `readQuery` keeps every pair (`+` is a space except in `since`: an offset sign); `parameterReader`
+ * gives typed parameters (defaults filled) or the `400` of the first wrong one: unknown, then in contract
+ * order repeated, missing or invalid (integers and numbers plain decimal, date-times a real instant).
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -50,10 +39,7 @@ export function unknownParameterDetail(name: string): string {
   return `${name === '' ? 'A parameter with an empty name' : echo(name)} is not a parameter of this operation`;
 }
 
-/**
- * The query string (without `?`) as form pairs. Built with defineProperty: a name such as `__proto__`
- * is an own (unknown, so refused) parameter, never the object's prototype.
- */
+/** The query string (no `?`) as form pairs; defineProperty makes `__proto__` an own, refused name, not a prototype. */
 export function readQuery(qs: string): QueryValues {
   const out: QueryValues = {};
   if (!qs) return out;
@@ -71,7 +57,6 @@ export function readQuery(qs: string): QueryValues {
   return out;
 }
 
-/** The query string of a request target (`/path?a=1` → `a=1`). */
 export function queryOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? '' : url.slice(q + 1);
@@ -149,8 +134,7 @@ export function parameterReader(operationId: string): (query: QueryValues) => Pa
       const raw = Object.prototype.hasOwnProperty.call(query, p.spec.name) ? query[p.spec.name] : undefined;
       if (raw === undefined) {
         if (p.spec.required) return { ok: false, detail: parameterProblemDetail(p.spec, 'missing') };
-        // An absent parameter with a default in the contract takes it (`limit`, `offset`): handlers, and
-        // the `next` links they write, see the value the request was served with.
+        // A contract default fills an absent parameter: handlers and their `next` links see the served value.
         if (p.spec.schema.default !== undefined) params[p.spec.name] = p.spec.schema.default;
         continue;
       }

@@ -6,10 +6,7 @@ import { echo, meantPath, originForm, pathOnly } from './target.js';
 export const PROBLEM_TYPE = 'application/problem+json';
 export const JSON_TYPE = 'application/json';
 
-/**
- * Sends a JSON body with the contract's exact media type (no `charset` parameter: JSON is UTF-8 by
- * definition, RFC 8259, and the contract names the bare media types).
- */
+/** Sends JSON with the contract's exact media type (no `charset`: JSON is UTF-8 by definition, RFC 8259). */
 export function sendJson(res: Response, status: number, body: unknown, type: string = JSON_TYPE): void {
   sendJsonText(res, status, JSON.stringify(body), type, body);
 }
@@ -21,7 +18,7 @@ function sendJsonText(res: Response, status: number, text: string, type: string 
   check?.(status, type, parsed === undefined ? JSON.parse(text) : parsed);
   res.status(status);
   res.setHeader('Content-Type', type);
-  // An explicit length avoids chunked encoding (one write instead of a header + chunk framing).
+  // An explicit length avoids chunked encoding.
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(text);
 }
@@ -38,11 +35,7 @@ export function sendGenericProblem(res: Response, status: number, title: string,
   sendJson(res, status, body, PROBLEM_TYPE);
 }
 
-/**
- * An Express app set up to serve the contract (the service and the mock): no query parsing, no ETag,
- * paths matched exactly as the contract writes them (`/V1/news` and `/v1/news/` are not `/v1/news`),
- * and requestTarget() in front of everything.
- */
+/** An Express app serving the contract (service and mock): paths match exactly as written; requestTarget() first. */
 export function contractApp(first?: RequestHandler): express.Express {
   const app = express();
   // Observability first, so that requests refused by requestTarget() are logged and counted too.
@@ -57,11 +50,7 @@ export function contractApp(first?: RequestHandler): express.Express {
   return app;
 }
 
-/**
- * The head of an app serving the contract (the service and the mock): the request target is reduced to
- * its origin form before routing and validation see it (both read `url`, Express keeps `originalUrl`),
- * HEAD is read as GET, and every answer depends on the key, so none may be stored by a shared cache.
- */
+/** Origin-form target before routing, HEAD as GET, and `no-store` on every answer: each depends on the key. */
 function requestTarget(): RequestHandler {
   return (req, res, next) => {
     res.setHeader('Cache-Control', 'private, no-store');
@@ -70,8 +59,7 @@ function requestTarget(): RequestHandler {
     }
     const target = originForm(req.url);
     if (!target.ok) return sendGenericProblem(res, 400, 'Bad Request', target.detail);
-    // HEAD is GET without the body (RFC 9110 §9.3.2): routed, validated and counted as GET; Node
-    // already knows to send no body for this response.
+    // HEAD is GET without the body (RFC 9110 §9.3.2): routed, validated and counted as GET.
     if (req.method === 'HEAD') req.method = 'GET';
     req.url = target.url;
     req.originalUrl = target.url;
@@ -79,11 +67,7 @@ function requestTarget(): RequestHandler {
   };
 }
 
-/**
- * The tail of an app serving the contract (the service and the mock): a validation error of an
- * operation, a known path with another method (405), an unknown path (404), an unexpected fault (500).
- * Only the first ECHO_MAX_CHARS characters of a path or method are echoed in a detail.
- */
+/** The tail of a contract app: 405, 404, then the error handler (413, 503, 500); echoes are cut at ECHO_MAX_CHARS. */
 export function contractFallbacks(
   knownPaths: Iterable<string>,
   logPrefix: string,

@@ -1,20 +1,11 @@
 /**
- * The standard rate-limit fields of draft-ietf-httpapi-ratelimit-headers (-10/-11), sent beside
- * `X-RateLimit-*` on every counted response and on a `429`:
+ * The fields of draft-ietf-httpapi-ratelimit-headers (-10/-11), beside `X-RateLimit-*` on every counted answer:
  *
- *     RateLimit-Policy: "max";q=60;w=60     the key's policy: quota `q` requests per window `w` seconds
+ *     RateLimit-Policy: "max";q=60;w=60     quota `q` requests per window `w` seconds
  *     RateLimit: "max";r=59;t=42            `r` requests left, `t` seconds until one more is admitted
  *
- * Each field is a Structured Field List (RFC 9651) of one Item: a String naming the policy, with Integer
- * parameters. The policy is named after the key's tier (`starter`, `pro`, `max`, `expired`): one name per
- * plan keeps `RateLimit-Policy` the same on every response of a key, as the draft asks, and a changed
- * name tells a client that its plan (so its quota) changed, not just the numbers. Tier names are public
- * (the contract's `Tier`), so the name discloses nothing; there is no partition key (`pk`): each key is
- * its own partition and the caller knows which key it sent.
- *
- * Our limit is an exact sliding window (src/domain/rate-limit.ts), so `t` is the seconds until the
- * oldest counted request leaves the window, which is when more quota is made available (the draft's
- * meaning of `t` since -10); on a `429` it equals `Retry-After`.
+ * The policy is named after the tier: stable per key, as the draft asks, public, and no `pk` (each key is its
+ * own partition). The window slides exactly, so `t` is when the oldest counted request leaves it.
  */
 /** RFC 9651 §4.1.6: a String, printable ASCII with `"` and `\` escaped. */
 export function sfString(value: string): string {
@@ -44,10 +35,7 @@ function secondsUntil(at: number, now: number): number {
   return Math.max(0, Math.ceil((at - now) / 1000));
 }
 
-/**
- * Every rate-limit header of a counted answer, both sets from one decision: `X-RateLimit-*` and the
- * standard `RateLimit-Policy` / `RateLimit`. `retryAfterSeconds` (a `429`) is also the `t` of `RateLimit`.
- */
+/** Both header sets of a counted answer, from one decision; `retryAfterSeconds` (a `429`) is also RateLimit's `t`. */
 export function rateLimitHeaders(
   policy: string,
   d: { limit: number; remaining: number; resetAt: number },

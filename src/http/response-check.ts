@@ -1,8 +1,4 @@
-/**
- * Response validation against openapi.yaml (status, media type and body schema), used in every test
- * run; off in production for speed (VALIDATE_RESPONSES=true turns it on). A response that breaks the
- * contract throws, which the app turns into a 500, so tests cannot miss it.
- */
+/** Response validation against openapi.yaml (tests, VALIDATE_RESPONSES=true): a violation throws, answered 500. */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';

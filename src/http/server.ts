@@ -1,9 +1,6 @@
 /**
- * The HTTP server around an app (the service's and the mock's). Every HTTP error the process emits is
- * an `application/problem+json` body, including those Node answers before any app code runs: a request
- * it cannot parse (400), headers or a URL over its size limit (431), a request that takes too long to
- * arrive (408), an `Expect` it does not meet (417), and an upgrade to a path with no WebSocket (404).
- * An HTTP/1.1 request without `Host` is refused by requestTarget() with a 400 problem.
+ * The HTTP server around an app: every HTTP error the process emits is an `application/problem+json` body,
+ * including Node's own (400, 408, 417, 431) and a 404 for an upgrade with no WebSocket.
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -81,17 +78,12 @@ function onCheckExpectation(req: IncomingMessage, res: ServerResponse): void {
   req.resume();
 }
 
-/** An upgrade the server has no WebSocket for: a problem response, then the connection is closed. */
 function refuseUpgrade(socket: Duplex, status: number, detail: string): void {
   socket.on('error', () => socket.destroy());
   socket.end(rawProblemResponse(status, detail));
 }
 
-/**
- * Routes an upgrade request as the REST app routes a request: the target reduced to its origin form
- * (`req.url` rewritten), the path matched exactly. False (and the socket answered with a 400 or 404
- * problem) when it is not for `address`.
- */
+/** Routes an upgrade as REST does (origin form, exact path); false, with a 400/404 answered, when not for `address`. */
 export function acceptUpgradeFor(address: string, req: IncomingMessage, socket: Duplex): boolean {
   const target = originForm(req.url);
   if (!target.ok) {
@@ -108,20 +100,11 @@ export function acceptUpgradeFor(address: string, req: IncomingMessage, socket: 
 }
 
 /**
- * How long a client may take, and how many connections it may hold open.
- *
- * - A request head must arrive within `headersTimeoutMs` of the connection (or of the previous
- *   response), the whole request within `requestTimeoutMs` (REST requests have no body): else a 408
- *   problem and the connection closes. Checked every `checkIntervalMs` (Node's default, 30 s, let
- *   3,000 idle connections hold their descriptors for 76 s).
- * - An idle keep-alive connection closes after `keepAliveTimeoutMs` (65 s: longer than a load
- *   balancer's usual 60 s idle timeout, so the balancer, not the service, closes first).
- * - At most `maxConnections` TCP connections in all and `maxConnectionsPerAddress` from one client
- *   address (0: no cap), open streams included. A connection over a cap is answered at once, before
- *   its request is read, with the contract's `503` `serviceUnavailable` problem, `Retry-After` and
- *   `Connection: close`, and closed; a
- *   stream client sees that 503 as the answer to its WebSocket handshake. The address is the socket's
- *   (behind a proxy that is the proxy's: see docs/operations.md).
+ * Client timeouts and connection caps. No head within `headersTimeoutMs` or request within `requestTimeoutMs`:
+ * 408 and close (checked every `checkIntervalMs`: Node's 30 s let idle connections hold descriptors). Idle
+ * keep-alive closes after `keepAliveTimeoutMs` (65 s: past a load balancer's usual 60 s, so the balancer closes
+ * first). A connection over `maxConnections` or `maxConnectionsPerAddress` (0: none; streams included) gets
+ * the contract's 503 before its request is read (docs/operations.md).
  */
 export interface HttpServerOptions {
   headersTimeoutMs?: number;
@@ -168,10 +151,7 @@ export function createHttpServer(listener: RequestListener, options: HttpServerO
   return server;
 }
 
-/**
- * Puts the caps in front of Node's own connection handling: a connection over a cap never reaches the
- * HTTP parser (nothing of it is read, no request runs); the others are handed to it unchanged.
- */
+/** The caps, in front of Node's connection handling: a refused connection never reaches the HTTP parser. */
 function capConnections(
   server: Server,
   total: number,
@@ -200,8 +180,7 @@ function capConnections(
       total > 0 && open >= total ? 'total' : perAddress > 0 && mine >= perAddress ? 'per_address' : undefined;
     if (over) {
       socket.on('error', () => socket.destroy());
-      // Whatever the client sends is read and dropped, so that its FIN is seen and the socket closes
-      // as soon as the client closes; one that does not is cut off REFUSED_LINGER_MS later.
+      // Read and drop its bytes so the client's FIN closes the socket; cut off after REFUSED_LINGER_MS.
       socket.resume();
       socket.end(refusal);
       setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();

@@ -1,8 +1,4 @@
-/**
- * The public status routes: `GET /v1/status` (the contract's getServiceStatus) and `GET /status` (the
- * same report as a web page). No key, never rate limited, served from the board's last report in
- * memory: a request never touches the store. The mock mounts the same routes over its sample report.
- */
+/** Public status routes (`/v1/status`, HTML `/status`): no key, no rate limit, served from memory, never the store. */
 import type express from 'express';
 import { parameterReader, queryOf, readQuery } from './parameters.js';
 import { JSON_TYPE, sendProblem } from './problem.js';
@@ -21,10 +17,7 @@ const CACHE_CONTROL = 'public, max-age=5';
 
 export interface StatusRouteOptions {
   validateResponses: boolean;
-  /**
-   * Runs first on `/v1/status` (the mock: its `Prefer` header): `false` when it has answered, else the
-   * name of the example to serve (or undefined).
-   */
+  /** Runs first on `/v1/status` (the mock's `Prefer`): `false` when it answered, else the example to serve. */
   prefer?: (req: express.Request, res: express.Response) => string | undefined | false;
 }
 

@@ -1,13 +1,6 @@
 /**
- * The request target, read one way for the whole process (REST routes, the validator, the stream
- * upgrade): pure functions, no I/O.
- *
- * - A fragment (`#…`) is dropped.
- * - The absolute form (`GET http://host/v1/news?… HTTP/1.1`, RFC 9112 §3.2.2) is accepted and reduced
- *   to its origin form (`/v1/news?…`) before anything routes or validates, so it gets exactly the
- *   validation of the plain path.
- * - Paths are matched exactly: no case folding, no trailing slash, no `//`, no dot segments, no `%2F`.
- *   Any other spelling of a known path is a 404 whose detail names the path meant.
+ * The request target, read one way by the whole process. Pure. The absolute form (RFC 9112 §3.2.2) becomes
+ * origin form before routing; paths match exactly, and a misspelt known path is a 404 naming it.
  */
 
 import { limits } from '../contract/index.js';
@@ -23,10 +16,7 @@ export function echo(input: string): string {
 
 export type Target = { ok: true; url: string } | { ok: false; detail: string };
 
-/**
- * The origin form (`/path?query`) of a request target, or why it cannot be served: the asterisk form
- * (`OPTIONS *`), the authority form (`CONNECT host:port`) and absolute URLs of other schemes.
- */
+/** The origin form of a target, or why it cannot be served (`OPTIONS *`, `CONNECT host:port`, other schemes). */
 export function originForm(raw: string | undefined): Target {
   // A fragment is never part of a request (RFC 9110 §7.1): dropped, as a browser would not send it.
   const hash = (raw ?? '').indexOf('#');
@@ -43,16 +33,12 @@ export function originForm(raw: string | undefined): Target {
   return { ok: false, detail: `The request target ${echo(target)} is not supported; send a path such as /v1/news` };
 }
 
-/** The path of an origin-form URL, without the query string. */
 export function pathOnly(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
 }
 
-/**
- * The known path that `path` is another spelling of (case, trailing or doubled slashes, dot segments,
- * an encoded slash), or undefined. Only a hint for the 404 detail: such paths are never routed.
- */
+/** The known path that `path` misspells (case, slashes, dot segments, `%2F`): a 404 hint only, never routed. */
 export function meantPath(path: string, known: Iterable<string>): string | undefined {
   let decoded = path.replace(/%2f/gi, '/');
   try {

@@ -1,9 +1,4 @@
-/**
- * Errors that mean "a dependency cannot answer right now, retry shortly": the HTTP layer answers them
- * with the contract's `503` `serviceUnavailable` problem and `Retry-After`, the stream with its
- * `unavailable` close code (1013). Never a 500, never a 1011. Read by class (src/store/ports/errors.ts):
- * connection, authentication, resource.
- */
+/** Errors meaning "a dependency cannot answer now": 503 + Retry-After over HTTP, 1013 on the stream; never 500/1011. */
 import { sharedStateFailureClass } from '../state/errors.js';
 import type { FailureClass } from '../store/ports/errors.js';
 

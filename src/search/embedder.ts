@@ -1,15 +1,8 @@
-/**
- * The embedding port: turns texts into L2-normalised vectors for semantic search.
- *
- * Two adapters implement it: `local.ts` (all-MiniLM-L6-v2 in WASM, offline) and `http.ts` (any
- * OpenAI-compatible `/embeddings` endpoint). Vectors from different models live in different spaces,
- * so every stored vector carries the `modelId` that made it, and a query must be embedded by the
- * same model before it is compared with them.
- */
+/** The embedding port. Vector spaces differ by model, so a query is embedded by the stored vectors' `modelId`. */
 export interface Embedder {
-  /** Stable id of the model that makes the vectors, e.g. "local:all-MiniLM-L6-v2" or "openai:text-embedding-3-small". Stored with every vector; a query is always embedded with the model that built the vectors. */
+  /** Stable id of the model (e.g. "local:all-MiniLM-L6-v2"), stored with every vector it makes. */
   readonly modelId: string;
-  /** Embeds texts; returns one L2-normalised Float32Array per text, same order. Throws EmbeddingUnavailableError on any failure (timeout, HTTP error, bad response). */
+  /** One L2-normalised vector per text, in order; EmbeddingUnavailableError on any failure. */
   embed(texts: string[]): Promise<Float32Array[]>;
 }
 
@@ -18,10 +11,7 @@ export class EmbeddingUnavailableError extends Error {
   override name = 'EmbeddingUnavailableError';
 }
 
-/**
- * Copies `values` into a new Float32Array scaled to unit L2 norm. Throws EmbeddingUnavailableError
- * when a value is not a finite number or the vector is all zeros (it has no direction to compare).
- */
+/** `values` scaled to unit L2 norm (a copy); EmbeddingUnavailableError for a non-finite value or a zero vector. */
 export function toUnitVector(values: ArrayLike<number>): Float32Array {
   let sumSquares = 0;
   for (let i = 0; i < values.length; i++) {

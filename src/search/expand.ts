@@ -1,12 +1,7 @@
 /**
- * A search query that describes a company, institution or instrument instead of naming it (`iphone maker
- * tops forecasts`, `the japanese currency slides`) reaches the articles that name it: each descriptor of
- * src/enrich/resources/descriptors.json found in the query (whole words, case-insensitive, longest first)
- * adds the names it stands for. Pure; the phrase index is built on first use.
- *
- * - `keyword`: the query with the names appended (the keyword half then ranks the articles naming them);
- * - `semantic`: the query with each descriptor replaced by its name (the sentence the embedding reads).
- * A query with no descriptor is returned unchanged in both.
+ * A query that describes a company or instrument (`iphone maker`) reaches the articles naming it: per
+ * descriptor found (descriptors.json, whole words, longest first), `keyword` gets the names appended and
+ * `semantic` the name in its place. Pure.
  */
 import saved from '../enrich/resources/descriptors.json' with { type: 'json' };
 import { COMPANIES } from '../enrich/directory.js';
@@ -27,7 +22,7 @@ interface Phrase {
   expansion: string[];
 }
 
-/** Lower-case words; a hyphen separates words (`frankfurt-based` is `frankfurt based`), a possessive stays on its word. */
+/** Lower-case words; a hyphen separates words (`frankfurt-based`), a possessive stays on its word. */
 const words = (s: string) =>
   s
     .toLowerCase()
@@ -94,10 +89,7 @@ export function expandQuery(q: string): ExpandedQuery {
   return { keyword: `${q} ${added.join(' ')}`, semantic: out.join(' '), found, names: added };
 }
 
-/**
- * The ranked ids with the articles that name what the query described first (the user asked about that
- * company or instrument: a look-alike story about another one comes after), each group in ranking order.
- */
+/** The ranked items, those naming what the query described first (a look-alike comes after), each group in order. */
 export function namedFirst<T>(
   ranked: readonly T[],
   contentOf: (item: T) => string | undefined,

@@ -1,7 +1,4 @@
-/**
- * Embedder adapter for an OpenAI-compatible embeddings endpoint (OpenAI, Azure OpenAI, vLLM,
- * Ollama's /v1, LiteLLM, text-embeddings-inference...): `POST {url}` with `{model, input}`.
- */
+/** Embedder for an OpenAI-compatible endpoint (OpenAI, Azure, vLLM, Ollama's /v1, LiteLLM, TEI…): `POST {url}`. */
 import { EmbeddingUnavailableError, toUnitVector, type Embedder } from './embedder.js';
 
 export interface HttpEmbedderOptions {

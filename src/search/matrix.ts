@@ -1,7 +1,4 @@
-/**
- * Every vector of the index in one contiguous Float32Array, row after row (row-major, `dim` floats per
- * row): 4 bytes per component and no per-vector object, instead of one heap array per vector.
- */
+/** Every vector of the index in one row-major Float32Array: 4 bytes per component, no per-vector object. */
 export class VectorMatrix {
   private buf: Float32Array;
   private count = 0;
@@ -17,7 +14,6 @@ export class VectorMatrix {
     this.buf = new Float32Array(Math.max(0, initialRows) * dim);
   }
 
-  /** Rows in use. */
   get rows(): number {
     return this.count;
   }
@@ -32,10 +28,7 @@ export class VectorMatrix {
     return this.buf.byteLength;
   }
 
-  /**
-   * The backing array: rows `0 … rows-1` are valid. A reader that keeps it across an await sees the rows
-   * that existed then (a later growth allocates a new array; the old one stays intact).
-   */
+  /** Rows `0 … rows-1` are valid; growth allocates anew, so a reader holding it across an await keeps its rows. */
   get data(): Float32Array {
     return this.buf;
   }

@@ -1,16 +1,11 @@
-/**
- * Query vectors for search, with the most recent kept (LRU): a repeated or paged query skips the model.
- */
+/** Query vectors, the most recent kept (LRU): a repeated or paged query skips the model. */
 import { LRUCache } from 'lru-cache';
 import type { Embedder } from './embedder.js';
 
 /** Recent query vectors kept (384 floats each: 1.5 KB; 512 of them under 1 MB). */
 const DEFAULT_QUERY_CACHE = 512;
 
-/**
- * Embeds one query with `embedder`, or answers from the last `size` queries' vectors (0: none kept).
- * The embedder's errors reach the caller (EmbeddingUnavailableError: a 503) and nothing is kept.
- */
+/** Embeds one query, or answers from the last `size` queries (0: none); errors reach the caller, nothing is kept. */
 export function cachedQueryEmbedder(
   embedder: Embedder,
   size = DEFAULT_QUERY_CACHE,

@@ -1,7 +1,4 @@
-/**
- * Exact (brute-force) vector ranking and the byte format of stored vectors: `cosineTopK` over any
- * iterable, `rankMatrix` over a contiguous matrix in slices that yield to the event loop.
- */
+/** Exact vector ranking (`cosineTopK`; `rankMatrix` in event-loop slices) and the byte format of stored vectors. */
 
 export interface Scored {
   id: string;
@@ -9,13 +6,8 @@ export interface Scored {
 }
 
 /**
- * The `k` candidates most similar to `query`, best first. Vectors are L2-normalised, so similarity is
- * the dot product (= cosine). Equal scores are ordered by id descending: ids are ULIDs, so the newer
- * article comes first. Fewer than `k` results when there are fewer candidates. Exact: every
- * candidate is scored, in O(n·d) time and O(k) memory.
- *
- * Throws RangeError when `k` is not a non-negative integer or a candidate's dimension differs from
- * the query's (vectors of another model must never be compared).
+ * The `k` candidates most similar to `query` (unit vectors: dot = cosine), best first, ties to the greater
+ * (newer) id; exact. RangeError on a bad `k` or another dimension (another model's vectors never compare).
  */
 export function cosineTopK(
   query: Float32Array,
@@ -79,10 +71,7 @@ function siftDown(heap: Scored[], i: number): void {
   }
 }
 
-/**
- * The best `k` rows seen so far by score (higher first; equal scores: the greater id first, as
- * {@link cosineTopK}). A bounded min-heap over parallel typed arrays: O(k) memory, no object per row.
- */
+/** The best `k` rows so far, ordered as {@link cosineTopK}: a bounded min-heap over typed arrays. */
 export class TopRows {
   private readonly rows: Int32Array;
   private readonly scores: Float64Array;
@@ -171,10 +160,7 @@ export class TopRows {
   }
 }
 
-/**
- * Scores rows `from … to-1` of a row-major matrix (`dim` floats per row) against `query` into `top`.
- * Synchronous: the caller bounds the range (see {@link rankMatrix}).
- */
+/** Scores rows `from … to-1` of a row-major matrix into `top`; synchronous, the caller bounds the range. */
 function scoreRows(data: Float32Array, dim: number, query: Float32Array, from: number, to: number, top: TopRows): void {
   for (let r = from; r < to; r++) {
     const o = r * dim;
@@ -211,11 +197,7 @@ export const DEFAULT_SLICE_MS = 3;
 
 export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/**
- * Exact top-`k` over the first `rows` rows of a row-major matrix, best first (as {@link cosineTopK}),
- * in slices of at most about `sliceMs` between which the event loop runs: a large ranking never holds
- * the loop for long. `data` is read as it is when each slice runs; rows past `rows` are not ranked.
- */
+/** Exact top-`k` of the first `rows` rows (as {@link cosineTopK}), in `sliceMs` slices with the event loop between. */
 export async function rankMatrix(
   data: Float32Array,
   dim: number,
@@ -243,8 +225,7 @@ export async function rankMatrix(
   return top.result();
 }
 
-// Float32Array uses the host's byte order; on little-endian hosts (x86, ARM as run by Node) the
-// stored bytes are its memory as is, and a copy is a memcpy.
+// Float32Array uses the host's byte order: on little-endian hosts the stored bytes are its memory as is.
 const HOST_IS_LITTLE_ENDIAN = new Uint8Array(new Float32Array([1]).buffer)[3] === 0x3f;
 
 /** Little-endian float32 bytes of `v` (4 bytes per component), for a SQLite BLOB. A copy. */
@@ -255,11 +236,7 @@ export function vectorToBuffer(v: Float32Array): Buffer {
   return buf;
 }
 
-/**
- * The vector stored by {@link vectorToBuffer}. Copies the bytes, so the result does not alias the
- * buffer and works whatever the buffer's byte offset (SQLite BLOBs need not be 4-byte aligned).
- * Throws RangeError when the length is not a multiple of 4.
- */
+/** Reads back {@link vectorToBuffer}'s bytes into a copy (BLOBs may be unaligned); RangeError unless length % 4 === 0. */
 export function bufferToVector(b: Buffer): Float32Array {
   if (b.length % 4 !== 0) throw new RangeError(`vector buffer length ${b.length} is not a multiple of 4`);
   const v = new Float32Array(b.length / 4);

@@ -1,14 +1,7 @@
-/**
- * Errors of the shared-state adapters that callers map to a client-visible answer, and the class of a
- * shared-state (Redis) failure (the classes of src/store/ports/errors.ts).
- */
+/** Shared-state (Redis) errors callers map to a client answer, and their failure class (src/store/ports/errors.ts). */
 import { failureClass, type FailureClass } from '../store/ports/errors.js';
 
-/**
- * The shared state (Redis) could not be reached or did not answer in time. Stream slots do not fall
- * back to an in-process decision (that would let an account open one stream per instance): a stream
- * connect that meets this error is refused with the close code that tells the client to retry later.
- */
+/** Redis unreachable or too slow. Stream slots never fall back in-process (a stream per instance): retry later. */
 export class SharedStateUnavailableError extends Error {
   override readonly name = 'SharedStateUnavailableError';
   constructor(message: string, options?: { cause?: unknown }) {
@@ -16,12 +9,7 @@ export class SharedStateUnavailableError extends Error {
   }
 }
 
-/**
- * Redis error replies by their first word: LOADING (restarting, reading its dataset), BUSY (a script
- * runs), OOM (maxmemory), MASTERDOWN / READONLY (a replica or failover), TRYAGAIN / CLUSTERDOWN
- * (cluster resharding) are `resource`; NOAUTH / WRONGPASS / NOPERM (credentials or ACL changed) are
- * `authentication`. ioredis' own "Connection is closed." and its retry limit are `connection`.
- */
+/** Redis replies by first word: loading, busy, OOM, failover, resharding: `resource`; credentials: `authentication`. */
 const REPLY_CLASSES: ReadonlyArray<readonly [RegExp, FailureClass]> = [
   [/^(LOADING|BUSY|OOM|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDOWN)\b/, 'resource'],
   [/^(NOAUTH|WRONGPASS|NOPERM)\b/, 'authentication'],

@@ -1,18 +1,8 @@
 /**
- * Keeps REST serving while the shared state (Redis) is down: the rate limiter and the IP guard decide
- * with an in-process fallback when the primary fails, and go back to the primary by themselves once it
- * answers again (no restart).
- *
- * Over-admission bound while Redis is down: each instance applies the plan on its own, so one key may be
- * admitted up to N × the plan's limit per window with N instances behind the load balancer (and a key's
- * usage recorded in Redis before the outage is not seen by the fallback, nor the fallback's after it:
- * at most one extra plan's worth per instance across each switch). The IP guard likewise counts distinct
- * keys per instance: a client spreading its keys over N instances may present up to
- * N × (distinctKeys − 1) before one of them blocks it. Stream slots have no fallback (see errors.ts).
- *
- * While the primary is failing, it is probed at most once per `probeIntervalMs` (the first request after
- * that interval tries it); the others go straight to the fallback, so a hung Redis costs one command
- * timeout per interval, not one per request.
+ * Keeps REST serving while Redis is down: rate limiter and IP guard decide in-process and return to the
+ * primary once it answers. Meanwhile N instances admit up to N × the plan (plus one plan's worth each per
+ * switch) and N × (distinctKeys − 1) keys per IP. A failing primary is probed once per `probeIntervalMs`,
+ * so a hung Redis costs one timeout per interval, not per request.
  */
 import type { RateDecision } from '../domain/rate-limit.js';
 import type { IpVerdict } from '../domain/ip-guard.js';

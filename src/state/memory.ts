@@ -1,7 +1,4 @@
-/**
- * In-process shared state (the embedded default): sliding-window logs per key and the IP guard.
- * The Redis adapter (./redis) implements the same ports (./ports.ts) for several instances.
- */
+/** In-process shared state (the embedded default); ./redis implements the same ports for several instances. */
 import { admit, type RateDecision } from '../domain/rate-limit.js';
 import {
   exemptionMatcher,
@@ -58,11 +55,7 @@ export class MemoryIpGuard implements IpGuard {
   }
 }
 
-/**
- * A rate limiter that admits every request and reports what a fresh key would see: the plan's limit,
- * `limit - 1` remaining, reset one window from now. Used by the mock (which does not rate-limit over
- * time) and by the benchmark (to measure the real service without its limiter refusing requests).
- */
+/** Admits everything and reports what a fresh key would see: for the mock (no limit over time) and benchmarks. */
 export class AdmitAllRateLimiter implements RateLimiter {
   async hit(_keyId: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
     return { admitted: true, limit, remaining: Math.max(0, limit - 1), resetAt: now + windowMs, retryAfterSeconds: 0 };

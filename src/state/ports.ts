@@ -1,8 +1,4 @@
-/**
- * The shared-state ports: the rate limiter and the IP guard. One adapter per engine: in-process
- * (./memory.ts, the embedded default) and Redis (./redis, several instances behind a load balancer),
- * both passing test/state/ports.suite.ts; ./fallback.ts wraps a primary with the in-process one.
- */
+/** The shared-state ports: in-process (./memory.ts) and Redis (./redis), both passing test/state/ports.suite.ts. */
 import type { RateDecision } from '../domain/rate-limit.js';
 import type { IpVerdict } from '../domain/ip-guard.js';
 

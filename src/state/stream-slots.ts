@@ -1,37 +1,24 @@
 /**
- * Stream slots: how many streams an account may hold open (`connectionsPerAccount` of asyncapi.yaml,
- * one). The port is async so that a shared adapter (Redis, for several instances) fits behind it; the
- * in-memory adapter decides synchronously, so simultaneous attempts in one process race safely.
- *
- * Tokens: the `connectionId` of a call is the token of one connection attempt, never reused. A slot
- * must never outlive the attempt that asked for it, so `release` also fences the token: a `tryAcquire`
- * of it that lands after the release (a request to a shared store that stalled, whose caller gave up
- * and answered 1013 long before the store resumed and ran it) holds nothing and answers false. A caller
- * whose `tryAcquire` rejected (timed out, store unreachable) therefore releases the token at once: the
- * request may still run later, and must find it fenced.
+ * Stream slots: how many streams an account may hold open (asyncapi.yaml `connectionsPerAccount`). The port
+ * is async for the Redis adapter; the in-memory one decides synchronously, so attempts race safely.
+ * `connectionId` is one attempt's token, never reused, and `release` fences it: a `tryAcquire` landing after
+ * the release (a stalled shared store) holds nothing. A caller whose `tryAcquire` rejected releases at once.
  */
 import { stream } from '../contract/index.js';
 
 export interface StreamSlots {
-  /**
-   * Takes a slot of `accountId` for the attempt `connectionId`; false when the account has none left,
-   * or when the token was released before (fenced). Asking again while holding it: true.
-   */
+  /** Takes a slot for the attempt; false when none is left or the token is fenced. True again while holding it. */
   tryAcquire(accountId: string, connectionId: string): Promise<boolean>;
-  /**
-   * Frees the slot held by `connectionId` (a no-op when it holds none) and fences the token: no later
-   * `tryAcquire` of it holds a slot. Call it when the connection ends, and when the attempt gave up on
-   * its `tryAcquire` (it rejected), whatever that request's fate.
-   */
+  /** Frees the token's slot (if any) and fences it. Call when the connection ends, and when `tryAcquire` rejected. */
   release(accountId: string, connectionId: string): Promise<void>;
 }
 
-/** How long a released token stays fenced in memory (as long as the Redis adapter's lease, far past any in-process attempt). */
+/** How long a released token stays fenced in memory (the Redis lease, far past any in-process attempt). */
 export const MEMORY_FENCE_MS = 20_000;
 
 export class MemoryStreamSlots implements StreamSlots {
   private readonly held = new Map<string, Set<string>>();
-  /** Released tokens of an account (`account NUL token`) → when they were released (insertion order is release order). */
+  /** Released tokens (`account NUL token`) → when released; insertion order is release order. */
   private readonly fenced = new Map<string, number>();
 
   constructor(

@@ -1,7 +1,4 @@
-/**
- * Stream admission rules (asyncapi.yaml "Who may connect"): pure functions of the upgrade
- * request, the authentication result, the key and account records and the clock. No I/O here.
- */
+/** Stream admission rules (asyncapi.yaml "Who may connect"), pure: no I/O. */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import proxyaddr from 'proxy-addr';
 import { plans, stream, type Tier } from '../contract/index.js';
@@ -17,11 +14,7 @@ export type { CloseSpec };
 export type StreamAdmission =
   { ok: true; keyId: string; accountId: string; tier: Tier; withTickers: boolean } | { ok: false; close: CloseSpec };
 
-/**
- * The key of an upgrade request: the `api_key` query parameter, else the `X-API-Key` header (an empty one
- * counts as absent). `api_key` given twice is answered as no key (`Invalid API key`), as REST answers two
- * keys: the service never picks one of several.
- */
+/** The key: `api_key`, else `X-API-Key` (empty is absent); `api_key` twice is no key: never pick one of several. */
 export function keyFromRequest(url: string | undefined, headers: IncomingHttpHeaders): string | undefined {
   const query = new URL(url ?? '/', 'http://stream.invalid').searchParams.getAll('api_key');
   if (query.length > 1) return undefined;
@@ -36,11 +29,7 @@ function tierMayStream(tier: Tier): boolean {
   return plans[tier].stream;
 }
 
-/**
- * The outcome of connecting, from the shared authentication result (IP guard, key, active flag, blocked
- * tier): invalid → `invalidKey`, inactive/free/blocked IP → `inactiveKey`, a tier without the stream
- * (starter, expired) → `planRequired`. The one-connection rule is applied after this, by the slots.
- */
+/** The outcome of connecting, from the shared authentication result; the one-connection rule follows, in the slots. */
 export function admissionOutcome(auth: Admission): StreamAdmission {
   if (!auth.ok) {
     return {
@@ -55,12 +44,7 @@ export function admissionOutcome(auth: Admission): StreamAdmission {
 
 export type RecheckOutcome = { ok: true; tier: Tier; withTickers: boolean } | { ok: false; close: CloseSpec };
 
-/**
- * The periodic re-check of an open connection, from the key and account as stored now (not through the
- * IP guard: a re-check is not a new use of the key). Anything short of an active key on a streaming
- * tier ends the connection with `subscriptionExpired`; an upgrade or downgrade between pro and max
- * switches the `tickers` variant.
- */
+/** The periodic re-check, from stored records (not a key use for the IP guard); pro ↔ max switches the variant. */
 export function recheckOutcome(
   key: KeyRecord | undefined,
   account: AccountRecord | undefined,
@@ -73,12 +57,7 @@ export function recheckOutcome(
   return { ok: true, tier, withTickers: plans[tier].tickers };
 }
 
-/**
- * The client address the IP guard sees, computed as Express computes `req.ip` for the REST endpoints
- * with the same TRUST_PROXY setting (false: the socket address; true: the left-most X-Forwarded-For
- * entry; a hop count (a number) or a comma-separated list of trusted proxies). Both go through
- * `proxy-addr`, the module Express itself uses, with the setting compiled the way Express compiles it.
- */
+/** The client address for the IP guard, computed as Express's `req.ip` for the same TRUST_PROXY (via `proxy-addr`). */
 export function clientIpResolver(
   trustProxy: boolean | number | string,
 ): (headers: IncomingHttpHeaders, remoteAddress: string | undefined) => string {

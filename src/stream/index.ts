@@ -1,21 +1,9 @@
 /**
- * The WebSocket firehose of asyncapi.yaml, on the HTTP server of the REST API (same port, path
- * `streamAddress`): an adapter on the delivery core (src/delivery `DeliveryHub`). Every rule and text
- * comes from `stream` (the `x-stream` extension of the contract). The service runs it over the store's
- * change feed; the partner mock runs the same adapter over a MemoryFeed of the sample articles.
- *
- * - Admission happens before the WebSocket handshake completes: IP guard and key (the shared
- *   `authenticate()`), then the plan, then the account's stream slot. A refused client still gets a
- *   WebSocket, closed at once with `1008` and the contract's reason (the spec's signal for rejection).
- * - Admission order: key (IP guard, key, active), plan, then the connection parameters (`after`,
- *   `tickers`), then the account's slot: a connection refused for its parameters never takes the slot,
- *   and a client learns of a parameter it must fix even while its account's stream is open elsewhere.
- * - An admitted connection becomes a subscriber of the hub, its sink the upgraded socket: the hub owns
- *   the cursor, the replay from `after`, the `tickers` filter, the frames per variant, the pacing and the
- *   slow-consumer rule (src/delivery/hub.ts). `wake()` reads the feed at once (a writer in this
- *   process); other processes wake it through `feedWake` (LISTEN/NOTIFY, the data directory watch).
- * - Re-check, keep-alive (replaying connections included) and the closing handshake each run on one
- *   timer for all connections, here.
+ * The WebSocket firehose of asyncapi.yaml on the REST port (`streamAddress`): an adapter on src/delivery,
+ * every rule and text from the contract's `x-stream`. Admission completes before the handshake, in order
+ * key (IP guard, key, active), plan, parameters, slot: a connection refused for its parameters never takes
+ * the slot, and a refused client gets a WebSocket closed at once with the contract's code. Re-check,
+ * keep-alive and closing handshakes each run on one timer for all connections.
  */
 import { errorText, silentLog, type Log } from '../domain/log.js';
 import { randomUUID } from 'node:crypto';
@@ -54,7 +42,6 @@ export { REPLAY_PAGE, DEFAULT_FEED_POLL_MS } from '../delivery/index.js';
 
 export interface StreamDeps {
   accounts: AccountStore;
-  /** The change feed: the store, or a MemoryFeed (the mock). */
   articles: FeedPort;
   ipGuard: IpGuard;
   /** Prefix of the keys this service accepts, e.g. `fns_live_`. */
@@ -67,24 +54,18 @@ export interface StreamDeps {
   recheckMs: number;
   /** Default: the contract's `pingIntervalSeconds`. */
   pingIntervalMs?: number;
-  /**
-   * How often the change feed is read. Default 100 ms (articles reach clients well within 1 s); with a
-   * notification bus (`feedWake`) this is only the safety net.
-   */
+  /** How often the feed is read (default 100 ms); with `feedWake`, only the safety net. */
   feedPollMs?: number;
-  /**
-   * A notification bus: `subscribe(wake)` calls `wake` when a commit announces new articles (and after
-   * a reconnect); returns an unsubscribe function. The poller then reads the feed at once.
-   */
+  /** A notification bus: calls `wake` on a commit (and after a reconnect); returns the unsubscribe. */
   feedWake?: (wake: () => void) => () => void;
   /** Default: the contract's `maxBufferedBytes`. */
   maxBufferedBytes?: number;
   /** Longest slice of fan-out writes before yielding to the event loop. Default FAN_OUT_SLICE_MS. */
   fanOutSliceMs?: number;
-  /** Told the length (ms) of every fan-out slice: how long delivery held the event loop (metrics, benchmarks). */
+  /** Told the length (ms) of every fan-out slice (metrics, benchmarks). */
   onFanOutSlice?: (ms: number) => void;
   log?: Log;
-  /** Connection events and deliveries, for the structured log and the metrics (src/ops). With it, open and close are told here instead of `log`. */
+  /** Connection events and deliveries (src/ops); when given, open and close go here instead of `log`. */
   events?: StreamEvents;
 }
 
@@ -104,18 +85,11 @@ export interface StreamHandle {
   close(): Promise<void>;
   /** Open, admitted connections, replaying or live (not counting those being closed). */
   connections(): number;
-  /**
-   * Closes the connection with this id (e.g. its shared slot lease was lost to another connection while
-   * this instance could not reach Redis): `unavailable`, so the client retries and the slot rule decides.
-   */
+  /** Closes it with `unavailable` (e.g. its slot lease was lost): the client retries, and the slot rule decides. */
   drop(connectionId: string, why: string): void;
   /** The change-feed `seq` up to which every article has been handed to the clients (or skipped: nobody listening). */
   feedCursor(): number;
-  /**
-   * Reads the change feed now instead of at the next tick. For a writer in this process (e.g. an
-   * operator endpoint that stores articles): call it after the insert has committed, and the new
-   * articles go out at once. Cheap and coalesced: a wake during a read runs one more read right after.
-   */
+  /** Reads the feed now (coalesced); a writer in this process calls it after its insert commits. */
   wake(): void;
 }
 
@@ -129,13 +103,8 @@ const SHUTDOWN_GRACE_MS = 2000;
 export const CLOSE_HANDSHAKE_MS = stream.closeHandshakeSeconds * 1000;
 const INTERNAL_ERROR: CloseSpec = { code: 1011, reason: '' };
 
-/**
- * An admitted connection: the hub's sink, writing to the upgraded socket itself (whole frames, in
- * order with the pings and closes `ws` writes). A class: its methods are shared, not closures per
- * connection.
- */
+/** An admitted connection: the hub's sink, writing whole frames to the socket in order with `ws`'s pings and closes. */
 class Connection implements Sink {
-  /** Its subscription in the hub (set right after admission). */
   sub!: Subscriber<Connection>;
   /** A pong (or the connection itself) since the last ping. */
   alive = true;
@@ -151,7 +120,6 @@ class Connection implements Sink {
     readonly keyId: string,
     /** Only the hash of the key is kept, for the re-check. */
     readonly keyHash: string,
-    /** Told when the hub (or the adapter, through the hub) ends it: closes the WebSocket. */
     private readonly onEnd: (conn: Connection, spec: CloseSpec, why: string) => void,
   ) {}
 
@@ -224,7 +192,6 @@ class Firehose {
   private readonly draining = new Set<Connection>();
   /** Every upgraded WebSocket until its close, admitted or not (for shutdown). */
   private readonly sockets = new Set<WebSocket>();
-  /** Upgrades whose admission is still running. */
   private readonly admitting = new Set<Promise<void>>();
   private shuttingDown = false;
   private rechecking = false;
@@ -240,9 +207,8 @@ class Firehose {
   ) {
     this.log = deps.log ?? silentLog;
     this.clientIp = clientIpResolver(deps.trustProxy);
-    // A peer that does not answer our close frame (refused at admission, slow consumer, re-check) is cut
-    // off CLOSE_HANDSHAKE_MS later, not after ws's default 30 s.
-    // (ws, pinned, reads `closeTimeout`; its typings do not list it yet, hence the variable.)
+    // A peer that does not answer our close frame is cut off after CLOSE_HANDSHAKE_MS, not ws's default 30 s
+    // (`closeTimeout` is missing from the pinned ws typings, hence the variable).
     const wsOptions = {
       noServer: true,
       clientTracking: false,
@@ -251,7 +217,6 @@ class Firehose {
       closeTimeout: CLOSE_HANDSHAKE_MS,
     };
     this.wss = new WebSocketServer(wsOptions);
-    // Delivery: the hub owns cursors, replay, filters, frames, pacing and the slow-consumer rule.
     this.hub = new DeliveryHub<Connection>({
       feed: deps.articles,
       clock: deps.clock,
@@ -319,7 +284,6 @@ class Firehose {
       this.rechecking = false;
     }
   }
-  /** Admission, before the handshake: key (IP guard, key, active), plan, parameters, then the account's slot. */
   private async admit(req: IncomingMessage, socket: Duplex, connectionId: string): Promise<Outcome> {
     const { deps, log } = this;
     const key = keyFromRequest(req.url, req.headers);
@@ -331,8 +295,7 @@ class Firehose {
     const params = streamParams(req.url, outcome.withTickers);
     if (!params.ok) return params;
     if (this.shuttingDown) return { ok: false, close: stream.closeCodes.shuttingDown };
-    // The slot belongs to this TCP connection (its id is the attempt's token): freed when it goes,
-    // whatever happens from here on.
+    // The slot belongs to this TCP connection (its id is the token): freed when it goes, whatever happens.
     const release = (): void => {
       deps.slots
         .release(outcome.accountId, connectionId)
@@ -342,21 +305,19 @@ class Firehose {
     try {
       acquired = await deps.slots.tryAcquire(outcome.accountId, connectionId);
     } catch (e) {
-      // Given up (the shared state did not answer in time: 1013), but the request may still run when
-      // it resumes: releasing the token fences it, so no slot is held for a connection that is gone.
+      // Given up (1013), but the request may still run later: releasing fences the token.
       release();
       throw e;
     }
     if (!acquired) return { ok: false, close: stream.closeCodes.secondConnection };
     if (socket.destroyed) release();
     else socket.once('close', release);
-    // Last step before the upgrade (nothing but promise continuations in between with the embedded
-    // store): the connection carries what enters the store after this point, and nothing before it.
+    // Last step before the upgrade: the connection carries what enters the store after this point, nothing before.
     const fromSeq = await deps.articles.latestSeq();
     return { ...outcome, keyHash: hashKey(key!), fromSeq, params: params.params };
   }
 
-  /** A connection ended by the server (slow consumer, re-check, replay failure, lost slot): closed, waiting for the peer. */
+  /** A connection the server ended (slow consumer, re-check, replay failure, lost slot): closed, awaiting the peer. */
   private readonly ended = (conn: Connection, spec: CloseSpec, why: string): void => {
     this.draining.add(conn);
     this.log.info({ connection: conn.id, account: conn.accountId, key: conn.keyId, code: spec.code, why }, 'closing');

@@ -1,8 +1,4 @@
-/**
- * The connection parameters of asyncapi.yaml's `ws` query binding beyond the key: `after` (resume),
- * `tickers` and `min_relevance` (filter, max keys). Pure functions of the upgrade URL and the admitted plan; every pattern,
- * bound and close reason is read from the contract (generated/stream.ts), never written here.
- */
+/** The `ws` binding's parameters beyond the key; patterns, bounds and close reasons from generated/stream.ts. Pure. */
 import { streamQuery, streamRules } from '../../generated/stream.js';
 import { articleRules } from '../contract/index.js';
 import { tickerFilter, type TickerFilter } from '../delivery/index.js';
@@ -25,16 +21,14 @@ function fits(value: string, schema: { minLength: number; maxLength: number }, p
 }
 
 /**
- * `after` and `tickers` of an upgrade URL, for a key whose plan has (or lacks) ticker data. A malformed
- * value (or one given twice), or a parameter the channel does not list → `invalidParameter`; a well-formed `tickers` on a plan without ticker data
- * → `tickersRequireMax`. The form is judged first: a bad value is a bad value whatever the plan.
+ * `after` and `tickers` of an upgrade URL. Malformed, repeated or unlisted → `invalidParameter`; a valid
+ * `tickers` on a plan without ticker data → `tickersRequireMax`: the form is judged before the plan.
  */
 export function streamParams(url: string | undefined, planHasTickers: boolean): ParamsOutcome {
   const query = new URL(url ?? '/', 'http://stream.invalid').searchParams;
   const invalid: ParamsOutcome = { ok: false, close: streamRules.closeCodes.invalidParameter };
   const params: StreamParams = {};
-  // The binding's query is closed (`additionalProperties: false`): a misspelt `tikers=` must not quietly
-  // give an unfiltered stream.
+  // The binding's query is closed: a misspelt `tikers=` must not quietly give an unfiltered stream.
   for (const name of query.keys()) if (!Object.hasOwn(streamQuery, name)) return invalid;
 
   const after = query.getAll('after');

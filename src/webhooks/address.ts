@@ -1,9 +1,7 @@
 /**
- * Where a webhook may be sent: `https` on a public address. Private, loopback, link-local, unique-local,
- * CGNAT, multicast, unspecified and every other non-public address (the rules of src/net, whatever the
- * IPv6 spelling) are refused after DNS resolution (every address the name resolves to must be public;
- * the request then goes to the address checked, so a second lookup cannot swap it), unless
- * WEBHOOK_ALLOW_PRIVATE=true, which also allows `http`. Redirects are never followed.
+ * Where a webhook may go: `https` to a public address (both lifted by WEBHOOK_ALLOW_PRIVATE=true). Every
+ * resolved address must be public (src/net), and the request goes to the one checked, so a second lookup
+ * cannot swap it. Redirects are never followed.
  */
 import {
   AddressRefused,
@@ -37,10 +35,7 @@ export function checkUrlShape(raw: string, allowPrivate: boolean): URL {
   return url;
 }
 
-/**
- * Resolves the URL's host and checks every address: returns the address to connect to. Throws a
- * DestinationError naming the refused address and its class (private ones unless `allowPrivate`).
- */
+/** Resolves the host, checks every address, returns the one to connect to; a DestinationError names a refused one. */
 export async function resolveDestination(url: URL, allowPrivate: boolean, lookup?: Lookup): Promise<ResolvedAddress> {
   checkUrlShape(url.href, allowPrivate);
   try {

@@ -1,22 +1,11 @@
 /**
- * The webhook dispatcher: follows the store's change feed and delivers each article to every active
- * endpoint this instance holds a lease on, one request at a time per endpoint, in article order.
- *
- * - Backlog = the endpoint's cursor in the store (no queue of bodies): an endpoint that fails holds one
- *   article in memory at most; the others read on from the feed (recent pages are shared in memory, an
- *   endpoint far behind reads its own pages from the store).
- * - At least once: the cursor moves past an article only after a 2xx. Successful cursors are written in
- *   one transaction every `flushMs` (a crash re-sends at most that much, with the same webhook-id);
- *   failures are written at once.
- * - Failures: non-2xx, timeout, refused → retry per schedule.ts; 410 → disabled; after 24 h → paused.
- * - One slow endpoint never delays another (each has its own loop), nor the stream (separate feed
- *   reader, requests bounded by `maxInFlight`).
- * - Leases (store.webhooks.claim): renewed every `refreshMs`; an endpoint whose lease this instance lost,
- *   or that was paused or removed, is dropped; a dead instance's endpoints are taken over once its lease
- *   (`leaseMs`) runs out.
- * - The account's tier is re-checked every `recheckMs`: one that left pro/max pauses the endpoint, and
- *   so does a ticker filter on an account no longer on max (as the stream closes such a subscription):
- *   a filter is never dropped, so an endpoint is never sent more than it asked for.
+ * The webhook dispatcher: delivers each article of the change feed to every active endpoint this instance
+ * leases, one request at a time per endpoint, in article order. At least once: an endpoint's cursor (its
+ * whole backlog, in the store) passes an article only after a 2xx; successes are written every `flushMs`
+ * (a crash re-sends at most that much, same webhook-id), failures at once, retried per schedule.ts (410
+ * disables). Each endpoint has its own loop, so a slow one delays no other, nor the stream. Leases are
+ * renewed every `refreshMs` (a dead instance's endpoints are taken over after `leaseMs`); the tier is
+ * re-checked every `recheckMs`, and an endpoint whose plan lost webhooks or its ticker filter is paused.
  */
 import { errorText, type Log } from '../domain/log.js';
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -94,7 +83,7 @@ export const DISPATCH_DEFAULTS = {
 };
 /** A destination's checked address is used this long before its name is resolved and checked again. */
 const ADDRESS_TTL_MS = 30_000;
-/** Articles a worker reads per page (recent pages are shared in memory by every worker: delivery's RecentFeed). */
+/** Articles a worker reads per page (shared in memory through RecentFeed). */
 const PAGE = 100;
 
 interface Pending {
@@ -125,10 +114,8 @@ class EndpointWorker {
   }
 
   /**
-   * The store's copy after a lease renewal: its settings (URL, tickers, secrets after a rotation) are
-   * adopted. The delivery state (cursor, failure run) is this worker's while it holds the lease, except
-   * an operator's `resume` of an endpoint waiting for a retry (the store shows no failure run although
-   * this worker wrote one before the copy was read): then it tries again at once.
+   * Adopts the store's settings after a lease renewal; the delivery state stays this worker's, except an
+   * operator's `resume` of an endpoint waiting for a retry, which is tried again at once.
    */
   update(e: WebhookEndpoint, readStartedAt: number): void {
     this.e = { ...this.e, url: e.url, tickers: e.tickers, minRelevance: e.minRelevance, secrets: e.secrets };
@@ -208,10 +195,7 @@ class EndpointWorker {
 
   private resolved: { href: string; url: URL; address: { address: string; family: number }; at: number } | undefined;
 
-  /**
-   * The URL and the checked address to connect to: resolved and checked again after ADDRESS_TTL_MS (or
-   * when the URL changed); every request of the meantime goes to the address that was checked.
-   */
+  /** The URL and the checked address every request goes to; resolved again after ADDRESS_TTL_MS or a URL change. */
   private async destination(d: WebhookDispatcher): Promise<{ url: URL; address: { address: string; family: number } }> {
     const now = performance.now();
     if (this.resolved && this.resolved.href === this.e.url && now - this.resolved.at < ADDRESS_TTL_MS)
@@ -350,7 +334,6 @@ class EndpointWorker {
     return true;
   }
 
-  /** 410 Gone: the endpoint is disabled. */
   private async gone({ status, error }: Sent, at: number): Promise<boolean> {
     await this.record(
       this.attempt({ at, status, error, ok: false, state: 'disabled', pausedReason: 'the receiver answered 410 Gone' }),
@@ -447,8 +430,7 @@ export class WebhookDispatcher {
     this.poller = new FeedPoller({
       articles: opts.store.articles,
       intervalMs: opts.feedPollMs ?? DISPATCH_DEFAULTS.feedPollMs,
-      // With no endpoint held, the articles are not read at all (the store has them for an endpoint that
-      // comes later, from its own cursor): no page read on the event loop, none kept in memory.
+      // With no endpoint held nothing is read (a later endpoint reads from its own cursor).
       hasListeners: () => this.workers.size > 0,
       onSkip: () => this.feed.clear(),
       deliver: (batch) => {
@@ -483,7 +465,7 @@ export class WebhookDispatcher {
     tick();
   }
 
-  /** Bodies of recent articles per tier (delivery's presentation cache): one article goes to many endpoints as the same bytes. */
+  /** Bodies per article and tier (PresentationCache): many endpoints get the same bytes. */
   readonly bodies = new PresentationCache<string>((article, tier) => webhookBody(article, tier as Tier));
 
   bodyOf(entry: FeedEntry, tier: Tier): string {

@@ -1,7 +1,4 @@
-/**
- * Webhooks (openapi.yaml `webhooks.article`): the public face of src/webhooks. The dispatcher delivers
- * the change feed to the endpoints; the rest are the pure rules it and the operator commands share.
- */
+/** Webhooks (openapi.yaml `webhooks.article`): the dispatcher and the pure rules it shares with operator commands. */
 export { WebhookDispatcher, DISPATCH_DEFAULTS, type AttemptEvent, type DispatcherOptions } from './dispatcher.js';
 export { checkUrlShape, resolveDestination, DestinationError, type Lookup } from './address.js';
 export { type RetryRules } from './schedule.js';

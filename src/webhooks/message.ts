@@ -1,4 +1,4 @@
-/** One webhook message: its id, its body (the Article as the stream presents it for the tier) and its signed headers. */
+/** One webhook message: its id, its body (the Article as presented for the tier) and its signed headers. */
 import { randomBytes } from 'node:crypto';
 import { webhookRules, type ArticleWebhook, type Tier } from '../contract/index.js';
 import { presentArticle, type StoredArticle } from '../domain/articles.js';
@@ -14,10 +14,7 @@ export function messageId(endpointId: string, articleId: string): string {
   return `msg_${articleId}${endpointId.replace(/^wh_/, '')}`;
 }
 
-/**
- * The body: `timestamp` is when the event happened (the article's `received_at`), so the body is the
- * same bytes on every retry; `data` is presented for the tier (tickers for max only).
- */
+/** The body; `timestamp` is the article's `received_at`, so every retry sends the same bytes. Tickers for max only. */
 export function webhookBody(article: StoredArticle, tier: Tier): string {
   const payload: ArticleWebhook = {
     type: webhookRules.eventType,

@@ -2,11 +2,7 @@
 import type { Tier } from '../contract/index.js';
 import { planOf } from '../domain/tiers.js';
 
-/**
- * Why an endpoint may not be delivered on the account's plan (null: it may). Webhooks need pro or max;
- * a ticker filter needs max, and is never dropped to fit a lower plan: the endpoint is paused instead
- * (the stream closes a filtered subscription with 1008 on the same re-check).
- */
+/** Why the plan forbids delivery (null: it may). A ticker filter off max pauses the endpoint, never dropped. */
 export function pauseForPlan(tier: Tier, tickers: readonly string[] | null): string | null {
   if (!planOf(tier).stream) return `the account's plan (${tier}) does not include webhooks (pro or max only)`;
   if (tickers !== null && !planOf(tier).tickers) {

@@ -1,8 +1,4 @@
-/**
- * The retry schedule (openapi.yaml `x-webhook-rules`): after the n-th failure in a row the same article is
- * sent again after about 1 s, 5 s, 30 s, 2 min, 10 min, then every 30 min, each delay ±jitter; once
- * the failure run is older than 24 h the endpoint is paused. Pure: the clock and the randomness are given.
- */
+/** The retry schedule of openapi.yaml `x-webhook-rules`: delays ±jitter until the give-up window, then paused. Pure. */
 import { webhookRules } from '../contract/index.js';
 
 export interface RetryRules {
@@ -26,10 +22,7 @@ export function baseDelay(failures: number, rules: RetryRules = CONTRACT_RETRY_R
   return rules.scheduleMs[failures - 1] ?? rules.everyMs;
 }
 
-/**
- * After the `failures`-th failure in a row (the first one at `firstFailureAt`), at `now`: when to try
- * again, or give up (paused) once the run is older than the give-up window. `random` in [0, 1).
- */
+/** After the `failures`-th failure in a row: when to retry, or give up past the window. `random` in [0, 1). */
 export function nextRetry(
   failures: number,
   firstFailureAt: number,

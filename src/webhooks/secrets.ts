@@ -1,9 +1,7 @@
 /**
- * Signing secrets at rest. HMAC signing needs the secret itself, so it cannot be stored hashed (as API
- * keys are). With WEBHOOK_SECRETS_KEY (32 bytes, base64 or hex) each secret is stored encrypted with
- * AES-256-GCM (`enc1:` + iv, tag, ciphertext); without it, stored as given (`plain:`), protected like
- * the rest of the database (the SQLite file is owner-only). A secret is shown once, at creation or
- * rotation, and never logged.
+ * Signing secrets at rest: HMAC needs the secret itself, so it cannot be hashed like API keys. With
+ * WEBHOOK_SECRETS_KEY (32 bytes) each is sealed with AES-256-GCM (`enc1:`), else stored `plain:` under the
+ * database's own protection. Shown once, at creation or rotation; never logged.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 

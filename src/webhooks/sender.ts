@@ -1,10 +1,7 @@
 /**
- * One webhook request: POST to the address that was checked (the host name is kept for TLS and the
- * Host header, but never resolved again), redirects not followed. The outcome is the status line: the
- * timeout runs until it arrives, and a 2xx is a success whatever its body does. The body is then read
- * for at most ANSWER_READ_MS and ANSWER_READ_BYTES (a failure's first bytes are its error text); one
- * that is longer or slower is cut off and its connection destroyed, so a receiver trickling its answer
- * costs one socket for a moment, never a retry.
+ * One webhook request: POST to the checked address (the host name kept for TLS and Host, never resolved
+ * again), no redirects. The status line is the outcome and ends the timeout (a 2xx succeeds whatever the body
+ * does); the body is then read for at most ANSWER_READ_MS and ANSWER_READ_BYTES, so a trickler never costs a retry.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -33,7 +30,7 @@ export type Sender = (r: SendRequest) => Promise<SendResult>;
 
 /** Bytes of a failed answer kept for `webhooks list`. */
 const ANSWER_EXCERPT_BYTES = 512;
-/** The most of an answer's body read after its status line (a complete short body keeps the connection for the next request). */
+/** The most of an answer's body read (a complete short body keeps the connection for reuse). */
 const ANSWER_READ_BYTES = 4096;
 /** How long an answer's body is read after its status line before the connection is cut. */
 const ANSWER_READ_MS = 1000;
@@ -57,7 +54,7 @@ export const httpSender: Sender = (r) =>
       done(null, 'aborted: the dispatcher is stopping');
       req.destroy();
     };
-    /** `answeredAt`: when the status line arrived (the latency is the receiver's answer, not the reading of its body). */
+    /** `answeredAt`: when the status line arrived; the latency excludes reading the body. */
     const done = (status: number | null, error: string | null, answeredAt = performance.now()) => {
       if (settled) return;
       settled = true;

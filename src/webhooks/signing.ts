@@ -1,7 +1,6 @@
 /**
- * Standard Webhooks signing (https://www.standardwebhooks.com/): the signed content is
- * `{webhook-id}.{webhook-timestamp}.{body}`, the signature `v1,<base64 HMAC-SHA256>` keyed with the
- * base64-decoded part of the secret after `whsec_`; one signature per secret, space-separated.
+ * Standard Webhooks signing (https://www.standardwebhooks.com/): `v1,<base64 HMAC-SHA256>` of
+ * `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64 after `whsec_`; one per secret, space-separated.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { webhookRules } from '../contract/index.js';

@@ -1,20 +1,12 @@
 /**
- * The Redis adapters of the shared-state ports (REDIS_URL): rate limiter, IP guard and stream slots
- * shared by every instance. One connection per call of createRedisState (one per instance).
- *
- * Failure behaviour: every command has a short timeout and there is no offline queue, so a request never
- * waits on an unreachable Redis for longer than `commandTimeoutMs`; the client reconnects in the
- * background forever (recovery without restart). Wrap the rate limiter and the IP guard in
- * FallbackRateLimiter / FallbackIpGuard (src/state/fallback.ts) to keep serving from memory while Redis
- * is down; stream slots throw SharedStateUnavailableError instead.
- *
- * Keys (Redis Cluster-ready: every script touches one hash tag, hence one slot):
- *   <prefix>{rl:<keyId>}            zset  rate-limit log (member: request id, score: admission ms)
- *   <prefix>{ip:<ip>}:keys          zset  key fingerprints presented by the IP (score: last seen ms)
- *   <prefix>{ip:<ip>}:block         str   end of the IP's block (ms), expires with it
- *   <prefix>{slot:<accountId>}      zset  stream leases of the account (member: connection id, score: lease end ms)
- *   <prefix>{slot:<accountId>}:fenced zset  released connection ids, never to take a slot again (score: fence end ms)
- * Every key carries a TTL (the window, the block or the lease), so nothing outlives its use.
+ * The Redis adapters (REDIS_URL), one connection per createRedisState. Short command timeouts and no offline
+ * queue bound a request's wait to `commandTimeoutMs`; the client reconnects forever. Keys, each with a TTL,
+ * one hash tag per script (Cluster-ready):
+ *   <prefix>{rl:<keyId>}              zset  rate-limit log (score: admission ms)
+ *   <prefix>{ip:<ip>}:keys            zset  key fingerprints presented by the IP (score: last seen ms)
+ *   <prefix>{ip:<ip>}:block           str   end of the IP's block (ms)
+ *   <prefix>{slot:<accountId>}        zset  stream leases (member: connection id, score: lease end ms)
+ *   <prefix>{slot:<accountId>}:fenced zset  released connection ids (score: fence end ms)
  */
 import { Redis } from 'ioredis';
 import type { IpGuardRules } from '../../domain/ip-guard.js';

@@ -1,11 +1,7 @@
 /**
- * The IP guard rule of src/domain/ip-guard.ts (`presentKey`) across instances: per client IP, a sorted
- * set of the key fingerprints presented (score: when last presented) and a block marker, both under
- * one hash tag, decided by one Lua script per request. The script says whether this very call started
- * the block, so `onBlock` is told once per block across all instances.
- *
- * Clock: the caller's `now`, as for the rate limiter (see rate-limiter.ts): instances must have
- * synchronised clocks; a skew δ shortens or lengthens the key window and the block by at most δ.
+ * The IP guard (src/domain/ip-guard.ts `presentKey`) across instances: per IP, presented key fingerprints
+ * and a block marker under one hash tag, decided by one Lua script that also says whether this call
+ * started the block (`onBlock` once across instances). Clock: the caller's `now`, as in rate-limiter.ts.
  */
 import type { Redis } from 'ioredis';
 import { exemptionMatcher, type IpGuardRules, type IpVerdict } from '../../domain/ip-guard.js';

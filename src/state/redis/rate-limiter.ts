@@ -1,15 +1,7 @@
 /**
- * The exact sliding-window rate limit of src/domain/rate-limit.ts across instances: one sorted set per
- * key (member: a unique request id, score: its admission time), decided by one Lua script in one atomic
- * round trip (EVALSHA, EVAL on NOSCRIPT). Refused requests are never written.
- *
- * Clock: the caller's `now` (the port passes it; tests use a fake clock). Redis `TIME` would give one
- * clock to all instances, but the decision's resetAt/Retry-After must agree with the `now` the caller
- * puts in its headers, and the in-memory fallback decides with that clock too. The price is that the
- * instances' clocks must be synchronised (NTP): an entry written by an instance whose clock is behind
- * by δ leaves the window δ early on the others, so with a skew of at most δ between instances there are
- * never more than `limit` admissions in any `windowMs − δ` of real time (exact when δ = 0; with NTP δ is
- * a few milliseconds against a window of a minute).
+ * The exact sliding window of src/domain/rate-limit.ts across instances: a sorted set per key, decided by
+ * one atomic Lua script; refused requests are never written. Clock: the caller's `now`, so its headers and
+ * the in-memory fallback agree; instances need NTP, and a skew δ allows at most `limit` per `windowMs − δ`.
  */
 import type { Redis } from 'ioredis';
 import type { RateDecision } from '../../domain/rate-limit.js';
@@ -17,9 +9,7 @@ import type { RateLimiter } from '../ports.js';
 import { lua, runScript, slotKey } from './script.js';
 
 /**
- * KEYS[1] the key's log; ARGV: now, limit, windowMs, member. Mirrors admit(): live entries are those
- * with t > now − windowMs; admitted when fewer than `limit` are live; resetAt = oldest live + window
- * (now when none); when refused, the next admission is at (live[#live − limit] or now) + window.
+ * KEYS[1] the key's log; ARGV: now, limit, windowMs, member. Mirrors admit() (live: t > now − windowMs).
  * Returns {admitted 0|1, remaining, resetAt, retryAfterSeconds}.
  */
 const HIT = lua(`

@@ -1,7 +1,4 @@
-/**
- * Runs a Lua script in one round trip: EVALSHA, and EVAL when the server does not know the script yet
- * (a fresh or restarted Redis answers NOSCRIPT; EVAL also caches it for the next EVALSHA).
- */
+/** Runs a Lua script in one round trip: EVALSHA, then EVAL on NOSCRIPT (a fresh or restarted Redis). */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
@@ -29,10 +26,8 @@ export async function runScript(
 }
 
 /**
- * A key of one port for one subject: `<prefix>{<port>:<subject>}<suffix>`. The braces are a Redis
- * Cluster hash tag: every key a script touches shares it, so each script runs on one slot. The prefix
- * stays outside the tag (and must not contain `{`), so a prefix per test run or per deployment does not
- * pile every key onto one slot.
+ * `<prefix>{<port>:<subject>}<suffix>`: the braces are a Cluster hash tag shared by every key a script
+ * touches; the prefix stays outside it, so a per-run prefix does not pile every key onto one slot.
  */
 export function slotKey(prefix: string, port: string, subject: string, suffix = ''): string {
   // A `}` inside the subject would end the hash tag early; subjects are ids, IPs and fingerprints.

@@ -1,25 +1,9 @@
 /**
- * Stream slots across instances: per account, a sorted set of the connections holding a slot, scored by
- * the end of their lease. Taking a slot is one Lua script (drop expired leases, then admit when fewer
- * than `perAccount` remain), so simultaneous connects on any number of instances race safely. Each
- * instance renews the leases of the connections it holds every `renewMs`; when an instance dies without
- * releasing (kill -9), its leases run out within `leaseMs` and the account can connect again.
- *
- * Clock: lease times come from Redis `TIME` inside the scripts (one clock for every instance; nothing
- * here depends on the callers' clocks being in sync). A renewal takes a lease that ran out back when
- * the slot is still free, so open streams keep their slots through a Redis restart.
- *
- * Fencing (the port's token rule, src/state/stream-slots.ts): a release removes the lease and records the
- * token in a second sorted set of the account (`…{slot:<account>}:fenced`, scored by when the fence
- * ends, `leaseMs` after the release); the take script refuses a fenced token. So the take request of
- * an attempt that gave up (Redis stalled, the command timed out, the client got 1013) can run when
- * Redis resumes and still hold nothing: the release the caller sent after it runs after it on the same
- * connection, and fences it should it come later by any other way.
- *
- * No fallback: when Redis does not answer, `tryAcquire` throws SharedStateUnavailableError (an
- * in-process decision would let an account hold one stream per instance). A `release` that fails is
- * rethrown (the caller logs it) and retried with every heartbeat until Redis has run it, so a slot is
- * freed as soon as Redis answers again instead of when its lease runs out.
+ * Stream slots across instances: per account, a sorted set of connections scored by lease end (Redis `TIME`:
+ * one clock), taken by one Lua script, so connects race safely. Instances renew leases every `renewMs`; a
+ * dead one's lapse within `leaseMs`, and a renewal retakes a lapsed, still free slot (surviving a Redis
+ * restart). A release fences the token (`…:fenced`, for `leaseMs`), so a stalled take landing after it
+ * holds nothing. No fallback: `tryAcquire` throws; a failed `release` is retried every heartbeat.
  */
 import type { Redis } from 'ioredis';
 import { stream } from '../../contract/index.js';
@@ -38,11 +22,8 @@ const NOW_MS = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
 /**
- * KEYS[1] the account's leases, KEYS[2] its fenced tokens; ARGV: connectionId, perAccount, leaseMs.
- * Returns 1 when held, 0 when refused (no slot left, or the token is fenced). Also the renewal: a held
- * lease is extended, and one that ran out (Redis restarted empty, or cut off for longer than the lease)
- * is taken back when the slot is still free, so open streams keep their slot through an outage; when
- * another connection took it meanwhile, 0 (the lease is lost).
+ * KEYS[1] leases, KEYS[2] fenced tokens; ARGV: connectionId, perAccount, leaseMs. 1 held, 0 refused (full
+ * or fenced). Also the renewal: a lapsed lease is retaken while the slot is free, else 0 (lost).
  */
 const ACQUIRE = lua(`${NOW_MS}
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -55,10 +36,7 @@ redis.call('PEXPIRE', KEYS[1], lease)
 return 1
 `);
 
-/**
- * KEYS[1] the account's leases, KEYS[2] its fenced tokens; ARGV: connectionId, fenceMs. Frees the
- * token's slot and fences the token for `fenceMs`. Returns 1.
- */
+/** KEYS as ACQUIRE; ARGV: connectionId, fenceMs. Frees the token's slot and fences the token. Returns 1. */
 const RELEASE = lua(`${NOW_MS}
 redis.call('ZREM', KEYS[1], ARGV[1])
 local fence = tonumber(ARGV[2])
@@ -75,12 +53,7 @@ export interface RedisStreamSlotsOptions {
   leaseMs?: number;
   /** Renewal period in ms (default DEFAULT_RENEW_MS, or a quarter of `leaseMs` when that is shorter). */
   renewMs?: number;
-  /**
-   * A held lease could not be renewed: it had run out (Redis restarted empty, or this instance was cut
-   * off for longer than the lease) and another connection of the account holds the slot now. The caller
-   * should close this connection. Not called for a failed renewal round (Redis unreachable): those are
-   * retried at the next heartbeat.
-   */
+  /** A lapsed lease was taken by another connection of the account: close this one (not for a failed round). */
   onLeaseLost?: (accountId: string, connectionId: string) => void;
   /** A renewal round failed (Redis unreachable): for a log line. */
   onRenewError?: (error: unknown) => void;
@@ -151,7 +124,7 @@ export class RedisStreamSlots implements StreamSlots {
     return this.unreleased.size;
   }
 
-  /** One heartbeat round: retries unconfirmed releases, then renews every lease this instance holds (one pipelined round trip). */
+  /** One heartbeat: retries unconfirmed releases, then renews every lease held here (one pipelined round trip). */
   async renew(): Promise<void> {
     if (this.renewing || (this.held.size === 0 && this.unreleased.size === 0)) return;
     this.renewing = true;
@@ -192,8 +165,7 @@ export class RedisStreamSlots implements StreamSlots {
 
   private renewed([connectionId, accountId]: [string, string], result: unknown): void {
     if (!this.held.has(connectionId)) {
-      // Released while its renewal was under way: the release fences the token, so a renewal that
-      // landed after it took nothing; one that landed before it is undone by it.
+      // Released meanwhile: the release's fence voids or undoes this renewal.
       return;
     }
     if (result === 1) return;
