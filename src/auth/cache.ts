@@ -1,10 +1,7 @@
 /**
- * Key + account lookup for admission, cached per key hash. An entry is served only while the store's
- * generation (its change signal, src/store/ports/changes.ts) is the one it was read under, so a key
- * deactivated, a tier change or a cancellation made by the `fns` CLI in another process is seen within
- * that module's bound (well under a second), and a change made on the service's own connection at once. The tier itself is
- * never cached: it is computed from the account record and the clock on every request (a grace window
- * ends on time).
+ * Key + account lookup for admission, cached per key hash. An entry serves only under the store generation it was
+ * read at (src/store/ports/changes.ts): a CLI change is seen within that module's bound, one on the service's own
+ * connection at once. The tier is never cached but computed per request, so a grace window ends on time.
  */
 import type { AccountRecord } from '../domain/tiers.js';
 import type { AccountStore, KeyRecord } from '../store/ports/index.js';
@@ -39,10 +36,7 @@ interface Entry {
   value: KeyAndAccount;
 }
 
-/**
- * Caches found keys only: an unknown key string (a typo, a guess) is read from the store every time, so
- * guesses cannot fill the cache, and a key created by the CLI is found on its first use.
- */
+/** Caches found keys only: guesses cannot fill the cache, and a key the CLI creates is found on first use. */
 export function cachedLookup(
   accounts: Pick<AccountStore, 'findKey' | 'getAccount'>,
   generation: () => number,

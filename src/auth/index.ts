@@ -1,7 +1,4 @@
-/**
- * Who is calling: the shared admission path of REST and the stream. Order (docs/architecture.md, "The path of a request"): IP guard,
- * then the key (401 when missing, unknown or not a production key), then its active flag and tier.
- */
+/** Admission for REST and the stream (docs/architecture.md): IP guard, the key (401 unless a known live key), tier. */
 import type { ProblemKind, Tier } from '../contract/index.js';
 import { effectiveTier, isBlocked } from '../domain/tiers.js';
 import type { AccountStore } from '../store/ports/index.js';

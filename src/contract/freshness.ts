@@ -1,10 +1,6 @@
 /**
- * Is generated/ still what the hand-written specs give? The service, the CLI and the mock read the
- * contract from generated/ (bundled JSON, types), so an edit of openapi.yaml or asyncapi.yaml without
- * `npm run generate` would silently change nothing at run time. `npm run generate` records the SHA-256
- * of each spec in generated/sources.json; a start compares it with the specs on disk and refuses when
- * they differ. Where the YAML sources are absent (an installed package ships generated/ only), there
- * is nothing to compare and generated/ is the contract.
+ * Whether generated/ matches the specs' SHA-256 recorded by `npm run generate`: a start refuses when not, since a spec
+ * edit left ungenerated would silently change nothing. Without the YAML (an installed package), generated/ rules.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -15,11 +11,7 @@ const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 const REGENERATE = 'run `npm run generate`';
 
-/**
- * Why generated/ under `root` is stale, or undefined when it is fresh (or when the specs it was built
- * from are not there to compare). The hash is of the files' bytes as checked out (.gitattributes keeps
- * *.yaml LF on every platform, so a checkout anywhere hashes as it was generated).
- */
+/** Why generated/ is stale, or undefined; hashes bytes as checked out (.gitattributes keeps *.yaml LF everywhere). */
 export function staleGenerated(root: string = repoRoot): string | undefined {
   const recordPath = join(root, 'generated', 'sources.json');
   if (!existsSync(recordPath)) {

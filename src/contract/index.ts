@@ -1,8 +1,4 @@
-/**
- * The contract as data: everything the service needs from openapi.yaml and asyncapi.yaml (plans, limits,
- * problem texts, stream rules, parameter schemas), read from the bundled specs in generated/. Nothing in
- * src/ writes a limit, enum or error text again by hand.
- */
+/** The contract as data from the bundled specs in generated/: src/ never writes a limit, enum or error text by hand. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { components } from '../../generated/openapi.js';
@@ -88,10 +84,7 @@ export const minRelevanceDefault = rule<number>(
 const listLimitSchema = operationParameters('listNews').find((p) => p.name === 'limit')!.schema;
 export const limitBounds = { min: listLimitSchema.minimum as number, max: listLimitSchema.maximum as number };
 
-/**
- * Search pages through the first `searchRankingMax` ranked results: `offset + limit` may be at most the
- * largest page (SearchOffset: "`offset + limit` may be at most 100"; its maximum is one less).
- */
+/** Search pages through the first `searchRankingMax` results: `offset + limit` is at most the largest page. */
 const searchLimitSchema = operationParameters('searchNews').find((p) => p.name === 'limit')!.schema;
 const searchOffsetSchema = rule<any>(
   operationParameters('searchNews').find((p) => p.name === 'offset')?.schema,

@@ -14,10 +14,8 @@ export function presentArticle(article: StoredArticle, withTickers: boolean): Ar
 }
 
 /**
- * What the archive stores obeys the contract's Article schema, whatever the input or the derivation
- * produced: tickers are valid symbols, unique, at most `tickersMaxItems` (the first ones kept), each with a
- * relevance from 0 to 1 (two decimals; 1 when the input gave none), most relevant first; content longer
- * than the contract allows is refused (never cut silently).
+ * An article as the contract's Article schema allows, whatever the input: valid unique tickers, the first
+ * `tickersMaxItems`, relevance 0-1 to two decimals (1 when absent), most relevant first. Too long content throws.
  */
 export function conformArticle<T extends { content: string; tickers: TickerInput[] }>(
   article: T,

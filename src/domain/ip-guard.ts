@@ -1,7 +1,6 @@
 /**
- * Abuse protection (spec §5.7; openapi.yaml "IP guard"): when `distinctKeys` different key strings are presented
- * from one client IP within `windowMs`, the request that brings the count there is refused and the IP
- * is blocked for `blockMs`.
+ * IP guard (spec §5.7): the request that brings one IP to `distinctKeys` keys within `windowMs` is refused, and the
+ * IP is blocked for `blockMs`.
  */
 import { BlockList, isIP } from 'node:net';
 
@@ -45,11 +44,7 @@ export function isIdle(state: IpState, now: number, rules: IpGuardRules): boolea
   return true;
 }
 
-/**
- * The addresses the guard never blocks (IP_GUARD_EXEMPT): `loopback` (127.0.0.0/8 and ::1), single
- * addresses and CIDR subnets, IPv4 also when written IPv4-mapped (`::ffff:127.0.0.1`, as a dual-stack
- * socket reports it).
- */
+/** Never blocked (IP_GUARD_EXEMPT): `loopback`, IPs, CIDRs; IPv4 also IPv4-mapped, as dual-stack sockets report it. */
 export function exemptionMatcher(entries: readonly string[]): (ip: string) => boolean {
   if (entries.length === 0) return () => false;
   const list = new BlockList();

@@ -1,8 +1,4 @@
-/**
- * The structured log every module writes to: pino's shape, fields first, then a short constant message
- * (`log.warn({ source, status, ms }, 'poll failed')`). The service passes pino child loggers
- * (src/ops/logger.ts); tools and tests may pass `lineLog`.
- */
+/** The structured log, pino's shape: fields, then a short constant message (`log.warn({ source }, 'poll failed')`). */
 export type LogFields = Record<string, unknown>;
 
 export interface Log {

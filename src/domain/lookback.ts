@@ -2,10 +2,7 @@
 import type { Tier } from '../contract/index.js';
 import { planOf } from './tiers.js';
 
-/**
- * The exclusive lower bound on `received_at` for a list request: the later of `since` and the start of
- * the tier's lookback window. An older `since` is clamped silently; no `since` means the window itself.
- */
+/** Exclusive lower bound on `received_at`: the later of `since` and the tier's window start (clamped silently). */
 export function effectiveSince(tier: Tier, now: number, since: number | undefined): number {
   const windowStart = now - planOf(tier).lookbackHours * 3600 * 1000;
   return since === undefined ? windowStart : Math.max(since, windowStart);

@@ -1,14 +1,7 @@
 /**
- * Outside text (a feed's or a receiver's answer, a pushed headline, a URL) as it may be written to a
- * terminal or a log line. Every character that can drive a terminal or break a line is shown escaped
- * instead: the C0 controls (tab, CR and LF included), DEL, the C1 controls, the line and paragraph
- * separators and the bidirectional marks, embeddings, overrides and isolates. So no escape sequence
- * reaches the terminal, one record stays one line, and no text can start a line of its own (a forged
- * `fns: …`). The escape is for reading, not for parsing back: a backslash is left as it is.
- *
- * Stored article text is one line of plain text already (domain/text.ts drops the controls), but ids,
- * URLs, answers and rows stored before that rule are not, and bidi controls are kept there: whatever
- * is printed goes through here. Pure.
+ * Outside text (answers, pushed headlines, URLs, stored rows) made safe for a terminal or log line: every character
+ * that can drive a terminal or break a line is escaped, so one record stays one line and no text can forge a line
+ * (`fns: …`). For reading, not parsing back: a backslash is left as is.
  */
 
 /** What is never written as is: C0, DEL, C1, U+061C, U+200E/F, U+2028/9, U+202A–E, U+2066–9. */
@@ -27,7 +20,6 @@ function hex(c: string, width: number): string {
   return c.charCodeAt(0).toString(16).padStart(width, '0');
 }
 
-/** `\t`, `\n`, `\r`; `\x1b` up to U+00FF; `\u2028` beyond. */
 function escapeOne(c: string): string {
   const short = SHORT.get(c);
   if (short !== undefined) return short;
@@ -50,18 +42,12 @@ export function printable(text: string): string {
   return text.replace(UNSAFE, escapeOne);
 }
 
-/**
- * A message the program composed, whose line breaks are its own (the outside text in it already went
- * through `printable`): every other character of UNSAFE escaped. The last guard at the output.
- */
+/** A composed message whose line breaks are its own: every other UNSAFE character escaped (the last guard). */
 export function printableLines(text: string): string {
   return text.replace(UNSAFE_BUT_LF, escapeOne);
 }
 
-/**
- * `JSON.stringify(value)` with what JSON leaves raw (DEL, C1, the separators, the bidi controls) written
- * `\uXXXX` too: the same JSON value, and nothing in it that a terminal acts on.
- */
+/** `JSON.stringify` with what JSON leaves raw (DEL, C1, separators, bidi) as `\uXXXX`: same value, terminal-safe. */
 export function printableJson(value: unknown): string {
   return (JSON.stringify(value) ?? 'null').replace(UNSAFE, jsonEscape);
 }

@@ -1,7 +1,4 @@
-/**
- * Exact sliding-window rate limit (openapi.yaml "Rate limits"): a key may have at most `limit` admitted requests in
- * any window of `windowMs`. The state is the log of admission times inside the window.
- */
+/** Exact sliding-window rate limit (openapi.yaml "Rate limits"): at most `limit` admissions in any `windowMs`. */
 export interface RateDecision {
   admitted: boolean;
   limit: number;
@@ -13,10 +10,7 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
-/**
- * Decides one request. `log` holds earlier admission times (ascending); returns the decision and the
- * new log (entries older than the window dropped, `now` appended when admitted).
- */
+/** Decides one request on `log` (admission times, ascending); the new log keeps the window, plus `now` if admitted. */
 export function admit(
   log: readonly number[],
   now: number,

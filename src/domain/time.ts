@@ -1,7 +1,6 @@
 /**
- * RFC 3339 date-times, read strictly: a real calendar date (no 30 February), hours 00–23, minutes
- * 00–59, seconds 00–60 (a leap second `:60` is read as the next second), an explicit offset of at most
- * ±23:59. Anything else is unreadable (undefined), never rolled over into another date.
+ * RFC 3339 read strictly: a real date (no 30 February), hours 00–23, minutes 00–59, seconds 00–60 (`:60` is read as
+ * the next second), offset at most ±23:59. Anything else is undefined, never rolled over into another date.
  */
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
@@ -41,11 +40,7 @@ export function parseRfc3339(raw: string): number | undefined {
 const FIRST_INSTANT_MS = new Date(0).setUTCFullYear(1, 0, 1);
 const LAST_INSTANT_MS = new Date(0).setUTCFullYear(9999, 11, 31) + 86_400_000 - 1;
 
-/**
- * An instant as the service stores and shows it: RFC 3339 in UTC with milliseconds
- * (`2026-11-21T10:00:00.000Z`, the form of `received_at`); undefined when its UTC year is not 0001-9999
- * (no such RFC 3339 date-time: `9999-12-31T23:59:60Z` is in year 10000).
- */
+/** An instant as stored (`2026-11-21T10:00:00.000Z`, like `received_at`); undefined outside the years 0001-9999. */
 export function utcDateTime(ms: number): string | undefined {
   if (!Number.isFinite(ms) || ms < FIRST_INSTANT_MS || ms > LAST_INSTANT_MS) return undefined;
   return new Date(ms).toISOString();

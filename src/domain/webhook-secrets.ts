@@ -1,11 +1,6 @@
 /**
- * Which of a webhook endpoint's secrets sign a delivery, and what a rotation keeps. Pure, clock injected.
- *
- * The signature header carries one signature per signing secret, so their number is bounded: the
- * current secret plus at most PREVIOUS_SECRETS_MAX previous ones, each only until its overlap ends
- * (about 200 bytes of header at most, whatever the number of rotations). A rotation beyond the bound
- * drops the oldest previous secret rather than being refused: rotating is how a leaked secret is
- * replaced, so it must always be possible.
+ * Which webhook secrets sign a delivery. The header holds one signature per signing secret, so at most
+ * 1 + PREVIOUS_SECRETS_MAX sign; a rotation past that drops the oldest, never refused: it replaces a leaked secret.
  */
 
 /** Previous secrets that still sign beside the current one (while their overlap lasts). */
@@ -25,9 +20,8 @@ export function signingSecrets<T extends SecretEntry<unknown>>(secrets: readonly
 }
 
 /**
- * A rotation at `now`: `secret` first (no expiry), then the previous secrets still valid, each until
- * `now + overlapMs` at the latest (an earlier expiry is kept), at most PREVIOUS_SECRETS_MAX of them;
- * `dropped` are the valid ones beyond the bound (the oldest), which stop signing at once.
+ * A rotation at `now`: `secret` (no expiry), then up to PREVIOUS_SECRETS_MAX valid previous ones expiring by
+ * `now + overlapMs`; `dropped`: the oldest valid ones past the bound, which stop signing at once.
  */
 export function rotateSecrets<S>(
   current: readonly SecretEntry<S>[],

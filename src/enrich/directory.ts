@@ -1,8 +1,4 @@
-/**
- * The company directory: resources/companies.json (the first listings, with the veto words) and the
- * files of resources/directory/, one entry per line, symbol -> names (`?` marks a common-word name).
- * A symbol given twice, in one file or two, fails at load: every symbol has one owner.
- */
+/** The company directory, symbol -> names (`?`: a common-word name); a symbol given twice fails at load. */
 import base from './resources/companies.json' with { type: 'json' };
 import asiaAmericas from './resources/directory/asia-americas.json' with { type: 'json' };
 import asiaB from './resources/directory/asia-b.json' with { type: 'json' };

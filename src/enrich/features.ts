@@ -1,7 +1,4 @@
-/**
- * The model's inputs for one text, made the same way at training (scripts/train-sentiment.ts) and at run
- * time (learned.ts): the article's features, and per ticker the features with that company marked.
- */
+/** The models' inputs for one text, made the same way by training (scripts/train-sentiment.ts) and learned.ts. */
 import { articleRules } from '../contract/index.js';
 import { articleFeatures, tickerFeatures, tickerText, type Span } from './model.js';
 import { lexiconScores } from './sentiment.js';
@@ -20,8 +17,7 @@ export interface ModelInputs {
 export function modelInputs(text: string, mentions: readonly Mention[]): ModelInputs {
   const scores = lexiconScores(text, mentions);
   const tickers = new Map<string, string[]>();
-  // Each company's mentions, in order of its first; the first `tickersMaxItems` companies (all an article
-  // carries) are read, so a line naming thousands costs no more than one naming a hundred.
+  // Only the first `tickersMaxItems` companies (all an article carries) are read: the cost is bounded.
   const byTicker = new Map<string, { spans: Span[]; first: number }>();
   mentions.forEach((m, i) => {
     const entry = byTicker.get(m.ticker);
@@ -34,7 +30,6 @@ export function modelInputs(text: string, mentions: readonly Mention[]): ModelIn
     tickerShared = line.shared;
     for (const [ticker, { spans, first }] of byTicker) {
       const others = mentions.filter((x) => x.ticker !== ticker);
-      // The clause of the company's first mention.
       tickers.set(ticker, tickerFeatures(line, spans, others, scores.clauses[first]!));
     }
   }

@@ -1,11 +1,4 @@
-/**
- * Enrichment of one item, pure, synchronous and deterministic (used by `fns articles ingest`, the poller
- * and push): tickers (tickers.ts: cashtags, exchange-prefixed symbols, dictionary company names, precision
- * first, at most the contract's maxItems), their relevance (relevance.ts: most relevant first), per-ticker
- * sentiment and the article
- * label (learned.ts: linear models over text features and the finance lexicon's scores), urgency
- * (urgency.ts: the source's setting, or the `auto` rules documented there).
- */
+/** Enrichment of one item, pure and deterministic: tickers (most relevant first), sentiment, urgency. */
 import { articleRules, type ArticleSentiment, type TickerSentiment, type Urgency } from '../contract/index.js';
 import { byRelevance } from '../domain/articles.js';
 import { learnedSentiment } from './learned.js';
@@ -23,10 +16,7 @@ export interface Enrichment {
   urgency: Urgency;
 }
 
-/**
- * Builds the company directory's name index and runs the models once, so the first article a service
- * stores does not pay for them (about 80 ms on the event loop, otherwise taken by the first push).
- */
+/** Builds the name index and loads the models up front, so the first article stored does not wait for them. */
 export function warmEnrichment(): void {
   enrich('Apple Inc. (NASDAQ: AAPL) shares rose 2% after the iPhone maker beat estimates; $MSFT fell.');
 }

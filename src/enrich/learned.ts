@@ -1,7 +1,4 @@
-/**
- * The committed sentiment models (resources/sentiment-model.json, written by `npm run train:sentiment`)
- * applied to a text and its ticker mentions.
- */
+/** The committed sentiment models (resources/sentiment-model.json, by `npm run train:sentiment`) applied to a text. */
 import type { TickerSentimentLabel } from '../contract/index.js';
 import saved from './resources/sentiment-model.json' with { type: 'json' };
 import { modelInputs } from './features.js';
@@ -18,10 +15,7 @@ export interface LearnedSentiment {
   tickers: Map<string, TickerSentimentLabel>;
 }
 
-/**
- * A stance needs monetary policy: a text that names a company and no central bank, policy maker or
- * policy rate (`Boeing will not meet its production target`) takes the best of the other labels.
- */
+/** A text naming a company but no policy cue (`Boeing will not meet its target`) is never hawkish or dovish. */
 export function learnedSentiment(text: string, mentions: readonly Mention[]): LearnedSentiment {
   const inputs = modelInputs(text, mentions);
   const tickers = new Map<string, TickerSentimentLabel>();
@@ -44,20 +38,13 @@ const COMPARISONS = new Map<string, ArticleLabel>([
   ['cmp:bad:up', 'negative'],
 ]);
 
-/**
- * The rule for reported figures: a line the model calls neutral that compares a figure with an earlier one
- * takes the direction that comparison means for holders, when all its comparisons agree.
- */
+/** A line the model calls neutral takes what its figure comparisons mean for holders, when they all agree. */
 function comparisonLabel(features: readonly string[]): ArticleLabel | undefined {
   const labels = new Set(features.map((f) => COMPARISONS.get(f)).filter((l) => l !== undefined));
   return labels.size === 1 ? [...labels][0] : undefined;
 }
 
-/**
- * A list of names shares what follows it (`Apple, Microsoft and Intel lead a tech rally`): every company of
- * a run joined only by commas, `and` or `&` takes the label of the run's last company, the one the verb
- * follows. A company named again elsewhere in the line keeps its own label.
- */
+/** A list (`Apple, Microsoft and Intel lead a rally`) takes its last company's label; one named twice keeps its own. */
 function shareListLabels(text: string, mentions: readonly Mention[], labels: Map<string, TickerSentimentLabel>): void {
   const count = new Map<string, number>();
   for (const m of mentions) count.set(m.ticker, (count.get(m.ticker) ?? 0) + 1);

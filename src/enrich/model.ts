@@ -1,16 +1,10 @@
 /**
- * The learned half of sentiment: two multinomial logistic models over hashed text features, trained by
- * `npm run train:sentiment` on the team's corpus (eval/sentiment/) and read from
- * resources/sentiment-model.json. Pure, synchronous and deterministic; tens of microseconds per headline.
- *
- *  - the article model reads the whole text and answers positive / negative / neutral / hawkish / dovish;
- *  - the ticker model reads the text with the company marked (its name becomes `__tgt__`, every other
- *    company `__oth__`) and answers positive / negative / neutral for holders of that company.
- *
- * Features are words (stemmed), word pairs and triples, the words of the clause that names the company,
- * negation scope (`not` marks the next three words), direction × quantity (what moves and which way:
- * `loss` + `narrowed` is not `sales` + `fell`) and the lexicon's clause scores (rules as features).
- * The same functions make the features at training and at run time.
+ * The learned half of sentiment (docs/sentiment.md): two multinomial logistic models over hashed features. Pure and
+ * deterministic; training and run time make features with these same functions.
+ *  - article model: the whole text -> positive / negative / neutral / hawkish / dovish;
+ *  - ticker model: the text with the company as `__tgt__`, others `__oth__` -> positive / negative / neutral.
+ * Features: stemmed 1-3-grams, negation scope (`not` marks three words), direction × quantity (`loss` + `narrowed`
+ * is not `sales` + `fell`), the company's clause and the lexicon's clause scores.
  */
 import { stem } from './resources/lexicon.js';
 
@@ -56,7 +50,6 @@ const CLAUSE_BREAK = new Set([
   'and',
 ]);
 
-/** Words that say which way a quantity moved. */
 const UP = new Set(
   'rise rose risen rising increase increased increasing grow grew grown growing climb climbed jump jumped surge surged soar soared gain gained higher up widen widened widening expand expanded improve improved improving accelerate accelerated double doubled tripled boost boosted lift lifted raise raised ramp swell swelled balloon ballooned mount mounted spike spiked exceed exceeded top topped beat'
     .split(' ')
@@ -101,7 +94,7 @@ function tokens(text: string): Tok[] {
   return out;
 }
 
-/** The text's tokens with each span replaced by one marker token; one pass over tokens and spans in order. */
+/** The tokens with each span replaced by one marker token. */
 function marked(toks: readonly Tok[], target: readonly Span[], others: readonly Span[]): Tok[] {
   const spans = [...target.map((sp) => ({ sp, tg: true })), ...others.map((sp) => ({ sp, tg: false }))].sort(
     (a, b) => a.sp.start - b.sp.start,
@@ -178,7 +171,7 @@ const CURRENCY = String.raw`(?:(?:EUR|USD|SEK|NOK|DKK|GBP|JPY|CHF|CAD|AUD|HKD|IN
 // A figure starts where no digit, point or comma stands before it: one try per number, never one per digit.
 const AMOUNT = String.raw`(?<![\d.,])([-−–]?\d+(?:[.,]\d+)*)\s?(%|per ?cent|pct|mn|bn|m|bln|mln|million|billion|thousand|k)?`;
 const Q = `${CURRENCY}${AMOUNT}`;
-/** Two figures of one quantity, the newer first or last: `7.1 (5.2)`, `to 7.1 from 5.2`, `from 5.2 to 7.1`, `7.1, compared with 5.2`. */
+/** Two figures of one quantity, the newer first or last: `7.1 (5.2)`, `to 7.1 from 5.2`, `from 5.2 to 7.1`. */
 const COMPARISONS: { re: RegExp; newer: 1 | 3 }[] = [
   { re: new RegExp(String.raw`${Q}\s?\(\s?${Q}\s?\)`, 'giu'), newer: 1 },
   { re: new RegExp(String.raw`\bto\s${Q},?\s(?:up\s|down\s)?from\s${Q}`, 'giu'), newer: 1 },
@@ -206,10 +199,7 @@ function amount(figure: string, unit: string | undefined): number {
   return Number.parseFloat(f) * (SCALE.get((unit ?? '').toLowerCase()) ?? 1);
 }
 
-/**
- * Figure comparisons: which way the quantity moved (newer figure against older), paired with the quantity
- * named before the figures (else after), as direction × quantity features.
- */
+/** Figure comparisons (newer against older) as direction × quantity, the quantity named before (else after). */
 function figureComparisons(text: string, into: string[]): void {
   for (const { re, newer } of COMPARISONS) {
     for (const m of text.matchAll(re)) {
@@ -285,11 +275,7 @@ export function tickerText(text: string, rules: RuleScores): TickerText {
   return { toks, shared };
 }
 
-/**
- * The ticker model's own features of one company (the line's shared ones, `TickerText.shared`, are added
- * to them): the marked text's words around the company, the words of the clause that names it, and its
- * clause's rule scores.
- */
+/** One company's own features (`TickerText.shared` goes with them): nearby words, its clause, its clause's scores. */
 export function tickerFeatures(
   t: TickerText,
   target: readonly Span[],
@@ -302,7 +288,6 @@ export function tickerFeatures(
   if (others.length > 0) out.push('others');
   for (let i = 0; i < m.length; i++) {
     if (m[i] !== '__tgt__') continue;
-    // Up to four words either side of the company, each with its side and distance band.
     for (let d = 1; d <= 4; d++) {
       const before = m[i - d];
       const after = m[i + d];
@@ -312,8 +297,7 @@ export function tickerFeatures(
     if (i + 2 < m.length) out.push(`R2g:${m[i + 1]}_${m[i + 2]}`);
     if (i >= 2) out.push(`L2g:${m[i - 2]}_${m[i - 1]}`);
   }
-  // The clause that holds the company: its words and their direction × quantity. A list of names
-  // (`Apple, Microsoft and Intel lead ...`) is one clause: a comma between two companies is no break.
+  // The company's clause; a comma between two companies (`Apple, Microsoft and Intel lead`) does not end it.
   const company = (x: string | undefined) => x === '__tgt__' || x === '__oth__';
   const clause: string[] = [];
   let current: string[] = [];
@@ -337,9 +321,7 @@ export function tickerFeatures(
   ngrams(clause, 'c', out);
   directionQuantity(clause, out);
   if (at >= 0) {
-    // Every word of the line with its side of the company (`Thales beats __tgt__`: `SL:beat`), and where the
-    // company stands among the line's companies, alone and with the verbs next to it: in a line naming two
-    // companies, the first is usually the subject, the last the object.
+    // Each word's side of the company (`SL:beat`), and its place among companies (first: subject, last: object).
     for (let i = 0; i < m.length; i++) if (i !== at && !company(m[i])) out.push(`${i < at ? 'SL' : 'SR'}:${m[i]}`);
     const comps = m.flatMap((x, i) => (company(x) ? [i] : []));
     const ord = comps.length === 1 ? 'only' : comps[0] === at ? 'first' : comps.at(-1) === at ? 'last' : 'mid';
@@ -361,9 +343,8 @@ export function bucketOf(feature: string, buckets: number): number {
 }
 
 /**
- * A trained model as committed: int8 weights per label (biases are the `bias` feature's), stored sparse:
- * for each bucket with a non-zero weight, the gap from the previous such bucket as a LEB128 varint, then
- * one int8 per label; the whole in base64.
+ * A trained model as committed (biases are the `bias` feature's weights), base64 of: per non-zero bucket, the gap
+ * from the previous one as a LEB128 varint, then one int8 per label.
  */
 export interface SavedModel {
   labels: string[];
@@ -376,7 +357,7 @@ export interface SavedModel {
 export class LinearModel<L extends string> {
   readonly labels: L[];
   private readonly buckets: number;
-  /** The int8 weights as stored, bucket-major (a quarter of the memory of floats: the model has 2^18 buckets). */
+  /** Bucket-major, kept int8 to save memory (docs/sentiment.md). */
   private readonly w: Int8Array;
   private readonly scale: number[];
 
@@ -413,7 +394,7 @@ export class LinearModel<L extends string> {
       const b = bucketOf(f, this.buckets);
       if (seen.has(b)) continue;
       seen.add(b);
-      // Rounded as a Float32Array of the products would hold them: the same scores as float weights gave.
+      // Each product rounded to float32, so the scores equal those of float32 weights.
       for (let c = 0; c < k; c++) out[c]! += Math.fround(this.w[b * k + c]! * this.scale[c]!);
     }
     return out;

@@ -1,19 +1,15 @@
 /**
- * How much a story is about each company it names (the contract's `TickerSentiment.relevance`, 0 to 1).
- * Pure rules over the mentions of tickers.ts, one role per company (its best mention):
- *
+ * How much a story is about each company it names (`TickerSentiment.relevance`, 0 to 1), by its best mention's role:
  * | role | relevance | when |
  * |---|---|---|
- * | subject | 1 | the first company of the headline that has no other role, or the company a broker rates |
- * | co-subject | 0.8 | another company of the headline with no other role (`Visa and Mastercard settle`) |
- * | body | 0.6 / 0.4 | a company named only after the first sentence: twice or more / once |
- * | passing | 0.3 | named beside the story: `Walmart rival Target`, `suppliers such as Intel`, `Microsoft-backed` |
- * | rating | 0.2 | the broker giving a rating or target: `Citigroup upgrades AbbVie`, `cut to hold at Jefferies` |
- * | source | 0.2 | the source of a quote or forecast: `…, Goldman says`, `according to UBS`, `JPMorgan analysts see` |
- *
- * A company named alone keeps 1 unless its analysts or economists speak (`Goldman economists see three
- * cuts` is not about Goldman). `MIN_RELEVANCE_DEFAULT` (0.5) keeps subjects, co-subjects and companies the
- * body returns to, and leaves out passing mentions, brokers and sources.
+ * | subject | 1 | the headline's first company with no other role, or the company a broker rates |
+ * | co-subject | 0.8 | another headline company with no other role (`Visa and Mastercard settle`) |
+ * | body | 0.6 / 0.4 | named only after the first sentence: twice or more / once |
+ * | passing | 0.3 | beside the story: `Walmart rival Target`, `suppliers such as Intel`, `Microsoft-backed` |
+ * | rating | 0.2 | the broker: `Citigroup upgrades AbbVie`, `cut to hold at Jefferies` |
+ * | source | 0.2 | of a quote or forecast: `…, Goldman says`, `according to UBS`, `JPMorgan analysts see` |
+ * A company named alone keeps 1 unless its own analysts speak. The default `min_relevance` (0.5) keeps subjects,
+ * co-subjects and companies the body names twice.
  */
 import type { Mention } from './tickers.js';
 
@@ -26,7 +22,7 @@ const ROLE_RELEVANCE: Readonly<Record<Exclude<Role, 'body'>, number>> = {
   rating: 0.2,
   source: 0.2,
 };
-/** Mentions read for relevance, in text order. */
+/** Only the first mentions are read: a text naming thousands costs no more than one naming a few hundred. */
 const MENTIONS_READ = 500;
 const BODY_REPEATED = 0.6;
 const BODY_ONCE = 0.4;
@@ -37,18 +33,14 @@ export interface Relevance {
 }
 
 const GRADES = String.raw`(?:strong[- ]buy|buy|sell|hold|neutral|(?:sector|market) (?:out|under)perform|in[- ]line|overweight|underweight|outperform|underperform|equal[- ]weight|market[- ]perform|sector[- ]perform|peer[- ]perform|accumulate|reduce)`;
-/** What only a rating says: an upgrade, a target, coverage, a grade given (`cut to hold`, `keeps underweight`), a list. */
+/** What only a rating says: an upgrade, a target, coverage, a grade (`cut to hold`, `keeps underweight`), a list. */
 const RATING_WORDS = new RegExp(
   String.raw`\b(?:upgrade[ds]?|downgrade[ds]?|double-(?:up|down)grade[ds]?|(?:price )?target\b|PT\b|price objective|fair value|rating|coverage|conviction|catalyst watch|top pick|focus list|(?:upgraded|downgraded|raised|raises|cut|cuts|lowered|lowers|lifted|lifts|moved|moves|initiated|initiates|started|starts|reiterated|reiterates|rated|rates|resumed|resumes|reinstated|reinstates|maintained|maintains|kept|keeps)\s+(?:\S+\s+){0,3}?(?:(?:to|at|with an?|as|on)\s+)?${GRADES}\b)`,
   'i',
 );
 /** A broker's house name after its name (`RBC Capital Markets`, `BNP Paribas Exane`, `Evercore ISI`, `Itaú BBA`). */
 const HOUSE = String.raw`(?:[\p{Lu}][\p{L}&.'-]*\s+){0,3}`;
-/**
- * A broker's verb between its name and the company it rates (`Citigroup upgrades AbbVie`, `UBS raises its
- * price target on Apple`, `Jefferies initiates coverage of Snowflake`, `BofA reiterates buy on Shell`,
- * `Goldman adds Apple to conviction list`); a passive `AbbVie upgraded to buy` has no company after the verb.
- */
+/** A broker's verb between its name and the company it rates (`UBS raises its price target on Apple`). */
 const RATING_VERB = new RegExp(
   String.raw`^\s*${HOUSE}(?:analysts?\s+|research\s+|securities\s+)?(?:(?:double-)?(?:upgrades?|upgraded|downgrades?|downgraded)|initiates?|initiated|starts?|started|resumes?|resumed|reinstates?|reinstated|reiterates?|reiterated|maintains?|maintained|keeps?|rates?|rated|raises?|raised|lifts?|lifted|boosts?|boosted|hikes?|hiked|cuts?|lowers?|lowered|trims?|trimmed|slashes|slashed|sets?|assigns?|begins?|places?|moves?|adds?|removes?|opens?|opened)\s+(?:(?:its|the|a|an|price|target|targets|objective|on|for|of|rating|coverage|to|with|positive|negative|catalyst|watch|fair|value|estimate|${GRADES})\s+){0,5}$`,
   'iu',
@@ -73,17 +65,13 @@ const SOURCE_BEFORE = /\baccording to\s*$/i;
 /** A trailing attribution: `…, JPMorgan says.` */
 const SOURCE_AFTER_COMMA =
   /^(?:'s)?\s*(?:[\p{L}&'-]+\s+){0,3}?(?:says?|said|writes?|wrote|notes?|noted|estimates?|predicts?|forecasts?|finds?|found|shows?|showed|suggests?|reckons?|calculates?)\b\s*[.!]?\s*$/iu;
-/** Right before a company named beside the story: a comparison, an example, a counterparty (`order from Tesla`, `plants for Meta`). */
+/** Before a company named beside the story: a comparison, an example, a counterparty (`order from Tesla`). */
 const PASSING_BEFORE =
   /\b(?:rivals?|peers?|like|unlike|such as|including|includes|than|supplier to|suppliers to|customer|customers|clients?|partners?|competitors?|compared with|compete with|partnership with|ahead of|behind|former|ex|owner|parent|unit of|part of|(?:orders?|contracts?|business|deposits|share|customers|shoppers|traffic) from|(?<!\b(?:bid|bids|offer|offers|takeover|deal|buyout|approach|tender|talks|plan)\s)for)\s*$/i;
 const PASSING_AFTER =
   /^(?:'s)?[\s-]*(?:rivals?|peers?|suppliers?|competitors?|-?backed|-?owned|-?led|-?controlled|-?funded|partners?|customers?|clients?)\b/i;
 
-/**
- * What joins `Walmart` to `Target` in `Walmart rival Target`, `Apple assembler Jabil`, `AB InBev's Brazilian
- * arm Ambev`: a noun of relation (after a possessive a word or two may qualify it); the company after it is
- * the story's.
- */
+/** A relation noun between companies (`Walmart rival Target`, `AB InBev's arm Ambev`): the second is the story's. */
 const APPOSITION =
   /^(?:'s\s+(?:[\p{L}-]+\s+){0,2}?|\s+)(?:rivals?|peers?|suppliers?|competitors?|partners?|customers?|clients?|owner|parent|unit|arm|subsidiary|division|affiliate|spin-?off|assembler|contractor|distributor|licensee|joint venture)\s+$/iu;
 
@@ -93,7 +81,7 @@ const SENTENCE_END = /[.!?](?=\s+[\p{Lu}\d"'“])|\n/u;
 const APPOSITION_UNKNOWN =
   /^(?:'s)?\s+(?:rivals?|peers?|suppliers?|competitors?|partners?|customers?|unit|arm|subsidiary|assembler|contractor)\s+\p{Lu}/u;
 
-/** The end of the first sentence (the headline of a longer text): a full stop, `!` or `?` before a capital, or a line break. */
+/** The end of the first sentence (a longer text's headline): `.`, `!` or `?` before a capital, or a line break. */
 function headlineEnd(text: string): number {
   const m = SENTENCE_END.exec(text);
   return m ? m.index + 1 : text.length;
@@ -115,17 +103,13 @@ function mentionRole(
   const before = text.slice(Math.max(0, m.start - 40), m.start);
   const alone = n.alone;
   if (alone) {
-    // A broker rating a company the directory does not know (`Citi upgrades DBS to buy`).
     if (RATING_ALONE.test(after) && RATING_WORDS.test(after.slice(0, 120))) return 'rating';
-    // Its analysts speak, its survey or data show something, or a trailing `…, ADP says`.
     if (OWN_ANALYSTS.test(after) || SOURCE_FINDS.test(after)) return 'source';
     if (/,\s*$/.test(before) && SOURCE_AFTER_COMMA.test(after.split(/[\n]/)[0]!)) return 'source';
-    // `Apple supplier Hon Hai posts record revenue`: the story is the unknown company's.
     if (APPOSITION_UNKNOWN.test(after)) return 'passing';
     return undefined;
   }
-  // Only a company of the same sentence makes this one a broker or a source (the nearest one on each side:
-  // when it is in another sentence, every farther one is too).
+  // Only a company of the same sentence makes this one a broker or a source; past the nearest, none can be.
   const sameSentence = (from: number, to: number) => !SENTENCE_END.test(text.slice(from, to + 1));
   const next = n.nextOther && sameSentence(m.end, n.nextOther.start) ? n.nextOther : undefined;
   const prevOther = n.prevOther && sameSentence(n.prevOther.end, m.start) ? n.prevOther : undefined;
@@ -139,23 +123,17 @@ function mentionRole(
   if (ratedBefore && /,\s*$/.test(before) && SOURCE_AFTER_COMMA.test(after.split(/[\n]/)[0]!)) return 'source';
   if (PASSING_AFTER.test(after)) return 'passing';
   if (next && APPOSITION.test(text.slice(m.end, next.start))) return 'passing';
-  // `Walmart rival Target`: the company after the noun is the one the story is about.
   const apposition = prevOther !== undefined && APPOSITION.test(text.slice(prevOther.end, m.start));
   if (!apposition && PASSING_BEFORE.test(before)) return 'passing';
   return undefined;
 }
 
-/**
- * Each company's role and relevance, by symbol; `mentions` in text order (tickers.ts). A company's best
- * mention decides: a broker named again as a subject is a subject.
- */
+/** Each company's role and relevance by symbol (`mentions` in text order); its best mention decides. */
 export function tickerRelevance(text: string, mentions: readonly Mention[]): Map<string, Relevance> {
   const end = headlineEnd(text);
   const best = new Map<string, Relevance>();
   const plain: string[] = [];
   const bodyCount = new Map<string, number>();
-  // The first mentions decide (an article carries at most the contract's 100 tickers): a text naming
-  // thousands costs no more than one naming a few hundred.
   const read = mentions.slice(0, MENTIONS_READ);
   const alone = new Set(read.map((x) => x.ticker)).size === 1;
   read.forEach((m, i) => {

@@ -1,16 +1,11 @@
 /**
- * The finance lexicon's reading of a headline (resources/lexicon.ts): the rules the learned models
- * (learned.ts) take as features, and the baseline `npm run eval:enrich` prints. Synchronous, deterministic:
- *  - words and two/three-word phrases carry a polarity weight (`beats estimates` +2, `profit warning` -2);
- *    verb + object rules read what is raised or cut (`cuts guidance` -, `raises dividend` +, `cuts jobs` -);
- *  - a negator (`not`, `no`, `fails to`, `without`, `n't`) up to three words before a cue flips it;
- *  - the text is split into clauses (`,` `;` `but` `while` `as` `after` `despite` ...); a clause after
- *    `but`/`however` weighs more, a `despite` clause less;
- *  - per ticker: the score of the clause that names it (a clause holding only names takes the next one's),
- *    else the score of the clauses that name no company; sign -> positive / negative / neutral;
- *  - the article label: `hawkish` / `dovish` when the headline is about monetary policy (a central bank,
- *    policy makers or policy rates) and the policy cues lean one way; else the sign of the weighted sum ->
- *    `positive` / `negative`, and `neutral` when the cues cancel or there are none.
+ * The finance lexicon's reading of a headline (resources/lexicon.ts): features for the learned models (learned.ts)
+ * and the `npm run eval:enrich` baseline. Deterministic:
+ *  - words and phrases carry weights (`beats estimates` +2); verb + object rules (`cuts guidance` -);
+ *  - a negator (`not`, `fails to`, `n't`) up to three words before a cue flips it;
+ *  - clauses split at `,` `;` `but` `as` `despite` ...; after `but`/`however` weighs more, `despite` less;
+ *  - a ticker takes its clause's sign (a names-only clause takes the next one's), else the unnamed clauses';
+ *  - the article is `hawkish`/`dovish` when about monetary policy and the policy cues lean one way, else the sign.
  */
 import type { ArticleSentiment, TickerSentimentLabel } from '../contract/index.js';
 import {
@@ -222,7 +217,6 @@ export function analyse(text: string, mentions: Mention[]): SentimentResult {
   if (policy && hawk !== dove) article = hawk > dove ? 'hawkish' : 'dovish';
   else article = total > 0 ? 'positive' : total < 0 ? 'negative' : 'neutral';
 
-  // Which clause names which ticker.
   const clauseOf = (offset: number) =>
     cls.findIndex(
       (c) => toks[c.from] && toks[c.from]!.start <= offset && (c.to >= toks.length || toks[c.to]!.start > offset),
@@ -259,7 +253,7 @@ export function analyse(text: string, mentions: Mention[]): SentimentResult {
   return { article, tickers };
 }
 
-/** The lexicon's scores of the whole text and of the clause that names each mention (the model reads them as features). */
+/** The lexicon's scores of the whole text and of each mention's clause (model features). */
 export function lexiconScores(
   text: string,
   mentions: readonly Mention[],

@@ -1,21 +1,11 @@
 /**
- * Ticker mentions in a headline, precision first. Three kinds of evidence:
- *  - cashtags: `$AAPL`, `$BRK.B` (a currency code such as `$US` is not a ticker); written in lower case
- *    (`$amzn`, as traders type them) only for a symbol of the dictionary, two letters or more;
- *  - exchange-prefixed symbols: `NASDAQ:AAPL`, `(NYSE: IBM)`, `LON:VOD`, `ETR:SAP`, `EPA:MC` — US
- *    exchanges give the bare symbol, others the home-market suffix used by the dictionary (`VOD.L`,
- *    `SAP.DE`, `MC.PA`; a class letter is written with `-`: `LON:BT.A` -> `BT-A.L`);
- *  - company names from the directory (directory.ts: resources/companies.json, the first large listings with
- *    aliases such as Google -> GOOGL, Facebook -> META, and the files of resources/directory/).
- * A name counts only when written as a name: each capitalised word of the alias capitalised in the text,
- * an all-capitals alias (`AMD`, `SAP`) in capitals, not glued to a lower-case compound (`Meta-analysis`;
- * `Microsoft-backed` is fine), not vetoed by the word after or before it (`Apple pie`, `Big Apple`,
- * `Amazon rainforest`). A common-word name (`?Target` in resources/companies.json: Target, Visa, Ford, Shell, Oracle...)
- * also needs corporate context: a possessive (`Target's`), a corporate or market word right after it
- * (`Ford shares`, `Shell profit`, `Target cuts`, `Visa Inc`), a sector noun right before it
- * (`retailer Target`, `oil major Shell`) or the same symbol given as a cashtag/exchange symbol; and it must
- * not follow a capitalised word inside the sentence (`Harrison Ford`). In an all-capitals headline the
- * short all-capitals aliases (`BP`, `GM`) need that context too.
+ * Ticker mentions in a headline, precision first:
+ *  - cashtags: `$AAPL`, `$BRK.B`, not a currency (`$US`); lower case (`$amzn`) only for a directory symbol;
+ *  - exchange-prefixed symbols: `NASDAQ:AAPL` -> `AAPL`, `LON:VOD` -> `VOD.L`, `LON:BT.A` -> `BT-A.L`;
+ *  - directory names (directory.ts) written as names: capitalised as the alias is, not glued to a lower-case
+ *    compound (`Meta-analysis`), not vetoed by a neighbour (`Apple pie`, `Big Apple`). A common-word name
+ *    (`?Target`) also needs corporate context (`Target's`, `Ford shares`, `retailer Target`, or its symbol given)
+ *    and must not follow a capitalised word (`Harrison Ford`); so do short aliases (`BP`) in a capitals headline.
  */
 import { articleRules } from '../contract/index.js';
 import { COMPANIES, NOT_FOLLOWED_BY, NOT_PRECEDED_BY } from './directory.js';
@@ -30,7 +20,6 @@ export interface Mention {
 
 export interface Alias {
   ticker: string;
-  /** As the directory writes it. */
   name: string;
   tokens: string[];
   /** Per token: must start with a capital / must be all capitals in the text. */
@@ -69,17 +58,12 @@ const isUpper = (c: string) => c !== c.toLowerCase() && c === c.toUpperCase();
 const startsUpper = (s: string) => isUpper(s[0]!) || /\p{N}/u.test(s[0]!);
 const allCapitals = (s: string) => !/\p{Ll}/u.test(s);
 
-/** A node of the name trie: the names that end here, and the next word of the longer ones. */
 interface TrieNode {
   next: Map<string, TrieNode>;
   ends: Alias[];
 }
 
-/**
- * A directory made ready for matching: a trie over the words of every name (a headline's word leads only
- * to the names that continue with its next words, so the cost per word does not grow with the number of
- * names sharing a first word), and each symbol's name keys.
- */
+/** A directory ready for matching: a word trie, so a word's cost does not grow with the names sharing it. */
 export interface NameIndex {
   root: TrieNode;
   /** Each symbol's names as token keys (`quanta services`), to tell its own longer name from another company's. */
@@ -120,10 +104,7 @@ export function nameIndex(companies: ReadonlyMap<string, string>): NameIndex {
   return { root, keysOf, companies };
 }
 
-/**
- * The service's directory, indexed on the first match, not at load: a process that opens the store and
- * never reads a headline (most fns commands) does not pay for it.
- */
+/** Indexed on first match, not at load: a command that never reads a headline does not pay for it. */
 let directory: NameIndex | undefined;
 const directoryIndex = (): NameIndex => (directory ??= nameIndex(COMPANIES));
 
@@ -149,12 +130,7 @@ const CORPORATE_BEFORE = new Set(
   `retailer retailers carmaker automaker automakers giant major rival rivals firm company group lender bank insurer
   network processor maker producer supplier shares stock chain operator investors owner peer peers brand`.split(/\s+/),
 );
-/**
- * Capitalised words that make a name part of another company's name in a family of listed companies
- * (`Quanta Computer`, `Tata Steel`, `Siemens Energy`; `Vodafone Idea` is a veto of its own): a name followed
- * by one of them is refused unless that longer name is the same company's. A bank's, broker's or insurer's
- * own arms (`Barclays Bank`, `RBC Capital Markets`) are the group itself: those words are not here.
- */
+/** Words making a name another company's (`Tata Steel`) unless its own; no bank words: `Barclays Bank` is Barclays. */
 const COMPANY_NOUNS = new Set(
   `computer computers steel motors motor power energy electric electronics chemical chemicals pharma pharmaceutical
   pharmaceuticals airlines airways foods brewing brewery mining oil gas telecom
@@ -178,7 +154,7 @@ const COMPOUND_OK = new Set([
   'listed',
 ]);
 
-/** Dollar prefixes that name a currency, not a company (`$US`, `$A`, `$NZ`); `$C`, `$T`, `$M` are Citigroup, AT&T, Macy's. */
+/** Dollar prefixes naming a currency, not a company (`$US`, `$NZ`); `$C`, `$T`, `$M` are Citigroup, AT&T, Macy's. */
 const CURRENCIES = new Set([
   'US',
   'USD',
@@ -203,7 +179,7 @@ const CRYPTO_CASHTAGS = new Map([
   ['ETH', 'ETH-USD'],
 ]);
 
-/** Exchange prefix -> suffix of the symbol ('' for US venues). Google Finance style prefixes. Looked up by the text's words: a Map. */
+/** Exchange prefix (Google Finance style) -> the symbol's home-market suffix ('' for US venues). */
 const EXCHANGES = new Map(
   Object.entries({
     NASDAQ: '',
@@ -280,11 +256,7 @@ function isTitleCase(tokens: Token[]): boolean {
   return words.length >= 3 && words.filter((t) => startsUpper(t.raw)).length / words.length >= 0.8;
 }
 
-/**
- * What may stand between two words of a name: spaces or hyphens; after an initial or an initialism, its
- * full stop too (`J.B. Hunt`, `T. Rowe Price`, `U.S. Bancorp`); a possessive inside the name (`St
- * James's Place`).
- */
+/** Between a name's words: spaces, hyphens, the full stop of an initial (`J.B. Hunt`), `'s` (`St James's Place`). */
 function separatorOk(text: string, from: number, to: number, previous: string): boolean {
   const gap = text.slice(from, to);
   if (/^[\s\-]+$/.test(gap)) return true;
@@ -294,7 +266,6 @@ function separatorOk(text: string, from: number, to: number, previous: string): 
 
 /** A candidate the matcher weighed: where, what it would be, and the rule that kept or refused it. */
 export interface Candidate extends Mention {
-  /** The text of the candidate as written. */
   text: string;
   via: 'cashtag' | 'exchange symbol' | 'name';
   /** The directory name that matched (for `name`). */
@@ -375,7 +346,6 @@ function explicitSymbols(text: string, dir: NameIndex, note: Note): Set<string> 
   return explicit;
 }
 
-/** Directory names written as names, longest first at each word, each judged by `accepted`. */
 function directoryNames(
   text: string,
   dir: NameIndex,
@@ -405,7 +375,7 @@ function directoryNames(
   }
 }
 
-/** The names the words from `i` spell, longest first (a name's words joined as names are: separatorOk). */
+/** The names the words from `i` spell, longest first. */
 function namesFrom(tokens: Token[], i: number, norm: string, dir: NameIndex): Alias[] {
   const names: Alias[] = [];
   let node: TrieNode | undefined = dir.root;
@@ -431,7 +401,6 @@ type Verdict = { ok: boolean; rule: string };
 const kept = (rule: string): Verdict => ({ ok: true, rule });
 const refused = (rule: string): Verdict => ({ ok: false, rule });
 
-/** What the rules read about one candidate name: its neighbours and the headline's case. */
 interface Context {
   alias: Alias;
   tokens: Token[];
@@ -445,7 +414,7 @@ interface Context {
   /** The word after the name, or after its possessive (`Pandora's box`). */
   following: Token | undefined;
   possessive: boolean;
-  /** Short windows either side: the rules look only at the words next to a name, so each costs the same whatever the text. */
+  /** Short windows either side, so a rule's cost does not grow with the text. */
   before: string;
   after: string;
   text: string;
@@ -496,7 +465,7 @@ function accepted(
   return glued(c) ?? vetoed(c) ?? personName(c) ?? insideAnotherName(c) ?? commonWord(c);
 }
 
-/** Glued into a compound (`Meta-analysis`; `Microsoft-backed` keeps it) or after a word (`anti-Apple`; a wire's `BRIEF-` tag keeps it). */
+/** Glued into a compound (`Meta-analysis`, not `Microsoft-backed`) or after a word (`anti-Apple`, not `BRIEF-`). */
 function glued(c: Context): Verdict | undefined {
   const compound = /^-(\p{Ll}[\p{L}]*)/u.exec(c.after);
   if (compound && !COMPOUND_OK.has(compound[1]!)) return refused(`glued into a compound word (-${compound[1]})`);
@@ -505,7 +474,6 @@ function glued(c: Context): Verdict | undefined {
   return undefined;
 }
 
-/** The directory's veto words after or before a name (`Apple pie`, `Big Apple`). */
 function vetoed(c: Context): Verdict | undefined {
   const key = c.alias.key;
   if (c.following && notFollowedBy.get(key)?.has(c.following.norm)) {
@@ -517,12 +485,7 @@ function vetoed(c: Context): Verdict | undefined {
   return undefined;
 }
 
-/**
- * A person's name: a title (`Mr Pearson`, `Governor Abbott`) or, in sentence case, a given name (`Greg
- * Abbott`, `Fiona Apple`), with or without a middle initial (`William H. Macy`), right before it. In a
- * Title Case or capitals headline every word is capitalised, so a given name says nothing there; the
- * symbol given explicitly keeps the name.
- */
+/** A person after a title (`Governor Abbott`) or, in sentence case, a given name (`Fiona Apple`); its symbol wins. */
 function personName(c: Context): Verdict | undefined {
   const { prev, first, text } = c;
   if (!prev || !startsUpper(prev.raw) || c.explicit.has(c.alias.ticker)) return undefined;
@@ -548,11 +511,7 @@ function insideAnotherName(c: Context): Verdict | undefined {
   return refused(`part of another company's name (${c.alias.name} ${next.raw})`);
 }
 
-/**
- * A name kept as written, except a common-word name (`?Target`) or a short name in a shouted headline,
- * which needs corporate context: its symbol given too, a possessive, a corporate word after it or a sector
- * word before it; a capitalised word before it inside the sentence makes it part of another name (`Harrison Ford`).
- */
+/** A common-word name, or a short one in a shouted headline, needs corporate context (module comment). */
 function commonWord(c: Context): Verdict {
   const { alias, prevAdjacent, nextAdjacent } = c;
   if (!alias.common && !(c.shouting && alias.short)) return kept('a directory name written as a name');

@@ -1,15 +1,10 @@
 /**
- * Urgency of an item: the source's setting when it names one, else the `auto` rules below, applied to
- * the start of the headline (leading whitespace, `*`, `>`, `#` and brackets ignored where noted).
- *
- * `auto` rules, first match wins:
- *  1. breaking — the headline starts with `BREAKING`, `BREAKING NEWS`, `URGENT` or `ALERT` (any case)
- *     followed by `:`, `-`, `–`, `—` or `|`, or written in capitals followed by a space
- *     (`BREAKING Fed hikes`); optional leading `*`s and brackets (`[BREAKING]`, `** Breaking:`).
- *  2. flash — the headline starts with `FLASH` / `NEWSFLASH` the same way, or with a `*` (the wire
- *     flash convention: `*FED RAISES RATES BY 25BPS`), or is a short all-capitals wire headline
- *     (at least 4 words, at most 160 characters, no lower-case letter: `ECB CUTS DEPOSIT RATE TO 2%`).
- *  3. regular — everything else.
+ * Urgency: the source's setting, else the `auto` rules on the headline's start, first match wins:
+ *  1. breaking: `BREAKING`, `BREAKING NEWS`, `URGENT`, `ALERT` (any case) then `:` `-` `–` `—` `|`, or in capitals
+ *     then a space (`BREAKING Fed hikes`); leading `*`s and brackets allowed (`[BREAKING]`, `** Breaking:`);
+ *  2. flash: `FLASH` / `NEWSFLASH` the same way, a leading `*` (wire convention: `*FED RAISES RATES`), or an
+ *     all-capitals headline of 4+ words and at most 160 characters;
+ *  3. regular.
  */
 import type { Urgency } from '../contract/index.js';
 
@@ -31,7 +26,6 @@ function isCapitalsWire(text: string): boolean {
   return words.length >= 4;
 }
 
-/** The urgency the `auto` rules read from a headline. */
 function autoUrgency(content: string): Urgency {
   if (BREAKING_SEP.test(content) || BREAKING_CAPS.test(content)) return 'breaking';
   if (FLASH_SEP.test(content) || FLASH_CAPS.test(content) || STAR.test(content) || isCapitalsWire(content))

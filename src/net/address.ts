@@ -1,23 +1,17 @@
 /**
- * Which IP addresses are public: the one reading of an address used for every outgoing request the service
- * makes on an outsider's say-so (webhook deliveries, feed polls and their redirects).
- *
- * The text is parsed into its bytes first (IPv4 dotted decimal, IPv6 in any spelling: compressed, with an
- * embedded dotted IPv4, with a zone), then judged by ranges over the bytes, so no spelling of an address
- * can slip past a pattern on the text. An address is public when it is a global unicast address of the
- * IANA special-purpose registries (IPv4: RFC 6890 and its updates; IPv6: only 2000::/3 is global unicast).
- * The IPv6 forms that carry an IPv4 address (IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96, 6to4
- * 2002::/16) are judged by the IPv4 address they carry; the deprecated ones (IPv4-compatible ::/96,
- * IPv4-translated ::ffff:0:0:0/96, site-local fec0::/10) and Teredo are never public.
+ * Which IP addresses are public, for every outgoing request made on an outsider's say-so (webhooks, feed polls,
+ * redirects). Text is parsed to bytes before ranges are judged, so no spelling slips past a text pattern. Public is
+ * global unicast per the IANA special-purpose registries (IPv4: RFC 6890 and updates; IPv6: only 2000::/3). IPv6 forms
+ * carrying an IPv4 address (::ffff:0:0/96, NAT64 64:ff9b::/96, 6to4 2002::/16) are judged by it; the deprecated ones
+ * (::/96, ::ffff:0:0:0/96, fec0::/10) and Teredo are never public.
  */
 
-/** A range of addresses: its first bytes and prefix length. */
 interface Range {
   bytes: Uint8Array;
   prefix: number;
 }
 
-/** A named non-public range (its label with its article); `embedsIpv4At` marks the IPv6 forms judged by the IPv4 address they carry. */
+/** A named non-public range; `embedsIpv4At`: where an IPv6 form carries the IPv4 address it is judged by. */
 interface Named extends Range {
   cidr: string;
   label: string;
@@ -39,10 +33,7 @@ export function ipv4Bytes(text: string): Uint8Array | null {
   return out;
 }
 
-/**
- * The 16 bytes of an IPv6 address in any textual form (RFC 4291 §2.2: full, `::`-compressed, with a
- * trailing dotted IPv4; hex digits of either case; an optional `%zone`; optional brackets), or null.
- */
+/** The 16 bytes of an IPv6 address in any RFC 4291 §2.2 form (`::`, dotted IPv4 tail, `%zone`, brackets), or null. */
 export function ipv6Bytes(text: string): Uint8Array | null {
   let s = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
   const zone = s.indexOf('%');
@@ -102,7 +93,7 @@ function inRange(bytes: Uint8Array, r: Range): boolean {
   return (bytes[whole]! & mask) === (r.bytes[whole]! & mask);
 }
 
-/** IPv4 ranges that are not global (IANA IPv4 Special-Purpose Address Registry), plus multicast; the first match names it. */
+/** IPv4 ranges that are not global (IANA IPv4 Special-Purpose Address Registry) and multicast; first match names it. */
 const IPV4: Named[] = [
   range('0.0.0.0/8', 'a "this network"'),
   range('10.0.0.0/8', 'a private'),
@@ -164,11 +155,7 @@ function describeIpv6(bytes: Uint8Array): string | null {
   return null;
 }
 
-/**
- * Why an address is not public, as a noun phrase naming its class and range ("a loopback address
- * (127.0.0.0/8)", "an IPv4-mapped address (::ffff:0:0/96) of 10.0.0.1, a private address (10.0.0.0/8)"),
- * or null when it is public. Text that is not an IP address is not public.
- */
+/** Why an address is not public ("a loopback address (127.0.0.0/8)"), or null; text that is no IP is not public. */
 export function nonPublicReason(address: string): string | null {
   const v4 = ipv4Bytes(address);
   if (v4) return describeIpv4(v4);

@@ -1,7 +1,6 @@
 /**
- * Where an outgoing request may connect: the host is resolved once, every address it resolves to is
- * checked (./address.ts), and the connection is made to the addresses checked (`pinnedLookup`), so a
- * second lookup in between cannot swap a public address for a private one.
+ * Where an outgoing request may connect: the host is resolved once, every address checked (./address.ts) and the
+ * connection pinned to them (`pinnedLookup`), so a second lookup cannot swap in a private address.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
@@ -53,10 +52,8 @@ function literal(host: string): ResolvedAddress | null {
 }
 
 /**
- * Every address of `host` (an IP literal is its own), all of them checked unless `allowPrivate`. Throws
- * AddressRefused naming the first address that is not public (a name with one private address among
- * public ones is refused: the public one is not picked), ResolveError when it cannot be resolved.
- * `reasonOf` is the rule (./address.ts); tests stand a loopback server in for a public one with it.
+ * Every address of `host` (an IP literal is its own), all checked unless `allowPrivate`: one non-public address
+ * refuses the host (AddressRefused), a public one is never picked around it; ResolveError when unresolvable.
  */
 export async function resolveChecked(
   host: string,
@@ -84,10 +81,7 @@ export async function resolveChecked(
   return addresses;
 }
 
-/**
- * A `lookup` for node:net / http(s).request that answers with the given (checked) addresses and never
- * asks the resolver: every address when the caller wants them all (happy eyeballs), else the first.
- */
+/** A `lookup` answering with the checked addresses, never the resolver: all if asked (happy eyeballs), else one. */
 export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
   return (_host, options, callback) => {
     const family = typeof options === 'object' ? options.family : undefined;

@@ -1,8 +1,4 @@
-/**
- * The addresses an outgoing request may reach (webhook deliveries, feed polls): the one reading of an
- * IP address (./address.ts) and the resolution that checks every address and pins the connection to
- * them (./destination.ts).
- */
+/** Where outgoing requests may go: address rules (./address.ts), checked and pinned resolution (./destination.ts). */
 export { ipv6Bytes, isNonPublicAddress, nonPublicReason } from './address.js';
 export {
   AddressRefused,

@@ -1,7 +1,4 @@
-/**
- * The finance lexicon read by src/enrich/sentiment.ts. Entries are written as plain words and stemmed
- * when loaded, so `beat`, `beats`, `beating` are one entry. Weights: +-1 ordinary, +-2 strong.
- */
+/** The finance lexicon of sentiment.ts, stemmed at load (`beat`, `beats`, `beating` are one); weights ±1, strong ±2. */
 
 /** A small suffix stripper: plurals, -ed, -ing, a final -e, doubled final consonants. */
 export function stem(word: string): string {
@@ -24,7 +21,6 @@ function weights(entries: Record<number, string>): Map<string, number> {
   return out;
 }
 
-/** Single words. */
 export const WORDS = weights({
   2: `soar surge skyrocket rocket boom record-high blowout bonanza windfall`,
   1: `beat top exceed rise rose climb jump gain rally rebound recover advance up higher strong stronger robust upbeat
@@ -215,7 +211,6 @@ objectRule('miss misses missed', 'estimates expectations forecasts consensus tar
 objectRule('raise raises raised', 'capital funds money', { general: 0 });
 objectRule('hold holds held keep keeps kept leave leaves left maintain maintains', 'rates rate steady unchanged', {});
 
-/** Single-word policy cues. */
 export const HAWKISH = new Set(['hawkish', 'tightening', 'tighten', 'tightens', 'hike', 'hikes', 'hawk', 'hawks'].map(stem));
 export const DOVISH = new Set(['dovish', 'easing', 'stimulus', 'dove', 'doves', 'pivot'].map(stem));
 
@@ -234,10 +229,7 @@ export const POLICY_ACTORS = new Set(
     'rate setters', 'central banks', 'fed officials', 'monetary policy', 'bundesbank', 'nagel', 'schnabel', 'waller', 'williams',
   ].map(stems),
 );
-/**
- * The one-word policy actors as written, not stemmed: the stemmer would make `Boeing` the BoE and
- * `Williams` (the company) a Fed official's stem.
- */
+/** One-word policy actors, unstemmed: stemmed, `Boeing` would be the BoE, `Williams` (the company) a Fed official. */
 export const POLICY_ACTOR_WORDS = new Set([
   'fed', 'fomc', 'ecb', 'boe', 'boj', 'pboc', 'rba', 'snb', 'riksbank', 'rbi', 'rbnz', 'powell', "powell's", 'lagarde', "lagarde's", 'bailey', 'ueda',
   'policymakers', 'policymaker', 'rate-setters', 'bundesbank', 'nagel', 'schnabel', 'waller', "fed's", "ecb's", "boe's", "boj's", "rba's", "snb's", "rbi's",

@@ -1,8 +1,6 @@
 /**
- * Words that say the next capitalised word is a person's surname, not a company: titles and offices
- * (`Mr Pearson`, `Senator McCormick`, `Governor Abbott`) and common given names (`Greg Abbott`, `Fiona
- * Apple`, `Mike Tyson`). Written by the team; lower case. A company whose name starts with a given name
- * (`John Deere`, `Ralph Lauren`) carries that whole name as an alias, which matches first.
+ * Lower-case words that make the next capitalised word a surname: titles (`Governor Abbott`), given names (`Fiona
+ * Apple`). A company named like a person (`John Deere`) has that whole alias, which matches first.
  */
 export const TITLES = new Set(
   `mr mrs ms dr sir dame lord lady prof professor judge justice senator sen rep representative congressman
