@@ -1,7 +1,6 @@
 /**
- * The partner mock: one loopback port serving the REST contract (Prism behind a front that plays the
- * sandbox tiers) and the `/v1/stream` firehose (driven by asyncapi.yaml's examples). Configuration is
- * passed in; only scripts/mock.ts reads the environment.
+ * The partner mock on one loopback port: the REST contract (Prism behind a front playing the sandbox tiers) and
+ * `/v1/stream` (asyncapi.yaml's examples). Configuration is passed in; only scripts/mock.ts reads the environment.
  */
 import type { Server } from 'node:http';
 import { createHttpServer } from '../http/server.js';
@@ -25,7 +24,7 @@ export interface MockOptions {
   specPath?: string;
   /** One stream article every `streamIntervalMs`. Default 2000. */
   streamIntervalMs?: number;
-  /** How many pushed stream articles are kept for `after=` replays. Default 10,000 (src/mock/stream.ts MOCK_HISTORY). */
+  /** How many pushed stream articles are kept for `after=` replays. Default 10,000. */
   streamHistory?: number;
   /** Prefix of the sandbox keys. Default `fns_test_` (x-limits.keyPrefixes.test). */
   testPrefix?: string;
@@ -33,9 +32,8 @@ export interface MockOptions {
   prismEnv?: Record<string, string | undefined>;
   /** Check every REST response against the contract (tests): a violation becomes a 500. Default false. */
   validateResponses?: boolean;
-  /** POST a signed sample `article` webhook here every `webhookIntervalMs` (MOCK_WEBHOOK_URL). */
+  /** POST a signed sample `article` webhook here (MOCK_WEBHOOK_URL) every `webhookIntervalMs`, default 5000. */
   webhookUrl?: string;
-  /** Default 5000. */
   webhookIntervalMs?: number;
   clock?: () => number;
   log?: (message: string) => void;
@@ -44,7 +42,6 @@ export interface MockOptions {
 export interface RunningMock {
   url: string;
   port: number;
-  /** The sandbox key of each tier. */
   keys: Record<Tier, string>;
   prism: RunningPrism;
   stream: MockStream;
@@ -56,11 +53,7 @@ export interface RunningMock {
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
-/**
- * Starts Prism, then the front (REST, stream, and webhooks when `webhookUrl` is set) on one loopback port.
- * Refuses a host that is not loopback and a stream interval below 10 ms before starting anything; if the
- * port cannot be taken, what was started is stopped and the error thrown.
- */
+/** Prism, then REST, stream and webhooks on one loopback port; bad options refused first, a failed listen stops all. */
 export async function startMock(opts: MockOptions = {}): Promise<RunningMock> {
   const host = opts.host ?? '127.0.0.1';
   const streamIntervalMs = opts.streamIntervalMs ?? 2000;
@@ -109,7 +102,6 @@ function checkOptions(host: string, streamIntervalMs: number): void {
     throw new Error(`streamIntervalMs must be an integer ≥ 10, got ${streamIntervalMs}`);
 }
 
-/** Prism serving `specPath` (default: the bundled contract), its start logged before and after. */
 async function startContractPrism(opts: MockOptions, log: (message: string) => void): Promise<RunningPrism> {
   const specPath = opts.specPath ?? openapiPath;
   log(`starting Prism on ${specPath} …`);
@@ -137,7 +129,6 @@ async function serveRest(rest: MockRest, prism: RunningPrism, port: number, host
   return server;
 }
 
-/** A signed sample `article` webhook POSTed to `url` every `webhookIntervalMs` (default 5 s). */
 function startSampleWebhooks(
   url: string,
   opts: MockOptions,
@@ -153,10 +144,7 @@ function startSampleWebhooks(
   });
 }
 
-/**
- * The mock's close: webhooks, then the stream, the HTTP server (its connections cut), the REST front and
- * Prism, each awaited. Runs once; every call returns the same promise.
- */
+/** Webhooks, stream, server (connections cut), REST front, then Prism; runs once, each call gets the same promise. */
 function closeOnce(parts: {
   webhooks: MockWebhooks | undefined;
   stream: MockStream;

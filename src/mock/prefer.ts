@@ -1,20 +1,13 @@
 /**
- * The `Prefer` header of the mock (README, "Reaching the other documented responses"): Prism answers
- * `code=<status>` with that documented response and `example=<name>` with that named example. What the
- * contract does not document for the operation is answered by the mock itself, before Prism: a `400`
- * problem naming what is documented (read from the contract), instead of Prism's own `404` (an unknown
- * status or example name) or `500` (an example name of another status, with `code`).
+ * The mock's `Prefer` (README, "Reaching the other documented responses"): `code=` and `example=` go to Prism;
+ * what the operation does not document is answered here: a `400` naming what it does (Prism would say 404 or 500).
  */
 import type { Request, Response } from 'express';
 import { openapiDocument } from '../contract/index.js';
 import { sendProblem } from '../http/problem.js';
 import { echo } from '../http/target.js';
 
-/**
- * The preferences of a `Prefer` header (RFC 7240) as Prism reads them (the parse-prefer-header package):
- * comma-separated `token[=value]`, tokens case-insensitive, values possibly quoted, the first occurrence
- * of a token wins; parameters after `;` are ignored here.
- */
+/** `Prefer` preferences (RFC 7240) as Prism parses them: case-insensitive tokens, first wins, `;` params ignored. */
 export function parsePrefer(header: string | undefined): Map<string, string | true> {
   const prefs = new Map<string, string | true>();
   if (!header) return prefs;
@@ -90,11 +83,7 @@ function documentedResponses(): Map<string, DocumentedResponses> {
 
 let documented: Map<string, DocumentedResponses> | undefined;
 
-/**
- * Why the `Prefer` header cannot be served for the operation (the `detail` of a `400`), or undefined
- * when Prism can serve it (or there is none): `code` must be a status the operation documents, and
- * `example` an example name of the response it selects (`code`, or the success response).
- */
+/** Why Prism cannot serve this `Prefer` (an undocumented `code` or `example`): the 400's detail; else undefined. */
 export function preferProblem(operationId: string, header: string | undefined): string | undefined {
   const prefs = parsePrefer(header);
   const code = prefs.get('code');
@@ -114,11 +103,7 @@ export function preferProblem(operationId: string, header: string | undefined): 
   return undefined;
 }
 
-/**
- * Answers a request whose `Prefer` the contract cannot satisfy with a `400` problem (the contract's
- * invalid-parameter problem, `detail` naming what is documented) and returns true; false otherwise.
- * Runs after admission, like every `400`: a counted operation's answer carries the rate-limit headers.
- */
+/** Answers an unservable `Prefer` with a `400` (after admission, like every 400) and returns true. */
 export function refuseUnservablePrefer(operationId: string, req: Request, res: Response): boolean {
   const detail = preferProblem(operationId, req.get('prefer'));
   if (detail === undefined) return false;

@@ -1,7 +1,6 @@
 /**
- * Runs Prism as its own child and ends it when the mock that started this guard goes away. The guard's
- * stdin is a pipe from the mock: it closes when the mock exits for any reason, SIGKILL included, so
- * Prism is never left running on its own. SIGTERM / SIGINT / SIGHUP stop Prism too.
+ * Runs Prism as its child and stops it when the mock goes away: stdin is a pipe from the mock that closes when it
+ * exits for any reason (SIGKILL included); SIGTERM / SIGINT / SIGHUP stop Prism too.
  * Usage: node prism-guard.mjs <prism-cli entry> mock <document> [options…]
  */
 import { spawn } from 'node:child_process';

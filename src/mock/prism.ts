@@ -1,8 +1,6 @@
 /**
- * Prism (Stoplight) as a child process on a private loopback port: it serves the REST contract's
- * examples; the mock's front sits before it. Telemetry is off (SCARF_ANALYTICS=false, DO_NOT_TRACK=1),
- * CORS headers off. Prism runs under a small guard process (prism-guard.mjs) that stops it when the mock
- * closes it, when this process exits, and when this process dies without cleaning up (SIGKILL).
+ * Prism as a child on a private loopback port, serving the contract's examples behind the mock's front; telemetry
+ * and CORS off. Its guard (prism-guard.mjs) stops it on close, on this process's exit, and after a SIGKILL of it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -54,11 +52,7 @@ function freeLoopbackPort(): Promise<number> {
 
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
-/**
- * Starts Prism (under its guard) on `opts.port` or a free loopback port; resolves once it says it is
- * listening. If it fails to start (spawn error, early exit, no start line within `startTimeoutMs`, default
- * 30 s), it is stopped and the error, with its last output lines, thrown.
- */
+/** Prism under its guard, once listening; a spawn error, early exit or timeout (30 s) stops it, throwing its output. */
 export async function startPrism(opts: PrismOptions): Promise<RunningPrism> {
   const port = opts.port || (await freeLoopbackPort());
   const { child, exited } = spawnGuarded(opts.specPath, port, childEnv(opts.env));
@@ -72,7 +66,6 @@ export async function startPrism(opts: PrismOptions): Promise<RunningPrism> {
   return { url: `http://${HOST}:${port}`, port, pid: child.pid!, stop };
 }
 
-/** The defined entries of `base`, with telemetry and colour turned off. */
 function childEnv(base: Record<string, string | undefined> | undefined): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base ?? {})) if (v !== undefined) env[k] = v;
@@ -80,10 +73,7 @@ function childEnv(base: Record<string, string | undefined> | undefined): Record<
   return env;
 }
 
-/**
- * Prism serving `specPath` on HOST:`port` under its guard process, and a promise of the guard's exit.
- * Until it exits, the guard is sent SIGTERM if this process exits first.
- */
+/** Prism under its guard on HOST:`port`, and its exit; the guard gets SIGTERM if this process exits first. */
 function spawnGuarded(
   specPath: string,
   port: number,
@@ -97,7 +87,7 @@ function spawnGuarded(
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin?.on('error', () => {});
-  // On exit (no time left to wait): the guard stops Prism on SIGTERM, and anyway when its stdin closes.
+  // On exit there is no time to wait: SIGTERM now; the guard also stops Prism when its stdin closes.
   const killOnExit = () => child.kill('SIGTERM');
   process.once('exit', killOnExit);
   const exited = new Promise<void>((resolve) => {
@@ -119,10 +109,7 @@ async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<vo
   }
 }
 
-/**
- * Resolves when Prism prints that it is listening; rejects on a spawn error, an exit before that, or after
- * `timeoutMs`, the last 200 output lines in the message. Meanwhile Prism's own errors go to `log`.
- */
+/** Resolves when Prism is listening; rejects on spawn error, early exit or timeout with its last 200 lines. */
 function untilListening(child: ChildProcess, timeoutMs: number, log?: (line: string) => void): Promise<void> {
   const output: string[] = [];
   return new Promise<void>((resolve, reject) => {
@@ -155,7 +142,6 @@ function untilListening(child: ChildProcess, timeoutMs: number, log?: (line: str
   });
 }
 
-/** Calls `onLine` with each complete line of `stream` (read as UTF-8), its newline removed. */
 function eachLine(stream: Readable | null, onLine: (line: string) => void): void {
   let buf = '';
   stream?.setEncoding('utf8');

@@ -1,13 +1,8 @@
 /**
- * The REST front of the mock: what Prism cannot do, done the way src/http/app.ts does it, in the same
- * order: authentication (sandbox keys through the service's own `authenticate`), tier access, rate-limit
- * headers, then validation (the shared parameter reader of src/http/parameters.ts). Admitted
- * requests go to Prism, whose example bodies are then shaped for the tier of the key: `tickers` only for
- * max, the tier's own usage record, `query` echoed, `limit` / `urgency` / `since` / `after` / `before` /
- * `tickers` / `offset` applied to the example articles, `next` and its `Link` header as the service
- * writes them (src/http/paging.ts). A `Prefer` header is passed to Prism, so `Prefer: code=429` or `Prefer: example=empty`
- * reach the other documented responses; one the contract cannot satisfy (`code=418`, an unknown example
- * name) is a `400` naming the documented ones (src/mock/prefer.ts), after admission as any `400`.
+ * The mock's REST front, in src/http/app.ts's order: authentication (the service's `authenticate` on sandbox
+ * keys), tier access, rate-limit headers, validation (src/http/parameters.ts). Prism's examples are then shaped
+ * for the key's tier and query as the service would (src/http/paging.ts). `Prefer` reaches Prism's documented
+ * responses; one the contract cannot satisfy is a `400` after admission (src/mock/prefer.ts).
  */
 import { parseRfc3339 } from '../domain/time.js';
 import express, { type Request, type Response } from 'express';
@@ -110,7 +105,6 @@ function shapeSearch(body: SearchResults, query: Record<string, unknown>): Searc
   return { count: articles.length, query: q, articles, next };
 }
 
-/** Sends a shaped page with its `Link` header (the body's `next`, when not null). */
 function sendPage(res: Response, body: NewsList | SearchResults): void {
   if (body.next) res.setHeader('Link', linkHeader(body.next));
   sendJson(res, 200, body);

@@ -1,9 +1,4 @@
-/**
- * The sandbox accounts of the mock (docs/architecture.md, "sandbox keys"): one fixed key per tier of the contract,
- * `<test prefix><tier>` (e.g. `fns_test_max`), each on its own account playing that tier. They sit behind
- * the same AccountStore port as the real store, so the mock admits callers with the service's own
- * `authenticate` (missing/unknown key → 401, `free` → 403, …) instead of re-implementing it.
- */
+/** One fixed sandbox key per tier (`fns_test_max`…) behind AccountStore: admitted by the service's `authenticate`. */
 import { limits, plans, tiers, type Tier } from '../contract/index.js';
 import { nextPeriodEnd, toIso, type AccountRecord } from '../domain/tiers.js';
 import type { IpGuard } from '../state/ports.js';
@@ -19,9 +14,8 @@ function sandboxKeys(testPrefix: string = limits.keyPrefixes.test): Record<Tier,
 const FIXED = 'the sandbox accounts of the mock are fixed: one key per tier, nothing can be created or changed';
 
 /**
- * Read-only accounts, one per tier. Paid tiers have a billing period ending one month after the mock
- * started; `expired` was cancelled one day before `now` (inside the grace window, whatever the time);
- * `free` never subscribed.
+ * Read-only, one per tier: paid tiers' period ends a month after the mock started; `expired` was cancelled a day
+ * before `now` (inside the grace window); `free` never subscribed.
  */
 export class SandboxAccounts implements AccountStore {
   readonly keys: Record<Tier, string>;

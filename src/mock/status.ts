@@ -1,9 +1,4 @@
-/**
- * The mock's status report: the contract's examples, dated now (generated now, history ending today), so a partner can build against
- * `/v1/status` and look at `/status` without a running service. `Prefer: example=sourceFailing` serves
- * the other example, `Prefer: code=400` the documented 400; anything else the contract does not
- * document is a 400 naming what it does (src/mock/prefer.ts), as on every operation.
- */
+/** The mock's /v1/status and /status: the contract's examples dated now (`Prefer: example=sourceFailing`, code=400). */
 import type express from 'express';
 import { statusExamples } from '../contract/index.js';
 import { sendProblem } from '../http/problem.js';

@@ -1,15 +1,8 @@
 /**
- * The stream half of the mock: `/v1/stream` on the same HTTP server as the REST front. It is the
- * service's own WebSocket adapter (src/stream `attachStream`, on the delivery core), run over an
- * in-memory change feed (src/delivery `MemoryFeed`) instead of the store, with the sandbox accounts, no
- * IP guard, in-process stream slots and no proxy. Admission, close codes, resume (`after`), the `tickers`
- * filter, pacing, keep-alive, the slow-consumer bound and shutdown are therefore the service's, by
- * construction.
- *
- * What is the mock's own is the feed: one article is appended every `intervalMs`, cycled from the
- * message examples of asyncapi.yaml, each with a fresh ULID `id` and `received_at` (so clients that
- * dedupe by id see new articles). The feed keeps the last `historyLimit` articles (default 10,000) for
- * `after=` replays: an `after` older than those replays all it keeps (the mock forgets).
+ * The mock's `/v1/stream`: the service's own WebSocket adapter (src/stream `attachStream`) over an in-memory feed,
+ * so admission, close codes, resume, filters, pacing, keep-alive and shutdown are the service's by construction.
+ * The feed is the mock's: asyncapi.yaml's examples, one every `intervalMs` with a fresh ULID and `received_at`;
+ * the last `historyLimit` kept for `after=` (an older `after` replays all of them).
  */
 import { lineLog } from '../domain/log.js';
 import type { Server } from 'node:http';
@@ -35,25 +28,17 @@ export interface MockStreamOptions {
 }
 
 export interface MockStream {
-  /** Open connections. */
   readonly size: number;
   /** Pushes the next article now (the timer does it every `intervalMs`); returns it as a max client receives it. */
   pushNext(): Article;
   close(): Promise<void>;
 }
 
-/** Default number of pushed articles the mock keeps for replays. */
 const MOCK_HISTORY = 10_000;
-/**
- * How often the stream reads the in-memory feed besides the wake-up of every push (the safety net
- * only: a push wakes the reader at once).
- */
+/** The feed reader's safety-net poll; a push wakes it at once. */
 const MOCK_FEED_POLL_MS = 1000;
 
-/**
- * The distinct example articles, each in its fullest form: the examples show one article as a max client
- * and as a pro client receives it, so keep per id the variant with `tickers`.
- */
+/** The distinct example articles, each in its fullest form (per id, the max-client variant with `tickers`). */
 export function exampleArticles(examples: Record<string, Article>): Article[] {
   const byId = new Map<string, Article>();
   for (const a of Object.values(examples)) {

@@ -1,8 +1,6 @@
 /**
- * The mock's webhooks: with MOCK_WEBHOOK_URL, one signed `article` webhook every few seconds (a sample
- * article as a max account sees it, fresh id and times), signed with the contract's public sandbox
- * secret, so partners can test their verification before launch. Any address (the partner's own
- * machine included); one request at a time; failures are logged, not retried (it is a sandbox).
+ * MOCK_WEBHOOK_URL: a signed sample `article` webhook every few seconds (fresh id and times, as a max account sees
+ * it) with the contract's public sandbox secret; any address, one at a time, failures logged, never retried.
  */
 import { monotonicFactory } from 'ulid';
 import { webhookRules, type Article } from '../contract/index.js';

@@ -1,14 +1,7 @@
 /**
- * The admin listener (ADMIN_PORT, loopback by default): liveness, readiness and Prometheus metrics for
- * the people who run the service. A plain node:http server, not part of the partner contract.
- *
- * - `GET /healthz`: 200 `{"status":"ok"}` while the process runs.
- * - `GET /readyz`: every check in parallel, each bounded by `checkTimeoutMs`; 200 when all pass, else
- *   503 naming the ones that failed (and why).
- * - `GET /metrics`: the Prometheus text exposition of the instance's registry.
- * - `POST /admin/v1/articles`: push (push.ts, docs/sources.md), with the operator token (ADMIN_TOKEN) as
- *   `Authorization: Bearer …`; off (404) when no token is configured.
- * - anything else: a problem JSON (404, or 405 for another method on a known path).
+ * The admin listener (ADMIN_PORT, loopback by default), outside the partner contract: `GET /healthz`, `/readyz`
+ * (every check in parallel, each bounded; 503 naming the failed ones and why), `/metrics` (Prometheus text), and
+ * `POST /admin/v1/articles` (push.ts, docs/sources.md) with `Authorization: Bearer <ADMIN_TOKEN>`, 404 when unset.
  */
 import { errorText, type Log } from '../domain/log.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -43,10 +36,7 @@ export interface AdminOptions {
   clock?: () => number;
   /** Refused operator tokens allowed per client address. Default ADMIN_TOKEN_ATTEMPTS. */
   tokenAttempts?: TokenAttemptRules;
-  /**
-   * A request (head and body) must arrive within this; default DEFAULT_ADMIN_REQUEST_TIMEOUT_MS. A push
-   * body still arriving then is answered 408 and the connection closed.
-   */
+  /** Head and body must arrive within this (default 10 s); a late push body is answered 408, connection closed. */
   requestTimeoutMs?: number;
 }
 
@@ -66,21 +56,16 @@ export interface TokenAttemptRules {
 }
 
 /**
- * At most 10 refused operator tokens (missing or wrong) from one client address in any 10 minutes; then
- * that address is answered 429 with Retry-After, its token not looked at, until the oldest of them is
- * 10 minutes old. Guessing a token of 16+ characters at 10 tries per 10 minutes is hopeless, and the
- * log gets at most 10 lines per address per window.
+ * 10 refused operator tokens per client address in any 10 minutes, then 429 + Retry-After without reading the
+ * token: guessing a token of 16+ characters is hopeless, and the log gets at most 10 lines per address per window.
  */
 export const ADMIN_TOKEN_ATTEMPTS: TokenAttemptRules = { limit: 10, windowMs: 10 * 60_000 };
 
 /** Addresses with refusals are forgotten once idle, looked through when the map has grown this far. */
 const ATTEMPTS_SWEEP_MIN = 1024;
 
-/**
- * The refused tokens of each client address: the sliding window of domain/rate-limit.ts (`admit`) over
- * the times of its refusals. A right token does not clear them: on loopback every local process shares
- * one address, and a pusher's successes must not reopen the window for a guesser beside it.
- */
+// Refusals per client address, over domain/rate-limit.ts's sliding window. A right token does not clear them: on
+// loopback every local process shares one address, so a pusher's successes must not reopen a guesser's window.
 function tokenAttempts(rules: TokenAttemptRules, clock: () => number) {
   const refused = new Map<string, number[]>();
   let sweepAt = ATTEMPTS_SWEEP_MIN;
@@ -91,7 +76,7 @@ function tokenAttempts(rules: TokenAttemptRules, clock: () => number) {
       const d = peek(ip, clock());
       return d.admitted ? undefined : d.retryAfterSeconds;
     },
-    /** Records a refusal (after `waitSeconds` said it may try); the refusals in the window, this one included. */
+    /** Records a refusal; the refusals in the window, this one included. */
     refuse(ip: string): number {
       const { log } = admit(refused.get(ip) ?? [], clock(), rules.limit, rules.windowMs);
       refused.set(ip, log);
@@ -125,10 +110,7 @@ function pushFormat(contentType: string | undefined): PushFormat | undefined {
   return PUSH_TYPES[type ?? ''];
 }
 
-/**
- * The body's bytes; 'too-large' once more than `max` bytes arrived, 'too-slow' when it is not
- * complete by `deadline` (performance.now() time). Reading stops there either way.
- */
+/** The body's bytes, or 'too-large' / 'too-slow' (`deadline` in performance.now() time); reading stops there. */
 function readBody(req: IncomingMessage, max: number, deadline: number): Promise<Buffer | 'too-large' | 'too-slow'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -144,8 +126,7 @@ function readBody(req: IncomingMessage, max: number, deadline: number): Promise<
       if (size > max) return stop('too-large');
       chunks.push(c);
     };
-    // Node's own requestTimeout is only looked at every connectionsCheckingInterval and let a slow
-    // body run on (62 s against 10 s): the deadline is enforced here, on the body itself.
+    // Node's requestTimeout is only checked periodically and lets a slow body run on: enforced here, on the body.
     const timer = setTimeout(() => stop('too-slow'), Math.max(0, deadline - performance.now()));
     req.on('data', onData);
     req.once('error', (e) => {
@@ -225,7 +206,6 @@ async function readiness(checks: ReadinessCheck[], timeoutMs: number): Promise<{
   return { ready, body };
 }
 
-/** What the push handler works with (one per admin listener). */
 interface PushContext {
   opts: AdminOptions;
   attempts: ReturnType<typeof tokenAttempts>;
@@ -235,7 +215,6 @@ interface PushContext {
   requestTimeoutMs: number;
 }
 
-/** `POST /admin/v1/articles`: the operator token, the body's type, size and deadline, then the store. */
 async function push(ctx: PushContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const cfg = ctx.opts.push;
   if (!cfg?.token)
@@ -262,10 +241,7 @@ async function push(ctx: PushContext, req: IncomingMessage, res: ServerResponse)
   if (body !== undefined) await storePush(ctx, cfg, body, format, res);
 }
 
-/**
- * Answers 429 or 401 (true) unless the request carries the operator token. Refused tokens are counted per
- * client address: past the limit, 429 before the token is looked at.
- */
+/** 429 or 401 (returns true) unless the request carries the operator token; refusals are counted per address. */
 function refusedToken(ctx: PushContext, token: string, req: IncomingMessage, res: ServerResponse): boolean {
   const { attempts, opts } = ctx;
   const ip = req.socket.remoteAddress ?? 'unknown';
@@ -353,9 +329,7 @@ async function storePush(
 ): Promise<void> {
   let answer;
   try {
-    // Each chunk's stored articles are published as soon as it is stored.
-    // A line that failed with an unexpected error is logged once, by its line and the error's class
-    // (never its message: it may quote the line).
+    // A failed line is logged by its line and error class, never the message: it may quote the line.
     answer = await pushArticles(body, format, cfg.store, cfg.clock, opts.onArticlesStored, (f) =>
       opts.log.warn(
         { kind: 'push', line: f.line, err_class: f.errClass },
@@ -407,8 +381,7 @@ export async function startAdminServer(opts: AdminOptions): Promise<AdminServer>
     const text = await opts.metrics.render();
     return send(res, 200, opts.metrics.contentType, text);
   };
-  // Timeouts checked every second (Node's default is every 30 s); a request head must arrive within the
-  // request timeout too.
+  // Timeouts checked every second (Node's default: 30 s); a request head is bound by the request timeout too.
   const server = createServer(
     { connectionsCheckingInterval: 1000, requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs },
     (req, res) => {

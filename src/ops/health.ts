@@ -1,10 +1,6 @@
 /**
- * What the instance knows about its dependencies' health from the calls it makes: every failed call of
- * a dependency-failure class (src/store/ports/errors.ts: connection, authentication, resource) is counted in
- * `fns_dependency_errors_total` and keeps that dependency's readiness check red for `holdMs` after the
- * last one, so `/readyz` tells the load balancer about an outage that a plain ping would not see (a
- * full disk: reads and `SELECT 1` still work, every write fails). When the failures stop and the
- * probe answers, the check is green again by itself.
+ * Each dependency failure (src/store/ports/errors.ts) counts in `fns_dependency_errors_total` and keeps its
+ * readiness check red for `holdMs`, so /readyz shows outages a ping misses (a full disk: `SELECT 1` works).
  */
 import { errorText, type Log } from '../domain/log.js';
 import { dependencyFailureClass, type FailureClass } from '../http/unavailable.js';
@@ -72,11 +68,7 @@ export class DependencyHealth {
     };
   }
 
-  /**
-   * The same object, with every failing method call (a thrown error or a rejected promise) reported
-   * for `dependency` and rethrown unchanged. Methods run on the object itself (private state intact);
-   * properties assigned through the wrapper land on the object.
-   */
+  /** `target`, its failing method calls (throw or rejection) reported and rethrown; methods run on `target` itself. */
   watch<T extends object>(dependency: Dependency, target: T): T {
     const wrapped = new WeakMap<(...a: unknown[]) => unknown, (...a: unknown[]) => unknown>();
     const onError = (e: unknown): never => {

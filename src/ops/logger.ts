@@ -1,11 +1,6 @@
 /**
- * Structured logs (pino): one JSON line per REST request, one per stream connection event, and the
- * service's free-text lines (`log(m)`) as `{msg}` lines. Human-readable single lines when stdout is a
- * terminal (a tiny formatter below; no pino-pretty).
- *
- * Never logged: an API key, the X-API-Key header, a query string. Requests carry the key id (the
- * public `key_…` identifier) once admission has resolved it. Free text is scrubbed of anything shaped
- * like a key as a second line of defence.
+ * Structured logs (pino): one JSON line per REST request and stream event; readable lines on a terminal. Never
+ * logged: an API key, X-API-Key, a query string (requests carry the key id); free text is scrubbed of key shapes.
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { hasUnsafe, printable, printableJson } from '../domain/printable.js';
@@ -20,7 +15,6 @@ export interface LoggerOptions {
   destination?: LogSink;
   /** Single human-readable lines instead of JSON. Default: stdout is a terminal (and no destination given). */
   pretty?: boolean;
-  /** pino level; default `info`. */
   level?: string;
 }
 
@@ -47,7 +41,6 @@ export type StreamEvent =
   | { event: 'takeover'; connectionId: string; accountId: string; previousConnectionId?: string };
 
 export interface OpsLogger {
-  /** A free-text line of the service. */
   log(msg: string): void;
   request(r: RequestLine): void;
   stream(e: StreamEvent): void;
@@ -156,12 +149,7 @@ export function createLogger(opts: LoggerOptions = {}): OpsLogger {
 
 const HIDDEN = new Set(['level', 'time', 'msg', 'pid', 'hostname']);
 
-/**
- * One JSON log line as one readable line: `12:00:00.123 INFO  GET listNews 200 request_id=… latency_ms=1.2`.
- * Every part that may carry outside text (the message, each name and value, a line that is not JSON) is
- * escaped (domain/printable.ts): no control character reaches the terminal and a record stays one line.
- * A value with a space, `"`, `=` or a character to escape is written as a JSON string.
- */
+/** A JSON log line as one readable line, outside text escaped (domain/printable.ts) so a record stays one safe line. */
 export function formatLine(json: string): string {
   let o: Record<string, unknown>;
   try {

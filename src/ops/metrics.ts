@@ -1,11 +1,6 @@
 /**
- * Prometheus metrics of one service instance (prom-client), on a Registry of its own (not the global
- * one) so that tests and several services in one process each have theirs. Served by the admin
- * listener's `/metrics` (src/ops/admin.ts); nothing here is part of the partner contract.
- *
- * Labels are bounded: `operation` is an OperationId or `none` (a request no route matched), `status`
- * an HTTP status, `dependency` and `port` come from the fixed unions below. No key, key id, account or
- * address ever becomes a label.
+ * Prometheus metrics of one instance, on its own Registry (several per process stay apart). Labels are bounded:
+ * an OperationId or `none`, an HTTP status, the unions below; never a key, key id, account or address.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -20,7 +15,6 @@ export interface MetricsOptions {
 
 /** Sources read when `/metrics` is scraped (bound once the service has built them). */
 export interface MetricSources {
-  /** Open, admitted stream connections. */
   openStreams?: () => number;
   /** Articles waiting for their embedding. */
   embeddingQueueLength?: () => Promise<number>;
@@ -34,7 +28,6 @@ export interface MetricSources {
 
 export interface Metrics {
   readonly registry: Registry;
-  /** Prometheus text exposition format. */
   readonly contentType: string;
   /** Label `operation` (OperationId or `none`), `status` (HTTP status). */
   requests: { inc(labels: { operation: string; status: number }): void };
@@ -59,7 +52,6 @@ export interface Metrics {
   webhookDeliveryLag: { observe(seconds: number): void };
   /** Sets (or replaces) the callbacks read on scrape. */
   collectFrom(sources: MetricSources): void;
-  /** The exposition text (what `/metrics` answers). */
   render(): Promise<string>;
 }
 

@@ -1,7 +1,4 @@
-/**
- * What the service tells the logger and the metrics: a request observer at the head of the REST app,
- * the stream's connection events, and an embedder wrapper that counts its failures.
- */
+/** Request, stream and embedder observers, to the logger and the metrics. */
 import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Caller } from '../auth/index.js';
@@ -16,7 +13,6 @@ const REQUEST_ID_SAFE = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Shaped like an API key of any brand (`…_live_…`, `…_test_…`): never kept, never logged. */
 const KEY_LIKE = /_(live|test)_/i;
 
-/** The incoming X-Request-Id when it is short, plain and not shaped like a key; otherwise undefined. */
 function acceptedRequestId(incoming: string | string[] | undefined): string | undefined {
   return typeof incoming === 'string' && REQUEST_ID_SAFE.test(incoming) && !KEY_LIKE.test(incoming)
     ? incoming

@@ -1,11 +1,7 @@
-// Worker thread of readPushBodyOffThread (push.ts): a large push body read and checked (each line's
-// JSON, its fields, enrichment and identity keys: readPushBody) off the service's event loop. Plain
-// JavaScript on purpose (as src/sources/prepare-worker.mjs): registers tsx, then loads push.ts, the
-// same code the main thread runs for small bodies.
-//
-// Answers {id, body, format} with {id, items} messages of at most CHUNK PushLines (body order; each after
-// the main thread's {id, next} for the one before; {id, cancel} stops the request), then {id, done: true},
-// or {id, error: {name, message}} (PushBodyError: the whole body is refused, before any chunk).
+// Worker thread of readPushBodyOffThread (push.ts): readPushBody off the event loop. Plain JavaScript (as
+// src/sources/prepare-worker.mjs): registers tsx, then loads push.ts, the code the main thread runs.
+// {id, body, format} → {id, items} chunks of CHUNK lines in body order (each after {id, next}; {id, cancel}
+// stops), then {id, done: true}; or {id, error: {name, message}} (PushBodyError) before any chunk.
 import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 import { chunkChannel, lowerThreadPriority, runPreloads } from '../runtime/worker-side.mjs';

@@ -1,11 +1,6 @@
 /**
- * Push (POST /admin/v1/articles on the admin listener): the body's lines read and checked, then stored
- * through the sources' ingest (exact and near dedup, enrichment, one transaction), answering per line.
- * The HTTP side (token, type, size) is in admin.ts; this module is the part without sockets.
- *
- * A line: `source` (required, a source name), `id` (required, the source's own id of the item: pushes are
- * idempotent by (source, id)), `content` (else `title`, else `summary`), and optionally `url`,
- * `published_at`, `urgency`, `tickers`, `sentiment` (as `fns articles ingest`: what is left out is derived).
+ * Push (POST /admin/v1/articles) without the sockets (admin.ts has the HTTP side): lines read, checked and stored
+ * through the sources' ingest, answered per line; idempotent by (`source`, `id`); fields as `fns articles ingest`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ARTICLE_FIELDS, parseArticle, unknownFieldsError } from '../ingest/parse.js';
@@ -31,10 +26,7 @@ export const PUSH_MAX_LINES = 1000;
 
 export type PushFormat = 'ndjson' | 'json';
 
-/**
- * One line (NDJSON: its 1-based line number; JSON array: its 1-based position) read and checked: the
- * pipeline's offer (an unexpected error of its checks is that line's `invalid`, with the error's class).
- */
+/** One line read and checked (1-based line or array position); an unexpected error of its checks is its `invalid`. */
 export type PushLine = Offer;
 
 export type PushAnswer = BatchAnswer;
@@ -92,8 +84,7 @@ export function readPushLine(value: unknown): { item: SourcedItem } | { error: s
   ) {
     return { error: 'url must be an absolute http(s) URL' };
   }
-  // The article's fields, copied into a null-prototype object: a key such as `__proto__` (refused above)
-  // could only ever be a field of its own, never the prototype that other fields are read through.
+  // A null-prototype copy: a `__proto__` key could only be a field of its own, never the prototype.
   const fields: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(o)) if (!PUSH_FIELDS.has(k)) fields[k] = v;
   if (fields.content === undefined) {
@@ -107,19 +98,12 @@ export function readPushLine(value: unknown): { item: SourcedItem } | { error: s
   return { item: sourcedArticle(o.source, boundedId(o.id.trim()), r.article) };
 }
 
-/** One line of the body before its value is checked: its value, or why it has none. */
 type RawLine = { line: number; value?: unknown; error?: string };
 
 /**
- * The body's lines. NDJSON: one JSON object per line, blank lines skipped; each line is decoded as UTF-8
- * by itself, so a line with bytes that are not UTF-8 is refused (`invalid`, with its line number) while
- * the others go on, as `fns articles ingest` does; a body none of whose lines is JSON is not NDJSON
- * (PushBodyError). JSON: an array of objects (or one object); a body that is not UTF-8 is no JSON
- * (PushBodyError). A value holding a lone surrogate (`"\ud800"`) is refused like any invalid line.
- *
- * The lines are read and checked (parse, enrichment, near-duplicate keys: tens of us each) in slices of a
- * few ms with a turn of the event loop between them (src/runtime/slices.ts): a 1 MiB push of 1,000
- * articles never holds the loop at once. Same lines, same order as reading them in one go.
+ * The body's lines. NDJSON: each line decoded by itself (not UTF-8: that line is `invalid`), blanks skipped, a body
+ * with no JSON line a PushBodyError. JSON: an array or one object; not UTF-8: PushBodyError. Checked in slices
+ * with event-loop turns between them (src/runtime/slices.ts); same lines, same order.
  */
 export async function readPushBody(
   body: Uint8Array | string,
@@ -209,11 +193,8 @@ export const PUSH_CHUNK = 100;
 let worker: ChunkedWorker<{ body: Uint8Array; format: PushFormat }, PushLine, true> | null = null;
 
 /**
- * `readPushBody`, chunk by chunk to `take` (body order; the next chunk once the one before was taken), on
- * a worker thread (push-worker.mjs) when the body is PUSH_OFF_THREAD_MIN_BYTES or more: a 1 MiB body of
- * 1,000 articles is about half a second of JSON, checks, enrichment and keys, and tens of thousands of
- * short-lived objects the main thread's collector would pause for. Same lines, same order; a
- * PushBodyError (the whole body refused) comes before any chunk.
+ * `readPushBody` chunk by chunk to `take`, in body order; on a worker thread (push-worker.mjs) from
+ * PUSH_OFF_THREAD_MIN_BYTES, keeping the parse and its garbage off the event loop. PushBodyError precedes any chunk.
  */
 export async function readPushBodyOffThread(
   body: Uint8Array,
@@ -244,12 +225,9 @@ export async function stopPushReader(): Promise<void> {
 }
 
 /**
- * A push: the body read and checked, and each chunk of lines stored (the pipeline's store step: short
- * write transactions) before the next is read, so a large body's articles are never all on the event
- * loop's heap at once; answers per line, in body order. A line that fails with an unexpected error (its
- * checks, enrichment, identity or dedup step; on the worker thread too) is `invalid` by itself and goes to
- * `onFailed`; the other lines are stored. Throws PushBodyError (nothing stored) or the store's error (the
- * chunks before it stay stored).
+ * Each chunk of lines is stored before the next is read, so a large body is never all on the heap; answers per line,
+ * in body order. A line failing unexpectedly is `invalid` alone (and goes to `onFailed`). Throws PushBodyError
+ * (nothing stored) or the store's error (earlier chunks stay stored).
  */
 export async function pushArticles(
   body: Uint8Array,

@@ -30,7 +30,7 @@ export interface ReadinessDeps {
   health: DependencyHealth;
   /** The watched store (its ping counts as a database call). */
   store: Store;
-  /** The unwatched store's migration status, where the engine can be behind its code (as before: not counted as a database failure). */
+  /** The unwatched store's migration status (a schema behind its code is not a database failure). */
   migrationStatus?: Store['migrationStatus'];
   /** The Redis ping, with Redis. */
   redisPing?: (() => Promise<void>) | undefined;
@@ -38,7 +38,6 @@ export interface ReadinessDeps {
   index: Pick<SemanticIndex, 'status'>;
 }
 
-/** Database, Redis, migrations (where the engine can be behind), embedder and the search index. */
 function readinessChecks(deps: ReadinessDeps): ReadinessCheck[] {
   const { health, store, migrationStatus, redisPing, embedder, index } = deps;
   return [
@@ -91,8 +90,7 @@ export async function startAdmin(
     push: { ...(config.adminToken ? { token: config.adminToken } : {}), store: deps.store.sources, clock: deps.clock },
     onArticlesStored: deps.onArticlesStored,
     clock: deps.clock,
-    // Structured warnings: a refused operator token (kind "admin": the client address, never the token)
-    // and a push line that failed unexpectedly (its line and the error's class).
+    // Structured warnings: a refused token (the address, never the token), a failed push line (line, error class).
     ...(deps.logger
       ? { warn: (fields: Record<string, unknown>, msg: string) => deps.logger!.pino.warn(fields, msg) }
       : {}),

@@ -1,8 +1,4 @@
-/**
- * Wake-ups on commits, fanned out: the store's change signal (`store.changes.follow`: PostgreSQL
- * LISTEN/NOTIFY, the SQLite data directory watch) wakes the stream's feed reader, the webhook dispatcher
- * and the REST caches on every commit by any process, instead of waiting for their timers.
- */
+/** Wake-ups on any process's commits (LISTEN/NOTIFY, SQLite's directory watch): feed reader, webhooks, REST caches. */
 import type { Log } from '../domain/log.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Store, WakeSubscription } from '../store/ports/index.js';

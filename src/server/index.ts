@@ -1,9 +1,6 @@
 /**
- * The composition root: reads the config, wires adapters, starts the HTTP server. Nothing else reads
- * the environment. Each job has its file: the store (store.ts), the shared state of admission
- * (state.ts), wake-ups on commits (changes.ts), the REST app and the stream on one HTTP server
- * (listeners.ts), the background workers (workers.ts), the admin listener and its readiness checks
- * (admin.ts); `startService` puts them together and `close` takes them apart in the reverse order.
+ * The composition root: reads the config (nothing else reads the environment), wires the adapters of store.ts,
+ * state.ts, changes.ts, listeners.ts, workers.ts and admin.ts; `close` takes them apart in the reverse order.
  */
 import type { Server } from 'node:http';
 import type { Log } from '../domain/log.js';
@@ -94,10 +91,8 @@ function observability(options: ServiceOptions): { logger: OpsLogger; log: Log; 
   return { logger, log: logger.structured, metrics: options.metrics ?? createMetrics() };
 }
 
-/** The store, the shared state and the wake-ups on commits, with the health that watches them. */
 async function openConnections(config: Config, options: ServiceOptions, metrics: Metrics, log: Log) {
-  // Every failed call of a dependency-failure class (connection, authentication, resource: a refused
-  // login, a full disk) is counted and keeps /readyz red while it lasts; the callers answer 503 / 1013.
+  // A dependency failure (a refused login, a full disk) keeps /readyz red while it lasts; callers answer 503 / 1013.
   const health = new DependencyHealth({
     metrics,
     holdMs: options.dependencyHoldMs ?? limits.unavailableRetryAfterSeconds * 1000,
@@ -120,10 +115,8 @@ async function openConnections(config: Config, options: ServiceOptions, metrics:
   return { health, opened, store, state, commits, feedPollMs };
 }
 
-/** The search index over the store's vectors and the worker that embeds new articles. */
 function searchParts(config: Config, store: Store, embedder: Embedder, log: Log) {
-  // The approximate index is saved under DATA_DIR on either engine: with PostgreSQL, each instance keeps
-  // its own copy on its own disk (docs/search.md says why).
+  // Saved under DATA_DIR on either engine: with PostgreSQL each instance keeps its own copy (docs/search.md says why).
   const index = new SemanticIndex(store, embedder, {
     log: log.child({ component: 'search' }),
     persistDir: join(config.dataDir, 'search-index'),
@@ -132,7 +125,6 @@ function searchParts(config: Config, store: Store, embedder: Embedder, log: Log)
   return { index, worker };
 }
 
-/** The board of the public status report, told what this instance knows (src/status). */
 function statusBoard(
   parts: { store: Store; opened: Store; health: DependencyHealth; index: SemanticIndex },
   deps: { metrics: Metrics; clock: () => number; log: Log; refreshMs: number | undefined },
@@ -153,10 +145,7 @@ function statusBoard(
   });
 }
 
-/**
- * The poller, the webhook dispatcher and the admin listener (each unless turned off or unconfigured):
- * what a poll or the admin push stores reaches the stream and the webhooks at once.
- */
+/** Poller, webhooks and admin listener (each when enabled); what they store wakes the stream and webhooks at once. */
 async function startBackground(
   config: Config,
   options: ServiceOptions,
@@ -200,8 +189,7 @@ async function startBackground(
 }
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
-  // The service reads the contract from generated/: a spec edited without `npm run generate` must not
-  // silently change nothing.
+  // The contract comes from generated/: a spec edited without `npm run generate` must not silently change nothing.
   const stale = staleGenerated();
   if (stale) throw new ConfigError(stale);
   const { logger, log, metrics } = observability(options);

@@ -1,7 +1,4 @@
-/**
- * The public listeners: the REST app and the WebSocket stream on one Node HTTP server (the contract's
- * connection limits), over the store's ports and the shared state of admission.
- */
+/** The public listeners: the REST app and the WebSocket stream on one HTTP server (the contract's connection caps). */
 import type { Log } from '../domain/log.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -74,10 +71,7 @@ export function createListeners(deps: ListenerDeps): { server: Server; stream: S
   return { server, stream };
 }
 
-/**
- * The settings that choose a listener's address, carried by an error of its `listen` (`EADDRINUSE`,
- * `EACCES`, `EADDRNOTAVAIL`, an unknown host) so that the message names the setting to change.
- */
+/** A listener's address settings, carried by its `listen` errors so that the message names the setting to change. */
 export interface ListenerSettings {
   /** How the message names the listener; empty for the public one. */
   listener: string;

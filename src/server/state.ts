@@ -1,8 +1,4 @@
-/**
- * The shared state of admission: the IP guard, the rate limiter and the stream slots. With REDIS_URL
- * shared by every instance (while Redis is down each instance decides alone: logged, counted); without
- * it, in this process.
- */
+/** Admission's shared state (IP guard, rate limiter, stream slots): in Redis with REDIS_URL, else in this process. */
 import { errorText, type Log } from '../domain/log.js';
 import type { Config } from '../config/index.js';
 import { limits } from '../contract/index.js';
@@ -58,8 +54,7 @@ export async function openServiceState(
         },
         onReady: () => log.info({ dependency: 'redis' }, 'connected'),
         slots: {
-          // Another connection holds the account's slot now (this instance lost Redis for longer than
-          // the lease): this one goes, so one connection per account holds across instances.
+          // The slot was taken while this instance lost Redis: drop this one (one connection per account).
           onLeaseLost: (_accountId, connectionId) => lostLeases.forEach((f) => f(connectionId)),
         },
       })

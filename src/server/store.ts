@@ -7,9 +7,8 @@ import { openStore } from '../store/index.js';
 import type { Store } from '../store/ports/index.js';
 
 /**
- * SQLite: the service never waits on another process's write lock for more than a few ms. PostgreSQL
- * (DATABASE_URL): migrations applied at start, under a lock. `opened` is the store itself (metrics read
- * it directly: they count their own failures), `store` the same ports watched by `health`.
+ * SQLite never waits more than a few ms on another process's write lock; PostgreSQL migrates at start, under a lock.
+ * `opened` is the store itself (metrics count their own failures); `store` the same ports watched by `health`.
  */
 export async function openServiceStore(
   config: Config,
@@ -26,10 +25,6 @@ export async function openServiceStore(
   return { opened, store: watchedStore(health, opened) };
 }
 
-/**
- * The same record, each port wrapped by `health.watch` (a failed call of a dependency-failure class
- * keeps /readyz red and is counted); the record-level calls are watched too.
- */
 function watchedStore(health: DependencyHealth, store: Store): Store {
   const watch = <T extends object>(target: T): T => health.watch('database', target);
   const top = watch(store);

@@ -1,7 +1,4 @@
-/**
- * The background workers of the service besides the stream: the source poller and the webhook
- * dispatcher (each leased per source / endpoint, so several instances share the work).
- */
+/** Background workers besides the stream: source poller and webhook dispatcher, leased per source / endpoint. */
 import type { Log } from '../domain/log.js';
 import type { Config } from '../config/index.js';
 import type { OpsLogger } from '../ops/logger.js';

@@ -1,8 +1,6 @@
 /**
- * The status board of one instance: every few seconds it stores its own figures, and the instance
- * whose turn it is (the stored report is older than the refresh period) opens and closes incidents and
- * publishes a new report; every instance serves the last report published, from memory. So a request
- * never queries the store, and every instance answers the same report.
+ * One instance's status board: it stores its figures every few seconds; the instance that claims the stale report's
+ * turn syncs incidents and publishes; all serve the last report from memory, so a request never queries the store.
  */
 import { randomUUID } from 'node:crypto';
 import { errorText, type Log } from '../domain/log.js';
@@ -42,10 +40,7 @@ export interface StatusBoardDeps {
 const SAMPLES_KEPT_MS = 2 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
-/**
- * The report an instance serves while its database fails: an outage of every component, with what the
- * last report it read said of the sources, the figures, the history and the incidents.
- */
+/** While the database fails: every component in outage, the rest as the last report read said. */
 function databaseOutage(last: StatusReport | undefined, now: number): StatusReport {
   const ids = Object.keys(COMPONENT_NAMES) as (keyof typeof COMPONENT_NAMES)[];
   return {
@@ -114,9 +109,8 @@ export class StatusBoard {
   }
 
   /**
-   * One turn; never two at once, never throws. When the database fails (a dependency failure: connection,
-   * login, resource) the instance serves an outage at once; on any other error (another process holding
-   * SQLite's write lock a moment) it keeps the last report. Logged once per failing spell.
+   * One turn; never two at once, never throws. A database failure serves an outage at once; another error (SQLite's
+   * write lock held elsewhere a moment) keeps the last report. Logged once per failing spell.
    */
   tick(): Promise<void> {
     this.running ??= this.turn()
@@ -141,8 +135,7 @@ export class StatusBoard {
     if (now - this.lastSampleAt >= this.refreshMs) {
       const minute = minuteOf(now);
       const state = await this.deps.instanceState();
-      // An index loading at start is expected (search answers 503 and Retry-After meanwhile): it counts
-      // once the load outlasts the grace.
+      // An index loading at start is expected (search answers 503 + Retry-After): it counts after the grace.
       const indexLoading = state.indexLoading && now - this.startedAt > INDEX_LOAD_GRACE_MS;
       const sample = await this.sampler.read(minute, now, { ...state, indexLoading });
       await status.putSample(this.instance, minute, JSON.stringify(sample));
@@ -154,8 +147,7 @@ export class StatusBoard {
       this.body = this.lastRead = stored.body;
       return;
     }
-    // The turn is claimed first (the stored report's time moved to now): only the instance that claims
-    // it opens and closes incidents and builds; another that read the same stale report serves it.
+    // Claim the turn first (compare-and-set on the stored report's time): only the claimer syncs incidents and builds.
     if (stored && !(await status.publish(stored.body, now, stored.generatedAt))) {
       this.body = this.lastRead = (await status.report())?.body ?? stored.body;
       return;

@@ -1,13 +1,9 @@
 /**
- * The public status page (`/status`): the `/v1/status` report as one self-contained HTML5 document.
- *
- * - Pure: the report and the refresh period in, a string out; no clock, no I/O.
- * - Self-contained: one inline `<style>`, no script, no external resource; it refreshes itself with
- *   `<meta http-equiv="refresh">`. The only link is to `/v1/status`.
- * - Public: it shows what the report holds and nothing else (no host, URL or token); every value taken
- *   from the report is HTML-escaped, since names and notes are written by operators.
- * - Accessible: states are words (colour only repeats them), tables have captions and header scopes,
- *   every history bar carries its date and share as text, and both themes keep text at ≥ 4.5:1.
+ * The public status page (`/status`): the `/v1/status` report as one self-contained HTML5 document. Pure (no
+ * clock, no I/O); inline style, no script, no external resource, the only link `/v1/status`; it reloads itself
+ * by `<meta http-equiv="refresh">`. Public: the report's content only (no host, URL or token), every value
+ * HTML-escaped since operators write names and notes. Accessible: states are words (colour repeats them),
+ * captioned tables, history bars with date and share as text, text ≥ 4.5:1 in both themes.
  */
 import type { components } from '../../generated/openapi.js';
 
@@ -68,8 +64,6 @@ export function escapeHtml(text: string): string {
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-// ---- states and causes ----------------------------------------------------------------------------
-
 /** The CSS class of each known state; an unknown state (a newer contract) gets the neutral one. */
 const STATE_CLASS: Record<string, string> = {
   operational: 'ok',
@@ -119,8 +113,6 @@ function componentLabel(id: string, report: StatusReport): string {
   if (id.startsWith('source:')) return `${id.slice('source:'.length)} (source)`;
   return report.components.find((c) => c.id === id)?.name ?? id;
 }
-
-// ---- sections -------------------------------------------------------------------------------------
 
 function banner(state: string): string {
   const sentence = STATE_SENTENCE[state] ?? '';
@@ -195,10 +187,7 @@ function historySection(report: StatusReport): string {
   return section('history', 'History (90 days)', body);
 }
 
-/**
- * One component's days as a list of bars: one `<li>` per day with a one-letter class (its colour) and
- * its date and share as visually hidden text (read by screen readers, shown on hover by the style).
- */
+/** One component's days as bars: one `<li>` per day, its colour class and its date and share as hidden text. */
 function historyRow(h: StatusHistory, index: number, report: StatusReport): string {
   const id = `h${index}`;
   const dates = h.operational.map((_, i) => dayAfter(h.first_day, i));
@@ -264,8 +253,6 @@ function footer(generatedAt: string, refresh: number): string {
   );
 }
 
-// ---- values ---------------------------------------------------------------------------------------
-
 /** A `<time>` in UTC ("2026-11-27 09:22 UTC", with seconds when asked); an unparsable value as escaped text. */
 function time(iso: string, seconds = false): string {
   const date = new Date(iso);
@@ -309,12 +296,7 @@ function percent(share: number): string {
   return `${Number(hundredths.toFixed(2))}%`;
 }
 
-// ---- style ----------------------------------------------------------------------------------------
-
-/**
- * The colours of both themes. Text colours (fg, muted, link, ok, warn, bad) keep ≥ 4.5:1 on `bg`, and
- * ok/warn/bad on their banner backgrounds; the bar colours keep ≥ 3:1 on `bg` (test/status checks both).
- */
+/** Both themes: text ≥ 4.5:1 on `bg` (ok/warn/bad on their banners too), bars ≥ 3:1 (test/status checks both). */
 export const PALETTE = {
   light: {
     bg: '#ffffff',

@@ -1,7 +1,4 @@
-/**
- * The status report, built from what the store holds (every instance's samples, the sources, the
- * recorded minutes, the incidents): pure, so any instance builds the same report from the same rows.
- */
+/** The status report from the store's rows: pure, so every instance builds the same report from the same rows. */
 import type { IncidentRecord, SourceRecord, StatusCause } from '../store/ports/index.js';
 import {
   COMPONENT_NAMES,
@@ -51,11 +48,7 @@ export function liveState(samples: readonly StoredSample[], now: number): LiveSt
   };
 }
 
-/**
- * Articles stored per minute over the last `minutes`: the change feed's growth from the last reading
- * before the interval (else the first inside it) to the newest, over the time between the two (a
- * minute at least, so a service that just started shows no burst).
- */
+/** Articles stored per minute: feed growth since the last reading before the window, over ≥ 1 min (no start burst). */
 function articlesPerMinute(samples: readonly StoredSample[], now: number, minutes: number): number {
   const from = now - minutes * MINUTE_MS;
   const inside = samples.filter((s) => s.sample.at > from).map((s) => s.sample);
@@ -108,8 +101,7 @@ export function degradedNow(
 ): Map<string, { cause: StatusCause; since: number }> {
   const out = new Map<string, { cause: StatusCause; since: number }>();
   for (const [id, cause] of Object.entries(causes)) if (cause) out.set(id, { cause, since: now });
-  // An overdue poll shows on the source's row but opens no incident until the poll fails: a source that
-  // answers slowly would otherwise open and close one at every poll.
+  // An overdue poll opens no incident until the poll fails: a slow source would open and close one at every poll.
   for (const s of sources)
     if (s.state === 'degraded' && s.cause && s.cause !== 'source_overdue')
       out.set(`source:${s.name}`, { cause: s.cause, since: s.failing_since ? Date.parse(s.failing_since) : now });

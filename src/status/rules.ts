@@ -1,8 +1,4 @@
-/**
- * The status rules, pure (the clock is a parameter): when a component or a source is degraded and why,
- * the overall state, percentiles from histogram buckets and the daily share of operational minutes.
- * openapi.yaml (getServiceStatus) states the same rules for the reader.
- */
+/** The status rules, pure (the clock is a parameter); openapi.yaml (getServiceStatus) states them for the reader. */
 import type { components } from '../../generated/openapi.js';
 import type { IncidentRecord, SourceRecord, StatusCause } from '../store/ports/index.js';
 
@@ -27,17 +23,11 @@ export const HISTORY_DAYS = 90;
 const SERVER_ERROR_SHARE = 0.01;
 /** Fewer answers than this in 5 minutes never degrade REST by their errors (one 500 of three is noise). */
 const SERVER_ERROR_MIN_ANSWERS = 20;
-/**
- * A source whose poll is this late is degraded before the poll fails: a source that accepts the
- * connection and never answers fails only at the poller's total timeout.
- */
+/** A poll this late degrades its source before it fails (a source that never answers fails at the poll timeout). */
 const POLL_OVERDUE_MS = 10_000;
 /** An instance's search index still loading this long after its start degrades search. */
 export const INDEX_LOAD_GRACE_MS = 60_000;
-/**
- * How often the page reloads itself: often enough to follow an incident, seldom enough that a reader (or
- * a screen reader) is not interrupted every few seconds; /v1/status is refreshed every 5 s.
- */
+/** The page's reload period: follows an incident without interrupting a (screen) reader every few seconds. */
 export const PAGE_REFRESH_SECONDS = 60;
 /** An ingest → stream delay p99 over this (last 5 minutes) degrades the stream. */
 const SLOW_DELIVERY_MS = 5_000;
@@ -68,10 +58,7 @@ export function componentCauses(live: LiveState): Record<ComponentId, StatusCaus
   };
 }
 
-/**
- * The cause class of a source's last failed poll, from its recorded error (`<kind>: <message>`, see
- * src/sources/poll-record.ts); only the class leaves the service, never the message.
- */
+/** A failed poll's cause class, from its `<kind>: <message>` (src/sources/poll-record.ts); the message never leaves. */
 export function pollFailureCause(error: string): StatusCause {
   const kind = error.split(':')[0]!;
   if (kind === 'http') return 'source_error_status';
@@ -86,9 +73,8 @@ export const iso = (ms: number): string => new Date(ms).toISOString();
 export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
 
 /**
- * A source as the status page shows it: public name, state, times; never its address or error text.
- * Overdue counts from its next poll time or from `pollingSince` (the service's start), the later: after
- * a restart every stored poll time is in the past, and the poller takes them up at once.
+ * A source as the page shows it, never its address or error text. Overdue counts from the later of its next poll
+ * and `pollingSince`: after a restart every stored poll time is past, and the poller takes them up at once.
  */
 export function sourceStatus(s: SourceRecord, now: number, pollingSince = -Infinity): SourceStatus {
   const failing = !s.paused && s.failingSince !== null && s.lastError !== null;
@@ -117,11 +103,7 @@ export function overallState(
   return anyDegraded ? 'degraded' : 'operational';
 }
 
-/**
- * The `q` quantile of a histogram: the upper bound (in the bounds' unit) of the bucket it falls in;
- * `counts[i]` counts observations up to `bounds[i]`, the last entry those above every bound (reported as
- * the largest bound). Null with no observation.
- */
+/** The `q` quantile: the upper bound of its bucket (the last bound for the overflow count); null with no data. */
 export function quantile(counts: readonly number[], bounds: readonly number[], q: number): number | null {
   const total = counts.reduce((a, b) => a + b, 0);
   if (total === 0) return null;
@@ -158,10 +140,8 @@ function incidentMinutes(incidents: readonly IncidentRecord[], from: number, to:
 }
 
 /**
- * One component's last 90 UTC days, oldest first: the share of the day's minutes it was operational.
- * A day's minutes are those elapsed (up to now), or on the first recorded day those recorded (the
- * service started that day); a minute no instance recorded counts as not operational; null before the
- * first recorded day.
+ * One component's last 90 UTC days, oldest first: the operational share of each day's elapsed minutes (recorded
+ * ones on the first recorded day); a minute no instance recorded is not operational; null before that day.
  */
 export function historyDays(
   recorded: ReadonlyMap<number, number>,

@@ -1,9 +1,4 @@
-/**
- * An instance's live figures per minute (what each instance stores for the shared status report): REST
- * answers and their latency, ingest → stream delays, the change feed's position, and what it knows now
- * (database or embedder failing, search index loading). Read from the instance's Prometheus metrics,
- * as the differences between two readings, so nothing on the request path changes.
- */
+/** Per-minute figures of an instance for the status report, read from its metrics: the request path is untouched. */
 import { LAG_BUCKETS, LATENCY_BUCKETS, type Metrics } from '../ops/metrics.js';
 
 /** One instance's figures of one minute (stored as JSON). */
@@ -65,10 +60,7 @@ async function bucketCounts(
 /** Contract operations only: a request no route matched (a 404, the status page itself) is not the REST API's answer. */
 const isOperation = (labels: MetricValue['labels']) => labels.operation !== 'none';
 
-/**
- * A server error of the REST API: 5xx but 503, the designed answer of a dependency outage (the database,
- * the embedder), which the status rules report by their own causes.
- */
+/** A REST server error: 5xx but 503, the designed outage answer the status rules report by their own causes. */
 const isServerError = (status: number) => status >= 500 && status !== 503;
 
 /** The metrics' totals since the instance started. */
@@ -137,10 +129,7 @@ export class MinuteSampler {
   }
 }
 
-/**
- * A stored sample, or undefined when the row is not one this version reads (corrupt, or written by
- * another version without its buckets): one such row is left out, never the whole report.
- */
+/** A stored sample, or undefined for a row this version cannot read: that row is left out, never the report. */
 export function parseSample(text: string): MinuteSample | undefined {
   let s: Partial<MinuteSample>;
   try {
