@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -6,5 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One test file per core (vitest's default leaves one core idle: a single file at a time on 2 cores);
+    // most files spend their time waiting on sockets, timers, leases and child processes.
+    maxWorkers: availableParallelism(),
   },
 });
