@@ -1,6 +1,6 @@
 /**
  * Stream slots: how many streams an account may hold open (asyncapi.yaml `connectionsPerAccount`). The port
- * is async for the Redis adapter; the in-memory one decides synchronously, so attempts race safely.
+ * is async for the Redis adapter; the in-memory one decides synchronously, so attempts in one process race safely.
  * `connectionId` is one attempt's token, never reused, and `release` fences it: a `tryAcquire` landing after
  * the release (a stalled shared store) holds nothing. A caller whose `tryAcquire` rejected releases at once.
  */

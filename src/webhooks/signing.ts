@@ -1,6 +1,7 @@
 /**
  * Standard Webhooks signing (https://www.standardwebhooks.com/): `v1,<base64 HMAC-SHA256>` of
- * `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64 after `whsec_`; one per secret, space-separated.
+ * `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded bytes after `whsec_` (not the text);
+ * one signature per secret, space-separated.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { webhookRules } from '../contract/index.js';

@@ -39,7 +39,10 @@ function ownClass(err: object): FailureClass | undefined {
   return undefined;
 }
 
-/** Undefined: no dependency failure. A wrapper (`storeUnavailable` / `unavailable`) takes its cause's class. */
+/**
+ * Undefined: no dependency failure. A wrapper (`storeUnavailable` / `unavailable`) takes its cause's class,
+ * `connection` when the cause has none.
+ */
 export function failureClass(err: unknown): FailureClass | undefined {
   for (
     let e = err, depth = 0;

@@ -62,7 +62,10 @@ export function secretsJson(secret: string): string {
   return JSON.stringify([{ secret, expires_at: null } satisfies StoredSecret]);
 }
 
-/** After a rotation: the new secret first, then at most PREVIOUS_SECRETS_MAX still valid until `now + overlapMs`. */
+/**
+ * After a rotation: the new secret first, then at most PREVIOUS_SECRETS_MAX valid until `now + overlapMs` at the
+ * latest (an earlier expiry is kept).
+ */
 export function rotatedSecrets(current: string, secret: string, now: number, overlapMs: number): string {
   const stored = (JSON.parse(current) as StoredSecret[]).map((s) => ({ secret: s.secret, expiresAt: s.expires_at }));
   const { secrets } = rotateSecrets(stored, secret, now, overlapMs);
