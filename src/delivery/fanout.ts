@@ -2,6 +2,10 @@
  * Fan-out of feed batches to every open connection in slices of about `sliceMs`: each connection gets every
  * batch once, whole and in feed order; bytes are framed once per variant and filter. A connection may join
  * at or after `settledSeq()` without a gap.
+ *
+ * Order per connection holds because a pass walks the live `Set` (connections added during it are visited,
+ * removed ones skipped) and hands each connection every pending batch past its own cursor in one call; a
+ * later pass brings the connections already visited up to date.
  */
 import type { FeedEntry } from './ports.js';
 import { matchesTickers, type TickerFilter } from './filters.js';

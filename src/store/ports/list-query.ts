@@ -3,7 +3,8 @@
  * - Bounds: `id > lower AND id < upper`; `lower` is the larger of the `afterId` cursor and the time bound
  *   (every id of a later millisecond sorts above `<time prefix>ZZZ…`); `upper` is `beforeId`, or above every ULID.
  * - Tickers: one range scan of article_tickers per symbol (urgency denormalised), each at most `limit` rows, then
- *   their union: O(k·(log n + limit)) for k symbols, whatever the archive size.
+ *   their union: O(k·(log n + limit)) for k symbols, whatever the archive size. Rows below the query's
+ *   `minRelevance` (the contract's default when it gives none) are skipped in the scan.
  */
 import { clampLimit } from '../../domain/articles.js';
 import { limitBounds, minRelevanceDefault as MIN_RELEVANCE_DEFAULT } from '../../contract/index.js';
