@@ -107,9 +107,11 @@ describe('the query lane: a one-text call never waits for a bulk chunk in flight
     SLOW,
     async () => {
       // One bulk worker, one chunk of 40 texts (well over a second): without the lane the query would wait for all of it.
-      const own = createLocalEmbedder({ maxThreads: 1, chunkSize: 40 });
+      // Both workers answer one text first, so the race below is the lane against the chunk, not against the
+      // lane's model load (a few seconds when another process takes the cores).
+      const own = createLocalEmbedder({ maxThreads: 1, chunkSize: 40, maxQueries: 2 });
       try {
-        await own.embed(['warm the bulk worker up']);
+        await Promise.all([own.embed(['warm the bulk worker up']), own.embed(['and the query lane'])]);
         const done: string[] = [];
         const bulk = own
           .embed(Array.from({ length: 40 }, (_, i) => `Headline number ${i} about markets and rates`))
