@@ -86,7 +86,10 @@ const LATENCY_S = arg('latency-s', 45);
 const EVERY_MS = arg('every-s', 1) * 1000;
 const GOAL_RATE = 5000;
 const ONLY = process.argv.find((x) => x.startsWith('--only='))?.split('=')[1];
-/** --database-url=postgres://…: the service on PostgreSQL instead of SQLite, in a schema of its own (dropped at the end). */
+/**
+ * --database-url=postgres://…: the service on PostgreSQL instead of SQLite, in a schema of its own (dropped at the
+ * end).
+ */
 const DATABASE_URL = process.argv.find((x) => x.startsWith('--database-url='))?.slice('--database-url='.length);
 const BLOCK_GOAL_MS = 10;
 const ADMIN_TOKEN = 'bench-token-0123456789abcdef';
@@ -498,7 +501,10 @@ async function streamClient(url: string, section: string) {
   };
 }
 
-/** A feed of `n` distinct items (each with a ~900-byte description), served from a harness thread (its sending of megabytes is not the service's work). */
+/**
+ * A feed of `n` distinct items (each with a ~900-byte description), served from a harness thread (its sending of
+ * megabytes is not the service's work).
+ */
 async function feedThread(name: string, n: number, first: number) {
   const items: Item[] = [];
   for (let i = 0; i < n; i++) {
@@ -607,7 +613,10 @@ async function pusherThread(svc: Service, body: string) {
   };
 }
 
-/** Section 4: the longest event-loop block while polling a 1,000- and a 5,000-item feed and taking a 1,000-article push, and the JSON.parse floor. */
+/**
+ * Section 4: the longest event-loop block while polling a 1,000- and a 5,000-item feed and taking a 1,000-article push,
+ * and the JSON.parse floor.
+ */
 async function blocks(svc: Service, streamUrl: string): Promise<void> {
   const client = await streamClient(streamUrl, '4');
   const probe = monitorEventLoopDelay({ resolution: 1 });

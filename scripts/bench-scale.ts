@@ -253,7 +253,8 @@ async function main(): Promise<void> {
 
     // ---- 3. Redis memory ----
     const usage = async (key: string) => Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
-    // A full max key (60 entries in its log) and an IP that presented distinctKeys − 1 keys (SHA-256 hex, as the service passes), written by
+    // A full max key (60 entries in its log) and an IP that presented distinctKeys − 1 keys (SHA-256 hex, as the
+    // service passes), written by
     // the Redis adapters themselves under the run's prefix.
     const state = createRedisState(REDIS_URL, { keyPrefix: prefix, ipGuardRules: limits.ipGuard });
     await state.ready();

@@ -4,7 +4,8 @@
  * forked child process, which is also the writer (like `fns articles ingest`: another process commits
  * to the same SQLite file).
  *
- *   npx tsx scripts/bench-stream.ts [--clients=5000] [--rounds=20] [--burst=200] [--cli-runs=9] [--idle-s=5] [--deadline-s=170]
+ *   npx tsx scripts/bench-stream.ts [--clients=5000] [--rounds=20] [--burst=200] [--cli-runs=9] [--idle-s=5]
+ *   [--deadline-s=170]
  *
  * Each figure is printed next to its goal, all measured in this one run:
  *   1. one client: `received_at` → receipt, for single articles committed by the child process (p50/p99),

@@ -2,7 +2,8 @@
  * Webhooks benchmark (issue 21): the real service (`startService`, SQLite in a temp DATA_DIR, the
  * dispatcher and the stream as `fns serve` wires them), receivers on loopback, all in this one run:
  *
- *   npm run bench:webhooks [-- --endpoints=100 --rounds=40 --burst=200 --memory-endpoints=1000 --down=100 --memory-burst=50]
+ *   npm run bench:webhooks [-- --endpoints=100 --rounds=40 --burst=200 --memory-endpoints=1000 --down=100
+ *   --memory-burst=50]
  *
  *   1. latency: one article at a time (stored by this process, then woken as a push wakes them):
  *      `received_at` → receipt at the stream client (the baseline) and at each of N webhook endpoints,

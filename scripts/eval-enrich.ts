@@ -1,13 +1,16 @@
 /**
  * Enrichment and near-duplicate quality on the labelled sets in eval/ (dev: tuned on; test: held out).
  *
- *   npm run eval:enrich            # --sentiment-only: the sentiment corpus part alone; --tickers-only: up to the ticker headlines; add --errors to list every dev miss (--test-errors: held-out ones too, not for tuning), --no-embeddings to skip the MiniLM part (~20-40 s)
+ *   npm run eval:enrich            # --sentiment-only: the sentiment corpus part alone; --tickers-only: up to the
+ *   ticker headlines; add --errors to list every dev miss (--test-errors: held-out ones too, not for tuning),
+ *   --no-embeddings to skip the MiniLM part (~20-40 s)
  *
  * Prints ticker precision/recall, per-ticker sentiment accuracy vs the majority class, article label
  * accuracy vs the majority class, and near-duplicate precision/recall of each method tried (thresholds
  * chosen on dev) and of the chosen one (src/dedup/near.ts), each on dev and test, goal next to measured.
  * Then the sentence-embedding signal: every headline of the pair set embedded by the local all-MiniLM-L6-v2
- * model (worker threads, offline; ~20 s on 2 idle cores, ~40 s when shared, so computed here, no cache file), cosine alone and
+ * model (worker threads, offline; ~20 s on 2 idle cores, ~40 s when shared, so computed here, no cache file), cosine
+ * alone and
  * combined with the rules (thresholds chosen on dev), AUCs, and the embedding cost per headline.
  */
 import { readFileSync } from 'node:fs';

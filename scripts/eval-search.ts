@@ -1,7 +1,8 @@
 /**
  * Search quality and cost of the local embedder on the labelled set test/fixtures/search-eval.json.
  *
- *   npm run eval:search            (EVAL_HYBRID_ONLY=1: the hybrid table only; EVAL_DESCRIPTORS_ONLY=1: the descriptor table only)
+ *   npm run eval:search            (EVAL_HYBRID_ONLY=1: the hybrid table only; EVAL_DESCRIPTORS_ONLY=1: the descriptor
+ *   table only)
  *
  * First, hybrid ranking (issue 22): the trader-style set test/fixtures/search-eval-trader.json (64
  * questions, one right headline each among look-alikes, split dev/test by a hash of the query id) and
@@ -92,7 +93,9 @@ async function hybridPart(embedder: LocalEmbedder): Promise<void> {
   );
   const dirs: string[] = [];
   const stores: SqliteStore[] = [];
-  /** One store per set: the two sets tell some of the same stories, so mixed, a question would have two right answers. */
+  /**
+   * One store per set: the two sets tell some of the same stories, so mixed, a question would have two right answers.
+   */
   const open = async (set: EvalSet) => {
     const dir = mkdtempSync(join(tmpdir(), 'fns-eval-search-'));
     dirs.push(dir);

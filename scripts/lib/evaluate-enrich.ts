@@ -67,7 +67,9 @@ export interface TickerScore {
   found: number;
   expected: number;
   correct: number;
-  /** Per-ticker sentiment accuracy over the correctly found tickers, and the majority-class baseline (class from dev). */
+  /**
+   * Per-ticker sentiment accuracy over the correctly found tickers, and the majority-class baseline (class from dev).
+   */
   sentimentAccuracy: number;
   sentimentBaseline: number;
   errors: string[];
@@ -169,7 +171,10 @@ export function scorePairs(cases: PairCase[], split: Split, same: (a: string, b:
   return { precision: tp + fp ? tp / (tp + fp) : 1, recall: tp + fn ? tp / (tp + fn) : 1, tp, fp, fn, errors };
 }
 
-/** Share of true duplicate pairs that share at least one LSH key (the store finds them as candidates), and of other pairs. */
+/**
+ * Share of true duplicate pairs that share at least one LSH key (the store finds them as candidates), and of other
+ * pairs.
+ */
 export function keyRecall(
   cases: PairCase[],
   split: Split,

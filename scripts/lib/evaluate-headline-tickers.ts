@@ -70,7 +70,9 @@ export interface HeadlineScores {
   /** The same with the tickers in order of first mention (the order before relevance). */
   aboutFirstByMention: number;
   aboutN: number;
-  /** The default filter against the labels: companies found with relevance >= the default vs those the story is about. */
+  /**
+   * The default filter against the labels: companies found with relevance >= the default vs those the story is about.
+   */
   filterPrecision: number;
   filterRecall: number;
   /** Per class: recall and precision of the symbols. */

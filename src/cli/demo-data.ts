@@ -1,4 +1,7 @@
-/** Where `fns demo` keeps its data, and the hint for a command about to create an empty store the running demo never reads. */
+/**
+ * Where `fns demo` keeps its data, and the hint for a command about to create an empty store the running demo never
+ * reads.
+ */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -1,4 +1,6 @@
-/** `fns demo`: a fresh instance with a sample archive, a key per tier, and two polled sample wires so the stream moves. */
+/**
+ * `fns demo`: a fresh instance with a sample archive, a key per tier, and two polled sample wires so the stream moves.
+ */
 import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/index.js';

@@ -4,7 +4,9 @@ import type { Readable } from 'node:stream';
 import { decodeUtf8, invalidUtf8Offset, notUtf8Message } from '../ingest/utf8.js';
 import { CliError } from './errors.js';
 
-/** Opens `<file>` or `-` (standard input). A missing, unreadable or wrong file fails here, before anything is stored. */
+/**
+ * Opens `<file>` or `-` (standard input). A missing, unreadable or wrong file fails here, before anything is stored.
+ */
 export async function openInput(file: string, stdin: Readable = process.stdin): Promise<Readable> {
   if (file === '-') return stdin;
   const handle = await open(file, 'r');
@@ -15,7 +17,10 @@ export async function openInput(file: string, stdin: Readable = process.stdin): 
   return handle.createReadStream();
 }
 
-/** Bytes a line may hold, without its end of line: far more than the longest article; a longer line is skipped, not kept. */
+/**
+ * Bytes a line may hold, without its end of line: far more than the longest article; a longer line is skipped, not
+ * kept.
+ */
 const INGEST_LINE_MAX_BYTES = 1024 * 1024;
 
 /** A line the reader refuses (too long, not UTF-8), in its place in the input so it keeps its line number. */

@@ -31,7 +31,9 @@ import { basename } from 'node:path';
 /** What the current command works on, to name it in an error message. */
 const context: ErrorContext = {};
 
-/** Every line goes through `printableLines` (JSON through `printableJson`): no control character reaches the terminal. */
+/**
+ * Every line goes through `printableLines` (JSON through `printableJson`): no control character reaches the terminal.
+ */
 function out(text: string): void {
   process.stdout.write(`${printableLines(text)}\n`);
 }
@@ -54,7 +56,9 @@ async function whereData(config: Config): Promise<string> {
   return config.databaseUrl ? `PostgreSQL schema ${config.databaseSchema}` : (await storeFactory()).sqliteFile(config);
 }
 
-/** Runs `fn` on the store; a write in one transaction (all of it stored or nothing), waiting for the write lock first. */
+/**
+ * Runs `fn` on the store; a write in one transaction (all of it stored or nothing), waiting for the write lock first.
+ */
 async function withStore<T>(config: Config, fn: (store: StoreTx) => Promise<T>, opts: { write: boolean }): Promise<T> {
   const store = await cliStore(config);
   try {

@@ -6,7 +6,10 @@ import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { hashKey, newApiKey, randomId } from '../store/ports/ids.js';
 import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports/index.js';
 
-/** An operator request that cannot be done: `usage` when malformed (exit 2), else refused for what the store holds (exit 1). */
+/**
+ * An operator request that cannot be done: `usage` when malformed (exit 2), else refused for what the store holds (exit
+ * 1).
+ */
 export class OperatorError extends Error {
   readonly usage: boolean;
   constructor(message: string, opts: { usage?: boolean } = {}) {
@@ -94,7 +97,10 @@ export async function showAccount(store: AccountStore, accountId: string, now: n
   return { ...accountJson(account), effective_tier: effectiveTier(account, now), keys: keys.map(keyJson) };
 }
 
-/** `fns articles show <id>`: the article as the contract shows it, the sources that carried it and the items resolved to it. */
+/**
+ * `fns articles show <id>`: the article as the contract shows it, the sources that carried it and the items resolved to
+ * it.
+ */
 export async function showArticle(
   store: { articles: Pick<ArticleStore, 'getMany'>; sources: Pick<SourceStore, 'carriersOf' | 'itemsOf'> },
   id: string,
@@ -143,7 +149,9 @@ export interface IngestReport {
   errors: { line: number; error: string }[];
 }
 
-/** An ingest that stopped early: `report` covers lines 1 to `doneThroughLine` exactly, and nothing after it was stored. */
+/**
+ * An ingest that stopped early: `report` covers lines 1 to `doneThroughLine` exactly, and nothing after it was stored.
+ */
 export class IngestStopped extends Error {
   constructor(
     readonly report: IngestReport,

@@ -1,4 +1,6 @@
-/** The progress line of a long ingest: on a terminal only (never a pipe or a log), rewritten at most every `everyMs`. */
+/**
+ * The progress line of a long ingest: on a terminal only (never a pipe or a log), rewritten at most every `everyMs`.
+ */
 import { printable } from '../domain/printable.js';
 
 export interface ProgressCounts {

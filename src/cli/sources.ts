@@ -60,7 +60,10 @@ const UNIT_MS: ReadonlyMap<string, number> = new Map([
 ]);
 const UNITS = [...UNIT_MS.keys()];
 
-/** A duration (`30s`, `1500ms`, `1m30s`) within SOURCE_EVERY's bounds; each unit at most once, largest first (`30s1m` refused). */
+/**
+ * A duration (`30s`, `1500ms`, `1m30s`) within SOURCE_EVERY's bounds; each unit at most once, largest first (`30s1m`
+ * refused).
+ */
 export function parseDuration(raw: string, flag = '--every'): number {
   const bounds = `between ${formatDuration(SOURCE_EVERY.minMs)} and ${formatDuration(SOURCE_EVERY.maxMs)}`;
   const refuse = () =>

@@ -33,11 +33,20 @@ export interface Config {
   maxConnections: number;
   /** MAX_CONNECTIONS_PER_ADDRESS: from one client (socket) address; 0 = no cap. Default 256, or 0 with TRUST_PROXY. */
   maxConnectionsPerAddress: number;
-  /** WEBHOOK_ALLOW_PRIVATE: webhooks may go to private, loopback and link-local addresses, and over http (tests, a private network). */
+  /**
+   * WEBHOOK_ALLOW_PRIVATE: webhooks may go to private, loopback and link-local addresses, and over http (tests, a
+   * private network).
+   */
   webhookAllowPrivate: boolean;
-  /** FEED_ALLOW_PRIVATE: the feed poller may connect (and follow redirects) to private, loopback and link-local addresses (tests, the demo, a private network). */
+  /**
+   * FEED_ALLOW_PRIVATE: the feed poller may connect (and follow redirects) to private, loopback and link-local
+   * addresses (tests, the demo, a private network).
+   */
   feedAllowPrivate: boolean;
-  /** WEBHOOK_SECRETS_KEY: 32 bytes (base64 or 64 hex digits) encrypting the webhook signing secrets at rest; unset = stored as given. Never logged. */
+  /**
+   * WEBHOOK_SECRETS_KEY: 32 bytes (base64 or 64 hex digits) encrypting the webhook signing secrets at rest; unset =
+   * stored as given. Never logged.
+   */
   webhookSecretsKey?: Buffer;
   /** Said once at start (e.g. a risky but valid setting). */
   warnings: string[];

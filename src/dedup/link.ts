@@ -3,7 +3,10 @@
  * is kept (`http` and `https` may be different sites), and so is `www.`.
  */
 
-/** Query parameters that only track the reader (campaigns, click ids, mail tools, analytics). `utm_*` is matched as a prefix. */
+/**
+ * Query parameters that only track the reader (campaigns, click ids, mail tools, analytics). `utm_*` is matched as a
+ * prefix.
+ */
 const TRACKING_PARAMS: ReadonlySet<string> = new Set([
   'fbclid',
   'gclid',
@@ -70,7 +73,9 @@ const TRACKING_PARAMS: ReadonlySet<string> = new Set([
 /** Query parameters that switch a page to its AMP rendering (`outputType=amp`, `amp=1`, `amp`, `_amp=true`). */
 const AMP_PARAMS: ReadonlySet<string> = new Set(['outputtype', 'amp', '_amp', 'amp_js_v', 'usqp']);
 
-/** Query parameters of redirectors that carry the target link (used only when the value is an absolute http(s) link). */
+/**
+ * Query parameters of redirectors that carry the target link (used only when the value is an absolute http(s) link).
+ */
 const REDIRECT_PARAMS: readonly string[] = [
   'url',
   'u',

@@ -23,11 +23,17 @@ export interface Prepared {
   numbers: Set<string>;
   numberValues: NumberValue[];
   tickers: Set<string>;
-  /** Capitalised words inside the sentence that are not known companies (`Binance`, `Witty`, `Blackwell`), lower case, stemmed; empty for capitals-only or title-case headlines. */
+  /**
+   * Capitalised words inside the sentence that are not known companies (`Binance`, `Witty`, `Blackwell`), lower case,
+   * stemmed; empty for capitals-only or title-case headlines.
+   */
   entities: Set<string>;
   /** Words written in capitals (`NVDA`, `UNH`), lower case: a bare symbol the other headline may name. */
   caps: Set<string>;
-  /** Entities that are the initials of a run of capitalised words (`Ernst & Young` -> `ey`): they match, they never conflict. */
+  /**
+   * Entities that are the initials of a run of capitalised words (`Ernst & Young` -> `ey`): they match, they never
+   * conflict.
+   */
   initials: Set<string>;
   /** Places and central banks named (`boj` also names `japan`), read from the tokens, so also in title case. */
   places: Set<string>;
@@ -35,9 +41,15 @@ export interface Prepared {
   events: Set<string>;
   /** +1 up (rises, beats, above), -1 down (falls, misses, below) in the main clause; 0 neither or both. */
   lean: number;
-  /** Exclusive group -> its members present (`month` -> `march`, `quarter` -> `q3`): different members, different stories. */
+  /**
+   * Exclusive group -> its members present (`month` -> `march`, `quarter` -> `q3`): different members, different
+   * stories.
+   */
   flags: Map<string, Set<string>>;
-  /** Tokens of the main clause (before the first `,`, `;`, `as`, `after`, `on`, ...): the headline's own direction is read there. */
+  /**
+   * Tokens of the main clause (before the first `,`, `;`, `as`, `after`, `on`, ...): the headline's own direction is
+   * read there.
+   */
   main: string[];
   /** How many entries of `sequence` belong to the main clause. */
   mainLength: number;
@@ -47,7 +59,9 @@ export interface Prepared {
   negated: boolean;
   /** Sum of token weights (similarity.ts `weight`). */
   weight: number;
-  /** The normalised headline as a word sequence, stop words kept: where a name stands (similarity.ts `slotConflict`). */
+  /**
+   * The normalised headline as a word sequence, stop words kept: where a name stands (similarity.ts `slotConflict`).
+   */
   words: string[];
   /** Content tokens in headline order, repeats kept: where two headlines differ (similarity.ts `templateDiff`). */
   sequence: string[];
@@ -76,7 +90,10 @@ function stemmedValues(table: { readonly [word: string]: string }): ReadonlyMap<
   return new Map(Object.entries(table).map(([k, v]) => [k, stem(v)]));
 }
 
-/** Adjectives of place folded to the place (`Chilean` = `Chile`), stemmed; a Map, so a word like `constructor` is no key. */
+/**
+ * Adjectives of place folded to the place (`Chilean` = `Chile`), stemmed; a Map, so a word like `constructor` is no
+ * key.
+ */
 const DEMONYMS = stemmedValues({
   chilean: 'chile',
   turkish: 'turkey',
@@ -168,7 +185,9 @@ export const PLACES = new Set<string>([
   'california',
 ]);
 
-/** Place tokens, stemmed as `wordToken` leaves them: each side naming one the other does not tells two stories apart. */
+/**
+ * Place tokens, stemmed as `wordToken` leaves them: each side naming one the other does not tells two stories apart.
+ */
 const PLACE_TOKENS = new Set<string>([
   ...DEMONYMS.values(),
   ...`canada chile mexico japan china germany france britain india brazil australia switzerland sweden norway denmark
@@ -348,7 +367,8 @@ const PHRASES: [string, RegExp, string][] = [
   ['call', /\bcall(?:s|ed|ing)? off\b/g, 'scrap'],
   ['half', /\bfirst[- ]half\b/g, 'h1'],
   ['half', /\bsecond[- ]half\b/g, 'h2'],
-  // The policy rate by any of its names is the rate (`key rate` = `policy rate` = `rates`); the deposit and repo rates stay named.
+  // The policy rate by any of its names is the rate (`key rate` = `policy rate` = `rates`); the deposit and repo rates
+  // stay named.
   [' rate', /\b(?:policy|key|benchmark|cash|bank|official) rates?\b/g, 'rate'],
   [' rate', /\b(deposit|repo) rate\b/g, '$1 rate'],
   ['benchmark rate', /\bbenchmark rates?\b/g, 'rate'],
@@ -397,11 +417,17 @@ const PHRASES: [string, RegExp, string][] = [
   ],
 ];
 
-/** Index names that hold a number are names, not figures (`FTSE 100 closes above 9,000` / `8,000`; `S&P 500` is a phrase above). */
+/**
+ * Index names that hold a number are names, not figures (`FTSE 100 closes above 9,000` / `8,000`; `S&P 500` is a phrase
+ * above).
+ */
 const INDEX_NUMBER =
   /\b(ftse|stoxx|nikkei|cac|dax|russell|csi|asx|kospi|nifty)\s?(100|600|225|40|2000|300|200|50)\b(?!,\d)/g;
 
-/** Words that announce an event as expected, not done (lower case): `expected to`, `poised to`, `likely to`, `seen ...`, `set to`. */
+/**
+ * Words that announce an event as expected, not done (lower case): `expected to`, `poised to`, `likely to`, `seen ...`,
+ * `set to`.
+ */
 const PREVIEW = /\b(?:expected|poised|likely|set) to\b|\bseen (?:cutting|raising|hiking|holding|rising|falling)\b/;
 
 /** Words that deny what the headline would otherwise say (lower case). */
@@ -489,7 +515,10 @@ const FLAG =
 const CREDIT =
   /\s*(?:[-–—|]\s*(?:reuters|bloomberg|cnbc|wsj|ft|ap|afp|dow jones|marketwatch|barron's|the wall street journal|financial times|sources?|source says|people familiar(?: say)?)\s*$|\((?:reuters|bloomberg|ap|afp)\)\s*)/gi;
 
-/** Alias words of each symbol (`DAL` -> delta, `MSTR` -> microstrategy): the other headline may name the company by a word the dictionary does not take alone. */
+/**
+ * Alias words of each symbol (`DAL` -> delta, `MSTR` -> microstrategy): the other headline may name the company by a
+ * word the dictionary does not take alone.
+ */
 export const ALIAS_WORDS = new Map<string, Set<string>>();
 for (const [ticker, names] of COMPANIES) {
   // The symbol without its exchange suffix or share class (`BT-A.L` -> `bt-a` and `bt`).

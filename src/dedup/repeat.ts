@@ -10,7 +10,9 @@ export const REPEAT_KEY_UNDATED = 'headline-undated:';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** A headline as repeats are compared: NFKC, lower case, punctuation outside numbers as spaces; any other word differs. */
+/**
+ * A headline as repeats are compared: NFKC, lower case, punctuation outside numbers as spaces; any other word differs.
+ */
 export function repeatHeadline(content: string): string {
   return content
     .normalize('NFKC')

@@ -57,7 +57,9 @@ function weight(token: string): number {
   return LIGHT.has(token) ? 0.3 : 1;
 }
 
-/** Whether headline `b` names symbol `ticker`: as a symbol, by an alias word or as a bare capitalised symbol (`NVDA`). */
+/**
+ * Whether headline `b` names symbol `ticker`: as a symbol, by an alias word or as a bare capitalised symbol (`NVDA`).
+ */
 function names(b: Prepared, ticker: string): boolean {
   if (b.tickers.has(ticker)) return true;
   const words = ALIAS_WORDS.get(ticker);
@@ -101,7 +103,8 @@ export function numbersConflict(a: Prepared, b: Prepared): boolean {
   const xs = a.numberValues;
   const ys = b.numberValues;
   if (xs.length === 0 || ys.length === 0) return false;
-  // Money on one side only, figures on the other: another story (`jump 10% as cloud grows` / `as AWS signs $38 billion deal`).
+  // Money on one side only, figures on the other: another story (`jump 10% as cloud grows` / `as AWS signs $38 billion
+  // deal`).
   const money = (vs: NumberValue[]) => vs.some((v) => v.kind === 'b');
   const measured = (vs: NumberValue[]) => vs.some((v) => v.kind === '%' || v.kind === 'bp' || v.kind === 'n');
   if (money(xs) ? !money(ys) && measured(ys) : money(ys) && measured(xs)) return true;
@@ -118,7 +121,10 @@ function directionConflict(a: Prepared, b: Prepared): boolean {
   return a.lean !== 0 && b.lean !== 0 && a.lean !== b.lean;
 }
 
-/** Groups of which a story has one member: different members mean different stories (March vs April, Q3 vs Q4, consumer vs producer, accept vs reject). */
+/**
+ * Groups of which a story has one member: different members mean different stories (March vs April, Q3 vs Q4, consumer
+ * vs producer, accept vs reject).
+ */
 export function qualifierConflict(a: Prepared, b: Prepared): boolean {
   for (const [group, xs] of a.flags) {
     const ys = b.flags.get(group);
@@ -148,7 +154,10 @@ function entitiesConflict(a: Prepared, b: Prepared): boolean {
 /** Words that write the United States (`US`, `U.S.`, `USA`, `United States`, `America`). */
 const US_WORDS = new Set(['us', 'u.s', 'usa', 'america', 'united']);
 
-/** What `a` names that `b` does not carry in any form (symbols, entities, places), each as a test on a word of `a.words`. */
+/**
+ * What `a` names that `b` does not carry in any form (symbols, entities, places), each as a test on a word of
+ * `a.words`.
+ */
 function ownNames(a: Prepared, b: Prepared): ((w: string) => boolean)[] {
   const out: ((w: string) => boolean)[] = [];
   for (const t of a.tickers) {
@@ -189,7 +198,10 @@ function meets(x: Set<string>, y: Set<string>): boolean {
   return false;
 }
 
-/** Each side names what the other does not, between the same words (`tariff on Brazil` / `on India`); names added elsewhere are none. */
+/**
+ * Each side names what the other does not, between the same words (`tariff on Brazil` / `on India`); names added
+ * elsewhere are none.
+ */
 export function slotConflict(a: Prepared, b: Prepared): boolean {
   const na = ownNames(a, b);
   if (na.length === 0) return false;
@@ -236,7 +248,10 @@ const EVENT_OF = new Map<string, string[]>();
 for (const [event, words] of Object.entries(EVENTS)) {
   for (const w of new Set(words.flatMap((x) => [x, stem(x)]))) EVENT_OF.set(w, [...(EVENT_OF.get(w) ?? []), event]);
 }
-/** Kinds that make a story of their own: present on one side only, the other is a different story (a deal vs a lawsuit to block it). */
+/**
+ * Kinds that make a story of their own: present on one side only, the other is a different story (a deal vs a lawsuit
+ * to block it).
+ */
 const STRONG = ['legal', 'leadership', 'recall', 'outage'];
 
 /** Both report a kind of event and no kind in common (a recall vs job cuts at the same company). */
@@ -252,7 +267,10 @@ function tokensOf(words: string): string[] {
   return words.split(' ').map((w) => wordToken(w) ?? w);
 }
 
-/** Stock indexes by their word (`sp500` is looked up as `sp`; two-word names in INDEX_PAIRS): one story is about one index. */
+/**
+ * Stock indexes by their word (`sp500` is looked up as `sp`; two-word names in INDEX_PAIRS): one story is about one
+ * index.
+ */
 const INDEX_WORDS = new Map<string, string>(
   'sp nasdaq dow ftse dax cac nikkei topix kospi stoxx sensex nifty csi asx tsx russell ibovespa'
     .split(' ')
@@ -297,7 +315,10 @@ const EXCLUSIVE: [string, string[]][] = [
   ['metric', ['profit', 'revenue', 'margin', 'inflation', 'valu']],
   ['talks', ['begin', 'scrap']],
 ];
-/** Exclusive groups whose members are classes of words (`explores` and `talks` are one stage of a deal, `agrees` another). */
+/**
+ * Exclusive groups whose members are classes of words (`explores` and `talks` are one stage of a deal, `agrees`
+ * another).
+ */
 const CLASSES: [string, string, string][] = [
   ['stage', 'early', 'talks explores considers weighs mulls'],
   ['stage', 'agreed', 'agrees clinches seals'],
@@ -348,7 +369,8 @@ export function annotate(p: Prepared): Prepared {
     else if (DOWN.has(t)) down = true;
   }
   p.lean = up === down ? 0 : up ? 1 : -1;
-  // The main verb of a policy or guidance move: a hold is not a cut (`ECB holds deposit rate at 2%` / `ECB cuts deposit rate to 2%`).
+  // The main verb of a policy or guidance move: a hold is not a cut (`ECB holds deposit rate at 2%` / `ECB cuts deposit
+  // rate to 2%`).
   for (const t of p.main) {
     if (t !== 'hold' && t !== 'cut' && t !== 'raise') continue;
     const set = p.flags.get('action');
@@ -401,7 +423,10 @@ function refusalConflict(a: Prepared, b: Prepared): boolean {
   return a.refusal !== b.refusal;
 }
 
-/** Token `x` of `a` and token `y` of `b` say the same: equal, a symbol and its alias word, or the same figure written another way. */
+/**
+ * Token `x` of `a` and token `y` of `b` say the same: equal, a symbol and its alias word, or the same figure written
+ * another way.
+ */
 function sameToken(x: string, y: string, a: Prepared, b: Prepared): boolean {
   if (x === y) return true;
   const cx = x.charCodeAt(0);
@@ -436,7 +461,9 @@ function numbersOf(p: Prepared): Map<string, NumberValue> {
   return m;
 }
 
-/** One headline says something is not so and the other does not (`signals no rush to cut` / `signals September cut`). */
+/**
+ * One headline says something is not so and the other does not (`signals no rush to cut` / `signals September cut`).
+ */
 function negationConflict(a: Prepared, b: Prepared): boolean {
   return a.negated !== b.negated;
 }
@@ -461,21 +488,29 @@ export function oneSlotConflict(a: Prepared, b: Prepared): boolean {
   const d = templateDiff(a, b);
   if (d.inserted !== 0 || d.shared < TEMPLATE_MIN_SHARED) return false;
   if (d.substitutions === 0 || d.substitutions > 2 || d.slot > (d.substitutions === 1 ? ONE_SLOT_MAX : 1)) return false;
-  // Two actors swapped between two slots are a reordering (`Honda ... Nissan` / `Nissan ... Honda`): roleConflict's question.
+  // Two actors swapped between two slots are a reordering (`Honda ... Nissan` / `Nissan ... Honda`): roleConflict's
+  // question.
   if (d.substitutions === 2) {
     const [x, y] = [d.slots[0]!.a[0]!, d.slots[0]!.b[0]!];
     if (x === d.slots[1]!.b[0] && y === d.slots[1]!.a[0] && isActor(a, x) && isActor(a, y)) return false;
   }
-  // After the main clause only a one-word swap counts (`as China bans its chips` / `probes`): a longer one is a rewording.
+  // After the main clause only a one-word swap counts (`as China bans its chips` / `probes`): a longer one is a
+  // rewording.
   return d.slots.some(
     (s) =>
       !explained(s) && ((s.startA < a.mainLength && s.startB < b.mainLength) || (s.a.length === 1 && s.b.length === 1)),
   );
 }
-/** The most content words on either side of the one changed slot (`natural gas` / `oil`, `Mexican peso` / `Brazilian real`); with two slots, one word each. */
+/**
+ * The most content words on either side of the one changed slot (`natural gas` / `oil`, `Mexican peso` / `Brazilian
+ * real`); with two slots, one word each.
+ */
 const ONE_SLOT_MAX = 2;
 
-/** The actors a headline names, in order, each at its first word: symbols, places (countries, central banks), named entities. */
+/**
+ * The actors a headline names, in order, each at its first word: symbols, places (countries, central banks), named
+ * entities.
+ */
 const ACTORS = new WeakMap<Prepared, { id: string; at: number }[]>();
 function actors(p: Prepared): { id: string; at: number }[] {
   let out = ACTORS.get(p);
@@ -540,7 +575,10 @@ function between(p: Prepared, from: number, to: number): string {
   return out.join(' ');
 }
 
-/** The same two actors, roles swapped (`Microsoft sues OpenAI` / `OpenAI sues Microsoft`); a passive or a pair (`US, China agree`) is none. */
+/**
+ * The same two actors, roles swapped (`Microsoft sues OpenAI` / `OpenAI sues Microsoft`); a passive or a pair (`US,
+ * China agree`) is none.
+ */
 export function roleConflict(a: Prepared, b: Prepared): boolean {
   const xa = actors(a);
   if (xa.length < 2) return false;
@@ -554,7 +592,8 @@ export function roleConflict(a: Prepared, b: Prepared): boolean {
   const bSecond = inB.get(second.id)!;
   if (bFirst < bSecond) return false;
   if (a.words.includes('by') || b.words.includes('by')) return false;
-  // The same words between them: a rewording that turns the sentence round changes them (`EU fines Apple` / `Apple hit with EU fine`).
+  // The same words between them: a rewording that turns the sentence round changes them (`EU fines Apple` / `Apple hit
+  // with EU fine`).
   const link = between(a, first.at, second.at);
   if (link === '' || link !== between(b, bSecond, bFirst)) return false;
   // A relation that goes both ways is no swap (`Trump meets Xi` / `Xi meets Trump`, `in merger talks with`).
@@ -581,7 +620,10 @@ function speaksOfMetric(p: Prepared): boolean {
   for (const t of p.main) if (METRICS.has(t)) return true;
   return false;
 }
-/** A forecast of a figure against the figure itself (`Nvidia revenue forecast beats estimates` / `Nvidia revenue beats estimates`). */
+/**
+ * A forecast of a figure against the figure itself (`Nvidia revenue forecast beats estimates` / `Nvidia revenue beats
+ * estimates`).
+ */
 export function forecastConflict(a: Prepared, b: Prepared): boolean {
   if (!speaksOfMetric(a) || !speaksOfMetric(b)) return false;
   const fa = forecastOfMetric(a);
@@ -589,7 +631,10 @@ export function forecastConflict(a: Prepared, b: Prepared): boolean {
   return fa ? !fb && !b.main.includes('outlook') : fb && !a.main.includes('outlook');
 }
 
-/** The company a headline is about: a symbol among its first three words (`Coca-Cola raises ...`, `Caterpillar Q2 profit ...`). */
+/**
+ * The company a headline is about: a symbol among its first three words (`Coca-Cola raises ...`, `Caterpillar Q2 profit
+ * ...`).
+ */
 function subjectOf(p: Prepared): string | undefined {
   const n = Math.min(3, p.words.length);
   for (let i = 0; i < n; i++) {
@@ -600,7 +645,10 @@ function subjectOf(p: Prepared): string | undefined {
   }
   return undefined;
 }
-/** Words after a company that make it a description of the next name (`Apple supplier Foxconn`, `Nvidia-backed CoreWeave`). */
+/**
+ * Words after a company that make it a description of the next name (`Apple supplier Foxconn`, `Nvidia-backed
+ * CoreWeave`).
+ */
 const DESCRIBES = new Set(
   'supplier suppliers partner partners parent owner rival rivals customer customers client clients backer backed owned funded investor investors maker peer unit'.split(
     ' ',
@@ -612,7 +660,10 @@ function namesAnyhow(b: Prepared, ticker: string): boolean {
   const words = ALIAS_WORDS.get(ticker);
   return words !== undefined && b.words.some((w) => words.has(w));
 }
-/** The company one headline is about is not named in the other (`Coca-Cola raises annual sales forecast` / `PepsiCo raises ...`). */
+/**
+ * The company one headline is about is not named in the other (`Coca-Cola raises annual sales forecast` / `PepsiCo
+ * raises ...`).
+ */
 export function subjectConflict(a: Prepared, b: Prepared): boolean {
   const sa = subjectOf(a);
   if (sa !== undefined && !namesAnyhow(b, sa)) return true;
@@ -711,7 +762,10 @@ export function templateDiff(
 /** Shared tokens needed to call two headlines one template. */
 const TEMPLATE_MIN_SHARED = 2;
 
-/** The token of `b` that stands for token `x` of `a` when not written the same way: a symbol by its alias word, a figure rounded. */
+/**
+ * The token of `b` that stands for token `x` of `a` when not written the same way: a symbol by its alias word, a figure
+ * rounded.
+ */
 function counterpart(x: string, a: Prepared, b: Prepared): string | undefined {
   if (x.charCodeAt(0) === 126 /* ~ */) {
     for (const t of a.tickers) {
@@ -725,7 +779,10 @@ function counterpart(x: string, a: Prepared, b: Prepared): string | undefined {
   return undefined;
 }
 
-/** Jaccard with token weights (symbols and figures 2, generic words 0.3); a symbol matches its alias word, a figure its rounding. */
+/**
+ * Jaccard with token weights (symbols and figures 2, generic words 0.3); a symbol matches its alias word, a figure its
+ * rounding.
+ */
 export function weightedJaccard(a: Prepared, b: Prepared): number {
   let exact = 0;
   let fuzzy = 0;

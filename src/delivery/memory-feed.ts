@@ -1,4 +1,6 @@
-/** An in-memory change feed (the store's port): the last `limit` entries kept; one behind them resumes at the oldest. */
+/**
+ * An in-memory change feed (the store's port): the last `limit` entries kept; one behind them resumes at the oldest.
+ */
 import type { StoredArticle } from '../domain/articles.js';
 import type { FeedEntry, FeedPort } from './ports.js';
 

@@ -1,4 +1,7 @@
-/** Embeds articles after ingestion, in batches, from a queue in the store: it survives restarts, instances share it by lease. */
+/**
+ * Embeds articles after ingestion, in batches, from a queue in the store: it survives restarts, instances share it by
+ * lease.
+ */
 import type { Log } from '../domain/log.js';
 import type { Embedder } from '../search/index.js';
 import { isStoreBusy } from '../store/ports/errors.js';
@@ -11,7 +14,10 @@ export interface WorkerOptions {
   retryMs?: number;
   /** Attempts before an article the embedder keeps refusing leaves the queue (default 5). */
   maxAttempts?: number;
-  /** How long a batch stays leased to this worker (default: the store's); keep it above the embedder's timeout × batch size. */
+  /**
+   * How long a batch stays leased to this worker (default: the store's); keep it above the embedder's timeout × batch
+   * size.
+   */
   leaseMs?: number;
   log?: Log;
 }

@@ -57,7 +57,9 @@ export class IndexLoader {
     return this.load();
   }
 
-  /** Resolves once ready; while a background load runs, refuses at once (SearchIndexLoadingError); else loads and waits. */
+  /**
+   * Resolves once ready; while a background load runs, refuses at once (SearchIndexLoadingError); else loads and waits.
+   */
   async untilReady(): Promise<void> {
     if (this.state === 'ready') return;
     if (this.background) throw new SearchIndexLoadingError(`search index loading (${this.index.size} vectors so far)`);
@@ -105,7 +107,10 @@ export class IndexLoader {
     if (this.background && !this.closed) this.saved.saveNowAndThen();
   }
 
-  /** A foreground load rethrows (a 503 when the store is unavailable); a background one waits to retry (throws once closed). */
+  /**
+   * A foreground load rethrows (a 503 when the store is unavailable); a background one waits to retry (throws once
+   * closed).
+   */
   private async failed(err: unknown): Promise<void> {
     if (!this.background || this.closed) {
       this.loading = undefined;

@@ -81,7 +81,9 @@ export async function writeSnapshot(
   }
 }
 
-/** The manifest and ids of a whole snapshot of `modelId` (the index file is checked, not read); else SnapshotUnusable. */
+/**
+ * The manifest and ids of a whole snapshot of `modelId` (the index file is checked, not read); else SnapshotUnusable.
+ */
 export async function readSnapshot(
   paths: SnapshotPaths,
   modelId: string,

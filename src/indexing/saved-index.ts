@@ -9,7 +9,9 @@ import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './
 import type { FeedCursor, VectorFeed } from './vector-feed.js';
 import type { VectorIndex } from './vector-index.js';
 
-/** How often a running service looks whether enough is new to save: {@link SAVE_MIN_NEW_VECTORS}, or 5% of the index. */
+/**
+ * How often a running service looks whether enough is new to save: {@link SAVE_MIN_NEW_VECTORS}, or 5% of the index.
+ */
 const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
 const SAVE_MIN_NEW_VECTORS = 10_000;
 
@@ -50,7 +52,10 @@ export class SavedIndex {
     return this.saving;
   }
 
-  /** Every `saveEveryMs`, saves when enough is new: not on every change, as a save holds the event loop while usearch writes. */
+  /**
+   * Every `saveEveryMs`, saves when enough is new: not on every change, as a save holds the event loop while usearch
+   * writes.
+   */
   saveNowAndThen(): void {
     if (!this.options.persistDir) return;
     this.timer = setInterval(() => {

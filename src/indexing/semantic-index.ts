@@ -1,4 +1,7 @@
-/** Search over the archive: every vector of the current model in memory, kept up to date, searched hybrid (src/search/hybrid.ts). */
+/**
+ * Search over the archive: every vector of the current model in memory, kept up to date, searched hybrid
+ * (src/search/hybrid.ts).
+ */
 import type { Log } from '../domain/log.js';
 import type { HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
@@ -76,7 +79,10 @@ export class SemanticIndex {
     return { state, vectors: this.vectors.size, mode: this.vectors.mode, ...(error ? { error } : {}) };
   }
 
-  /** Loads in the background, retrying failures; search is refused (503) until ready. Without it, the first search loads and waits. */
+  /**
+   * Loads in the background, retrying failures; search is refused (503) until ready. Without it, the first search loads
+   * and waits.
+   */
   start(): Promise<void> {
     return this.loader.start();
   }

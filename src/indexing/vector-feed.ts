@@ -1,4 +1,6 @@
-/** Brings a VectorIndex up to date with the store, page by page; the cursor only moves forward: no vector is read twice. */
+/**
+ * Brings a VectorIndex up to date with the store, page by page; the cursor only moves forward: no vector is read twice.
+ */
 import { yieldToEventLoop } from '../search/rank.js';
 import type { StorePorts } from '../store/ports/index.js';
 import type { VectorIndex } from './vector-index.js';

@@ -8,7 +8,10 @@ import { HnswIndex, type HnswOptions } from '../search/ann.js';
 import { VectorMatrix } from '../search/matrix.js';
 import { rankMatrix, type Scored, type SliceOptions } from '../search/rank.js';
 
-/** Past this many vectors HNSW answers; up to it the exact scan meets the latency goal (docs/decisions/ann-threshold.md). */
+/**
+ * Past this many vectors HNSW answers; up to it the exact scan meets the latency goal
+ * (docs/decisions/ann-threshold.md).
+ */
 export const DEFAULT_ANN_THRESHOLD = 20_000;
 
 export interface VectorIndexOptions {
@@ -126,7 +129,10 @@ export class VectorIndex {
     return false;
   }
 
-  /** The whole archive is in: the matrix keeps headroom for 1/16 more rows (at least 256); past the threshold, HNSW is built. */
+  /**
+   * The whole archive is in: the matrix keeps headroom for 1/16 more rows (at least 256); past the threshold, HNSW is
+   * built.
+   */
   loaded(): void {
     this.matrix?.trim(Math.max(256, this.matrix.rows >> 4));
     this.complete = true;

@@ -44,7 +44,10 @@ export interface Metrics {
   connectionRefusals: { inc(labels: { cap: 'total' | 'per_address' }): void };
   /** Source polls by outcome (`ok`, `not_modified`, an error kind, `store`, `aborted`): src/sources/poll-record.ts. */
   sourcePolls: { inc(labels: { outcome: string }): void };
-  /** Items read from sources by outcome (`stored`, `same_item`, `same_url`, `same_headline`, `near_duplicate`, `unusable`, `failed`). */
+  /**
+   * Items read from sources by outcome (`stored`, `same_item`, `same_url`, `same_headline`, `near_duplicate`,
+   * `unusable`, `failed`).
+   */
   sourceItems: { inc(labels: { outcome: string }, n: number): void };
   /** Webhook attempts by outcome (`delivered`, `failed`, `disabled`, `paused`): src/webhooks. */
   webhookAttempts: { inc(labels: { outcome: string }): void };

@@ -21,7 +21,9 @@ import {
 
 /** Default body cap of one push. */
 export const PUSH_MAX_BYTES = 1024 * 1024;
-/** At most this many lines (articles) per push (stored in short write transactions: src/store/ports/ingest-slice.ts). */
+/**
+ * At most this many lines (articles) per push (stored in short write transactions: src/store/ports/ingest-slice.ts).
+ */
 export const PUSH_MAX_LINES = 1000;
 
 export type PushFormat = 'ndjson' | 'json';

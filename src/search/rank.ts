@@ -236,7 +236,9 @@ export function vectorToBuffer(v: Float32Array): Buffer {
   return buf;
 }
 
-/** Reads back {@link vectorToBuffer}'s bytes into a copy (BLOBs may be unaligned); RangeError unless length % 4 === 0. */
+/**
+ * Reads back {@link vectorToBuffer}'s bytes into a copy (BLOBs may be unaligned); RangeError unless length % 4 === 0.
+ */
 export function bufferToVector(b: Buffer): Float32Array {
   if (b.length % 4 !== 0) throw new RangeError(`vector buffer length ${b.length} is not a multiple of 4`);
   const v = new Float32Array(b.length / 4);

@@ -35,7 +35,9 @@ export interface RunningService {
   server: Server;
   store: Store;
   worker: EmbeddingWorker;
-  /** Resolves when the search index has loaded the archive (it loads in the background; until then search answers 503). */
+  /**
+   * Resolves when the search index has loaded the archive (it loads in the background; until then search answers 503).
+   */
   searchReady: Promise<void>;
   stream: StreamHandle;
   metrics: Metrics;
@@ -56,7 +58,9 @@ export interface ServiceOptions {
   log?: (m: string) => void;
   clock?: () => number;
   embedder?: Embedder | ClosableEmbedder;
-  /** Structured logs; default: JSON on stdout (readable lines on a terminal), or one line per call to `log` when given. */
+  /**
+   * Structured logs; default: JSON on stdout (readable lines on a terminal), or one line per call to `log` when given.
+   */
   logger?: OpsLogger;
   metrics?: Metrics;
   /** The feed reader's timer (default: DEFAULT_FEED_POLL_MS, or WOKEN_FEED_POLL_MS with a wake-up). */

@@ -57,7 +57,9 @@ async function bucketCounts(
   return cumulative.map((c, i) => c - (i === 0 ? 0 : cumulative[i - 1]!));
 }
 
-/** Contract operations only: a request no route matched (a 404, the status page itself) is not the REST API's answer. */
+/**
+ * Contract operations only: a request no route matched (a 404, the status page itself) is not the REST API's answer.
+ */
 const isOperation = (labels: MetricValue['labels']) => labels.operation !== 'none';
 
 /** A REST server error: 5xx but 503, the designed outage answer the status rules report by their own causes. */

@@ -77,7 +77,8 @@ describe('near-duplicate decision quality', () => {
     expect(dev.recall).toBeGreaterThanOrEqual(0.74);
   });
   it.each([
-    // [set, name, held-out precision, held-out recall] as measured; all below the 0.98 precision goal and the 0.9 recall aim.
+    // [set, name, held-out precision, held-out recall] as measured; all below the 0.98 precision goal and the 0.9
+    // recall aim.
     ['near-duplicates.jsonl', 0.93, 0.82],
     ['near-duplicates-forms.jsonl', 0.96, 0.85],
     ['near-duplicates-kinds.jsonl', 0.8, 0.76],

@@ -124,7 +124,8 @@ describe('threshold chosen on dev', () => {
       pair('dev', 'd2', 0.7, true),
       pair('dev', 'o2', 0.4, false),
     ]);
-    // Best F1 (0.8: both duplicates and one other pair) for t in (0.4, 0.7]; recall-0 thresholds (> 0.97) are not taken.
+    // Best F1 (0.8: both duplicates and one other pair) for t in (0.4, 0.7]; recall-0 thresholds (> 0.97) are not
+    // taken.
     expect(tuneSemanticOnDev(cases, alone, vectors, 0.98)).toBeCloseTo(0.41, 9);
   });
 });

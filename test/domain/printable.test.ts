@@ -1,4 +1,6 @@
-/** Outside text on a terminal or in a log line (src/domain/printable.ts): escaped, one line, nothing a terminal acts on. */
+/**
+ * Outside text on a terminal or in a log line (src/domain/printable.ts): escaped, one line, nothing a terminal acts on.
+ */
 import { describe, expect, it } from 'vitest';
 import { hasUnsafe, printable, printableJson, printableLines } from '../../src/domain/printable.js';
 

@@ -348,7 +348,8 @@ function stringArb(schema: any): fc.Arbitrary<string> {
         .map((n) => '\ud83d\udcc8'.repeat(n)),
       weight: 1,
     },
-    // Object.prototype's names as the terms of a query: alone, several, among ordinary words (cut to the schema's length).
+    // Object.prototype's names as the terms of a query: alone, several, among ordinary words (cut to the schema's
+    // length).
     {
       arbitrary: fc
         .array(

@@ -1,4 +1,6 @@
-/** The identity step (src/ingest/identity.ts) and the operator scope (src/ingest/pipeline.ts): one describe per rule. */
+/**
+ * The identity step (src/ingest/identity.ts) and the operator scope (src/ingest/pipeline.ts): one describe per rule.
+ */
 import { describe, expect, it } from 'vitest';
 import { articleLink, identify, OPERATOR_SOURCE, URL_MAX_LENGTH } from '../../src/ingest/identity.js';
 import { isUndatedRepeatKey, repeatHeadline, repeatKey } from '../../src/dedup/repeat.js';

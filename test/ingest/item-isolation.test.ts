@@ -65,7 +65,9 @@ async function poisonWorkers(): Promise<void> {
   preloadInWorkers([POISON_MODULE]);
 }
 
-/** The near-duplicate rule of the service, throwing for a marked text: the dedup step's unexpected error on this thread. */
+/**
+ * The near-duplicate rule of the service, throwing for a marked text: the dedup step's unexpected error on this thread.
+ */
 const throwingRule: NearDuplicateRule = {
   windowMs: defaultNearRule.windowMs,
   isNearDuplicate: (a, b) => {
@@ -79,7 +81,10 @@ const throwingRule: NearDuplicateRule = {
 const STORY = 'Acme Corp shares jump 12% after record quarterly profit beats forecasts';
 const MARKED = `${STORY} ${POISON}`;
 
-/** 1,000 NDJSON lines for `fns articles ingest`: distinct stories, line 500 the marked one (and, with `near`, line 1 the story it is compared with). */
+/**
+ * 1,000 NDJSON lines for `fns articles ingest`: distinct stories, line 500 the marked one (and, with `near`, line 1 the
+ * story it is compared with).
+ */
 function ingestLines(near: boolean): string[] {
   return Array.from({ length: 1000 }, (_, i) => {
     const n = i + 1;
@@ -172,7 +177,10 @@ async function admin(store: Store) {
   return { push, warnings, lines };
 }
 
-/** 1,000 push lines, line 500 the marked copy of line 1's story (from another wire); each line padded to make the body `minBytes` long at least. */
+/**
+ * 1,000 push lines, line 500 the marked copy of line 1's story (from another wire); each line padded to make the body
+ * `minBytes` long at least.
+ */
 function pushBody(minBytes: number): string {
   const pad = Math.ceil(minBytes / 1000);
   const lines = Array.from({ length: 1000 }, (_, i) => {
@@ -232,7 +240,10 @@ describe('the admin push: a line that throws is invalid by itself, never a 500 f
   });
 });
 
-/** An RSS feed of `n` items (guid g-<i>) of distinct stories, item `marked` the marked copy of STORY; padded to `minBytes`. */
+/**
+ * An RSS feed of `n` items (guid g-<i>) of distinct stories, item `marked` the marked copy of STORY; padded to
+ * `minBytes`.
+ */
 function feedOf(n: number, marked: number, minBytes = 0): Uint8Array {
   const pad = Math.ceil(minBytes / n);
   const item = (i: number) => {

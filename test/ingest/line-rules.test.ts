@@ -141,7 +141,9 @@ describe('published_at is stored as a feed stores its dates: the instant in UTC 
 });
 
 describe('content keeps one rule for control characters, whichever door it comes in by', () => {
-  /** ESC sequences (colour, clear screen, a title set by OSC), CR LF, TAB, BEL, BS, DEL, C1 (CSI, NEL), VT, FF, U+FFFE. */
+  /**
+   * ESC sequences (colour, clear screen, a title set by OSC), CR LF, TAB, BEL, BS, DEL, C1 (CSI, NEL), VT, FF, U+FFFE.
+   */
   const RAW =
     'Acme \u001b[31mbeats\u001b[0m estimates\r\nfns: forged\u001b]0;title\u0007 \u001b[2J\u0008\u007f\u009b31m\u0085\u000b\u000c\ufffe\tdone';
   const STORED = 'Acme [31mbeats[0m estimates fns: forged]0;title [2J31m done';

@@ -98,7 +98,10 @@ function batches(): SourcedItem[][] {
   return [a, b, a.slice(0, 2), many, many.slice(50, 70)];
 }
 
-/** Outcomes without the random ids: a stored item's number, a duplicate's reason and the number of the item it resolved to. */
+/**
+ * Outcomes without the random ids: a stored item's number, a duplicate's reason and the number of the item it resolved
+ * to.
+ */
 function shape(all: ItemOutcome[][]): string[][] {
   const n = new Map<string, number>();
   return all.map((outcomes) =>

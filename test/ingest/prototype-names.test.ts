@@ -31,7 +31,9 @@ const SOURCE_NAMES = NAMES.filter((n) => SOURCE_NAME.test(n));
 const SYMBOLS = NAMES.map((n) => n.toUpperCase()).filter((t) => articleRules.tickerPattern.test(t));
 const capital = (n: string) => n.replace(/^_*./, (c) => c.toUpperCase());
 
-/** Headlines that put `n` where each text rule reads a word: a place, a span, a symbol, a name, a figure's neighbour. */
+/**
+ * Headlines that put `n` where each text rule reads a word: a place, a span, a symbol, a name, a figure's neighbour.
+ */
 const headlinesWith = (n: string) => [
   n,
   `${n} ${n}`,
@@ -238,7 +240,8 @@ describe('a polled feed whose items and source names are Object.prototype names 
       const rec = (await store.sources.get(n))!;
       expect(rec.lastError, n).toBeNull();
     }
-    // The first source stores every item; the others carry the same stories (same guid text, another link, same headline: near-duplicates).
+    // The first source stores every item; the others carry the same stories (same guid text, another link, same
+    // headline: near-duplicates).
     const list = await store.articles.list({ afterMs: 0, limit: 100 });
     expect(list.map((a) => a.content).sort()).toEqual(NAMES.map(storyOf).sort());
   });

@@ -58,7 +58,8 @@ for (const start of [mockTarget, realTarget]) {
         await reading.opened;
         expected.push(...(await t.burst(24)).filter(t.about(t.ticker)));
         expect(expected.length).toBeGreaterThan(2);
-        // Everything expected arrives; anything else (a non-matching article, a duplicate) would show in the exact comparison.
+        // Everything expected arrives; anything else (a non-matching article, a duplicate) would show in the exact
+        // comparison.
         await until(() => reading.ids.length >= expected.length, 'the matching articles');
         // Anything that should not come (a non-matching article, a duplicate) would come before articles
         // published after all of these (the stream keeps the order): publish some, wait for them.

@@ -22,7 +22,10 @@ import type { NewArticle, Store } from '../../src/store/ports/index.js';
 import { FakeClock, get, LIVE } from '../support/service.js';
 import { dropSchemas, freshSchema, PG_TEST_URL, pgReachable, reportUnreachable } from '../support/postgres.js';
 
-/** The bound the service promises for operator changes and article delivery (docs/operations.md "Operating it: the `fns` command line"). */
+/**
+ * The bound the service promises for operator changes and article delivery (docs/operations.md "Operating it: the `fns`
+ * command line").
+ */
 const WITHIN_MS = 1000;
 const LIMIT = 5;
 

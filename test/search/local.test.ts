@@ -106,7 +106,8 @@ describe('the query lane: a one-text call never waits for a bulk chunk in flight
     'a query sent while the only bulk worker embeds one long chunk is answered before that chunk ends',
     SLOW,
     async () => {
-      // One bulk worker, one chunk of 40 texts (well over a second): without the lane the query would wait for all of it.
+      // One bulk worker, one chunk of 40 texts (well over a second): without the lane the query would wait for all of
+      // it.
       // Both workers answer one text first, so the race below is the lane against the chunk, not against the
       // lane's model load (a few seconds when another process takes the cores).
       const own = createLocalEmbedder({ maxThreads: 1, chunkSize: 40, maxQueries: 2 });

@@ -83,7 +83,8 @@ describe('a start adds only the vectors stored after the saved ones', () => {
     const again = open(store);
     await again.start();
     expect(again.status()).toMatchObject({ state: 'ready', mode: 'approximate', vectors: n + extra });
-    // One check of the saved rowid and one page of newer vectors (the page is smaller than a full one): not the archive again.
+    // One check of the saved rowid and one page of newer vectors (the page is smaller than a full one): not the archive
+    // again.
     expect(store.calls - calls).toBeLessThanOrEqual(3);
     expect((await again.search(`r${n + 5}`, 1))[0]!.id).toBe(idOf(n + 5));
     // Saved at shutdown with the newer vectors: the next start needs no page of them.

@@ -30,7 +30,9 @@ export const FEED_FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta
 export type FixtureFormat = 'rss' | 'rdf' | 'atom' | 'json';
 
 export interface FixtureItem {
-  /** guid / id; omitted from the document when null (RSS, JSON keep no id then; Atom and RDF need one and use the link). */
+  /**
+   * guid / id; omitted from the document when null (RSS, JSON keep no id then; Atom and RDF need one and use the link).
+   */
   id?: string | null;
   title?: string | null;
   summary?: string | null;

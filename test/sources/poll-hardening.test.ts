@@ -85,7 +85,10 @@ function scripted(answers: (FetchResult | Error)[]): { fetch: FetchFn; calls: ()
 }
 
 describe.each(engines)('the poller on $engine', ({ skip, open }) => {
-  /** A store with one source `wire` (polled every second) and a poller of it, with its reports, warnings, log and counters. */
+  /**
+   * A store with one source `wire` (polled every second) and a poller of it, with its reports, warnings, log and
+   * counters.
+   */
   async function setup(
     fetch: FetchFn,
     { sources, ...over }: Partial<PollerOptions> & { sources?: (s: SourceStore) => SourceStore } = {},

@@ -16,7 +16,10 @@ import type { StoreHarness } from './ports.suite.js';
 export interface PagingHarness extends StoreHarness {
   /** Property runs per test (each opens a fresh store). */
   runs: number;
-  /** Puts the store back to before the ticker-index migration (table dropped, version lowered); `reopen` applies it again. */
+  /**
+   * Puts the store back to before the ticker-index migration (table dropped, version lowered); `reopen` applies it
+   * again.
+   */
   rewindTickerIndex(store: Store): Promise<void>;
   reopen(store: Store): Promise<Store>;
 }

@@ -24,7 +24,10 @@ export interface SourcesHarness {
   skip?: boolean;
   /** Runs SQL on the store's data (both engines understand the statements the suite sends). */
   exec(store: Store, sql: string): Promise<void>;
-  /** Puts the store back to before the identity migration (its columns dropped, its version unapplied); `peer` applies it again. */
+  /**
+   * Puts the store back to before the identity migration (its columns dropped, its version unapplied); `peer` applies
+   * it again.
+   */
   rewindIdentity(store: Store): Promise<void>;
 }
 
@@ -334,7 +337,8 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
       const s = await open();
       await s.sources.add(src('a'), T0);
       await s.sources.claimDue('me', T0, 10_000, 10);
-      // What an unbounded ttl, Retry-After or counter would make: past PostgreSQL's bigint and integer, a float in SQLite.
+      // What an unbounded ttl, Retry-After or counter would make: past PostgreSQL's bigint and integer, a float in
+      // SQLite.
       await s.sources.recordPoll(
         'a',
         'me',
@@ -419,7 +423,8 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
         'stored',
       );
       expect(await s.sources.recordTextlessItems('w', ['g-1'], T0 + 2000)).toBe(0);
-      // Retention counts from the last sighting: the item's record (T0 + 1000) goes first, then the one without text (T0 + 2000).
+      // Retention counts from the last sighting: the item's record (T0 + 1000) goes first, then the one without text
+      // (T0 + 2000).
       expect(await s.sources.pruneSeen(30 * DAY, T0 + 30 * DAY + 1500)).toBe(1);
       expect(await s.sources.recordTextlessItems('w', ['g-1'], T0 + 30 * DAY + 1500)).toBe(0);
       expect(await s.sources.pruneSeen(30 * DAY, T0 + 61 * DAY)).toBe(1);
@@ -706,7 +711,8 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
         T0,
       );
       const id = (a as { id: string }).id;
-      // Another id and link, the same text (case, punctuation and spacing aside) and the same instant in another offset.
+      // Another id and link, the same text (case, punctuation and spacing aside) and the same instant in another
+      // offset.
       const out = await s.sources.ingestItems(
         [
           wireItem(
@@ -940,7 +946,8 @@ export function describeSourceStore(name: string, h: SourcesHarness): number {
         T0,
       );
       await h.rewindIdentity(s);
-      // As the carriers and seen records were kept before: the first carrier's item under its canonical link, a later carrier.
+      // As the carriers and seen records were kept before: the first carrier's item under its canonical link, a later
+      // carrier.
       await h.exec(
         s,
         `INSERT INTO article_carriers (article_id, source, url, at) VALUES ('${a!.id}', 'wire-a', 'https://a.example/story?utm_source=rss', ${T0}), ('${a!.id}', 'wire-b', 'https://b.example/x', ${T0 + 1000});

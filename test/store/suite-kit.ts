@@ -35,7 +35,9 @@ export class OpenedStores {
   }
 }
 
-/** Registers `tests` under one describe, closing what they opened (`closeAll`) and cleaning the engine (`h.cleanup`). */
+/**
+ * Registers `tests` under one describe, closing what they opened (`closeAll`) and cleaning the engine (`h.cleanup`).
+ */
 export function registerStoreTests(
   title: string,
   tests: SuiteTest[],

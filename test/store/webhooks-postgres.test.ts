@@ -1,4 +1,6 @@
-/** The WebhookStore suite on PostgreSQL: a fresh schema per test (dropped afterwards); a peer is a second pool on it. */
+/**
+ * The WebhookStore suite on PostgreSQL: a fresh schema per test (dropped afterwards); a peer is a second pool on it.
+ */
 import { describeWebhookStore } from './webhooks.suite.js';
 import { pgReachable, pgTestStores, reportUnreachable } from '../support/postgres.js';
 

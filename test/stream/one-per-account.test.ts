@@ -1,4 +1,7 @@
-/** One stream connection per account (asyncapi.yaml "Who may connect"): all keys of an account share one slot, race-safe. */
+/**
+ * One stream connection per account (asyncapi.yaml "Who may connect"): all keys of an account share one slot,
+ * race-safe.
+ */
 import { describe, expect, it } from 'vitest';
 import { stream } from '../../src/contract/index.js';
 import { connect, connectAdmitted, waitFor, type TestClient, useStreamHarness } from './support.js';

@@ -60,7 +60,10 @@ class StalledSlots implements StreamSlots {
     }
   }
 
-  /** The store runs what it was sent: in the order sent, or with the releases first (the take reaching it late by another way). */
+  /**
+   * The store runs what it was sent: in the order sent, or with the releases first (the take reaching it late by
+   * another way).
+   */
   async resume(order: 'as sent' | 'releases first'): Promise<{ op: string; result: unknown }[]> {
     this.stalled = false;
     const queue =

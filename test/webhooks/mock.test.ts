@@ -1,4 +1,6 @@
-/** The mock's webhooks (MOCK_WEBHOOK_URL): signed sample articles a partner verifies with the documented sandbox secret. */
+/**
+ * The mock's webhooks (MOCK_WEBHOOK_URL): signed sample articles a partner verifies with the documented sandbox secret.
+ */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';

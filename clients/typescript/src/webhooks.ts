@@ -9,7 +9,10 @@ import { webhookRules, type WebhookMessage } from './generated/webhooks.js';
 
 export type { WebhookMessage } from './generated/webhooks.js';
 
-/** Why a webhook was refused: `signature` (no matching v1 signature), `timestamp` (too old or new), `headers` (missing or malformed), `body` (not the JSON of a webhook). */
+/**
+ * Why a webhook was refused: `signature` (no matching v1 signature), `timestamp` (too old or new), `headers` (missing
+ * or malformed), `body` (not the JSON of a webhook).
+ */
 export class WebhookVerificationError extends Error {
   constructor(
     readonly reason: 'signature' | 'timestamp' | 'headers' | 'body',

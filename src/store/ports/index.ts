@@ -1,4 +1,7 @@
-/** Storage ports: the service depends on these; each engine (SQLite, PostgreSQL) implements each port in a file of its own. */
+/**
+ * Storage ports: the service depends on these; each engine (SQLite, PostgreSQL) implements each port in a file of its
+ * own.
+ */
 import type { Tier, Urgency, ArticleSentiment } from '../../contract/index.js';
 import type { AccountRecord } from '../../domain/tiers.js';
 import type { StoredArticle, TickerInput } from '../../domain/articles.js';
@@ -186,7 +189,9 @@ export interface CarrierRecord {
   reason: DuplicateReason | null;
 }
 
-/** One item a source offered that resolved to an article: its id at the source, its canonical link, when last seen, why. */
+/**
+ * One item a source offered that resolved to an article: its id at the source, its canonical link, when last seen, why.
+ */
 export interface ItemRecord {
   source: string;
   externalId: string;
@@ -210,11 +215,19 @@ export interface SourceStore {
   get(name: string): Promise<SourceRecord | undefined>;
   setPaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined>;
   remove(name: string): Promise<boolean>;
-  /** Leases up to `limit` due sources (unpaused, nextPollAt <= now or null, no live lease) to `owner` for `leaseMs`. Exactly one owner holds a source at a time, across processes. */
+  /**
+   * Leases up to `limit` due sources (unpaused, nextPollAt <= now or null, no live lease) to `owner` for `leaseMs`.
+   * Exactly one owner holds a source at a time, across processes.
+   */
   claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]>;
-  /** Records a poll's outcome (counters are added), sets the next poll time, releases the lease if `owner` still holds it. */
+  /**
+   * Records a poll's outcome (counters are added), sets the next poll time, releases the lease if `owner` still holds
+   * it.
+   */
   recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void>;
-  /** A number that changes whenever the registry changes (add/pause/resume/remove/edit): the poller checks it cheaply. */
+  /**
+   * A number that changes whenever the registry changes (add/pause/resume/remove/edit): the poller checks it cheaply.
+   */
   registryVersion(): Promise<number>;
   /**
    * Exact dedup (source + externalId, or canonical URL within 30 days), near dedup (the new source becomes a
@@ -228,14 +241,23 @@ export interface SourceStore {
   carriersOf(articleId: string): Promise<CarrierRecord[]>;
   /** The items (source, external id) that resolved to an article, oldest first; repeat keys left out. */
   itemsOf(articleId: string): Promise<ItemRecord[]>;
-  /** Drops exact-dedup records not seen for `olderThanMs` (30-day retention; returns how many) and near keys older than the near window. */
+  /**
+   * Drops exact-dedup records not seen for `olderThanMs` (30-day retention; returns how many) and near keys older than
+   * the near window.
+   */
   pruneSeen(olderThanMs: number, now: number): Promise<number>;
 }
 
-/** `active`: delivered; `paused`: by an operator or after 24 h of failures (see `pausedReason`); `disabled`: the receiver answered 410. */
+/**
+ * `active`: delivered; `paused`: by an operator or after 24 h of failures (see `pausedReason`); `disabled`: the
+ * receiver answered 410.
+ */
 export type WebhookState = 'active' | 'paused' | 'disabled';
 
-/** One signing secret of an endpoint as stored (sealed by src/webhooks/secrets.ts); `expiresAt` set while a rotation overlaps. */
+/**
+ * One signing secret of an endpoint as stored (sealed by src/webhooks/secrets.ts); `expiresAt` set while a rotation
+ * overlaps.
+ */
 export interface WebhookSecretRecord {
   secret: string;
   expiresAt: number | null;
@@ -250,7 +272,9 @@ export interface WebhookEndpoint {
   tickers: string[] | null;
   /** With `tickers`: the least relevance (null: the contract's default). */
   minRelevance: number | null;
-  /** Newest first; more than one only during a rotation (those that sign: domain/webhook-secrets.ts, `signingSecrets`). */
+  /**
+   * Newest first; more than one only during a rotation (those that sign: domain/webhook-secrets.ts, `signingSecrets`).
+   */
   secrets: WebhookSecretRecord[];
   state: WebhookState;
   pausedReason: string | null;
@@ -303,7 +327,10 @@ export interface WebhookStore {
   remove(id: string): Promise<boolean>;
   /** Pause (with a reason) or resume; resuming clears the failure run and sends at once from the cursor. */
   setState(id: string, state: WebhookState, reason: string | null, now: number): Promise<WebhookEndpoint | undefined>;
-  /** `secret` becomes the first; at most PREVIOUS_SECRETS_MAX others keep signing until `now + overlapMs` (the oldest beyond it and expired ones are dropped). */
+  /**
+   * `secret` becomes the first; at most PREVIOUS_SECRETS_MAX others keep signing until `now + overlapMs` (the oldest
+   * beyond it and expired ones are dropped).
+   */
   rotateSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined>;
   /** Leases or renews up to `limit` active endpoints to `owner`; one owner per endpoint at a time, across processes. */
   claim(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]>;
@@ -352,7 +379,10 @@ export interface StatusStore {
   report(): Promise<{ generatedAt: number; body: string } | undefined>;
   /** Publishes if the stored report is the one generated at `previous` (null: none); false: another instance won. */
   publish(body: string, generatedAt: number, previous: number | null): Promise<boolean>;
-  /** Drops recorded minutes and ended incidents older than `beforeMs` (the history), samples older than `samplesBeforeMs`. */
+  /**
+   * Drops recorded minutes and ended incidents older than `beforeMs` (the history), samples older than
+   * `samplesBeforeMs`.
+   */
   prune(beforeMs: number, samplesBeforeMs: number): Promise<void>;
 }
 

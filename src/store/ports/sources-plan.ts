@@ -35,7 +35,10 @@ export const NEAR_SINGLE_KEY_CANDIDATES = 5;
 /** Per near key only the newest articles count, so a key common to many headlines costs bounded work per item. */
 export const NEAR_KEY_FANOUT = 50;
 
-/** Per near key, the window's articles having it: [article id, first source, time], at most NEAR_KEY_FANOUT, newest first. */
+/**
+ * Per near key, the window's articles having it: [article id, first source, time], at most NEAR_KEY_FANOUT, newest
+ * first.
+ */
 export type KeyHits = Map<string, [string, string, number][]>;
 
 export function keyHits(rows: Iterable<[string, string, string, number]>): KeyHits {
@@ -131,7 +134,9 @@ export interface IngestPlan {
   outcomes: PlannedOutcome[];
   /** Indexes into `items` of the articles to insert, in order (pending n = store[n]). */
   store: number[];
-  /** Exact-dedup records (repeat keys too) to insert or refresh, with why the item matched its article (null: stored). */
+  /**
+   * Exact-dedup records (repeat keys too) to insert or refresh, with why the item matched its article (null: stored).
+   */
   seen: {
     source: string;
     externalId: string;
@@ -214,7 +219,10 @@ class BatchPlan {
     return near === undefined ? undefined : { reason: 'near-duplicate', ref: near };
   }
 
-  /** A stored repeat key: an undated one counts within the near window only (a recurring headline on another day is new). */
+  /**
+   * A stored repeat key: an undated one counts within the near window only (a recurring headline on another day is
+   * new).
+   */
   private storedRepeat(source: string, key: string): string | undefined {
     const k = seenKey(source, key);
     const id = this.found.bySourceItem.get(k);

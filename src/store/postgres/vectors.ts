@@ -83,7 +83,9 @@ export class PgVectors implements VectorStore {
     });
   }
 
-  /** The lexical half of hybrid search: ts_rank_cd over the generated tsvector (GIN), best first, newer first on a tie. */
+  /**
+   * The lexical half of hybrid search: ts_rank_cd over the generated tsvector (GIN), best first, newer first on a tie.
+   */
   async lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]> {
     if (limit <= 0) return [];
     const all = lexicalTerms(query);

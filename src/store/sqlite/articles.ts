@@ -108,7 +108,9 @@ export class SqliteArticles implements ArticleStore {
     return out;
   }
 
-  /** The statement of one list shape, prepared once: `select` `rows` (ArticleRow), `full` or `public` (Article JSON). */
+  /**
+   * The statement of one list shape, prepared once: `select` `rows` (ArticleRow), `full` or `public` (Article JSON).
+   */
   private listStatement(kind: 'rows' | 'full' | 'public', shape: ListShape): Database.Statement {
     const key = `${kind}:${shapeKey(shape)}`;
     let st = this.listStatements.get(key);
