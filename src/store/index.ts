@@ -33,9 +33,8 @@ export async function openStore(
       ...options.postgres,
     });
   }
-  // The service ingests on a worker thread (sqlite/ingest-thread.ts), off its event loop.
   return new SqliteStore(
     sqliteFile(config),
-    options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS, ingestOffThread: true } : {},
+    options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS } : {},
   );
 }

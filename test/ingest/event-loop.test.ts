@@ -13,11 +13,12 @@ import { pushArticles, readPushBody } from '../../src/ops/push.js';
 import { parseFeed, toSourcedItems, toSourcedItemsInSlices } from '../../src/sources/index.js';
 import Database from 'better-sqlite3';
 import { planIngest } from '../../src/store/ports/sources-plan.js';
-import { ingestInSlices, INGEST_SLICE_ITEMS } from '../../src/store/ports/ingest-slice.js';
+import { BUSY_PATIENCE_MS, ingestInSlices, INGEST_SLICE_ITEMS } from '../../src/store/ports/ingest-slice.js';
 import type { NearDuplicateRule, SourcedItem } from '../../src/store/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { rssOf, title, turnsDuring } from './support.js';
 
+const T = 1_800_000_000_000;
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -125,6 +126,51 @@ describe('store: a slice that finds the write lock held by another process waits
     cli.close();
     await service.close();
   });
+
+  it(
+    "a poll's record waits for the lock the same way (its counters are kept); a slice still refused after BUSY_PATIENCE_MS fails with SQLITE_BUSY",
+    async () => {
+      const d = mkdtempSync(join(tmpdir(), 'fns-loop-'));
+      dirs.push(d);
+      const file = join(d, 'fns.sqlite');
+      const service = new SqliteStore(file, { busyTimeoutMs: 5 });
+      const cli = new Database(file);
+      try {
+        await service.sources.add({ name: 'w', url: 'https://ex.com/feed', everyMs: 60_000, urgency: 'auto' }, T);
+        cli.exec('BEGIN IMMEDIATE');
+        setTimeout(() => cli.exec('COMMIT'), 100);
+        await service.sources.recordPoll('w', 'me', {
+          at: T,
+          status: 200,
+          error: null,
+          etag: null,
+          lastModified: null,
+          nextPollAt: T + 60_000,
+          failures: 0,
+          minIntervalMs: null,
+          seen: 2,
+          ingested: 1,
+          deduplicated: 1,
+        });
+        expect(await service.sources.get('w')).toMatchObject({ itemsSeen: 2, itemsIngested: 1, itemsDeduplicated: 1 });
+        cli.exec('BEGIN IMMEDIATE');
+        const items = toSourcedItems(
+          { name: 'wire', urgency: 'auto' },
+          parseFeed(new TextEncoder().encode(rssOf(1)), { baseUrl: 'https://ex.com/' }).items,
+        );
+        await expect(service.sources.ingestItems(items, T)).rejects.toMatchObject({
+          code: expect.stringMatching(/^SQLITE_BUSY/),
+        });
+        cli.exec('ROLLBACK');
+        expect(await service.articles.count()).toBe(0);
+      } finally {
+        if (cli.inTransaction) cli.exec('ROLLBACK');
+        cli.close();
+        await service.close();
+      }
+    },
+    BUSY_PATIENCE_MS + 10_000,
+  );
 });
 
 describe("near-duplicates within one batch: an item is compared with other sources' items only", () => {

@@ -4,8 +4,7 @@
  * error) is answered `invalid` with its line (`fns articles ingest`, the admin push) or counted as a
  * failed item with its guid (a polled feed), logged once with the error's class and never its message,
  * and every other item of the batch is stored. The same on the worker threads that take part: a large
- * push read off the event loop (push-worker.mjs), a large feed prepared off it (prepare-worker.mjs), and
- * the SQLite service's ingest thread (ingest-worker.mjs), where the dedup step runs.
+ * push read off the event loop (push-worker.mjs) and a large feed prepared off it (prepare-worker.mjs).
  *
  * The throw is made by test/support/poison.mjs (normalising a marked text throws a TypeError), on this
  * thread or, as a preload, on the worker threads; the dedup step's throw on this thread by a
@@ -49,8 +48,8 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** A SQLite file store: as the CLI opens it, or as the service does (the ingest thread). */
-function sqlite(opts: { ingestOffThread?: boolean; nearRule?: NearDuplicateRule } = {}): SqliteStore {
+/** A SQLite file store, as the service opens it. */
+function sqlite(opts: { nearRule?: NearDuplicateRule } = {}): SqliteStore {
   const d = mkdtempSync(join(tmpdir(), 'fns-isolation-'));
   dirs.push(d);
   const store = new SqliteStore(join(d, 'fns.sqlite'), { busyTimeoutMs: 5, ...opts });
@@ -58,7 +57,7 @@ function sqlite(opts: { ingestOffThread?: boolean; nearRule?: NearDuplicateRule 
   return store;
 }
 
-/** Poisons the worker threads started from now on (push reader, feed preparer, ingest thread). */
+/** Poisons the worker threads started from now on (push reader, feed preparer). */
 async function poisonWorkers(): Promise<void> {
   await stopPushReader();
   await stopFeedPreparer();
@@ -114,16 +113,6 @@ describe('fns articles ingest: a line that throws is skipped by itself, never it
 
   it('its dedup step throws in the store (its near-duplicate comparison): the other 999 are stored in the same block', async () => {
     const store = sqlite({ nearRule: throwingRule });
-    const skipped: { line: number; error: string }[] = [];
-    const report = await ingest(store.sources, ingestLines(true), () => T0, { onSkip: (e) => skipped.push(e) });
-    expectLine500Alone(report, skipped);
-    expect(await store.articles.count()).toBe(999);
-  });
-
-  it('its dedup step throws on the ingest thread (the service on SQLite): the other 999 are stored', async () => {
-    // Poisoned before the store starts its ingest thread.
-    await poisonWorkers();
-    const store = sqlite({ ingestOffThread: true });
     const skipped: { line: number; error: string }[] = [];
     const report = await ingest(store.sources, ingestLines(true), () => T0, { onSkip: (e) => skipped.push(e) });
     expectLine500Alone(report, skipped);
@@ -225,17 +214,6 @@ describe('the admin push: a line that throws is invalid by itself, never a 500 f
     const body = pushBody(PUSH_OFF_THREAD_MIN_BYTES);
     expect(Buffer.byteLength(body)).toBeGreaterThanOrEqual(PUSH_OFF_THREAD_MIN_BYTES);
     await poisonWorkers();
-    await expectPushedAlone(a, body, store);
-  });
-
-  it("its dedup step throws on the service's ingest thread: the same answer", async () => {
-    // Poisoned before the store starts its ingest thread.
-    await poisonWorkers();
-    const store = sqlite({ ingestOffThread: true });
-    const a = await admin(store);
-    // Read on this thread (not poisoned): only the ingest thread's near-duplicate comparison throws.
-    const body = pushBody(0);
-    expect(Buffer.byteLength(body)).toBeLessThan(PUSH_OFF_THREAD_MIN_BYTES);
     await expectPushedAlone(a, body, store);
   });
 });

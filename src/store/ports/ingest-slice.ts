@@ -138,11 +138,11 @@ function* lookup(items: SourcedItem[], now: number, { rows, rule, contents }: Sl
 }
 
 /** Items per transaction, an event-loop turn between (docs/decisions/ingest-slices.md); done slices stay stored. */
-export const INGEST_SLICE_ITEMS = 8;
+export const INGEST_SLICE_ITEMS = 4;
 
 /** A slice meeting another process's lock wrote nothing: retried here, where waiting does not block the event loop. */
 const BUSY_RETRY_MS = 5;
-const BUSY_PATIENCE_MS = 2000;
+export const BUSY_PATIENCE_MS = 2000;
 
 export interface SliceOptions {
   maxItems?: number;

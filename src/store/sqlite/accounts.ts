@@ -5,7 +5,6 @@ import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../../domain/t
 import { randomId } from '../ports/ids.js';
 import type { AccountStore, KeyInfo, KeyRecord } from '../ports/index.js';
 import { toAccount, type AccountRow } from '../ports/rows.js';
-import { writeTurn } from './write-turn.js';
 
 interface KeyRow {
   id: string;
@@ -23,7 +22,7 @@ const toKey = (r: Omit<KeyRow, 'created_at'>): KeyRecord => ({
 export class SqliteAccounts implements AccountStore {
   private readonly st;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
     this.st = {
       getAccount: db.prepare<[string], AccountRow>(
         'SELECT id, tier, period_end, cancelled_at FROM accounts WHERE id = ?',
@@ -51,7 +50,6 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async createAccount(tier: Tier, now: number, accountId = randomId('acct')): Promise<AccountRecord> {
-    await writeTurn(this.db);
     this.st.insertAccount.run(accountId, tier, planOf(tier).paid ? nextPeriodEnd(now) : null, toIso(now));
     return (await this.getAccount(accountId))!;
   }
@@ -62,19 +60,16 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async setTier(accountId: string, tier: Tier, now: number): Promise<AccountRecord | undefined> {
-    await writeTurn(this.db);
     this.st.setTier.run(tier, planOf(tier).paid ? nextPeriodEnd(now) : null, accountId);
     return this.getAccount(accountId);
   }
 
   async cancel(accountId: string, now: number): Promise<AccountRecord | undefined> {
-    await writeTurn(this.db);
     this.st.cancel.run(toIso(now), accountId);
     return this.getAccount(accountId);
   }
 
   async createKey(accountId: string, keyHash: string, keyId: string, now: number): Promise<void> {
-    await writeTurn(this.db);
     this.st.insertKey.run(keyId, accountId, keyHash, toIso(now));
   }
 
@@ -84,7 +79,6 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async setKeyActive(keyId: string, active: boolean): Promise<KeyRecord | undefined> {
-    await writeTurn(this.db);
     this.st.setKeyActive.run(active ? 1 : 0, keyId);
     const r = this.st.getKey.get(keyId);
     return r && toKey(r);

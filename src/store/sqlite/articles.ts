@@ -14,7 +14,6 @@ import {
   type ListShape,
 } from '../ports/list-query.js';
 import { toArticle, type ArticleRow } from '../ports/rows.js';
-import { writeTurn } from './write-turn.js';
 
 /** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
 function articleJson(withTickers: boolean): string {
@@ -57,7 +56,6 @@ export class SqliteArticles implements ArticleStore {
   }
 
   async insert(articles: NewArticle[], at: number | (() => number)): Promise<StoredArticle[]> {
-    await writeTurn(this.db);
     return this.insertNow(articles, at);
   }
 

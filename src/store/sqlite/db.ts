@@ -13,8 +13,6 @@ export interface OpenOptions {
   nearRule?: NearDuplicateRule;
   /** The slices of ingestItems (default: INGEST_SLICE_ITEMS items). */
   ingestSlices?: SliceOptions;
-  /** Ingestion on a worker thread with its own connection (ingest-thread.ts); file stores, default rule only. */
-  ingestOffThread?: boolean;
 }
 
 /** Owner-only: accounts and key hashes are not for other local users. */

@@ -6,12 +6,10 @@ import { SqliteAccounts } from './accounts.js';
 import { SqliteArticles } from './articles.js';
 import { sqliteChanges } from './changes.js';
 import { openDatabase, type OpenOptions } from './db.js';
-import { writeTurn } from './write-turn.js';
 import { SqliteSources } from './sources.js';
 import { SqliteStatus } from './status.js';
 import { SqliteVectors } from './vectors.js';
 import { SqliteWebhooks } from './webhooks.js';
-import { ingestOffThread, type IngestThread } from './ingest-thread.js';
 
 export { MIGRATIONS } from './migrations.js';
 export class SqliteStore implements Store {
@@ -25,7 +23,6 @@ export class SqliteStore implements Store {
   readonly webhooks: SqliteWebhooks;
   readonly status: SqliteStatus;
   readonly changes: StoreChanges;
-  private readonly ingestThread: IngestThread | undefined;
 
   constructor(file: string, options: OpenOptions = {}) {
     const db = openDatabase(file, options);
@@ -43,15 +40,9 @@ export class SqliteStore implements Store {
     this.webhooks = new SqliteWebhooks(db);
     this.status = new SqliteStatus(db);
     this.changes = sqliteChanges(db, file);
-    if (options.ingestOffThread && file !== ':memory:' && options.nearRule === undefined) {
-      this.ingestThread = ingestOffThread(file, db, this.sources, this.vectors, {
-        busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)),
-      });
-    }
   }
 
   async close(): Promise<void> {
-    await this.ingestThread?.close();
     this.db.close();
   }
 
@@ -62,7 +53,6 @@ export class SqliteStore implements Store {
   /** On the one connection, so other calls meanwhile join it: for the CLI (one command per process). */
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     if (this.db.inTransaction) return fn(this);
-    await writeTurn(this.db);
     this.db.exec('BEGIN IMMEDIATE');
     try {
       const result = await fn(this);

@@ -1,6 +1,5 @@
 /** Every write is one IMMEDIATE transaction (write lock first): check-then-insert cannot race another process. */
 import type Database from 'better-sqlite3';
-import { writeTurn } from './write-turn.js';
 import type { StoredArticle } from '../../domain/articles.js';
 import type {
   CarrierRecord,
@@ -101,17 +100,10 @@ export const IDENTITY_MIGRATION = `
   UPDATE articles SET url = NULL
     WHERE url IS NOT NULL AND (length(url) > 2000 OR NOT (url GLOB 'http://?*' OR url GLOB 'https://?*') OR url GLOB '*[ ' || char(9) || char(10) || char(13) || ']*');`;
 
-/** Runs slices and poll records off the event loop; inside a transaction of this connection, work stays here. */
-export interface SourcesWriter {
-  ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]>;
-  recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void>;
-}
-
 export class SqliteSources implements SourceStore {
   private readonly st;
   private readonly contents = contentCache();
   private readonly rows: SliceRows;
-  private writer: SourcesWriter | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -244,17 +236,11 @@ export class SqliteSources implements SourceStore {
     return this.db.transaction(fn).immediate();
   }
 
-  /** `write` once it is this connection's turn (write-turn.ts): the async methods' writes. */
-  private async writeInTurn<T>(fn: () => T): Promise<T> {
-    await writeTurn(this.db);
-    return this.write(fn);
-  }
-
   async add(
     s: { name: string; url: string; everyMs: number; urgency: UrgencySetting },
     now: number,
   ): Promise<SourceRecord> {
-    return this.writeInTurn(() => {
+    return this.write(() => {
       if (this.st.insert.run(s.name, s.url, Math.trunc(s.everyMs), s.urgency, now).changes === 0)
         throw new SourceExistsError(s.name);
       this.st.bump.run();
@@ -272,7 +258,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async setPaused(name: string, paused: boolean, now: number): Promise<SourceRecord | undefined> {
-    return this.writeInTurn(() => {
+    return this.write(() => {
       const changed = paused ? this.st.pause.run(name).changes : this.st.resume.run(now, name).changes;
       if (changed === 0) return undefined;
       this.st.bump.run();
@@ -281,7 +267,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async remove(name: string): Promise<boolean> {
-    return this.writeInTurn(() => {
+    return this.write(() => {
       if (this.st.remove.run(name).changes === 0) return false;
       this.st.bump.run();
       return true;
@@ -289,7 +275,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceRecord[]> {
-    return this.writeInTurn(() =>
+    return this.write(() =>
       this.st.due.all(now, now, Math.max(0, Math.trunc(limit))).map(({ name }) => {
         this.st.lease.run(owner, now + leaseMs, name);
         return toSource(this.st.get.get(name)!);
@@ -297,19 +283,12 @@ export class SqliteSources implements SourceStore {
     );
   }
 
-  /** From now on the slices of an ingest and the records of polls run on `writer` (none: here again). */
-  writeVia(writer: SourcesWriter | undefined): void {
-    this.writer = writer;
-  }
-
+  /** One transaction; another process's lock is waited for (`patiently`): a lost record would lose its counters. */
   async recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
-    if (this.writer && !this.db.inTransaction) return this.writer.recordPoll(name, owner, outcome);
-    await writeTurn(this.db);
-    await patiently(async () => this.recordPollHere(name, owner, outcome));
+    await patiently(async () => this.recordPollNow(name, owner, outcome));
   }
 
-  /** The record of a poll on this connection, in one transaction (also the writer's fallback). */
-  recordPollHere(name: string, owner: string, outcome: PollOutcome): void {
+  private recordPollNow(name: string, owner: string, outcome: PollOutcome): void {
     // Every number within the bounds of the record, whoever computed it (sources-rows.ts).
     const o = boundedPollOutcome(outcome);
     this.write(() =>
@@ -337,16 +316,11 @@ export class SqliteSources implements SourceStore {
 
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
     if (items.length === 0) return [];
-    const writer = this.db.inTransaction ? undefined : this.writer;
-    return ingestInSlices(
-      items,
-      async (slice) => (writer ? writer.ingestSlice(slice, at) : this.ingestSlice(slice, at)),
-      this.slices,
-    );
+    return ingestInSlices(items, async (slice) => this.ingestSlice(slice, at), this.slices);
   }
 
-  /** One slice of `ingestItems` on this connection: one IMMEDIATE transaction (also the writer's fallback). */
-  ingestSlice(items: SourcedItem[], at: number | (() => number)): ItemOutcome[] {
+  /** One slice of `ingestItems`: one IMMEDIATE transaction. */
+  private ingestSlice(items: SourcedItem[], at: number | (() => number)): ItemOutcome[] {
     return this.write(() => {
       // Read inside the transaction, which holds the write lock.
       const now = typeof at === 'number' ? at : at();
@@ -358,7 +332,7 @@ export class SqliteSources implements SourceStore {
     const keys = [...new Set(externalIds)].map((id) => TEXTLESS_KEY + id);
     if (keys.length === 0) return 0;
     const json = JSON.stringify(keys);
-    return this.writeInTurn(() => {
+    return this.write(() => {
       const before = this.st.textlessSeen.get(json, source) ?? 0;
       this.st.upsertTextless.run(source, Math.trunc(now), json);
       return keys.length - before;
@@ -387,7 +361,7 @@ export class SqliteSources implements SourceStore {
   }
 
   async pruneSeen(olderThanMs: number, now: number): Promise<number> {
-    return this.writeInTurn(() => {
+    return this.write(() => {
       const seen = this.st.pruneSeen.run(now - olderThanMs).changes;
       // Near keys matter within the near-duplicate window only.
       this.st.pruneKeys.run(now - Math.min(olderThanMs, this.rule.windowMs));

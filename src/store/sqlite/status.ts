@@ -11,7 +11,6 @@ import {
   whole,
   type IncidentRow,
 } from '../ports/status-rows.js';
-import { writeTurn } from './write-turn.js';
 
 /** The status tables (part of the status migration, migrations.ts). Idempotent: safe to apply again. */
 export const STATUS_TABLES = `
@@ -89,7 +88,6 @@ export class SqliteStatus implements StatusStore {
   }
 
   async markMinute(minute: number): Promise<void> {
-    await writeTurn(this.db);
     this.st.mark.run(whole(minute));
   }
 
@@ -98,7 +96,6 @@ export class SqliteStatus implements StatusStore {
   }
 
   async putSample(instance: string, minute: number, sample: string): Promise<void> {
-    await writeTurn(this.db);
     this.st.putSample.run(whole(minute), instance, sample);
   }
 
@@ -107,22 +104,18 @@ export class SqliteStatus implements StatusStore {
   }
 
   async open(component: string, cause: StatusCause, at: number): Promise<boolean> {
-    await writeTurn(this.db);
     return this.st.open.run(component, cause, whole(at)).changes > 0;
   }
 
   async close(component: string, at: number): Promise<boolean> {
-    await writeTurn(this.db);
     return this.st.close.run(whole(at), component).changes > 0;
   }
 
   async note(component: string, message: string, at: number): Promise<IncidentRecord> {
-    await writeTurn(this.db);
     return toIncident(this.st.note.get(component, message, whole(at))!);
   }
 
   async resolve(at: number, id?: number): Promise<IncidentRecord[]> {
-    await writeTurn(this.db);
     const which = noteId(id);
     return this.st.resolve.all(whole(at), which, which).map(toIncident).sort(byNewestStart);
   }
@@ -137,7 +130,6 @@ export class SqliteStatus implements StatusStore {
   }
 
   async publish(body: string, generatedAt: number, previous: number | null): Promise<boolean> {
-    await writeTurn(this.db);
     const r =
       previous === null
         ? this.st.publishFirst.run(whole(generatedAt), body)
@@ -146,7 +138,6 @@ export class SqliteStatus implements StatusStore {
   }
 
   async prune(beforeMs: number, samplesBeforeMs: number): Promise<void> {
-    await writeTurn(this.db);
     const minute = firstMinuteFrom(beforeMs);
     this.db
       .transaction(() => {

@@ -2,21 +2,15 @@
 import type Database from 'better-sqlite3';
 import type { VectorStore } from '../ports/index.js';
 import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../ports/lexical-query.js';
-import { writeTurn } from './write-turn.js';
+import { patiently } from '../ports/ingest-slice.js';
 
 /** Common query terms remembered by one store. */
 const COMMON_TERMS_KEPT = 10_000;
-
-export interface VectorsWriter {
-  nextBatch(limit: number): Promise<{ id: string; content: string }[]>;
-  storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void>;
-}
 
 export class SqliteVectors implements VectorStore {
   private readonly st;
   /** Query terms found in more than MAX_TERM_ARTICLES articles (at most COMMON_TERMS_KEPT of them). */
   private readonly commonTerms = new Set<string>();
-  private worker: VectorsWriter | undefined;
 
   constructor(private readonly db: Database.Database) {
     this.st = {
@@ -51,22 +45,10 @@ export class SqliteVectors implements VectorStore {
   }
 
   async enqueueMissing(model: string): Promise<number> {
-    await writeTurn(this.db);
     return this.st.enqueueMissing.run(new Date().toISOString(), model).changes;
   }
 
-  /** Queue reads and vector writes go to `worker` (none: here), except inside a transaction of this connection. */
-  writeVia(worker: VectorsWriter | undefined): void {
-    this.worker = worker;
-  }
-
   async nextBatch(limit: number): Promise<{ id: string; content: string }[]> {
-    if (this.worker && !this.db.inTransaction) return this.worker.nextBatch(limit);
-    return this.nextBatchHere(limit);
-  }
-
-  /** On this connection (the fallback without a thread). */
-  nextBatchHere(limit: number): { id: string; content: string }[] {
     return this.st.nextBatch.all(limit);
   }
 
@@ -77,24 +59,18 @@ export class SqliteVectors implements VectorStore {
     );
   }
 
+  /** One transaction; another process's lock is waited for (`patiently`): the embeddings are not computed twice. */
   async storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
-    if (this.worker && !this.db.inTransaction) return this.worker.storeVectors(model, vectors);
-    await writeTurn(this.db);
-    this.storeVectorsHere(model, vectors);
-  }
-
-  /** On this connection (the fallback without a thread). */
-  storeVectorsHere(model: string, vectors: { id: string; vector: Float32Array }[]): void {
-    this.db.transaction(() => {
+    const store = this.db.transaction(() => {
       for (const { id, vector } of vectors) {
         this.st.storeVector.run(id, model, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
         this.st.dequeue.run(id);
       }
-    })();
+    });
+    await patiently(async () => store());
   }
 
   async deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]> {
-    await writeTurn(this.db);
     const dropped: string[] = [];
     this.db.transaction(() => {
       for (const id of ids) {

@@ -2,7 +2,6 @@
 import type Database from 'better-sqlite3';
 import type { NewWebhook, WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
 import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
-import { writeTurn } from './write-turn.js';
 
 export const WEBHOOKS_MIGRATION = `
   CREATE TABLE webhook_endpoints (
@@ -69,7 +68,6 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async add(e: NewWebhook, now: number): Promise<WebhookEndpoint> {
-    await writeTurn(this.db);
     this.db
       .transaction(() =>
         this.st.insert.run(
@@ -96,7 +94,6 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async remove(id: string): Promise<boolean> {
-    await writeTurn(this.db);
     return this.st.remove.run(id).changes > 0;
   }
 
@@ -106,14 +103,12 @@ export class SqliteWebhooks implements WebhookStore {
     reason: string | null,
     _now: number,
   ): Promise<WebhookEndpoint | undefined> {
-    await writeTurn(this.db);
     if (state === 'active') this.st.resume.run(id);
     else this.st.pause.run(state, reason, id);
     return this.get(id);
   }
 
   async rotateSecret(id: string, secret: string, now: number, overlapMs: number): Promise<WebhookEndpoint | undefined> {
-    await writeTurn(this.db);
     this.db
       .transaction(() => {
         const r = this.st.get.get(id);
@@ -124,7 +119,6 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async claim(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookEndpoint[]> {
-    await writeTurn(this.db);
     const ids = this.db
       .transaction(() => {
         const rows = this.st.claimable.all(now, owner, Math.max(0, Math.trunc(limit)));
@@ -139,12 +133,10 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async release(owner: string): Promise<void> {
-    await writeTurn(this.db);
     this.st.release.run(owner);
   }
 
   async recordAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
-    await writeTurn(this.db);
     const r = this.st.record.run({
       id,
       owner,
