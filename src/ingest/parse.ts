@@ -8,11 +8,11 @@ import type { NewArticle } from '../store/ports/index.js';
 import { conformArticle, type TickerInput } from '../domain/articles.js';
 import { parseRfc3339, utcDateTime } from '../domain/time.js';
 import { plainLine } from '../domain/text.js';
-import { deriveAll } from './derive.js';
+import { enrich } from '../enrich/index.js';
 import { SOURCE_NAME } from '../domain/source-name.js';
 import { loneSurrogateError } from './utf8.js';
 
-export type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
+type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
 
 export const ARTICLE_FIELDS: ReadonlySet<string> = new Set([
   'content',
@@ -48,7 +48,7 @@ export function parseArticle(input: unknown): LineResult {
   if (content.length > articleRules.contentMaxLength)
     return { ok: false, error: `content is longer than ${articleRules.contentMaxLength} characters` };
 
-  const derived = deriveAll(content);
+  const derived = enrich(content);
   let urgency = derived.urgency;
   if (o.urgency !== undefined && o.urgency !== null) {
     if (!urgencies.includes(o.urgency as never))
@@ -130,6 +130,17 @@ function parseTickers(value: unknown): TickerInput[] | string {
   return [...out.values()];
 }
 
+/** One NDJSON line, parsed and checked. */
+export function parseLine(raw: string): LineResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    return { ok: false, error: `not valid JSON (${(err as Error).message})` };
+  }
+  return parseArticle(value);
+}
+
 export interface NdjsonReport {
   articles: NewArticle[];
   errors: { line: number; error: string }[];
@@ -142,14 +153,7 @@ export function parseNdjson(text: string): NdjsonReport {
   text.split(/\r?\n/).forEach((raw, i) => {
     if (raw.trim() === '') return;
     report.lines++;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (err) {
-      report.errors.push({ line: i + 1, error: `not valid JSON (${(err as Error).message})` });
-      return;
-    }
-    const r = parseArticle(value);
+    const r = parseLine(raw);
     if (r.ok) report.articles.push(r.article);
     else report.errors.push({ line: i + 1, error: r.error });
   });

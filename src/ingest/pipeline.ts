@@ -9,7 +9,7 @@ import type { DuplicateReason, NewArticle, SourcedItem, SourceStore } from '../s
 import { errorClass } from '../store/ports/errors.js';
 import { eachInSlices } from '../runtime/slices.js';
 import { articleLink, identify, OPERATOR_SOURCE } from './identity.js';
-import { parseArticle } from './parse.js';
+import { parseLine } from './parse.js';
 
 /** Longer external ids are stored as `sha256:<hex>`: a record stays small and indexable whatever a guid holds. */
 export const EXTERNAL_ID_MAX_LENGTH = 256;
@@ -82,14 +82,8 @@ export function operatorItem(article: NewArticle): SourcedItem {
 
 /** An operator's NDJSON line (its 1-based number and text): parse, enrich and identity. */
 export function operatorOffer(line: number, raw: string): Offer {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (err) {
-    return { line, error: `not valid JSON (${(err as Error).message})` };
-  }
   return isolated(line, () => {
-    const parsed = parseArticle(value);
+    const parsed = parseLine(raw);
     return parsed.ok ? { line, item: operatorItem(parsed.article) } : { line, error: parsed.error };
   });
 }

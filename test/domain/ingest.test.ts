@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseArticle, parseNdjson } from '../../src/ingest/parse.js';
-import { deriveSentiment, deriveTickers, deriveUrgency } from '../../src/ingest/derive.js';
+import { enrich } from '../../src/enrich/index.js';
 
 describe('ingestion input: NDJSON, bad lines reported by number and skipped', () => {
   it('keeps the good lines and reports each bad one with its 1-based line number', () => {
@@ -65,22 +65,22 @@ describe('ingestion input: NDJSON, bad lines reported by number and skipped', ()
 
 describe('derivation when a line leaves a field out', () => {
   it('reads urgency from the headline flag', () => {
-    expect(deriveUrgency('BREAKING: Fed hikes')).toBe('breaking');
-    expect(deriveUrgency('FLASH: oil jumps')).toBe('flash');
-    expect(deriveUrgency('Oil jumps')).toBe('regular');
+    expect(enrich('BREAKING: Fed hikes').urgency).toBe('breaking');
+    expect(enrich('FLASH: oil jumps').urgency).toBe('flash');
+    expect(enrich('Oil jumps').urgency).toBe('regular');
   });
   it('reads sentiment from a finance lexicon (src/enrich), neutral when nothing leans either way', () => {
-    expect(deriveSentiment('Fed raises interest rates')).toBe('hawkish');
-    expect(deriveSentiment('ECB cuts rates to support growth')).toBe('dovish');
-    expect(deriveSentiment('Nvidia beats estimates')).toBe('positive');
-    expect(deriveSentiment('Shares plunge after profit warning')).toBe('negative');
-    expect(deriveSentiment('Company holds annual meeting')).toBe('neutral');
+    expect(enrich('Fed raises interest rates').sentiment).toBe('hawkish');
+    expect(enrich('ECB cuts rates to support growth').sentiment).toBe('dovish');
+    expect(enrich('Nvidia beats estimates').sentiment).toBe('positive');
+    expect(enrich('Shares plunge after profit warning').sentiment).toBe('negative');
+    expect(enrich('Company holds annual meeting').sentiment).toBe('neutral');
   });
   it('finds tickers from cashtags and company names most relevant first, with a per-ticker label', () => {
-    expect(deriveTickers('Apple and $MSFT rally')).toEqual([
+    expect(enrich('Apple and $MSFT rally').tickers).toEqual([
       { ticker: 'AAPL', sentiment: 'positive', relevance: 1 },
       { ticker: 'MSFT', sentiment: 'positive', relevance: 0.8 },
     ]);
-    expect(deriveTickers('Quiet day in markets')).toEqual([]);
+    expect(enrich('Quiet day in markets').tickers).toEqual([]);
   });
 });
