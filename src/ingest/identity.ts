@@ -14,11 +14,14 @@ export const OPERATOR_SOURCE = 'operator';
 /** The longest `url` an article shows (the contract's Article.url maxLength). */
 export const URL_MAX_LENGTH = 2000;
 
+/** A canonical link an article may show: null past URL_MAX_LENGTH. */
+function shownLink(canonical: string | null): string | null {
+  return canonical !== null && canonical.length <= URL_MAX_LENGTH ? canonical : null;
+}
+
 /** The canonical link an article shows and is deduplicated by, or null. */
 export function articleLink(url: string | null | undefined): string | null {
-  if (url === null || url === undefined) return null;
-  const c = canonicalLink(url);
-  return c !== null && c.length <= URL_MAX_LENGTH ? c : null;
+  return url === null || url === undefined ? null : shownLink(canonicalLink(url));
 }
 
 /**
@@ -32,12 +35,7 @@ export function identify(
   shownSource: string | null = source,
   canonical?: string | null,
 ): SourcedItem {
-  const url =
-    canonical === undefined
-      ? articleLink(article.url)
-      : canonical !== null && canonical.length <= URL_MAX_LENGTH
-        ? canonical
-        : null;
+  const url = canonical === undefined ? articleLink(article.url) : shownLink(canonical);
   return {
     source,
     externalId,

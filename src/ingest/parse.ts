@@ -11,6 +11,7 @@ import { plainLine } from '../domain/text.js';
 import { enrich } from '../enrich/index.js';
 import { SOURCE_NAME } from '../domain/source-name.js';
 import { loneSurrogateError } from './utf8.js';
+import { URL_MAX_LENGTH } from './identity.js';
 
 type LineResult = { ok: true; article: NewArticle } | { ok: false; error: string };
 
@@ -87,8 +88,8 @@ export function parseArticle(input: unknown): LineResult {
       error: 'source must be a source name: 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
     };
   }
-  if (o.url !== undefined && o.url !== null && (typeof o.url !== 'string' || o.url.length > 2000)) {
-    return { ok: false, error: 'url must be a string of at most 2000 characters' };
+  if (o.url !== undefined && o.url !== null && (typeof o.url !== 'string' || o.url.length > URL_MAX_LENGTH)) {
+    return { ok: false, error: `url must be a string of at most ${URL_MAX_LENGTH} characters` };
   }
   return {
     ok: true,
