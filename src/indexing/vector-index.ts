@@ -60,6 +60,15 @@ export class VectorIndex {
 
   constructor(private readonly options: VectorIndexOptions = {}) {}
 
+  private get annThreshold(): number {
+    return this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD;
+  }
+
+  /** How rows go into the HNSW graph: in slices of the event loop, on `buildThreads` threads. */
+  private get buildOptions() {
+    return { ...this.options.slice, threads: this.options.buildThreads ?? 1 };
+  }
+
   get size(): number {
     return this.ids.length;
   }
@@ -95,7 +104,7 @@ export class VectorIndex {
     if (this.hnsw && fresh.length > 0) {
       const block = new Float32Array(fresh.length * this.dim!);
       fresh.forEach((v, i) => block.set(v, i * this.dim!));
-      await this.hnsw.addRows(firstFresh, block, { ...this.options.slice, threads: this.options.buildThreads ?? 1 });
+      await this.hnsw.addRows(firstFresh, block, this.buildOptions);
     }
     if (this.complete) this.maybeBuildApproximate();
   }
@@ -122,10 +131,7 @@ export class VectorIndex {
     this.positions.set(v.id, this.ids.length);
     this.ids.push(v.id);
     if (this.hnsw) return true;
-    (this.matrix ??= new VectorMatrix(
-      this.dim!,
-      Math.min(capacityHint, (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD) + 1),
-    )).append(v.vector);
+    (this.matrix ??= new VectorMatrix(this.dim!, Math.min(capacityHint, this.annThreshold + 1))).append(v.vector);
     return false;
   }
 
@@ -178,7 +184,7 @@ export class VectorIndex {
   /** Past the threshold, builds the HNSW graph in the background; the exact scan answers until it has caught up. */
   private maybeBuildApproximate(): void {
     if (this.hnsw || this.build || this.annUnavailable || this.closed || !this.matrix) return;
-    if (this.matrix.rows <= (this.options.annThreshold ?? DEFAULT_ANN_THRESHOLD)) return;
+    if (this.matrix.rows <= this.annThreshold) return;
     const replaced = new Set<number>();
     this.build = {
       replaced,
@@ -209,10 +215,7 @@ export class VectorIndex {
     for (let done = 0; done < this.matrix!.rows;) {
       if (this.closed) return;
       const rows = this.matrix!.rows;
-      await hnsw.addRows(done, this.matrix!.data.subarray(done * dim, rows * dim), {
-        ...this.options.slice,
-        threads: this.options.buildThreads ?? 1,
-      });
+      await hnsw.addRows(done, this.matrix!.data.subarray(done * dim, rows * dim), this.buildOptions);
       done = rows;
     }
     // No await from here to the switch: nothing can change the matrix in between.
