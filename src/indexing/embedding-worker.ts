@@ -6,6 +6,10 @@ import type { Log } from '../domain/log.js';
 import type { Embedder } from '../search/index.js';
 import { isStoreBusy } from '../store/ports/errors.js';
 import type { VectorStore } from '../store/ports/index.js';
+import type { StoredVector } from './vector-index.js';
+
+/** A batch's outcome: the vectors to store, and the articles the embedder refused. */
+type Embedded = { stored: StoredVector[]; refused: string[] };
 
 export interface WorkerOptions {
   batchSize?: number;
@@ -27,7 +31,7 @@ export class EmbeddingWorker {
   private running = false;
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> | undefined;
-  private unsaved: { stored: { id: string; vector: Float32Array }[]; refused: string[] } | undefined;
+  private unsaved: Embedded | undefined;
   private busyRetries = 0;
   private queuedMissing = false;
 
@@ -57,7 +61,7 @@ export class EmbeddingWorker {
     }
     const batch = await this.store.nextBatch(this.options.batchSize ?? 32, this.options.leaseMs);
     if (batch.length === 0) return 0;
-    let stored: { id: string; vector: Float32Array }[];
+    let stored: StoredVector[];
     const refused: string[] = [];
     try {
       const vectors = await this.embedder.embed(batch.map((b) => b.content));
@@ -85,13 +89,7 @@ export class EmbeddingWorker {
     return stored.length;
   }
 
-  private async save({
-    stored,
-    refused,
-  }: {
-    stored: { id: string; vector: Float32Array }[];
-    refused: string[];
-  }): Promise<void> {
+  private async save({ stored, refused }: Embedded): Promise<void> {
     await this.store.storeVectors(this.embedder.modelId, stored);
     if (refused.length > 0) {
       const maxAttempts = this.options.maxAttempts ?? 5;
