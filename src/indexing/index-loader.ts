@@ -23,6 +23,7 @@ export class SearchIndexLoadingError extends Error {
 export type LoadState = 'idle' | 'loading' | 'ready';
 
 export interface IndexLoaderOptions {
+  /** After a failed background load, the next attempt (ms; default {@link DEFAULT_LOAD_RETRY_MS}). */
   retryMs?: number;
   log?: Log;
 }

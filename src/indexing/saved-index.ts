@@ -16,7 +16,7 @@ const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
 const SAVE_MIN_NEW_VECTORS = 10_000;
 
 export interface SavedIndexOptions {
-  /** Where the approximate index is saved, e.g. DATA_DIR/search-index. Unset: never saved. */
+  /** Where the approximate index is saved, e.g. DATA_DIR/search-index. Unset: never saved (tests, tools). */
   persistDir?: string;
   /** While running, how often to look whether enough is new to save (default {@link DEFAULT_SAVE_EVERY_MS}). */
   saveEveryMs?: number;

@@ -2,38 +2,25 @@
  * Search over the archive: every vector of the current model in memory, kept up to date, searched hybrid
  * (src/search/hybrid.ts).
  */
-import type { Log } from '../domain/log.js';
-import type { HnswOptions } from '../search/ann.js';
 import type { Embedder } from '../search/index.js';
 import { HybridSearch, type HybridOptions, type SearchOptions } from '../search/hybrid.js';
 import { cachedQueryEmbedder } from '../search/query-cache.js';
-import type { SliceOptions } from '../search/rank.js';
 import type { StoredArticle } from '../domain/articles.js';
 import type { StorePorts } from '../store/ports/index.js';
-import { IndexLoader, type LoadState } from './index-loader.js';
-import { SavedIndex } from './saved-index.js';
-import { VectorFeed } from './vector-feed.js';
-import { VectorIndex } from './vector-index.js';
+import { IndexLoader, type IndexLoaderOptions, type LoadState } from './index-loader.js';
+import { SavedIndex, type SavedIndexOptions } from './saved-index.js';
+import { VectorFeed, type VectorFeedOptions } from './vector-feed.js';
+import { VectorIndex, type VectorIndexOptions } from './vector-index.js';
 
-export interface SemanticIndexOptions extends HybridOptions {
-  /** Past this many vectors, the approximate index answers (default DEFAULT_ANN_THRESHOLD). */
-  annThreshold?: number;
-  hnsw?: HnswOptions;
-  /** Threads inserting into the HNSW graph, each batch (default 1: the other core stays free). */
-  buildThreads?: number;
-  /** Vectors per store page while loading (default DEFAULT_LOAD_PAGE). */
-  pageSize?: number;
-  /** How ranking and index building share the event loop (slice length, clock). */
-  slice?: SliceOptions;
-  /** After a failed background load, the next attempt (ms; default DEFAULT_LOAD_RETRY_MS). */
-  retryMs?: number;
-  log?: Log;
+export interface SemanticIndexOptions
+  extends
+    HybridOptions,
+    Omit<VectorIndexOptions, 'onApproximate'>,
+    SavedIndexOptions,
+    IndexLoaderOptions,
+    Pick<VectorFeedOptions, 'pageSize'> {
   /** Query vectors kept for repeated queries (default DEFAULT_QUERY_CACHE; 0: none). */
   queryCacheSize?: number;
-  /** Where the approximate index is saved, e.g. DATA_DIR/search-index; unset: never saved (tests, tools). */
-  persistDir?: string;
-  /** While running, how often to look whether enough is new to save (default DEFAULT_SAVE_EVERY_MS). */
-  saveEveryMs?: number;
 }
 
 export interface SemanticIndexStatus {
