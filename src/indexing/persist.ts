@@ -10,6 +10,9 @@ import { crc32 } from 'node:zlib';
 
 const SNAPSHOT_FORMAT = 1;
 
+/** A file's size and CRC-32, as the manifest records them. */
+type FileSum = { bytes: number; crc32: number };
+
 export interface SnapshotManifest {
   format: number;
   modelId: string;
@@ -22,7 +25,7 @@ export interface SnapshotManifest {
   /** HNSW settings the graph was built with. */
   hnsw: { connectivity: number; expansionAdd: number; expansionSearch: number };
   savedAt: string;
-  files: { index: { bytes: number; crc32: number }; ids: { bytes: number; crc32: number } };
+  files: { index: FileSum; ids: FileSum };
 }
 
 /** The snapshot cannot be used (missing, another model, corrupt, stale): rebuild. */
@@ -43,7 +46,7 @@ export function snapshotPaths(dir: string, modelId: string): SnapshotPaths {
 }
 
 /** CRC-32 of a file, read in chunks (the event loop runs between them). */
-async function fileCrc32(path: string): Promise<{ bytes: number; crc32: number }> {
+async function fileCrc32(path: string): Promise<FileSum> {
   let crc = 0;
   let bytes = 0;
   for await (const chunk of createReadStream(path, { highWaterMark: 8 << 20 })) {
@@ -75,9 +78,7 @@ export async function writeSnapshot(
     await writeFile(paths.manifest + tmp, JSON.stringify(full, null, 1));
     await rename(paths.manifest + tmp, paths.manifest);
   } finally {
-    await rm(paths.index + tmp, { force: true });
-    await rm(paths.ids + tmp, { force: true });
-    await rm(paths.manifest + tmp, { force: true });
+    for (const path of [paths.index, paths.ids, paths.manifest]) await rm(path + tmp, { force: true });
   }
 }
 
@@ -101,10 +102,8 @@ export async function readSnapshot(
   if (manifest.format !== SNAPSHOT_FORMAT)
     throw new SnapshotUnusable(`format ${manifest.format}, expected ${SNAPSHOT_FORMAT}`);
   if (manifest.modelId !== modelId) throw new SnapshotUnusable(`saved for model ${manifest.modelId}, not ${modelId}`);
-  for (const [name, path] of [
-    ['index', paths.index],
-    ['ids', paths.ids],
-  ] as const) {
+  for (const name of ['index', 'ids'] as const) {
+    const path = paths[name];
     const want = manifest.files?.[name];
     const size = await stat(path).then(
       (s) => s.size,
