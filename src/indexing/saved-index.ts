@@ -111,8 +111,8 @@ export class SavedIndex {
     if (!dir) return false;
     const started = performance.now();
     try {
-      const { hnsw, dim, ids, cursor } = await this.read(dir);
-      this.index.restore(hnsw, dim, ids);
+      const { hnsw, ids, cursor } = await this.read(dir);
+      this.index.restore(hnsw, ids);
       this.feed.resumeAt(cursor);
       this.savedRowid = cursor.rowid;
       this.savedRows = ids.length;
@@ -132,7 +132,7 @@ export class SavedIndex {
   }
 
   /** The saved graph, its ids and the cursor it covers; SnapshotUnusable when it cannot be used. */
-  private async read(dir: string): Promise<{ hnsw: HnswIndex; dim: number; ids: string[]; cursor: FeedCursor }> {
+  private async read(dir: string): Promise<{ hnsw: HnswIndex; ids: string[]; cursor: FeedCursor }> {
     const paths = snapshotPaths(dir, this.modelId);
     const { manifest, ids } = await readSnapshot(paths, this.modelId);
     if (manifest.rows > 0) {
@@ -145,6 +145,6 @@ export class SavedIndex {
     }
     const hnsw = await HnswIndex.load(paths.index, manifest.dim, { ...this.options.hnsw, ...manifest.hnsw });
     if (hnsw instanceof Error) throw new SnapshotUnusable(`the approximate index cannot load here (${hnsw.message})`);
-    return { hnsw, dim: manifest.dim, ids, cursor: { rowid: manifest.lastRowid, id: manifest.lastId } };
+    return { hnsw, ids, cursor: { rowid: manifest.lastRowid, id: manifest.lastId } };
   }
 }

@@ -172,9 +172,9 @@ export class VectorIndex {
   }
 
   /** Starts from a saved approximate index (an empty index only): `ids` are its rows in order. */
-  restore(hnsw: HnswIndex, dim: number, ids: readonly string[]): void {
+  restore(hnsw: HnswIndex, ids: readonly string[]): void {
     this.hnsw = hnsw;
-    this.dim = dim;
+    this.dim = hnsw.dim;
     ids.forEach((id, row) => {
       this.ids.push(id);
       this.positions.set(id, row);
