@@ -98,8 +98,15 @@ export class VectorIndex {
         continue;
       }
       const at = this.positions.get(v.id);
-      if (at !== undefined) this.replace(at, v.vector);
-      else if (this.append(v, capacityHint)) fresh.push(v.vector);
+      if (at !== undefined) {
+        this.replace(at, v.vector);
+        continue;
+      }
+      this.positions.set(v.id, this.ids.length);
+      this.ids.push(v.id);
+      // Once approximate, new rows go into the graph together after the loop; until then, into the matrix.
+      if (this.hnsw) fresh.push(v.vector);
+      else (this.matrix ??= new VectorMatrix(this.dim, Math.min(capacityHint, this.annThreshold + 1))).append(v.vector);
     }
     if (this.hnsw && fresh.length > 0) {
       const block = new Float32Array(fresh.length * this.dim!);
@@ -124,15 +131,6 @@ export class VectorIndex {
       // The graph being built may already hold the old vector: it is set again at the switch.
       this.build?.replaced.add(row);
     }
-  }
-
-  /** Gives `v` a new row; true when its vector is left for the caller to add to the graph. */
-  private append(v: StoredVector, capacityHint: number): boolean {
-    this.positions.set(v.id, this.ids.length);
-    this.ids.push(v.id);
-    if (this.hnsw) return true;
-    (this.matrix ??= new VectorMatrix(this.dim!, Math.min(capacityHint, this.annThreshold + 1))).append(v.vector);
-    return false;
   }
 
   /**
