@@ -109,22 +109,19 @@ export async function storeOffers(
       : [];
   const answer = emptyAnswer();
   const storedIds: string[] = [];
+  const invalid = (line: number, error: string, errClass: string | undefined) => {
+    answer.invalid++;
+    answer.results.push({ line, status: 'invalid', error });
+    if (errClass !== undefined) onFailed?.({ line, errClass });
+  };
   let v = 0;
   // In slices: a large poll is thousands of answers to make.
   await eachInSlices(offers, (o) => {
-    if ('error' in o) {
-      answer.invalid++;
-      answer.results.push({ line: o.line, status: 'invalid', error: o.error });
-      if (o.errClass !== undefined) onFailed?.({ line: o.line, errClass: o.errClass });
-      return;
-    }
+    if ('error' in o) return invalid(o.line, o.error, o.errClass);
     const outcome = outcomes[v++]!;
     const who = { source: o.item.source, external_id: o.item.externalId };
-    if (outcome.status === 'failed') {
-      answer.invalid++;
-      answer.results.push({ line: o.line, status: 'invalid', error: itemFailedError(outcome.errClass) });
-      onFailed?.({ line: o.line, errClass: outcome.errClass });
-    } else if (outcome.status === 'stored') {
+    if (outcome.status === 'failed') invalid(o.line, itemFailedError(outcome.errClass), outcome.errClass);
+    else if (outcome.status === 'stored') {
       answer.stored++;
       storedIds.push(outcome.id);
       answer.results.push({ line: o.line, status: 'stored', ...who, id: outcome.id, received_at: outcome.received_at });
