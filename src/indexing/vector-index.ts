@@ -94,7 +94,11 @@ export class VectorIndex {
     for (const v of vectors) {
       this.dim ??= v.vector.length;
       if (v.vector.length !== this.dim) {
-        this.skip(v);
+        if (this.skipped++ === 0)
+          this.options.log?.warn(
+            { article: v.id, dimension: v.vector.length, index: this.dim },
+            'vector of another dimension skipped',
+          );
         continue;
       }
       const at = this.positions.get(v.id);
@@ -114,14 +118,6 @@ export class VectorIndex {
       await this.hnsw.addRows(firstFresh, block, this.buildOptions);
     }
     if (this.complete) this.maybeBuildApproximate();
-  }
-
-  private skip(v: StoredVector): void {
-    if (this.skipped++ === 0)
-      this.options.log?.warn(
-        { article: v.id, dimension: v.vector.length, index: this.dim },
-        'vector of another dimension skipped',
-      );
   }
 
   private replace(row: number, vector: Float32Array): void {
