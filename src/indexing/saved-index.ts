@@ -143,7 +143,10 @@ export class SavedIndex {
         );
       }
     }
-    const hnsw = await HnswIndex.load(paths.index, manifest.dim, { ...this.options.hnsw, ...manifest.hnsw });
+    // A graph usearch refuses (another version's format) is rebuilt like a damaged one, not retried as a store fault.
+    const hnsw = await HnswIndex.load(paths.index, manifest.dim, { ...this.options.hnsw, ...manifest.hnsw }).catch(
+      (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+    );
     if (hnsw instanceof Error) throw new SnapshotUnusable(`the approximate index cannot load here (${hnsw.message})`);
     return { hnsw, ids, cursor: { rowid: manifest.lastRowid, id: manifest.lastId } };
   }

@@ -5,10 +5,11 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SemanticIndex, type SemanticIndexOptions } from '../../src/indexing/index.js';
 import { snapshotPaths } from '../../src/indexing/persist.js';
 import type { Embedder } from '../../src/search/index.js';
+import { HnswIndex } from '../../src/search/ann.js';
 import { asIndexStore, clusteredUnitVectors, idOf, MatrixVectorStore } from './corpus.js';
 import { recordLog } from '../support/log.js';
 
@@ -135,6 +136,21 @@ describe('a corrupt or stale saved index is rebuilt in the background while the 
     await third.start();
     expect(third.status().mode).toBe('approximate');
     expect(logs.some((m) => /saved approximate index loaded/.test(m))).toBe(true);
+  });
+
+  it('a graph usearch refuses to load (another version of its format) is rebuilt, not retried as a store failure', async () => {
+    const store = await firstRun();
+    const refused = vi.spyOn(HnswIndex, 'load').mockRejectedValueOnce(new Error('incompatible file version'));
+    try {
+      const again = open(store);
+      await again.start();
+      expect(again.status()).toMatchObject({ state: 'ready', mode: 'exact', vectors: n });
+      expect(logs.some((m) => /saved approximate index not used.*incompatible file version/.test(m))).toBe(true);
+      await again.settled();
+      expect(again.status().mode).toBe('approximate');
+    } finally {
+      refused.mockRestore();
+    }
   });
 
   it('a file of another database (the vector under its last rowid differs) is not used', async () => {
