@@ -9,31 +9,19 @@ import { bounded, FeedError } from './errors.js';
  * (ISO-8859-1/ASCII are Windows-1252, GB2312 is GBK).
  */
 
-// A Map: the label is the feed's text (`charset=constructor` must not find an Object method).
-const SUPERSETS = new Map<string, string>([
-  ['iso-8859-1', 'windows-1252'],
-  ['iso8859-1', 'windows-1252'],
-  ['iso_8859-1', 'windows-1252'],
-  ['latin1', 'windows-1252'],
-  ['l1', 'windows-1252'],
-  ['us-ascii', 'windows-1252'],
-  ['ascii', 'windows-1252'],
-  ['ansi_x3.4-1968', 'windows-1252'],
-  ['cp1252', 'windows-1252'],
-  ['x-cp1252', 'windows-1252'],
-  ['gb2312', 'gbk'],
-  ['x-gbk', 'gbk'],
-  ['csgb2312', 'gbk'],
-  ['gb_2312-80', 'gbk'],
-  ['euc-cn', 'gbk'],
-]);
+// Sets: the label is the feed's text (`charset=constructor` must not find an Object method).
+const WINDOWS_1252_LABELS = new Set(
+  'iso-8859-1 iso8859-1 iso_8859-1 latin1 l1 us-ascii ascii ansi_x3.4-1968 cp1252 x-cp1252'.split(' '),
+);
+const GBK_LABELS = new Set(['gb2312', 'x-gbk', 'csgb2312', 'gb_2312-80', 'euc-cn']);
 
 function normalizeLabel(label: string): string {
   const l = label
     .trim()
     .replace(/^["']|["']$/g, '')
     .toLowerCase();
-  return SUPERSETS.get(l) ?? l;
+  if (WINDOWS_1252_LABELS.has(l)) return 'windows-1252';
+  return GBK_LABELS.has(l) ? 'gbk' : l;
 }
 
 function isUtf8(label: string): boolean {
@@ -74,11 +62,6 @@ function tryUtf8(bytes: Uint8Array): string | null {
   } catch {
     return null;
   }
-}
-
-function hasNonAscii(bytes: Uint8Array): boolean {
-  for (let i = 0; i < bytes.length; i++) if (bytes[i]! >= 0x80) return true;
-  return false;
 }
 
 /** Whether the bytes hold at least one valid multi-byte UTF-8 sequence (text written as UTF-8). */
@@ -129,9 +112,9 @@ export function decodeFeedBytes(bytes: Uint8Array, contentType?: string | null):
         : iconv.decode(body, bom.encoding, { stripBOM: true });
     return { text, encoding: bom.encoding, declared: null };
   }
-  const fromHeader = charsetFromContentType(contentType);
-  const fromXml = encodingFromXmlDeclaration(bytes);
-  const labels = [fromHeader, fromXml].filter((l): l is string => l !== null).map(normalizeLabel);
+  const labels = [charsetFromContentType(contentType), encodingFromXmlDeclaration(bytes)]
+    .filter((l): l is string => l !== null)
+    .map(normalizeLabel);
   const declared = labels[0] ?? 'utf-8';
   // Multi-byte UTF-16/32 labels over ASCII-compatible bytes are wrong by construction (a BOM or zero bytes would show).
   const usable = labels.filter((l) => !/^(utf-?16|utf-?32|ucs-?2)/.test(l));
@@ -144,7 +127,8 @@ export function decodeFeedBytes(bytes: Uint8Array, contentType?: string | null):
     if (other !== undefined) return { text: iconv.decode(bytes, other), encoding: other, declared };
     return { text: notUtf8Fallback(bytes), encoding: 'windows-1252', declared };
   }
-  if (utf8 !== null && (hasNonAscii(bytes) || !iconv.encodingExists(first))) {
+  // Valid UTF-8 with non-ASCII text is read as UTF-8 whatever legacy label it carries (feeds lie), as is an unknown one.
+  if (utf8 !== null && (/[\u0080-\uffff]/.test(utf8) || !iconv.encodingExists(first))) {
     return { text: utf8, encoding: 'utf-8', declared };
   }
   const known = usable.find((l) => iconv.encodingExists(l));

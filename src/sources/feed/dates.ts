@@ -5,23 +5,17 @@ import { parseRfc3339, utcDateTime } from '../../domain/time.js';
  * is guessed: without a time of day or a zone, or an impossible calendar date, a date is unreadable.
  */
 
-// Maps: the keys are looked up with text from the feed.
-const MONTHS = new Map<string, number>([
-  ['jan', 1],
-  ['feb', 2],
-  ['mar', 3],
-  ['apr', 4],
-  ['may', 5],
-  ['jun', 6],
-  ['jul', 7],
-  ['aug', 8],
-  ['sep', 9],
-  ['oct', 10],
-  ['nov', 11],
-  ['dec', 12],
-]);
+const MONTH_NAMES = 'january february march april may june july august september october november december'.split(' ');
 
-/** RFC 822 §5 zone names, in minutes east of UTC. */
+/** 1-12 for a month's full name, its first three letters or `sept` (any case); otherwise undefined. */
+function monthOf(name: string): number | undefined {
+  const n = name.toLowerCase();
+  if (n === 'sept') return 9;
+  const i = MONTH_NAMES.findIndex((full) => full === n || full.slice(0, 3) === n);
+  return i === -1 ? undefined : i + 1;
+}
+
+/** RFC 822 §5 zone names, in minutes east of UTC (a Map: the key is the feed's text). */
 const ZONES = new Map<string, number>([
   ['UT', 0],
   ['UTC', 0],
@@ -51,9 +45,12 @@ function zoneOffsetMinutes(zone: string): number | undefined {
   return (m[1] === '-' ? -1 : 1) * (h * 60 + min);
 }
 
-function daysInMonth(year: number, month: number): number {
+/** Epoch ms of a UTC date-time, or undefined for an impossible one; a leap second (:60) is the next second. */
+function utcMs(year: number, month: number, day: number, hour: number, minute: number, second: number) {
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+  if (year < 1000 || day < 1 || day > days || hour > 23 || minute > 59 || second > 60) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) + (second === 60 ? 1000 : 0);
 }
 
 // [day-name ","] day month year hour ":" minute [":" second] zone; lenient about spacing, full day/month
@@ -65,27 +62,14 @@ const RFC822 =
 export function parseRfc822(raw: string): number | undefined {
   const m = RFC822.exec(raw.trim());
   if (!m) return undefined;
-  const month = MONTHS.get(m[2]!.slice(0, 3).toLowerCase());
-  if (month === undefined) return undefined;
-  if (
-    m[2]!.length > 3 &&
-    !/^(january|february|march|april|may|june|july|august|september|october|november|december|sept)$/i.test(m[2]!)
-  ) {
-    return undefined;
-  }
+  const month = monthOf(m[2]!);
+  // Without a zone the instant is unknown.
+  const offset = m[7] === undefined ? undefined : zoneOffsetMinutes(m[7]);
+  if (month === undefined || offset === undefined) return undefined;
   let year = Number(m[3]);
   if (m[3]!.length === 2) year += year < 50 ? 2000 : 1900;
-  if (year < 1000) return undefined;
-  const day = Number(m[1]);
-  const hour = Number(m[4]);
-  const minute = Number(m[5]);
-  const second = m[6] === undefined ? 0 : Number(m[6]);
-  if (day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 60) return undefined;
-  if (m[7] === undefined) return undefined; // no zone: the instant is unknown
-  const offset = zoneOffsetMinutes(m[7]);
-  if (offset === undefined) return undefined;
-  const ms = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) + (second === 60 ? 1000 : 0);
-  return ms - offset * 60_000;
+  const ms = utcMs(year, month, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
+  return ms === undefined ? undefined : ms - offset * 60_000;
 }
 
 const ASCTIME = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Za-z]{3}) ( \d|\d{2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
@@ -93,19 +77,9 @@ const ASCTIME = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Za-z]{3}) ( \d|\d{2}) (\d{
 /** Epoch ms of an asctime() date (`Sun Nov  6 08:49:37 1994`, UTC; RFC 9110 §5.6.7, for Retry-After), or undefined. */
 export function parseAsctime(raw: string): number | undefined {
   const m = ASCTIME.exec(raw.trim());
-  if (!m) return undefined;
-  const month = MONTHS.get(m[1]!.toLowerCase());
-  if (month === undefined) return undefined;
-  const [day, hour, minute, second, year] = [m[2]!.trim(), m[3], m[4], m[5], m[6]].map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  if (year < 1000 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 60)
-    return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) + (second === 60 ? 1000 : 0);
+  const month = m ? monthOf(m[1]!) : undefined;
+  if (!m || month === undefined) return undefined;
+  return utcMs(Number(m[6]), month, Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]));
 }
 
 /** Epoch ms of RFC 3339 / W3CDTF: src/domain/time.ts's strict reader, also taking a space for `T` or no seconds. */

@@ -10,35 +10,13 @@ export function decodeEntities(text: string): string {
   return text.includes('&') ? decodeHTML(text, DecodingMode.Strict) : text;
 }
 
-const BLOCK = new Set([
-  'p',
-  'br',
-  'div',
-  'li',
-  'ul',
-  'ol',
-  'tr',
-  'td',
-  'th',
-  'table',
-  'h1',
-  'h2',
-  'h3',
-  'h4',
-  'h5',
-  'h6',
-  'blockquote',
-  'pre',
-  'hr',
-  'section',
-  'article',
-  'header',
-  'footer',
-  'figure',
-  'figcaption',
-  'dd',
-  'dt',
-]);
+/** Block-level tags: each becomes a space, so the words either side do not run together. */
+const BLOCK = new Set(
+  (
+    'p br div li ul ol tr td th table h1 h2 h3 h4 h5 h6 blockquote pre hr section article header footer figure ' +
+    'figcaption dd dt'
+  ).split(' '),
+);
 const SKIP_CONTENT = new Set(['script', 'style', 'noscript', 'template']);
 
 function isAlpha(c: number): boolean {
