@@ -86,13 +86,8 @@ function syndicationSeconds(
   if (!sy || (sy.updatePeriod === undefined && sy.updateFrequency === undefined)) return null;
   const periodText = sy.updatePeriod === undefined ? 'daily' : str(sy.updatePeriod);
   const period = periodText === undefined ? undefined : PERIOD_SECONDS.get(periodText.trim().toLowerCase());
-  if (period === undefined) return null;
-  let frequency = 1;
-  if (rawFrequency !== undefined) {
-    const read = readDecimal(rawFrequency, 1, FREQUENCY_MAX);
-    if (read === null) return null;
-    frequency = read;
-  }
+  const frequency = rawFrequency === undefined ? 1 : readDecimal(rawFrequency, 1, FREQUENCY_MAX);
+  if (period === undefined || frequency === null) return null;
   return Math.min(FEED_FLOOR_MAX_SECONDS, Math.max(1, Math.round(period / frequency)));
 }
 
@@ -101,15 +96,9 @@ function ttlSeconds(rawTtl: string | undefined): number | null {
   return minutes === null ? null : minutes * 60;
 }
 
-function floorOf(...candidates: (number | null)[]): number | null {
-  const present = candidates.filter((c): c is number => c !== null && Number.isFinite(c) && c > 0);
-  return present.length ? Math.min(FEED_FLOOR_MAX_SECONDS, Math.max(...present)) : null;
-}
-
 function trimmed(s: string | undefined): string | null {
-  if (s === undefined) return null;
-  const t = s.trim();
-  return t === '' ? null : t;
+  const t = s?.trim();
+  return t ? t : null;
 }
 
 function firstDate(...raws: (string | undefined)[]): string | null {
@@ -120,20 +109,31 @@ function firstDate(...raws: (string | undefined)[]): string | null {
   return null;
 }
 
+/** Where relative RSS/RDF item links resolve: the channel's xml:base, else its <link>, else the fetch URL. */
+function channelBase(feed: RssFeed.Feed<string> | RdfFeed.Feed<string>, baseUrl: string): string | null {
+  return resolveBase(str(feed.xml?.base), resolveBase(str(feed.link), baseUrl));
+}
+
+/** Title and summary of an RSS or RDF item; Dublin Core's when the item's own element is absent. */
+function rssTexts(item: RssFeed.Item<string> | RdfFeed.Item<string>): Pick<FeedItem, 'title' | 'summary'> {
+  return {
+    title: toPlainText(str(item.title) ?? firstStr(item.dc?.titles)),
+    summary: toPlainText(str(item.description) ?? str(item.content?.encoded) ?? firstStr(item.dc?.descriptions)),
+  };
+}
+
 function mapRss(feed: RssFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
-  // Relative item links: the item's xml:base, the channel's xml:base, the channel <link>, the fetch URL.
-  const channelBase = resolveBase(str(feed.xml?.base), resolveBase(str(feed.link), baseUrl));
+  const feedBase = channelBase(feed, baseUrl);
   const items = (feed.items ?? []).map((item) =>
     mapItemSafely(
       () => {
-        const base = resolveBase(str(item.xml?.base), channelBase);
+        const base = resolveBase(str(item.xml?.base), feedBase);
         const guid = trimmed(str(item.guid?.value));
         const permalink = item.guid?.isPermaLink !== false && guid !== null ? guid : null;
         const alternate = (item.atom?.links ?? []).find((l) => !l.rel || l.rel === 'alternate');
         return {
           guid,
-          title: toPlainText(str(item.title) ?? firstStr(item.dc?.titles)),
-          summary: toPlainText(str(item.description) ?? str(item.content?.encoded) ?? firstStr(item.dc?.descriptions)),
+          ...rssTexts(item),
           url:
             resolveHttpUrl(str(item.link) ?? str(alternate?.href), base) ??
             // A guid is a permalink only when it really is an absolute URL (many feeds omit isPermaLink="false").
@@ -151,25 +151,26 @@ function mapRss(feed: RssFeed.Feed<string>, baseUrl: string, numbers: Map<string
       () => trimmed(str(item.guid?.value)),
     ),
   );
-  const ttl = ttlSeconds(numbers.get('ttl'));
+  // Both within [1, FEED_FLOOR_MAX_SECONDS]: the longer one is the floor.
+  const floors = [ttlSeconds(numbers.get('ttl')), syndicationSeconds(feed.sy, numbers.get('updatefrequency'))];
+  const present = floors.filter((f) => f !== null);
   return {
     format: 'rss',
     title: toPlainText(str(feed.title)),
     items,
-    minIntervalSeconds: floorOf(ttl, syndicationSeconds(feed.sy, numbers.get('updatefrequency'))),
+    minIntervalSeconds: present.length > 0 ? Math.max(...present) : null,
   };
 }
 
 function mapRdf(feed: RdfFeed.Feed<string>, baseUrl: string, numbers: Map<string, string>): ParsedFeed {
-  const channelBase = resolveBase(str(feed.xml?.base), resolveBase(str(feed.link), baseUrl));
+  const feedBase = channelBase(feed, baseUrl);
   const items = (feed.items ?? []).map((item) =>
     mapItemSafely(
       () => {
-        const base = resolveBase(str(item.xml?.base), channelBase);
+        const base = resolveBase(str(item.xml?.base), feedBase);
         return {
           guid: trimmed(str(item.rdf?.about)),
-          title: toPlainText(str(item.title) ?? firstStr(item.dc?.titles)),
-          summary: toPlainText(str(item.description) ?? str(item.content?.encoded) ?? firstStr(item.dc?.descriptions)),
+          ...rssTexts(item),
           url: resolveHttpUrl(str(item.link) ?? str(item.rdf?.about), base),
           publishedAt: firstDate(
             ...strs(item.dc?.dates),
