@@ -93,24 +93,20 @@ function fail(
   return { kind: 'error', status, message: bounded(message, MESSAGE_MAX), retryAfterMs, error: kind };
 }
 
-interface Hop {
-  res: IncomingMessage;
-}
-
 function requestOnce(
   target: URL,
   headers: Record<string, string>,
   signal: AbortSignal,
   connectTimeoutMs: number,
   lookup?: LookupFunction,
-): Promise<Hop> {
+): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const secure = target.protocol === 'https:';
     const mod = secure ? https : http;
     let connectTimer: NodeJS.Timeout | undefined;
     const req = mod.request(target, { method: 'GET', headers, signal, ...(lookup ? { lookup } : {}) }, (res) => {
       clearTimeout(connectTimer);
-      resolve({ res });
+      resolve(res);
     });
     req.on('socket', (socket) => {
       if (!socket.connecting) return; // a kept-alive connection, already up
@@ -164,7 +160,6 @@ async function readBody(res: IncomingMessage, maxBytes: number): Promise<Uint8Ar
       chunks.push(chunk);
     }
   } catch (err) {
-    res.destroy();
     if (err instanceof FeedError) throw err;
     if (decoder && (err as NodeJS.ErrnoException).code?.startsWith('Z_')) {
       throw new FeedError('network', `could not decode the ${encoding} body: ${(err as Error).message}`);
@@ -212,21 +207,20 @@ function resolveHop(
     signal.addEventListener('abort', onAbort, { once: true });
     resolveChecked(bareHost(target), opts.allowPrivate === true, opts.lookup, opts.nonPublicReason).then(
       (addresses) => settle(() => resolve(addresses)),
-      (e: unknown) =>
-        settle(() => {
-          if (e instanceof AddressRefused) {
-            const hop = redirected ? `redirect to ${bounded(target.href, URL_MAX)}: ` : '';
-            reject(
-              new FeedError(
-                'refused',
-                `${hop}${e.message}; feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true`,
-              ),
-            );
-          } else if (e instanceof ResolveError) reject(new FeedError('network', networkMessage(e)));
-          else reject(e);
-        }),
+      (e: unknown) => settle(() => reject(hopError(e, target, redirected))),
     );
   });
+}
+
+/** A failed resolution as a FeedError: `refused` for a non-public address, `network` when DNS failed. */
+function hopError(e: unknown, target: URL, redirected: boolean): unknown {
+  if (e instanceof ResolveError) return new FeedError('network', networkMessage(e));
+  if (!(e instanceof AddressRefused)) return e;
+  const hop = redirected ? `redirect to ${bounded(target.href, URL_MAX)}: ` : '';
+  return new FeedError(
+    'refused',
+    `${hop}${e.message}; feeds on private, loopback or link-local addresses are polled only with FEED_ALLOW_PRIVATE=true`,
+  );
 }
 
 /** Where a redirect leads (a URL), or why it is refused (the failure). */
@@ -335,7 +329,7 @@ export async function fetchFeed(url: string, validators: Validators, opts: Fetch
       const started = performance.now();
       const addresses = await resolveHop(target, redirects > 0, opts, controller.signal);
       const connectLeft = Math.max(1, Math.round(opts.connectTimeoutMs - (performance.now() - started)));
-      const { res } = await requestOnce(target, headers, controller.signal, connectLeft, pinnedLookup(addresses));
+      const res = await requestOnce(target, headers, controller.signal, connectLeft, pinnedLookup(addresses));
       const status = res.statusCode ?? 0;
       lastStatus = status;
       const location = header(res, 'location');
