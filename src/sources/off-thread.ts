@@ -4,7 +4,7 @@
  * (docs/sources.md "Large inputs"); a small one here, in slices. Same items, order and FeedError either way.
  */
 import { ChunkedWorker, OffThreadUnavailable } from '../runtime/off-thread.js';
-import { eachChunk, eachInSlices, type SliceBudget } from '../runtime/slices.js';
+import { eachChunk, mapInSlices, type SliceBudget } from '../runtime/slices.js';
 import type { SourcedItem, UrgencySetting } from '../store/ports/index.js';
 import { FeedError, parseFeed, type FeedErrorKind, type ParsedFeed } from './feed/index.js';
 import { prepareFeedItem, type FailedFeedItem, type PreparedFeedItem } from './pipeline.js';
@@ -81,8 +81,7 @@ export async function prepareFeedItems(
     }
   }
   const { items, ...head } = parseFeed(body, opts);
-  const prepared: PreparedFeedItem[] = [];
-  await eachInSlices(items, (item) => void prepared.push(prepareFeedItem(source, item)), budget);
+  const prepared = await mapInSlices(items, (item) => prepareFeedItem(source, item), budget);
   await eachChunk(prepared, PREPARED_CHUNK, (chunk) => takeChunk(chunk, take));
   return { ...head, itemCount: items.length };
 }

@@ -4,11 +4,11 @@
  * and losing the story is worse), whereas an operator's push line is refused (src/ops/push.ts).
  */
 import { createHash } from 'node:crypto';
-import { articleRules, type ArticleSentiment, type TickerSentiment } from '../contract/index.js';
+import { articleRules } from '../contract/index.js';
 import { enrich } from '../enrich/index.js';
 import { identify } from '../ingest/identity.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH } from '../ingest/pipeline.js';
-import { eachInSlices, type SliceBudget } from '../runtime/slices.js';
+import { mapInSlices, type SliceBudget } from '../runtime/slices.js';
 import type { NewArticle, SourcedItem, UrgencySetting } from '../store/ports/index.js';
 import { errorClass } from '../store/ports/errors.js';
 import { canonicalUrl, type FeedItem } from './feed/index.js';
@@ -17,11 +17,12 @@ export { boundedId, EXTERNAL_ID_MAX_LENGTH };
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-function headlineOf(item: Pick<FeedItem, 'title' | 'summary'>): string | null {
-  const t = item.title?.trim();
-  if (t) return t;
-  const s = item.summary?.trim();
-  return s ? s : null;
+function headlineOf(item: FeedItem): string | null {
+  return item.title?.trim() || item.summary?.trim() || null;
+}
+
+function canonicalOf(item: FeedItem): string | null {
+  return item.url === null ? null : canonicalUrl(item.url);
 }
 
 /** `text` cut to at most `max` characters at a word boundary, ending with "…" when cut. */
@@ -53,12 +54,9 @@ export interface ItemFields {
   urgency: UrgencySetting;
   /** The canonical link of `url`, when the caller computed it already. */
   canonical?: string | null;
-  /** Given by the source (push): used as given instead of derived. */
-  tickers?: TickerSentiment[];
-  sentiment?: ArticleSentiment;
 }
 
-/** One item, enriched where the source said nothing (enrich), with its identity (src/ingest/identity.ts). */
+/** One item, enriched (src/enrich), with its identity (src/ingest/identity.ts). */
 export function toSourcedItem(f: ItemFields): SourcedItem {
   const derived = enrich(f.content, { urgency: f.urgency });
   return identify(
@@ -67,8 +65,8 @@ export function toSourcedItem(f: ItemFields): SourcedItem {
     {
       content: f.content,
       urgency: derived.urgency,
-      sentiment: f.sentiment !== undefined ? f.sentiment : derived.sentiment,
-      tickers: f.tickers ?? derived.tickers,
+      sentiment: derived.sentiment,
+      tickers: derived.tickers,
       published_at: f.publishedAt,
       source: f.source,
       url: f.url,
@@ -90,7 +88,7 @@ function toSourcedFeedItem(source: { name: string; urgency: UrgencySetting }, it
   const text = headlineOf(item);
   if (text === null) return null;
   const content = fitHeadline(text);
-  const canonical = item.url === null ? null : canonicalUrl(item.url);
+  const canonical = canonicalOf(item);
   return toSourcedItem({
     source: source.name,
     externalId: externalIdOf(item, canonical, content),
@@ -124,9 +122,7 @@ function reportedId(item: FeedItem): string | null {
 export function prepareFeedItem(source: { name: string; urgency: UrgencySetting }, item: FeedItem): PreparedFeedItem {
   if (item.failed !== undefined) return { failed: { guid: reportedId(item), errClass: item.failed } };
   try {
-    const s = toSourcedFeedItem(source, item);
-    if (s !== null) return s;
-    return { textless: externalIdOf(item, item.url === null ? null : canonicalUrl(item.url), '') };
+    return toSourcedFeedItem(source, item) ?? { textless: externalIdOf(item, canonicalOf(item), '') };
   } catch (e) {
     return { failed: { guid: reportedId(item), errClass: errorClass(e) } };
   }
@@ -137,12 +133,7 @@ export function toSourcedItems(
   source: { name: string; urgency: UrgencySetting },
   items: readonly FeedItem[],
 ): SourcedItem[] {
-  const out: SourcedItem[] = [];
-  for (const item of items) {
-    const s = toSourcedFeedItem(source, item);
-    if (s !== null) out.push(s);
-  }
-  return out;
+  return items.map((item) => toSourcedFeedItem(source, item)).filter((s) => s !== null);
 }
 
 /** `toSourcedItems` in slices (src/runtime/slices.ts): a large feed's enrichment must not hold the event loop. */
@@ -151,14 +142,6 @@ export async function toSourcedItemsInSlices(
   items: readonly FeedItem[],
   budget: SliceBudget = {},
 ): Promise<SourcedItem[]> {
-  const out: SourcedItem[] = [];
-  await eachInSlices(
-    items,
-    (item) => {
-      const s = toSourcedFeedItem(source, item);
-      if (s !== null) out.push(s);
-    },
-    budget,
-  );
-  return out;
+  const all = await mapInSlices(items, (item) => toSourcedFeedItem(source, item), budget);
+  return all.filter((s) => s !== null);
 }
