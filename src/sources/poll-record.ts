@@ -12,21 +12,20 @@ import { errorClass, failureClass, stackFrames } from '../store/ports/errors.js'
 import type { DuplicateReason, PollOutcome, SourceRecord, SourceStore } from '../store/ports/index.js';
 import { boundedPollOutcome } from '../store/ports/sources-rows.js';
 
+/** The counter label of each kind of feed error (every kind has one: the compiler checks it). */
+const ERROR_LABEL = {
+  parse: 'parse',
+  charset: 'charset',
+  'too-large': 'too_large',
+  http: 'http',
+  timeout: 'timeout',
+  redirects: 'redirects',
+  network: 'network',
+  refused: 'refused',
+} as const satisfies Record<FeedErrorKind, string>;
+
 /** Labels of the poll and item counters (bounded). `internal`: the poll threw (a fault of the service). */
-export type PollOutcomeLabel =
-  | 'ok'
-  | 'not_modified'
-  | 'store'
-  | 'aborted'
-  | 'internal'
-  | 'http'
-  | 'timeout'
-  | 'network'
-  | 'parse'
-  | 'charset'
-  | 'too_large'
-  | 'redirects'
-  | 'refused';
+type PollOutcomeLabel = 'ok' | 'not_modified' | 'store' | 'aborted' | 'internal' | (typeof ERROR_LABEL)[FeedErrorKind];
 /** `failed`: an item whose preparation or dedup step threw (the others of its poll were stored). */
 const ITEM_OUTCOME_LABELS = [
   'stored',
@@ -37,19 +36,7 @@ const ITEM_OUTCOME_LABELS = [
   'unusable',
   'failed',
 ] as const;
-export type ItemOutcomeLabel = (typeof ITEM_OUTCOME_LABELS)[number];
-
-/** The counter label of each kind of feed error (every kind has one: the compiler checks it). */
-const ERROR_LABEL: Record<FeedErrorKind, PollOutcomeLabel> = {
-  parse: 'parse',
-  charset: 'charset',
-  'too-large': 'too_large',
-  http: 'http',
-  timeout: 'timeout',
-  redirects: 'redirects',
-  network: 'network',
-  refused: 'refused',
-};
+type ItemOutcomeLabel = (typeof ITEM_OUTCOME_LABELS)[number];
 
 const DUPLICATE_LABEL: Record<DuplicateReason, ItemOutcomeLabel> = {
   'same-item': 'same_item',
@@ -82,7 +69,7 @@ export interface PollReport {
   failed: FailedFeedItem[];
 }
 
-export interface PollRecordOptions {
+interface PollRecordOptions {
   store: SourceStore;
   owner: string;
   clock: () => number;
@@ -182,16 +169,7 @@ export class PollRecorder {
     try {
       if (failureClass(e) !== undefined) return await this.storeFailed(rec, null, e);
       const errClass = errorClass(e);
-      const now = this.opts.clock();
-      const failures = rec.failures + 1;
-      const outcome: PollOutcome = {
-        ...unchanged(rec, now),
-        at: now,
-        status: null,
-        error: internalError(errClass),
-        nextPollAt: nextPollAfterFailure(now, rec.everyMs, failures, null, this.opts.random),
-        failures,
-      };
+      const outcome = this.failure(rec, this.opts.clock(), null, internalError(errClass), null);
       await this.finish(rec, outcome, 'internal', [], [], {
         kind: 'source',
         source: rec.name,
@@ -289,27 +267,21 @@ export class PollRecorder {
   }
 
   private async failed(rec: SourceRecord, r: Extract<PollResult, { kind: 'failed' }>): Promise<void> {
+    const outcome = this.failure(rec, r.at, r.status, `${r.error}: ${r.message}`, r.retryAfterMs);
+    await this.finish(rec, outcome, ERROR_LABEL[r.error], [], []);
+  }
+
+  /** One failure more, next poll on the failure schedule; validators stay (the last good copy is what we hold). */
+  private failure(
+    rec: SourceRecord,
+    at: number,
+    status: number | null,
+    error: string,
+    retryAfterMs: number | null,
+  ): PollOutcome {
     const failures = rec.failures + 1;
-    await this.finish(
-      rec,
-      {
-        at: r.at,
-        status: r.status,
-        error: `${r.error}: ${r.message}`,
-        // Validators stay: the last good copy is still what we hold.
-        etag: rec.etag,
-        lastModified: rec.lastModified,
-        nextPollAt: nextPollAfterFailure(r.at, rec.everyMs, failures, r.retryAfterMs, this.opts.random),
-        failures,
-        minIntervalMs: rec.minIntervalMs,
-        seen: 0,
-        ingested: 0,
-        deduplicated: 0,
-      },
-      ERROR_LABEL[r.error],
-      [],
-      [],
-    );
+    const nextPollAt = nextPollAfterFailure(at, rec.everyMs, failures, retryAfterMs, this.opts.random);
+    return { ...unchanged(rec, at), at, status, error, nextPollAt, failures };
   }
 
   /** Writes the (bounded) record, then tells schedule, counter, log and report; nothing after the write fails it. */

@@ -65,8 +65,7 @@ function boundedMs(ms: number | null, maxMs: number): number | null {
 
 /** A feed's floor (`<ttl>` or `sy:updatePeriod`, seconds) in ms, capped at 24 h; null unless a positive number. */
 export function feedFloorMs(seconds: number | null): number | null {
-  if (seconds === null || Number.isNaN(seconds) || seconds <= 0) return null;
-  return boundedMs(seconds * 1000, POLL_DEFAULTS.feedFloorMaxMs);
+  return seconds !== null && seconds > 0 ? boundedMs(seconds * 1000, POLL_DEFAULTS.feedFloorMaxMs) : null;
 }
 
 /** When a source is polled next after a success: its interval, or the feed's own floor when longer (capped at 24 h). */

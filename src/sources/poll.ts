@@ -59,15 +59,8 @@ export async function pollOnce(
   const result = await fetch(rec.url, validators, { ...fetchOptions, signal });
   if (signal.aborted) return { kind: 'aborted' };
   const at = clock();
-  if (result.kind === 'error')
-    return {
-      kind: 'failed',
-      at,
-      status: result.status,
-      error: result.error,
-      message: result.message,
-      retryAfterMs: result.retryAfterMs,
-    };
+  // The same fields: status, error kind, message and Retry-After.
+  if (result.kind === 'error') return { ...result, kind: 'failed', at };
   if (result.kind === 'not-modified') {
     return {
       kind: 'fetched',
