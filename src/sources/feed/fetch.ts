@@ -15,6 +15,7 @@ import {
 } from '../../net/index.js';
 import { parseAsctime, parseRfc822 } from './dates.js';
 import { bounded, FeedError, MESSAGE_MAX, type FeedErrorKind } from './errors.js';
+import { readDecimal } from './numbers.js';
 
 export interface FetchOptions {
   /** Sent as User-Agent; names the service (and ideally a contact URL). */
@@ -74,11 +75,9 @@ export const RETRY_AFTER_MAX_MS = 86_400_000;
 export function parseRetryAfter(value: string | null | undefined, now: number): number | null {
   if (value == null) return null;
   const v = value.trim();
-  if (/^\d+$/.test(v)) {
-    // Any number of digits: more than nine are more than a day whatever they say.
-    const digits = v.replace(/^0+(?=\d)/, '');
-    return digits.length > 9 ? RETRY_AFTER_MAX_MS : Math.min(Number(digits) * 1000, RETRY_AFTER_MAX_MS);
-  }
+  // Decimal seconds, any number of digits (a longer wait reads as the maximum).
+  const seconds = readDecimal(v, 0, RETRY_AFTER_MAX_MS / 1000);
+  if (seconds !== null) return seconds * 1000;
   const at = parseRfc822(v) ?? parseAsctime(v);
   if (at === undefined || !Number.isFinite(at)) return null;
   return Math.min(Math.max(0, at - now), RETRY_AFTER_MAX_MS);
