@@ -3,7 +3,7 @@
  * round one story is on both wires, reworded, same URL but tracking parameters: the stream shows it once (dedup).
  * Polled only because the demo sets FEED_ALLOW_PRIVATE (src/cli/demo.ts).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 interface DemoItem {
@@ -65,10 +65,6 @@ const FEED_LENGTH = 20;
 export interface DemoFeeds {
   rssUrl: string;
   atomUrl: string;
-  /** Items published so far, per feed (shared stories count on both). */
-  published(): { rss: number; atom: number };
-  /** Publishes the next round now (tests and the benchmark; the timer does it every `everyMs`). */
-  publishNext(): void;
   close(): Promise<void>;
 }
 
@@ -112,22 +108,22 @@ ${entries}
 `;
 }
 
-/** Starts both feeds on a free port of `host` (default loopback), a few items each, then a round every `everyMs`. */
-export async function startDemoFeeds(
-  opts: { host?: string; everyMs?: number; clock?: () => number } = {},
-): Promise<DemoFeeds> {
-  const wires = new DemoWires(opts.clock ?? Date.now);
+/** Starts both feeds on a free loopback port, a few items each, then a round every four seconds. */
+export async function startDemoFeeds(): Promise<DemoFeeds> {
+  const wires = new DemoWires();
   // A few items from the start: the first poll finds something.
   for (let i = 0; i < 4; i++) wires.publishNext();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => serveFeed(wires, req, res));
-  const base = await listen(server, opts.host ?? '127.0.0.1');
-  const timer = setInterval(() => wires.publishNext(), opts.everyMs ?? 4000);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const timer = setInterval(() => wires.publishNext(), 4000);
   timer.unref();
   return {
     rssUrl: `${base}/harbor.rss`,
     atomUrl: `${base}/summit.atom`,
-    published: () => ({ ...wires.counts }),
-    publishNext: () => wires.publishNext(),
     async close() {
       clearInterval(timer);
       server.closeAllConnections();
@@ -143,12 +139,8 @@ class DemoWires {
   readonly items: Record<Wire, DemoItem[]> = { rss: [], atom: [] };
   readonly counts: Record<Wire, number> = { rss: 0, atom: 0 };
   /** Per feed: what changes its ETag and Last-Modified. */
-  readonly modified: Record<Wire, number>;
+  readonly modified: Record<Wire, number> = { rss: Date.now(), atom: Date.now() };
   private round = 0;
-
-  constructor(private readonly clock: () => number) {
-    this.modified = { rss: clock(), atom: clock() };
-  }
 
   /** Every fourth round a story on both wires, otherwise Harbor's and Summit's headlines in turn. */
   publishNext(): void {
@@ -169,9 +161,9 @@ class DemoWires {
   private add(wire: Wire, title: string, link: string): void {
     const items = this.items[wire];
     this.counts[wire]++;
-    items.unshift({ guid: `demo-${wire}-${this.counts[wire]}`, title, link, published: this.clock() });
+    items.unshift({ guid: `demo-${wire}-${this.counts[wire]}`, title, link, published: Date.now() });
     items.length = Math.min(items.length, FEED_LENGTH);
-    this.modified[wire] = this.clock();
+    this.modified[wire] = Date.now();
   }
 }
 
@@ -205,14 +197,4 @@ function serveFeed(wires: DemoWires, req: IncomingMessage, res: ServerResponse):
     'content-type': feed === 'rss' ? 'application/rss+xml; charset=utf-8' : 'application/atom+xml; charset=utf-8',
   });
   res.end(req.method === 'HEAD' ? undefined : body);
-}
-
-/** Listens on a free port of `host`; resolves with the server's base URL (an IPv6 address in brackets). */
-async function listen(server: Server, host: string): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => resolve());
-  });
-  const { port, address } = server.address() as AddressInfo;
-  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
 }
