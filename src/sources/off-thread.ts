@@ -19,13 +19,13 @@ export const PREPARED_CHUNK = 100;
 export type FeedHead = Omit<ParsedFeed, 'items'> & { itemCount: number };
 
 /** A chunk's items the store is not given: textless (external ids) or failed (prepareFeedItem). */
-export interface SkippedItems {
+interface SkippedItems {
   textless: string[];
   failed: FailedFeedItem[];
 }
 
 /** Takes one chunk of prepared items; the next chunk comes once the returned promise settled. */
-export type TakeItems = (items: SourcedItem[], skipped: SkippedItems) => void | Promise<void>;
+type TakeItems = (items: SourcedItem[], skipped: SkippedItems) => void | Promise<void>;
 
 type Request = {
   body: Uint8Array;

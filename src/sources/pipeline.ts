@@ -44,7 +44,7 @@ export function externalIdOf(item: FeedItem, canonical: string | null, content: 
   return `sha256:${sha256(`${content}\n${item.publishedAt ?? ''}`)}`;
 }
 
-export interface ItemFields {
+interface ItemFields {
   source: string;
   externalId: string;
   /** Plain text, within the contract's maxLength. */

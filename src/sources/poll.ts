@@ -109,8 +109,8 @@ async function storeFeed(
       { name: rec.name, urgency: rec.urgency },
       async (items, skipped) => {
         if (signal.aborted) throw new PollAborted();
-        for (const id of skipped.textless) textless.push(id);
-        for (const f of skipped.failed) failed.push(f);
+        textless.push(...skipped.textless);
+        failed.push(...skipped.failed);
         const first = offered + 1;
         offered += items.length;
         // An item whose dedup step fails is reported by its id at the source; the others are stored.
@@ -125,7 +125,7 @@ async function storeFeed(
             onFailed,
           ),
         );
-        for (const o of answer.results) outcomes.push(o);
+        outcomes.push(...answer.results);
       },
     );
     // Items without text have a record of their own, so a feed that keeps listing one counts it once.
