@@ -97,10 +97,6 @@ export class SourcePoller {
     });
   }
 
-  get active(): number {
-    return this.inFlight.size;
-  }
-
   /** Starts polling: claims what is due at once, then keeps to the schedule until stop(). */
   async start(): Promise<void> {
     if (this.running) return;
