@@ -5,9 +5,9 @@
  */
 import { ChunkedWorker, OffThreadUnavailable } from '../runtime/off-thread.js';
 import { eachChunk, mapInSlices, type SliceBudget } from '../runtime/slices.js';
-import type { SourcedItem, UrgencySetting } from '../store/ports/index.js';
+import type { SourcedItem } from '../store/ports/index.js';
 import { FeedError, parseFeed, type FeedErrorKind, type ParsedFeed } from './feed/index.js';
-import { prepareFeedItem, type FailedFeedItem, type PreparedFeedItem } from './pipeline.js';
+import { prepareFeedItem, type FailedFeedItem, type FeedSource, type PreparedFeedItem } from './pipeline.js';
 
 /** Bodies at least this large are prepared on the worker thread. */
 export const OFF_THREAD_MIN_BYTES = 64 * 1024;
@@ -31,7 +31,7 @@ type Request = {
   body: Uint8Array;
   contentType: string | null;
   baseUrl: string;
-  source: { name: string; urgency: UrgencySetting };
+  source: FeedSource;
 };
 
 let worker: ChunkedWorker<Request, PreparedFeedItem, FeedHead> | null = null;
@@ -60,7 +60,7 @@ const thread = () =>
 export async function prepareFeedItems(
   body: Uint8Array,
   opts: { contentType?: string | null; baseUrl: string },
-  source: { name: string; urgency: UrgencySetting },
+  source: FeedSource,
   take: TakeItems,
   budget: SliceBudget = {},
 ): Promise<FeedHead> {

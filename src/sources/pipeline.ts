@@ -83,8 +83,11 @@ export function sourcedArticle(source: string, externalId: string, article: NewA
   return identify(source, externalId, article);
 }
 
+/** The source a feed item came from, as its store item names it. */
+export type FeedSource = { name: string; urgency: UrgencySetting };
+
 /** One feed item as the store ingests it, or null without title or summary. */
-function toSourcedFeedItem(source: { name: string; urgency: UrgencySetting }, item: FeedItem): SourcedItem | null {
+function toSourcedFeedItem(source: FeedSource, item: FeedItem): SourcedItem | null {
   const text = headlineOf(item);
   if (text === null) return null;
   const content = fitHeadline(text);
@@ -119,7 +122,7 @@ function reportedId(item: FeedItem): string | null {
 }
 
 /** `toSourcedFeedItem`, with the item's own failure as its outcome. */
-export function prepareFeedItem(source: { name: string; urgency: UrgencySetting }, item: FeedItem): PreparedFeedItem {
+export function prepareFeedItem(source: FeedSource, item: FeedItem): PreparedFeedItem {
   if (item.failed !== undefined) return { failed: { guid: reportedId(item), errClass: item.failed } };
   try {
     return toSourcedFeedItem(source, item) ?? { textless: externalIdOf(item, canonicalOf(item), '') };
@@ -129,16 +132,13 @@ export function prepareFeedItem(source: { name: string; urgency: UrgencySetting 
 }
 
 /** A feed's store items in feed order; textless items are left out (`items.length - result.length` of them). */
-export function toSourcedItems(
-  source: { name: string; urgency: UrgencySetting },
-  items: readonly FeedItem[],
-): SourcedItem[] {
+export function toSourcedItems(source: FeedSource, items: readonly FeedItem[]): SourcedItem[] {
   return items.map((item) => toSourcedFeedItem(source, item)).filter((s) => s !== null);
 }
 
 /** `toSourcedItems` in slices (src/runtime/slices.ts): a large feed's enrichment must not hold the event loop. */
 export async function toSourcedItemsInSlices(
-  source: { name: string; urgency: UrgencySetting },
+  source: FeedSource,
   items: readonly FeedItem[],
   budget: SliceBudget = {},
 ): Promise<SourcedItem[]> {
