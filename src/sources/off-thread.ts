@@ -27,12 +27,8 @@ interface SkippedItems {
 /** Takes one chunk of prepared items; the next chunk comes once the returned promise settled. */
 type TakeItems = (items: SourcedItem[], skipped: SkippedItems) => void | Promise<void>;
 
-type Request = {
-  body: Uint8Array;
-  contentType: string | null;
-  baseUrl: string;
-  source: FeedSource;
-};
+/** What the worker thread is sent per feed. */
+type Request = { body: Uint8Array; contentType: string | null; baseUrl: string; source: FeedSource };
 
 let worker: ChunkedWorker<Request, PreparedFeedItem, FeedHead> | null = null;
 
@@ -46,6 +42,7 @@ function takeChunk(chunk: PreparedFeedItem[], take: TakeItems): void | Promise<v
   }
   return take(items, skipped);
 }
+
 const thread = () =>
   (worker ??= new ChunkedWorker(new URL('./prepare-worker.mjs', import.meta.url), (e) =>
     e.name === 'FeedError' && typeof e.kind === 'string'
