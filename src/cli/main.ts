@@ -5,11 +5,12 @@
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { staleGenerated } from '../contract/freshness.js';
 import { livePrefix } from '../auth/prefix.js';
-import type { SourceStore, Store, StoreTx } from '../store/ports/index.js';
-import { parseCommandLine, parseHost, parsePort, type CommandSpec, type OptionName } from './commands.js';
+import type { SourceStore } from '../store/ports/index.js';
+import { parseCommandLine, parseHost, parsePort, type OptionName } from './commands.js';
 import { isStoreBusy } from '../store/ports/errors.js';
 import { CliError, EXIT, explain, type ErrorContext } from './errors.js';
 import { openInput, readLines } from './input.js';
+import { err, openStore, out, storeFactory, withStore, type CommandRun, type Handler } from './io.js';
 import {
   cancel,
   createAccount,
@@ -25,62 +26,23 @@ import {
 } from './operator.js';
 import { Progress } from './progress.js';
 import { demoHint } from './demo-data.js';
-import { printable, printableJson, printableLines } from '../domain/printable.js';
+import { printable, printableJson } from '../domain/printable.js';
 import { basename } from 'node:path';
 
 /** What the current command works on, to name it in an error message. */
 const context: ErrorContext = {};
 
-/**
- * Every line goes through `printableLines` (JSON through `printableJson`): no control character reaches the terminal.
- */
-function out(text: string): void {
-  process.stdout.write(`${printableLines(text)}\n`);
-}
-function err(text: string): void {
-  process.stderr.write(`${printableLines(text)}\n`);
-}
-function print(json: boolean, data: unknown, human: string): void {
-  out(json ? printableJson(data) : human);
-}
-
-/** The store factory, and with it the SQLite driver: loaded by the commands that open a store, not by `fns --help`. */
-const storeFactory = () => import('../store/index.js');
-
-/** The store of this deployment: the SQLite file under DATA_DIR, or PostgreSQL when DATABASE_URL is set. */
-async function cliStore(config: Config): Promise<Store> {
-  return (await storeFactory()).openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } });
-}
-
 async function whereData(config: Config): Promise<string> {
   return config.databaseUrl ? `PostgreSQL schema ${config.databaseSchema}` : (await storeFactory()).sqliteFile(config);
 }
 
-/**
- * Runs `fn` on the store; a write in one transaction (all of it stored or nothing), waiting for the write lock first.
- */
-async function withStore<T>(config: Config, fn: (store: StoreTx) => Promise<T>, opts: { write: boolean }): Promise<T> {
-  const store = await cliStore(config);
-  try {
-    return opts.write ? await store.transaction(fn) : await fn(store);
-  } finally {
-    await store.close();
-  }
-}
-
-/** A data command about to create an empty SQLite store beside a demo's says where the demo's data is. */
-async function noteDemo(config: Config, command: string): Promise<void> {
-  if (config.databaseUrl) return;
-  const file = (await storeFactory()).sqliteFile(config);
-  const hint = demoHint(config.dataDir, file, basename(file), command);
-  if (hint) err(hint);
-}
-
 /** The listener settings of serve and demo: --port / --host over PORT / HOST. */
-function listenConfig(config: Config, options: Partial<Record<OptionName, string | boolean>>): Config {
+function listenConfig({ config, option }: CommandRun): Config {
   const cfg = { ...config };
-  if (typeof options.port === 'string') cfg.port = parsePort(options.port);
-  if (typeof options.host === 'string') cfg.host = parseHost(options.host);
+  const port = option('port');
+  const host = option('host');
+  if (port !== undefined) cfg.port = parsePort(port);
+  if (host !== undefined) cfg.host = parseHost(host);
   context.port = cfg.port;
   context.host = cfg.host;
   return cfg;
@@ -109,10 +71,16 @@ function ingestSummary(r: IngestReport): string {
   return `ingested ${r.ingested} of ${r.lines} article(s)${dup}${r.errors.length ? `, ${r.errors.length} skipped` : ''}`;
 }
 
-async function ingestCommand(config: Config, file: string, json: boolean): Promise<number> {
+/** An ingest that did not store every line: a duplicate line is done (its article is stored), a skipped one is not. */
+function notAllStored(r: IngestReport): number {
+  return r.ingested + r.duplicates.length > 0 ? EXIT.partial : EXIT.failed;
+}
+
+async function articlesIngest({ args, config, print }: CommandRun): Promise<number> {
+  const file = args[0]!;
   const input = await openInput(file);
   if (file === '-' && process.stdin.isTTY) err('fns: reading NDJSON from standard input; end it with Ctrl+D');
-  const store = await cliStore(config);
+  const store = await openStore(config);
   const progress = new Progress(process.stderr);
   const interrupt = new AbortController();
   const onSigint = () => {
@@ -128,23 +96,21 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
       signal: interrupt.signal,
     });
     progress.clear();
-    print(json, report, ingestSummary(report));
-    if (report.errors.length === 0) return EXIT.ok;
-    // A duplicate line is done (its article is stored): only skipped lines make an ingest partial.
-    return report.ingested + report.duplicates.length > 0 ? EXIT.partial : EXIT.failed;
+    print(report, ingestSummary(report));
+    return report.errors.length === 0 ? EXIT.ok : notAllStored(report);
   } catch (e) {
     progress.clear();
     if (!(e instanceof IngestStopped)) throw e;
     const reason = interrupt.signal.aborted ? interrupt.signal.reason : e.reason;
     // Nothing settled: only the reason matters (e.g. the input is a directory).
     if (e.doneThroughLine === 0) throw reason;
-    print(json, { ...e.report, stopped_after_line: e.doneThroughLine }, ingestSummary(e.report));
+    print({ ...e.report, stopped_after_line: e.doneThroughLine }, ingestSummary(e.report));
     const why = explain(reason, context)?.message ?? (reason as Error)?.stack ?? String(reason);
     err(`fns: stopped after line ${e.doneThroughLine}: ${why}`);
     err(
       `fns: lines 1-${e.doneThroughLine} are done (stored or skipped) and nothing after them was stored: resume from line ${e.doneThroughLine + 1}`,
     );
-    return e.report.ingested + e.report.duplicates.length > 0 ? EXIT.partial : EXIT.failed;
+    return notAllStored(e.report);
   } finally {
     process.off('SIGINT', onSigint);
     await store.close();
@@ -152,22 +118,8 @@ async function ingestCommand(config: Config, file: string, json: boolean): Promi
   }
 }
 
-interface CommandRun {
-  command: CommandSpec;
-  args: string[];
-  options: Partial<Record<OptionName, string | boolean>>;
-  json: boolean;
-  str: (name: OptionName) => string | undefined;
-  config: Config;
-  now: number;
-}
-
-const read = { write: false };
-const write = { write: true };
-
-async function serveCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, options } = run;
-  const cfg = listenConfig(config, options);
+async function serve(run: CommandRun): Promise<number> {
+  const cfg = listenConfig(run);
   // Loaded only by the commands that run the service: the data commands start without it.
   const { startService } = await import('../server/index.js');
   const svc = await startService(cfg);
@@ -181,32 +133,29 @@ async function serveCommand(run: CommandRun): Promise<number | 'running'> {
   return EXIT.ok;
 }
 
-async function demoCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, options, json } = run;
-  await (await import('./demo.js')).runDemo(listenConfig(config, options), { json });
+async function demo(run: CommandRun): Promise<'running'> {
+  await (await import('./demo.js')).runDemo(listenConfig(run), { json: run.json });
   return 'running';
 }
 
-async function accountsCreateCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, json, str, now } = run;
-  const acct = await withStore(config, (s) => createAccount(s.accounts, { tier: str('tier'), now }), write);
+async function accountsCreate({ config, option, now, print }: CommandRun): Promise<number> {
+  const acct = await withStore(config, (s) => createAccount(s.accounts, { tier: option('tier'), now }), {
+    write: true,
+  });
   print(
-    json,
     acct,
     `account: ${acct.account_id}\ntier:    ${acct.tier}${acct.period_end ? `, period ends ${acct.period_end}` : ''}\n(add a key: fns keys create --account ${acct.account_id})`,
   );
   return EXIT.ok;
 }
 
-async function accountsShowCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, args, json, now } = run;
-  const a = await withStore(config, (s) => showAccount(s.accounts, args[0]!, now), read);
+async function accountsShow({ config, args, now, print }: CommandRun): Promise<number> {
+  const a = await withStore(config, (s) => showAccount(s.accounts, args[0]!, now));
   const tier = a.effective_tier === a.tier ? a.tier : `${a.tier} (in force now: ${a.effective_tier})`;
   const keys = a.keys.map(
     (k) => `  ${k.key_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  created ${k.created_at}`,
   );
   print(
-    json,
     a,
     [
       `account:   ${a.account_id}`,
@@ -220,65 +169,58 @@ async function accountsShowCommand(run: CommandRun): Promise<number | 'running'>
   return EXIT.ok;
 }
 
-async function accountsSetTierCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, args, json, now } = run;
-  const a = await withStore(config, (s) => setTier(s.accounts, args[0]!, args[1], now), write);
-  print(json, a, `${a.account_id}: ${a.tier}, period ends ${a.period_end ?? '-'}`);
+async function accountsSetTier({ config, args, now, print }: CommandRun): Promise<number> {
+  const a = await withStore(config, (s) => setTier(s.accounts, args[0]!, args[1], now), { write: true });
+  print(a, `${a.account_id}: ${a.tier}, period ends ${a.period_end ?? '-'}`);
   return EXIT.ok;
 }
 
-async function accountsCancelCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, args, json, now } = run;
-  const a = await withStore(config, (s) => cancel(s.accounts, args[0]!, now), write);
-  print(json, a, `${a.account_id}: cancelled at ${a.cancelled_at} (expired for 7 days, then free)`);
+async function accountsCancel({ config, args, now, print }: CommandRun): Promise<number> {
+  const a = await withStore(config, (s) => cancel(s.accounts, args[0]!, now), { write: true });
+  print(a, `${a.account_id}: cancelled at ${a.cancelled_at} (expired for 7 days, then free)`);
   return EXIT.ok;
 }
 
-async function keysCreateCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, json, str, now } = run;
+async function keysCreate({ config, option, now, print }: CommandRun): Promise<number> {
   const k = await withStore(
     config,
-    (s) => createKey(s.accounts, { tier: str('tier'), accountId: str('account'), livePrefix: livePrefix(config), now }),
-    write,
+    (s) =>
+      createKey(s.accounts, {
+        tier: option('tier'),
+        accountId: option('account'),
+        livePrefix: livePrefix(config),
+        now,
+      }),
+    { write: true },
   );
   print(
-    json,
     k,
     `key:     ${k.key}\nkey_id:  ${k.key_id}\naccount: ${k.account_id}\n(the key is shown only this once; store it now)`,
   );
   return EXIT.ok;
 }
 
-async function keysListCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, json, str } = run;
-  const account = str('account');
-  const list = await withStore(config, (s) => listKeys(s.accounts, account), read);
+async function keysList({ config, option, print }: CommandRun): Promise<number> {
+  const account = option('account');
+  const list = await withStore(config, (s) => listKeys(s.accounts, account));
   const rows = list.keys.map(
     (k) => `${k.key_id}  ${k.account_id}  ${(k.active ? 'active' : 'inactive').padEnd(8)}  ${k.created_at}`,
   );
   const none = account
     ? `account ${account} has no keys (fns keys create --account ${account} adds one)`
     : 'no keys yet (fns keys create --tier <tier> makes one)';
-  print(json, list, rows.length ? rows.join('\n') : none);
+  print(list, rows.length ? rows.join('\n') : none);
   return EXIT.ok;
 }
 
-async function keysSetActiveCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, args, json, command } = run;
-  const k = await withStore(config, (s) => setKeyActive(s.accounts, args[0]!, command.name === 'keys activate'), write);
-  print(json, k, `${k.key_id}: ${k.active ? 'active' : 'inactive'}`);
+async function keysSetActive({ config, args, print }: CommandRun, active: boolean): Promise<number> {
+  const k = await withStore(config, (s) => setKeyActive(s.accounts, args[0]!, active), { write: true });
+  print(k, `${k.key_id}: ${k.active ? 'active' : 'inactive'}`);
   return EXIT.ok;
 }
 
-async function articlesIngestCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, args, json } = run;
-  await noteDemo(config, 'articles ingest');
-  return ingestCommand(config, args[0]!, json);
-}
-
-async function articlesShowCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, args, json } = run;
-  const a = await withStore(config, (s) => showArticle(s, args[0]!), read);
+async function articlesShow({ config, args, print }: CommandRun): Promise<number> {
+  const a = await withStore(config, (s) => showArticle(s, args[0]!));
   // Pushed, ingested or polled text, each field on its line: escaped (domain/printable.ts).
   const p = (v: string | null | undefined) => (v == null ? '-' : printable(v));
   const carriers = a.carriers.map((c) => `  ${p(c.source)}  ${p(c.at)}  ${c.reason ?? 'first'}  ${p(c.url)}`);
@@ -286,7 +228,6 @@ async function articlesShowCommand(run: CommandRun): Promise<number | 'running'>
     (i) => `  ${p(i.source)}  ${p(i.external_id)}  ${p(i.seen_at)}  ${i.reason ?? 'stored'}  ${p(i.url)}`,
   );
   print(
-    json,
     a,
     [
       `article:      ${a.id}`,
@@ -305,17 +246,14 @@ async function articlesShowCommand(run: CommandRun): Promise<number | 'running'>
   return EXIT.ok;
 }
 
-async function tickersLookupCommand(run: CommandRun): Promise<number | 'running'> {
-  const { args, json } = run;
+async function tickersLookup({ args, print }: CommandRun): Promise<number> {
   // Loaded by this command only: the directory and the sentiment model are not needed to start the others.
   const { articleMentions, enrich, explainMentions, tickerRelevance } = await import('../enrich/index.js');
   const text = args[0]!;
   const e = enrich(text);
   const candidates = explainMentions(text);
   const roles = tickerRelevance(text, articleMentions(text));
-  const p = (v: string) => printable(v);
   print(
-    json,
     {
       text,
       sentiment: e.sentiment,
@@ -323,127 +261,86 @@ async function tickersLookupCommand(run: CommandRun): Promise<number | 'running'
       candidates,
     },
     [
-      `text:       ${p(text)}`,
+      `text:       ${printable(text)}`,
       `sentiment:  ${e.sentiment}`,
       `tickers:    ${e.tickers.length ? e.tickers.map((t) => `${t.ticker} ${t.sentiment} ${t.relevance} (${roles.get(t.ticker)?.role ?? 'given'})`).join(', ') : '-'}`,
       `candidates: ${candidates.length}${candidates.length ? ' (as written, symbol, by, kept or refused: rule)' : ''}`,
       ...candidates.map(
         (c) =>
-          `  ${p(c.text)}  ${c.ticker}  ${c.via}${c.alias ? ` "${p(c.alias)}"` : ''}  ${c.kept ? 'kept' : 'refused'}: ${p(c.rule)}`,
+          `  ${printable(c.text)}  ${c.ticker}  ${c.via}${c.alias ? ` "${printable(c.alias)}"` : ''}  ${c.kept ? 'kept' : 'refused'}: ${printable(c.rule)}`,
       ),
     ].join('\n'),
   );
   return EXIT.ok;
 }
 
-async function migrateCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, json } = run;
+async function migrate({ config, print }: CommandRun): Promise<number> {
   // PostgreSQL applies what is missing under a lock; SQLite applies them when the file is opened.
   if (config.databaseUrl) {
     const { LATEST_VERSION, migrate } = await import('../store/postgres/index.js');
     const applied = await migrate(config.databaseUrl, config.databaseSchema);
     print(
-      json,
       { engine: 'postgres', schema: config.databaseSchema, applied, version: LATEST_VERSION },
       applied.length
         ? `applied migration(s) ${applied.join(', ')}; schema ${config.databaseSchema} is at version ${LATEST_VERSION}`
         : `schema ${config.databaseSchema} is up to date (version ${LATEST_VERSION})`,
     );
   } else {
-    await (await cliStore(config)).close();
+    await (await openStore(config)).close();
     const file = (await storeFactory()).sqliteFile(config);
-    print(json, { engine: 'sqlite', file }, `${file} is up to date`);
+    print({ engine: 'sqlite', file }, `${file} is up to date`);
   }
   return EXIT.ok;
 }
 
-async function sourcesCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, args, json, str, command } = run;
-  const { runSourcesCommand } = await import('./sources.js');
-  const { openStore } = await import('../store/index.js');
-  await noteDemo(config, command.name);
-  return runSourcesCommand(
-    command.name.slice('sources '.length) as 'add',
-    args,
-    { json, every: str('every'), urgency: str('urgency') },
-    config,
-    {
-      out,
-      err,
-      now: Date.now,
-      openStore: (role) => openStore(config, { role, postgres: { schema: config.databaseSchema } }),
-    },
-  );
-}
+// Loaded by their own commands only, like the store.
+const sources = () => import('./sources.js');
+const webhooks = () => import('./webhooks.js');
+const status = () => import('./status.js');
 
-async function webhooksCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, args, json, str, command } = run;
-  const { runWebhooksCommand } = await import('./webhooks.js');
-  const { openStore } = await import('../store/index.js');
-  await noteDemo(config, command.name);
-  return runWebhooksCommand(
-    command.name.slice('webhooks '.length) as 'add',
-    args,
-    { json, tickers: str('tickers'), minRelevance: str('min-relevance'), account: str('account') },
-    config,
-    {
-      out,
-      err,
-      now: Date.now,
-      openStore: () => openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } }),
-    },
-  );
-}
-
-async function statusCommand(run: CommandRun): Promise<number | 'running'> {
-  const { config, args, json, str, command } = run;
-  const { runStatusCommand } = await import('./status.js');
-  const { openStore } = await import('../store/index.js');
-  await noteDemo(config, command.name);
-  return runStatusCommand(
-    command.name.slice('status '.length) as 'note',
-    args,
-    { json, component: str('component') },
-    {
-      out,
-      now: Date.now,
-      openStore: () => openStore(config, { role: 'cli', postgres: { schema: config.databaseSchema } }),
-    },
-  );
-}
-
-const HANDLERS: Record<string, (run: CommandRun) => Promise<number | 'running'>> = {
-  serve: serveCommand,
-  demo: demoCommand,
-  'accounts create': accountsCreateCommand,
-  'accounts show': accountsShowCommand,
-  'accounts set-tier': accountsSetTierCommand,
-  'accounts cancel': accountsCancelCommand,
-  'keys create': keysCreateCommand,
-  'keys list': keysListCommand,
-  'keys deactivate': keysSetActiveCommand,
-  'keys activate': keysSetActiveCommand,
-  'articles ingest': articlesIngestCommand,
-  'articles show': articlesShowCommand,
-  'tickers lookup': tickersLookupCommand,
-  migrate: migrateCommand,
-  'sources add': sourcesCommand,
-  'sources list': sourcesCommand,
-  'sources pause': sourcesCommand,
-  'sources resume': sourcesCommand,
-  'sources remove': sourcesCommand,
-  'sources run': sourcesCommand,
-  'webhooks add': webhooksCommand,
-  'webhooks list': webhooksCommand,
-  'webhooks remove': webhooksCommand,
-  'webhooks pause': webhooksCommand,
-  'webhooks resume': webhooksCommand,
-  'webhooks rotate-secret': webhooksCommand,
-  'webhooks send-test': webhooksCommand,
-  'status note': statusCommand,
-  'status resolve': statusCommand,
-  'status show': statusCommand,
+const HANDLERS: Record<string, Handler> = {
+  serve,
+  demo,
+  migrate,
+  'accounts create': accountsCreate,
+  'accounts show': accountsShow,
+  'accounts set-tier': accountsSetTier,
+  'accounts cancel': accountsCancel,
+  'keys create': keysCreate,
+  'keys list': keysList,
+  'keys deactivate': (run) => keysSetActive(run, false),
+  'keys activate': (run) => keysSetActive(run, true),
+  'articles ingest': articlesIngest,
+  'articles show': articlesShow,
+  'tickers lookup': tickersLookup,
+  'sources add': async (run) => (await sources()).addSource(run),
+  'sources list': async (run) => (await sources()).listSources(run),
+  'sources pause': async (run) => (await sources()).pauseSource(run),
+  'sources resume': async (run) => (await sources()).resumeSource(run),
+  'sources remove': async (run) => (await sources()).removeSource(run),
+  'sources run': async (run) => (await sources()).runPoller(run),
+  'webhooks add': async (run) => (await webhooks()).addWebhook(run),
+  'webhooks list': async (run) => (await webhooks()).listWebhooks(run),
+  'webhooks remove': async (run) => (await webhooks()).removeWebhook(run),
+  'webhooks pause': async (run) => (await webhooks()).pauseWebhook(run),
+  'webhooks resume': async (run) => (await webhooks()).resumeWebhook(run),
+  'webhooks rotate-secret': async (run) => (await webhooks()).rotateWebhookSecret(run),
+  'webhooks send-test': async (run) => (await webhooks()).sendTestWebhook(run),
+  'status note': async (run) => (await status()).addNote(run),
+  'status resolve': async (run) => (await status()).resolveNotes(run),
+  'status show': async (run) => (await status()).showStatus(run),
 };
+
+/** The data commands that may create an empty store: they say so when a demo's store is elsewhere. */
+const NOTES_DEMO = /^(articles ingest|sources |webhooks |status )/;
+
+/** A data command about to create an empty SQLite store beside a demo's says where the demo's data is. */
+async function noteDemo(config: Config, command: string): Promise<void> {
+  if (config.databaseUrl) return;
+  const file = (await storeFactory()).sqliteFile(config);
+  const hint = demoHint(config.dataDir, file, basename(file), command);
+  if (hint) err(hint);
+}
 
 /** Runs one command line; the exit code, or 'running' for a service that stops on a signal. */
 async function main(argv: string[]): Promise<number | 'running'> {
@@ -454,7 +351,11 @@ async function main(argv: string[]): Promise<number | 'running'> {
   }
   const { command, args, options } = parsed;
   const json = options.json === true;
-  const str = (name: OptionName) => (typeof options[name] === 'string' ? (options[name] as string) : undefined);
+  const option = (name: OptionName) => {
+    const value = options[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const print = (data: unknown, human: string) => out(json ? printableJson(data) : human);
   // Every command reads the contract (tiers, limits) from generated/: refuse a stale one.
   const stale = staleGenerated();
   if (stale) throw new ConfigError(stale);
@@ -464,7 +365,8 @@ async function main(argv: string[]): Promise<number | 'running'> {
 
   const handler = HANDLERS[command.name];
   if (!handler) throw new Error(`fns ${command.name}: parsed but not implemented`);
-  return handler({ command, args, options, json, str, config, now });
+  if (NOTES_DEMO.test(command.name)) await noteDemo(config, command.name);
+  return handler({ args, json, option, config, now, print });
 }
 
 /** One line for an expected failure; the stack only for an unexpected one. */

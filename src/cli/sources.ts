@@ -3,13 +3,13 @@
  * 1 (a name taken, no such source); a bad name, URL, duration or urgency is a usage error (exit 2).
  */
 import { lineLog } from '../domain/log.js';
-import type { Config } from '../config/index.js';
 import { urgencies } from '../contract/index.js';
-import type { SourceRecord, Store, UrgencySetting } from '../store/ports/index.js';
+import type { SourceRecord, UrgencySetting } from '../store/ports/index.js';
 import { SourceExistsError } from '../store/ports/errors.js';
 import { SOURCE_NAME } from '../domain/source-name.js';
-import { printable, printableJson } from '../domain/printable.js';
+import { printable } from '../domain/printable.js';
 import { CliError, EXIT, UsageError } from './errors.js';
+import { err, openStore, out, table, withStore, type CommandRun } from './io.js';
 
 /** `--every`: the default, and the bounds an operator may choose within. */
 export const SOURCE_EVERY = { defaultMs: 60_000, minMs: 1_000, maxMs: 24 * 3600_000 } as const;
@@ -135,129 +135,103 @@ function sourceJson(s: SourceRecord) {
 /** The human table of `fns sources list`; the last error in full on a line of its own under its source. */
 export function sourcesTable(list: SourceRecord[], now: number): string {
   if (list.length === 0) return 'no sources yet (fns sources add <name> <url> adds one)';
-  const head = ['NAME', 'STATE', 'EVERY', 'LAST POLL', 'HTTP', 'SEEN', 'INGESTED', 'DEDUP', 'NEXT POLL'];
-  const rows = list.map((s) => [
-    s.name,
-    s.paused ? 'paused' : s.failures > 0 ? `failing(${s.failures})` : 'active',
-    formatDuration(s.everyMs),
-    relative(s.lastPollAt, now),
-    s.lastStatus === null ? '-' : String(s.lastStatus),
-    String(s.itemsSeen),
-    String(s.itemsIngested),
-    String(s.itemsDeduplicated),
-    s.paused ? '-' : s.nextPollAt === null ? 'now' : relative(s.nextPollAt, now),
-  ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  const out = [line(head)];
-  list.forEach((s, i) => {
-    out.push(line(rows[i]!));
-    // The URL and the last error (a feed server's reason phrase, its text) escaped: one line each.
-    out.push(`  ${printable(s.url)}${s.urgency === 'auto' ? '' : `  (urgency ${s.urgency})`}`);
-    if (s.lastError) out.push(`  last error: ${printable(s.lastError)}`);
-  });
-  return out.join('\n');
-}
-
-export interface SourcesIo {
-  out(text: string): void;
-  err(text: string): void;
-  /** Opens the store of this deployment (CLI role for the registry commands, service role for `run`). */
-  openStore(role: 'cli' | 'service'): Promise<Store>;
-  now(): number;
+  return table(
+    ['NAME', 'STATE', 'EVERY', 'LAST POLL', 'HTTP', 'SEEN', 'INGESTED', 'DEDUP', 'NEXT POLL'],
+    list.map((s) => ({
+      cells: [
+        s.name,
+        s.paused ? 'paused' : s.failures > 0 ? `failing(${s.failures})` : 'active',
+        formatDuration(s.everyMs),
+        relative(s.lastPollAt, now),
+        s.lastStatus === null ? '-' : String(s.lastStatus),
+        String(s.itemsSeen),
+        String(s.itemsIngested),
+        String(s.itemsDeduplicated),
+        s.paused ? '-' : s.nextPollAt === null ? 'now' : relative(s.nextPollAt, now),
+      ],
+      // The URL and the last error (a feed server's reason phrase, its text) escaped: one line each.
+      details: [
+        `  ${printable(s.url)}${s.urgency === 'auto' ? '' : `  (urgency ${s.urgency})`}`,
+        ...(s.lastError ? [`  last error: ${printable(s.lastError)}`] : []),
+      ],
+    })),
+  );
 }
 
 function noSource(name: string): CliError {
   return new CliError(`no source named "${name}" (fns sources list shows them)`);
 }
 
-export async function runSourcesCommand(
-  sub: 'add' | 'list' | 'pause' | 'resume' | 'remove' | 'run',
-  args: string[],
-  options: { json: boolean; every?: string; urgency?: string },
-  config: Config,
-  io: SourcesIo,
-): Promise<number> {
-  const print = (data: unknown, human: string) => io.out(options.json ? printableJson(data) : human);
-  if (sub === 'run') return runPoller(config, io);
+export async function addSource({ args, option, config, print }: CommandRun): Promise<number> {
   // Validate everything before touching the store.
-  const name = sub === 'list' ? '' : checkSourceName(args[0]!);
-  const add =
-    sub === 'add'
-      ? {
-          name,
-          url: checkSourceUrl(args[1]!),
-          everyMs: options.every === undefined ? SOURCE_EVERY.defaultMs : parseDuration(options.every),
-          urgency: checkUrgency(options.urgency),
-        }
-      : undefined;
-  const store = await io.openStore('cli');
-  try {
-    switch (sub) {
-      case 'add': {
-        let s: SourceRecord;
-        try {
-          s = await store.sources.add(add!, io.now());
-        } catch (e) {
-          if (e instanceof SourceExistsError)
-            throw new CliError(
-              `a source named "${name}" already exists (fns sources remove ${name} first to replace it)`,
-            );
-          throw e;
-        }
-        print(
-          sourceJson(s),
-          `added ${s.name}: ${printable(s.url)}, every ${formatDuration(s.everyMs)}, urgency ${s.urgency}\n(a running fns serve or fns sources run polls it within a second)`,
-        );
-        return EXIT.ok;
-      }
-      case 'list': {
-        const list = await store.sources.list();
-        print({ sources: list.map(sourceJson) }, sourcesTable(list, io.now()));
-        return EXIT.ok;
-      }
-      case 'pause':
-      case 'resume': {
-        const s = await store.sources.setPaused(name, sub === 'pause', io.now());
-        if (!s) throw noSource(name);
-        print(
-          sourceJson(s),
-          `${s.name}: ${s.paused ? 'paused (no more polls until fns sources resume)' : 'active (polled within a second)'}`,
-        );
-        return EXIT.ok;
-      }
-      case 'remove': {
-        if (!(await store.sources.remove(name))) throw noSource(name);
-        print({ name, removed: true }, `${name}: removed (its articles stay in the archive)`);
-        return EXIT.ok;
-      }
+  const name = checkSourceName(args[0]!);
+  const every = option('every');
+  const add = {
+    name,
+    url: checkSourceUrl(args[1]!),
+    everyMs: every === undefined ? SOURCE_EVERY.defaultMs : parseDuration(every),
+    urgency: checkUrgency(option('urgency')),
+  };
+  const s = await withStore(config, async (store) => {
+    try {
+      return await store.sources.add(add, Date.now());
+    } catch (e) {
+      if (e instanceof SourceExistsError)
+        throw new CliError(`a source named "${name}" already exists (fns sources remove ${name} first to replace it)`);
+      throw e;
     }
-  } finally {
-    await store.close();
-  }
+  });
+  print(
+    sourceJson(s),
+    `added ${s.name}: ${printable(s.url)}, every ${formatDuration(s.everyMs)}, urgency ${s.urgency}\n(a running fns serve or fns sources run polls it within a second)`,
+  );
+  return EXIT.ok;
+}
+
+export async function listSources({ config, print }: CommandRun): Promise<number> {
+  const list = await withStore(config, (store) => store.sources.list());
+  print({ sources: list.map(sourceJson) }, sourcesTable(list, Date.now()));
+  return EXIT.ok;
+}
+
+async function setPaused({ args, config, print }: CommandRun, paused: boolean): Promise<number> {
+  const name = checkSourceName(args[0]!);
+  const s = await withStore(config, (store) => store.sources.setPaused(name, paused, Date.now()));
+  if (!s) throw noSource(name);
+  print(
+    sourceJson(s),
+    `${s.name}: ${s.paused ? 'paused (no more polls until fns sources resume)' : 'active (polled within a second)'}`,
+  );
+  return EXIT.ok;
+}
+
+export const pauseSource = (run: CommandRun) => setPaused(run, true);
+export const resumeSource = (run: CommandRun) => setPaused(run, false);
+
+export async function removeSource({ args, config, print }: CommandRun): Promise<number> {
+  const name = checkSourceName(args[0]!);
+  if (!(await withStore(config, (store) => store.sources.remove(name)))) throw noSource(name);
+  print({ name, removed: true }, `${name}: removed (its articles stay in the archive)`);
+  return EXIT.ok;
 }
 
 /** `fns sources run`: the poller alone, until SIGINT or SIGTERM. */
-async function runPoller(config: Config, io: SourcesIo): Promise<number> {
+export async function runPoller({ config }: CommandRun): Promise<number> {
   const { SourcePoller, pollerUserAgent } = await import('../sources/poller.js');
-  const store = await io.openStore('service');
+  const store = await openStore(config, 'service');
   const poller = new SourcePoller({
     store: store.sources,
     userAgent: pollerUserAgent(config.brand),
     allowPrivate: config.feedAllowPrivate,
     // A poll's error and the poller's lines quote what a feed server answered: escaped, one line each.
-    log: lineLog((m) => io.err(`fns: ${printable(m)}`)),
+    log: lineLog((m) => err(`fns: ${printable(m)}`)),
     onPoll: (r) => {
       if (r.outcome === 'error')
-        io.out(
+        out(
           `${printable(r.source)}: ${printable(String(r.error))}${r.status === null ? '' : ` (HTTP ${r.status})`}; next try ${new Date(r.nextPollAt).toISOString()}`,
         );
       else if (r.seen > 0)
-        io.out(
+        out(
           `${printable(r.source)}: ${r.seen} new item(s): ${r.ingested} stored, ${r.deduplicated} duplicate(s) of other articles${r.seen - r.ingested - r.deduplicated > 0 ? `, ${r.seen - r.ingested - r.deduplicated} without text (skipped)` : ''}`,
         );
     },
@@ -265,7 +239,7 @@ async function runPoller(config: Config, io: SourcesIo): Promise<number> {
   const sources = await store.sources.list();
   const active = sources.filter((s) => !s.paused).length;
   await poller.start();
-  io.out(
+  out(
     `fns: polling ${active} active source(s) of ${sources.length} (lease owner ${poller.owner}); registry changes are picked up within a second. Ctrl+C to stop.`,
   );
   // The poller's timers do not hold the process open (they must not in fns serve); this does, until a signal.
@@ -275,9 +249,9 @@ async function runPoller(config: Config, io: SourcesIo): Promise<number> {
     process.once('SIGINT', resolve);
   });
   clearInterval(keepAlive);
-  io.out('fns: stopping: abandoning the polls in flight');
+  out('fns: stopping: abandoning the polls in flight');
   await poller.stop();
   await store.close();
-  io.out('fns: stopped');
+  out('fns: stopped');
   return EXIT.ok;
 }

@@ -1,8 +1,9 @@
 /** `fns status …`: the operator's side of the public status page (notes, and the report the instances serve now). */
-import type { IncidentRecord, Store } from '../store/ports/index.js';
+import type { IncidentRecord, StorePorts } from '../store/ports/index.js';
 import { incidentJson, type StatusReport } from '../status/index.js';
-import { printable, printableJson } from '../domain/printable.js';
+import { printable } from '../domain/printable.js';
 import { CliError, EXIT, UsageError } from './errors.js';
+import { out, withStore, type CommandRun } from './io.js';
 
 /** What a note may concern: the whole service, a component, or a registered source. */
 const COMPONENTS = ['service', 'rest', 'stream', 'webhooks', 'search'];
@@ -10,14 +11,6 @@ const COMPONENTS = ['service', 'rest', 'stream', 'webhooks', 'search'];
 const STALE_REPORT_SECONDS = 30;
 /** The longest note the contract's StatusIncident.message holds. */
 const NOTE_MAX_CHARS = 500;
-
-export interface StatusCommandIo {
-  out(text: string): void;
-  now: () => number;
-  openStore: () => Promise<Store>;
-}
-
-export type StatusSubcommand = 'note' | 'resolve' | 'show';
 
 const incidentId = (i: IncidentRecord) => incidentJson(i).id;
 
@@ -30,7 +23,7 @@ function checkNote(message: string): string {
   return text;
 }
 
-async function checkComponent(store: Store, raw: string | undefined): Promise<string> {
+async function checkComponent(store: StorePorts, raw: string | undefined): Promise<string> {
   const component = raw ?? 'service';
   if (COMPONENTS.includes(component)) return component;
   if (component.startsWith('source:') && (await store.sources.get(component.slice('source:'.length)))) return component;
@@ -48,45 +41,48 @@ function parseIncidentId(raw: string): number {
   return Number(m[1]);
 }
 
-async function note(
-  store: Store,
-  args: string[],
-  opts: { json: boolean; component?: string | undefined },
-  io: StatusCommandIo,
-) {
-  const message = checkNote(args[0]!);
-  const component = await checkComponent(store, opts.component);
-  const added = await store.status.note(component, message, io.now());
-  io.out(
-    opts.json
-      ? printableJson(incidentJson(added))
-      : `note ${incidentId(added)} added (${component}); fns status resolve ${incidentId(added)} ends it`,
+export async function addNote({ args, option, config, print }: CommandRun): Promise<number> {
+  const added = await withStore(config, async (store) => {
+    const message = checkNote(args[0]!);
+    const component = await checkComponent(store, option('component'));
+    return store.status.note(component, message, Date.now());
+  });
+  print(
+    incidentJson(added),
+    `note ${incidentId(added)} added (${added.component}); fns status resolve ${incidentId(added)} ends it`,
   );
+  return EXIT.ok;
 }
 
-async function resolve(store: Store, args: string[], opts: { json: boolean }, io: StatusCommandIo) {
-  const id = args[0] === undefined ? undefined : parseIncidentId(args[0]);
-  const ended = await store.status.resolve(io.now(), id);
-  if (id !== undefined && ended.length === 0) throw new CliError(`no open note inc_${id} (fns status show lists them)`);
-  io.out(
-    opts.json
-      ? printableJson(ended.map(incidentJson))
-      : ended.length
-        ? `resolved ${ended.map(incidentId).join(', ')}`
-        : 'no open note to resolve',
+export async function resolveNotes({ args, config, print }: CommandRun): Promise<number> {
+  const ended = await withStore(config, async (store) => {
+    const id = args[0] === undefined ? undefined : parseIncidentId(args[0]);
+    const ended = await store.status.resolve(Date.now(), id);
+    if (id !== undefined && ended.length === 0)
+      throw new CliError(`no open note inc_${id} (fns status show lists them)`);
+    return ended;
+  });
+  print(
+    ended.map(incidentJson),
+    ended.length ? `resolved ${ended.map(incidentId).join(', ')}` : 'no open note to resolve',
   );
+  return EXIT.ok;
 }
 
-async function show(store: Store, opts: { json: boolean }, io: StatusCommandIo) {
-  const stored = await store.status.report();
+export async function showStatus({ json, config }: CommandRun): Promise<number> {
+  const stored = await withStore(config, (store) => store.status.report());
   if (!stored) throw new CliError('no status report yet: a running service publishes one every few seconds');
-  if (opts.json) return io.out(stored.body);
+  // The report as the instances serve it, byte for byte.
+  if (json) {
+    out(stored.body);
+    return EXIT.ok;
+  }
   const report = JSON.parse(stored.body) as StatusReport;
   const open = report.incidents.filter((i) => i.ended_at === null);
-  const age = Math.max(0, Math.round((io.now() - stored.generatedAt) / 1000));
+  const age = Math.max(0, Math.round((Date.now() - stored.generatedAt) / 1000));
   const stale =
     age > STALE_REPORT_SECONDS ? `; no instance has refreshed it for ${age} s: is the service running?` : '';
-  io.out(
+  out(
     [
       `${report.state} (generated ${report.generated_at}, ${age} s ago${stale})`,
       ...report.components.map((c) => `  ${c.name}: ${c.state}${c.cause ? ` (${c.cause})` : ''}`),
@@ -98,21 +94,5 @@ async function show(store: Store, opts: { json: boolean }, io: StatusCommandIo) 
       ),
     ].join('\n'),
   );
-}
-
-export async function runStatusCommand(
-  sub: StatusSubcommand,
-  args: string[],
-  opts: { json: boolean; component?: string | undefined },
-  io: StatusCommandIo,
-): Promise<number> {
-  const store = await io.openStore();
-  try {
-    if (sub === 'note') await note(store, args, opts, io);
-    else if (sub === 'resolve') await resolve(store, args, opts, io);
-    else await show(store, opts, io);
-    return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  return EXIT.ok;
 }

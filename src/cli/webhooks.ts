@@ -4,10 +4,10 @@
  */
 import type { Config } from '../config/index.js';
 import { articleRules, minRelevanceDefault, webhookRules, type Tier } from '../contract/index.js';
-import { effectiveTier, planOf } from '../domain/tiers.js';
+import { effectiveTier, planOf, type AccountRecord } from '../domain/tiers.js';
 import { PREVIOUS_SECRETS_MAX, signingSecrets } from '../domain/webhook-secrets.js';
 import type { StoredArticle } from '../domain/articles.js';
-import type { Store, WebhookEndpoint } from '../store/ports/index.js';
+import type { StorePorts, WebhookEndpoint } from '../store/ports/index.js';
 import {
   checkUrlShape,
   DestinationError,
@@ -19,26 +19,14 @@ import {
   SecretBox,
   signedHeaders,
   webhookBody,
-  type Lookup,
-  type Sender,
 } from '../webhooks/index.js';
 import { CliError, EXIT, UsageError } from './errors.js';
+import { table, withStore, type CommandRun } from './io.js';
 import { relative } from './sources.js';
-import { printable, printableJson } from '../domain/printable.js';
+import { printable } from '../domain/printable.js';
 
 const URL_MAX = 2048;
 const TICKERS_MAX = 100;
-
-export interface WebhooksIo {
-  out(text: string): void;
-  err(text: string): void;
-  openStore(): Promise<Store>;
-  now(): number;
-  lookup?: Lookup;
-  send?: Sender;
-}
-
-export type WebhooksSub = 'add' | 'list' | 'remove' | 'pause' | 'resume' | 'rotate-secret' | 'send-test';
 
 function checkTickers(raw: string | undefined): string[] | null {
   if (raw === undefined) return null;
@@ -70,6 +58,9 @@ function relevanceShown(e: WebhookEndpoint): number | null {
   return e.tickers === null ? null : (e.minRelevance ?? minRelevanceDefault);
 }
 
+/** Articles stored after the last one the endpoint received (or skipped by its ticker filter). */
+const backlog = (e: WebhookEndpoint, latestSeq: number) => Math.max(0, latestSeq - e.cursor);
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The JSON form of an endpoint (never a secret; times as ISO 8601 UTC). */
@@ -89,170 +80,103 @@ function webhookJson(e: WebhookEndpoint, latestSeq: number, now: number) {
     last_error: e.lastError,
     failures_in_a_row: e.failures,
     next_attempt_at: iso(e.nextAttemptAt),
-    backlog: Math.max(0, latestSeq - e.cursor),
+    backlog: backlog(e, latestSeq),
     secrets: signingSecrets(e.secrets, now).length,
   };
 }
 
 function webhooksTable(list: WebhookEndpoint[], latestSeq: number, now: number): string {
   if (list.length === 0) return 'no webhook endpoints (fns webhooks add <account_id> <url> adds one)';
-  const head = ['ID', 'ACCOUNT', 'STATE', 'LAST SUCCESS', 'FAILURES', 'NEXT ATTEMPT', 'BACKLOG'];
-  const rows = list.map((e) => [
-    e.id,
-    e.accountId,
-    e.state === 'active' && e.failures > 0 ? 'failing' : e.state,
-    relative(e.lastSuccessAt, now),
-    String(e.failures),
-    e.state !== 'active'
-      ? '-'
-      : e.nextAttemptAt === null
-        ? latestSeq > e.cursor
-          ? 'now'
-          : '-'
-        : relative(e.nextAttemptAt, now),
-    String(Math.max(0, latestSeq - e.cursor)),
-  ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  const out = [line(head)];
-  list.forEach((e, i) => {
-    out.push(line(rows[i]!));
-    // The URL and the last error (a receiver's status text and answer) escaped: one line each.
-    out.push(
-      `  ${printable(e.url)}${e.tickers ? `  (tickers ${e.tickers.join(',')}, min relevance ${relevanceShown(e)})` : ''}`,
-    );
-    if (e.pausedReason) out.push(`  ${e.state}: ${printable(e.pausedReason)}`);
-    if (e.lastError)
-      out.push(
-        `  last error: ${printable(e.lastError)}${e.lastAttemptAt ? ` (${relative(e.lastAttemptAt, now)})` : ''}`,
-      );
-  });
-  return out.join('\n');
+  return table(
+    ['ID', 'ACCOUNT', 'STATE', 'LAST SUCCESS', 'FAILURES', 'NEXT ATTEMPT', 'BACKLOG'],
+    list.map((e) => ({
+      cells: [
+        e.id,
+        e.accountId,
+        e.state === 'active' && e.failures > 0 ? 'failing' : e.state,
+        relative(e.lastSuccessAt, now),
+        String(e.failures),
+        e.state !== 'active'
+          ? '-'
+          : e.nextAttemptAt === null
+            ? latestSeq > e.cursor
+              ? 'now'
+              : '-'
+            : relative(e.nextAttemptAt, now),
+        String(backlog(e, latestSeq)),
+      ],
+      // The URL and the last error (a receiver's status text and answer) escaped: one line each.
+      details: [
+        `  ${printable(e.url)}${e.tickers ? `  (tickers ${e.tickers.join(',')}, min relevance ${relevanceShown(e)})` : ''}`,
+        ...(e.pausedReason ? [`  ${e.state}: ${printable(e.pausedReason)}`] : []),
+        ...(e.lastError
+          ? [`  last error: ${printable(e.lastError)}${e.lastAttemptAt ? ` (${relative(e.lastAttemptAt, now)})` : ''}`]
+          : []),
+      ],
+    })),
+  );
 }
 
 const noEndpoint = (id: string) => new CliError(`no webhook endpoint "${id}" (fns webhooks list shows them)`);
 
-/** Pro or max (the stream's tiers), else a clear refusal. */
-function requireWebhookTier(accountId: string, tier: Tier): void {
+async function existingEndpoint(store: StorePorts, id: string): Promise<WebhookEndpoint> {
+  const e = await store.webhooks.get(id);
+  if (!e) throw noEndpoint(id);
+  return e;
+}
+
+/** The account's tier now when it is pro or max (the stream's tiers), else a clear refusal. */
+function webhookTier(account: AccountRecord, now: number): Tier {
+  const tier = effectiveTier(account, now);
   if (!planOf(tier).stream) {
     throw new CliError(
-      `account ${accountId} is on ${tier}: webhooks are available to pro and max accounts only (as the stream); fns accounts set-tier ${accountId} pro changes the plan`,
+      `account ${account.id} is on ${tier}: webhooks are available to pro and max accounts only (as the stream); fns accounts set-tier ${account.id} pro changes the plan`,
     );
   }
+  return tier;
 }
 
-interface Run {
-  store: Store;
-  id: string;
-  now: number;
-  box: SecretBox;
-  config: Config;
-  io: WebhooksIo;
-  print: (data: unknown, human: string) => void;
-}
-
-interface NewEndpoint {
-  accountId: string;
-  url: URL;
-  tickers: string[] | null;
-  minRelevance: number | null;
-}
-
-export async function runWebhooksCommand(
-  sub: WebhooksSub,
-  args: string[],
-  options: { json: boolean; tickers?: string; minRelevance?: string; account?: string },
-  config: Config,
-  io: WebhooksIo,
-): Promise<number> {
-  const print = (data: unknown, human: string) => io.out(options.json ? printableJson(data) : human);
-  // Validate the command line before touching the store.
-  const added = sub === 'add' ? checkNewEndpoint(args, options, config) : undefined;
-  const store = await io.openStore();
+/** The address to send to, checked after DNS resolution; a private or unresolvable one is refused (exit 1). */
+async function destination(url: URL, config: Config) {
   try {
-    const run: Run = {
-      store,
-      id: args[0]!,
-      now: io.now(),
-      box: new SecretBox(config.webhookSecretsKey),
-      config,
-      io,
-      print,
-    };
-    switch (sub) {
-      case 'add':
-        return await addEndpoint(run, added!);
-      case 'list': {
-        const list = await store.webhooks.list(options.account);
-        const latest = await store.articles.latestSeq();
-        print({ webhooks: list.map((e) => webhookJson(e, latest, run.now)) }, webhooksTable(list, latest, run.now));
-        return EXIT.ok;
-      }
-      case 'remove':
-        if (!(await store.webhooks.remove(run.id))) throw noEndpoint(run.id);
-        print({ id: run.id, removed: true }, `${run.id}: removed (nothing more is sent to it)`);
-        return EXIT.ok;
-      case 'pause':
-      case 'resume':
-        return await setEndpointState(run, sub);
-      case 'rotate-secret':
-        return await rotateEndpointSecret(run);
-      case 'send-test':
-        return await sendTest(store, run.id, run.box, config, io, print, run.now);
-    }
-  } finally {
-    await store.close();
-  }
-}
-
-function checkNewEndpoint(
-  args: string[],
-  options: { tickers?: string; minRelevance?: string },
-  config: Config,
-): NewEndpoint {
-  if (args[1]!.length > URL_MAX) throw new UsageError(`<url> is longer than ${URL_MAX} characters`);
-  let url: URL;
-  try {
-    url = checkUrlShape(args[1]!, config.webhookAllowPrivate);
-  } catch (e) {
-    if (e instanceof DestinationError) throw new UsageError(e.message);
-    throw e;
-  }
-  const tickers = checkTickers(options.tickers);
-  return { accountId: args[0]!, url, tickers, minRelevance: checkRelevance(options.minRelevance, tickers) };
-}
-
-async function addEndpoint({ store, now, box, config, io, print }: Run, n: NewEndpoint): Promise<number> {
-  const account = await store.accounts.getAccount(n.accountId);
-  if (!account) throw new CliError(`no account "${n.accountId}" (fns accounts show <id>, fns keys list)`);
-  const tier = effectiveTier(account, now);
-  requireWebhookTier(n.accountId, tier);
-  if (n.tickers && !planOf(tier).tickers)
-    throw new CliError(
-      `--tickers is available to max accounts only (as the stream's ticker filter); account ${n.accountId} is on ${tier}`,
-    );
-  try {
-    await resolveDestination(n.url, config.webhookAllowPrivate, io.lookup);
+    return await resolveDestination(url, config.webhookAllowPrivate);
   } catch (e) {
     if (e instanceof DestinationError) throw new CliError(`refused: ${e.message}`);
     throw e;
   }
+}
+
+export async function addWebhook({ args, option, config, print }: CommandRun): Promise<number> {
+  // Validate the command line before touching the store.
+  const accountId = args[0]!;
+  const rawUrl = args[1]!;
+  if (rawUrl.length > URL_MAX) throw new UsageError(`<url> is longer than ${URL_MAX} characters`);
+  let url: URL;
+  try {
+    url = checkUrlShape(rawUrl, config.webhookAllowPrivate);
+  } catch (e) {
+    if (e instanceof DestinationError) throw new UsageError(e.message);
+    throw e;
+  }
+  const tickers = checkTickers(option('tickers'));
+  const minRelevance = checkRelevance(option('min-relevance'), tickers);
   const secret = newSecret();
-  const e = await store.webhooks.add(
-    {
-      id: newEndpointId(),
-      accountId: n.accountId,
-      url: n.url.href,
-      tickers: n.tickers,
-      minRelevance: n.minRelevance,
-      secret: box.seal(secret),
-    },
-    now,
-  );
+  const e = await withStore(config, async (store) => {
+    const now = Date.now();
+    const account = await store.accounts.getAccount(accountId);
+    if (!account) throw new CliError(`no account "${accountId}" (fns accounts show <id>, fns keys list)`);
+    const tier = webhookTier(account, now);
+    if (tickers && !planOf(tier).tickers)
+      throw new CliError(
+        `--tickers is available to max accounts only (as the stream's ticker filter); account ${accountId} is on ${tier}`,
+      );
+    await destination(url, config);
+    const sealed = new SecretBox(config.webhookSecretsKey).seal(secret);
+    return store.webhooks.add(
+      { id: newEndpointId(), accountId, url: url.href, tickers, minRelevance, secret: sealed },
+      now,
+    );
+  });
   print(
     {
       id: e.id,
@@ -268,14 +192,45 @@ async function addEndpoint({ store, now, box, config, io, print }: Run, n: NewEn
   return EXIT.ok;
 }
 
-async function setEndpointState({ store, id, now, print }: Run, sub: 'pause' | 'resume'): Promise<number> {
-  const before = await store.webhooks.get(id);
-  if (!before) throw noEndpoint(id);
-  if (sub === 'resume') {
+export async function listWebhooks({ option, config, print }: CommandRun): Promise<number> {
+  await withStore(config, async (store) => {
+    const now = Date.now();
+    const list = await store.webhooks.list(option('account'));
+    const latest = await store.articles.latestSeq();
+    print({ webhooks: list.map((e) => webhookJson(e, latest, now)) }, webhooksTable(list, latest, now));
+  });
+  return EXIT.ok;
+}
+
+export async function removeWebhook({ args, config, print }: CommandRun): Promise<number> {
+  const id = args[0]!;
+  if (!(await withStore(config, (store) => store.webhooks.remove(id)))) throw noEndpoint(id);
+  print({ id, removed: true }, `${id}: removed (nothing more is sent to it)`);
+  return EXIT.ok;
+}
+
+export async function pauseWebhook({ args, config, print }: CommandRun): Promise<number> {
+  const id = args[0]!;
+  await withStore(config, async (store) => {
+    const now = Date.now();
+    await existingEndpoint(store, id);
+    const e = (await store.webhooks.setState(id, 'paused', 'paused by an operator (fns webhooks pause)', now))!;
+    print(
+      webhookJson(e, await store.articles.latestSeq(), now),
+      `${e.id}: paused (articles keep counting in its backlog; fns webhooks resume sends them)`,
+    );
+  });
+  return EXIT.ok;
+}
+
+export async function resumeWebhook({ args, config, print }: CommandRun): Promise<number> {
+  const id = args[0]!;
+  await withStore(config, async (store) => {
+    const now = Date.now();
+    const before = await existingEndpoint(store, id);
     const account = await store.accounts.getAccount(before.accountId);
     if (account) {
-      const tier = effectiveTier(account, now);
-      requireWebhookTier(before.accountId, tier);
+      const tier = webhookTier(account, now);
       // A ticker filter is never dropped to fit a lower plan (the dispatcher would pause it again).
       if (before.tickers !== null && !planOf(tier).tickers) {
         throw new CliError(
@@ -283,49 +238,46 @@ async function setEndpointState({ store, id, now, print }: Run, sub: 'pause' | '
         );
       }
     }
-  }
-  const e = (await store.webhooks.setState(
-    id,
-    sub === 'pause' ? 'paused' : 'active',
-    sub === 'pause' ? 'paused by an operator (fns webhooks pause)' : null,
-    now,
-  ))!;
-  const latest = await store.articles.latestSeq();
-  print(
-    webhookJson(e, latest, now),
-    sub === 'pause'
-      ? `${e.id}: paused (articles keep counting in its backlog; fns webhooks resume sends them)`
-      : `${e.id}: active; its backlog of ${Math.max(0, latest - e.cursor)} article(s) is sent in order, starting within a few seconds`,
-  );
+    const e = (await store.webhooks.setState(id, 'active', null, now))!;
+    const latest = await store.articles.latestSeq();
+    print(
+      webhookJson(e, latest, now),
+      `${e.id}: active; its backlog of ${backlog(e, latest)} article(s) is sent in order, starting within a few seconds`,
+    );
+  });
   return EXIT.ok;
 }
 
-async function rotateEndpointSecret({ store, id, now, box, print }: Run): Promise<number> {
-  const before = await store.webhooks.get(id);
-  if (!before) throw noEndpoint(id);
-  const secret = newSecret();
-  const e = await store.webhooks.rotateSecret(id, box.seal(secret), now, webhookRules.rotationOverlapMs);
-  if (!e) throw noEndpoint(id);
-  const until = new Date(now + webhookRules.rotationOverlapMs).toISOString();
-  // The previous secrets still valid that the rotation's bound left out: they stop signing now.
-  const kept = new Set(e.secrets.map((s) => s.secret));
-  const dropped = before.secrets.filter(
-    (s) => (s.expiresAt === null || s.expiresAt > now) && !kept.has(s.secret),
-  ).length;
-  const previous = e.secrets.length - 1;
-  print(
-    {
-      id: e.id,
-      secret,
-      previous_secrets_valid_until: until,
-      previous_secrets_signing: previous,
-      previous_secrets_dropped: dropped,
-    },
-    `id:     ${e.id}\nsecret: ${secret}\n(shown only this once; until ${until} every delivery is signed with the new secret and ${previous === 1 ? 'the previous one' : `the ${previous} previous ones`}, then with the new one only)` +
-      (dropped > 0
-        ? `\n(the oldest previous secret${dropped === 1 ? '' : `s (${dropped})`} no longer sign${dropped === 1 ? 's' : ''}: at most ${PREVIOUS_SECRETS_MAX} previous secrets sign beside the new one)`
-        : ''),
-  );
+export async function rotateWebhookSecret({ args, config, print }: CommandRun): Promise<number> {
+  const id = args[0]!;
+  await withStore(config, async (store) => {
+    const now = Date.now();
+    const before = await existingEndpoint(store, id);
+    const secret = newSecret();
+    const sealed = new SecretBox(config.webhookSecretsKey).seal(secret);
+    const e = await store.webhooks.rotateSecret(id, sealed, now, webhookRules.rotationOverlapMs);
+    if (!e) throw noEndpoint(id);
+    const until = new Date(now + webhookRules.rotationOverlapMs).toISOString();
+    // The previous secrets still valid that the rotation's bound left out: they stop signing now.
+    const kept = new Set(e.secrets.map((s) => s.secret));
+    const dropped = before.secrets.filter(
+      (s) => (s.expiresAt === null || s.expiresAt > now) && !kept.has(s.secret),
+    ).length;
+    const previous = e.secrets.length - 1;
+    print(
+      {
+        id: e.id,
+        secret,
+        previous_secrets_valid_until: until,
+        previous_secrets_signing: previous,
+        previous_secrets_dropped: dropped,
+      },
+      `id:     ${e.id}\nsecret: ${secret}\n(shown only this once; until ${until} every delivery is signed with the new secret and ${previous === 1 ? 'the previous one' : `the ${previous} previous ones`}, then with the new one only)` +
+        (dropped > 0
+          ? `\n(the oldest previous secret${dropped === 1 ? '' : `s (${dropped})`} no longer sign${dropped === 1 ? 's' : ''}: at most ${PREVIOUS_SECRETS_MAX} previous secrets sign beside the new one)`
+          : ''),
+    );
+  });
   return EXIT.ok;
 }
 
@@ -346,45 +298,34 @@ function sampleArticle(now: number): StoredArticle {
 }
 
 /** One signed request now, from this process, with the newest article (or a sample); it does not move the cursor. */
-async function sendTest(
-  store: Store,
-  id: string,
-  box: SecretBox,
-  config: Config,
-  io: WebhooksIo,
-  print: (d: unknown, h: string) => void,
-  now: number,
-): Promise<number> {
-  const e = await store.webhooks.get(id);
-  if (!e) throw noEndpoint(id);
-  const account = await store.accounts.getAccount(e.accountId);
-  if (!account) throw new CliError(`the account ${e.accountId} of ${id} no longer exists`);
-  const tier = effectiveTier(account, now);
-  requireWebhookTier(e.accountId, tier);
-  const [newest] = await store.articles.list({ afterMs: 0, limit: 1 });
-  const article = newest ?? sampleArticle(now);
-  const body = webhookBody(article, tier);
-  const msgId = messageId(e.id, article.id).replace(/^msg_/, 'msg_test');
-  const secrets = signingSecrets(e.secrets, now).map((s) => box.open(s.secret));
-  const url = new URL(e.url);
-  let address;
-  try {
-    address = await resolveDestination(url, config.webhookAllowPrivate, io.lookup);
-  } catch (err) {
-    if (err instanceof DestinationError) throw new CliError(`refused: ${err.message}`);
-    throw err;
-  }
-  const r = await (io.send ?? httpSender)({
-    url,
-    address,
-    headers: signedHeaders(secrets, msgId, Math.floor(now / 1000), body),
-    body,
-    timeoutMs: webhookRules.timeoutMs,
+export async function sendTestWebhook({ args, config, print }: CommandRun): Promise<number> {
+  const id = args[0]!;
+  return withStore(config, async (store) => {
+    const now = Date.now();
+    const e = await existingEndpoint(store, id);
+    const account = await store.accounts.getAccount(e.accountId);
+    if (!account) throw new CliError(`the account ${e.accountId} of ${id} no longer exists`);
+    const tier = webhookTier(account, now);
+    const [newest] = await store.articles.list({ afterMs: 0, limit: 1 });
+    const article = newest ?? sampleArticle(now);
+    const body = webhookBody(article, tier);
+    const msgId = messageId(e.id, article.id).replace(/^msg_/, 'msg_test');
+    const box = new SecretBox(config.webhookSecretsKey);
+    const secrets = signingSecrets(e.secrets, now).map((s) => box.open(s.secret));
+    const url = new URL(e.url);
+    const address = await destination(url, config);
+    const r = await httpSender({
+      url,
+      address,
+      headers: signedHeaders(secrets, msgId, Math.floor(now / 1000), body),
+      body,
+      timeoutMs: webhookRules.timeoutMs,
+    });
+    const ok = r.status !== null && r.status >= 200 && r.status < 300;
+    print(
+      { id: e.id, webhook_id: msgId, status: r.status, error: r.error, latency_ms: Math.round(r.latencyMs), ok },
+      `${e.id}: ${ok ? 'delivered' : 'failed'}: ${r.status === null ? printable(r.error ?? '') : `HTTP ${r.status}`} in ${Math.round(r.latencyMs)} ms (webhook-id ${msgId}${newest ? `, article ${article.id}` : ', a sample article'})${ok || r.status === null ? '' : `\n${printable(r.error ?? '')}`}`,
+    );
+    return ok ? EXIT.ok : EXIT.failed;
   });
-  const ok = r.status !== null && r.status >= 200 && r.status < 300;
-  print(
-    { id: e.id, webhook_id: msgId, status: r.status, error: r.error, latency_ms: Math.round(r.latencyMs), ok },
-    `${e.id}: ${ok ? 'delivered' : 'failed'}: ${r.status === null ? printable(r.error ?? '') : `HTTP ${r.status}`} in ${Math.round(r.latencyMs)} ms (webhook-id ${msgId}${newest ? `, article ${article.id}` : ', a sample article'})${ok || r.status === null ? '' : `\n${printable(r.error ?? '')}`}`,
-  );
-  return ok ? EXIT.ok : EXIT.failed;
 }
