@@ -1,7 +1,6 @@
 /** Exit codes of `fns`, and one clear line for each expected failure: only an unexpected error prints its stack. */
 import { ConfigError } from '../config/index.js';
 import { isStoreBusy } from '../store/ports/errors.js';
-import { OperatorError } from './operator.js';
 
 /** Documented in `fns help` and the README ("Operating it"). */
 export const EXIT = {
@@ -61,7 +60,6 @@ const PUBLIC = { listener: '', port: 'PORT or --port', host: 'HOST or --host' };
 /** The message and exit code of an expected failure; undefined for anything else (a bug: print the stack). */
 export function explain(err: unknown, ctx: ErrorContext = {}): { message: string; exitCode: number } | undefined {
   if (err instanceof CliError) return { message: err.message, exitCode: err.exitCode };
-  if (err instanceof OperatorError) return { message: err.message, exitCode: err.usage ? EXIT.usage : EXIT.failed };
   if (err instanceof ConfigError) return { message: err.message, exitCode: EXIT.usage };
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as SystemError & { message?: string };

@@ -53,16 +53,8 @@ export async function* readLines(
   let tooLong = false;
   const finish = (last: Uint8Array): InputLine => {
     const total = length + last.length;
-    let line: Uint8Array;
-    if (tooLong || total > max) {
-      line = new Uint8Array(0);
-    } else if (parts.length === 0) {
-      line = last;
-    } else {
-      line = Buffer.concat([...parts, last], total);
-      if (opts.stats) opts.stats.bytesCopied += total;
-    }
     const refused = tooLong || total > max;
+    const earlier = parts;
     parts = [];
     length = 0;
     tooLong = false;
@@ -70,9 +62,13 @@ export async function* readLines(
       return {
         refused: `longer than the ${max}-byte line limit (an article is one short JSON object per line); skipped`,
       };
+    let line = last;
+    if (earlier.length > 0) {
+      line = Buffer.concat([...earlier, last], total);
+      if (opts.stats) opts.stats.bytesCopied += total;
+    }
     if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, line.length - 1);
-    const text = decodeUtf8(line);
-    return text ?? { refused: notUtf8Message(line, invalidUtf8Offset(line)) };
+    return decodeUtf8(line) ?? { refused: notUtf8Message(line, invalidUtf8Offset(line)) };
   };
   for await (const chunk of stream) {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;

@@ -5,24 +5,13 @@ import type { BatchAnswer, Offer } from '../ingest/pipeline.js';
 import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { hashKey, newApiKey, randomId } from '../store/ports/ids.js';
 import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports/index.js';
+import { CliError, UsageError } from './errors.js';
 
-/**
- * An operator request that cannot be done: `usage` when malformed (exit 2), else refused for what the store holds (exit
- * 1).
- */
-export class OperatorError extends Error {
-  readonly usage: boolean;
-  constructor(message: string, opts: { usage?: boolean } = {}) {
-    super(message);
-    this.usage = opts.usage ?? false;
-  }
-}
+// A malformed request is a UsageError (exit 2); one refused for what the store holds is a CliError (exit 1).
 
 function checkTier(tier: string | undefined, flag = '--tier'): Tier {
   if (!tier || !assignableTiers.includes(tier as Tier)) {
-    throw new OperatorError(`${flag} must be one of ${assignableTiers.join(', ')}${tier ? `, got "${tier}"` : ''}`, {
-      usage: true,
-    });
+    throw new UsageError(`${flag} must be one of ${assignableTiers.join(', ')}${tier ? `, got "${tier}"` : ''}`);
   }
   return tier as Tier;
 }
@@ -30,7 +19,7 @@ function checkTier(tier: string | undefined, flag = '--tier'): Tier {
 async function existingAccount(store: AccountStore, accountId: string): Promise<AccountRecord> {
   const account = await store.getAccount(accountId);
   if (!account)
-    throw new OperatorError(
+    throw new CliError(
       `no account ${accountId} (fns keys list shows the accounts that have keys; fns accounts create makes one)`,
     );
   return account;
@@ -50,15 +39,14 @@ export async function createKey(
   if (opts.accountId !== undefined) {
     account = await existingAccount(store, opts.accountId);
     if (opts.tier !== undefined && checkTier(opts.tier) !== account.tier) {
-      throw new OperatorError(
+      throw new CliError(
         `account ${account.id} is on ${account.tier}; change it with \`fns accounts set-tier ${account.id} ${opts.tier}\``,
       );
     }
   } else {
     if (opts.tier === undefined)
-      throw new OperatorError(
+      throw new UsageError(
         'give --tier <tier> for a new account, or --account <account_id> for one more key on an existing one',
-        { usage: true },
       );
     account = await store.createAccount(checkTier(opts.tier), opts.now);
   }
@@ -70,7 +58,7 @@ export async function createKey(
 
 export async function setKeyActive(store: AccountStore, keyId: string, active: boolean) {
   const rec = await store.setKeyActive(keyId, active);
-  if (!rec) throw new OperatorError(`no key ${keyId} (fns keys list shows the key ids)`);
+  if (!rec) throw new CliError(`no key ${keyId} (fns keys list shows the key ids)`);
   return { key_id: rec.keyId, account_id: rec.accountId, active: rec.active };
 }
 
@@ -84,9 +72,9 @@ export async function cancel(store: AccountStore, accountId: string, now: number
   const current = await existingAccount(store, accountId);
   // Spec §3: only a subscription can be cancelled; a `free` account stays free (and blocked).
   if (current.cancelledAt !== null)
-    throw new OperatorError(`account ${accountId} was already cancelled at ${current.cancelledAt}`);
+    throw new CliError(`account ${accountId} was already cancelled at ${current.cancelledAt}`);
   if (!plans[current.tier].paid)
-    throw new OperatorError(`account ${accountId} has no subscription to cancel (tier ${current.tier})`);
+    throw new CliError(`account ${accountId} has no subscription to cancel (tier ${current.tier})`);
   return accountJson((await store.cancel(accountId, now))!);
 }
 
@@ -106,7 +94,7 @@ export async function showArticle(
   id: string,
 ) {
   const [article] = await store.articles.getMany([id]);
-  if (!article) throw new OperatorError(`no article ${id}`);
+  if (!article) throw new CliError(`no article ${id}`);
   const [carriers, items] = await Promise.all([store.sources.carriersOf(id), store.sources.itemsOf(id)]);
   return {
     ...article,
@@ -177,6 +165,13 @@ export interface IngestOptions {
   slices?: SliceBudget;
 }
 
+/** A skipped line into the report, and to `onSkip` as it is found. */
+function skip(report: IngestReport, line: number, error: string, onSkip: IngestOptions['onSkip']): void {
+  const e = { line, error };
+  report.errors.push(e);
+  onSkip?.(e);
+}
+
 /** A stored block's answers into the report, in line order. */
 function addStored(report: IngestReport, results: BatchAnswer['results'], onSkip: IngestOptions['onSkip']): void {
   let skipped = false;
@@ -187,9 +182,7 @@ function addStored(report: IngestReport, results: BatchAnswer['results'], onSkip
     } else if (r.status === 'duplicate') report.duplicates.push({ line: r.line, reason: r.reason, id: r.id });
     else {
       // Its dedup step failed with an unexpected error: skipped by itself, the block is stored.
-      const e = { line: r.line, error: r.error };
-      report.errors.push(e);
-      onSkip?.(e);
+      skip(report, r.line, r.error, onSkip);
       skipped = true;
     }
   }
@@ -234,9 +227,7 @@ export async function ingest(
       // The line reader refused it (too long, not UTF-8): skipped with its line number, like a bad line.
       if (typeof raw !== 'string') {
         report.lines++;
-        const e = { line: lineNo, error: raw.refused };
-        report.errors.push(e);
-        opts.onSkip?.(e);
+        skip(report, lineNo, raw.refused, opts.onSkip);
         opts.onProgress?.(report);
         continue;
       }
@@ -246,11 +237,7 @@ export async function ingest(
       if ('item' in offer) {
         pending.push(offer);
         if (pending.length >= chunkSize) await commit();
-      } else {
-        const e = { line: lineNo, error: offer.error };
-        report.errors.push(e);
-        opts.onSkip?.(e);
-      }
+      } else skip(report, lineNo, offer.error, opts.onSkip);
       opts.onProgress?.(report);
     }
     opts.signal?.throwIfAborted();
