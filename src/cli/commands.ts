@@ -311,14 +311,21 @@ const EXIT_TEXT = `Exit codes
      extra argument, invalid value (tier, port), invalid environment variable
   ${EXIT.partial}  partial ingest: some articles stored, others not (bad lines skipped, or stopped early)`;
 
-function generalHelp(): string {
-  const rows = commands.flatMap((c) => c.synopsis.map((s, i) => [`fns ${c.name} ${s}`, i === 0 ? c.summary : '']));
+/** One row per form of each command, `fns <name> <synopsis>`, with the summary beside its first form, aligned. */
+function summaries(list: CommandSpec[]): string {
+  const rows = list.flatMap((c) =>
+    c.synopsis.map((s, i) => [`fns ${c.name} ${s}`.trimEnd(), i === 0 ? c.summary : '']),
+  );
   const width = Math.max(...rows.map(([l]) => l!.length)) + 2;
+  return rows.map(([l, r]) => `  ${l!.padEnd(width)}${r}`.trimEnd()).join('\n');
+}
+
+function generalHelp(): string {
   return `fns: operate the Financial News Service
 
 Usage: fns <command> [arguments] [options]
 
-${rows.map(([l, r]) => `  ${l!.padEnd(width)}${r}`.trimEnd()).join('\n')}
+${summaries(commands)}
 
 Tiers: ${TIERS}. Every command that prints data accepts --json (one JSON document on standard output).
 Help on one command: fns help <command> or fns <command> --help.
@@ -354,13 +361,9 @@ function groupOf(word: string | undefined): CommandSpec[] {
 
 /** `fns sources --help`, `fns help sources`: the group's commands, each with its summary. */
 function groupHelp(word: string): string {
-  const rows = groupOf(word).flatMap((c) =>
-    c.synopsis.map((s, i) => [`fns ${c.name} ${s}`.trimEnd(), i === 0 ? c.summary : '']),
-  );
-  const width = Math.max(...rows.map(([l]) => l!.length)) + 2;
   return `Usage: fns ${word} <command> [arguments] [options]
 
-${rows.map(([l, r]) => `  ${l!.padEnd(width)}${r}`.trimEnd()).join('\n')}
+${summaries(groupOf(word))}
 
 Help on one command: fns help ${word} <command> or fns ${word} <command> --help.
 Exit codes: 0 done, 1 not done, 2 usage error (fns help lists them).`;
@@ -444,16 +447,16 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
 }
 
 /** A port as PORT accepts it: an integer from 0 to 65535. */
-export function parsePort(raw: string, flag = '--port'): number {
+export function parsePort(raw: string): number {
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535)
-    throw new UsageError(`${flag} must be an integer between 0 and 65535, got "${raw}"`);
+    throw new UsageError(`--port must be an integer between 0 and 65535, got "${raw}"`);
   return Number(raw);
 }
 
 /** A host to listen on, as HOST accepts it: an IP address or a host name. */
-export function parseHost(raw: string, flag = '--host'): string {
+export function parseHost(raw: string): string {
   if (isIP(raw) === 0 && !/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(raw)) {
-    throw new UsageError(`${flag} must be an IP address or a host name to listen on, got "${raw}"`);
+    throw new UsageError(`--host must be an IP address or a host name to listen on, got "${raw}"`);
   }
   return raw;
 }

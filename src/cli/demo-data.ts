@@ -3,7 +3,7 @@
  * reads.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 const DEMO_SUBDIR = 'demo';
 
@@ -13,8 +13,8 @@ export function demoDataDir(dataDir: string): string {
 }
 
 /** The note for a data command on store `file`: only when that store does not exist yet while a demo's does. */
-export function demoHint(dataDir: string, file: string, storeFileName: string, command: string): string | undefined {
+export function demoHint(dataDir: string, file: string, command: string): string | undefined {
   const demo = demoDataDir(dataDir);
-  if (existsSync(file) || !existsSync(join(demo, storeFileName))) return undefined;
+  if (existsSync(file) || !existsSync(join(demo, basename(file)))) return undefined;
   return `fns: ${file} does not exist yet and is created now; the demo's data is in ${demo}. To work on the running demo: DATA_DIR=${demo} npx fns ${command} …`;
 }

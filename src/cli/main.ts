@@ -27,7 +27,6 @@ import {
 import { Progress } from './progress.js';
 import { demoHint } from './demo-data.js';
 import { printable, printableJson } from '../domain/printable.js';
-import { basename } from 'node:path';
 
 /** What the current command works on, to name it in an error message. */
 const context: ErrorContext = {};
@@ -338,7 +337,7 @@ const NOTES_DEMO = /^(articles ingest|sources |webhooks |status )/;
 async function noteDemo(config: Config, command: string): Promise<void> {
   if (config.databaseUrl) return;
   const file = (await storeFactory()).sqliteFile(config);
-  const hint = demoHint(config.dataDir, file, basename(file), command);
+  const hint = demoHint(config.dataDir, file, command);
   if (hint) err(hint);
 }
 

@@ -64,11 +64,11 @@ const UNITS = [...UNIT_MS.keys()];
  * A duration (`30s`, `1500ms`, `1m30s`) within SOURCE_EVERY's bounds; each unit at most once, largest first (`30s1m`
  * refused).
  */
-export function parseDuration(raw: string, flag = '--every'): number {
+export function parseDuration(raw: string): number {
   const bounds = `between ${formatDuration(SOURCE_EVERY.minMs)} and ${formatDuration(SOURCE_EVERY.maxMs)}`;
   const refuse = () =>
     new UsageError(
-      `${flag} must be a duration such as 30s, 5m, 1h or 1m30s (units h, m, s, ms, each at most once, largest first) ${bounds}, got "${raw}"`,
+      `--every must be a duration such as 30s, 5m, 1h or 1m30s (units h, m, s, ms, each at most once, largest first) ${bounds}, got "${raw}"`,
     );
   const parts = [...raw.matchAll(/(\d+)(ms|h|m|s)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== raw) throw refuse();
@@ -81,7 +81,7 @@ export function parseDuration(raw: string, flag = '--every'): number {
     ms += Number(digits) * UNIT_MS.get(unit!)!;
   }
   if (ms < SOURCE_EVERY.minMs || ms > SOURCE_EVERY.maxMs)
-    throw new UsageError(`${flag} must be ${bounds}, got "${raw}"`);
+    throw new UsageError(`--every must be ${bounds}, got "${raw}"`);
   return ms;
 }
 
