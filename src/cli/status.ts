@@ -57,10 +57,10 @@ export async function addNote({ args, option, config, print }: CommandRun): Prom
 export async function resolveNotes({ args, config, print }: CommandRun): Promise<number> {
   const ended = await withStore(config, async (store) => {
     const id = args[0] === undefined ? undefined : parseIncidentId(args[0]);
-    const ended = await store.status.resolve(Date.now(), id);
-    if (id !== undefined && ended.length === 0)
+    const resolved = await store.status.resolve(Date.now(), id);
+    if (id !== undefined && resolved.length === 0)
       throw new CliError(`no open note inc_${id} (fns status show lists them)`);
-    return ended;
+    return resolved;
   });
   print(
     ended.map(incidentJson),
