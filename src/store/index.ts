@@ -8,6 +8,12 @@ import { SqliteStore } from './sqlite/index.js';
 /** How long the service's own SQLite writes may wait, synchronously, for another process's lock. */
 export const SERVICE_BUSY_TIMEOUT_MS = 5;
 
+/**
+ * The CLI's slices on SQLite: a bulk load commits (and syncs) once per 32 items rather than 4; a service on the
+ * same file waits for one such slice at most (docs/decisions/ingest-slices.md).
+ */
+const CLI_INGEST_SLICE_ITEMS = 32;
+
 export function sqliteFile(config: Pick<Config, 'dataDir'>): string {
   return join(config.dataDir, 'fns.sqlite');
 }
@@ -35,6 +41,8 @@ export async function openStore(
   }
   return new SqliteStore(
     sqliteFile(config),
-    options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS } : {},
+    options.role === 'service'
+      ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS }
+      : { ingestSlices: { maxItems: CLI_INGEST_SLICE_ITEMS } },
   );
 }
