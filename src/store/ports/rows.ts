@@ -2,6 +2,7 @@
 import type { Tier } from '../../contract/index.js';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { AccountRecord } from '../../domain/tiers.js';
+import type { KeyInfo, KeyRecord } from './index.js';
 
 export interface ArticleRow {
   /** A number from SQLite, a string from PostgreSQL's bigint. */
@@ -45,3 +46,22 @@ export const toAccount = (r: AccountRow): AccountRecord => ({
   periodEnd: r.period_end,
   cancelledAt: r.cancelled_at,
 });
+
+export interface KeyRow {
+  id: string;
+  account_id: string;
+  /** 0 or 1 from SQLite, a boolean from PostgreSQL. */
+  active: number | boolean;
+}
+
+export const toKey = (r: KeyRow): KeyRecord => ({
+  keyId: r.id,
+  accountId: r.account_id,
+  active: r.active === true || r.active === 1,
+});
+
+export interface KeyInfoRow extends KeyRow {
+  created_at: string;
+}
+
+export const toKeyInfo = (r: KeyInfoRow): KeyInfo => ({ ...toKey(r), createdAt: r.created_at });

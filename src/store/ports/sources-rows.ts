@@ -1,5 +1,5 @@
 /** The source registry's row shape (both engines: times as epoch ms) and its mapping to SourceRecord. */
-import type { PollOutcome, SourceRecord, UrgencySetting } from './index.js';
+import type { CarrierRecord, DuplicateReason, ItemRecord, PollOutcome, SourceRecord, UrgencySetting } from './index.js';
 
 export interface SourceRow {
   name: string;
@@ -55,6 +55,36 @@ export function toSource(r: SourceRow): SourceRecord {
     itemsDeduplicated: Number(r.items_deduplicated),
   };
 }
+
+export interface CarrierRow {
+  source: string;
+  url: string | null;
+  at: number | string;
+  reason: string | null;
+}
+
+export const toCarrier = (r: CarrierRow): CarrierRecord => ({
+  source: r.source,
+  url: r.url,
+  at: iso(r.at)!,
+  reason: r.reason as DuplicateReason | null,
+});
+
+export interface ItemRow {
+  source: string;
+  external_id: string;
+  canonical_url: string | null;
+  seen_at: number | string;
+  reason: string | null;
+}
+
+export const toItem = (r: ItemRow): ItemRecord => ({
+  source: r.source,
+  externalId: r.external_id,
+  url: r.canonical_url,
+  seenAt: iso(r.seen_at)!,
+  reason: r.reason as DuplicateReason | null,
+});
 
 /** Whatever a feed said is stored within these: every value fits the columns; SQLite never gets a float like 6e+24. */
 const POLL_RECORD_BOUNDS = {

@@ -4,20 +4,7 @@ import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../../domain/t
 import { randomId } from '../ports/ids.js';
 import type { AccountStore, KeyInfo, KeyRecord } from '../ports/index.js';
 import type { Db } from './db.js';
-import { toAccount, type AccountRow } from '../ports/rows.js';
-
-interface KeyRow {
-  id: string;
-  account_id: string;
-  active: boolean;
-  created_at: string;
-}
-
-const toKey = (r: Omit<KeyRow, 'created_at'>): KeyRecord => ({
-  keyId: r.id,
-  accountId: r.account_id,
-  active: r.active,
-});
+import { toAccount, toKey, toKeyInfo, type AccountRow, type KeyInfoRow, type KeyRow } from '../ports/rows.js';
 
 export class PgAccounts implements AccountStore {
   constructor(private readonly db: Db) {}
@@ -84,11 +71,11 @@ export class PgAccounts implements AccountStore {
   async listKeys(accountId?: string): Promise<KeyInfo[]> {
     const rows =
       accountId === undefined
-        ? await this.db.query<KeyRow>('SELECT id, account_id, active, created_at FROM api_keys ORDER BY n')
-        : await this.db.query<KeyRow>(
+        ? await this.db.query<KeyInfoRow>('SELECT id, account_id, active, created_at FROM api_keys ORDER BY n')
+        : await this.db.query<KeyInfoRow>(
             'SELECT id, account_id, active, created_at FROM api_keys WHERE account_id = $1 ORDER BY n',
             [accountId],
           );
-    return rows.map((r) => ({ ...toKey(r), createdAt: r.created_at }));
+    return rows.map(toKeyInfo);
   }
 }

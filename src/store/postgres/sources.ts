@@ -1,7 +1,6 @@
 /** `ingestItems` takes the article writers' advisory lock first: two processes' check-then-insert never interleave. */
 import type {
   CarrierRecord,
-  DuplicateReason,
   ItemOutcome,
   ItemRecord,
   NearDuplicateRule,
@@ -14,9 +13,18 @@ import type {
 import { SourceExistsError } from '../ports/errors.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import { TEXTLESS_KEY } from '../ports/sources-plan.js';
-import { contentCache, ingestInSlices, ingestSlice, type SliceOptions, type SliceRows } from '../ports/ingest-slice.js';
+import { contentCache, ingestInSlices, ingestSlice, type SliceRows } from '../ports/ingest-slice.js';
 import { runStepsAsync } from '../../runtime/steps.js';
-import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
+import {
+  boundedPollOutcome,
+  SOURCE_COLUMNS,
+  toCarrier,
+  toItem,
+  toSource,
+  type CarrierRow,
+  type ItemRow,
+  type SourceRow,
+} from '../ports/sources-rows.js';
 import { PgArticles } from './articles.js';
 import { LOCK, type Db } from './db.js';
 
@@ -95,7 +103,6 @@ export class PgSources implements SourceStore {
   constructor(
     private readonly db: Db,
     private readonly rule: NearDuplicateRule,
-    private readonly slices: SliceOptions = {},
   ) {}
 
   async add(
@@ -211,8 +218,7 @@ export class PgSources implements SourceStore {
   }
 
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
-    if (items.length === 0) return [];
-    return ingestInSlices(items, (slice) => this.ingestSlice(slice, at), this.slices);
+    return ingestInSlices(items, (slice) => this.ingestSlice(slice, at));
   }
 
   private async ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
@@ -241,38 +247,21 @@ export class PgSources implements SourceStore {
   }
 
   async carriersOf(articleId: string): Promise<CarrierRecord[]> {
-    const rows = await this.db.query<{ source: string; url: string | null; at: string; reason: string | null }>(
+    const rows = await this.db.query<CarrierRow>(
       'SELECT source, url, at, reason FROM article_carriers WHERE article_id = $1 ORDER BY n',
       [articleId],
     );
-    return rows.map((r) => ({
-      source: r.source,
-      url: r.url,
-      at: new Date(Number(r.at)).toISOString(),
-      reason: r.reason as DuplicateReason | null,
-    }));
+    return rows.map(toCarrier);
   }
 
   async itemsOf(articleId: string): Promise<ItemRecord[]> {
-    const rows = await this.db.query<{
-      source: string;
-      external_id: string;
-      canonical_url: string | null;
-      seen_at: string;
-      reason: string | null;
-    }>(
+    const rows = await this.db.query<ItemRow>(
       `SELECT source, external_id, canonical_url, seen_at, reason FROM seen_items
        WHERE article_id = $1 AND NOT starts_with(external_id, $2) AND NOT starts_with(external_id, $3)
        ORDER BY seen_at, source, external_id`,
       [articleId, REPEAT_KEY_DATED, REPEAT_KEY_UNDATED],
     );
-    return rows.map((r) => ({
-      source: r.source,
-      externalId: r.external_id,
-      url: r.canonical_url,
-      seenAt: new Date(Number(r.seen_at)).toISOString(),
-      reason: r.reason as DuplicateReason | null,
-    }));
+    return rows.map(toItem);
   }
 
   async pruneSeen(olderThanMs: number, now: number): Promise<number> {

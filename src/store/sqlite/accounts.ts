@@ -4,20 +4,7 @@ import type { Tier } from '../../contract/index.js';
 import { nextPeriodEnd, planOf, toIso, type AccountRecord } from '../../domain/tiers.js';
 import { randomId } from '../ports/ids.js';
 import type { AccountStore, KeyInfo, KeyRecord } from '../ports/index.js';
-import { toAccount, type AccountRow } from '../ports/rows.js';
-
-interface KeyRow {
-  id: string;
-  account_id: string;
-  active: number;
-  created_at: string;
-}
-
-const toKey = (r: Omit<KeyRow, 'created_at'>): KeyRecord => ({
-  keyId: r.id,
-  accountId: r.account_id,
-  active: r.active === 1,
-});
+import { toAccount, toKey, toKeyInfo, type AccountRow, type KeyInfoRow, type KeyRow } from '../ports/rows.js';
 
 export class SqliteAccounts implements AccountStore {
   private readonly st;
@@ -35,15 +22,11 @@ export class SqliteAccounts implements AccountStore {
       insertKey: db.prepare(
         'INSERT INTO api_keys (id, account_id, key_hash, active, created_at) VALUES (?, ?, ?, 1, ?)',
       ),
-      findKey: db.prepare<[string], Omit<KeyRow, 'created_at'>>(
-        'SELECT id, account_id, active FROM api_keys WHERE key_hash = ?',
-      ),
+      findKey: db.prepare<[string], KeyRow>('SELECT id, account_id, active FROM api_keys WHERE key_hash = ?'),
       setKeyActive: db.prepare('UPDATE api_keys SET active = ? WHERE id = ?'),
-      getKey: db.prepare<[string], Omit<KeyRow, 'created_at'>>(
-        'SELECT id, account_id, active FROM api_keys WHERE id = ?',
-      ),
-      listKeys: db.prepare<[], KeyRow>('SELECT id, account_id, active, created_at FROM api_keys ORDER BY rowid'),
-      listKeysOf: db.prepare<[string], KeyRow>(
+      getKey: db.prepare<[string], KeyRow>('SELECT id, account_id, active FROM api_keys WHERE id = ?'),
+      listKeys: db.prepare<[], KeyInfoRow>('SELECT id, account_id, active, created_at FROM api_keys ORDER BY rowid'),
+      listKeysOf: db.prepare<[string], KeyInfoRow>(
         'SELECT id, account_id, active, created_at FROM api_keys WHERE account_id = ? ORDER BY rowid',
       ),
     };
@@ -86,6 +69,6 @@ export class SqliteAccounts implements AccountStore {
 
   async listKeys(accountId?: string): Promise<KeyInfo[]> {
     const rows = accountId === undefined ? this.st.listKeys.all() : this.st.listKeysOf.all(accountId);
-    return rows.map((r) => ({ ...toKey(r), createdAt: r.created_at }));
+    return rows.map(toKeyInfo);
   }
 }

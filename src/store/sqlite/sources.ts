@@ -3,7 +3,6 @@ import type Database from 'better-sqlite3';
 import type { StoredArticle } from '../../domain/articles.js';
 import type {
   CarrierRecord,
-  DuplicateReason,
   ItemOutcome,
   ItemRecord,
   NearDuplicateRule,
@@ -26,7 +25,16 @@ import {
 } from '../ports/ingest-slice.js';
 import { runSteps } from '../../runtime/steps.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
-import { boundedPollOutcome, SOURCE_COLUMNS, toSource, type SourceRow } from '../ports/sources-rows.js';
+import {
+  boundedPollOutcome,
+  SOURCE_COLUMNS,
+  toCarrier,
+  toItem,
+  toSource,
+  type CarrierRow,
+  type ItemRow,
+  type SourceRow,
+} from '../ports/sources-rows.js';
 
 export const SOURCES_MIGRATION = `
   CREATE TABLE sources (
@@ -183,13 +191,10 @@ export class SqliteSources implements SourceStore {
         `INSERT OR IGNORE INTO article_carriers (article_id, source, url, at, reason)
          SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, ?, j.value ->> 3 FROM json_each(?) j ORDER BY j.key`,
       ),
-      carriers: db.prepare<[string], { source: string; url: string | null; at: number; reason: string | null }>(
+      carriers: db.prepare<[string], CarrierRow>(
         'SELECT source, url, at, reason FROM article_carriers WHERE article_id = ? ORDER BY n',
       ),
-      items: db.prepare<
-        [string, string, string, string, string],
-        { source: string; external_id: string; canonical_url: string | null; seen_at: number; reason: string | null }
-      >(
+      items: db.prepare<[string, string, string, string, string], ItemRow>(
         `SELECT source, external_id, canonical_url, seen_at, reason FROM seen_items
          WHERE article_id = ? AND substr(external_id, 1, length(?)) <> ? AND substr(external_id, 1, length(?)) <> ?
          ORDER BY seen_at, source, external_id`,
@@ -285,29 +290,9 @@ export class SqliteSources implements SourceStore {
 
   /** One transaction; another process's lock is waited for (`patiently`): a lost record would lose its counters. */
   async recordPoll(name: string, owner: string, outcome: PollOutcome): Promise<void> {
-    await patiently(async () => this.recordPollNow(name, owner, outcome));
-  }
-
-  private recordPollNow(name: string, owner: string, outcome: PollOutcome): void {
     // Every number within the bounds of the record, whoever computed it (sources-rows.ts).
     const o = boundedPollOutcome(outcome);
-    this.write(() =>
-      this.st.record.run({
-        name,
-        owner,
-        at: o.at,
-        status: o.status,
-        error: o.error,
-        etag: o.etag,
-        lastModified: o.lastModified,
-        nextPollAt: o.nextPollAt,
-        failures: o.failures,
-        minIntervalMs: o.minIntervalMs,
-        seen: o.seen,
-        ingested: o.ingested,
-        deduplicated: o.deduplicated,
-      }),
-    );
+    await patiently(async () => this.write(() => this.st.record.run({ ...o, name, owner })));
   }
 
   async registryVersion(): Promise<number> {
@@ -315,7 +300,6 @@ export class SqliteSources implements SourceStore {
   }
 
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
-    if (items.length === 0) return [];
     return ingestInSlices(items, async (slice) => this.ingestSlice(slice, at), this.slices);
   }
 
@@ -340,24 +324,13 @@ export class SqliteSources implements SourceStore {
   }
 
   async carriersOf(articleId: string): Promise<CarrierRecord[]> {
-    return this.st.carriers.all(articleId).map((r) => ({
-      source: r.source,
-      url: r.url,
-      at: new Date(r.at).toISOString(),
-      reason: r.reason as DuplicateReason | null,
-    }));
+    return this.st.carriers.all(articleId).map(toCarrier);
   }
 
   async itemsOf(articleId: string): Promise<ItemRecord[]> {
     return this.st.items
       .all(articleId, REPEAT_KEY_DATED, REPEAT_KEY_DATED, REPEAT_KEY_UNDATED, REPEAT_KEY_UNDATED)
-      .map((r) => ({
-        source: r.source,
-        externalId: r.external_id,
-        url: r.canonical_url,
-        seenAt: new Date(Number(r.seen_at)).toISOString(),
-        reason: r.reason as DuplicateReason | null,
-      }));
+      .map(toItem);
   }
 
   async pruneSeen(olderThanMs: number, now: number): Promise<number> {
