@@ -47,10 +47,13 @@ export function receiveStamp(
   at: number | (() => number),
   newestId: string | undefined,
   ulid: (ms: number) => string,
-): { receivedMs: number; nextId: () => string } {
-  if (typeof at === 'number') return { receivedMs: at, nextId: () => ulid(at) };
+): { receivedAt: string; nextId: () => string } {
+  if (typeof at === 'number') return { receivedAt: new Date(at).toISOString(), nextId: () => ulid(at) };
   const newestMs = newestId === undefined ? 0 : decodeTime(newestId);
   const receivedMs = Math.max(at(), newestMs);
   let prev = newestId !== undefined && newestMs === receivedMs ? newestId : undefined;
-  return { receivedMs, nextId: () => (prev = prev === undefined ? ulid(receivedMs) : incrementUlid(prev)) };
+  return {
+    receivedAt: new Date(receivedMs).toISOString(),
+    nextId: () => (prev = prev === undefined ? ulid(receivedMs) : incrementUlid(prev)),
+  };
 }

@@ -28,7 +28,7 @@ export interface SliceRows {
   /** The exact-dedup records of these (source, external id) pairs. */
   seenByItem(
     keys: [string, string][],
-  ): Rows<{ source: string; externalId: string; articleId: string; seenAt: number }[]>;
+  ): Rows<{ source: string; external_id: string; article_id: string; seen_at: number | string }[]>;
   /** Per canonical URL that has records, the article of its first one. */
   seenByUrl(urls: string[]): Rows<{ url: string; articleId: string }[]>;
   /** Per near key, its articles from `from` on, at least the `perKey` newest: [key, article id, first source, at]. */
@@ -106,9 +106,9 @@ function* lookup(items: SourcedItem[], now: number, { rows, rule, contents }: Sl
   };
   for (const r of yield* read(rows.seenByItem(lookupKeys(items)))) {
     // A record with no article is an item offered without text (TEXTLESS_KEY): no item's match.
-    if (r.articleId === '') continue;
-    found.bySourceItem.set(seenKey(r.source, r.externalId), r.articleId);
-    found.seenAt!.set(seenKey(r.source, r.externalId), r.seenAt);
+    if (r.article_id === '') continue;
+    found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
+    found.seenAt!.set(seenKey(r.source, r.external_id), Number(r.seen_at));
   }
   const urls = [...new Set(items.flatMap((i) => (i.canonicalUrl === null ? [] : [i.canonicalUrl])))];
   if (urls.length > 0) for (const r of yield* read(rows.seenByUrl(urls))) found.byUrl.set(r.url, r.articleId);

@@ -2,7 +2,7 @@
 import type { Tier } from '../../contract/index.js';
 import type { StoredArticle } from '../../domain/articles.js';
 import type { AccountRecord } from '../../domain/tiers.js';
-import type { KeyInfo, KeyRecord } from './index.js';
+import type { KeyInfo, KeyRecord, NewArticle } from './index.js';
 
 export interface ArticleRow {
   /** A number from SQLite, a string from PostgreSQL's bigint. */
@@ -31,6 +31,25 @@ export function toArticle(r: ArticleRow): StoredArticle {
     url: r.url ?? null,
     tickers: JSON.parse(r.tickers),
   };
+}
+
+/** One insert's articles as stored, in order: `articles` conformed (domain/articles.ts), one receive time. */
+export function toStored(
+  articles: (NewArticle & Pick<StoredArticle, 'tickers'>)[],
+  receivedAt: string,
+  nextId: () => string,
+): StoredArticle[] {
+  return articles.map((a) => ({
+    id: nextId(),
+    content: a.content,
+    urgency: a.urgency,
+    sentiment: a.sentiment,
+    published_at: a.published_at,
+    received_at: receivedAt,
+    source: a.source ?? null,
+    url: a.url ?? null,
+    tickers: a.tickers,
+  }));
 }
 
 export interface AccountRow {
@@ -65,3 +84,20 @@ export interface KeyInfoRow extends KeyRow {
 }
 
 export const toKeyInfo = (r: KeyInfoRow): KeyInfo => ({ ...toKey(r), createdAt: r.created_at });
+
+/** A vector as both engines store it: its float32 bytes (SQLite blob, PostgreSQL bytea). */
+export const vectorBytes = (v: Float32Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+
+export interface VectorRow {
+  /** A number from SQLite, a string from PostgreSQL's bigint. */
+  rowid: number | string;
+  article_id: string;
+  vector: Uint8Array;
+}
+
+/** The bytes are copied: the Float32Array owns an aligned buffer of its own. */
+export function toVector(r: VectorRow): { rowid: number; id: string; vector: Float32Array } {
+  const copy = new Uint8Array(r.vector.byteLength);
+  copy.set(r.vector);
+  return { rowid: Number(r.rowid), id: r.article_id, vector: new Float32Array(copy.buffer) };
+}

@@ -17,7 +17,7 @@ import {
   tickerRows,
 } from '../ports/list-query.js';
 import { feedChannel, LOCK, type Db } from './db.js';
-import { toArticle, type ArticleRow } from '../ports/rows.js';
+import { toArticle, toStored, type ArticleRow } from '../ports/rows.js';
 
 const COLUMNS = 'seq, id, content, urgency, sentiment, published_at, received_at, tickers, source, url';
 
@@ -56,19 +56,8 @@ export class PgArticles implements ArticleStore {
         typeof at === 'number'
           ? undefined
           : (await db.query<{ id: string }>('SELECT id FROM articles ORDER BY id DESC LIMIT 1'))[0]?.id;
-      const { receivedMs, nextId } = receiveStamp(at, newest, this.ulid);
-      const receivedAt = new Date(receivedMs).toISOString();
-      const out: StoredArticle[] = conformed.map((a) => ({
-        id: nextId(),
-        content: a.content,
-        urgency: a.urgency,
-        sentiment: a.sentiment,
-        published_at: a.published_at,
-        received_at: receivedAt,
-        source: a.source ?? null,
-        url: a.url ?? null,
-        tickers: a.tickers,
-      }));
+      const { receivedAt, nextId } = receiveStamp(at, newest, this.ulid);
+      const out = toStored(conformed, receivedAt, nextId);
       const rows = await db.query<{ seq: string }>(
         `INSERT INTO articles (seq, id, content, urgency, sentiment, published_at, received_at, tickers, source, url)
          SELECT base.s + t.n, t.id, t.content, t.urgency, t.sentiment, t.published_at, $9, t.tickers, t.source, t.url

@@ -281,19 +281,12 @@ async function bump(db: Db): Promise<void> {
 /** The rows of a slice on PostgreSQL, in the slice's transaction `db` (ingest-slice.ts). */
 function sliceRows(db: Db): SliceRows {
   return {
-    async seenByItem(keys) {
-      const rows = await db.query<{ source: string; external_id: string; article_id: string; seen_at: string }>(
+    seenByItem: (keys) =>
+      db.query<{ source: string; external_id: string; article_id: string; seen_at: string }>(
         `SELECT s.source, s.external_id, s.article_id, s.seen_at FROM seen_items s
          JOIN unnest($1::text[], $2::text[]) AS t(source, external_id) ON s.source = t.source AND s.external_id = t.external_id`,
         [keys.map((k) => k[0]), keys.map((k) => k[1])],
-      );
-      return rows.map((r) => ({
-        source: r.source,
-        externalId: r.external_id,
-        articleId: r.article_id,
-        seenAt: Number(r.seen_at),
-      }));
-    },
+      ),
     async seenByUrl(urls) {
       const rows = await db.query<{ canonical_url: string; article_id: string }>(
         `SELECT DISTINCT ON (canonical_url) canonical_url, article_id FROM seen_items

@@ -1,6 +1,7 @@
 /** Vectors as bytea, the same float32 bytes as the SQLite blob (docs/decisions/vectors-as-bytea.md). */
 import { affordableTerms, lexicalTerms, MAX_TERM_ARTICLES, tsQuery } from '../ports/lexical-query.js';
 import type { VectorStore } from '../ports/index.js';
+import { toVector, vectorBytes, type VectorRow } from '../ports/rows.js';
 import { LOCK, type Db } from './db.js';
 
 /** How long a batch handed to one worker stays invisible to the others (default of nextBatch). */
@@ -55,7 +56,7 @@ export class PgVectors implements VectorStore {
         `INSERT INTO article_vectors (article_id, model, vector)
          SELECT t.id, $2, t.v FROM unnest($1::text[], $3::bytea[]) WITH ORDINALITY AS t(id, v, n) ORDER BY t.n
          ON CONFLICT (article_id, model) DO UPDATE SET vector = EXCLUDED.vector, rowid = EXCLUDED.rowid`,
-        [ids, model, vectors.map((v) => Buffer.from(v.vector.buffer, v.vector.byteOffset, v.vector.byteLength))],
+        [ids, model, vectors.map((v) => vectorBytes(v.vector))],
       );
       await db.query('DELETE FROM embed_queue WHERE article_id = ANY($1::text[])', [ids]);
     });
@@ -112,14 +113,10 @@ export class PgVectors implements VectorStore {
     limit?: number,
   ): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
     // LIMIT NULL: no limit, for a call without one.
-    const rows = await this.db.query<{ rowid: string; article_id: string; vector: Buffer }>(
+    const rows = await this.db.query<VectorRow>(
       'SELECT rowid, article_id, vector FROM article_vectors WHERE model = $1 AND rowid > $2 ORDER BY rowid LIMIT $3',
       [model, afterRowid, limit ?? null],
     );
-    return rows.map((r) => {
-      const copy = new Uint8Array(r.vector.byteLength);
-      copy.set(r.vector);
-      return { rowid: Number(r.rowid), id: r.article_id, vector: new Float32Array(copy.buffer) };
-    });
+    return rows.map(toVector);
   }
 }

@@ -13,7 +13,7 @@ import {
   tickerRows,
   type ListShape,
 } from '../ports/list-query.js';
-import { toArticle, type ArticleRow } from '../ports/rows.js';
+import { toArticle, toStored, type ArticleRow } from '../ports/rows.js';
 
 /** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
 function articleJson(withTickers: boolean): string {
@@ -61,49 +61,24 @@ export class SqliteArticles implements ArticleStore {
 
   /** `insert`, synchronously: inside another write transaction (the source ingest), it joins it. */
   insertNow(articles: NewArticle[], at: number | (() => number)): StoredArticle[] {
-    const out: StoredArticle[] = [];
     const write = () => {
       // Under the write lock: no other process commits in between.
-      const { receivedMs, nextId } = receiveStamp(
-        at,
-        typeof at === 'number' ? undefined : this.st.newestId.get(),
-        this.ulid,
+      const newest = typeof at === 'number' ? undefined : this.st.newestId.get();
+      const { receivedAt, nextId } = receiveStamp(at, newest, this.ulid);
+      const out = toStored(
+        articles.map((a) => conformArticle(a)),
+        receivedAt,
+        nextId,
       );
-      const receivedAt = new Date(receivedMs).toISOString();
-      for (const a of articles) {
-        const article = conformArticle(a);
-        const id = nextId();
-        const row = {
-          id,
-          content: article.content,
-          urgency: article.urgency,
-          sentiment: article.sentiment,
-          published_at: article.published_at,
-          received_at: receivedAt,
-          tickers: JSON.stringify(article.tickers),
-          source: article.source ?? null,
-          url: article.url ?? null,
-        };
-        this.st.insertArticle.run(row);
-        this.st.enqueue.run(id, receivedAt);
-        for (const t of tickerRows([{ id, urgency: article.urgency, tickers: article.tickers }]))
-          this.st.insertTicker.run(t);
-        out.push({
-          id,
-          content: article.content,
-          urgency: article.urgency,
-          sentiment: article.sentiment,
-          published_at: article.published_at,
-          received_at: receivedAt,
-          source: row.source,
-          url: row.url,
-          tickers: article.tickers,
-        });
+      for (const a of out) {
+        this.st.insertArticle.run({ ...a, tickers: JSON.stringify(a.tickers) });
+        this.st.enqueue.run(a.id, receivedAt);
+        for (const t of tickerRows([a])) this.st.insertTicker.run(t);
       }
+      return out;
     };
     // IMMEDIATE: take the write lock before reading the clock and the newest id.
-    this.db.transaction(write).immediate();
-    return out;
+    return this.db.transaction(write).immediate();
   }
 
   /**

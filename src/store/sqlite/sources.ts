@@ -216,13 +216,7 @@ export class SqliteSources implements SourceStore {
     const st = this.st;
     const json = (v: unknown) => JSON.stringify(v);
     this.rows = {
-      seenByItem: (keys) =>
-        st.seenByItem.all(json(keys)).map((r) => ({
-          source: r.source,
-          externalId: r.external_id,
-          articleId: r.article_id,
-          seenAt: Number(r.seen_at),
-        })),
+      seenByItem: (keys) => st.seenByItem.all(json(keys)),
       seenByUrl: (urls) =>
         st.seenByUrl
           .all(json(urls))

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import type { VectorStore } from '../ports/index.js';
 import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../ports/lexical-query.js';
 import { patiently } from '../ports/ingest-slice.js';
+import { toVector, vectorBytes, type VectorRow } from '../ports/rows.js';
 
 /** Common query terms remembered by one store. */
 const COMMON_TERMS_KEPT = 10_000;
@@ -38,7 +39,7 @@ export class SqliteVectors implements VectorStore {
         'SELECT count(*) AS n FROM (SELECT 1 FROM article_fts WHERE article_fts MATCH ? LIMIT ?)',
       ),
       // LIMIT -1: no limit (SQLite), for a call without one.
-      vectorsAfter: db.prepare<[string, number, number], { rowid: number; article_id: string; vector: Buffer }>(
+      vectorsAfter: db.prepare<[string, number, number], VectorRow>(
         'SELECT rowid, article_id, vector FROM article_vectors WHERE model = ? AND rowid > ? ORDER BY rowid LIMIT ?',
       ),
     };
@@ -63,7 +64,7 @@ export class SqliteVectors implements VectorStore {
   async storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
     const store = this.db.transaction(() => {
       for (const { id, vector } of vectors) {
-        this.st.storeVector.run(id, model, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+        this.st.storeVector.run(id, model, vectorBytes(vector));
         this.st.dequeue.run(id);
       }
     });
@@ -108,10 +109,6 @@ export class SqliteVectors implements VectorStore {
     afterRowid: number,
     limit?: number,
   ): Promise<{ rowid: number; id: string; vector: Float32Array }[]> {
-    return this.st.vectorsAfter.all(model, afterRowid, limit ?? -1).map((r) => {
-      const copy = new Uint8Array(r.vector.byteLength);
-      copy.set(r.vector);
-      return { rowid: r.rowid, id: r.article_id, vector: new Float32Array(copy.buffer) };
-    });
+    return this.st.vectorsAfter.all(model, afterRowid, limit ?? -1).map(toVector);
   }
 }
