@@ -1,6 +1,6 @@
 /** The webhook row shape (times epoch ms, tickers and secrets JSON text), its mapping, and the shared rotation rule. */
 import { rotateSecrets } from '../../domain/webhook-secrets.js';
-import type { WebhookEndpoint, WebhookSecretRecord, WebhookState } from './index.js';
+import type { NewWebhook, WebhookEndpoint, WebhookSecretRecord, WebhookState } from './index.js';
 
 export interface WebhookRow {
   id: string;
@@ -58,8 +58,18 @@ export function toWebhook(r: WebhookRow): WebhookEndpoint {
   };
 }
 
-export function secretsJson(secret: string): string {
-  return JSON.stringify([{ secret, expires_at: null } satisfies StoredSecret]);
+/** The values of a new endpoint's row: id, account_id, url, tickers, min_relevance, secrets, created_at. */
+export function newWebhookValues(e: NewWebhook, now: number): unknown[] {
+  const secrets = JSON.stringify([{ secret: e.secret, expires_at: null } satisfies StoredSecret]);
+  return [
+    e.id,
+    e.accountId,
+    e.url,
+    e.tickers === null ? null : JSON.stringify(e.tickers),
+    e.minRelevance ?? null,
+    secrets,
+    now,
+  ];
 }
 
 /**

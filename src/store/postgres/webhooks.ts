@@ -1,6 +1,12 @@
 /** One instance delivers an endpoint at a time; a lease not renewed expires and another instance takes over. */
 import type { NewWebhook, WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
-import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
+import {
+  newWebhookValues,
+  rotatedSecrets,
+  toWebhook,
+  WEBHOOK_COLUMNS,
+  type WebhookRow,
+} from '../ports/webhook-rows.js';
 import type { Db } from './db.js';
 
 export const WEBHOOKS_MIGRATION = `
@@ -34,15 +40,7 @@ export class PgWebhooks implements WebhookStore {
     const rows = await this.db.query<WebhookRow>(
       `INSERT INTO webhook_endpoints (id, account_id, url, tickers, min_relevance, secrets, cursor, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, (SELECT coalesce(max(seq), 0) FROM articles), $7) RETURNING ${WEBHOOK_COLUMNS}`,
-      [
-        e.id,
-        e.accountId,
-        e.url,
-        e.tickers === null ? null : JSON.stringify(e.tickers),
-        e.minRelevance ?? null,
-        secretsJson(e.secret),
-        now,
-      ],
+      newWebhookValues(e, now),
     );
     return toWebhook(rows[0]!);
   }

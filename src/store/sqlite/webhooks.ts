@@ -1,7 +1,13 @@
 /** Leases keep a second process (`fns webhooks send-test`) off the service's endpoints; writes are IMMEDIATE. */
 import type Database from 'better-sqlite3';
 import type { NewWebhook, WebhookAttempt, WebhookEndpoint, WebhookState, WebhookStore } from '../ports/index.js';
-import { rotatedSecrets, secretsJson, toWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../ports/webhook-rows.js';
+import {
+  newWebhookValues,
+  rotatedSecrets,
+  toWebhook,
+  WEBHOOK_COLUMNS,
+  type WebhookRow,
+} from '../ports/webhook-rows.js';
 
 export const WEBHOOKS_MIGRATION = `
   CREATE TABLE webhook_endpoints (
@@ -59,28 +65,16 @@ export class SqliteWebhooks implements WebhookStore {
            last_success_at = CASE WHEN @ok = 1 THEN @at ELSE last_success_at END,
            last_status = CASE WHEN @status IS NULL AND @error IS NULL THEN last_status ELSE @status END,
            last_error = CASE WHEN @ok = 0 THEN @error ELSE last_error END,
-           failures = @failures, first_failure_at = @first_failure_at, next_attempt_at = @next_attempt_at,
+           failures = @failures, first_failure_at = @firstFailureAt, next_attempt_at = @nextAttemptAt,
            state = CASE WHEN state = 'active' THEN @state ELSE state END,
-           paused_reason = CASE WHEN state = 'active' THEN @paused_reason ELSE paused_reason END
+           paused_reason = CASE WHEN state = 'active' THEN @pausedReason ELSE paused_reason END
          WHERE id = @id AND lease_owner = @owner`,
       ),
     };
   }
 
   async add(e: NewWebhook, now: number): Promise<WebhookEndpoint> {
-    this.db
-      .transaction(() =>
-        this.st.insert.run(
-          e.id,
-          e.accountId,
-          e.url,
-          e.tickers === null ? null : JSON.stringify(e.tickers),
-          e.minRelevance ?? null,
-          secretsJson(e.secret),
-          now,
-        ),
-      )
-      .immediate();
+    this.db.transaction(() => this.st.insert.run(...newWebhookValues(e, now))).immediate();
     return (await this.get(e.id))!;
   }
 
@@ -137,20 +131,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async recordAttempt(id: string, owner: string, a: WebhookAttempt): Promise<boolean> {
-    const r = this.st.record.run({
-      id,
-      owner,
-      at: a.at,
-      cursor: a.cursor,
-      status: a.status,
-      error: a.error,
-      ok: a.ok === null ? null : a.ok ? 1 : 0,
-      failures: a.failures,
-      first_failure_at: a.firstFailureAt,
-      next_attempt_at: a.nextAttemptAt,
-      state: a.state,
-      paused_reason: a.pausedReason,
-    });
-    return r.changes > 0;
+    const ok = a.ok === null ? null : a.ok ? 1 : 0;
+    return this.st.record.run({ ...a, id, owner, ok }).changes > 0;
   }
 }
