@@ -43,18 +43,17 @@ export interface StoreChanges {
 /** Stores without a change counter: every cached record is re-read at least this often. */
 const POLLING_PERIOD_MS = 500;
 
-/** A generation that moves on every wake-up and at least every `periodMs`. */
-export function pollingFreshness(options: FreshnessOptions & { periodMs?: number } = {}): Freshness {
+/** A generation that moves on every wake-up and at least every POLLING_PERIOD_MS. */
+export function pollingFreshness(options: FreshnessOptions = {}): Freshness {
   const monotonic = options.monotonic ?? (() => performance.now());
-  const periodMs = options.periodMs ?? POLLING_PERIOD_MS;
   let generation = 0;
-  let epoch = Math.floor(monotonic() / periodMs);
+  let epoch = Math.floor(monotonic() / POLLING_PERIOD_MS);
   const unsubscribe = options.wake?.(() => {
     generation++;
   });
   return {
     generation() {
-      const e = Math.floor(monotonic() / periodMs);
+      const e = Math.floor(monotonic() / POLLING_PERIOD_MS);
       if (e !== epoch) {
         epoch = e;
         generation++;

@@ -14,12 +14,13 @@ export interface FeedListenerOptions {
   onReconnect(): void;
   log?: Log;
   connectTimeoutMs?: number;
-  /** A round trip on the listening connection every so often, to notice a silently dead peer; default 10 s. */
-  heartbeatMs?: number;
-  /** Reconnect backoff: first delay and cap; defaults 100 ms and 5 s. */
+  /** The first reconnect delay (default 100 ms); it doubles on each failure up to MAX_BACKOFF_MS. */
   minBackoffMs?: number;
-  maxBackoffMs?: number;
 }
+
+/** A round trip on the listening connection this often notices a silently dead peer. */
+const HEARTBEAT_MS = 10_000;
+const MAX_BACKOFF_MS = 5000;
 
 /** Resolves with the stop function once LISTENing; rejects if the first connection fails; later losses are retried. */
 export async function listenFeed(
@@ -34,9 +35,6 @@ export async function listenFeed(
 
 /** One LISTENing connection, one heartbeat, one pending retry; once stopped, nothing reconnects (late ones close). */
 class FeedListener {
-  private readonly minBackoff: number;
-  private readonly maxBackoff: number;
-  private readonly heartbeatMs: number;
   private closed = false;
   private client: pg.Client | undefined;
   private retry: NodeJS.Timeout | undefined;
@@ -48,11 +46,7 @@ class FeedListener {
     private readonly url: string,
     private readonly channel: string,
     private readonly options: FeedListenerOptions,
-  ) {
-    this.minBackoff = options.minBackoffMs ?? 100;
-    this.maxBackoff = options.maxBackoffMs ?? 5000;
-    this.heartbeatMs = options.heartbeatMs ?? 10_000;
-  }
+  ) {}
 
   /** The first connection: resolves once it LISTENs, rejects (nothing retried) when it fails. */
   async start(): Promise<void> {
@@ -94,7 +88,7 @@ class FeedListener {
     }
     this.heartbeat = setInterval(() => {
       c.query('SELECT 1').catch((e: Error) => onLost(`heartbeat: ${e.message}`));
-    }, this.heartbeatMs);
+    }, HEARTBEAT_MS);
     this.heartbeat.unref();
     return c;
   }
@@ -128,7 +122,8 @@ class FeedListener {
 
   private schedule(): void {
     this.client = undefined;
-    const delay = Math.min(this.maxBackoff, this.minBackoff * 2 ** Math.min(this.failures, 16));
+    const minBackoff = this.options.minBackoffMs ?? 100;
+    const delay = Math.min(MAX_BACKOFF_MS, minBackoff * 2 ** Math.min(this.failures, 16));
     this.failures++;
     this.retry = setTimeout(() => {
       this.retry = undefined;

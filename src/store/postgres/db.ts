@@ -48,7 +48,8 @@ export const LOCK = { migrations: 0x666e7301, articles: 0x666e7302, vectors: 0x6
 /** The feed notification channel of a schema (see bus.ts). */
 export const feedChannel = (schema: string) => `fns_feed_${schema}`;
 
-function unavailable(err: unknown): unknown {
+/** A dependency failure as StoreUnavailableError (its cause kept); any other error as it is. */
+export function unavailable(err: unknown): unknown {
   if (err instanceof StoreUnavailableError || !isStoreUnavailable(err)) return err;
   return new StoreUnavailableError(`PostgreSQL unavailable: ${(err as Error).message}`, { cause: err });
 }

@@ -1,13 +1,12 @@
 /** Every port on one schema, shared by instances and the CLI; options passed in (docs/decisions/postgres-driver.md). */
 import type pg from 'pg';
-import { isStoreUnavailable, StoreUnavailableError } from '../ports/errors.js';
 import type { NearDuplicateRule, Store, StoreChanges, StoreTx } from '../ports/index.js';
 import { defaultNearRule } from '../ports/near-rule.js';
 import { PgSources } from './sources.js';
 import { PgAccounts } from './accounts.js';
 import { PgArticles } from './articles.js';
 import { pgChanges } from './changes.js';
-import { checkSchema, createPool, DEFAULTS, PoolDb, type Db, type PgOptions } from './db.js';
+import { checkSchema, createPool, DEFAULTS, PoolDb, unavailable, type Db, type PgOptions } from './db.js';
 import { LATEST_VERSION, migrate } from './migrations.js';
 import { PgStatus } from './status.js';
 import { PgVectors } from './vectors.js';
@@ -100,9 +99,7 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
     try {
       await migrate(url, schema, { connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs });
     } catch (e) {
-      throw isStoreUnavailable(e) && !(e instanceof StoreUnavailableError)
-        ? new StoreUnavailableError(`PostgreSQL unavailable: ${(e as Error).message}`, { cause: e })
-        : e;
+      throw unavailable(e);
     }
   }
   const pool = createPool(url, { ...options, schema });

@@ -1,6 +1,6 @@
 /**
  * SQLite's change signal. Freshness: this connection's commits are seen at once (`total_changes()`, cheap); other
- * processes' at the next request after a wake-up, or within `recheckMs` (`PRAGMA data_version` costs more, so not on
+ * processes' at the next request after a wake-up, or within SQLITE_RECHECK_MS (`PRAGMA data_version` costs more, so not on
  * every request). Follow: a watch on the database's directory sees other processes' WAL writes.
  */
 import type Database from 'better-sqlite3';
@@ -11,9 +11,8 @@ import type { Freshness, FreshnessOptions, FollowHooks, StoreChanges } from '../
 /** A commit by another process is seen at most this long after it even without a wake-up. */
 const SQLITE_RECHECK_MS = 100;
 
-function sqliteFreshness(db: Database.Database, options: FreshnessOptions & { recheckMs?: number } = {}): Freshness {
+function sqliteFreshness(db: Database.Database, options: FreshnessOptions = {}): Freshness {
   const monotonic = options.monotonic ?? (() => performance.now());
-  const recheckMs = options.recheckMs ?? SQLITE_RECHECK_MS;
   const ownChanges = db.prepare<[], number>('SELECT total_changes()').pluck();
   // Changes when another connection committed since this connection's previous read of it.
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
@@ -33,7 +32,7 @@ function sqliteFreshness(db: Database.Database, options: FreshnessOptions & { re
         generation++;
       }
       const t = monotonic();
-      if (woken || t - checkedAt >= recheckMs) {
+      if (woken || t - checkedAt >= SQLITE_RECHECK_MS) {
         woken = false;
         checkedAt = t;
         const v = dataVersion.get()!;
