@@ -21,8 +21,15 @@ export interface ListShape {
   ascending: boolean;
 }
 
-export function listShape(q: ListQuery): ListShape {
-  return { urgency: q.urgency !== undefined, tickers: q.tickers?.length ?? 0, ascending: q.ascending === true };
+/** A query's statement shape and bound values; a symbol listed twice is one range scan. */
+export function listPlan(q: ListQuery): { shape: ListShape; values: Record<string, string | number> } {
+  const query = distinctTickers(q);
+  const shape = {
+    urgency: query.urgency !== undefined,
+    tickers: query.tickers?.length ?? 0,
+    ascending: query.ascending === true,
+  };
+  return { shape, values: listValues(query) };
 }
 
 export function shapeKey(s: ListShape): string {
@@ -30,7 +37,7 @@ export function shapeKey(s: ListShape): string {
 }
 
 /** The bound values of a query, by parameter name (`lo`, `hi`, `n`, `u`, `t0`…). */
-export function listValues(q: ListQuery): Record<string, string | number> {
+function listValues(q: ListQuery): Record<string, string | number> {
   const timeBound = ulidTimePrefix(Math.max(0, Math.trunc(q.afterMs))) + 'ZZZZZZZZZZZZZZZZ';
   const lower = q.afterId !== undefined && q.afterId > timeBound ? q.afterId : timeBound;
   const values: Record<string, string | number> = {
@@ -45,8 +52,8 @@ export function listValues(q: ListQuery): Record<string, string | number> {
   return values;
 }
 
-/** Distinct ticker symbols, in the order given (a symbol listed twice is one range scan). */
-export function normaliseTickers(q: ListQuery): ListQuery {
+/** Distinct ticker symbols, in the order given. */
+function distinctTickers(q: ListQuery): ListQuery {
   if (!q.tickers) return q;
   const tickers = [...new Set(q.tickers)];
   return tickers.length === q.tickers.length ? q : { ...q, tickers };

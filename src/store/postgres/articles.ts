@@ -7,15 +7,7 @@ import { monotonicFactory } from 'ulid';
 import { conformArticle, type StoredArticle } from '../../domain/articles.js';
 import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports/index.js';
 import { receiveStamp } from '../ports/ids.js';
-import {
-  listShape,
-  listSql,
-  listValues,
-  normaliseTickers,
-  numberedPlaceholders,
-  shapeKey,
-  tickerRows,
-} from '../ports/list-query.js';
+import { listPlan, listSql, numberedPlaceholders, shapeKey, tickerRows } from '../ports/list-query.js';
 import { feedChannel, LOCK, type Db } from './db.js';
 import { toArticle, toStored, type ArticleRow } from '../ports/rows.js';
 
@@ -102,8 +94,7 @@ export class PgArticles implements ArticleStore {
 
   /** One list page: a named prepared statement per shape (rows, or Article JSON with or without tickers). */
   private async listPage<R extends object>(kind: 'rows' | 'full' | 'public', q: ListQuery): Promise<R[]> {
-    const query = normaliseTickers(q);
-    const shape = listShape(query);
+    const { shape, values } = listPlan(q);
     const name = `fns_list_${kind}_${shapeKey(shape)}`;
     let st = this.statements.get(name);
     if (!st) {
@@ -112,7 +103,6 @@ export class PgArticles implements ArticleStore {
       st = { text: listSql(select, shape, p), names };
       this.statements.set(name, st);
     }
-    const values = listValues(query);
     return this.db.query<R>(
       st.text,
       st.names.map((n) => values[n]),

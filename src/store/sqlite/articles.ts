@@ -4,15 +4,7 @@ import { monotonicFactory } from 'ulid';
 import { conformArticle, type StoredArticle } from '../../domain/articles.js';
 import type { ArticleStore, FeedEntry, ListQuery, NewArticle } from '../ports/index.js';
 import { receiveStamp } from '../ports/ids.js';
-import {
-  listShape,
-  listSql,
-  listValues,
-  normaliseTickers,
-  shapeKey,
-  tickerRows,
-  type ListShape,
-} from '../ports/list-query.js';
+import { listPlan, listSql, shapeKey, tickerRows } from '../ports/list-query.js';
 import { toArticle, toStored, type ArticleRow } from '../ports/rows.js';
 
 /** Article JSON built by SQLite itself, in the contract's field order (see ArticleStore.listJson). */
@@ -34,7 +26,6 @@ function articleJson(withTickers: boolean): string {
 export class SqliteArticles implements ArticleStore {
   private readonly ulid = monotonicFactory();
   private readonly st;
-  /** List statements by shape (rows, Article JSON with or without tickers): prepared on first use. */
   private readonly listStatements = new Map<string, Database.Statement>();
 
   constructor(private readonly db: Database.Database) {
@@ -81,10 +72,9 @@ export class SqliteArticles implements ArticleStore {
     return this.db.transaction(write).immediate();
   }
 
-  /**
-   * The statement of one list shape, prepared once: `select` `rows` (ArticleRow), `full` or `public` (Article JSON).
-   */
-  private listStatement(kind: 'rows' | 'full' | 'public', shape: ListShape): Database.Statement {
+  /** One list page: a statement per shape (rows, or Article JSON with or without tickers), prepared on first use. */
+  private listPage(kind: 'rows' | 'full' | 'public', q: ListQuery): unknown[] {
+    const { shape, values } = listPlan(q);
     const key = `${kind}:${shapeKey(shape)}`;
     let st = this.listStatements.get(key);
     if (!st) {
@@ -93,25 +83,23 @@ export class SqliteArticles implements ArticleStore {
       if (kind !== 'rows') st.pluck();
       this.listStatements.set(key, st);
     }
-    return st;
+    return st.all(values);
   }
 
   /** The SQL of a list page and SQLite's plan for it (EXPLAIN QUERY PLAN), for tests and the docs. */
   explainList(q: ListQuery): { sql: string; plan: string[] } {
-    const query = normaliseTickers(q);
-    const sql = listSql('*', listShape(query), (name) => `@${name}`);
-    const plan = this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(listValues(query)) as { detail: string }[];
+    const { shape, values } = listPlan(q);
+    const sql = listSql('*', shape, (name) => `@${name}`);
+    const plan = this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(values) as { detail: string }[];
     return { sql, plan: plan.map((r) => r.detail) };
   }
 
   async list(q: ListQuery): Promise<StoredArticle[]> {
-    const query = normaliseTickers(q);
-    return (this.listStatement('rows', listShape(query)).all(listValues(query)) as ArticleRow[]).map(toArticle);
+    return (this.listPage('rows', q) as ArticleRow[]).map(toArticle);
   }
 
   async listJson(q: ListQuery, withTickers: boolean): Promise<string[]> {
-    const query = normaliseTickers(q);
-    return this.listStatement(withTickers ? 'full' : 'public', listShape(query)).all(listValues(query)) as string[];
+    return this.listPage(withTickers ? 'full' : 'public', q) as string[];
   }
 
   async getMany(ids: string[]): Promise<StoredArticle[]> {
