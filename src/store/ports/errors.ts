@@ -51,11 +51,9 @@ export function failureClass(err: unknown): FailureClass | undefined {
   ) {
     const own = ownClass(e);
     if (own) return own;
-    const marked =
-      (e as { storeUnavailable?: unknown; unavailable?: unknown }).storeUnavailable === true ||
-      (e as { unavailable?: unknown }).unavailable === true;
-    if (marked) {
-      const inner = (e as { cause?: unknown }).cause;
+    const marked = e as { storeUnavailable?: unknown; unavailable?: unknown; cause?: unknown };
+    if (marked.storeUnavailable === true || marked.unavailable === true) {
+      const inner = marked.cause;
       return (inner !== null && typeof inner === 'object' ? failureClass(inner) : undefined) ?? 'connection';
     }
   }

@@ -70,7 +70,6 @@ export class PostgresStore extends PgPorts implements Store {
     await this.db.query('SELECT 1');
   }
 
-  /** Applied and latest migration versions (for /readyz: current when equal). */
   async migrationStatus(): Promise<{ applied: number; latest: number }> {
     const exists = await this.db.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
     if (!exists[0]?.t) return { applied: 0, latest: LATEST_VERSION };

@@ -67,7 +67,7 @@ export class PgVectors implements VectorStore {
     return Number(rows[0]!.n);
   }
 
-  /** Counts an attempt, ends the lease and moves the article to the back; drops it after maxAttempts. */
+  /** Also ends the lease. */
   async deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]> {
     if (ids.length === 0) return [];
     return this.db.tx(async (db) => {
@@ -84,9 +84,7 @@ export class PgVectors implements VectorStore {
     });
   }
 
-  /**
-   * The lexical half of hybrid search: ts_rank_cd over the generated tsvector (GIN), best first, newer first on a tie.
-   */
+  /** ts_rank_cd over the generated tsvector (GIN). */
   async lexicalSearch(query: string, limit: number): Promise<{ id: string; score: number }[]> {
     if (limit <= 0) return [];
     const all = lexicalTerms(query);

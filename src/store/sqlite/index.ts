@@ -30,10 +30,9 @@ export class SqliteStore implements Store {
     this.accounts = new SqliteAccounts(db);
     this.articles = new SqliteArticles(db);
     this.vectors = new SqliteVectors(db);
-    const articles = this.articles;
     this.sources = new SqliteSources(
       db,
-      (a, at) => articles.insertNow(a, at),
+      (a, at) => this.articles.insertNow(a, at),
       options.nearRule ?? defaultNearRule,
       options.ingestSlices,
     );
