@@ -167,7 +167,7 @@ class BatchPlan {
   private readonly batchItems = new Map<string, ArticleRef>();
   private readonly batchUrls = new Map<string, ArticleRef>();
   /** Near key -> source -> pending articles of this batch first stored by that source (newest last). */
-  private readonly batchKeys: BatchKeys = new Map();
+  private readonly batchKeys = new Map<string, Map<string, number[]>>();
   /** Carrier sources known per article, including those this plan adds. */
   private readonly carriersOf = new Map<string, Set<string>>();
 
@@ -206,16 +206,7 @@ class BatchPlan {
         this.storedRepeat(item.source, item.repeatKey) ?? this.batchItems.get(seenKey(item.source, item.repeatKey));
       if (repeat !== undefined) return { reason: 'same-headline', ref: ref(repeat) };
     }
-    const near = nearMatch(
-      i,
-      item,
-      this.found,
-      this.batchKeys,
-      this.items,
-      this.plan.store,
-      (r) => this.sourcesOf(r),
-      this.rule,
-    );
+    const near = this.nearMatch(i, item);
     return near === undefined ? undefined : { reason: 'near-duplicate', ref: near };
   }
 
@@ -229,6 +220,40 @@ class BatchPlan {
     if (id === undefined || !isUndatedRepeatKey(key) || this.now === undefined) return id;
     const at = this.found.seenAt?.get(k);
     return at !== undefined && at >= this.now - this.rule.windowMs ? id : undefined;
+  }
+
+  /** The first candidate (stored before, then earlier in the batch) that is the same story from another source. */
+  private nearMatch(i: number, item: SourcedItem): ArticleRef | undefined {
+    if (item.nearKeys.length === 0) return undefined;
+    for (const id of this.found.nearCandidates.get(i) ?? []) {
+      const content = this.found.candidates.get(id);
+      const ref = { id };
+      if (
+        content !== undefined &&
+        !this.sourcesOf(ref).has(item.source) &&
+        this.rule.isNearDuplicate(item.article.content, content)
+      )
+        return ref;
+    }
+    // Earlier items of the batch from other sources, NEAR_KEY_FANOUT newest per key, ranked and capped as above.
+    const shared = new Map<number, number>();
+    for (const k of new Set(item.nearKeys)) {
+      for (const [source, list] of this.batchKeys.get(k) ?? []) {
+        if (source === item.source) continue;
+        for (let j = Math.max(0, list.length - NEAR_KEY_FANOUT); j < list.length; j++)
+          shared.set(list[j]!, (shared.get(list[j]!) ?? 0) + 1);
+      }
+    }
+    const pending = [...shared.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+    let tried = 0;
+    let single = 0;
+    for (const [p, n] of pending) {
+      const ref = { pending: p };
+      if (this.sourcesOf(ref).has(item.source)) continue;
+      if (tried++ === NEAR_CANDIDATES_MAX || (n <= 1 && single++ === NEAR_SINGLE_KEY_CANDIDATES)) break;
+      if (this.rule.isNearDuplicate(item.article.content, this.items[this.plan.store[p]!]!.article.content)) return ref;
+    }
+    return undefined;
   }
 
   private store(i: number, item: SourcedItem): void {
@@ -285,51 +310,6 @@ class BatchPlan {
     s.add(item.source);
     this.plan.carriers.push({ ref, source: item.source, url: item.article.url ?? null, reason });
   }
-}
-
-type BatchKeys = Map<string, Map<string, number[]>>;
-
-/** The first candidate (stored before, then earlier in the batch) that is the same story from another source. */
-function nearMatch(
-  index: number,
-  item: SourcedItem,
-  found: SeenLookup,
-  batchKeys: BatchKeys,
-  items: readonly SourcedItem[],
-  store: number[],
-  sourcesOf: (ref: ArticleRef) => Set<string>,
-  rule: NearDuplicateRule,
-): ArticleRef | undefined {
-  if (item.nearKeys.length === 0) return undefined;
-  for (const id of found.nearCandidates.get(index) ?? []) {
-    const content = found.candidates.get(id);
-    const ref = { id };
-    if (
-      content !== undefined &&
-      !sourcesOf(ref).has(item.source) &&
-      rule.isNearDuplicate(item.article.content, content)
-    )
-      return ref;
-  }
-  // Earlier items of the batch from other sources, NEAR_KEY_FANOUT newest per key, ranked and capped as above.
-  const shared = new Map<number, number>();
-  for (const k of new Set(item.nearKeys)) {
-    for (const [source, list] of batchKeys.get(k) ?? []) {
-      if (source === item.source) continue;
-      for (let j = Math.max(0, list.length - NEAR_KEY_FANOUT); j < list.length; j++)
-        shared.set(list[j]!, (shared.get(list[j]!) ?? 0) + 1);
-    }
-  }
-  const pending = [...shared.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
-  let tried = 0;
-  let single = 0;
-  for (const [p, n] of pending) {
-    const ref = { pending: p };
-    if (sourcesOf(ref).has(item.source)) continue;
-    if (tried++ === NEAR_CANDIDATES_MAX || (n <= 1 && single++ === NEAR_SINGLE_KEY_CANDIDATES)) break;
-    if (rule.isNearDuplicate(item.article.content, items[store[p]!]!.article.content)) return ref;
-  }
-  return undefined;
 }
 
 /** Prefix of textless items' records: they have no article, so lookups skip them and never match a real id. */
