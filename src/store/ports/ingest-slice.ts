@@ -54,13 +54,13 @@ export interface SliceContext {
   contents: LRUCache<string, string>;
 }
 
-/** Plans and writes one slice; `now` read inside the transaction (it holds the write lock). */
+/** Plans and writes one slice; driven inside the slice's transaction, after its write lock, so the clock is too. */
 export function* ingestSlice(
   items: SourcedItem[],
-  now: number,
   at: number | (() => number),
   { rows, rule, contents }: SliceContext,
 ): Step<ItemOutcome[]> {
+  const now = typeof at === 'number' ? at : at();
   const plan = planIngest(items, yield* lookup(items, now, { rows, rule, contents }), rule, now);
   const articles = plan.store.map((i) => items[i]!.article);
   const stored = articles.length > 0 ? yield* read(rows.insertArticles(articles, at)) : [];

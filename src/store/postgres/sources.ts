@@ -225,10 +225,7 @@ export class PgSources implements SourceStore {
     return this.db.tx(async (db) => {
       // The lock every article insert takes (articles.ts): no other process checks or inserts until commit.
       await db.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK.articles, db.schema]);
-      const now = typeof at === 'number' ? at : at();
-      return runStepsAsync(
-        ingestSlice(items, now, at, { rows: sliceRows(db), rule: this.rule, contents: this.contents }),
-      );
+      return runStepsAsync(ingestSlice(items, at, { rows: sliceRows(db), rule: this.rule, contents: this.contents }));
     });
   }
 

@@ -299,11 +299,9 @@ export class SqliteSources implements SourceStore {
 
   /** One slice of `ingestItems`: one IMMEDIATE transaction. */
   private ingestSlice(items: SourcedItem[], at: number | (() => number)): ItemOutcome[] {
-    return this.write(() => {
-      // Read inside the transaction, which holds the write lock.
-      const now = typeof at === 'number' ? at : at();
-      return runSteps(ingestSlice(items, now, at, { rows: this.rows, rule: this.rule, contents: this.contents }));
-    });
+    return this.write(() =>
+      runSteps(ingestSlice(items, at, { rows: this.rows, rule: this.rule, contents: this.contents })),
+    );
   }
 
   async recordTextlessItems(source: string, externalIds: string[], now: number): Promise<number> {
