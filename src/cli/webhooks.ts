@@ -214,7 +214,9 @@ export async function pauseWebhook({ args, config, print }: CommandRun): Promise
   await withStore(config, async (store) => {
     const now = Date.now();
     await existingEndpoint(store, id);
-    const e = (await store.webhooks.setState(id, 'paused', 'paused by an operator (fns webhooks pause)', now))!;
+    // Removed since it was read: answered as if it had never been there.
+    const e = await store.webhooks.setState(id, 'paused', 'paused by an operator (fns webhooks pause)', now);
+    if (!e) throw noEndpoint(id);
     print(
       webhookJson(e, await store.articles.latestSeq(), now),
       `${e.id}: paused (articles keep counting in its backlog; fns webhooks resume sends them)`,
@@ -238,7 +240,8 @@ export async function resumeWebhook({ args, config, print }: CommandRun): Promis
         );
       }
     }
-    const e = (await store.webhooks.setState(id, 'active', null, now))!;
+    const e = await store.webhooks.setState(id, 'active', null, now);
+    if (!e) throw noEndpoint(id);
     const latest = await store.articles.latestSeq();
     print(
       webhookJson(e, latest, now),
