@@ -2,7 +2,7 @@
  * Candidate keys, at most 10 characters, deterministic: MinHash LSH bands over the content tokens, plus anchor keys
  * (a subject with a figure or an event) that find a rewording beyond the bands without a key per company.
  */
-import { ALIAS_WORDS, PLACES, numberToken, type Prepared } from './normalize.js';
+import { ALIAS_WORDS, PLACES, isFigureToken, numberToken, type Prepared } from './normalize.js';
 
 const BANDS = 14;
 const ROWS = 2;
@@ -78,7 +78,7 @@ function subjects(p: Prepared): Set<string> {
   for (const c of p.caps) if (SYMBOLS.has(c)) out.add(`~${c}`);
   for (const e of p.entities) if (!PLACES.has(e) && e.length >= 3) out.add(e);
   for (const t of p.tokens) {
-    if (t.charCodeAt(0) === 35 || GENERIC.has(t)) continue;
+    if (isFigureToken(t) || GENERIC.has(t)) continue;
     out.add(t);
     break;
   }

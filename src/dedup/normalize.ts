@@ -69,6 +69,14 @@ export interface Prepared {
   keys?: string[];
 }
 
+/** Symbols and figures enter the token stream with a mark in front (`~nvda`, `#6%`), so no word is taken for one. */
+const SYMBOL_MARK = 0x7e; // '~'
+const FIGURE_MARK = 0x23; // '#'
+export const isSymbolToken = (t: string): boolean => t.charCodeAt(0) === SYMBOL_MARK;
+export const isFigureToken = (t: string): boolean => t.charCodeAt(0) === FIGURE_MARK;
+/** A symbol or a figure: a token that no word of the headline spells. */
+export const isMarkedToken = (t: string): boolean => isSymbolToken(t) || isFigureToken(t);
+
 const STOP = new Set(
   `a an the and or of to in on at for by with from as its it is are be was were this that after amid over into up
   than more says said say report reports reported says: new its their his her he she they we you after while per
@@ -653,9 +661,6 @@ export function canonicalHeadline(text: string): string {
     .trim();
 }
 
-const SYMBOL_MARK = 0x7e; // '~'
-const FIGURE_MARK = 0x23; // '#'
-
 /** The normal form of a headline (see the module comment). Deterministic; cheap enough to run per item. */
 export function normalizeTokens(text: string): Prepared {
   const tickers = new Set<string>();
@@ -765,8 +770,7 @@ function readTokens(t: string, p: Prepared): void {
     if (w.length === 0) continue;
     words.push(w.endsWith("'s") ? w.slice(0, -2) : w);
     const inMain = m.index < mainEnd;
-    const first = w.charCodeAt(0);
-    if (first === SYMBOL_MARK || first === FIGURE_MARK) {
+    if (isMarkedToken(w)) {
       tokens.add(w);
       sequence.push(w);
       if (inMain) mainLength = sequence.length;

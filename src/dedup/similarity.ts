@@ -4,7 +4,17 @@
  * eval/README.md has the measurements and what each guard cost.
  */
 import { stem } from '../enrich/resources/lexicon.js';
-import { ALIAS_WORDS, PLACES, numberToken, wordToken, type NumberValue, type Prepared } from './normalize.js';
+import {
+  ALIAS_WORDS,
+  PLACES,
+  isFigureToken,
+  isMarkedToken,
+  isSymbolToken,
+  numberToken,
+  wordToken,
+  type NumberValue,
+  type Prepared,
+} from './normalize.js';
 
 export function jaccard(a: Set<string>, b: Set<string>): number {
   if (a.size === 0 && b.size === 0) return 1;
@@ -52,8 +62,7 @@ const LIGHT = new Set([
   'post',
 ]);
 function weight(token: string): number {
-  const c = token.charCodeAt(0);
-  if (c === 126 /* ~ */ || c === 35 /* # */) return 2;
+  if (isMarkedToken(token)) return 2;
   return LIGHT.has(token) ? 0.3 : 1;
 }
 
@@ -170,7 +179,7 @@ function ownNames(a: Prepared, b: Prepared): ((w: string) => boolean)[] {
     if (a.initials.has(e) || !a.tokens.has(e) || a.places.has(e) || PLACES.has(e)) continue;
     if (b.tokens.has(e) || b.caps.has(e) || b.entities.has(e)) continue;
     for (const t of b.tickers) if (ALIAS_WORDS.get(t)?.has(e)) continue outer;
-    out.push((w) => w.charCodeAt(0) !== 126 && w.charCodeAt(0) !== 35 && stem(w) === e);
+    out.push((w) => !isMarkedToken(w) && stem(w) === e);
   }
   for (const pl of a.places) {
     if (b.places.has(pl)) continue;
@@ -429,11 +438,9 @@ function refusalConflict(a: Prepared, b: Prepared): boolean {
  */
 function sameToken(x: string, y: string, a: Prepared, b: Prepared): boolean {
   if (x === y) return true;
-  const cx = x.charCodeAt(0);
-  const cy = y.charCodeAt(0);
-  if (cx === 126 /* ~ */ && cy !== 126) return aliasesOf(x)?.has(y) ?? false;
-  if (cy === 126 && cx !== 126) return aliasesOf(y)?.has(x) ?? false;
-  if (cx === 35 /* # */ && cy === 35) {
+  const symbolX = isSymbolToken(x);
+  if (symbolX !== isSymbolToken(y)) return (symbolX ? aliasesOf(x)?.has(y) : aliasesOf(y)?.has(x)) ?? false;
+  if (isFigureToken(x) && isFigureToken(y)) {
     const vx = numbersOf(a).get(x);
     const vy = numbersOf(b).get(y);
     return vx !== undefined && vy !== undefined && sameNumber(vx, vy);
@@ -527,8 +534,8 @@ function findActors(p: Prepared): { id: string; at: number }[] {
   for (let i = 0; i < ws.length; i++) {
     const w = ws[i]!;
     let id: string | undefined;
-    if (w.charCodeAt(0) === 126 /* ~ */) id = w;
-    else if (w.charCodeAt(0) === 35 /* # */) continue;
+    if (isSymbolToken(w)) id = w;
+    else if (isFigureToken(w)) continue;
     else if (US_WORDS.has(w) && p.places.has('us')) id = 'us';
     else {
       const t = wordToken(w);
@@ -544,7 +551,7 @@ function findActors(p: Prepared): { id: string; at: number }[] {
 
 /** Whether token `t` of `p` names an actor (a symbol, a place, a named entity); a currency or a commodity is none. */
 function isActor(p: Prepared, t: string): boolean {
-  return t.charCodeAt(0) === 126 /* ~ */ || p.places.has(t) || p.entities.has(t);
+  return isSymbolToken(t) || p.places.has(t) || p.entities.has(t);
 }
 
 /** Relations that hold both ways (normalised tokens): two actors met, talk, merge, partner, call or face each other. */
@@ -569,7 +576,7 @@ function between(p: Prepared, from: number, to: number): string {
   const out: string[] = [];
   for (let i = from + 1; i < to; i++) {
     const w = p.words[i]!;
-    const t = w.charCodeAt(0) === 35 /* # */ ? w : wordToken(w);
+    const t = isFigureToken(w) ? w : wordToken(w);
     if (t !== null) out.push(t);
   }
   return out.join(' ');
@@ -639,7 +646,7 @@ function subjectOf(p: Prepared): string | undefined {
   const n = Math.min(3, p.words.length);
   for (let i = 0; i < n; i++) {
     const w = p.words[i]!;
-    if (w.charCodeAt(0) !== 126 /* ~ */) continue;
+    if (!isSymbolToken(w)) continue;
     if (DESCRIBES.has(p.words[i + 1] ?? '')) continue;
     return w.slice(1).toUpperCase();
   }
@@ -767,7 +774,7 @@ const TEMPLATE_MIN_SHARED = 2;
  * rounded.
  */
 function counterpart(x: string, a: Prepared, b: Prepared): string | undefined {
-  if (x.charCodeAt(0) === 126 /* ~ */) {
+  if (isSymbolToken(x)) {
     for (const t of a.tickers) {
       if (`~${t.toLowerCase()}` !== x) continue;
       for (const w of ALIAS_WORDS.get(t) ?? []) if (b.tokens.has(w)) return w;
@@ -793,8 +800,7 @@ export function weightedJaccard(a: Prepared, b: Prepared): number {
       exact += weight(x);
       continue;
     }
-    const c = x.charCodeAt(0);
-    if (c !== 126 && c !== 35) continue;
+    if (!isMarkedToken(x)) continue;
     const y = counterpart(x, a, b);
     if (y !== undefined && !a.tokens.has(y)) {
       fuzzy += weight(x);
