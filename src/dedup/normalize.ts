@@ -731,7 +731,8 @@ function foldPhrases(lower: string): string {
   return t;
 }
 
-function addFlag(flags: Map<string, Set<string>>, group: string, member: string): void {
+/** Adds `member` to the exclusive group `group` of a headline's flags. */
+export function addFlag(flags: Map<string, Set<string>>, group: string, member: string): void {
   const set = flags.get(group);
   if (set) set.add(member);
   else flags.set(group, new Set([member]));

@@ -7,6 +7,7 @@ import { stem } from '../enrich/resources/lexicon.js';
 import {
   ALIAS_WORDS,
   PLACES,
+  addFlag,
   isFigureToken,
   isMarkedToken,
   isSymbolToken,
@@ -376,53 +377,34 @@ export function annotate(p: Prepared): Prepared {
   for (const t of p.main) {
     if (UP.has(t)) up = true;
     else if (DOWN.has(t)) down = true;
+    // The main verb of a policy or guidance move: a hold is not a cut (`ECB holds deposit rate at 2%` / `ECB cuts
+    // deposit rate to 2%`).
+    if (t === 'hold' || t === 'cut' || t === 'raise') addFlag(p.flags, 'action', t);
   }
   p.lean = up === down ? 0 : up ? 1 : -1;
-  // The main verb of a policy or guidance move: a hold is not a cut (`ECB holds deposit rate at 2%` / `ECB cuts deposit
-  // rate to 2%`).
-  for (const t of p.main) {
-    if (t !== 'hold' && t !== 'cut' && t !== 'raise') continue;
-    const set = p.flags.get('action');
-    if (set) set.add(t);
-    else p.flags.set('action', new Set([t]));
-  }
   // The span covered (`weekly gain` / `monthly gain`), read from the words: `week` is a stop word.
   for (const w of p.words) {
     const span = SPAN.get(w);
-    if (span === undefined) continue;
-    const set = p.flags.get('span');
-    if (set) set.add(span);
-    else p.flags.set('span', new Set([span]));
+    if (span !== undefined) addFlag(p.flags, 'span', span);
   }
   // One side refuses or calls off what the other reports (`shareholders reject takeover` / `to buy`).
   if (p.tokens.has('reject') || p.tokens.has('scrap')) p.refusal = true;
   const ws = p.words;
   for (let i = 0; i < ws.length; i++) {
     const w = ws[i]!;
-    const last = w.charCodeAt(w.length - 1);
+    // An index written with its number (`sp500`) is looked up without it.
     const name =
-      INDEX_WORDS.get(last >= 48 && last <= 57 ? w.replace(/\d+$/, '') : w) ??
+      INDEX_WORDS.get(w.replace(/\d+$/, '')) ??
       (i > 0 && (w === 'seng' || w === 'composite') ? INDEX_PAIRS.get(`${ws[i - 1]} ${w}`) : undefined);
-    if (name === undefined) continue;
-    const set = p.flags.get('index');
-    if (set) set.add(name);
-    else p.flags.set('index', new Set([name]));
+    if (name !== undefined) addFlag(p.flags, 'index', name);
   }
   for (const t of p.tickers) {
-    const c = CRYPTO.get(t);
-    if (c === undefined) continue;
-    const set = p.flags.get('asset');
-    if (set) set.add(c);
-    else p.flags.set('asset', new Set([c]));
+    const asset = CRYPTO.get(t);
+    if (asset !== undefined) addFlag(p.flags, 'asset', asset);
   }
   for (const t of p.tokens) {
     const groups = GROUP_OF.get(t);
-    if (groups === undefined) continue;
-    for (const [group, member] of groups) {
-      const set = p.flags.get(group);
-      if (set) set.add(member);
-      else p.flags.set(group, new Set([member]));
-    }
+    if (groups !== undefined) for (const [group, member] of groups) addFlag(p.flags, group, member);
   }
   return p;
 }
