@@ -17,18 +17,21 @@ import {
   type Prepared,
 } from './normalize.js';
 
+function intersectionSize(a: Set<string>, b: Set<string>): number {
+  let n = 0;
+  for (const x of a) if (b.has(x)) n++;
+  return n;
+}
+
 export function jaccard(a: Set<string>, b: Set<string>): number {
   if (a.size === 0 && b.size === 0) return 1;
-  let inter = 0;
-  for (const x of a) if (b.has(x)) inter++;
+  const inter = intersectionSize(a, b);
   return inter / (a.size + b.size - inter);
 }
 
 export function overlap(a: Set<string>, b: Set<string>): number {
   if (a.size === 0 || b.size === 0) return 0;
-  let inter = 0;
-  for (const x of a) if (b.has(x)) inter++;
-  return inter / Math.min(a.size, b.size);
+  return intersectionSize(a, b) / Math.min(a.size, b.size);
 }
 
 /** Tokens that say little about which story it is: they count less in the weighted similarity. */
@@ -468,6 +471,14 @@ function explained(s: Slot): boolean {
   return period(s.a, s.b) || period(s.b, s.a);
 }
 
+/** Shared tokens needed to call two headlines one template. */
+const TEMPLATE_MIN_SHARED = 2;
+/**
+ * The most content words on either side of the one changed slot (`natural gas` / `oil`, `Mexican peso` / `Brazilian
+ * real`); with two slots, one word each.
+ */
+const ONE_SLOT_MAX = 2;
+
 /**
  * One template with one or two words changed in the main clause (`Sterling rises to two-week high` / `Euro rises
  * ...`); a rewording changes more places, adds words, or only the reason after it. Forms of one thing are folded
@@ -490,11 +501,6 @@ export function oneSlotConflict(a: Prepared, b: Prepared): boolean {
       !explained(s) && ((s.startA < a.mainLength && s.startB < b.mainLength) || (s.a.length === 1 && s.b.length === 1)),
   );
 }
-/**
- * The most content words on either side of the one changed slot (`natural gas` / `oil`, `Mexican peso` / `Brazilian
- * real`); with two slots, one word each.
- */
-const ONE_SLOT_MAX = 2;
 
 /**
  * The actors a headline names, in order, each at its first word: symbols, places (countries, central banks), named
@@ -716,22 +722,19 @@ export interface Slot {
   startA: number;
   startB: number;
 }
-/** Words one side has where the other has none: which side, and their tokens. */
-export interface Insertion {
-  side: 'a' | 'b';
-  tokens: string[];
-}
 
-/** How two token sequences differ: slots where both have other words, words only one side has, words shared. */
+/**
+ * How two token sequences differ: slots where both have other words (and the widest), how many words only one side
+ * has, how many are shared.
+ */
 export function templateDiff(
   a: Prepared,
   b: Prepared,
-): { substitutions: number; inserted: number; shared: number; slot: number; slots: Slot[]; insertions: Insertion[] } {
+): { substitutions: number; inserted: number; shared: number; slot: number; slots: Slot[] } {
   const pairs = align(a, b);
   let inserted = 0;
   let slot = 0;
   const slots: Slot[] = [];
-  const insertions: Insertion[] = [];
   let pi = -1;
   let pj = -1;
   for (const [i, j] of [...pairs, [a.sequence.length, b.sequence.length] as [number, number]]) {
@@ -740,16 +743,12 @@ export function templateDiff(
     if (da > 0 && db > 0) {
       slot = Math.max(slot, da, db);
       slots.push({ a: a.sequence.slice(pi + 1, i), b: b.sequence.slice(pj + 1, j), startA: pi + 1, startB: pj + 1 });
-    } else if (da > 0) insertions.push({ side: 'a', tokens: a.sequence.slice(pi + 1, i) });
-    else if (db > 0) insertions.push({ side: 'b', tokens: b.sequence.slice(pj + 1, j) });
-    inserted += da > 0 && db > 0 ? 0 : da + db;
+    } else inserted += da + db;
     pi = i;
     pj = j;
   }
-  return { substitutions: slots.length, inserted, shared: pairs.length, slot, slots, insertions };
+  return { substitutions: slots.length, inserted, shared: pairs.length, slot, slots };
 }
-/** Shared tokens needed to call two headlines one template. */
-const TEMPLATE_MIN_SHARED = 2;
 
 /**
  * The token of `b` that stands for token `x` of `a` when not written the same way: a symbol by its alias word, a figure
