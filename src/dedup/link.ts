@@ -94,14 +94,7 @@ const REDIRECT_PARAMS: readonly string[] = [
 /** Redirectors wrapping redirectors are unwrapped this many times at most. */
 const REDIRECT_DEPTH = 3;
 
-const decodeName = (raw: string): string => {
-  try {
-    return decodeURIComponent(raw.replace(/\+/g, ' ')).toLowerCase();
-  } catch {
-    return raw.toLowerCase();
-  }
-};
-
+/** A query component decoded (`+` as a space); as written when it is no valid escape. */
 const decodeValue = (raw: string): string => {
   try {
     return decodeURIComponent(raw.replace(/\+/g, ' '));
@@ -110,16 +103,15 @@ const decodeValue = (raw: string): string => {
   }
 };
 
-function isTrackingParam(rawName: string): boolean {
-  const name = decodeName(rawName);
-  return name.startsWith('utm_') || TRACKING_PARAMS.has(name);
-}
+/** Parameter names compare decoded and in lower case. */
+const decodeName = (raw: string): string => decodeValue(raw).toLowerCase();
 
-function isAmpParam(rawName: string, rawValue: string): boolean {
+/** Whether a query parameter only tracks the reader or asks for the AMP rendering: the page is the same without it. */
+function isDroppedParam(rawName: string, rawValue: string): boolean {
   const name = decodeName(rawName);
-  if (!AMP_PARAMS.has(name)) return false;
-  if (name === 'outputtype') return decodeValue(rawValue).toLowerCase() === 'amp';
-  return true;
+  if (name.startsWith('utm_') || TRACKING_PARAMS.has(name)) return true;
+  if (name === 'outputtype') return decodeName(rawValue) === 'amp';
+  return AMP_PARAMS.has(name);
 }
 
 const ABSOLUTE_HTTP = /^https?:\/\/[^\s/?#]+/i;
@@ -156,10 +148,11 @@ function upperEscapes(s: string): string {
 }
 
 function ampFreePath(path: string): string {
-  let p = path;
   // `/story.amp.html` -> `/story.html`, `/story.amp` -> `/story`.
-  p = p.replace(/\.amp(\.html?)$/i, '$1').replace(/\.amp$/i, '');
-  const segments = p.split('/');
+  const segments = path
+    .replace(/\.amp(\.html?)$/i, '$1')
+    .replace(/\.amp$/i, '')
+    .split('/');
   // ['', 'amp', …] or [… , 'amp'] or [… , 'amp', ''] (a trailing slash).
   if (segments.length > 2 && segments[1]!.toLowerCase() === 'amp') segments.splice(1, 1);
   while (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
@@ -186,17 +179,15 @@ export function canonicalLink(link: string): string | null {
   let host = u.hostname.replace(/\.+$/, '');
   if (host.startsWith('amp.') && host.indexOf('.', 4) > 0) host = host.slice(4);
   const port = u.port === '' ? '' : `:${u.port}`;
-  const query = u.search.slice(1);
-  const kept =
-    query === ''
-      ? []
-      : query.split('&').filter((p) => {
-          if (p === '') return false;
-          const eq = p.indexOf('=');
-          const name = eq < 0 ? p : p.slice(0, eq);
-          return !isTrackingParam(name) && !isAmpParam(name, eq < 0 ? '' : p.slice(eq + 1));
-        });
-  kept.sort();
+  const kept = u.search
+    .slice(1)
+    .split('&')
+    .filter((p) => {
+      if (p === '') return false;
+      const eq = p.indexOf('=');
+      return eq < 0 ? !isDroppedParam(p, '') : !isDroppedParam(p.slice(0, eq), p.slice(eq + 1));
+    })
+    .sort();
   const search = kept.length ? `?${kept.map(upperEscapes).join('&')}` : '';
   return `${u.protocol}//${host}${port}${upperEscapes(ampFreePath(u.pathname))}${search}`;
 }
