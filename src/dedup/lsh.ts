@@ -4,17 +4,31 @@
  */
 import { ALIAS_WORDS, PLACES, isFigureToken, numberToken, type Prepared } from './normalize.js';
 
+/** 14 bands of 2 rows: a pair sharing half its content tokens shares a band with high probability. */
 const BANDS = 14;
 const ROWS = 2;
 
+/** The 32-bit FNV-1a offset basis and prime. */
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+/** The golden-ratio constant: spreads the seeds of the MinHash rows over 32 bits. */
+const SEED_STEP = 0x9e3779b1;
+
 /** 32-bit FNV-1a of a string. */
 function fnv(s: string): number {
-  let h = 0x811c9dc5;
+  let h = FNV_OFFSET;
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
+    h = Math.imul(h, FNV_PRIME);
   }
   return h >>> 0;
+}
+
+/** The MurmurHash3 finaliser: every input bit reaches every output bit (one hash function per seed). */
+function mix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
 }
 
 /** Tokens that carry no story on their own are left out of the MinHash keys (they still count in the decision). */
@@ -43,25 +57,22 @@ const GENERIC = new Set([
   'below',
 ]);
 
-function minhashKeys(tokens: Iterable<string>, bands = BANDS, rows = ROWS): string[] {
+function minhashKeys(tokens: Iterable<string>): string[] {
   const hashes: number[] = [];
   for (const t of tokens) if (!GENERIC.has(t)) hashes.push(fnv(t));
   if (hashes.length === 0) return [];
   // One key per band; the band number in front keeps them distinct.
-  const keys = new Array<string>(bands);
-  for (let b = 0; b < bands; b++) {
-    let band = 0x811c9dc5;
-    for (let r = 0; r < rows; r++) {
-      const seed = Math.imul(b * rows + r + 1, 0x9e3779b1);
+  const keys = new Array<string>(BANDS);
+  for (let b = 0; b < BANDS; b++) {
+    let band = FNV_OFFSET;
+    for (let r = 0; r < ROWS; r++) {
+      const seed = Math.imul(b * ROWS + r + 1, SEED_STEP);
       let min = 0xffffffff;
       for (let i = 0; i < hashes.length; i++) {
-        let h = (hashes[i]! ^ seed) >>> 0;
-        h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-        h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-        h = (h ^ (h >>> 16)) >>> 0;
+        const h = mix((hashes[i]! ^ seed) >>> 0);
         if (h < min) min = h;
       }
-      band = Math.imul(band ^ min, 0x01000193) >>> 0;
+      band = Math.imul(band ^ min, FNV_PRIME) >>> 0;
     }
     keys[b] = b.toString(36) + band.toString(36);
   }
