@@ -79,8 +79,8 @@ export const isMarkedToken = (t: string): boolean => isSymbolToken(t) || isFigur
 
 const STOP = new Set(
   `a an the and or of to in on at for by with from as its it is are be was were this that after amid over into up
-  than more says said say report reports reported says: new its their his her he she they we you after while per
-  about has have had will would could may might can just also out amid vs versus via year years week weeks day days
+  than more says said say report reports reported says: new their his her he she they we you while per
+  about has have had will would could may might can just also out vs versus via year years week weeks day days
   today s u.s us y/y yoy year-on-year year-over-year on-year annualized annualised pace some nearly almost around roughly
   approximately underlying adjusted additional another now still`.split(/\s+/),
 );
@@ -208,11 +208,11 @@ const PLACE_TOKENS = new Set<string>([
   cameroon croatia cuba cyprus estonia ethiopia georgia ghana guatemala honduras iceland jamaica jordan kazakhstan
   kyrgyzstan laos latvia lebanon libya lithuania luxembourg madagascar malta mongolia montenegro mozambique myanmar namibia
   nepal nicaragua oman panama paraguay rwanda senegal serbia slovakia slovenia somalia sudan syria tanzania tunisia uganda
-  uruguay uzbekistan yemen zambia zimbabwe lanka greenland panama
-  toronto sydney melbourne singapore jakarta manila bangkok hanoi istanbul moscow kyiv warsaw milan madrid amsterdam
-  brussels geneva luxembourg dublin lisbon vienna oslo copenhagen helsinki athens cairo lagos nairobi johannesburg
-  sao paulo mexico bogota lima santiago buenos aires delhi bengaluru osaka taipei doha abu dhabi chicago boston
-  florida georgia illinois michigan pennsylvania arizona nevada virginia carolina tennessee indiana wisconsin minnesota
+  uruguay uzbekistan yemen zambia zimbabwe lanka greenland
+  toronto sydney melbourne jakarta manila bangkok hanoi istanbul moscow kyiv warsaw milan madrid amsterdam
+  brussels geneva dublin lisbon vienna oslo copenhagen helsinki athens cairo lagos nairobi johannesburg
+  sao paulo bogota lima santiago buenos aires delhi bengaluru osaka taipei doha abu dhabi chicago boston
+  florida illinois michigan pennsylvania arizona nevada virginia carolina tennessee indiana wisconsin minnesota
   colorado oregon louisiana kentucky alabama utah`
     .trim()
     .split(/\s+/)
@@ -378,8 +378,6 @@ const PHRASES: [string, RegExp, string][] = [
   // The policy rate by any of its names is the rate (`key rate` = `policy rate` = `rates`); the deposit and repo rates
   // stay named.
   [' rate', /\b(?:policy|key|benchmark|cash|bank|official) rates?\b/g, 'rate'],
-  [' rate', /\b(deposit|repo) rate\b/g, '$1 rate'],
-  ['benchmark rate', /\bbenchmark rates?\b/g, 'rate'],
   ['artificial intelligence', /\bartificial intelligence\b/g, 'ai'],
   ['euro zone', /\beuro[- ]zone\b/g, 'eurozone'],
   ['market cap', /\bmarket (?:cap|capitalization|value)\b/g, 'valu'],
