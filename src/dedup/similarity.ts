@@ -149,18 +149,26 @@ export function qualifierConflict(a: Prepared, b: Prepared): boolean {
   return false;
 }
 
+/** Whether `word` is an alias word of one of `tickers` (`delta` of DAL). */
+function aliasOfAny(tickers: Set<string>, word: string): boolean {
+  for (const t of tickers) if (ALIAS_WORDS.get(t)?.has(word)) return true;
+  return false;
+}
+
+/** Whether `p` names an entity that is no place. */
+function hasNamedEntity(p: Prepared): boolean {
+  for (const e of p.entities) if (!PLACES.has(e)) return true;
+  return false;
+}
+
 /** Both name people/products/companies outside the dictionary and none of one's names appears in the other. */
 function entitiesConflict(a: Prepared, b: Prepared): boolean {
-  let ea = 0;
-  let eb = 0;
-  for (const e of a.entities) if (!PLACES.has(e)) ea++;
-  for (const e of b.entities) if (!PLACES.has(e)) eb++;
-  if (ea === 0 || eb === 0) return false;
+  if (!hasNamedEntity(a) || !hasNamedEntity(b)) return false;
   for (const e of a.entities)
     if (!PLACES.has(e) && (b.entities.has(e) || b.tokens.has(e) || b.caps.has(e))) return false;
   for (const e of b.entities) if (!PLACES.has(e) && (a.tokens.has(e) || a.caps.has(e))) return false;
-  for (const t of a.tickers) for (const e of b.entities) if (ALIAS_WORDS.get(t)?.has(e)) return false;
-  for (const t of b.tickers) for (const e of a.entities) if (ALIAS_WORDS.get(t)?.has(e)) return false;
+  for (const e of b.entities) if (aliasOfAny(a.tickers, e)) return false;
+  for (const e of a.entities) if (aliasOfAny(b.tickers, e)) return false;
   return true;
 }
 
@@ -178,11 +186,10 @@ function ownNames(a: Prepared, b: Prepared): ((w: string) => boolean)[] {
     const tok = `~${t.toLowerCase()}`;
     out.push((w) => w === tok);
   }
-  outer: for (const e of a.entities) {
+  for (const e of a.entities) {
     // Initials only help matching; a capitalised common word (`Rate` -> `rate`) is no name; places come next.
     if (a.initials.has(e) || !a.tokens.has(e) || a.places.has(e) || PLACES.has(e)) continue;
-    if (b.tokens.has(e) || b.caps.has(e) || b.entities.has(e)) continue;
-    for (const t of b.tickers) if (ALIAS_WORDS.get(t)?.has(e)) continue outer;
+    if (b.tokens.has(e) || b.caps.has(e) || b.entities.has(e) || aliasOfAny(b.tickers, e)) continue;
     out.push((w) => !isMarkedToken(w) && stem(w) === e);
   }
   for (const pl of a.places) {
@@ -506,8 +513,13 @@ export function oneSlotConflict(a: Prepared, b: Prepared): boolean {
  * The actors a headline names, in order, each at its first word: symbols, places (countries, central banks), named
  * entities.
  */
-const ACTORS = new WeakMap<Prepared, { id: string; at: number }[]>();
-function actors(p: Prepared): { id: string; at: number }[] {
+interface Actor {
+  id: string;
+  /** Index of its first word in `words`. */
+  at: number;
+}
+const ACTORS = new WeakMap<Prepared, Actor[]>();
+function actors(p: Prepared): Actor[] {
   let out = ACTORS.get(p);
   if (!out) {
     out = findActors(p);
@@ -515,8 +527,8 @@ function actors(p: Prepared): { id: string; at: number }[] {
   }
   return out;
 }
-function findActors(p: Prepared): { id: string; at: number }[] {
-  const out: { id: string; at: number }[] = [];
+function findActors(p: Prepared): Actor[] {
+  const out: Actor[] = [];
   const seen = new Set<string>();
   const ws = p.words;
   for (let i = 0; i < ws.length; i++) {
@@ -762,7 +774,7 @@ function counterpart(x: string, a: Prepared, b: Prepared): string | undefined {
     }
     return undefined;
   }
-  const v = a.numberValues.find((n) => `#${numberToken(n)}` === x);
+  const v = numbersOf(a).get(x);
   if (v) for (const y of b.numberValues) if (sameNumber(v, y)) return `#${numberToken(y)}`;
   return undefined;
 }
