@@ -475,10 +475,16 @@ const WORD_NUMBERS = new Map(
 const NUMBER =
   /(?<![\p{L}\d.~])([$€£¥]?)\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|trln|tn|t|k|thousand)?(?![\p{L}\d])/giu;
 
+/** Digits after the decimal point of a written number. */
+function decimalsOf(written: string): number {
+  const dot = written.indexOf('.');
+  return dot < 0 ? 0 : written.length - dot - 1;
+}
+
 function numberValue(currency: string, value: string, unit: string | undefined): NumberValue {
   const plain = value.replace(/,/g, '');
   let n = Number(plain);
-  let decimals = plain.includes('.') ? plain.length - plain.indexOf('.') - 1 : 0;
+  let decimals = decimalsOf(plain);
   const u = (unit ?? '').toLowerCase();
   let kind: NumberKind;
   if (u === '%' || u === 'percent' || u === 'pct' || u === 'per cent') kind = '%';
@@ -505,8 +511,7 @@ function numberValue(currency: string, value: string, unit: string | undefined):
   if (kind === 'n' && n < 100 && currency === '') kind = 'small';
   n = Number(n.toPrecision(6));
   // `2.0` is `2`: trailing zeros add no precision.
-  const s = String(n);
-  decimals = Math.min(decimals, s.includes('.') ? s.length - s.indexOf('.') - 1 : 0);
+  decimals = Math.min(decimals, decimalsOf(String(n)));
   return { value: n, kind, decimals };
 }
 
@@ -545,12 +550,15 @@ for (const [ticker, extra] of [
 ] as const)
   ALIAS_WORDS.get(ticker)?.add(extra);
 
+/** A word without its possessive (`Apple's` -> `Apple`). */
+const withoutPossessive = (w: string): string => (w.endsWith("'s") ? w.slice(0, -2) : w);
+
 /** Word -> token memo; bounded. */
 const wordMemo = new Map<string, string | null>();
 export function wordToken(w: string): string | null {
   let t = wordMemo.get(w);
   if (t !== undefined) return t;
-  const bare = w.endsWith("'s") ? w.slice(0, -2) : w;
+  const bare = withoutPossessive(w);
   if (STOP.has(bare) || bare.length === 0) t = null;
   else {
     const s = stem(bare);
@@ -604,7 +612,7 @@ function entitiesOf(t: string, caps: Set<string>, initials: Set<string>): Set<st
   };
   for (let i = 0; i < words.length; i++) {
     const m = words[i]!;
-    const w = m[0].replace(/'s$/, '');
+    const w = withoutPossessive(m[0]);
     const lw = w.toLowerCase();
     const prev = words[i - 1];
     if (
@@ -767,7 +775,7 @@ function readTokens(t: string, p: Prepared): void {
   for (const m of t.matchAll(TOKEN)) {
     const w = m[0].replace(/[.\-']+$/, '');
     if (w.length === 0) continue;
-    words.push(w.endsWith("'s") ? w.slice(0, -2) : w);
+    words.push(withoutPossessive(w));
     const inMain = m.index < mainEnd;
     if (isMarkedToken(w)) {
       tokens.add(w);
