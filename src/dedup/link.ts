@@ -7,68 +7,13 @@
  * Query parameters that only track the reader (campaigns, click ids, mail tools, analytics). `utm_*` is matched as a
  * prefix.
  */
-const TRACKING_PARAMS: ReadonlySet<string> = new Set([
-  'fbclid',
-  'gclid',
-  'gclsrc',
-  'dclid',
-  'gbraid',
-  'wbraid',
-  'msclkid',
-  'yclid',
-  'twclid',
-  'ttclid',
-  'li_fat_id',
-  'igshid',
-  'mc_cid',
-  'mc_eid',
-  'mkt_tok',
-  '_ga',
-  '_gl',
-  '_hsenc',
-  '_hsmi',
-  '__hstc',
-  '__hssc',
-  '__hsfp',
-  'hsctatracking',
-  'oly_anon_id',
-  'oly_enc_id',
-  'vero_id',
-  'vero_conv',
-  'wickedid',
-  'rb_clickid',
-  's_cid',
-  'ncid',
-  'cmpid',
-  'cmp',
-  'sr_share',
-  'at_medium',
-  'at_campaign',
-  'guccounter',
-  'guce_referrer',
-  'guce_referrer_sig',
-  'ito',
-  'smid',
-  'ocid',
-  'taid',
-  'cid_source',
-  'ns_mchannel',
-  'ns_source',
-  'ns_campaign',
-  'ns_linkname',
-  'ns_fee',
-  'ref_src',
-  'ref_url',
-  'spm',
-  'xtor',
-  'soc_src',
-  'soc_trk',
-  'share',
-  'dicbo',
-  'ftag',
-  'cmpgn',
-  'sref',
-]);
+const TRACKING_PARAMS: ReadonlySet<string> = new Set(
+  `fbclid gclid gclsrc dclid gbraid wbraid msclkid yclid twclid ttclid li_fat_id igshid mc_cid mc_eid mkt_tok _ga _gl
+  _hsenc _hsmi __hstc __hssc __hsfp hsctatracking oly_anon_id oly_enc_id vero_id vero_conv wickedid rb_clickid s_cid
+  ncid cmpid cmp sr_share at_medium at_campaign guccounter guce_referrer guce_referrer_sig ito smid ocid taid
+  cid_source ns_mchannel ns_source ns_campaign ns_linkname ns_fee ref_src ref_url spm xtor soc_src soc_trk share dicbo
+  ftag cmpgn sref`.split(/\s+/),
+);
 
 /** Query parameters that switch a page to its AMP rendering (`outputType=amp`, `amp=1`, `amp`, `_amp=true`). */
 const AMP_PARAMS: ReadonlySet<string> = new Set(['outputtype', 'amp', '_amp', 'amp_js_v', 'usqp']);
@@ -76,20 +21,8 @@ const AMP_PARAMS: ReadonlySet<string> = new Set(['outputtype', 'amp', '_amp', 'a
 /**
  * Query parameters of redirectors that carry the target link (used only when the value is an absolute http(s) link).
  */
-const REDIRECT_PARAMS: readonly string[] = [
-  'url',
-  'u',
-  'target',
-  'dest',
-  'destination',
-  'redirect',
-  'redirect_url',
-  'redirecturl',
-  'goto',
-  'link',
-  'to',
-  'q',
-];
+const REDIRECT_PARAMS: readonly string[] =
+  'url u target dest destination redirect redirect_url redirecturl goto link to q'.split(' ');
 
 /** Redirectors wrapping redirectors are unwrapped this many times at most. */
 const REDIRECT_DEPTH = 3;

@@ -32,30 +32,10 @@ function mix(h: number): number {
 }
 
 /** Tokens that carry no story on their own are left out of the MinHash keys (they still count in the decision). */
-const GENERIC = new Set([
-  'share',
-  'rise',
-  'fall',
-  'market',
-  'investor',
-  'trader',
-  'analyst',
-  'report',
-  'company',
-  'group',
-  'plan',
-  'see',
-  'expect',
-  'quarter',
-  'annual',
-  'record',
-  'high',
-  'low',
-  'first',
-  'time',
-  'above',
-  'below',
-]);
+const GENERIC = new Set(
+  `share rise fall market investor trader analyst report company group plan see expect quarter annual record high low
+  first time above below`.split(/\s+/),
+);
 
 function minhashKeys(tokens: Iterable<string>): string[] {
   const hashes: number[] = [];

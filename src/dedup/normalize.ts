@@ -452,20 +452,9 @@ const ORDINAL = new Map([
   ['fourth', '4'],
 ]);
 
-const MONTHS = new Set([
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-]);
+const MONTHS = new Set(
+  'january february march april may june july august september october november december'.split(' '),
+);
 
 const WORD_NUMBER = /\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/g;
 const WORD_NUMBERS = new Map(

@@ -35,36 +35,10 @@ export function overlap(a: Set<string>, b: Set<string>): number {
 }
 
 /** Tokens that say little about which story it is: they count less in the weighted similarity. */
-const LIGHT = new Set([
-  'share',
-  'rise',
-  'fall',
-  'quarter',
-  'annual',
-  'company',
-  'market',
-  'price',
-  'report',
-  'plan',
-  'deal',
-  'record',
-  'high',
-  'low',
-  'first',
-  'time',
-  'after',
-  'amid',
-  'above',
-  'below',
-  'hit',
-  'since',
-  'sinc',
-  'highest',
-  'lowest',
-  'expect',
-  'show',
-  'post',
-]);
+const LIGHT = new Set(
+  `share rise fall quarter annual company market price report plan deal record high low first time after amid above
+  below hit since sinc highest lowest expect show post`.split(/\s+/),
+);
 function weight(token: string): number {
   if (isMarkedToken(token)) return 2;
   return LIGHT.has(token) ? 0.3 : 1;
@@ -240,21 +214,7 @@ const EVENTS: Record<string, string[]> = {
   deal: ['acquire', 'merger', 'stake', 'split', 'sell', 'bid'],
   recall: ['recal'],
   leadership: ['ceo', 'resign', 'name', 'chairman', 'cfo', 'chair'],
-  legal: [
-    'sue',
-    'probe',
-    'fine',
-    'antitrust',
-    'court',
-    'appeal',
-    'settle',
-    'trial',
-    'judge',
-    'doj',
-    'lawsuit',
-    'litigation',
-    'ruling',
-  ],
+  legal: 'sue probe fine antitrust court appeal settle trial judge doj lawsuit litigation ruling'.split(' '),
   approval: ['approve', 'fda'],
   payout: ['buyback', 'dividend'],
   outage: ['outag', 'cyber', 'breach'],
@@ -555,22 +515,9 @@ function isActor(p: Prepared, t: string): boolean {
 }
 
 /** Relations that hold both ways (normalised tokens): two actors met, talk, merge, partner, call or face each other. */
-const SYMMETRIC = new Set([
-  'meet',
-  'talk',
-  'merger',
-  'merg',
-  'partner',
-  'partnership',
-  'call',
-  'summit',
-  'tie',
-  'allianc',
-  'joint',
-  'vs',
-  'versus',
-  'truce',
-]);
+const SYMMETRIC = new Set(
+  'meet talk merger merg partner partnership call summit tie allianc joint vs versus truce'.split(' '),
+);
 
 function between(p: Prepared, from: number, to: number): string {
   const out: string[] = [];
