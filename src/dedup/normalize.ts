@@ -176,21 +176,7 @@ const DEMONYMS = stemmedValues({
 /** Places (countries, regions) as entity tokens: they locate a story but do not tell two stories apart. */
 export const PLACES = new Set<string>([
   ...DEMONYMS.values(),
-  'us',
-  'uk',
-  'eu',
-  'asia',
-  'africa',
-  'latin',
-  'gulf',
-  'london',
-  'new',
-  'york',
-  'tokyo',
-  'beijing',
-  'washington',
-  'texas',
-  'california',
+  ...'us uk eu asia africa latin gulf london new york tokyo beijing washington texas california'.split(' '),
 ]);
 
 /**
@@ -456,10 +442,10 @@ const MONTHS = new Set(
   'january february march april may june july august september october november december'.split(' '),
 );
 
-const WORD_NUMBER = /\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/g;
-const WORD_NUMBERS = new Map(
-  'one two three four five six seven eight nine ten eleven twelve'.split(' ').map((w, i) => [w, String(i + 1)]),
-);
+/** Numbers written as words, one to twelve, read as digits (`two-week high` = `2-week high`). */
+const NUMBER_WORDS = 'one two three four five six seven eight nine ten eleven twelve'.split(' ');
+const WORD_NUMBER = new RegExp(`\\b(?:${NUMBER_WORDS.join('|')})\\b`, 'g');
+const WORD_NUMBERS = new Map(NUMBER_WORDS.map((w, i) => [w, String(i + 1)]));
 
 const NUMBER =
   /(?<![\p{L}\d.~])([$€£¥]?)\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(%|percent|pct|per cent|basis points?|bps?|bn|billion|bln|b|mln|million|mn|m|trillion|trln|tn|t|k|thousand)?(?![\p{L}\d])/giu;
