@@ -528,7 +528,8 @@ for (const [ticker, extra] of [
 /** A word without its possessive (`Apple's` -> `Apple`). */
 const withoutPossessive = (w: string): string => (w.endsWith("'s") ? w.slice(0, -2) : w);
 
-/** Word -> token memo; bounded. */
+/** Word -> token memo, cleared when it outgrows WORD_MEMO_MAX (a headline vocabulary is far smaller). */
+const WORD_MEMO_MAX = 50_000;
 const wordMemo = new Map<string, string | null>();
 export function wordToken(w: string): string | null {
   let t = wordMemo.get(w);
@@ -539,7 +540,7 @@ export function wordToken(w: string): string | null {
     const s = stem(bare);
     t = SYNONYMS.get(s) ?? SYNONYMS.get(bare) ?? DEMONYMS.get(bare) ?? s;
   }
-  if (wordMemo.size > 50_000) wordMemo.clear();
+  if (wordMemo.size > WORD_MEMO_MAX) wordMemo.clear();
   wordMemo.set(w, t);
   return t;
 }

@@ -39,9 +39,12 @@ const LIGHT = new Set(
   `share rise fall quarter annual company market price report plan deal record high low first time after amid above
   below hit since sinc highest lowest expect show post`.split(/\s+/),
 );
+/** A symbol or a figure tells stories apart best; a LIGHT word hardly at all; any other word counts 1. */
+const MARKED_WEIGHT = 2;
+const LIGHT_WEIGHT = 0.3;
 function weight(token: string): number {
-  if (isMarkedToken(token)) return 2;
-  return LIGHT.has(token) ? 0.3 : 1;
+  if (isMarkedToken(token)) return MARKED_WEIGHT;
+  return LIGHT.has(token) ? LIGHT_WEIGHT : 1;
 }
 
 /**
@@ -75,15 +78,17 @@ export function sameNumber(x: NumberValue, y: NumberValue): boolean {
     const [rough, precise] = x.decimals < y.decimals ? [x, y] : [y, x];
     // `to zero` is exact (`0%` is not `0.25%`).
     if (rough.value === 0) return false;
-    // 1e-9: floating-point slack at the exact half.
     const half = 0.5 * 10 ** -rough.decimals;
     const diff = precise.value - rough.value;
-    return diff >= -half - 1e-9 && diff < half - 1e-9;
+    return diff >= -half - FLOAT_SLACK && diff < half - FLOAT_SLACK;
   }
-  // Other kinds: within 6.5% of the larger (`$10 billion` ~ `$10.6bn`).
   const m = Math.max(Math.abs(x.value), Math.abs(y.value));
-  return Math.abs(x.value - y.value) <= 0.065 * m;
+  return Math.abs(x.value - y.value) <= ROUNDER_FIGURE_TOLERANCE * m;
 }
+/** Floating-point slack at the exact half of a rounding (`4.35` - `4.4` is not exactly `-0.05`). */
+const FLOAT_SLACK = 1e-9;
+/** Figures other than percentages: a rounder one within 6.5% of the larger (`$10 billion` ~ `$10.6bn`). */
+const ROUNDER_FIGURE_TOLERANCE = 0.065;
 
 /** Different figures of the same kind (`6%` vs `8%`, `25bp` vs `50bp`, 2023 vs 2007): a different story. */
 export function numbersConflict(a: Prepared, b: Prepared): boolean {
@@ -115,10 +120,7 @@ function directionConflict(a: Prepared, b: Prepared): boolean {
 export function qualifierConflict(a: Prepared, b: Prepared): boolean {
   for (const [group, xs] of a.flags) {
     const ys = b.flags.get(group);
-    if (!ys) continue;
-    let common = false;
-    for (const x of xs) if (ys.has(x)) common = true;
-    if (!common) return true;
+    if (ys && !meets(xs, ys)) return true;
   }
   return false;
 }
@@ -402,10 +404,12 @@ function sameToken(x: string, y: string, a: Prepared, b: Prepared): boolean {
 
 /** Alias words of a symbol token (`~aapl`), memoised per token (the alignment asks for each pair of tokens). */
 const ALIASES_OF_TOKEN = new Map<string, Set<string> | undefined>();
+/** Far more than the symbols a day's headlines name: the memo is cleared rather than grown without bound. */
+const ALIASES_MEMO_MAX = 10_000;
 function aliasesOf(tok: string): Set<string> | undefined {
   if (ALIASES_OF_TOKEN.has(tok)) return ALIASES_OF_TOKEN.get(tok);
   const set = ALIAS_WORDS.get(tok.slice(1).toUpperCase());
-  if (ALIASES_OF_TOKEN.size > 10_000) ALIASES_OF_TOKEN.clear();
+  if (ALIASES_OF_TOKEN.size > ALIASES_MEMO_MAX) ALIASES_OF_TOKEN.clear();
   ALIASES_OF_TOKEN.set(tok, set);
   return set;
 }
@@ -752,7 +756,7 @@ export function weightedJaccard(a: Prepared, b: Prepared): number {
     if (a.tickers.has(t)) continue;
     for (const w of ALIAS_WORDS.get(t) ?? []) {
       if (a.tokens.has(w) && !b.tokens.has(w)) {
-        fuzzy += 2;
+        fuzzy += MARKED_WEIGHT;
         merged += weight(w);
         break;
       }
