@@ -591,13 +591,11 @@ function entitiesOf(t: string, caps: Set<string>, initials: Set<string>): Set<st
     const w = withoutPossessive(m[0]);
     const lw = w.toLowerCase();
     const prev = words[i - 1];
-    if (
-      prev &&
-      m.index - (prev.index + prev[0].length) > 1 &&
-      !/^\s*(?:&\s*)?$/.test(t.slice(prev.index + prev[0].length, m.index))
-    )
-      flush();
-    else if (prev && m.index - (prev.index + prev[0].length) === 1 && t[m.index - 1] !== ' ') flush();
+    if (prev) {
+      // A run goes on across one space or an `&` between spaces (`Ernst & Young`), not across other marks.
+      const gap = t.slice(prev.index + prev[0].length, m.index);
+      if (gap.length === 1 ? gap !== ' ' : !/^\s*(?:&\s*)?$/.test(gap)) flush();
+    }
     // The first word counts when it is no known word (`Samsung profit jumps`, not `Shares jump`).
     const known = i === 0 && (STOP.has(lw) || SYNONYMS.has(stem(lw)) || COMMON_FIRST.has(lw) || MONTHS.has(lw));
     // A unit glued to a number (`$5B`, `80K`) is no name.

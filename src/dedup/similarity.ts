@@ -360,7 +360,7 @@ export function annotate(p: Prepared): Prepared {
     if (span !== undefined) addFlag(p.flags, 'span', span);
   }
   // One side refuses or calls off what the other reports (`shareholders reject takeover` / `to buy`).
-  if (p.tokens.has('reject') || p.tokens.has('scrap')) p.refusal = true;
+  p.refusal = p.tokens.has('reject') || p.tokens.has('scrap');
   const ws = p.words;
   for (let i = 0; i < ws.length; i++) {
     const w = ws[i]!;
