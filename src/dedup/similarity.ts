@@ -58,12 +58,16 @@ function names(b: Prepared, ticker: string): boolean {
   return false;
 }
 
+/** Whether headline `b` names one of the symbols of `a` in any of the forms `names` accepts. */
+function namesSymbolOf(b: Prepared, a: Prepared): boolean {
+  for (const t of a.tickers) if (names(b, t)) return true;
+  return false;
+}
+
 /** Both name companies and they have none in common. */
 export function tickersConflict(a: Prepared, b: Prepared): boolean {
   if (a.tickers.size === 0 || b.tickers.size === 0) return false;
-  for (const t of a.tickers) if (names(b, t)) return false;
-  for (const t of b.tickers) if (names(a, t)) return false;
-  return true;
+  return !namesSymbolOf(b, a) && !namesSymbolOf(a, b);
 }
 
 /**
@@ -768,17 +772,17 @@ export function weightedJaccard(a: Prepared, b: Prepared): number {
 
 /** Whether the two share an anchor: a symbol (or its alias), a figure, or a named entity. */
 export function sharesAnchor(a: Prepared, b: Prepared): boolean {
-  for (const t of a.tickers) if (names(b, t)) return true;
-  for (const t of b.tickers) if (names(a, t)) return true;
+  if (namesSymbolOf(b, a) || namesSymbolOf(a, b)) return true;
   for (const x of a.numberValues) {
     if (x.kind === 'small' || x.kind === 'year') continue;
     for (const y of b.numberValues) if (sameNumber(x, y)) return true;
   }
+  return carriesNameOf(a, b) || carriesNameOf(b, a);
+}
+/** Whether `b` has a word that `a` names: a named entity (places aside) or a word in capitals. */
+function carriesNameOf(a: Prepared, b: Prepared): boolean {
   for (const e of a.entities) if (!PLACES.has(e) && b.tokens.has(e)) return true;
-  for (const e of b.entities) if (!PLACES.has(e) && a.tokens.has(e)) return true;
-  for (const c of a.caps) if (b.tokens.has(c)) return true;
-  for (const c of b.caps) if (a.tokens.has(c)) return true;
-  return false;
+  return meets(a.caps, b.tokens);
 }
 
 /** Chosen on the dev pairs of eval/near-duplicates.jsonl (scripts/eval-enrich.ts). */
