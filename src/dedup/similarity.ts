@@ -155,12 +155,14 @@ function entitiesConflict(a: Prepared, b: Prepared): boolean {
 /** Words that write the United States (`US`, `U.S.`, `USA`, `United States`, `America`). */
 const US_WORDS = new Set(['us', 'u.s', 'usa', 'america', 'united']);
 
+type WordTest = (w: string) => boolean;
+
 /**
  * What `a` names that `b` does not carry in any form (symbols, entities, places), each as a test on a word of
  * `a.words`.
  */
-function ownNames(a: Prepared, b: Prepared): ((w: string) => boolean)[] {
-  const out: ((w: string) => boolean)[] = [];
+function ownNames(a: Prepared, b: Prepared): WordTest[] {
+  const out: WordTest[] = [];
   for (const t of a.tickers) {
     if (names(b, t)) continue;
     const tok = `~${t.toLowerCase()}`;
@@ -180,7 +182,7 @@ function ownNames(a: Prepared, b: Prepared): ((w: string) => boolean)[] {
 }
 
 /** The words right before and right after each word of `p` that passes one of `tests`. */
-function neighbours(p: Prepared, tests: ((w: string) => boolean)[]): [Set<string>, Set<string>] {
+function neighbours(p: Prepared, tests: WordTest[]): [Set<string>, Set<string>] {
   const left = new Set<string>();
   const right = new Set<string>();
   const ws = p.words;
@@ -193,6 +195,7 @@ function neighbours(p: Prepared, tests: ((w: string) => boolean)[]): [Set<string
   return [left, right];
 }
 
+/** Whether the two sets have a member in common. */
 function meets(x: Set<string>, y: Set<string>): boolean {
   for (const e of x) if (y.has(e)) return true;
   return false;
@@ -437,9 +440,10 @@ function negationConflict(a: Prepared, b: Prepared): boolean {
 
 /** `2025` / `annual`, or `in 17 years` / `since 2008`: one period written two ways. */
 function period(xs: string[], ys: string[]): boolean {
+  if (xs.length !== 1) return false;
   const x = xs[0]!;
-  if (xs.length === 1 && ys.length === 1 && x === 'annual' && ys[0]!.startsWith('#y')) return true;
-  return xs.length === 1 && /^#\d+n$/.test(x) && ys.length === 2 && ys[0] === 'sinc' && ys[1]!.startsWith('#y');
+  if (x === 'annual') return ys.length === 1 && ys[0]!.startsWith('#y');
+  return /^#\d+n$/.test(x) && ys.length === 2 && ys[0] === 'sinc' && ys[1]!.startsWith('#y');
 }
 /** A slot whose two sides are one thing written two ways (see `period`). */
 function explained(s: Slot): boolean {
@@ -578,6 +582,7 @@ function forecastOfMetric(p: Prepared): boolean {
   }
   return false;
 }
+/** Whether the main clause names a results figure (revenue, profit, margin). */
 function speaksOfMetric(p: Prepared): boolean {
   for (const t of p.main) if (METRICS.has(t)) return true;
   return false;
