@@ -751,22 +751,18 @@ function readTokens(t: string, p: Prepared): void {
     if (w.length === 0) continue;
     words.push(withoutPossessive(w));
     const inMain = m.index < mainEnd;
-    if (isMarkedToken(w)) {
-      tokens.add(w);
-      sequence.push(w);
-      if (inMain) mainLength = sequence.length;
-      continue;
+    // Symbols and figures are tokens as they stand; only words are folded and read for places and months.
+    let tok: string | null = w;
+    if (!isMarkedToken(w)) {
+      if (MONTHS.has(w)) addFlag(flags, 'month', w);
+      tok = wordToken(w);
+      if (tok === null) continue;
+      addPlaces(places, tok);
+      if (inMain) main.push(tok);
     }
-    if (MONTHS.has(w)) addFlag(flags, 'month', w);
-    const tok = wordToken(w);
-    if (tok === null) continue;
     tokens.add(tok);
     sequence.push(tok);
-    addPlaces(places, tok);
-    if (inMain) {
-      mainLength = sequence.length;
-      main.push(tok);
-    }
+    if (inMain) mainLength = sequence.length;
   }
   p.mainLength = mainLength;
 }
