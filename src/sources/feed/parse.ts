@@ -236,23 +236,28 @@ function isObject(v: unknown): v is object {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** A JSON Feed item's id: its text, or a finite number's decimal text; the same for a stored and a failed item. */
+function jsonId(item: object): string | null {
+  const id = own(item, 'id');
+  return typeof id === 'number' && Number.isFinite(id) ? String(id) : trimmed(str(id));
+}
+
 /** JSON Feed 1.x by the spec's types, not the library's coercions (`title: 42`); a numeric `id` is its decimal text. */
 function mapJson(doc: object, baseUrl: string): ParsedFeed {
   const list = own(doc, 'items');
   const items = (Array.isArray(list) ? list : []).filter(isObject).map((item) =>
     mapItemSafely(
       () => {
-        const id = own(item, 'id');
         const text = (key: string): string | undefined => str(own(item, key));
         return {
-          guid: typeof id === 'number' && Number.isFinite(id) ? String(id) : trimmed(str(id)),
+          guid: jsonId(item),
           title: toPlainText(text('title')),
           summary: toPlainText(text('summary') ?? text('content_text') ?? text('content_html')),
           url: resolveHttpUrl(text('url') ?? text('external_url'), baseUrl),
           publishedAt: firstDate(text('date_published'), text('date_modified')),
         };
       },
-      () => trimmed(str(own(item, 'id'))),
+      () => jsonId(item),
     ),
   );
   return { format: 'json', title: toPlainText(str(own(doc, 'title'))), items, minIntervalSeconds: null };
