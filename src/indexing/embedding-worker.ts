@@ -8,16 +8,17 @@ import { isStoreBusy } from '../store/ports/errors.js';
 import type { VectorStore } from '../store/ports/index.js';
 import type { StoredVector } from './vector-index.js';
 
+/** Backoff after a failed batch (ms). */
+const RETRY_MS = 5000;
+/** Attempts before an article the embedder keeps refusing leaves the queue. */
+const MAX_ATTEMPTS = 5;
+
 /** A batch's outcome: the vectors to store, and the articles the embedder refused. */
 type Embedded = { stored: StoredVector[]; refused: string[] };
 
 export interface WorkerOptions {
   batchSize?: number;
   idleMs?: number;
-  /** Backoff after a failed batch. */
-  retryMs?: number;
-  /** Attempts before an article the embedder keeps refusing leaves the queue (default 5). */
-  maxAttempts?: number;
   /**
    * How long a batch stays leased to this worker (default: the store's); keep it above the embedder's timeout × batch
    * size.
@@ -43,7 +44,7 @@ export class EmbeddingWorker {
 
   /**
    * Embeds one batch; how many articles it stored. A failed batch is retried article by article: the refused are
-   * deferred (dropped after `maxAttempts`); if all fail, the embedder is down: it throws, no attempt charged.
+   * deferred (dropped after MAX_ATTEMPTS); if all fail, the embedder is down: it throws, no attempt charged.
    */
   async runOnce(): Promise<number> {
     if (!this.queuedMissing) {
@@ -92,12 +93,11 @@ export class EmbeddingWorker {
   private async save({ stored, refused }: Embedded): Promise<void> {
     await this.store.storeVectors(this.embedder.modelId, stored);
     if (refused.length > 0) {
-      const maxAttempts = this.options.maxAttempts ?? 5;
-      const dropped = await this.store.deferEmbedding(refused, Date.now(), maxAttempts);
+      const dropped = await this.store.deferEmbedding(refused, Date.now(), MAX_ATTEMPTS);
       this.options.log?.warn({ refused: refused.length }, 'articles refused by the embedder, retried later');
       for (const id of dropped)
         this.options.log?.warn(
-          { article: id, attempts: maxAttempts },
+          { article: id, attempts: MAX_ATTEMPTS },
           'article dropped from embedding: listed and streamed but not searchable',
         );
     }
@@ -137,7 +137,7 @@ export class EmbeddingWorker {
         return;
       }
       this.options.log?.warn({ err: (err as Error).message }, 'embedding batch failed; retrying');
-      this.schedule(this.options.retryMs ?? 5000);
+      this.schedule(RETRY_MS);
     }
   }
 

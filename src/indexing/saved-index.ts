@@ -3,7 +3,7 @@
  * this database, else rebuilt; saved after a build, when enough is new, and at shutdown. Unset: no file is touched.
  */
 import { errorText, type Log } from '../domain/log.js';
-import { DEFAULT_HNSW, HnswIndex, type HnswOptions } from '../search/ann.js';
+import { DEFAULT_HNSW, HnswIndex } from '../search/ann.js';
 import type { StorePorts } from '../store/ports/index.js';
 import { readSnapshot, snapshotPaths, SnapshotUnusable, writeSnapshot } from './persist.js';
 import type { FeedCursor, VectorFeed } from './vector-feed.js';
@@ -12,16 +12,12 @@ import type { VectorIndex } from './vector-index.js';
 /**
  * How often a running service looks whether enough is new to save: {@link SAVE_MIN_NEW_VECTORS}, or 5% of the index.
  */
-const DEFAULT_SAVE_EVERY_MS = 15 * 60_000;
+const SAVE_EVERY_MS = 15 * 60_000;
 const SAVE_MIN_NEW_VECTORS = 10_000;
 
 export interface SavedIndexOptions {
   /** Where the approximate index is saved, e.g. DATA_DIR/search-index. Unset: never saved (tests, tools). */
   persistDir?: string;
-  /** While running, how often to look whether enough is new to save (default {@link DEFAULT_SAVE_EVERY_MS}). */
-  saveEveryMs?: number;
-  /** HNSW settings for a new graph (a restored one keeps those it was built with). */
-  hnsw?: HnswOptions;
   log?: Log;
 }
 
@@ -61,7 +57,7 @@ export class SavedIndex {
     this.timer = setInterval(() => {
       const size = this.index.size;
       if (size - this.savedRows >= Math.max(SAVE_MIN_NEW_VECTORS, size * 0.05)) void this.save();
-    }, this.options.saveEveryMs ?? DEFAULT_SAVE_EVERY_MS);
+    }, SAVE_EVERY_MS);
     this.timer.unref();
   }
 
@@ -86,7 +82,7 @@ export class SavedIndex {
         rows,
         lastRowid: cursor.rowid,
         lastId: cursor.id,
-        hnsw: { ...DEFAULT_HNSW, ...this.options.hnsw },
+        hnsw: DEFAULT_HNSW,
       });
       this.savedRowid = cursor.rowid;
       this.savedRows = rows;
@@ -144,8 +140,8 @@ export class SavedIndex {
       }
     }
     // A graph usearch refuses (another version's format) is rebuilt like a damaged one, not retried as a store fault.
-    const hnsw = await HnswIndex.load(paths.index, manifest.dim, { ...this.options.hnsw, ...manifest.hnsw }).catch(
-      (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+    const hnsw = await HnswIndex.load(paths.index, manifest.dim, manifest.hnsw).catch((e: unknown) =>
+      e instanceof Error ? e : new Error(String(e)),
     );
     if (hnsw instanceof Error) throw new SnapshotUnusable(`the approximate index cannot load here (${hnsw.message})`);
     return { hnsw, ids, cursor: { rowid: manifest.lastRowid, id: manifest.lastId } };

@@ -41,8 +41,7 @@ export class SemanticIndex {
   constructor(store: Pick<StorePorts, 'articles' | 'vectors'>, embedder: Embedder, options: SemanticIndexOptions = {}) {
     // The next start loads a newly built graph instead of building it again.
     this.vectors = new VectorIndex({ ...options, onApproximate: () => void this.saved.save() });
-    const feedOptions = { pageSize: options.pageSize, pause: options.slice?.pause };
-    this.feed = new VectorFeed(store.vectors, embedder.modelId, this.vectors, feedOptions);
+    this.feed = new VectorFeed(store.vectors, embedder.modelId, this.vectors, { pageSize: options.pageSize });
     this.saved = new SavedIndex(store.vectors, embedder.modelId, this.vectors, this.feed, options);
     this.loader = new IndexLoader(this.vectors, this.feed, this.saved, options);
     const ranking = {

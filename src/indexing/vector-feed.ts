@@ -19,8 +19,6 @@ export interface FeedCursor {
 export interface VectorFeedOptions {
   /** Vectors per store page (default {@link DEFAULT_LOAD_PAGE}). */
   pageSize?: number;
-  /** How to yield to the event loop between pages (default: setImmediate). */
-  pause?: () => Promise<void>;
 }
 
 export class VectorFeed {
@@ -53,25 +51,18 @@ export class VectorFeed {
     return this.refreshing;
   }
 
+  /** Adds each page's vectors past the cursor, which moves to the last of them. */
   private async load(): Promise<void> {
     const pageSize = Math.max(1, this.options.pageSize ?? DEFAULT_LOAD_PAGE);
     for (;;) {
       const page = await this.vectors.vectorsAfter(this.modelId, this.at.rowid, pageSize);
-      await this.index.add(this.pastCursor(page), page.length);
+      const fresh = page.filter((v) => v.rowid > this.at.rowid);
+      const last = fresh.at(-1);
+      if (last) this.at = { rowid: last.rowid, id: last.id };
+      await this.index.add(fresh, page.length);
       if (page.length < pageSize) return;
       // Each page is one synchronous read on SQLite: let requests in between.
-      await (this.options.pause ?? yieldToEventLoop)();
+      await yieldToEventLoop();
     }
-  }
-
-  /** The vectors of `page` after the cursor, which moves to the last of them. */
-  private pastCursor<V extends { rowid: number; id: string }>(page: readonly V[]): V[] {
-    const fresh: V[] = [];
-    for (const v of page) {
-      if (v.rowid <= this.at.rowid) continue;
-      this.at = { rowid: v.rowid, id: v.id };
-      fresh.push(v);
-    }
-    return fresh;
   }
 }

@@ -4,9 +4,9 @@
  * background while the exact scan answers. Where usearch cannot load, the index stays exact.
  */
 import { errorText, type Log } from '../domain/log.js';
-import { HnswIndex, type HnswOptions } from '../search/ann.js';
+import { HnswIndex } from '../search/ann.js';
 import { VectorMatrix } from '../search/matrix.js';
-import { rankMatrix, type Scored, type SliceOptions } from '../search/rank.js';
+import { rankMatrix, type Scored } from '../search/rank.js';
 
 /**
  * Past this many vectors HNSW answers; up to it the exact scan meets the latency goal
@@ -17,11 +17,8 @@ export const DEFAULT_ANN_THRESHOLD = 20_000;
 export interface VectorIndexOptions {
   /** Past this many vectors, the approximate index answers (default {@link DEFAULT_ANN_THRESHOLD}). */
   annThreshold?: number;
-  hnsw?: HnswOptions;
   /** Threads inserting into the HNSW graph, each batch (default 1: the other core stays free). */
   buildThreads?: number;
-  /** How ranking and index building share the event loop (slice length, clock). */
-  slice?: SliceOptions;
   log?: Log;
   /** Called once the approximate index has taken over from the matrix (the loader saves it then). */
   onApproximate?: () => void;
@@ -66,7 +63,7 @@ export class VectorIndex {
 
   /** How rows go into the HNSW graph: in slices of the event loop, on `buildThreads` threads. */
   private get buildOptions() {
-    return { ...this.options.slice, threads: this.options.buildThreads ?? 1 };
+    return { threads: this.options.buildThreads ?? 1 };
   }
 
   get size(): number {
@@ -157,7 +154,7 @@ export class VectorIndex {
         .map(scored);
     }
     const m = this.matrix!;
-    return (await rankMatrix(m.data, m.dim, m.rows, query, k, idOf, this.options.slice)).map(scored);
+    return (await rankMatrix(m.data, m.dim, m.rows, query, k, idOf)).map(scored);
   }
 
   /** The approximate index and the row → id list at this moment (what a save writes); undefined while exact. */
@@ -195,7 +192,7 @@ export class VectorIndex {
   private async toApproximate(replaced: Set<number>): Promise<void> {
     const started = performance.now();
     const dim = this.matrix!.dim;
-    const hnsw = await HnswIndex.create(dim, this.options.hnsw);
+    const hnsw = await HnswIndex.create(dim);
     if (hnsw instanceof Error) {
       this.annUnavailable = true;
       this.options.log?.warn(
