@@ -4,7 +4,7 @@
  * (docs/sources.md "Large inputs"); a small one here, in slices. Same items, order and FeedError either way.
  */
 import { ChunkedWorker, OffThreadUnavailable } from '../runtime/off-thread.js';
-import { eachChunk, mapInSlices, type SliceBudget } from '../runtime/slices.js';
+import { eachChunk, mapInSlices } from '../runtime/slices.js';
 import type { SourcedItem } from '../store/ports/index.js';
 import { FeedError, parseFeed, type FeedErrorKind, type ParsedFeed } from './feed/index.js';
 import { prepareFeedItem, type FailedFeedItem, type FeedSource, type PreparedFeedItem } from './pipeline.js';
@@ -59,7 +59,6 @@ export async function prepareFeedItems(
   opts: { contentType?: string | null; baseUrl: string },
   source: FeedSource,
   take: TakeItems,
-  budget: SliceBudget = {},
 ): Promise<FeedHead> {
   if (body.length >= OFF_THREAD_MIN_BYTES) {
     try {
@@ -78,7 +77,7 @@ export async function prepareFeedItems(
     }
   }
   const { items, ...head } = parseFeed(body, opts);
-  const prepared = await mapInSlices(items, (item) => prepareFeedItem(source, item), budget);
+  const prepared = await mapInSlices(items, (item) => prepareFeedItem(source, item));
   await eachChunk(prepared, PREPARED_CHUNK, (chunk) => takeChunk(chunk, take));
   return { ...head, itemCount: items.length };
 }

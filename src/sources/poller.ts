@@ -110,9 +110,8 @@ export class SourcePoller {
   /** Stops claiming, abandons the polls in flight (their leases are released) and waits for them. */
   async stop(): Promise<void> {
     this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    if (this.registryTimer) clearTimeout(this.registryTimer);
-    this.timer = this.registryTimer = undefined;
+    clearTimeout(this.timer);
+    clearTimeout(this.registryTimer);
     for (const f of this.inFlight.values()) f.abort.abort();
     await this.cycling;
     await Promise.all([...this.inFlight.values()].map((f) => f.done));
@@ -125,8 +124,7 @@ export class SourcePoller {
       this.again = true;
       return;
     }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    clearTimeout(this.timer);
     this.cycling = this.cycle()
       .catch((e: unknown) => this.recorder.storeTrouble(e))
       .finally(() => {
@@ -138,20 +136,13 @@ export class SourcePoller {
       });
   }
 
-  /** The timer: the earliest next poll this process knows of, and at most `tickMs` away. */
+  /** The timer (none is pending after a cycle): the earliest next poll this process knows of, at most `tickMs` away. */
   private schedule(): void {
     if (!this.running) return;
-    if (this.timer) clearTimeout(this.timer);
     const now = this.clock();
     let delay = this.tickMs;
     for (const [name, at] of this.known) if (!this.inFlight.has(name)) delay = Math.min(delay, at - now);
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        this.wake();
-      },
-      Math.max(0, delay),
-    );
+    this.timer = setTimeout(() => this.wake(), Math.max(0, delay));
     this.timer.unref?.();
   }
 

@@ -97,13 +97,13 @@ function requestOnce(
   headers: Record<string, string>,
   signal: AbortSignal,
   connectTimeoutMs: number,
-  lookup?: LookupFunction,
+  lookup: LookupFunction,
 ): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const secure = target.protocol === 'https:';
     const mod = secure ? https : http;
     let connectTimer: NodeJS.Timeout | undefined;
-    const req = mod.request(target, { method: 'GET', headers, signal, ...(lookup ? { lookup } : {}) }, (res) => {
+    const req = mod.request(target, { method: 'GET', headers, signal, lookup }, (res) => {
       clearTimeout(connectTimer);
       resolve(res);
     });
