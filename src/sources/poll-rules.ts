@@ -48,8 +48,8 @@ const PACKAGE_VERSION: string = (() => {
 })();
 
 /** `FinancialNewsService/0.1.0 (fns; feed poller)`: the service, its version and the brand. */
-export function pollerUserAgent(brand: string, version: string = PACKAGE_VERSION): string {
-  return `FinancialNewsService/${version} (${brand}; feed poller)`;
+export function pollerUserAgent(brand: string): string {
+  return `FinancialNewsService/${PACKAGE_VERSION} (${brand}; feed poller)`;
 }
 
 /** A process-wide id for leases: host, pid and a random part (two pollers in one process differ too). */
@@ -80,7 +80,7 @@ export function nextPollAfterFailure(
   everyMs: number,
   failures: number,
   retryAfterMs: number | null,
-  random: () => number = Math.random,
+  random: () => number,
 ): number {
   const retryAfter = boundedMs(retryAfterMs, POLL_DEFAULTS.retryAfterMaxMs);
   const delay = backoffMs(failures, {
