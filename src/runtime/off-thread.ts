@@ -13,19 +13,14 @@ export function preloadInWorkers(urls: readonly string[]): void {
   preloads = [...urls];
 }
 
-/** What a worker thread started now is given as its `workerData.preload` (worker-side.mjs `runPreloads`). */
-export function workerPreloads(): string[] {
-  return [...preloads];
-}
-
 /** No worker thread could be started: do the work on this thread. */
 export class OffThreadUnavailable extends Error {}
 
+/** An error as a worker sends it: its name, message and own fields. */
+type SentError = Record<string, unknown> & { name: string; message: string };
+
 type Answer<I, D> =
-  | { ready: true }
-  | { id: number; items: I[] }
-  | { id: number; done: D }
-  | { id: number; error: Record<string, unknown> & { name: string; message: string } };
+  { ready: true } | { id: number; items: I[] } | { id: number; done: D } | { id: number; error: SentError };
 
 interface Pending<I, D> {
   consume: (items: I[]) => void | Promise<void>;
@@ -42,7 +37,7 @@ export class ChunkedWorker<Req extends object, I, D> {
   constructor(
     private readonly url: URL,
     /** The error a worker's `{error}` answer stands for (its name, message and fields as sent). */
-    private readonly rebuild: (e: Record<string, unknown> & { name: string; message: string }) => Error,
+    private readonly rebuild: (e: SentError) => Error,
   ) {}
 
   /** The worker's items (in order) and its final answer; rejects with the rebuilt error. */
@@ -100,7 +95,7 @@ export class ChunkedWorker<Req extends object, I, D> {
 
   private start(): Promise<Worker> {
     this.ready ??= new Promise<Worker>((resolve, reject) => {
-      const w = new Worker(this.url, { workerData: { preload: workerPreloads() } });
+      const w = new Worker(this.url, { workerData: { preload: preloads } });
       w.on('message', (m: Answer<I, D>) => {
         if ('ready' in m) {
           this.worker = w;

@@ -36,21 +36,13 @@ export async function eachInSlices<T>(
   fn: (item: T, index: number) => void,
   opts: SliceBudget = {},
 ): Promise<void> {
-  const budget = opts.budgetMs ?? SLICE_BUDGET_MS;
-  const maxItems = opts.maxItems ?? Number.POSITIVE_INFINITY;
-  const now = opts.now ?? (() => performance.now());
-  let started = now();
-  let inSlice = 0;
+  const turn = sliceTurns(opts);
   let i = 0;
   for (const item of items) {
-    if (inSlice > 0 && (inSlice >= maxItems || now() - started >= budget)) {
-      opts.onYield?.();
-      await nextTurn();
-      started = now();
-      inSlice = 0;
-    }
+    // Awaited only when the slice is spent: the items of one slice run without a microtask between them.
+    const spent = turn();
+    if (spent) await spent;
     fn(item, i++);
-    inSlice++;
   }
 }
 
