@@ -9,10 +9,8 @@ import {
   chooseCandidates,
   distinctKeys,
   keyHits,
-  lookupKeys,
   NEAR_KEY_FANOUT,
   NEAR_LOOKUP_KEYS_MAX,
-  needsNearLookup,
   planIngest,
   rankNearCandidates,
   seenKey,
@@ -58,10 +56,11 @@ export interface SliceContext {
 export function* ingestSlice(
   items: SourcedItem[],
   at: number | (() => number),
-  { rows, rule, contents }: SliceContext,
+  ctx: SliceContext,
 ): Step<ItemOutcome[]> {
+  const { rows, rule, contents } = ctx;
   const now = typeof at === 'number' ? at : at();
-  const plan = planIngest(items, yield* lookup(items, now, { rows, rule, contents }), rule, now);
+  const plan = planIngest(items, yield* lookup(items, now, ctx), rule, now);
   const articles = plan.store.map((i) => items[i]!.article);
   const stored = articles.length > 0 ? yield* read(rows.insertArticles(articles, at)) : [];
   const idOf = (ref: ArticleRef) => ('id' in ref ? ref.id : stored[ref.pending]!.id);
@@ -97,22 +96,36 @@ export function* ingestSlice(
 
 /** What the plan needs to know of the stored records: exact matches, then near-duplicate candidates. */
 function* lookup(items: SourcedItem[], now: number, { rows, rule, contents }: SliceContext): Step<SeenLookup> {
+  const seenAt = new Map<string, number>();
   const found: SeenLookup = {
     bySourceItem: new Map(),
     byUrl: new Map(),
     nearCandidates: new Map(),
     candidates: new Map(),
-    seenAt: new Map(),
+    seenAt,
   };
-  for (const r of yield* read(rows.seenByItem(lookupKeys(items)))) {
+  // Each item's external id and its repeat key, both under the item's source.
+  const sourceKeys: [string, string][] = [];
+  for (const item of items) {
+    sourceKeys.push([item.source, item.externalId]);
+    if (item.repeatKey) sourceKeys.push([item.source, item.repeatKey]);
+  }
+  for (const r of yield* read(rows.seenByItem(sourceKeys))) {
     // A record with no article is an item offered without text (TEXTLESS_KEY): no item's match.
     if (r.article_id === '') continue;
-    found.bySourceItem.set(seenKey(r.source, r.external_id), r.article_id);
-    found.seenAt!.set(seenKey(r.source, r.external_id), Number(r.seen_at));
+    const key = seenKey(r.source, r.external_id);
+    found.bySourceItem.set(key, r.article_id);
+    seenAt.set(key, Number(r.seen_at));
   }
   const urls = [...new Set(items.flatMap((i) => (i.canonicalUrl === null ? [] : [i.canonicalUrl])))];
   if (urls.length > 0) for (const r of yield* read(rows.seenByUrl(urls))) found.byUrl.set(r.url, r.articleId);
-  const near = [...items.entries()].filter(([, item]) => needsNearLookup(item, found));
+  // Items an exact record already decides need no near candidates.
+  const near = [...items.entries()].filter(
+    ([, item]) =>
+      item.nearKeys.length > 0 &&
+      !found.bySourceItem.has(seenKey(item.source, item.externalId)) &&
+      (item.canonicalUrl === null || !found.byUrl.has(item.canonicalUrl)),
+  );
   if (near.length === 0) return found;
   const keys = new Set(near.flatMap(([, item]) => distinctKeys(item).slice(0, NEAR_LOOKUP_KEYS_MAX)));
   const hits = keyHits(yield* read(rows.nearHits([...keys], now - rule.windowMs, NEAR_KEY_FANOUT)));

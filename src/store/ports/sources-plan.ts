@@ -110,25 +110,10 @@ export const NEAR_LOOKUP_KEYS_MAX = 64;
 
 export const distinctKeys = (item: SourcedItem): string[] => [...new Set(item.nearKeys)];
 
-export function needsNearLookup(item: SourcedItem, found: Pick<SeenLookup, 'bySourceItem' | 'byUrl'>): boolean {
-  if (item.nearKeys.length === 0 || found.bySourceItem.has(seenKey(item.source, item.externalId))) return false;
-  return item.canonicalUrl === null || !found.byUrl.has(item.canonicalUrl);
-}
-
 export type PlannedOutcome =
   | { status: 'stored'; pending: number }
   | { status: 'duplicate'; reason: DuplicateReason; ref: ArticleRef }
   | { status: 'failed'; errClass: string };
-
-/** The (source, key) pairs an adapter looks up for a batch: each item's external id and its repeat key. */
-export function lookupKeys(items: readonly SourcedItem[]): [string, string][] {
-  const out: [string, string][] = [];
-  for (const i of items) {
-    out.push([i.source, i.externalId]);
-    if (i.repeatKey) out.push([i.source, i.repeatKey]);
-  }
-  return out;
-}
 
 export interface IngestPlan {
   outcomes: PlannedOutcome[];
@@ -262,8 +247,8 @@ class BatchPlan {
     this.plan.outcomes.push({ status: 'stored', pending: ref.pending });
     this.record(item.source, item.externalId, item.canonicalUrl, ref, null);
     if (item.repeatKey) this.record(item.source, item.repeatKey, null, ref, null);
-    if (item.canonicalUrl !== null && !this.batchUrls.has(item.canonicalUrl))
-      this.batchUrls.set(item.canonicalUrl, ref);
+    // A URL the batch already has made this item a `same-url` duplicate: an item stored here has a new one.
+    if (item.canonicalUrl !== null) this.batchUrls.set(item.canonicalUrl, ref);
     for (const k of new Set(item.nearKeys)) {
       let bySource = this.batchKeys.get(k);
       if (!bySource) this.batchKeys.set(k, (bySource = new Map()));
