@@ -70,9 +70,6 @@ export function isStoreBusy(err: unknown): boolean {
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';
   readonly storeUnavailable = true;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
 }
 
 export function isStoreUnavailable(err: unknown): boolean {
