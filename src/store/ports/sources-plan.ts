@@ -146,6 +146,9 @@ export function planIngest(
   return batch.plan;
 }
 
+/** Why an item is a duplicate, and of which article. */
+type Match = { reason: DuplicateReason; ref: ArticleRef };
+
 /** The plan being made, and what the batch adds so far, visible to its later items. */
 class BatchPlan {
   readonly plan: IngestPlan = { outcomes: [], store: [], seen: [], carriers: [] };
@@ -164,7 +167,7 @@ class BatchPlan {
   ) {}
 
   take(i: number, item: SourcedItem): void {
-    let dup: ReturnType<BatchPlan['match']>;
+    let dup: Match | undefined;
     try {
       dup = this.match(i, item);
     } catch (e) {
@@ -177,7 +180,7 @@ class BatchPlan {
   }
 
   /** The stored article (or earlier item of the batch) `item` is a duplicate of, and why; undefined: it is new. */
-  private match(i: number, item: SourcedItem): { reason: DuplicateReason; ref: ArticleRef } | undefined {
+  private match(i: number, item: SourcedItem): Match | undefined {
     const ref = (r: string | ArticleRef): ArticleRef => (typeof r === 'string' ? { id: r } : r);
     const key = seenKey(item.source, item.externalId);
     const sameItem = this.found.bySourceItem.get(key) ?? this.batchItems.get(key);
