@@ -95,8 +95,8 @@ export function errorClass(err: unknown): string {
   return typeof name === 'string' && /^[A-Za-z_$][\w$]{0,63}$/.test(name) ? name : 'Error';
 }
 
-/** At most `max` stack frames of an error, without its message: what a log may carry about it. */
-export function stackFrames(err: unknown, max = 12): string[] {
+/** At most 12 stack frames of an error, without its message: what a log may carry about it. */
+export function stackFrames(err: unknown): string[] {
   let stack: unknown;
   let head = '';
   try {
@@ -110,6 +110,6 @@ export function stackFrames(err: unknown, max = 12): string[] {
   return (stack.startsWith(head) ? stack.slice(head.length) : '')
     .split('\n')
     .filter((l) => /^\s+at /.test(l))
-    .slice(0, max)
+    .slice(0, 12)
     .map((l) => l.trim().slice(0, 300));
 }
