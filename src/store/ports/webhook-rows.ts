@@ -32,11 +32,11 @@ interface StoredSecret {
   expires_at: number | null;
 }
 
+const storedSecrets = (json: string): WebhookSecretRecord[] =>
+  (JSON.parse(json) as StoredSecret[]).map((s) => ({ secret: s.secret, expiresAt: s.expires_at }));
+
 export function toWebhook(r: WebhookRow): WebhookEndpoint {
-  const secrets = (JSON.parse(r.secrets) as StoredSecret[]).map((s): WebhookSecretRecord => ({
-    secret: s.secret,
-    expiresAt: s.expires_at,
-  }));
+  const secrets = storedSecrets(r.secrets);
   return {
     id: r.id,
     accountId: r.account_id,
@@ -77,7 +77,6 @@ export function newWebhookValues(e: NewWebhook, now: number): unknown[] {
  * latest (an earlier expiry is kept).
  */
 export function rotatedSecrets(current: string, secret: string, now: number, overlapMs: number): string {
-  const stored = (JSON.parse(current) as StoredSecret[]).map((s) => ({ secret: s.secret, expiresAt: s.expires_at }));
-  const { secrets } = rotateSecrets(stored, secret, now, overlapMs);
+  const { secrets } = rotateSecrets(storedSecrets(current), secret, now, overlapMs);
   return JSON.stringify(secrets.map((s): StoredSecret => ({ secret: s.secret, expires_at: s.expiresAt })));
 }
