@@ -406,7 +406,7 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
     throw new UsageError(`no command given\n\n${generalHelp()}`);
   }
   if (positionals[0] === 'help') {
-    for (const name of seen.keys()) if (name !== 'help') throw new UsageError(`fns help does not take --${name}`);
+    onlyHelp(seen, 'fns help');
     if (positionals.length === 1) return { kind: 'help', text: generalHelp() };
     const found = findCommand(positionals.slice(1));
     if (!found && positionals.length === 2 && groupOf(positionals[1]).length > 0)
@@ -419,8 +419,7 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
 
   const found = findCommand(positionals);
   if (!found && values.help && positionals.length === 1 && groupOf(positionals[0]).length > 0) {
-    for (const name of seen.keys())
-      if (name !== 'help') throw new UsageError(`fns ${positionals[0]} --help does not take --${name}`);
+    onlyHelp(seen, `fns ${positionals[0]} --help`);
     return { kind: 'help', text: groupHelp(positionals[0]!) };
   }
   if (!found) throw unknownCommand(positionals);
@@ -441,9 +440,12 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
   if (values.port !== undefined) parsePort(values.port);
   if (values.host !== undefined) parseHost(values.host);
 
-  const options: Partial<Record<OptionName, string | boolean>> = {};
-  for (const [name, value] of Object.entries(values)) if (value !== undefined) options[name as OptionName] = value;
-  return { kind: 'run', command, args: rest, options };
+  return { kind: 'run', command, args: rest, options: values };
+}
+
+/** A help request takes no other option. */
+function onlyHelp(seen: Map<string, string>, what: string): void {
+  for (const name of seen.keys()) if (name !== 'help') throw new UsageError(`${what} does not take --${name}`);
 }
 
 /** A port as PORT accepts it: an integer from 0 to 65535. */

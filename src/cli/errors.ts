@@ -5,20 +5,11 @@ import { isStoreBusy } from '../store/ports/errors.js';
 /** Documented in `fns help` and the README ("Operating it"). */
 export const EXIT = {
   ok: 0,
-  /**
-   * Not done: refused (no such account or key, nothing to cancel) or failed (unreadable file, port in use, busy
-   * database, no line stored).
-   */
+  /** Not done: refused (no such account or key, nothing to cancel) or failed (unreadable file, busy database, ...). */
   failed: 1,
-  /**
-   * Usage or configuration: unknown command, bad, missing or repeated option, extra argument, invalid environment
-   * variable.
-   */
+  /** Usage or configuration: unknown command, bad, missing or repeated option, extra argument, invalid environment. */
   usage: 2,
-  /**
-   * Partial ingest: some articles stored, others not (bad lines skipped, or the ingest stopped early); the report says
-   * which.
-   */
+  /** Partial ingest: some articles stored, others not; the report says which. */
   partial: 3,
 } as const;
 

@@ -6,6 +6,7 @@ import { sliceTurns, type SliceBudget } from '../runtime/slices.js';
 import { hashKey, newApiKey, randomId } from '../store/ports/ids.js';
 import type { AccountStore, ArticleStore, DuplicateReason, KeyInfo, SourceStore } from '../store/ports/index.js';
 import { CliError, UsageError } from './errors.js';
+import type { InputLine } from './input.js';
 
 // A malformed request is a UsageError (exit 2); one refused for what the store holds is a CliError (exit 1).
 
@@ -195,7 +196,7 @@ function addStored(report: IngestReport, results: BatchAnswer['results'], onSkip
  */
 export async function ingest(
   store: Pick<SourceStore, 'ingestItems'>,
-  lines: AsyncIterable<string | { refused: string }> | Iterable<string | { refused: string }>,
+  lines: AsyncIterable<InputLine> | Iterable<InputLine>,
   clock: () => number,
   opts: IngestOptions = {},
 ): Promise<IngestReport> {

@@ -16,7 +16,8 @@ export const SOURCE_EVERY = { defaultMs: 60_000, minMs: 1_000, maxMs: 24 * 3600_
 
 const SOURCE_URGENCIES: readonly UrgencySetting[] = ['auto', ...urgencies];
 
-const URL_MAX = 2048;
+/** The longest feed or webhook URL accepted. */
+export const URL_MAX = 2048;
 
 function checkSourceName(raw: string): string {
   if (!SOURCE_NAME.test(raw)) {
@@ -51,14 +52,8 @@ function checkUrgency(raw: string | undefined): UrgencySetting {
   return raw as UrgencySetting;
 }
 
-/** The units of `--every`, largest first: the order in which a duration spells them. */
-const UNIT_MS: ReadonlyMap<string, number> = new Map([
-  ['h', 3600_000],
-  ['m', 60_000],
-  ['s', 1000],
-  ['ms', 1],
-]);
-const UNITS = [...UNIT_MS.keys()];
+/** A duration's parts: digits and a unit, each unit at most once, largest first. */
+const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$/;
 
 /**
  * A duration (`30s`, `1500ms`, `1m30s`) within SOURCE_EVERY's bounds; each unit at most once, largest first (`30s1m`
@@ -66,23 +61,16 @@ const UNITS = [...UNIT_MS.keys()];
  */
 export function parseDuration(raw: string): number {
   const bounds = `between ${formatDuration(SOURCE_EVERY.minMs)} and ${formatDuration(SOURCE_EVERY.maxMs)}`;
-  const refuse = () =>
-    new UsageError(
+  const parts = raw === '' ? null : DURATION.exec(raw);
+  if (!parts)
+    throw new UsageError(
       `--every must be a duration such as 30s, 5m, 1h or 1m30s (units h, m, s, ms, each at most once, largest first) ${bounds}, got "${raw}"`,
     );
-  const parts = [...raw.matchAll(/(\d+)(ms|h|m|s)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== raw) throw refuse();
-  let ms = 0;
-  let last = -1;
-  for (const [, digits, unit] of parts) {
-    const rank = UNITS.indexOf(unit!);
-    if (rank <= last) throw refuse();
-    last = rank;
-    ms += Number(digits) * UNIT_MS.get(unit!)!;
-  }
-  if (ms < SOURCE_EVERY.minMs || ms > SOURCE_EVERY.maxMs)
+  const [h, m, s, ms] = parts.slice(1).map((digits) => Number(digits ?? 0));
+  const total = h! * 3600_000 + m! * 60_000 + s! * 1000 + ms!;
+  if (total < SOURCE_EVERY.minMs || total > SOURCE_EVERY.maxMs)
     throw new UsageError(`--every must be ${bounds}, got "${raw}"`);
-  return ms;
+  return total;
 }
 
 /** 90000 -> `1m30s`, 1500 -> `1500ms`. */

@@ -22,10 +22,9 @@ import {
 } from '../webhooks/index.js';
 import { CliError, EXIT, UsageError } from './errors.js';
 import { table, withStore, type CommandRun } from './io.js';
-import { relative } from './sources.js';
+import { relative, URL_MAX } from './sources.js';
 import { printable } from '../domain/printable.js';
 
-const URL_MAX = 2048;
 const TICKERS_MAX = 100;
 
 function checkTickers(raw: string | undefined): string[] | null {
@@ -213,8 +212,6 @@ export async function pauseWebhook({ args, config, print }: CommandRun): Promise
   const id = args[0]!;
   await withStore(config, async (store) => {
     const now = Date.now();
-    await existingEndpoint(store, id);
-    // Removed since it was read: answered as if it had never been there.
     const e = await store.webhooks.setState(id, 'paused', 'paused by an operator (fns webhooks pause)', now);
     if (!e) throw noEndpoint(id);
     print(
