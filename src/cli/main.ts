@@ -333,14 +333,6 @@ const HANDLERS: Record<string, Handler> = {
 /** The data commands that may create an empty store: they say so when a demo's store is elsewhere. */
 const NOTES_DEMO = /^(articles ingest|sources |webhooks |status )/;
 
-/** A data command about to create an empty SQLite store beside a demo's says where the demo's data is. */
-async function noteDemo(config: Config, command: string): Promise<void> {
-  if (config.databaseUrl) return;
-  const file = (await storeFactory()).sqliteFile(config);
-  const hint = demoHint(config.dataDir, file, command);
-  if (hint) err(hint);
-}
-
 /** Runs one command line; the exit code, or 'running' for a service that stops on a signal. */
 async function main(argv: string[]): Promise<number | 'running'> {
   const parsed = parseCommandLine(argv);
@@ -364,7 +356,11 @@ async function main(argv: string[]): Promise<number | 'running'> {
 
   const handler = HANDLERS[command.name];
   if (!handler) throw new Error(`fns ${command.name}: parsed but not implemented`);
-  if (NOTES_DEMO.test(command.name)) await noteDemo(config, command.name);
+  // A data command about to create an empty SQLite store beside a demo's says where the demo's data is.
+  if (NOTES_DEMO.test(command.name) && !config.databaseUrl) {
+    const hint = demoHint(config.dataDir, (await storeFactory()).sqliteFile(config), command.name);
+    if (hint) err(hint);
+  }
   return handler({ args, json, option, config, now, print });
 }
 
