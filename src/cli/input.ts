@@ -7,8 +7,8 @@ import { CliError } from './errors.js';
 /**
  * Opens `<file>` or `-` (standard input). A missing, unreadable or wrong file fails here, before anything is stored.
  */
-export async function openInput(file: string, stdin: Readable = process.stdin): Promise<Readable> {
-  if (file === '-') return stdin;
+export async function openInput(file: string): Promise<Readable> {
+  if (file === '-') return process.stdin;
   const handle = await open(file, 'r');
   if ((await handle.stat()).isDirectory()) {
     await handle.close();
@@ -23,12 +23,8 @@ export async function openInput(file: string, stdin: Readable = process.stdin): 
  */
 const INGEST_LINE_MAX_BYTES = 1024 * 1024;
 
-/** A line the reader refuses (too long, not UTF-8), in its place in the input so it keeps its line number. */
-export interface RefusedLine {
-  refused: string;
-}
-
-export type InputLine = string | RefusedLine;
+/** A line, or one the reader refuses (too long, not UTF-8) in its place, so that it keeps its line number. */
+export type InputLine = string | { refused: string };
 
 export interface ReadLinesOptions {
   maxBytes?: number;
@@ -40,7 +36,7 @@ const CR = 0x0d;
 const LF = 0x0a;
 
 /**
- * The lines of a byte stream as strict UTF-8; one not UTF-8 or over `maxBytes` is a RefusedLine and reading goes
+ * The lines of a byte stream as strict UTF-8; one not UTF-8 or over `maxBytes` is refused and reading goes
  * on. Each byte is copied at most once: linear time, memory bounded by `maxBytes` plus a chunk.
  */
 export async function* readLines(

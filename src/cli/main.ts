@@ -292,7 +292,10 @@ async function migrate({ config, print }: CommandRun): Promise<number> {
   return EXIT.ok;
 }
 
-// Loaded by their own commands only, like the store.
+/** A handler whose module is loaded by its own command only, like the store. */
+function lazy<K extends string, M extends Record<K, Handler>>(load: () => Promise<M>, name: K): Handler {
+  return async (run) => (await load())[name](run);
+}
 const sources = () => import('./sources.js');
 const webhooks = () => import('./webhooks.js');
 const status = () => import('./status.js');
@@ -312,22 +315,22 @@ const HANDLERS: Record<string, Handler> = {
   'articles ingest': articlesIngest,
   'articles show': articlesShow,
   'tickers lookup': tickersLookup,
-  'sources add': async (run) => (await sources()).addSource(run),
-  'sources list': async (run) => (await sources()).listSources(run),
-  'sources pause': async (run) => (await sources()).pauseSource(run),
-  'sources resume': async (run) => (await sources()).resumeSource(run),
-  'sources remove': async (run) => (await sources()).removeSource(run),
-  'sources run': async (run) => (await sources()).runPoller(run),
-  'webhooks add': async (run) => (await webhooks()).addWebhook(run),
-  'webhooks list': async (run) => (await webhooks()).listWebhooks(run),
-  'webhooks remove': async (run) => (await webhooks()).removeWebhook(run),
-  'webhooks pause': async (run) => (await webhooks()).pauseWebhook(run),
-  'webhooks resume': async (run) => (await webhooks()).resumeWebhook(run),
-  'webhooks rotate-secret': async (run) => (await webhooks()).rotateWebhookSecret(run),
-  'webhooks send-test': async (run) => (await webhooks()).sendTestWebhook(run),
-  'status note': async (run) => (await status()).addNote(run),
-  'status resolve': async (run) => (await status()).resolveNotes(run),
-  'status show': async (run) => (await status()).showStatus(run),
+  'sources add': lazy(sources, 'addSource'),
+  'sources list': lazy(sources, 'listSources'),
+  'sources pause': lazy(sources, 'pauseSource'),
+  'sources resume': lazy(sources, 'resumeSource'),
+  'sources remove': lazy(sources, 'removeSource'),
+  'sources run': lazy(sources, 'runPoller'),
+  'webhooks add': lazy(webhooks, 'addWebhook'),
+  'webhooks list': lazy(webhooks, 'listWebhooks'),
+  'webhooks remove': lazy(webhooks, 'removeWebhook'),
+  'webhooks pause': lazy(webhooks, 'pauseWebhook'),
+  'webhooks resume': lazy(webhooks, 'resumeWebhook'),
+  'webhooks rotate-secret': lazy(webhooks, 'rotateWebhookSecret'),
+  'webhooks send-test': lazy(webhooks, 'sendTestWebhook'),
+  'status note': lazy(status, 'addNote'),
+  'status resolve': lazy(status, 'resolveNotes'),
+  'status show': lazy(status, 'showStatus'),
 };
 
 /** The data commands that may create an empty store: they say so when a demo's store is elsewhere. */

@@ -1,5 +1,5 @@
 /**
- * The progress line of a long ingest: on a terminal only (never a pipe or a log), rewritten at most every `everyMs`.
+ * The progress line of a long ingest: on a terminal only (never a pipe or a log), rewritten at most every EVERY_MS.
  */
 import { printable } from '../domain/printable.js';
 
@@ -13,6 +13,9 @@ export interface TextOut {
   isTTY?: boolean;
   write(text: string): unknown;
 }
+
+/** The progress line is rewritten at most this often. */
+const EVERY_MS = 250;
 
 const n = (x: number) => x.toLocaleString('en-US');
 
@@ -30,7 +33,6 @@ export class Progress {
   constructor(
     private readonly out: TextOut,
     private readonly clock: () => number = Date.now,
-    private readonly everyMs = 250,
   ) {
     this.enabled = out.isTTY === true;
     this.started = clock();
@@ -40,7 +42,7 @@ export class Progress {
   update(p: ProgressCounts): void {
     if (!this.enabled) return;
     const t = this.clock();
-    if (t - this.last < this.everyMs) return;
+    if (t - this.last < EVERY_MS) return;
     this.last = t;
     this.out.write(`\r${progressText(p, t - this.started)}\x1b[K`);
     this.shown = true;
