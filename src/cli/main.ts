@@ -31,10 +31,6 @@ import { printable, printableJson } from '../domain/printable.js';
 /** What the current command works on, to name it in an error message. */
 const context: ErrorContext = {};
 
-async function whereData(config: Config): Promise<string> {
-  return config.databaseUrl ? `PostgreSQL schema ${config.databaseSchema}` : (await storeFactory()).sqliteFile(config);
-}
-
 /** The listener settings of serve and demo: --port / --host over PORT / HOST. */
 function listenConfig({ config, option }: CommandRun): Config {
   const cfg = { ...config };
@@ -122,7 +118,8 @@ async function serve(run: CommandRun): Promise<number> {
   // Loaded only by the commands that run the service: the data commands start without it.
   const { startService } = await import('../server/index.js');
   const svc = await startService(cfg);
-  out(`fns: listening on ${svc.url} (data: ${await whereData(cfg)})`);
+  const data = cfg.databaseUrl ? `PostgreSQL schema ${cfg.databaseSchema}` : (await storeFactory()).sqliteFile(cfg);
+  out(`fns: listening on ${svc.url} (data: ${data})`);
   if (svc.adminUrl) out(`fns: admin listener on ${svc.adminUrl}`);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);

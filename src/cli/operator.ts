@@ -155,7 +155,6 @@ export class IngestStopped extends Error {
 export const INGEST_CHUNK = 1000;
 
 export interface IngestOptions {
-  chunkSize?: number;
   /** After every line and every commit; cheap, the caller throttles. */
   onProgress?: (report: IngestReport) => void;
   /** A skipped line, as it is found. */
@@ -191,7 +190,7 @@ function addStored(report: IngestReport, results: BatchAnswer['results'], onSkip
 }
 
 /**
- * Takes NDJSON lines through the ingestion pipeline, one short write transaction per `chunkSize` lines: each line
+ * Takes NDJSON lines through the ingestion pipeline, one short write transaction per INGEST_CHUNK lines: each line
  * is stored, a duplicate, or skipped by itself (never its chunk). `received_at` is the chunk's commit time.
  */
 export async function ingest(
@@ -202,7 +201,6 @@ export async function ingest(
 ): Promise<IngestReport> {
   // Loaded here: enrichment (directory, sentiment model) is needed by this command only.
   const { operatorOffer, storeOffers } = await import('../ingest/pipeline.js');
-  const chunkSize = opts.chunkSize ?? INGEST_CHUNK;
   const report: IngestReport = { lines: 0, ingested: 0, ids: [], duplicates: [], errors: [] };
   let pending: Offer[] = [];
   let lineNo = 0;
@@ -237,7 +235,7 @@ export async function ingest(
       const offer = operatorOffer(lineNo, raw);
       if ('item' in offer) {
         pending.push(offer);
-        if (pending.length >= chunkSize) await commit();
+        if (pending.length >= INGEST_CHUNK) await commit();
       } else skip(report, lineNo, offer.error, opts.onSkip);
       opts.onProgress?.(report);
     }
