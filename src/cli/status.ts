@@ -42,8 +42,9 @@ function parseIncidentId(raw: string): number {
 }
 
 export async function addNote({ args, option, config, print }: CommandRun): Promise<number> {
+  // Checked before the store is opened: a bad note is a usage error, whatever the state of DATA_DIR.
+  const message = checkNote(args[0]!);
   const added = await withStore(config, async (store) => {
-    const message = checkNote(args[0]!);
     const component = await checkComponent(store, option('component'));
     return store.status.note(component, message, Date.now());
   });
@@ -55,8 +56,8 @@ export async function addNote({ args, option, config, print }: CommandRun): Prom
 }
 
 export async function resolveNotes({ args, config, print }: CommandRun): Promise<number> {
+  const id = args[0] === undefined ? undefined : parseIncidentId(args[0]);
   const ended = await withStore(config, async (store) => {
-    const id = args[0] === undefined ? undefined : parseIncidentId(args[0]);
     const resolved = await store.status.resolve(Date.now(), id);
     if (id !== undefined && resolved.length === 0)
       throw new CliError(`no open note inc_${id} (fns status show lists them)`);

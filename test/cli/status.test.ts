@@ -1,4 +1,5 @@
 /** `fns status note | resolve | show`: the operators' side of the public status page. */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -38,6 +39,14 @@ describe('fns status: notes on the status page', () => {
     expectCleanFailure(await fns('note', 'x', '--component', 'source:nope'), 2, /--component must be one of/);
     expectCleanFailure(await fns('note', 'x'.repeat(501)), 2, '<message> is longer than 500 characters');
     expectCleanFailure(await fns('resolve', '12'), 2, /<id> must be an incident id such as inc_12/);
+  });
+
+  it('checks the message and the id before it opens the store (a DATA_DIR that cannot be opened)', async () => {
+    const file = join(data.dir, 'a-file');
+    writeFileSync(file, '');
+    const broken = (...args: string[]) => fnsWith({ dataDir: join(file, 'data') }, 'status', ...args);
+    expectCleanFailure(await broken('note', '  '), 2, '<message> must not be empty');
+    expectCleanFailure(await broken('resolve', '12'), 2, /<id> must be an incident id such as inc_12/);
   });
 
   it('shows the report the instances serve, or says there is none yet', async () => {
