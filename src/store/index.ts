@@ -9,10 +9,10 @@ import { SqliteStore } from './sqlite/index.js';
 export const SERVICE_BUSY_TIMEOUT_MS = 5;
 
 /**
- * The CLI's slices on SQLite: a bulk load commits (and syncs) once per 32 items rather than 4; a service on the
- * same file waits for one such slice at most (docs/decisions/ingest-slices.md).
+ * The CLI's slices: a bulk load commits (and syncs) once per 32 items rather than the service's 4; a service
+ * writing to the same database waits for one such slice at most (docs/decisions/ingest-slices.md).
  */
-const CLI_INGEST_SLICE_ITEMS = 32;
+const CLI_SLICES = { maxItems: 32 };
 
 export function sqliteFile(config: Pick<Config, 'dataDir'>): string {
   return join(config.dataDir, 'fns.sqlite');
@@ -36,13 +36,12 @@ export async function openStore(
       // The CLI runs one command at a time: two connections are plenty.
       poolSize: options.role === 'cli' ? 2 : 10,
       applicationName: options.role === 'cli' ? 'fns cli' : 'fns serve',
+      ingestSlices: options.role === 'cli' ? CLI_SLICES : {},
       ...options.postgres,
     });
   }
   return new SqliteStore(
     sqliteFile(config),
-    options.role === 'service'
-      ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS }
-      : { ingestSlices: { maxItems: CLI_INGEST_SLICE_ITEMS } },
+    options.role === 'service' ? { busyTimeoutMs: SERVICE_BUSY_TIMEOUT_MS } : { ingestSlices: CLI_SLICES },
   );
 }

@@ -2,6 +2,7 @@
 import type pg from 'pg';
 import type { NearDuplicateRule, Store, StoreChanges, StoreTx } from '../ports/index.js';
 import { defaultNearRule } from '../ports/near-rule.js';
+import type { SliceOptions } from '../ports/ingest-slice.js';
 import { PgSources } from './sources.js';
 import { PgAccounts } from './accounts.js';
 import { PgArticles } from './articles.js';
@@ -19,6 +20,8 @@ export interface OpenPostgresOptions extends PgOptions {
   migrate?: boolean;
   /** The near-duplicate rule of ingestItems (default: src/dedup/near.ts). */
   nearRule?: NearDuplicateRule;
+  /** The slices of ingestItems (default: INGEST_SLICE_ITEMS items). */
+  ingestSlices?: SliceOptions;
 }
 
 /** The ports on one `Db`: the pool's, or one transaction's connection. */
@@ -33,17 +36,18 @@ class PgPorts implements StoreTx {
   constructor(
     protected readonly db: Db,
     protected readonly nearRule: NearDuplicateRule,
+    protected readonly slices: SliceOptions = {},
   ) {
     this.accounts = new PgAccounts(db);
     this.articles = new PgArticles(db);
     this.vectors = new PgVectors(db);
-    this.sources = new PgSources(db, nearRule);
+    this.sources = new PgSources(db, nearRule, slices);
     this.webhooks = new PgWebhooks(db);
     this.status = new PgStatus(db);
   }
 
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
-    return this.db.tx((db) => fn(db === this.db ? this : new PgPorts(db, this.nearRule)));
+    return this.db.tx((db) => fn(db === this.db ? this : new PgPorts(db, this.nearRule, this.slices)));
   }
 }
 
@@ -57,8 +61,9 @@ export class PostgresStore extends PgPorts implements Store {
     nearRule: NearDuplicateRule = defaultNearRule,
     /** Where the change signal listens (LISTEN/NOTIFY needs a connection of its own). */
     listen?: { url: string; connectTimeoutMs?: number },
+    slices: SliceOptions = {},
   ) {
-    super(db, nearRule);
+    super(db, nearRule, slices);
     this.changes = pgChanges(db.schema, listen);
   }
 
@@ -102,10 +107,13 @@ export async function openPostgresStore(url: string, options: OpenPostgresOption
     }
   }
   const pool = createPool(url, { ...options, schema });
-  const store = new PostgresStore(new PoolDb(schema, pool), pool, options.nearRule, {
-    url,
-    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
-  });
+  const store = new PostgresStore(
+    new PoolDb(schema, pool),
+    pool,
+    options.nearRule,
+    { url, connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs },
+    options.ingestSlices,
+  );
   try {
     const { applied, latest } = await store.migrationStatus();
     if (applied !== latest)

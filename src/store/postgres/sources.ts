@@ -13,7 +13,7 @@ import type {
 import { SourceExistsError } from '../ports/errors.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import { TEXTLESS_KEY } from '../ports/sources-plan.js';
-import { contentCache, ingestInSlices, ingestSlice, type SliceRows } from '../ports/ingest-slice.js';
+import { contentCache, ingestInSlices, ingestSlice, type SliceOptions, type SliceRows } from '../ports/ingest-slice.js';
 import { runStepsAsync } from '../../runtime/steps.js';
 import {
   boundedPollOutcome,
@@ -103,6 +103,7 @@ export class PgSources implements SourceStore {
   constructor(
     private readonly db: Db,
     private readonly rule: NearDuplicateRule,
+    private readonly slices: SliceOptions = {},
   ) {}
 
   async add(
@@ -218,7 +219,7 @@ export class PgSources implements SourceStore {
   }
 
   async ingestItems(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
-    return ingestInSlices(items, (slice) => this.ingestSlice(slice, at));
+    return ingestInSlices(items, (slice) => this.ingestSlice(slice, at), this.slices);
   }
 
   private async ingestSlice(items: SourcedItem[], at: number | (() => number)): Promise<ItemOutcome[]> {
