@@ -66,6 +66,23 @@ export function isStoreBusy(err: unknown): boolean {
   return typeof code === 'string' && (/^SQLITE_(BUSY|LOCKED)(_|$)/.test(code) || code === '55P03');
 }
 
+/** A write refused for another process's lock wrote nothing: tried again, without blocking the event loop. */
+const BUSY_RETRY_MS = 5;
+export const BUSY_PATIENCE_MS = 2000;
+
+/** `write` again while another process holds the lock, every BUSY_RETRY_MS for up to BUSY_PATIENCE_MS. */
+export async function patiently<T>(write: () => Promise<T>): Promise<T> {
+  const until = performance.now() + BUSY_PATIENCE_MS;
+  for (;;) {
+    try {
+      return await write();
+    } catch (e) {
+      if (!isStoreBusy(e) || performance.now() >= until) throw e;
+      await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
+    }
+  }
+}
+
 /** Cannot serve now (any class but isStoreBusy): HTTP answers 503; the PostgreSQL adapter drops that connection. */
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';

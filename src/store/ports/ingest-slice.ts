@@ -17,7 +17,7 @@ import {
   type ArticleRef,
   type SeenLookup,
 } from './sources-plan.js';
-import { isStoreBusy } from './errors.js';
+import { patiently } from './errors.js';
 import { nextTurn } from '../../runtime/slices.js';
 import { read, type Rows, type Step } from '../../runtime/steps.js';
 
@@ -153,10 +153,6 @@ function* lookup(items: SourcedItem[], now: number, { rows, rule, contents }: Sl
 /** Items per transaction, an event-loop turn between (docs/decisions/ingest-slices.md); done slices stay stored. */
 export const INGEST_SLICE_ITEMS = 4;
 
-/** A slice meeting another process's lock wrote nothing: retried here, where waiting does not block the event loop. */
-const BUSY_RETRY_MS = 5;
-export const BUSY_PATIENCE_MS = 2000;
-
 export interface SliceOptions {
   maxItems?: number;
 }
@@ -178,17 +174,4 @@ export async function ingestInSlices<T, R>(
     for (const r of answered) out.push(r);
   }
   return out;
-}
-
-/** `write` again while another process holds the lock (see BUSY_PATIENCE_MS). */
-export async function patiently<T>(write: () => Promise<T>): Promise<T> {
-  const until = performance.now() + BUSY_PATIENCE_MS;
-  for (;;) {
-    try {
-      return await write();
-    } catch (e) {
-      if (!isStoreBusy(e) || performance.now() >= until) throw e;
-      await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
-    }
-  }
 }

@@ -13,16 +13,9 @@ import type {
   SourceStore,
   UrgencySetting,
 } from '../ports/index.js';
-import { SourceExistsError } from '../ports/errors.js';
+import { patiently, SourceExistsError } from '../ports/errors.js';
 import { TEXTLESS_KEY } from '../ports/sources-plan.js';
-import {
-  contentCache,
-  ingestInSlices,
-  ingestSlice,
-  patiently,
-  type SliceOptions,
-  type SliceRows,
-} from '../ports/ingest-slice.js';
+import { contentCache, ingestInSlices, ingestSlice, type SliceOptions, type SliceRows } from '../ports/ingest-slice.js';
 import { runSteps } from '../../runtime/steps.js';
 import { REPEAT_KEY_DATED, REPEAT_KEY_UNDATED } from '../../dedup/repeat.js';
 import {

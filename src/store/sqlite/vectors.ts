@@ -2,7 +2,7 @@
 import type Database from 'better-sqlite3';
 import type { VectorStore } from '../ports/index.js';
 import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../ports/lexical-query.js';
-import { patiently } from '../ports/ingest-slice.js';
+import { patiently } from '../ports/errors.js';
 import { toVector, vectorBytes, type VectorRow } from '../ports/rows.js';
 
 /** Common query terms remembered by one store. */
