@@ -2,7 +2,6 @@
 import type Database from 'better-sqlite3';
 import type { VectorStore } from '../ports/index.js';
 import { affordableTerms, fts5Query, lexicalTerms, MAX_TERM_ARTICLES } from '../ports/lexical-query.js';
-import { patiently } from '../ports/errors.js';
 import { toVector, vectorBytes, type VectorRow } from '../ports/rows.js';
 
 /** Common query terms remembered by one store. */
@@ -60,15 +59,14 @@ export class SqliteVectors implements VectorStore {
     );
   }
 
-  /** One transaction; another process's lock is waited for (`patiently`): the embeddings are not computed twice. */
+  /** One transaction; on another process's lock it fails (SQLITE_BUSY): the embedding worker keeps and retries them. */
   async storeVectors(model: string, vectors: { id: string; vector: Float32Array }[]): Promise<void> {
-    const store = this.db.transaction(() => {
+    this.db.transaction(() => {
       for (const { id, vector } of vectors) {
         this.st.storeVector.run(id, model, vectorBytes(vector));
         this.st.dequeue.run(id);
       }
-    });
-    await patiently(async () => store());
+    })();
   }
 
   async deferEmbedding(ids: string[], now: number, maxAttempts: number): Promise<string[]> {
