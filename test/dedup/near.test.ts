@@ -321,6 +321,36 @@ describe('near-duplicate units and names written another way (issue 18)', () => 
   });
 });
 
+describe('near-duplicate phrases: every inflection and spelling folds alike', () => {
+  it.each([
+    ['Tesla profit falls short of estimates', 'Tesla profit misses estimates'],
+    ['Tesla profit falls short of estimates', 'Tesla profit fell short of estimates'],
+    ['Apple buys back $90 billion of stock', 'Apple to buy back $90 billion of stock'],
+    ['Tesco like for like sales rise 3%', 'Tesco like-for-like sales rise 3%'],
+    ['Chevron to cut up to 20% of workforce', 'Chevron to cut 20% of workforce'],
+    ["People's Bank of China cuts key rate by 25bp", "China's central bank cuts key rate by 25bp"],
+  ])('%s = %s', (a, b) => {
+    expect(isNearDuplicate(a, b)).toBe(true);
+  });
+});
+
+describe('near-duplicate phrases: "lower" is a fall, the verb "to lower" a cut', () => {
+  it('a market closing lower is one closing down', () => {
+    expect(
+      isNearDuplicate('Wall Street closes lower as tech shares slide', 'Wall Street closes down as tech shares slide'),
+    ).toBe(true);
+  });
+  it('lowering rates is cutting them, not raising them', () => {
+    expect(isNearDuplicate('Fed lowers rates by a quarter point', 'Fed cuts rates by a quarter point')).toBe(true);
+    expect(isNearDuplicate('Fed expected to lower rates in December', 'Fed expected to cut rates in December')).toBe(
+      true,
+    );
+    expect(isNearDuplicate('Fed expected to lower rates in December', 'Fed expected to raise rates in December')).toBe(
+      false,
+    );
+  });
+});
+
 describe('near-duplicate places written another way (issue 18)', () => {
   it('a capital standing for its government is its country', () => {
     expect(
