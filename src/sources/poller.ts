@@ -54,6 +54,8 @@ export class SourcePoller {
   private readonly log: Log;
 
   private running = false;
+  /** Which start() this is: a registry watch of an earlier run, still awaiting the store, ends there. */
+  private run = 0;
   private readonly inFlight = new Map<string, InFlight>();
   /** Next poll time of the sources this process polled (its timer fires for the earliest). */
   private readonly known = new Map<string, number>();
@@ -101,8 +103,10 @@ export class SourcePoller {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
+    const run = ++this.run;
     this.version = await this.store.registryVersion().catch(() => undefined);
-    this.watchRegistry();
+    if (run !== this.run) return;
+    this.watchRegistry(run);
     this.wake();
     await this.cycling;
   }
@@ -146,8 +150,8 @@ export class SourcePoller {
     this.timer.unref?.();
   }
 
-  private watchRegistry(): void {
-    if (!this.running) return;
+  private watchRegistry(run: number): void {
+    if (!this.running || run !== this.run) return;
     this.registryTimer = setTimeout(async () => {
       try {
         const v = await this.store.registryVersion();
@@ -159,7 +163,7 @@ export class SourcePoller {
       } catch (e) {
         this.recorder.storeTrouble(e);
       }
-      this.watchRegistry();
+      this.watchRegistry(run);
     }, this.registryCheckMs);
     this.registryTimer.unref?.();
   }

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import {
   nextPollAfterFailure,
   nextPollAfterSuccess,
@@ -20,7 +20,7 @@ import {
   type PollerOptions,
 } from '../../src/sources/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import type { SourceRecord } from '../../src/store/ports/index.js';
+import type { SourceRecord, SourceStore } from '../../src/store/ports/index.js';
 import { until } from '../support/wait.js';
 import { recordLog } from '../support/log.js';
 
@@ -427,6 +427,39 @@ describe('stop gives the sources it holds back', () => {
     expect(claimed.map((s) => s.name)).toEqual(['hang']);
     expect((await get(a, 'hang')).failures).toBe(0);
   }, 30_000);
+});
+
+describe('a poller stopped and started again watches the registry once', () => {
+  it('a registry check still waiting on the store when the poller restarts ends with the run that made it', async () => {
+    vi.useFakeTimers();
+    try {
+      let checks = 0;
+      let release = () => {};
+      const store = {
+        registryVersion: () => {
+          checks++;
+          // The first timed check waits on the store until after the restart.
+          return checks === 2 ? new Promise<number>((r) => (release = () => r(1))) : Promise.resolve(1);
+        },
+        claimDue: () => Promise.resolve([]),
+        pruneSeen: () => Promise.resolve(0),
+      } as unknown as SourceStore;
+      const p = new SourcePoller({ store, registryCheckMs: 100, tickMs: 60_000 });
+      await p.start();
+      await vi.advanceTimersByTimeAsync(100);
+      expect(checks).toBe(2);
+      await p.stop();
+      await p.start();
+      release();
+      const before = checks;
+      await vi.advanceTimersByTimeAsync(1000);
+      // One watch checks every 100 ms: 10 checks in a second (20 if the old run's watch went on too).
+      expect(checks - before).toBe(10);
+      await p.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
 
 describe('the poller is a good HTTP citizen', () => {
