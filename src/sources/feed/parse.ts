@@ -130,7 +130,7 @@ function mapRss(feed: RssFeed.Feed<string>, baseUrl: string, numbers: Map<string
         const base = resolveBase(str(item.xml?.base), feedBase);
         const guid = trimmed(str(item.guid?.value));
         const permalink = item.guid?.isPermaLink !== false && guid !== null ? guid : null;
-        const alternate = (item.atom?.links ?? []).find((l) => !l.rel || l.rel === 'alternate');
+        const alternate = (item.atom?.links ?? []).find(isAlternate);
         return {
           guid,
           ...rssTexts(item),
@@ -190,14 +190,13 @@ function mapRdf(feed: RdfFeed.Feed<string>, baseUrl: string, numbers: Map<string
   };
 }
 
+/** A link without a relation (absent or empty) is the alternate one (RFC 4287 §4.2.7.2), in Atom and in RSS. */
+const isAlternate = (l: { rel?: string }): boolean => !l.rel || l.rel === 'alternate';
+
 function atomLink(links: AtomFeed.Link<string>[] | undefined): string | undefined {
   if (!links?.length) return undefined;
   return str(
-    (
-      links.find((l) => (l.rel ?? 'alternate') === 'alternate') ??
-      links.find((l) => l.rel !== 'self' && l.rel !== 'enclosure') ??
-      links[0]
-    )?.href,
+    (links.find(isAlternate) ?? links.find((l) => l.rel !== 'self' && l.rel !== 'enclosure') ?? links[0])?.href,
   );
 }
 

@@ -120,6 +120,13 @@ describe('Atom 1.0 entries', () => {
   it('content stands in for a missing summary', () => {
     expect(feed.items[1]!.summary).toBe('Gold hit a record high.');
   });
+  it('a link with an empty rel is the alternate link, as in RSS', () => {
+    const xml = `<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>W</title>
+      <entry><id>e1</id><title>Gold rises</title><updated>2025-06-12T12:00:00Z</updated>
+      <link rel="related" href="https://w.example/related"/><link rel="" href="https://w.example/story"/></entry></feed>`;
+    const atom = parseFeed(Buffer.from(xml), { baseUrl: BASE, contentType: 'application/atom+xml' });
+    expect(atom.items[0]!.url).toBe('https://w.example/story');
+  });
 });
 
 describe('JSON Feed 1.1 items', () => {
