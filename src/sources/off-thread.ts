@@ -7,13 +7,16 @@ import { ChunkedWorker, OffThreadUnavailable } from '../runtime/off-thread.js';
 import { eachChunk, mapInSlices } from '../runtime/slices.js';
 import type { SourcedItem } from '../store/ports/index.js';
 import { FeedError, parseFeed, type FeedErrorKind, type ParsedFeed } from './feed/index.js';
-import { prepareFeedItem, type FailedFeedItem, type FeedSource, type PreparedFeedItem } from './pipeline.js';
+import {
+  PREPARED_CHUNK,
+  prepareFeedItem,
+  type FailedFeedItem,
+  type FeedSource,
+  type PreparedFeedItem,
+} from './pipeline.js';
 
 /** Bodies at least this large are prepared on the worker thread. */
 export const OFF_THREAD_MIN_BYTES = 64 * 1024;
-
-/** Items per chunk handed to the caller (prepare-worker.mjs `CHUNK` must match). */
-export const PREPARED_CHUNK = 100;
 
 /** What a feed says about itself, and how many items it had (with or without text). */
 export type FeedHead = Omit<ParsedFeed, 'items'> & { itemCount: number };

@@ -112,6 +112,9 @@ export interface FailedFeedItem {
 /** A prepared feed item: store item, textless item's id (recorded to count once), or `failed` (not its feed). */
 export type PreparedFeedItem = SourcedItem | { textless: string } | { failed: FailedFeedItem };
 
+/** Prepared items per chunk handed on, on the worker thread (prepare-worker.mjs) and on the event loop alike. */
+export const PREPARED_CHUNK = 100;
+
 function reportedId(item: FeedItem): string | null {
   try {
     const id = item.guid?.trim() || item.url?.trim();

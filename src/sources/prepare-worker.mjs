@@ -12,10 +12,7 @@ lowerThreadPriority(10);
 register();
 await runPreloads();
 const { parseFeed } = await import('./feed/parse.ts');
-const { prepareFeedItem } = await import('./pipeline.ts');
-
-// PREPARED_CHUNK of ./off-thread.ts.
-const CHUNK = 100;
+const { prepareFeedItem, PREPARED_CHUNK: CHUNK } = await import('./pipeline.ts');
 
 const chunks = chunkChannel(port);
 

@@ -21,12 +21,8 @@ import {
   type PushLine,
 } from '../../src/ops/push.js';
 import { FeedError, parseFeed, toSourcedItems } from '../../src/sources/index.js';
-import {
-  OFF_THREAD_MIN_BYTES,
-  PREPARED_CHUNK,
-  prepareFeedItems,
-  stopFeedPreparer,
-} from '../../src/sources/off-thread.js';
+import { OFF_THREAD_MIN_BYTES, prepareFeedItems, stopFeedPreparer } from '../../src/sources/off-thread.js';
+import { PREPARED_CHUNK } from '../../src/sources/pipeline.js';
 import type { SourcedItem } from '../../src/store/ports/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { rssOf, title } from './support.js';
