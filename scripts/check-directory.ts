@@ -12,6 +12,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { COMPANIES, DIRECTORY_FILES } from '../src/enrich/directory.js';
+import { findTickers } from '../src/enrich/tickers.js';
 
 const DEFAULT_REFERENCE = fileURLToPath(
   new URL('../../shared/reference/sec-company-tickers-exchange.json', import.meta.url),
@@ -114,6 +115,26 @@ function wordsAgree(a: string[], b: string[]): boolean {
   return shared / Math.min(a.length, b.length) >= 0.6;
 }
 
+/**
+ * A headline naming the company by one of our names and the next word of its SEC name (`Palantir Technologies`,
+ * `Hormel Foods`) must find its symbol: a name followed by a company noun is read as another company's unless the
+ * directory lists the longer name too. The problem, or undefined.
+ */
+export function longerNameProblem(symbol: string, ours: string[], theirs: string[]): string | undefined {
+  for (const o of ours) {
+    const mine = nameWords(o);
+    for (const t of theirs) {
+      const sec = nameWords(t);
+      const next = sec[mine.length];
+      if (mine.length === 0 || next === undefined || sec.slice(0, mine.length).join(' ') !== mine.join(' ')) continue;
+      const written = `${o} ${next[0]!.toUpperCase()}${next.slice(1)}`;
+      if (!findTickers(`${written} shares rose 3%`).includes(symbol))
+        return `"${written}" (SEC "${t}") finds no symbol`;
+    }
+  }
+  return undefined;
+}
+
 interface Finding {
   symbol: string;
   file: string;
@@ -146,6 +167,12 @@ export function checkDirectory(
     if (theirs === undefined) problem = 'symbol not in the SEC list';
     else if (!ours.some((o) => theirs.some((t) => namesAgree(o, t))))
       problem = `names differ: ours "${ours.join(' | ')}", SEC "${theirs.join(' | ')}"`;
+    else
+      problem = longerNameProblem(
+        symbol,
+        names.split('|').filter((n) => !n.startsWith('?')),
+        theirs,
+      );
     if (problem === undefined) agree++;
     else if (explained.has(symbol)) explainedCount++;
     else findings.push({ symbol, file: fileOf.get(symbol) ?? '?', problem });

@@ -49,7 +49,8 @@ function tokenize(text: string): Token[] {
   for (const m of t.matchAll(TOKEN)) {
     // The possessive `'s` is not a word of its own (`McDonald's` is the name `McDonald`).
     if ((m[0] === 's' || m[0] === 'S') && t[m.index - 1] === "'") continue;
-    out.push({ norm: fold(m[0]), raw: m[0], start: m.index, end: m.index + m[0].length });
+    // A lone `&` reads as `and`: `Kulicke & Soffa` and `Kulicke and Soffa` are one name.
+    out.push({ norm: m[0] === '&' ? 'and' : fold(m[0]), raw: m[0], start: m.index, end: m.index + m[0].length });
   }
   return out;
 }
@@ -256,10 +257,13 @@ function isTitleCase(tokens: Token[]): boolean {
   return words.length >= 3 && words.filter((t) => startsUpper(t.raw)).length / words.length >= 0.8;
 }
 
-/** Between a name's words: spaces, hyphens, the full stop of an initial (`J.B. Hunt`), `'s` (`St James's Place`). */
+/**
+ * Between a name's words: spaces, hyphens, one slash (`Cullen/Frost`), the full stop of an initial (`J.B. Hunt`), `'s`
+ * (`St James's Place`).
+ */
 function separatorOk(text: string, from: number, to: number, previous: string): boolean {
   const gap = text.slice(from, to);
-  if (/^[\s\-]+$/.test(gap)) return true;
+  if (/^[\s\-]+$/.test(gap) || gap === '/') return true;
   if (/^\.\s+$/.test(gap)) return /^\p{L}(?:\.\p{L})*$/u.test(previous) || /^(?:st|mt|ft)$/i.test(previous);
   return /^'s\s+$/.test(gap);
 }

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { articleRules } from '../../src/contract/index.js';
 import { COMPANIES, DIRECTORY_FILES, mergeDirectory } from '../../src/enrich/directory.js';
-import { isUsListing, namesAgree } from '../../scripts/check-directory.js';
+import { isUsListing, longerNameProblem, namesAgree } from '../../scripts/check-directory.js';
 
 describe('the company directory: every file, one owner per symbol, contract symbols', () => {
   it('loads every file of src/enrich/resources/directory/', () => {
@@ -56,6 +56,12 @@ describe('check:directory reads names as the SEC writes them', () => {
     expect(namesAgree('W.R. Berkley', 'BERKLEY W R CORP')).toBe(true);
     expect(namesAgree('Wabtec', 'WESTINGHOUSE AIR BRAKE TECHNOLOGIES CORP')).toBe(false);
     expect(namesAgree('American Express', 'AMERICAN AIRLINES GROUP INC.')).toBe(false);
+  });
+  it('finds a company written with the next word of its SEC name that gets no symbol', () => {
+    expect(longerNameProblem('PWR', ['Quanta'], ['QUANTA COMPUTER INC'])).toBe(
+      '"Quanta Computer" (SEC "QUANTA COMPUTER INC") finds no symbol',
+    );
+    expect(longerNameProblem('F', ['Ford'], ['FORD MOTOR CO'])).toBeUndefined();
   });
   it('takes bare symbols and share classes as US listings, home-market suffixes not', () => {
     expect(['AAPL', 'BRK.B', 'BF.B'].every(isUsListing)).toBe(true);

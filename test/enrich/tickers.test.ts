@@ -143,6 +143,17 @@ describe("a name inside another company's name is not that company", () => {
     expect(findTickers('Ford Motor recalls 850,000 vehicles')).toEqual(['F']);
     expect(findTickers('RBC Capital Markets upgrades Nike')).toEqual(['RY.TO', 'NKE']);
   });
+  it('keeps a company written by its full name with its industry word', () => {
+    expect(findTickers('Palantir Technologies shares rose 3%')).toEqual(['PLTR']);
+    expect(findTickers('Hormel Foods misses on earnings')).toEqual(['HRL']);
+    expect(findTickers('Verizon Communications cuts 13,000 jobs')).toEqual(['VZ']);
+    expect(findTickers('Infineon Technologies raises outlook')).toEqual(['IFX.DE']);
+  });
+  it('reads & as and, and a slash between the words of a name', () => {
+    expect(findTickers('Kulicke & Soffa Industries beats estimates')).toEqual(['KLIC']);
+    expect(findTickers('Procter and Gamble raises outlook')).toEqual(['PG']);
+    expect(findTickers('Cullen/Frost reports record deposits')).toEqual(['CFR']);
+  });
   it("reads the directory's vetoes after a name, and after its possessive", () => {
     expect(findTickers('Vodafone Idea raises mobile tariffs')).toEqual([]);
     expect(findTickers("Pandora's box of tariffs is open")).toEqual([]);
