@@ -1,5 +1,5 @@
 /**
- * CLI start-up benchmark (issue 10, the CLI start-up goal): how long `fns` takes from spawn to exit for
+ * CLI start-up benchmark (against the CLI start-up goal): how long `fns` takes from spawn to exit for
  * `fns --help`, `fns keys create` and `fns articles ingest` (one line), each next to `node -e 0` (the
  * floor: Node itself) and to the sources run through tsx (how bin/fns.mjs started before the bundle, and
  * what it falls back to), all in this one run; which packages each command loads; and the cost of the

@@ -1,5 +1,5 @@
 /**
- * What article identity costs per item (issue 18), measured against a baseline in the same run:
+ * What article identity costs per item, measured against a baseline in the same run:
  *
  *   npx tsx scripts/bench-identity.ts [--items=4000] [--rounds=3]
  *

@@ -1,5 +1,5 @@
 /**
- * Ingestion benchmark (issue 11): the real service (`startService`, SQLite in a temp DATA_DIR or, with
+ * Ingestion benchmark: the real service (`startService`, SQLite in a temp DATA_DIR or, with
  * --database-url, PostgreSQL in a schema of its own; its own source poller) polling feeds from a loopback
  * feed server, and one stream client (a pro key).
  *
@@ -13,7 +13,7 @@
  *    twice a second, alternately on each feed; per item, publish (added to the feed) -> received by the
  *    stream client. Goal p99 <= one poll interval + 50 ms.
  *
- * 4. Event-loop blocks (issue 19): the longest time the service's event loop was held at once while it
+ * 4. Event-loop blocks: the longest time the service's event loop was held at once while it
  *    polls one feed of 1,000 items, then one of 5,000 (~4.5 MB), and while it takes a push of 1,000
  *    articles (~1 MiB) on the admin listener; goal <= 10 ms each. The time per item of the two polls
  *    (registration to recorded) shows whether the cost per item grows with the feed (goal: flat). The

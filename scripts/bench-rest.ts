@@ -6,7 +6,7 @@
  * - per-request SQLite: node:http running the service's own list query on the same SQLite file for every
  *   request (no framework, no validation, no auth) and sending its result.
  *
- * The goals of issue 10 are printed next to what this run measured: service throughput >= 1.0x the
+ * The performance goals are printed next to what this run measured: service throughput >= 1.0x the
  * per-request SQLite baseline, and service p99 <= 5 ms at a fixed 1,500 req/s (autocannon corrects
  * that latency for coordinated omission).
  *
@@ -51,7 +51,7 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const RATE = Number(process.env.BENCH_RATE ?? 1500);
 const NO_CACHE = process.env.BENCH_NO_CACHE === '1';
-/** Issue 10's goals and the figures it measured before this work (2 cores, quiet machine). */
+/** The goals, and the figures measured before the optimisation (2 cores, quiet machine). */
 const GOALS = { throughputVsSqlite: 1.0, p99AtRateMs: 5 };
 const BEFORE = { throughputVsSqlite: '0.37x', p99AtRateMs: '13-16 ms' };
 const LIMIT = 50;

@@ -1,6 +1,6 @@
 /**
- * `npm run bench:search`: issue 22's search table (issue 10's goals too), each goal printed next to the
- * value measured in this run and the figure the issue measured before.
+ * `npm run bench:search`: the search performance table, each goal printed next to the value
+ * measured in this run and the figure measured before the search optimisation.
  *
  * 1. The index, on seeded unit vectors (BENCH_CORPUS: clustered, or random; 384 dimensions), at each size of
  *    BENCH_SIZES (default 100000,1000000): loaded through SemanticIndex's real paged path from an
@@ -63,7 +63,7 @@ const corpus = (n: number, seed: number, size = n) =>
     ? randomUnitVectors(n, DIM, seed)
     : clusteredUnitVectors(n, DIM, seed, Math.max(200, Math.round(size / 500)), 0.6, 42);
 
-/** Issue 22's goals and the figures it measured before this work (100k archive, 2 cores). */
+/** The search goals, and the figures measured before the optimisation (100k archive, 2 cores). */
 const GOALS = { p95At100kMs: 30, p95At1MMs: 60, listRatio: 1.5, bytesPerVector: 2048, recall: 0.95, blockMs: 5 };
 const BEFORE = {
   p95At100k: '72.4 ms (p50 32.7)',

@@ -1,5 +1,5 @@
 /**
- * Stream benchmark (issue 10, the Stream goals): the real firehose (src/stream) on loopback, woken the way
+ * Stream benchmark (against the stream's performance goals): the real firehose (src/stream) on loopback, woken the way
  * `fns serve` wakes it on SQLite (a watch on the data directory, 500 ms safety timer), its clients in a
  * forked child process, which is also the writer (like `fns articles ingest`: another process commits
  * to the same SQLite file).

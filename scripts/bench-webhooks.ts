@@ -1,5 +1,5 @@
 /**
- * Webhooks benchmark (issue 21): the real service (`startService`, SQLite in a temp DATA_DIR, the
+ * Webhooks benchmark: the real service (`startService`, SQLite in a temp DATA_DIR, the
  * dispatcher and the stream as `fns serve` wires them), receivers on loopback, all in this one run:
  *
  *   npm run bench:webhooks [-- --endpoints=100 --rounds=40 --burst=200 --memory-endpoints=1000 --down=100

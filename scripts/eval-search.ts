@@ -4,7 +4,7 @@
  *   npm run eval:search            (EVAL_HYBRID_ONLY=1: the hybrid table only; EVAL_DESCRIPTORS_ONLY=1: the descriptor
  *   table only)
  *
- * First, hybrid ranking (issue 22): the trader-style set test/fixtures/search-eval-trader.json (64
+ * First, hybrid ranking: the trader-style set test/fixtures/search-eval-trader.json (64
  * questions, one right headline each among look-alikes, split dev/test by a hash of the query id) and
  * the first set, both sets' headlines in one SQLite store (FTS5 lexical index filled by its insert
  * trigger, vectors of the local model), ranked by the service's own SemanticIndex.search with each

@@ -1,5 +1,6 @@
 /**
- * `npm run demo:burst` (or `npx tsx scripts/paging-burst.ts`): issue 12's before/after measurement.
+ * `npm run demo:burst` (or `npx tsx scripts/paging-burst.ts`): what gap-free paging changes, measured
+ * before/after (polling by `since`, as before 1.1.0, against following `after` and `next`).
  *
  * A 20,000-article burst, every article sharing one received_at, is ingested in batches while two
  * clients poll the same service (createApp on a SQLite file, as in production):

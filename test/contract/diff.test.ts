@@ -1,6 +1,6 @@
 /**
  * The breaking-change gate (`npm run contract:diff`, scripts/lib/contract-diff.ts): each kind of breaking change
- * the issue names is caught on a real before/after pair (the released contract and a copy changed in
+ * it must refuse is caught on a real before/after pair (the released contract and a copy changed in
  * one way), additive changes pass and are listed, and the version rules hold.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

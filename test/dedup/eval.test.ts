@@ -1,10 +1,10 @@
 /**
  * Near-duplicate quality on the three labelled sets of eval/ (each split by the MD5 of `a`: dev tuned on, test held
- * out): near-duplicates.jsonl (wire rewordings, template negatives), near-duplicates-forms.jsonl (issue 18:
- * aliases, units and quarters as words or abbreviations, figures in other units, template reuse with another slot)
- * and near-duplicates-kinds.jsonl (issue 18: kinds neither has, written before the rules were run on them).
+ * out): near-duplicates.jsonl (wire rewordings, template negatives), near-duplicates-forms.jsonl
+ * (aliases, units and quarters as words or abbreviations, figures in other units, template reuse with another slot)
+ * and near-duplicates-kinds.jsonl (kinds neither has, written before the rules were run on them).
  *
- * Honest status (`npm run eval:enrich`, eval/README.md): the first two dev parts meet the issue's goals
+ * Honest status (`npm run eval:enrich`, eval/README.md): the first two dev parts meet the quality goals
  * (precision >= 0.98, recall >= 0.9), the third's does not (0.927 / 0.745: fresh kinds, three pairs left unexplained);
  * NO held-out part reaches the precision goal: 0.940 / 0.824 on the first set, 0.968 / 0.859 on the second, 0.800 /
  * 0.766 on the third. So the held-out tests lock the levels measured (a regression fails CI) and name the goal they

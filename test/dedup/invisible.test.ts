@@ -1,5 +1,5 @@
 /**
- * Invisible characters and compatibility forms do not make a second story (issue 19): the headline is written
+ * Invisible characters and compatibility forms do not make a second story: the headline is written
  * one way (src/dedup/normalize.ts `canonicalHeadline`) before any identity key is made, so a copy with soft
  * hyphens, zero-width characters, bidi controls, variation selectors, tags, full-width or mathematical letters
  * has the same near-duplicate keys and is the same story, through the store too.

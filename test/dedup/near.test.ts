@@ -95,7 +95,7 @@ describe('near-duplicate decision', () => {
     expect(isNearDuplicate(a, b)).toBe(false);
   });
   it('misses, at the precision-first threshold, a rewording that shares few words (similarity 0.35 < 0.36)', () => {
-    // Labelled a duplicate in eval/ (dev); found at 0.32, the threshold before issue 18 (see eval/README.md).
+    // Labelled a duplicate in eval/ (dev); found at 0.32, an earlier, lower threshold (see eval/README.md).
     const a = 'Delta Air Lines pulls 2025 forecast citing economic uncertainty';
     const b = 'Delta withdraws full-year guidance on uncertain economy';
     expect(decide(prepare(a), prepare(b), 0.32)).toBe(true);
@@ -216,7 +216,7 @@ describe('near-duplicate window', () => {
   });
 });
 
-describe('near-duplicate guard: another member of an exclusive group (issue 18)', () => {
+describe('near-duplicate guard: another member of an exclusive group', () => {
   // Pairs another guard also refuses (a name in the same slot): the group is a second reason there.
   const REDUNDANT = new Set([
     'IMF raises global growth forecast to 3%',
@@ -261,7 +261,7 @@ describe('near-duplicate guard: another member of an exclusive group (issue 18)'
   });
 });
 
-describe('near-duplicate guard: index names are names, not figures (issue 18)', () => {
+describe('near-duplicate guard: index names are names, not figures', () => {
   it('tells two index levels apart although the index name holds a number', () => {
     expect(prepare('FTSE 100 closes above 9,000').numberValues.map((v) => v.value)).toEqual([9000]);
     expect(prepare('S&P 500 ends above 6,000').numberValues.map((v) => v.value)).toEqual([6000]);
@@ -291,7 +291,7 @@ describe('near-duplicate guard: index names are names, not figures (issue 18)', 
   });
 });
 
-describe('near-duplicate guard: one side says it is not so (issue 18)', () => {
+describe('near-duplicate guard: one side says it is not so', () => {
   it.each([
     ['ECB keeps rates unchanged, signals cut in September', 'ECB keeps rates unchanged, signals no cut in September'],
     ['Apple to make iPhones in India', 'Apple will not make iPhones in India'],
@@ -309,7 +309,7 @@ describe('near-duplicate guard: one side says it is not so (issue 18)', () => {
   });
 });
 
-describe('near-duplicate units and names written another way (issue 18)', () => {
+describe('near-duplicate units and names written another way', () => {
   it.each([
     ['ECB raises rates by 0.75 percentage point', 'ECB hikes rates by 75 bps'],
     ['Fed cuts rates by 0.25 percentage point', 'Federal Reserve lowers rates by 25 basis points'],
@@ -351,7 +351,7 @@ describe('near-duplicate phrases: "lower" is a fall, the verb "to lower" a cut',
   });
 });
 
-describe('near-duplicate places written another way (issue 18)', () => {
+describe('near-duplicate places written another way', () => {
   it('a capital standing for its government is its country', () => {
     expect(
       isNearDuplicate(

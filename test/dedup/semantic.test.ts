@@ -140,7 +140,7 @@ describe('MiniLM cosine on labelled pairs (real local model)', () => {
     return p;
   };
   // Two different stories the rules accepted when this was measured (held-out false positives; the first is refused
-  // since index names stopped counting as figures, issue 18) and two reworded duplicates.
+  // now that index names no longer count as figures) and two reworded duplicates.
   const different = [
     labelled('FTSE 100 closes above 9,000 for first time', 'FTSE 100 closes above 8,000 for first time'),
     labelled('ECB keeps rates unchanged, signals September cut', 'ECB keeps rates unchanged, signals no rush to cut'),

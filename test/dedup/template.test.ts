@@ -1,5 +1,5 @@
 /**
- * The generic near-duplicate guards of issue 18 item 5, one `describe` per rule: a template reused with one or
+ * The generic near-duplicate guards, one `describe` per rule: a template reused with one or
  * two words changed, two actors with their roles swapped, a preview against the event, a forecast of a figure
  * against the figure, the subject company absent from the other headline, the stage of a case, a denial, the span
  * of a report; and the forms folded so that a rewording is not taken for a changed slot. Examples written for

@@ -1,5 +1,5 @@
 /**
- * `npm run demo` as a newcomer runs it (issue 8): every printed "Try:" line answers as written, search
+ * `npm run demo` as a newcomer runs it: every printed "Try:" line answers as written, search
  * included, the moment it is printed; all five keys can be tried from this machine within a minute;
  * stopping npm stops the demo and frees its port.
  */

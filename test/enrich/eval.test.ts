@@ -1,6 +1,6 @@
 /**
  * The held-out (test) parts of the labelled sets in eval/ keep their measured quality, so a regression
- * fails CI. Goals from the issue where met; for near-duplicates both held-out parts are below the 0.98
+ * fails CI. A test asserts its quality goal where it is met; for near-duplicates both held-out parts are below the 0.98
  * precision goal (0.940, 0.968 and 0.800 on the three sets, see `npm run eval:enrich` and eval/README.md), so this
  * locks the levels
  * reached instead of claiming the goal (test/dedup/eval.test.ts holds the details).

@@ -250,7 +250,7 @@ describe('verdicts on the 1.1.0 parameters: ids, ticker lists and the rules betw
   });
 });
 
-describe('a piece that renders to nothing is no parameter (issue 20, seed 1973252474)', () => {
+describe('a piece that renders to nothing is no parameter (fuzz seed 1973252474)', () => {
   const usage = operationById.get('getAccountUsage')!;
   const emptyName: ParamPiece = { name: '', value: '1', nameEnc: 'std', valueEnc: 'std', noEquals: true, salt: 0 };
   it('an empty name without `=` sends no bytes, and the request has no parameter', () => {

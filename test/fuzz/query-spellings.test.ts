@@ -1,5 +1,5 @@
 /**
- * Issue 20: the fuzzer's contract oracle and the service must read a query string the same way (the
+ * The fuzzer's contract oracle and the service must read a query string the same way (the
  * rule: openapi.yaml, "Validation": `application/x-www-form-urlencoded` as the WHATWG URL standard). The
  * oracle counted a piece that rendered to nothing (an empty name without `=`) as an unknown parameter,
  * so `GET /v1/account/usage` with no query at all was "a 400" to it. Each row below is one way of

@@ -1,5 +1,5 @@
 /**
- * Issue 19, item 5: the CLI line reader is linear in its input and refuses an over-long line by itself;
+ * The CLI line reader is linear in its input and refuses an over-long line by itself;
  * one rule for bytes that are not UTF-8 and for lone surrogates on every path (CLI, push, feed poller).
  */
 import { Readable } from 'node:stream';

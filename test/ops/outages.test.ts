@@ -1,5 +1,5 @@
 /**
- * Outages of the database's environment, provoked for real (issue 19, item 3): each answers the
+ * Outages of the database's environment, provoked for real: each answers the
  * documented 503 + Retry-After (REST, push) or 1013 (a new stream), turns /readyz red while it lasts
  * and green after, and counts in fns_dependency_errors_total. Never a 500, never a 1011.
  *

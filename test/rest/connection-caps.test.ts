@@ -1,5 +1,5 @@
 /**
- * Connections held open are bounded (issue 19, item 4): per client address and in total, a connection
+ * Connections held open are bounded: per client address and in total, a connection
  * over a cap is answered at once with a 503 problem + Retry-After and closed (a WebSocket handshake
  * sees that 503 too); a connection that sends nothing is closed by the head timeout. Distinct client
  * addresses are 127.x.y.z source addresses on loopback.

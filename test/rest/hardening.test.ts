@@ -1,5 +1,5 @@
 /**
- * Regression tests for the classes of defects a black-box review found (issue 8), one describe per
+ * Regression tests for the classes of defects a black-box review found, one describe per
  * class, over real sockets against the service's own HTTP server.
  */
 import { connect } from 'node:net';

@@ -1,4 +1,4 @@
-/** The IP guard's operator controls (issue 8): exempt addresses, and a log line for every block. */
+/** The IP guard's operator controls: exempt addresses, and a log line for every block. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { limits, problems } from '../../src/contract/index.js';
 import { exemptionMatcher } from '../../src/domain/ip-guard.js';

@@ -1,5 +1,5 @@
 /**
- * Gap-free paging, the ticker filter and search paging over REST (openapi.yaml 1.1.0, issue 12), one
+ * Gap-free paging, the ticker filter and search paging over REST (openapi.yaml 1.1.0), one
  * describe per rule of the listNews / searchNews descriptions. Numbers and texts come from the contract.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

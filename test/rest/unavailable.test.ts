@@ -1,5 +1,5 @@
 /**
- * A dependency that cannot answer for a moment (issue 9's failure behaviour, the base laid in issue 8):
+ * A dependency that cannot answer for a moment:
  * every operation answers the contract's 503 problem with Retry-After, never a 500; the stream refuses
  * new connections with its "retry later" close code.
  */

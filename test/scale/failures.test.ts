@@ -1,5 +1,5 @@
 /**
- * The failure behaviour of issue 9 with real processes: one `fns serve` on the machine's PostgreSQL (a
+ * The behaviour when Redis or PostgreSQL fails, with real processes: one `fns serve` on the machine's PostgreSQL (a
  * fresh schema) and on a PRIVATE redis-server this file starts on a free port, kills and restarts (the
  * machine's shared Redis is never touched), then its PostgreSQL connections cut with
  * pg_terminate_backend (only this process's backends, found by their client ports).

@@ -1,5 +1,5 @@
 /**
- * Two `fns serve` processes sharing PostgreSQL and Redis behave as one service (issue 9): exact limits,
+ * Two `fns serve` processes sharing PostgreSQL and Redis behave as one service: exact limits,
  * one stream slot per account, every article on both, a dead instance's slot freed by its lease.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

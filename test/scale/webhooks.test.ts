@@ -1,5 +1,5 @@
 /**
- * Webhooks with two `fns serve` instances on PostgreSQL (issue 21): each article reaches each endpoint
+ * Webhooks with two `fns serve` instances on PostgreSQL: each article reaches each endpoint
  * once in normal operation (one instance holds an endpoint at a time, by lease), and when the holder is
  * killed (kill -9) the other takes its endpoints over within the lease time, losing nothing.
  */

@@ -219,7 +219,7 @@ describe('reconnecting', () => {
       }
     });
 
-    it('a phantom slot after a 1013 (issue 19): refused twice, then the stream opens', async () => {
+    it('a phantom slot after a 1013: refused twice, then the stream opens', async () => {
       const server = await scripted([
         (ws) => ws.close(unavailable.code, unavailable.reason),
         (ws) => ws.close(code, reason),

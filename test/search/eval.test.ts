@@ -27,7 +27,7 @@ const trader = JSON.parse(
   readFileSync(new URL('../fixtures/search-eval-trader.json', import.meta.url), 'utf8'),
 ) as unknown;
 
-describe('the trader-style set test/fixtures/search-eval-trader.json (issue 22)', () => {
+describe('the trader-style set test/fixtures/search-eval-trader.json', () => {
   const set = parseEvalSet(trader);
   it('has at least 60 questions, each with exactly one right headline', () => {
     expect(set.queries.length).toBeGreaterThanOrEqual(60);

@@ -1,5 +1,5 @@
 /**
- * Issue 22, hybrid search: the keyword index's migration fills it for the articles stored before it (on
+ * Hybrid search: the keyword index's migration fills it for the articles stored before it (on
  * both engines), the query text is made safe for each engine's syntax, and the two rankings are fused.
  */
 import Database from 'better-sqlite3';

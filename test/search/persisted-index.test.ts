@@ -1,5 +1,5 @@
 /**
- * Issue 22: the approximate index is saved beside the store; a start loads it and adds only the newer
+ * The approximate index is saved beside the store; a start loads it and adds only the newer
  * vectors; a corrupt or stale file is rebuilt in the background while the exact scan serves.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -14,7 +14,7 @@ import { createKey } from '../../src/cli/operator.js';
 import { TrigramEmbedder } from '../support/service.js';
 import { asIndexStore, clusteredUnitVectors, idOf, MatrixVectorStore, randomUnitVectors } from './corpus.js';
 
-/** Issue 10: the approximate index must find at least this share of the exact top 10. */
+/** The recall goal: the approximate index must find at least this share of the exact top 10. */
 const RECALL_GOAL = 0.95;
 
 /** An embedder whose "query" is a vector chosen by the test (the text is a row of `queries`). */

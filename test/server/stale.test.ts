@@ -1,5 +1,5 @@
 /**
- * A spec edited without `npm run generate` must not silently change nothing (issue 8): the command line
+ * A spec edited without `npm run generate` must not silently change nothing: the command line
  * and the service refuse to start on a stale generated/, naming the command. Run on a copy of the
  * checkout whose openapi.yaml is edited.
  */

@@ -1,5 +1,5 @@
 /**
- * The operator's story of issue 11, as real processes: `fns sources add` for two local feeds (RSS and
+ * The operator's story with feed sources, as real processes: `fns sources add` for two local feeds (RSS and
  * Atom, on the fixture server) and a broken one, `fns serve`, and a stream client that sees each new
  * item once, including a story both feeds carry; `fns sources run` alongside changes nothing (leases);
  * `fns sources list` tells the truth about the broken source.

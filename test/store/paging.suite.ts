@@ -1,5 +1,5 @@
 /**
- * Paging and the ticker filter of the list store (issue 12), one suite for every engine
+ * Paging and the ticker filter of the list store, one suite for every engine
  * (paging-sqlite.test.ts, paging-postgres.test.ts): property tests with fast-check over random
  * archives (many articles sharing one received_at, bursts larger than the page, articles inserted
  * while a reader pages), and the ticker index (filled on every insert path, backfilled by its migration).

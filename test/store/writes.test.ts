@@ -1,5 +1,5 @@
 /**
- * What the store writes (issue 8): stamped at commit, in one order across processes, conforming to
+ * What the store writes: stamped at commit, in one order across processes, conforming to
  * the contract, owner-only on disk, and never making the service wait on another process's lock.
  */
 import { spawn } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * Issue 19, item 2: a slot must never outlive the connection attempt that asked for it. With the slot
+ * A slot must never outlive the connection attempt that asked for it. With the slot
  * store stalled (Redis under SIGSTOP), a connect is refused with 1013 once the request times out; the
  * request itself stays sent and runs when the store resumes. Without a token per attempt it then held
  * the account's slot for a connection that no longer existed (20 s of `1008 Only one stream connection
