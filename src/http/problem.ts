@@ -38,14 +38,15 @@ export function sendGenericProblem(res: Response, status: number, title: string,
 /** An Express app serving the contract (service and mock): paths match exactly as written; requestTarget() first. */
 export function contractApp(first?: RequestHandler): express.Express {
   const app = express();
-  // Observability first, so that requests refused by requestTarget() are logged and counted too.
-  if (first) app.use(first);
   app.disable('x-powered-by');
   // Nothing reads req.query: an operation reads its query once (src/http/parameters.ts).
   app.set('query parser', false);
   app.set('etag', false);
+  // Before the first app.use: Express builds its router then, reading these two settings once.
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
+  // Observability first, so that requests refused by requestTarget() are logged and counted too.
+  if (first) app.use(first);
   app.use(requestTarget());
   return app;
 }

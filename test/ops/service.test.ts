@@ -139,6 +139,24 @@ describe('metrics of the running service', () => {
   });
 });
 
+describe('the composed service matches paths exactly as the contract writes them', () => {
+  it('answers another case or a trailing slash with a 404 naming the path meant, as the bare app does', async () => {
+    ops = await startOps({ keys: { max: 1 } });
+    const key = ops.keys.max![0]!.key;
+    for (const [spelling, meant] of [
+      ['/V1/news', '/v1/news'],
+      ['/v1/news/', '/v1/news'],
+      ['/v1/NEWS/search?q=fed', '/v1/news/search'],
+      ['/v1/account/usage/', '/v1/account/usage'],
+    ]) {
+      const r = await get(ops.port, spelling!, { key });
+      expect(r.status, spelling).toBe(404);
+      expect(r.headers['content-type']).toBe('application/problem+json');
+      expect(r.body.detail).toContain(`did you mean ${meant}?`);
+    }
+  });
+});
+
 describe('request logs', () => {
   it('writes one line per request with request id, operation, status, latency and key id', async () => {
     ops = await startOps({ keys: { pro: 1 } });
