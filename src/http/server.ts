@@ -126,19 +126,26 @@ const HTTP_TIMEOUTS = {
 /** A refused connection that does not close its side is cut this long after the 503 was written. */
 const REFUSED_LINGER_MS = 2000;
 
+/** The request asks for a WebSocket (`Upgrade` names `websocket` among its protocols). */
+function isWebSocketUpgrade(req: IncomingMessage): boolean {
+  return (req.headers.upgrade ?? '').split(',').some((p) => p.trim().toLowerCase() === 'websocket');
+}
+
 export function createHttpServer(listener: RequestListener, options: HttpServerOptions = {}): Server {
   const t = { ...HTTP_TIMEOUTS, ...options };
   // Node's own missing-Host answer has no body: the app answers it instead (requestTarget()).
-  const server = createServer(
-    {
-      maxHeaderSize: limits.requestHeadMaxBytes,
-      requireHostHeader: false,
-      headersTimeout: t.headersTimeoutMs,
-      requestTimeout: t.requestTimeoutMs,
-      connectionsCheckingInterval: t.checkIntervalMs,
-    },
-    listener,
-  );
+  // Only a WebSocket upgrade leaves HTTP: another offer (`h2c` from curl --http2 or Java's HttpClient) is ignored,
+  // as RFC 9110 §7.8 lets a server do, and the request answered like any other (Node 22.21 and 24.9 on; the
+  // option is missing from the pinned @types/node, hence the variable).
+  const serverOptions = {
+    maxHeaderSize: limits.requestHeadMaxBytes,
+    requireHostHeader: false,
+    headersTimeout: t.headersTimeoutMs,
+    requestTimeout: t.requestTimeoutMs,
+    connectionsCheckingInterval: t.checkIntervalMs,
+    shouldUpgradeCallback: isWebSocketUpgrade,
+  };
+  const server = createServer(serverOptions, listener);
   server.keepAliveTimeout = t.keepAliveTimeoutMs;
   server.on('clientError', onClientError);
   server.on('checkExpectation', onCheckExpectation);

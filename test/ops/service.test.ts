@@ -157,6 +157,20 @@ describe('the composed service matches paths exactly as the contract writes them
   });
 });
 
+describe('an Upgrade other than websocket is ignored: the request is answered as HTTP/1.1', () => {
+  it('answers REST requests that offer h2c (curl --http2, Java HttpClient) as without the offer', async () => {
+    ops = await startOps({ keys: { max: 1 } });
+    const key = ops.keys.max![0]!.key;
+    const h2c = { Connection: 'Upgrade, HTTP2-Settings', Upgrade: 'h2c', 'HTTP2-Settings': 'AAMAAABkAARAAAAAAAIAAAAA' };
+    const usage = await get(ops.port, '/v1/account/usage', { key, headers: h2c });
+    expect(usage.status).toBe(200);
+    expect(usage.body.tier).toBe('max');
+    const list = await get(ops.port, '/v1/news?limit=0', { key, headers: h2c });
+    expect(list.status).toBe(400);
+    expect(list.body.detail).toMatch(/^limit must be/);
+  });
+});
+
 describe('request logs', () => {
   it('writes one line per request with request id, operation, status, latency and key id', async () => {
     ops = await startOps({ keys: { pro: 1 } });
