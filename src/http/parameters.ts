@@ -62,11 +62,18 @@ export function queryOf(url: string): string {
   return q === -1 ? '' : url.slice(q + 1);
 }
 
+/** Percent-decoded; a malformed escape (a bare `%`, bytes that are not UTF-8) stays as written, the valid ones around it decoded. */
 function safeDecode(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {
-    return s;
+    return s.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
   }
 }
 

@@ -35,6 +35,16 @@ describe('reading the query string', () => {
   });
 });
 
+describe('a malformed escape stays as written without keeping the valid escapes beside it from being decoded', () => {
+  it('decodes %26 and %E2%80%94 in a value that also holds a bare % (a hand-typed "2%")', () => {
+    expect(readQuery('q=S%26P+500+up+2%')).toEqual({ q: 'S&P 500 up 2%' });
+    expect(readQuery('q=oil+100%+rally+%E2%80%94+gold')).toEqual({ q: 'oil 100% rally \u2014 gold' });
+  });
+  it('keeps escapes that are not UTF-8 as written, and decodes the valid ones around them', () => {
+    expect(readQuery('q=%C3%A9t%C3%A9+%FF+50%')).toEqual({ q: '\u00e9t\u00e9 %FF 50%' });
+  });
+});
+
 describe('each parameter as its schema says', () => {
   it('types what it reads: integers as numbers, tickers as an array, defaults for absent parameters', () => {
     expect(list(readQuery('limit=7&tickers=EUR/USD,BRK.B&urgency=flash'))).toEqual({
