@@ -78,9 +78,18 @@ function onCheckExpectation(req: IncomingMessage, res: ServerResponse): void {
   req.resume();
 }
 
-function refuseUpgrade(socket: Duplex, status: number, detail: string): void {
+function refuseUpgrade(socket: Duplex, status: number, detail: string, headers: Record<string, string> = {}): void {
   socket.on('error', () => socket.destroy());
-  socket.end(rawProblemResponse(status, detail));
+  socket.end(rawProblemResponse(status, detail, headers));
+}
+
+/** A WebSocket handshake `ws` found malformed (its `wsClientError`), as a problem: 405 for the method, else 400. */
+export function refuseHandshake(socket: Duplex, error: Error): void {
+  if (error.message === 'Invalid HTTP method')
+    return refuseUpgrade(socket, 405, 'The stream is opened with GET', { Allow: 'GET' });
+  // RFC 6455 §4.4: a version the server does not speak is answered with the versions it does.
+  const version = /Sec-WebSocket-Version/.test(error.message) ? { 'Sec-WebSocket-Version': '13, 8' } : undefined;
+  refuseUpgrade(socket, 400, `Not a valid WebSocket handshake: ${error.message}`, version);
 }
 
 /** Routes an upgrade as REST does (origin form, exact path); false, with a 400/404 answered, when not for `address`. */

@@ -25,7 +25,7 @@ import {
 import type { IpGuard } from '../state/ports.js';
 import { hashKey } from '../store/ports/ids.js';
 import type { AccountStore, FeedEntry } from '../store/ports/index.js';
-import { acceptUpgradeFor } from '../http/server.js';
+import { acceptUpgradeFor, refuseHandshake } from '../http/server.js';
 import { isDependencyUnavailable } from '../http/unavailable.js';
 import {
   admissionOutcome,
@@ -217,6 +217,8 @@ class Firehose {
       closeTimeout: CLOSE_HANDSHAKE_MS,
     };
     this.wss = new WebSocketServer(wsOptions);
+    // ws's own refusals (method, Sec-WebSocket-Key or -Version) leave as problems, like every HTTP error.
+    this.wss.on('wsClientError', (error, socket) => refuseHandshake(socket, error));
     this.hub = new DeliveryHub<Connection>({
       feed: deps.articles,
       clock: deps.clock,

@@ -184,3 +184,44 @@ describe('connecting: only the stream address upgrades', () => {
     expect(status).toBe(404);
   });
 });
+
+describe('connecting: a malformed WebSocket handshake is refused with a problem body, as every HTTP error', () => {
+  /** The whole answer to an upgrade request on the stream address with these method and extra header lines. */
+  const rawHandshake = (method: string, headers: string, key: string) =>
+    new Promise<string>((resolve, reject) => {
+      let out = '';
+      const socket = netConnect(ctx.h.port, '127.0.0.1', () =>
+        socket.write(
+          `${method} ${streamAddress}?api_key=${key} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n` +
+            `Upgrade: websocket\r\n${headers}Content-Length: 0\r\n\r\n`,
+        ),
+      );
+      socket.on('data', (d) => (out += d));
+      socket.on('close', () => resolve(out));
+      socket.on('error', reject);
+    });
+
+  it.each([
+    ['no Sec-WebSocket-Key', 'GET', 'Sec-WebSocket-Version: 13\r\n', 400],
+    [
+      'an unsupported Sec-WebSocket-Version',
+      'GET',
+      'Sec-WebSocket-Version: 7\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n',
+      400,
+    ],
+    [
+      'a method other than GET',
+      'POST',
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n',
+      405,
+    ],
+  ])('answers a handshake with %s by a problem', async (_what, method, headers, status) => {
+    const reply = await rawHandshake(method as string, headers as string, (await ctx.h.key('pro')).key);
+    expect(reply.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
+    expect(reply).toContain('Content-Type: application/problem+json');
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      status,
+      detail: expect.any(String),
+    });
+  });
+});
