@@ -58,6 +58,10 @@ function requestTarget(): RequestHandler {
     if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 && req.headers.host === undefined) {
       return sendGenericProblem(res, 400, 'Bad Request', 'An HTTP/1.1 request must carry a Host header');
     }
+    // Node keeps the first of several Host lines; RFC 9112 §3.2 refuses the request instead.
+    if ((req.headersDistinct.host?.length ?? 0) > 1) {
+      return sendGenericProblem(res, 400, 'Bad Request', 'A request must carry one Host header, not several');
+    }
     const target = originForm(req.url);
     if (!target.ok) return sendGenericProblem(res, 400, 'Bad Request', target.detail);
     // HEAD is GET without the body (RFC 9110 §9.3.2): routed, validated and counted as GET.

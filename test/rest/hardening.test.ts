@@ -293,6 +293,14 @@ describe('every HTTP error the process emits is a problem body, Node-level rejec
   });
 });
 
+describe('a request names one host: two Host lines are a 400 problem (RFC 9112 §3.2)', () => {
+  it('refuses a second Host line, even a valid key and path', async () => {
+    const { key } = await svc.key('max');
+    const r = await send('GET /v1/account/usage HTTP/1.1', key, [['Host', 'other.example']]);
+    expect(expectProblemBody(r, 400).detail).toMatch(/Host/);
+  });
+});
+
 describe('responses depend on the key, so no shared cache may keep them', () => {
   it('sends Cache-Control: private, no-store on successes, refusals and 404s', async () => {
     const { key } = await svc.key('max');
