@@ -157,6 +157,15 @@ export function createHttpServer(listener: RequestListener, options: HttpServerO
   const server = createServer(serverOptions, listener);
   server.keepAliveTimeout = t.keepAliveTimeoutMs;
   server.on('clientError', onClientError);
+  // Without a listener Node drops a CONNECT's connection unanswered; it is a target this server cannot serve.
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const target = originForm(req.url);
+    refuseUpgrade(
+      socket,
+      400,
+      target.ok ? 'CONNECT is not supported; send GET with a path such as /v1/news' : target.detail,
+    );
+  });
   server.on('checkExpectation', onCheckExpectation);
   capConnections(
     server,

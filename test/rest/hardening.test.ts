@@ -301,6 +301,13 @@ describe('a request names one host: two Host lines are a 400 problem (RFC 9112 Â
   });
 });
 
+describe('CONNECT is answered with a 400 problem, not a dropped connection', () => {
+  it('refuses CONNECT host:port with a problem naming the target', async () => {
+    const r = await send('CONNECT 127.0.0.1:1 HTTP/1.1');
+    expect(expectProblemBody(r, 400).detail).toContain('127.0.0.1:1');
+  });
+});
+
 describe('responses depend on the key, so no shared cache may keep them', () => {
   it('sends Cache-Control: private, no-store on successes, refusals and 404s', async () => {
     const { key } = await svc.key('max');
