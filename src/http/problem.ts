@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { limits, problems, type Problem, type ProblemKind } from '../contract/index.js';
 import { isDependencyUnavailable } from './unavailable.js';
-import { echo, meantPath, originForm, pathOnly } from './target.js';
+import { echo, hostProblem, meantPath, originForm, pathOnly } from './target.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
 export const JSON_TYPE = 'application/json';
@@ -55,13 +55,9 @@ export function contractApp(first?: RequestHandler): express.Express {
 function requestTarget(): RequestHandler {
   return (req, res, next) => {
     res.setHeader('Cache-Control', 'private, no-store');
-    if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 && req.headers.host === undefined) {
-      return sendGenericProblem(res, 400, 'Bad Request', 'An HTTP/1.1 request must carry a Host header');
-    }
     // Node keeps the first of several Host lines; RFC 9112 §3.2 refuses the request instead.
-    if ((req.headersDistinct.host?.length ?? 0) > 1) {
-      return sendGenericProblem(res, 400, 'Bad Request', 'A request must carry one Host header, not several');
-    }
+    const host = hostProblem(req);
+    if (host !== undefined) return sendGenericProblem(res, 400, 'Bad Request', host);
     const target = originForm(req.url);
     if (!target.ok) return sendGenericProblem(res, 400, 'Bad Request', target.detail);
     // HEAD is GET without the body (RFC 9110 §9.3.2): routed, validated and counted as GET.

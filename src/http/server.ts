@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { limits, problems, type Problem } from '../contract/index.js';
 import { PROBLEM_TYPE } from './problem.js';
-import { echo, originForm, pathOnly } from './target.js';
+import { echo, hostProblem, originForm, pathOnly } from './target.js';
 
 /** A complete HTTP/1.1 response with a problem body, for writing straight to a socket. */
 function rawProblemResponse(
@@ -92,8 +92,13 @@ export function refuseHandshake(socket: Duplex, error: Error): void {
   refuseUpgrade(socket, 400, `Not a valid WebSocket handshake: ${error.message}`, version);
 }
 
-/** Routes an upgrade as REST does (origin form, exact path); false, with a 400/404 answered, when not for `address`. */
+/** Routes an upgrade as REST does (one Host, origin form, exact path); false, with a 400/404 answered, when not for `address`. */
 export function acceptUpgradeFor(address: string, req: IncomingMessage, socket: Duplex): boolean {
+  const host = hostProblem(req);
+  if (host !== undefined) {
+    refuseUpgrade(socket, 400, host);
+    return false;
+  }
   const target = originForm(req.url);
   if (!target.ok) {
     refuseUpgrade(socket, 400, target.detail);

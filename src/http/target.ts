@@ -3,6 +3,7 @@
  * origin form before routing; paths match exactly, and a misspelt known path is a 404 naming it.
  */
 
+import type { IncomingMessage } from 'node:http';
 import { limits } from '../contract/index.js';
 
 /** How much of a client's input a problem `detail` echoes (a 15 KB path is not sent back). */
@@ -54,5 +55,16 @@ export function meantPath(path: string, known: Iterable<string>): string | undef
   }
   const canonical = `/${segments.join('/')}`;
   for (const k of known) if (k.toLowerCase() === canonical && k !== path) return k;
+  return undefined;
+}
+
+/** Why a request's Host is refused (RFC 9112 §3.2: an HTTP/1.1 request has one; none may have several), or undefined. */
+export function hostProblem(
+  req: Pick<IncomingMessage, 'httpVersionMajor' | 'httpVersionMinor' | 'headersDistinct'>,
+): string | undefined {
+  const hosts = req.headersDistinct.host?.length ?? 0;
+  if (hosts === 0 && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1)
+    return 'An HTTP/1.1 request must carry a Host header';
+  if (hosts > 1) return 'A request must carry one Host header, not several';
   return undefined;
 }

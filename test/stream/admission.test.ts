@@ -225,3 +225,32 @@ describe('connecting: a malformed WebSocket handshake is refused with a problem 
     });
   });
 });
+
+describe('connecting: an upgrade names one host, as every HTTP/1.1 request (RFC 9112 §3.2)', () => {
+  const upgradeWithHosts = (hostLines: string, key: string) =>
+    new Promise<string>((resolve, reject) => {
+      let out = '';
+      const socket = netConnect(ctx.h.port, '127.0.0.1', () =>
+        socket.write(
+          `GET ${streamAddress}?api_key=${key} HTTP/1.1\r\n${hostLines}Connection: Upgrade\r\nUpgrade: websocket\r\n` +
+            'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+        ),
+      );
+      socket.on('data', (d) => {
+        out += d;
+        if (out.startsWith('HTTP/1.1 101 ')) socket.destroy();
+      });
+      socket.on('close', () => resolve(out));
+      socket.on('error', reject);
+    });
+
+  it.each([
+    ['no Host', ''],
+    ['two Host lines', 'Host: x\r\nHost: y\r\n'],
+  ])('refuses an upgrade with %s with a 400 problem', async (_what, hostLines) => {
+    const reply = await upgradeWithHosts(hostLines, (await ctx.h.key('pro')).key);
+    expect(reply.startsWith('HTTP/1.1 400 ')).toBe(true);
+    expect(reply).toContain('Content-Type: application/problem+json');
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).detail).toMatch(/Host/);
+  });
+});
