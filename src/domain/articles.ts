@@ -1,5 +1,6 @@
 /** How an article is shown to a key: `tickers` only when the plan includes per-ticker sentiment. */
 import { articleRules, tickerSentiments, type Article, type TickerSentiment } from '../contract/index.js';
+import { longerThan } from './text.js';
 
 /** An article as stored: always with its tickers. */
 export type StoredArticle = Omit<Article, 'tickers'> & { tickers: TickerSentiment[] };
@@ -20,7 +21,7 @@ export function presentArticle(article: StoredArticle, withTickers: boolean): Ar
 export function conformArticle<T extends { content: string; tickers: TickerInput[] }>(
   article: T,
 ): T & { tickers: TickerSentiment[] } {
-  if (article.content.length > articleRules.contentMaxLength) {
+  if (longerThan(article.content, articleRules.contentMaxLength)) {
     throw new RangeError(`content is longer than ${articleRules.contentMaxLength} characters`);
   }
   const seen = new Set<string>();

@@ -7,7 +7,7 @@ import { articleRules, articleSentiments, tickerSentiments, urgencies } from '..
 import type { NewArticle } from '../store/ports/index.js';
 import { conformArticle, type TickerInput } from '../domain/articles.js';
 import { parseRfc3339, utcDateTime } from '../domain/time.js';
-import { plainLine } from '../domain/text.js';
+import { longerThan, plainLine } from '../domain/text.js';
 import { enrich } from '../enrich/index.js';
 import { SOURCE_NAME } from '../domain/source-name.js';
 import { loneSurrogateError } from './utf8.js';
@@ -46,7 +46,7 @@ export function parseArticle(input: unknown): LineResult {
   }
   const content = typeof o.content === 'string' ? plainLine(o.content) : '';
   if (content === '') return { ok: false, error: 'content is required and must be a non-empty string' };
-  if (content.length > articleRules.contentMaxLength)
+  if (longerThan(content, articleRules.contentMaxLength))
     return { ok: false, error: `content is longer than ${articleRules.contentMaxLength} characters` };
 
   const derived = enrich(content);

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { articleRules } from '../contract/index.js';
+import { longerThan } from '../domain/text.js';
 import { enrich } from '../enrich/index.js';
 import { identify } from '../ingest/identity.js';
 import { boundedId, EXTERNAL_ID_MAX_LENGTH } from '../ingest/pipeline.js';
@@ -27,7 +28,7 @@ function canonicalOf(item: FeedItem): string | null {
 
 /** `text` cut to at most `max` characters at a word boundary, ending with "…" when cut. */
 export function fitHeadline(text: string, max: number = articleRules.contentMaxLength): string {
-  if (text.length <= max) return text;
+  if (!longerThan(text, max)) return text;
   let cut = text.slice(0, max - 1);
   // Never split a surrogate pair.
   if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);

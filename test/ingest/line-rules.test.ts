@@ -17,6 +17,7 @@ import { SourcePoller } from '../../src/sources/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { until } from '../support/wait.js';
 import { silentLog } from '../../src/domain/log.js';
+import { articleRules } from '../../src/contract/index.js';
 
 const TOKEN = 'test-admin-token-0123456789abcdef';
 let store: SqliteStore;
@@ -136,6 +137,20 @@ describe('published_at is stored as a feed stores its dates: the instant in UTC 
           error: 'published_at must fall within the years 0001-9999 in UTC',
         });
       }
+    });
+  }
+});
+
+describe("content's length is counted in characters, as the contract's maxLength counts them (an emoji is one)", () => {
+  const max = articleRules.contentMaxLength;
+  for (const [door, send] of Object.entries(DOORS)) {
+    it(`${door}: stores content of maxLength characters written outside the BMP, refuses one more`, async () => {
+      const head = `${story()} `;
+      const fill = '\u{1F4C8}'.repeat(max - Array.from(head).length);
+      expect(await send(JSON.stringify({ content: `${head}${fill}` }))).toMatchObject({ content: `${head}${fill}` });
+      expect(await send(JSON.stringify({ content: `${story()} ${fill}\u{1F4C8}` }))).toEqual({
+        error: `content is longer than ${max} characters`,
+      });
     });
   }
 });
