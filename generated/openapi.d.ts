@@ -541,7 +541,8 @@ export interface components {
         };
         /** @description The key is inactive, its account is on the `free` tier, or the client IP address is blocked by
          *     the IP guard (`API key is inactive`; an IP block also carries `Retry-After`: the seconds until it
-         *     lifts); or the `tickers` filter was asked for by a key not on the `max` plan. Not counted.
+         *     lifts); or the ticker filter (`tickers`, or its `min_relevance`) was asked for by a key not on the
+         *     `max` plan. Not counted.
          *      */
         ListForbidden: {
             headers: {

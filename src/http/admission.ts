@@ -109,8 +109,10 @@ export function createOperationChain(deps: AdmissionDeps): (operationId: Operati
       }
       const plan = plans[result.caller.tier];
       if (access.requires === 'search' && !plan.search) return sendProblem(res, 'maxPlanOnly');
-      // Tier access to a filter (checked before the rate limit, so not counted): `tickers` needs ticker data.
-      if (takesTickers.has(operationId) && !plan.tickers && Object.hasOwn(query, 'tickers')) {
+      // Tier access to a filter (checked before the rate limit, so not counted): `tickers` and its `min_relevance`
+      // need ticker data.
+      const tickerFilter = Object.hasOwn(query, 'tickers') || Object.hasOwn(query, 'min_relevance');
+      if (takesTickers.has(operationId) && !plan.tickers && tickerFilter) {
         return sendProblem(res, 'tickerFilterMaxPlanOnly');
       }
       res.locals.caller = result.caller;

@@ -675,12 +675,12 @@ export class FuzzHarness {
       if (s !== 403) this.fail(`auth:${r.keyState}-search-got-${s}`, show());
       return;
     }
-    // The ticker filter is tier access (before the rate limit and the parameters): present at all, with
-    // a plan without ticker data, it is a 403 whatever its value.
+    // The ticker filter (`tickers`, its `min_relevance`) is tier access (before the rate limit and the parameters):
+    // present at all, with a plan without ticker data, it is a 403 whatever its value.
     if (
       !plans[tier].tickers &&
       op.params.some((p) => p.name === 'tickers') &&
-      query.names.some((n) => n.decoded === 'tickers')
+      query.names.some((n) => n.decoded === 'tickers' || n.decoded === 'min_relevance')
     ) {
       if (s !== 403) this.fail(`auth:${r.keyState}-tickers-got-${s}:${op.operationId}`, show());
       else if (

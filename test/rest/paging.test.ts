@@ -238,6 +238,12 @@ describe('min_relevance: the tickers filter keeps the articles where a listed in
     const k = (await svc.key('pro')).key;
     expectProblem(await call('/v1/news?tickers=AAPL&min_relevance=0.2', k), 'tickerFilterMaxPlanOnly');
   });
+  it('refuses min_relevance alone from a pro key as the ticker filter it belongs to (403, not counted)', async () => {
+    const k = (await svc.key('pro')).key;
+    const r = await call('/v1/news?min_relevance=0.5', k);
+    expectProblem(r, 'tickerFilterMaxPlanOnly');
+    expect(r.headers['x-ratelimit-remaining']).toBeUndefined();
+  });
 });
 
 describe('the lookback window bounds every page: an after older than the window reads as its start', () => {
