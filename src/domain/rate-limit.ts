@@ -4,7 +4,10 @@ export interface RateDecision {
   limit: number;
   /** Requests still admissible right after this decision. */
   remaining: number;
-  /** Epoch ms when the oldest logged request leaves the window (now, when the log is empty). */
+  /**
+   * Epoch ms when one more request is admitted: the oldest logged request leaves the window, or, with more logged
+   * than the limit (after a downgrade), the one whose leaving brings the count below it (now, when the log is empty).
+   */
   resetAt: number;
   /** Whole seconds until the next request would be admitted (0 when admitted). */
   retryAfterSeconds: number;
@@ -20,8 +23,8 @@ export function admit(
   const live = log.filter((t) => t > now - windowMs);
   const admitted = live.length < limit;
   if (admitted) live.push(now);
-  const oldest = live[0];
-  const resetAt = oldest === undefined ? now : oldest + windowMs;
+  const first = live[Math.max(0, live.length - Math.max(limit, 1))];
+  const resetAt = first === undefined ? now : first + windowMs;
   // When refused, the next admission is when enough old entries have left for one free slot.
   const freeAt = admitted ? now : (live[live.length - limit] ?? now) + windowMs;
   return {

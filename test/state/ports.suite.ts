@@ -142,6 +142,21 @@ export function portSuite(name: string, env: () => PortEnv, options: { skip?: bo
           retryAfterSeconds: WINDOW / 1000 - 20,
         });
       });
+      test('after a downgrade (more logged than the new plan), reset is when one more is admitted, as Retry-After says', async () => {
+        const [rl] = env().rateLimiters();
+        const key = fresh('key');
+        for (let i = 0; i < 5; i++) await rl.hit(key, 5, WINDOW, T + i * 1000);
+        const refused = await rl.hit(key, 2, WINDOW, T + 10_000);
+        // Four of the five must leave before a slot frees: the fourth leaves at T + 3 s + the window.
+        expect(refused).toEqual({
+          admitted: false,
+          limit: 2,
+          remaining: 0,
+          resetAt: T + 3000 + WINDOW,
+          retryAfterSeconds: (3000 + WINDOW - 10_000) / 1000,
+        });
+        expect(refused).toEqual(admit([T, T + 1000, T + 2000, T + 3000, T + 4000], T + 10_000, 2, WINDOW).decision);
+      });
       test(`refuses everything at the free plan's limit (${plans.free.rateLimit})`, async () => {
         const [rl] = env().rateLimiters();
         const times = [T, T + 1];

@@ -27,8 +27,9 @@ if n < limit then
 end
 if n > 0 then redis.call('PEXPIRE', key, window) end
 local resetAt = now
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-if oldest[2] then resetAt = tonumber(oldest[2]) + window end
+local first = math.max(0, n - math.max(limit, 1))
+local entry = redis.call('ZRANGE', key, first, first, 'WITHSCORES')
+if entry[2] then resetAt = tonumber(entry[2]) + window end
 local retryAfter = 0
 if admitted == 0 then
   local freeAt = now + window
