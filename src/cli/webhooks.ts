@@ -228,14 +228,14 @@ export async function resumeWebhook({ args, config, print }: CommandRun): Promis
     const now = Date.now();
     const before = await existingEndpoint(store, id);
     const account = await store.accounts.getAccount(before.accountId);
-    if (account) {
-      const tier = webhookTier(account, now);
-      // A ticker filter is never dropped to fit a lower plan (the dispatcher would pause it again).
-      if (before.tickers !== null && !planOf(tier).tickers) {
-        throw new CliError(
-          `${before.id} filters by tickers (${before.tickers.join(',')}), available to max accounts only (as the stream's ticker filter); account ${before.accountId} is on ${tier}: fns accounts set-tier ${before.accountId} max, or add an endpoint without --tickers`,
-        );
-      }
+    // As send-test: an endpoint whose account is gone is never made active (the dispatcher would pause it again).
+    if (!account) throw new CliError(`the account ${before.accountId} of ${id} no longer exists`);
+    const tier = webhookTier(account, now);
+    // A ticker filter is never dropped to fit a lower plan (the dispatcher would pause it again).
+    if (before.tickers !== null && !planOf(tier).tickers) {
+      throw new CliError(
+        `${before.id} filters by tickers (${before.tickers.join(',')}), available to max accounts only (as the stream's ticker filter); account ${before.accountId} is on ${tier}: fns accounts set-tier ${before.accountId} max, or add an endpoint without --tickers`,
+      );
     }
     const e = await store.webhooks.setState(id, 'active', null, now);
     if (!e) throw noEndpoint(id);

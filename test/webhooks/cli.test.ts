@@ -4,6 +4,8 @@
  * order, nothing lost.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectCleanFailure, fnsBin, fnsWith, ndjson, tempDataDir } from '../cli/support.js';
 import { independentlyVerified, startReceiver } from './receiver.js';
@@ -219,6 +221,25 @@ describe('fns webhooks: plan changes and secret rotations', () => {
     );
     const list = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as { webhooks: { secrets: number }[] };
     expect(list.webhooks[0]!.secrets).toBe(4);
+  });
+});
+
+describe('fns webhooks resume refuses an endpoint whose account no longer exists', () => {
+  it('exits 1 naming the account, and the endpoint stays paused', async () => {
+    const { dir, fns } = deploymentDir();
+    const acct = await account(fns, 'pro');
+    const a = JSON.parse((await fns('webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--json')).stdout) as {
+      id: string;
+    };
+    expect((await fns('webhooks', 'pause', a.id)).code).toBe(0);
+    // The account's row removed behind the command line's back (there is no command for it).
+    const db = new Database(join(dir, 'fns.sqlite'));
+    db.pragma('foreign_keys = OFF');
+    db.prepare('DELETE FROM accounts WHERE id = ?').run(acct);
+    db.close();
+    expectCleanFailure(await fns('webhooks', 'resume', a.id), 1, `the account ${acct} of ${a.id} no longer exists`);
+    const list = JSON.parse((await fns('webhooks', 'list', '--json')).stdout) as { webhooks: { state: string }[] };
+    expect(list.webhooks[0]!.state).toBe('paused');
   });
 });
 
