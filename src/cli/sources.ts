@@ -29,6 +29,8 @@ function checkSourceName(raw: string): string {
 }
 
 function checkSourceUrl(raw: string): string {
+  // The length first, as fns webhooks add: one rule for both commands whatever else is wrong with the URL.
+  if (raw.length > URL_MAX) throw new UsageError(`<url> is longer than ${URL_MAX} characters`);
   let u: URL;
   try {
     u = new URL(raw);
@@ -41,7 +43,6 @@ function checkSourceUrl(raw: string): string {
     throw new UsageError(
       '<url> must not carry a user name or password (it would show in fns sources list and the logs)',
     );
-  if (raw.length > URL_MAX) throw new UsageError(`<url> is longer than ${URL_MAX} characters`);
   return u.href;
 }
 

@@ -97,6 +97,18 @@ describe('fns sources add validates before it stores', () => {
   }, 60_000);
 });
 
+describe('a URL longer than 2,048 characters is refused for its length whatever its form, as by fns webhooks add', () => {
+  it('fns sources add and fns webhooks add give the same usage error for the same URL', async () => {
+    const long = `ftp://example.com/${'a'.repeat(2048)}`;
+    expectCleanFailure(await fns('sources', 'add', 'wire', long), EXIT.usage, '<url> is longer than 2048 characters');
+    expectCleanFailure(
+      await fns('webhooks', 'add', 'acct_x', long),
+      EXIT.usage,
+      '<url> is longer than 2048 characters',
+    );
+  });
+});
+
 describe('fns sources list tells what each source did', () => {
   it('prints a table with state, interval, last poll, status, counters and next poll; --json the records', async () => {
     const r = await fns('sources', 'list');
