@@ -47,7 +47,10 @@ export async function* readLines(
   let parts: Uint8Array[] = [];
   let length = 0;
   let tooLong = false;
+  let first = true;
   const finish = (last: Uint8Array): InputLine => {
+    const atStart = first;
+    first = false;
     const total = length + last.length;
     const refused = tooLong || total > max;
     const earlier = parts;
@@ -63,6 +66,8 @@ export async function* readLines(
       line = Buffer.concat([...earlier, last], total);
       if (opts.stats) opts.stats.bytesCopied += total;
     }
+    // A byte order mark is no part of the first line (as the admin push reads its body).
+    if (atStart && line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf) line = line.subarray(3);
     if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, line.length - 1);
     return decodeUtf8(line) ?? { refused: notUtf8Message(line, invalidUtf8Offset(line)) };
   };

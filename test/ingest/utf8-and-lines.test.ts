@@ -58,6 +58,35 @@ describe('the CLI line reader is linear: each byte copied at most once', () => {
   });
 });
 
+describe('a UTF-8 byte order mark before the first line is no part of it, on every path', () => {
+  const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+  const input = Buffer.concat([
+    bom,
+    Buffer.from('{"content":"Acme beats estimates"}\n{"content":"Zeta recalls cars"}\n'),
+  ]);
+  it('CLI: the first line is read without it (a file saved with a signature), whatever the chunks', async () => {
+    for (const size of [1, 2, 64 * 1024]) {
+      const lines = await collect(chunked(input, size));
+      expect(lines).toEqual(['{"content":"Acme beats estimates"}', '{"content":"Zeta recalls cars"}']);
+    }
+    const fake = {
+      ingestItems: async (a: unknown[]) =>
+        a.map((_, i) => ({ status: 'stored' as const, id: `id-${i}`, received_at: '2026-11-24T00:00:00Z' })),
+    };
+    const report = await ingest(fake, readLines(chunked(input)), () => 0);
+    expect(report.errors).toEqual([]);
+    expect(report.ingested).toBe(2);
+  });
+  it('push (NDJSON): its first line is read without it too', async () => {
+    const lines = await readPushBody(
+      Buffer.concat([bom, Buffer.from('{"source":"desk","id":"1","content":"Acme beats estimates"}\n')]),
+      'ndjson',
+    );
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toHaveProperty('error');
+  });
+});
+
 describe('bytes that are not UTF-8 are refused, naming the line, on every path', () => {
   const bad = Buffer.concat([Buffer.from('{"content":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
   it('CLI: the line is refused (never stored as U+FFFD) and the next one read', async () => {
