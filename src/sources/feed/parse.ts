@@ -262,13 +262,26 @@ function mapJson(doc: object, baseUrl: string): ParsedFeed {
   return { format: 'json', title: toPlainText(str(own(doc, 'title'))), items, minIntervalSeconds: null };
 }
 
+/**
+ * An `id` written as an integer past 2^53 kept as its digits: as a double two items' ids (snowflake ids) are one
+ * number, and the second item would be taken for the first.
+ */
+function idDigits(key: string, value: unknown, context?: { source?: string }): unknown {
+  return key === 'id' &&
+    typeof value === 'number' &&
+    !Number.isSafeInteger(value) &&
+    /^-?\d+$/.test(context?.source ?? '')
+    ? context!.source
+    : value;
+}
+
 /** The document as a JSON Feed when it is one (the parser library's test), else null. */
 function asJsonFeed(text: string): object | null {
   const first = /\S/.exec(text);
   if (first?.[0] !== '{') return null;
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = JSON.parse(text, idDigits as Parameters<typeof JSON.parse>[1]);
   } catch {
     return null;
   }

@@ -211,6 +211,22 @@ describe('JSON Feed fields of the wrong type are absent, never converted (JSON F
   });
 });
 
+describe('a JSON Feed id written as an integer past 2^53 is its digits as written', () => {
+  it('two items with neighbouring snowflake ids keep two ids (as doubles they were one, the second item taken for the first)', () => {
+    const text =
+      '{"version":"https://jsonfeed.org/version/1.1","title":"Wire","items":[' +
+      '{"id":1234567890123456789,"title":"Acme beats estimates"},{"id":1234567890123456790,"title":"Zeta recalls cars"},' +
+      '{"id":-9007199254740993,"title":"C"},{"id":7,"title":"D"},{"id":1e3,"title":"E"}]}';
+    expect(parse(text).items.map((i) => i.guid)).toEqual([
+      '1234567890123456789',
+      '1234567890123456790',
+      '-9007199254740993',
+      '7',
+      '1000',
+    ]);
+  });
+});
+
 describe('labels and names the feed writes are looked up as data', () => {
   it('a charset named like an Object member is an unsupported charset, named as written', () => {
     const bytes = Buffer.from('<?xml version="1.0" encoding="constructor"?><rss>\xe9</rss>', 'latin1');
