@@ -529,7 +529,9 @@ export class WebhookDispatcher {
         for (const w of batch) {
           const cursor = w.cursor;
           const held = await tx.webhooks.recordAttempt(w.e.id, this.owner, {
-            at,
+            // The time of the last 2xx, not of this write: a cursor moved only past articles the ticker filter
+            // skipped sent no request, so it is no new success or attempt.
+            at: w.e.lastSuccessAt ?? at,
             cursor,
             status: w.e.lastStatus,
             error: null,

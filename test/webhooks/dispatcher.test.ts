@@ -177,6 +177,22 @@ describe('delivery: every article stored after the endpoint was added, in order,
   });
 });
 
+describe('an article the ticker filter skips is no attempt: list shows the last request really answered', () => {
+  it('after skipped articles the last success and last attempt are still those of the last delivery', async () => {
+    const { store, receiver, endpoint } = await setup({ tier: 'max', tickers: ['MSFT'] });
+    await store.articles.insert([article('microsoft', ['MSFT'])], Date.now());
+    await receiver.waitFor(1);
+    const delivered = await until(store, endpoint.id, (e) => e.lastSuccessAt !== null);
+    await new Promise((r) => setTimeout(r, 30));
+    await store.articles.insert([article('apple', ['AAPL']), article('none')], Date.now());
+    const latest = await store.articles.latestSeq();
+    const skipped = await until(store, endpoint.id, (e) => e.cursor === latest);
+    expect(receiver.received).toHaveLength(1);
+    expect(skipped.lastSuccessAt).toBe(delivered.lastSuccessAt);
+    expect(skipped.lastAttemptAt).toBe(delivered.lastAttemptAt);
+  });
+});
+
 describe('no endpoint held: the feed is not read, and an endpoint held later misses nothing', () => {
   /** A dispatcher whose reads of the article feed are counted (pages read; looks at the feed's end). */
   async function counted() {
