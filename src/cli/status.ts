@@ -18,8 +18,10 @@ function checkNote(message: string): string {
   const text = message.trim();
   if (text === '') throw new UsageError('<message> must not be empty');
   if ([...text].length > NOTE_MAX_CHARS) throw new UsageError(`<message> is longer than ${NOTE_MAX_CHARS} characters`);
-  // One line of plain text: the page shows it as given, the JSON carries it, control characters never.
-  if (/[\u0000-\u001f\u007f]/.test(text)) throw new UsageError('<message> must be one line without control characters');
+  // One line of plain text: the page shows it as given, the JSON carries it, control characters (C0, DEL, C1: NEL,
+  // CSI) and the line and paragraph separators never.
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(text))
+    throw new UsageError('<message> must be one line without control characters');
   return text;
 }
 

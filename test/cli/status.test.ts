@@ -41,6 +41,12 @@ describe('fns status: notes on the status page', () => {
     expectCleanFailure(await fns('resolve', '12'), 2, /<id> must be an incident id such as inc_12/);
   });
 
+  it('refuses C1 controls (NEL, CSI) and the line and paragraph separators: a note is one line', async () => {
+    for (const c of ['\u0085', '\u009b', '\u2028', '\u2029'])
+      expectCleanFailure(await fns('note', `a${c}b`), 2, '<message> must be one line without control characters');
+    expect((await fns('note', 'Señal ‘ok’ — 5€', '--json')).code).toBe(0);
+  });
+
   it('checks the message and the id before it opens the store (a DATA_DIR that cannot be opened)', async () => {
     const file = join(data.dir, 'a-file');
     writeFileSync(file, '');
