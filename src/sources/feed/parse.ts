@@ -264,7 +264,8 @@ function mapJson(doc: object, baseUrl: string): ParsedFeed {
 
 /**
  * An `id` written as an integer past 2^53 kept as its digits: as a double two items' ids (snowflake ids) are one
- * number, and the second item would be taken for the first.
+ * number, and the second item would be taken for the first. A reviver walks the document recursively (slower, and a
+ * deeply nested value overflows the stack), so it is used only for a document that has such an id.
  */
 function idDigits(key: string, value: unknown, context?: { source?: string }): unknown {
   return key === 'id' &&
@@ -281,9 +282,21 @@ function asJsonFeed(text: string): object | null {
   if (first?.[0] !== '{') return null;
   let doc: unknown;
   try {
-    doc = JSON.parse(text, idDigits as Parameters<typeof JSON.parse>[1]);
+    doc = JSON.parse(text);
   } catch {
     return null;
+  }
+  const items = isObject(doc) ? own(doc, 'items') : undefined;
+  const roundedId = (item: unknown) => {
+    const id = isObject(item) ? own(item, 'id') : undefined;
+    return typeof id === 'number' && !Number.isSafeInteger(id);
+  };
+  if (Array.isArray(items) && items.some(roundedId)) {
+    try {
+      doc = JSON.parse(text, idDigits as Parameters<typeof JSON.parse>[1]);
+    } catch {
+      // Too deep for a reviver: the ids as the plain reading gives them.
+    }
   }
   return isObject(doc) && detectJsonFeed(doc) ? doc : null;
 }

@@ -225,6 +225,14 @@ describe('a JSON Feed id written as an integer past 2^53 is its digits as writte
       '1000',
     ]);
   });
+  it('a feed with such an id and a deeply nested extension value is still read', () => {
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    const text =
+      '{"version":"https://jsonfeed.org/version/1.1","title":"Wire","items":[' +
+      `{"id":"a","title":"Acme beats estimates","_ext":${deep}},{"id":1234567890123456789,"title":"Zeta recalls cars"}]}`;
+    expect(parse(text).items.map((i) => i.title)).toEqual(['Acme beats estimates', 'Zeta recalls cars']);
+    expect(parse(text.replace('1234567890123456789', '7')).items.map((i) => i.guid)).toEqual(['a', '7']);
+  });
 });
 
 describe('labels and names the feed writes are looked up as data', () => {
