@@ -11,13 +11,14 @@ export const REPEAT_KEY_UNDATED = 'headline-undated:';
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /**
- * A headline as repeats are compared: NFKC, lower case, punctuation outside numbers as spaces; any other word differs.
+ * A headline as repeats are compared: NFKC, lower case, punctuation and symbols as spaces except before a digit (a
+ * sign, a currency, a decimal point: part of the figure, `+2%` is not `-2%`); any other word differs.
  */
 export function repeatHeadline(content: string): string {
   return content
     .normalize('NFKC')
     .toLowerCase()
-    .replace(/(?<!\d)[\p{P}\p{S}]+|[\p{P}\p{S}]+(?!\d)/gu, ' ')
+    .replace(/[\p{P}\p{S}]+(?!\d)/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim();
 }

@@ -6,6 +6,8 @@ import { articleLink, identify, OPERATOR_SOURCE, URL_MAX_LENGTH } from '../../sr
 import { isUndatedRepeatKey, repeatHeadline, repeatKey } from '../../src/dedup/repeat.js';
 import { operatorItem, operatorOffer } from '../../src/ingest/pipeline.js';
 import type { NewArticle } from '../../src/store/ports/index.js';
+import { ingest } from '../../src/cli/operator.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 
 const article = (content: string, over: Partial<NewArticle> = {}): NewArticle => ({
   content,
@@ -27,6 +29,31 @@ describe('a repeat is the same headline: case, punctuation, spacing and compatib
     expect(repeatHeadline('Acme to buy Beta for $2bn')).not.toBe(repeatHeadline('Acme to buy Beta for $2.4bn'));
     expect(repeatHeadline('Oil rises 1.5%')).not.toBe(repeatHeadline('Oil rises 15%'));
     expect(repeatHeadline('Fed raises rates')).not.toBe(repeatHeadline('Fed holds rates'));
+  });
+});
+
+describe("a figure's sign, currency or comparison is part of it: a repeat differs by them", () => {
+  it('+2% is not -2%, $5 million not €5 million, >1.10 not <1.10; punctuation around words and after figures still is none', () => {
+    expect(repeatHeadline('Nasdaq futures +2% after CPI')).not.toBe(repeatHeadline('Nasdaq futures -2% after CPI'));
+    expect(repeatHeadline('Dow +500 points')).not.toBe(repeatHeadline('Dow −500 points'));
+    expect(repeatHeadline('Acme fined $5 million')).not.toBe(repeatHeadline('Acme fined €5 million'));
+    expect(repeatHeadline('EUR/USD >1.10 after ECB')).not.toBe(repeatHeadline('EUR/USD <1.10 after ECB'));
+    expect(repeatHeadline('Oil rises 1.5%, gold falls')).toBe(repeatHeadline('oil rises 1.5% - gold falls!'));
+    expect(repeatHeadline('Acme Q3 profit: $2bn.')).toBe(repeatHeadline('ACME Q3 profit $2bn'));
+  });
+  it('fns articles ingest stores both lines of such a pair (the second was dropped as a same-headline repeat)', async () => {
+    const store = new SqliteStore(':memory:');
+    try {
+      const report = await ingest(
+        store.sources,
+        ['{"content":"Nasdaq futures +2% after CPI"}', '{"content":"Nasdaq futures -2% after CPI"}'],
+        () => 1_800_000_000_000,
+      );
+      expect(report.duplicates).toEqual([]);
+      expect(report.ingested).toBe(2);
+    } finally {
+      store.close();
+    }
   });
 });
 
