@@ -91,6 +91,8 @@ export function explain(err: unknown, ctx: ErrorContext = {}): { message: string
       return failed(`${e.path}: not a directory (check DATA_DIR)`);
     if (code === 'EROFS') return failed(`${e.path}: read-only file system`);
   }
+  // An input opened fine whose read then failed (an I/O error): the error names no path.
+  if (e.syscall === 'read' && code !== '') return failed(`the input could not be read (${e.message ?? code})`);
   return undefined;
 }
 

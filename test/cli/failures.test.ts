@@ -43,6 +43,16 @@ describe('an unreadable ingest input', () => {
   });
 });
 
+describe('an ingest input whose read fails (an I/O error): one line, exit 1, no stack trace', () => {
+  it('as the message reads', () => {
+    const e = Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO', syscall: 'read', errno: -5 });
+    expect(explain(e)).toEqual({ message: 'the input could not be read (EIO: i/o error, read)', exitCode: 1 });
+  });
+  it.skipIf(process.platform !== 'linux')('a real process reading /proc/self/mem (EIO at its first byte)', async () => {
+    expectCleanFailure(await fns('articles', 'ingest', '/proc/self/mem'), 1, 'the input could not be read (EIO');
+  });
+});
+
 describe('a DATA_DIR that cannot hold the database', () => {
   it('DATA_DIR is a file: exit 1, the path named', async () => {
     const file = join(data.dir, 'not-a-dir');
