@@ -1,4 +1,5 @@
 /** The ingestion input, read as a stream of lines: a large file or pipe is never held in memory whole. */
+import { fstatSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { decodeUtf8, invalidUtf8Offset, notUtf8Message } from '../ingest/utf8.js';
@@ -8,7 +9,14 @@ import { CliError } from './errors.js';
  * Opens `<file>` or `-` (standard input). A missing, unreadable or wrong file fails here, before anything is stored.
  */
 export async function openInput(file: string): Promise<Readable> {
-  if (file === '-') return process.stdin;
+  if (file === '-') {
+    // Node reads a directory on standard input as an empty stream: refused as a directory given by name is.
+    if (fstatSync(0).isDirectory())
+      throw new CliError(
+        'standard input is a directory (give an NDJSON file, or - with a file or pipe on standard input)',
+      );
+    return process.stdin;
+  }
   const handle = await open(file, 'r');
   if ((await handle.stat()).isDirectory()) {
     await handle.close();

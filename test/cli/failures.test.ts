@@ -3,12 +3,13 @@
  * input, a port in use, a DATA_DIR that cannot hold the database, a database another process keeps busy.
  */
 import { createServer, type Server } from 'node:net';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { explain } from '../../src/cli/errors.js';
-import { expectCleanFailure, fnsWith, tempDataDir } from './support.js';
+import { expectCleanFailure, fnsBin, fnsWith, tempDataDir, type FnsResult } from './support.js';
 
 const data = tempDataDir('fns-fail-');
 const { fns } = data;
@@ -51,6 +52,32 @@ describe('an ingest input whose read fails (an I/O error): one line, exit 1, no 
   it.skipIf(process.platform !== 'linux')('a real process reading /proc/self/mem (EIO at its first byte)', async () => {
     expectCleanFailure(await fns('articles', 'ingest', '/proc/self/mem'), 1, 'the input could not be read (EIO');
   });
+});
+
+describe('a directory on standard input is refused as a directory given by name is', () => {
+  it.skipIf(process.platform !== 'linux')(
+    'fns articles ingest - < dir: exit 1, nothing read (it was "ingested 0 of 0", exit 0)',
+    async () => {
+      const fd = openSync(data.dir, 'r');
+      try {
+        const r = await new Promise<FnsResult>((resolve, reject) => {
+          const child = spawn(process.execPath, [fnsBin, 'articles', 'ingest', '-'], {
+            env: { ...process.env, DATA_DIR: data.dir },
+            stdio: [fd, 'pipe', 'pipe'],
+          });
+          let stdout = '';
+          let stderr = '';
+          child.stdout!.setEncoding('utf8').on('data', (d) => (stdout += d));
+          child.stderr!.setEncoding('utf8').on('data', (d) => (stderr += d));
+          child.on('error', reject);
+          child.on('close', (code) => resolve({ code, stdout, stderr }));
+        });
+        expectCleanFailure(r, 1, 'standard input is a directory');
+      } finally {
+        closeSync(fd);
+      }
+    },
+  );
 });
 
 describe('a DATA_DIR that cannot hold the database', () => {
