@@ -311,7 +311,13 @@ export async function sendTestWebhook({ args, config, print }: CommandRun): Prom
     const body = webhookBody(article, tier);
     const msgId = messageId(e.id, article.id).replace(/^msg_/, 'msg_test');
     const box = new SecretBox(config.webhookSecretsKey);
-    const secrets = signingSecrets(e.secrets, now).map((s) => box.open(s.secret));
+    let secrets: string[];
+    try {
+      secrets = signingSecrets(e.secrets, now).map((s) => box.open(s.secret));
+    } catch (err) {
+      // WEBHOOK_SECRETS_KEY unset or not the one the secrets were sealed with: a configuration error.
+      throw new CliError(`${id}: ${(err as Error).message}`, EXIT.usage);
+    }
     const url = new URL(e.url);
     const address = await destination(url, config);
     const r = await httpSender({

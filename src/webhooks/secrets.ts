@@ -30,6 +30,10 @@ export class SecretBox {
       throw new Error('a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with');
     const d = createDecipheriv('aes-256-gcm', this.key, Buffer.from(m[1]!, 'base64'));
     d.setAuthTag(Buffer.from(m[2]!, 'base64'));
-    return Buffer.concat([d.update(Buffer.from(m[3]!, 'base64')), d.final()]).toString('utf8');
+    try {
+      return Buffer.concat([d.update(Buffer.from(m[3]!, 'base64')), d.final()]).toString('utf8');
+    } catch {
+      throw new Error('a webhook secret could not be opened: WEBHOOK_SECRETS_KEY is not the key it was sealed with');
+    }
   }
 }

@@ -243,6 +243,29 @@ describe('fns webhooks resume refuses an endpoint whose account no longer exists
   });
 });
 
+describe('fns webhooks send-test without the key its secrets were sealed with: one line, exit 2 (configuration)', () => {
+  it('WEBHOOK_SECRETS_KEY unset, or another key: the message says so, no stack trace', async () => {
+    const { dir, env } = deploymentDir();
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const withKey = (k: string | undefined, ...args: string[]) =>
+      fnsWith({ dataDir: dir, env: { ...env, WEBHOOK_SECRETS_KEY: k } }, ...args);
+    const acct = await account((...a) => withKey(key, ...a), 'pro');
+    const a = JSON.parse((await withKey(key, 'webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--json')).stdout) as {
+      id: string;
+    };
+    expectCleanFailure(
+      await withKey(undefined, 'webhooks', 'send-test', a.id),
+      2,
+      `${a.id}: a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with`,
+    );
+    expectCleanFailure(
+      await withKey(Buffer.alloc(32, 8).toString('base64'), 'webhooks', 'send-test', a.id),
+      2,
+      `${a.id}: a webhook secret could not be opened: WEBHOOK_SECRETS_KEY is not the key it was sealed with`,
+    );
+  });
+});
+
 describe('fns serve delivers webhooks at least once across kill -9', () => {
   it('an outage, a kill -9, a restart: every article arrives, in order, each verifiable', async () => {
     const { dir, env, fns, ingest } = deploymentDir();
