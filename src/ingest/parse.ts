@@ -25,6 +25,8 @@ export const ARTICLE_FIELDS: ReadonlySet<string> = new Set([
   'url',
 ]);
 
+const TICKER_FIELDS: ReadonlySet<string> = new Set(['ticker', 'sentiment', 'relevance']);
+
 /** The refusal of own fields not in `known` (`__proto__` too: JSON.parse makes it an own field), or null. */
 export function unknownFieldsError(line: object, ...known: ReadonlySet<string>[]): string | null {
   const unknown = Object.keys(line).filter((k) => !known.some((set) => set.has(k)));
@@ -116,6 +118,9 @@ function parseTickers(value: unknown): TickerInput[] | string {
     if (typeof entry !== 'object' || entry === null || typeof entry.ticker !== 'string') {
       return 'tickers must be an array of symbols or of {ticker, sentiment, relevance}';
     }
+    // As at the top level: a typo (`relevanse`) is refused by name, not read as a ticker without relevance.
+    const unknown = unknownFieldsError(entry, TICKER_FIELDS);
+    if (unknown !== null) return `ticker "${entry.ticker}": ${unknown}`;
     const ticker = entry.ticker.trim().toUpperCase();
     if (!articleRules.tickerPattern.test(ticker)) return `ticker "${entry.ticker}" is not a valid symbol`;
     if (!tickerSentiments.includes(entry.sentiment))

@@ -84,3 +84,22 @@ describe('derivation when a line leaves a field out', () => {
     expect(enrich('Quiet day in markets').tickers).toEqual([]);
   });
 });
+
+describe('a ticker object with a field it does not know is refused by name, as a line is', () => {
+  it('`relevanse` is an error naming it, never a ticker read without its relevance (it became 1)', () => {
+    expect(
+      parseArticle({
+        content: 'Apple rallies on iPhone demand',
+        tickers: [{ ticker: 'AAPL', sentiment: 'positive', relevanse: 0.2 }],
+      }),
+    ).toEqual({ ok: false, error: 'ticker "AAPL": unknown field(s): relevanse' });
+    expect(
+      parseArticle(
+        JSON.parse('{"content":"Tesla slides","tickers":[{"ticker":"TSLA","sentiment":"negative","__proto__":{}}]}'),
+      ),
+    ).toEqual({ ok: false, error: 'ticker "TSLA": unknown field(s): __proto__' });
+    expect(
+      parseArticle({ content: 'x', tickers: ['aapl', { ticker: 'MSFT', sentiment: 'negative', relevance: 0.4 }] }),
+    ).toMatchObject({ ok: true });
+  });
+});
