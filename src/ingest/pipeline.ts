@@ -16,9 +16,12 @@ export const EXTERNAL_ID_MAX_LENGTH = 256;
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** A bounded id: as given, or its SHA-256 when longer than EXTERNAL_ID_MAX_LENGTH. */
+/**
+ * A bounded id: as given, or its SHA-256 when longer than EXTERNAL_ID_MAX_LENGTH or holding a NUL character (a feed's
+ * guid may: PostgreSQL cannot store it as text, and the whole poll failed with it).
+ */
 export function boundedId(id: string): string {
-  return id.length <= EXTERNAL_ID_MAX_LENGTH ? id : `sha256:${sha256(id)}`;
+  return id.length <= EXTERNAL_ID_MAX_LENGTH && !id.includes('\u0000') ? id : `sha256:${sha256(id)}`;
 }
 
 /** A line (or feed item) after parse, enrich and identity: an item to store, or why not (`errClass`: `isolated`). */

@@ -11,6 +11,7 @@ import {
   prepareFeedItem,
   toSourcedItems,
 } from '../../src/sources/pipeline.js';
+import { pgReachable, pgTestStores } from '../support/postgres.js';
 
 const feedItem = (over: Partial<FeedItem> = {}): FeedItem => ({
   guid: 'g-1',
@@ -21,6 +22,7 @@ const feedItem = (over: Partial<FeedItem> = {}): FeedItem => ({
   ...over,
 });
 const wire = { name: 'wire', urgency: 'auto' as const };
+const pgUp = await pgReachable();
 
 describe('mapping: content is the headline, else the summary; published_at, url and source as given', () => {
   it('maps a full item (its url is the canonical link)', () => {
@@ -80,6 +82,30 @@ describe('external id: the guid, else the canonical URL, else a hash of the text
     expect(externalIdOf(feedItem({ guid: 'x'.repeat(EXTERNAL_ID_MAX_LENGTH) }), null, 'text')).toHaveLength(
       EXTERNAL_ID_MAX_LENGTH,
     );
+  });
+});
+
+describe("a guid holding a NUL character is kept as its hash: every store can hold it, the feed's other items go in", () => {
+  it('the id is sha256:… and stable; another guid is another id', () => {
+    const id = externalIdOf(feedItem({ guid: 'nul\u0000id' }), null, 'text');
+    expect(id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(externalIdOf(feedItem({ guid: 'nul\u0000id' }), null, 'text')).toBe(id);
+    expect(externalIdOf(feedItem({ guid: 'nul\u0000other' }), null, 'text')).not.toBe(id);
+  });
+  it.skipIf(!pgUp)('on PostgreSQL the items of that poll are stored (the poll failed as a whole)', async () => {
+    const stores = pgTestStores();
+    const store = await stores.open();
+    try {
+      const items = toSourcedItems(wire, [
+        feedItem({ guid: 'nul\u0000id', title: 'Acme beats estimates', url: null }),
+        feedItem({ guid: 'fine', title: 'Zeta recalls cars', url: null }),
+      ]);
+      const r = await store.sources.ingestItems(items, Date.now());
+      expect(r.map((x) => x.status)).toEqual(['stored', 'stored']);
+    } finally {
+      await store.close();
+      await stores.cleanup();
+    }
   });
 });
 
