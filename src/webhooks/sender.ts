@@ -89,7 +89,13 @@ export const httpSender: Sender = (r) =>
           if (finished) return;
           finished = true;
           clearTimeout(bodyTimer);
-          const excerpt = Buffer.concat(chunks).toString('utf8').trim().replace(/\s+/g, ' ').slice(0, 200);
+          // Without NUL: PostgreSQL cannot store it as text, and the failure could not be recorded (retried every 2 s).
+          const excerpt = Buffer.concat(chunks)
+            .toString('utf8')
+            .replace(/\u0000/g, '')
+            .trim()
+            .replace(/\s+/g, ' ')
+            .slice(0, 200);
           done(
             status,
             ok

@@ -6,6 +6,8 @@
  * delays are shortened by injection; every test waits on the receiver's requests or on the store.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,6 +16,7 @@ import type { NewArticle, WebhookEndpoint } from '../../src/store/ports/index.js
 import type { Tier } from '../../src/contract/index.js';
 import { PREVIOUS_SECRETS_MAX } from '../../src/domain/webhook-secrets.js';
 import {
+  httpSender,
   newEndpointId,
   newSecret,
   SecretBox,
@@ -190,6 +193,26 @@ describe('an article the ticker filter skips is no attempt: list shows the last 
     expect(receiver.received).toHaveLength(1);
     expect(skipped.lastSuccessAt).toBe(delivered.lastSuccessAt);
     expect(skipped.lastAttemptAt).toBe(delivered.lastAttemptAt);
+  });
+});
+
+describe("a failing receiver's answer is kept as the error without NUL characters (no store could record it)", () => {
+  it('500 "bad\\0thing" is the error "HTTP 500: badthing"', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(500).end('bad\u0000thing'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const { port } = server.address() as AddressInfo;
+    const r = await httpSender({
+      url: new URL(`http://127.0.0.1:${port}/hook`),
+      address: { address: '127.0.0.1', family: 4 },
+      headers: {},
+      body: '{}',
+      timeoutMs: 5_000,
+    });
+    expect(r).toMatchObject({ status: 500, error: 'HTTP 500: badthing' });
   });
 });
 
