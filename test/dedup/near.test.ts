@@ -334,6 +334,20 @@ describe('near-duplicate phrases: every inflection and spelling folds alike', ()
   });
 });
 
+describe('near-duplicate guard: a move up is not a move down, however it is written', () => {
+  it.each([
+    ['Gold up 2% as dollar weakens', 'Gold down 2% as dollar weakens'],
+    ['S&P 500 futures up 1% after CPI', 'S&P 500 futures down 1% after CPI'],
+    ['Nasdaq futures +2% after CPI', 'Nasdaq futures -2% after CPI'],
+    ['Oil +3% on supply fears', 'Oil −3% on supply fears'],
+  ])('%s / %s', (a, b) => {
+    expect(isNearDuplicate(a, b)).toBe(false);
+  });
+  it('a bound (up to) is no move', () => {
+    expect(isNearDuplicate('Chevron to cut up to 20% of workforce', 'Chevron to cut 20% of workforce')).toBe(true);
+  });
+});
+
 describe('near-duplicate phrases: "lower" is a fall, the verb "to lower" a cut', () => {
   it('a market closing lower is one closing down', () => {
     expect(
