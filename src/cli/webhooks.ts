@@ -248,13 +248,25 @@ export async function resumeWebhook({ args, config, print }: CommandRun): Promis
   return EXIT.ok;
 }
 
+/** The endpoint's secrets opened; WEBHOOK_SECRETS_KEY unset or not the one they were sealed with is exit 2. */
+function openSecrets(id: string, box: SecretBox, sealed: readonly { secret: string }[]): string[] {
+  try {
+    return sealed.map((s) => box.open(s.secret));
+  } catch (err) {
+    throw new CliError(`${id}: ${(err as Error).message}`, EXIT.usage);
+  }
+}
+
 export async function rotateWebhookSecret({ args, config, print }: CommandRun): Promise<number> {
   const id = args[0]!;
   await withStore(config, async (store) => {
     const now = Date.now();
     const before = await existingEndpoint(store, id);
+    const box = new SecretBox(config.webhookSecretsKey);
+    // The new secret is sealed with the key the others were: never stored in plain text beside encrypted ones.
+    openSecrets(id, box, before.secrets);
     const secret = newSecret();
-    const sealed = new SecretBox(config.webhookSecretsKey).seal(secret);
+    const sealed = box.seal(secret);
     const e = await store.webhooks.rotateSecret(id, sealed, now, webhookRules.rotationOverlapMs);
     if (!e) throw noEndpoint(id);
     const until = new Date(now + webhookRules.rotationOverlapMs).toISOString();
@@ -310,14 +322,7 @@ export async function sendTestWebhook({ args, config, print }: CommandRun): Prom
     const article = newest ?? sampleArticle(now);
     const body = webhookBody(article, tier);
     const msgId = messageId(e.id, article.id).replace(/^msg_/, 'msg_test');
-    const box = new SecretBox(config.webhookSecretsKey);
-    let secrets: string[];
-    try {
-      secrets = signingSecrets(e.secrets, now).map((s) => box.open(s.secret));
-    } catch (err) {
-      // WEBHOOK_SECRETS_KEY unset or not the one the secrets were sealed with: a configuration error.
-      throw new CliError(`${id}: ${(err as Error).message}`, EXIT.usage);
-    }
+    const secrets = openSecrets(id, new SecretBox(config.webhookSecretsKey), signingSecrets(e.secrets, now));
     const url = new URL(e.url);
     const address = await destination(url, config);
     const r = await httpSender({

@@ -266,6 +266,35 @@ describe('fns webhooks send-test without the key its secrets were sealed with: o
   });
 });
 
+describe('fns webhooks rotate-secret without the key the secrets were sealed with: refused, nothing stored', () => {
+  it('WEBHOOK_SECRETS_KEY unset, or another key: exit 2 and no secret added; with the key it rotates', async () => {
+    const { dir, env } = deploymentDir();
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const withKey = (k: string | undefined, ...args: string[]) =>
+      fnsWith({ dataDir: dir, env: { ...env, WEBHOOK_SECRETS_KEY: k } }, ...args);
+    const acct = await account((...a) => withKey(key, ...a), 'pro');
+    const a = JSON.parse((await withKey(key, 'webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--json')).stdout) as {
+      id: string;
+    };
+    expectCleanFailure(
+      await withKey(undefined, 'webhooks', 'rotate-secret', a.id),
+      2,
+      `${a.id}: a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with`,
+    );
+    expectCleanFailure(
+      await withKey(Buffer.alloc(32, 8).toString('base64'), 'webhooks', 'rotate-secret', a.id),
+      2,
+      `${a.id}: a webhook secret could not be opened: WEBHOOK_SECRETS_KEY is not the key it was sealed with`,
+    );
+    const secrets = async () =>
+      (JSON.parse((await withKey(key, 'webhooks', 'list', '--json')).stdout) as { webhooks: { secrets: number }[] })
+        .webhooks[0]!.secrets;
+    expect(await secrets()).toBe(1);
+    expect((await withKey(key, 'webhooks', 'rotate-secret', a.id)).code).toBe(0);
+    expect(await secrets()).toBe(2);
+  });
+});
+
 describe('fns serve delivers webhooks at least once across kill -9', () => {
   it('an outage, a kill -9, a restart: every article arrives, in order, each verifiable', async () => {
     const { dir, env, fns, ingest } = deploymentDir();
