@@ -157,9 +157,10 @@ export function createHttpServer(listener: RequestListener, options: HttpServerO
     headersTimeout: t.headersTimeoutMs,
     requestTimeout: t.requestTimeoutMs,
     connectionsCheckingInterval: t.checkIntervalMs,
-    shouldUpgradeCallback: isWebSocketUpgrade,
+    // With no upgrade listener (the stream closed during shutdown) the request is answered as HTTP, not dropped.
+    shouldUpgradeCallback: (req: IncomingMessage) => isWebSocketUpgrade(req) && server.listenerCount('upgrade') > 0,
   };
-  const server = createServer(serverOptions, listener);
+  const server: Server = createServer(serverOptions, listener);
   server.keepAliveTimeout = t.keepAliveTimeoutMs;
   server.on('clientError', onClientError);
   // Without a listener Node drops a CONNECT's connection unanswered; it is a target this server cannot serve.

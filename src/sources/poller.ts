@@ -104,8 +104,9 @@ export class SourcePoller {
     if (this.running) return;
     this.running = true;
     const run = ++this.run;
-    this.version = await this.store.registryVersion().catch(() => undefined);
+    const version = await this.store.registryVersion().catch(() => undefined);
     if (run !== this.run) return;
+    this.version = version;
     this.watchRegistry(run);
     this.wake();
     await this.cycling;

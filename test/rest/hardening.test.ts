@@ -293,6 +293,30 @@ describe('every HTTP error the process emits is a problem body, Node-level rejec
   });
 });
 
+describe('a WebSocket handshake while no stream listens (shutting down) is answered as HTTP, not dropped', () => {
+  it('the server without an upgrade listener answers the handshake with its HTTP response', async () => {
+    const server = createHttpServer((_req, res) => res.writeHead(503).end());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as { port: number }).port;
+    const text = await new Promise<string>((resolve) => {
+      let out = '';
+      const c = connect(port, '127.0.0.1', () =>
+        c.write(
+          'GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+            'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+        ),
+      );
+      c.on('data', (d) => {
+        out += d;
+        c.end();
+      });
+      c.on('close', () => resolve(out));
+    });
+    server.close();
+    expect(text).toMatch(/^HTTP\/1\.1 503 /);
+  });
+});
+
 describe('a request names one host: two Host lines are a 400 problem (RFC 9112 §3.2)', () => {
   it('refuses a second Host line, even a valid key and path', async () => {
     const { key } = await svc.key('max');
