@@ -10,15 +10,24 @@ export const REPEAT_KEY_UNDATED = 'headline-undated:';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
+/** A sign, currency or comparison that opens a figure (`+2%`, `$5m`, `<1.10`); the minus and en dash read as `-`. */
+const FIGURE_PREFIX = /^[+\-\u2212\u2013$€£¥<>=]+$/;
+
 /**
- * A headline as repeats are compared: NFKC, lower case, punctuation and symbols as spaces except before a digit (a
- * sign, a currency, a decimal point: part of the figure, `+2%` is not `-2%`); any other word differs.
+ * A headline as repeats are compared: NFKC, lower case, punctuation and symbols as spaces, except between two digits
+ * (`1.5`, `5,000`) and a sign, currency or comparison opening a figure (`+2%` is not `-2%`; `COVID-19` is `covid 19`);
+ * any other word differs.
  */
 export function repeatHeadline(content: string): string {
   return content
     .normalize('NFKC')
     .toLowerCase()
-    .replace(/[\p{P}\p{S}]+(?!\d)/gu, ' ')
+    .replace(/[\p{P}\p{S}]+/gu, (run, at: number, text: string) => {
+      if (!/\d/.test(text[at + run.length] ?? '')) return ' ';
+      const before = text[at - 1] ?? '';
+      if (/\d/.test(before)) return run;
+      return FIGURE_PREFIX.test(run) && !/[\p{L}\p{N}]/u.test(before) ? run.replace(/[\u2212\u2013]/g, '-') : ' ';
+    })
     .replace(/\s+/g, ' ')
     .trim();
 }

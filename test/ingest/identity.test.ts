@@ -40,6 +40,10 @@ describe("a figure's sign, currency or comparison is part of it: a repeat differ
     expect(repeatHeadline('EUR/USD >1.10 after ECB')).not.toBe(repeatHeadline('EUR/USD <1.10 after ECB'));
     expect(repeatHeadline('Oil rises 1.5%, gold falls')).toBe(repeatHeadline('oil rises 1.5% - gold falls!'));
     expect(repeatHeadline('Acme Q3 profit: $2bn.')).toBe(repeatHeadline('ACME Q3 profit $2bn'));
+    // Only a sign, currency or comparison opens a figure: a word's hyphen or a quote before a year does not.
+    expect(repeatHeadline('COVID-19 cases rise')).toBe(repeatHeadline('COVID 19 cases rise'));
+    expect(repeatHeadline('Outlook for ’25')).toBe(repeatHeadline("Outlook for '25"));
+    expect(repeatHeadline('Dow −500 points')).toBe(repeatHeadline('Dow -500 points'));
   });
   it('fns articles ingest stores both lines of such a pair (the second was dropped as a same-headline repeat)', async () => {
     const store = new SqliteStore(':memory:');
