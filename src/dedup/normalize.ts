@@ -348,9 +348,12 @@ const PHRASES: [RegExp, string][] = [
   [/\bquarter(?: of a)?(?: percentage)?[- ]point\b/g, '25bp'],
   [/\bto zero\b/g, 'to 0%'],
   [/\bswiss national bank\b/g, 'snb'],
-  // `lower` is a fall (`closes lower`, `on lower prices`); the verb (`lowers`, `to lower rates`) is a cut. The stemmer
-  // gives all three forms one stem, so the verb is told here.
-  [/\b(?:(to|will|may|might|could|would|should|must|can) lower|lower(?:s|ed|ing))\b/g, '$1 cut'],
+  // `lower` is a fall (`closes lower`, `on lower prices`, `falls to lower levels`); the verb (`lowers`, `to lower
+  // rates`) is a cut. The stemmer gives all three forms one stem, so the verb is told here.
+  [
+    /(?<!\b(?:fall|fell|slip|drop|slid|sank|sink|dip|move|edge|head|drift|retreat|trend|ease|declin)\w* )\b(?:(to|will|may|might|could|would|should|must|can) lower|lower(?:s|ed|ing))\b/g,
+    '$1 cut',
+  ],
   [/\blay(?:s|ing)? off\b/g, 'cut jobs'],
   [/\blaid off\b/g, 'cut jobs'],
   [/\bspin(?:s|ning)? off\b/g, 'split'],

@@ -354,6 +354,11 @@ describe('near-duplicate phrases: "lower" is a fall, the verb "to lower" a cut',
       isNearDuplicate('Wall Street closes lower as tech shares slide', 'Wall Street closes down as tech shares slide'),
     ).toBe(true);
   });
+  it('falling to lower levels is a fall, not a cut', () => {
+    expect(isNearDuplicate('Oil falls to lower levels on demand fears', 'Oil falls on demand fears')).toBe(true);
+    expect([...prepare('Oil falls to lower levels on demand fears').tokens]).not.toContain('cut');
+    expect([...prepare('Fed signals it will lower rates').tokens]).toContain('cut');
+  });
   it('lowering rates is cutting them, not raising them', () => {
     expect(isNearDuplicate('Fed lowers rates by a quarter point', 'Fed cuts rates by a quarter point')).toBe(true);
     expect(isNearDuplicate('Fed expected to lower rates in December', 'Fed expected to cut rates in December')).toBe(
