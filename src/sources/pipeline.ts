@@ -29,11 +29,12 @@ function canonicalOf(item: FeedItem): string | null {
 /** `text` cut to at most `max` characters at a word boundary, ending with "…" when cut. */
 export function fitHeadline(text: string, max: number = articleRules.contentMaxLength): string {
   if (!longerThan(text, max)) return text;
-  let cut = text.slice(0, max - 1);
-  // Never split a surrogate pair.
-  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  // max - 1 characters as the contract counts them (code points: a surrogate pair is never split), then "…".
+  let cut = Array.from(text.slice(0, 2 * max))
+    .slice(0, max - 1)
+    .join('');
   const space = cut.lastIndexOf(' ');
-  if (space >= max / 2) cut = cut.slice(0, space);
+  if (space >= cut.length / 2) cut = cut.slice(0, space);
   return `${cut.trimEnd()}…`;
 }
 

@@ -126,9 +126,10 @@ describe("length: a headline longer than the contract's maxLength is cut at a wo
     expect(s!.article.content).toBe(fitted);
   });
 
-  it('never splits a surrogate pair', () => {
-    const fitted = fitHeadline('📈'.repeat(10), 6);
-    expect(fitted).toBe('📈📈…');
+  it('counts characters as the contract does (an emoji is one) and never splits a surrogate pair', () => {
+    expect(fitHeadline('📈'.repeat(10), 6)).toBe('📈📈📈📈📈…');
+    const fitted = fitHeadline('📈'.repeat(max + 5));
+    expect([...fitted]).toHaveLength(max);
   });
 });
 
