@@ -17,6 +17,7 @@ import {
   newSecret,
   resolveDestination,
   SecretBox,
+  SecretKeyError,
   signedHeaders,
   webhookBody,
 } from '../webhooks/index.js';
@@ -248,12 +249,12 @@ export async function resumeWebhook({ args, config, print }: CommandRun): Promis
   return EXIT.ok;
 }
 
-/** The endpoint's secrets opened; WEBHOOK_SECRETS_KEY unset or not the one they were sealed with is exit 2. */
+/** The endpoint's secrets opened: a key problem (WEBHOOK_SECRETS_KEY unset or another) is exit 2, a damaged row 1. */
 function openSecrets(id: string, box: SecretBox, sealed: readonly { secret: string }[]): string[] {
   try {
     return sealed.map((s) => box.open(s.secret));
   } catch (err) {
-    throw new CliError(`${id}: ${(err as Error).message}`, EXIT.usage);
+    throw new CliError(`${id}: ${(err as Error).message}`, err instanceof SecretKeyError ? EXIT.usage : EXIT.failed);
   }
 }
 

@@ -3,6 +3,6 @@ export { WebhookDispatcher, DISPATCH_DEFAULTS, type AttemptEvent, type Dispatche
 export { checkUrlShape, resolveDestination, DestinationError, type Lookup } from './address.js';
 export { type RetryRules } from './schedule.js';
 export { newSecret, signedHeaders } from './signing.js';
-export { SecretBox } from './secrets.js';
+export { SecretBox, SecretKeyError } from './secrets.js';
 export { newEndpointId, messageId, webhookBody } from './message.js';
 export { httpSender, type Sender } from './sender.js';

@@ -5,6 +5,11 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
+/** The configured WEBHOOK_SECRETS_KEY cannot open a stored secret (none set, or another key): a configuration error. */
+export class SecretKeyError extends Error {
+  override readonly name = 'SecretKeyError';
+}
+
 export class SecretBox {
   constructor(private readonly key?: Buffer) {
     if (key && key.length !== 32) throw new RangeError('WEBHOOK_SECRETS_KEY must be 32 bytes');
@@ -27,13 +32,17 @@ export class SecretBox {
     const m = /^enc1:([^:]+):([^:]+):([^:]+)$/.exec(sealed);
     if (!m) throw new Error('unreadable stored webhook secret');
     if (!this.key)
-      throw new Error('a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with');
+      throw new SecretKeyError(
+        'a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with',
+      );
     const d = createDecipheriv('aes-256-gcm', this.key, Buffer.from(m[1]!, 'base64'));
     d.setAuthTag(Buffer.from(m[2]!, 'base64'));
     try {
       return Buffer.concat([d.update(Buffer.from(m[3]!, 'base64')), d.final()]).toString('utf8');
     } catch {
-      throw new Error('a webhook secret could not be opened: WEBHOOK_SECRETS_KEY is not the key it was sealed with');
+      throw new SecretKeyError(
+        'a webhook secret could not be opened: WEBHOOK_SECRETS_KEY is not the key it was sealed with',
+      );
     }
   }
 }
