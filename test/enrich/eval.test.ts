@@ -38,7 +38,7 @@ describe('labelled sets: held-out quality', () => {
     // dedupRecall.
     const measured: [string, boolean, number, number][] = [
       ['near-duplicates.jsonl', true, 0.93, 0.82],
-      ['near-duplicates-forms.jsonl', true, 0.96, 0.85],
+      ['near-duplicates-forms.jsonl', true, 0.96, 0.84],
       ['near-duplicates-kinds.jsonl', false, 0.8, 0.76],
     ];
     for (const [name, devGoals, precision, recall] of measured) {
