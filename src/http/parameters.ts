@@ -62,19 +62,33 @@ export function queryOf(url: string): string {
   return q === -1 ? '' : url.slice(q + 1);
 }
 
-/** Percent-decoded; a malformed escape (a bare `%`, bytes that are not UTF-8) stays as written, the valid ones around it decoded. */
+/**
+ * Percent-decoded; a malformed escape (a bare `%`, a byte that starts no UTF-8 character) stays as written, every
+ * valid character around it decoded.
+ */
 function safeDecode(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {
-    return s.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
-      try {
-        return decodeURIComponent(run);
-      } catch {
-        return run;
-      }
-    });
+    return s.replace(/(?:%[0-9A-Fa-f]{2})+/g, decodeEscapes);
   }
+}
+
+/** A run of `%XX` escapes, one UTF-8 character at a time: a sequence that is none stays as written, byte by byte. */
+function decodeEscapes(run: string): string {
+  let out = '';
+  for (let i = 0; i < run.length;) {
+    const lead = Number.parseInt(run.slice(i + 1, i + 3), 16);
+    const bytes = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+    try {
+      out += decodeURIComponent(run.slice(i, i + 3 * bytes));
+      i += 3 * bytes;
+    } catch {
+      out += run.slice(i, i + 3);
+      i += 3;
+    }
+  }
+  return out;
 }
 
 export type ParameterReading = { ok: true; params: Record<string, unknown> } | { ok: false; detail: string };

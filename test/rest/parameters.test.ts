@@ -42,6 +42,9 @@ describe('a malformed escape stays as written without keeping the valid escapes 
   });
   it('keeps escapes that are not UTF-8 as written, and decodes the valid ones around them', () => {
     expect(readQuery('q=%C3%A9t%C3%A9+%FF+50%')).toEqual({ q: '\u00e9t\u00e9 %FF 50%' });
+    expect(readQuery('q=%FF%26P+50%')).toEqual({ q: '%FF&P 50%' });
+    expect(readQuery('q=%C3%A9%FF%C3%A9+50%')).toEqual({ q: '\u00e9%FF\u00e9 50%' });
+    expect(readQuery('q=%E2%80+%E2%80%94+50%')).toEqual({ q: '%E2%80 \u2014 50%' });
   });
 });
 
