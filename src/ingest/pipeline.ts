@@ -16,11 +16,16 @@ export const EXTERNAL_ID_MAX_LENGTH = 256;
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
+/** A surrogate without its pair (`u` flag: a whole pair is one character, not matched). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 /**
  * A bounded id: as given, or its SHA-256 when longer than EXTERNAL_ID_MAX_LENGTH or holding a NUL character (a feed's
- * guid may: PostgreSQL cannot store it as text, and the whole poll failed with it).
+ * guid may: PostgreSQL cannot store it as text, and the whole poll failed with it). A lone surrogate would be stored
+ * as U+FFFD, making two guids one: such an id is the SHA-256 of its UTF-16 code units, which keeps them apart.
  */
 export function boundedId(id: string): string {
+  if (LONE_SURROGATE.test(id)) return `sha256:${createHash('sha256').update(Buffer.from(id, 'utf16le')).digest('hex')}`;
   return id.length <= EXTERNAL_ID_MAX_LENGTH && !id.includes('\u0000') ? id : `sha256:${sha256(id)}`;
 }
 

@@ -85,6 +85,30 @@ describe('external id: the guid, else the canonical URL, else a hash of the text
   });
 });
 
+describe('a guid holding a lone surrogate is kept as its hash: two such guids stay two items', () => {
+  it('the id is sha256:… of its code units; another lone surrogate is another id', () => {
+    const id = externalIdOf(feedItem({ guid: 'c\udc00' }), null, 'text');
+    expect(id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(externalIdOf(feedItem({ guid: 'c\udc01' }), null, 'text')).not.toBe(id);
+    expect(externalIdOf(feedItem({ guid: 'c\ud83d\udcc8' }), null, 'text')).toBe('c\ud83d\udcc8');
+  });
+  it.skipIf(!pgUp)('two items of one feed with such guids are both stored (PostgreSQL)', async () => {
+    const stores = pgTestStores();
+    const store = await stores.open();
+    try {
+      const items = toSourcedItems(wire, [
+        feedItem({ guid: 'c\udc00', title: 'Acme beats estimates', url: null }),
+        feedItem({ guid: 'c\udc01', title: 'Zeta recalls cars', url: null }),
+      ]);
+      const r = await store.sources.ingestItems(items, Date.now());
+      expect(r.map((x) => x.status)).toEqual(['stored', 'stored']);
+    } finally {
+      await store.close();
+      await stores.cleanup();
+    }
+  });
+});
+
 describe("a guid holding a NUL character is kept as its hash: every store can hold it, the feed's other items go in", () => {
   it('the id is sha256:… and stable; another guid is another id', () => {
     const id = externalIdOf(feedItem({ guid: 'nul\u0000id' }), null, 'text');
