@@ -27,6 +27,11 @@ describe('a dependency failure is read by its class', () => {
     ['57P01 admin shutdown', coded('57P01'), 'connection'],
     ['57P03 cannot connect now', coded('57P03'), 'connection'],
     ['57P04 database dropped', coded('57P04'), 'connection'],
+    [
+      '55000 database not accepting connections (ALLOW_CONNECTIONS false)',
+      coded('55000', 'database "test" is not currently accepting connections'),
+      'connection',
+    ],
     ['pg: Connection terminated unexpectedly', new Error('Connection terminated unexpectedly'), 'connection'],
     ['pg: timeout exceeded when trying to connect', new Error('timeout exceeded when trying to connect'), 'connection'],
     ['ioredis: Connection is closed.', new Error('Connection is closed.'), 'connection'],
@@ -81,6 +86,7 @@ describe('a dependency failure is read by its class', () => {
   it.each([
     ['a syntax error (42601)', coded('42601')],
     ['a unique violation (23505)', coded('23505')],
+    ['another 55000 (object not in prerequisite state)', coded('55000', 'currval of sequence "s" is not yet defined')],
     ['SQLITE_CONSTRAINT', coded('SQLITE_CONSTRAINT_UNIQUE')],
     ['SQLITE_CORRUPT', coded('SQLITE_CORRUPT')],
     ['a plain Error', new Error('boom')],

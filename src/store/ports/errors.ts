@@ -25,16 +25,20 @@ const CODE_CLASSES: ReadonlyArray<readonly [RegExp, FailureClass]> = [
   [/^SQLITE_(FULL|NOMEM|IOERR|BUSY|LOCKED|CANTOPEN|READONLY|PROTOCOL)(_[A-Z_]+)?$/, 'resource'],
 ];
 
+/** 55000 is also a query's state error (a bug, a 500): only the refused login is a connection failure. */
+const NOT_ACCEPTING = /is not currently accepting connections/;
+
 /** node-postgres' own errors (no code) when the connection fails or dies under a query. */
 const CONNECTION_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended unexpectedly)/;
 
 function ownClass(err: object): FailureClass | undefined {
   const code = (err as { code?: unknown }).code;
+  const message = (err as { message?: unknown }).message;
   if (typeof code === 'string') {
     for (const [pattern, cls] of CODE_CLASSES) if (pattern.test(code)) return cls;
+    if (code === '55000' && typeof message === 'string' && NOT_ACCEPTING.test(message)) return 'connection';
   }
-  const message = (err as { message?: unknown }).message;
   if (typeof message === 'string' && CONNECTION_MESSAGES.test(message)) return 'connection';
   return undefined;
 }
