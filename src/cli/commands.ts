@@ -329,7 +329,7 @@ ${summaries(commands)}
 
 Tiers: ${TIERS}. Every command that prints data accepts --json (one JSON document on standard output).
 Help on one command: fns help <command> or fns <command> --help.
-Configuration: environment variables (PORT, HOST, DATA_DIR, ...), described in the README.
+Configuration: environment variables (PORT, HOST, DATA_DIR, ...), described in docs/operations.md.
 
 ${EXIT_TEXT}`;
 }

@@ -1,5 +1,5 @@
 /** The command line itself: help, exit codes, and a wrong command line refused with exit code 2. */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commands, parseCommandLine } from '../../src/cli/commands.js';
@@ -17,6 +17,13 @@ describe('fns help, fns help <command> and --help', () => {
     for (const c of commands) expect(r.stdout).toContain(`fns ${c.name} `);
     for (const code of Object.values(EXIT)) expect(r.stdout).toMatch(new RegExp(`^  ${code}  \\S`, 'm'));
     expect((await fns('--help')).stdout).toBe(r.stdout);
+  });
+  it('fns help names the page that describes the configuration variables, and that page has a row for each one it lists', async () => {
+    const r = await fns('help');
+    const line = /^Configuration: environment variables \(([^)]*)\), described in (\S+)\.$/m.exec(r.stdout);
+    expect(line, r.stdout).not.toBeNull();
+    const page = readFileSync(join(import.meta.dirname, '../..', line![2]!), 'utf8');
+    for (const name of line![1]!.split(', ').filter((n) => n !== '...')) expect(page).toContain(`| \`${name}\` |`);
   });
   it('help on one command: fns help <command>, fns <command> --help and -h say the same', async () => {
     const r = await fns('help', 'keys', 'create');
