@@ -71,6 +71,8 @@ export class StatusBoard {
   private lastSampleAt = -Infinity;
   private lastPruneAt = -Infinity;
   private failing = false;
+  /** When this instance first failed to reach the database in the current outage (none can be stored meanwhile). */
+  private outageSince: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
@@ -120,6 +122,7 @@ export class StatusBoard {
       })
       .catch((e) => {
         const down = isStoreUnavailable(e);
+        if (down) this.outageSince ??= this.deps.clock();
         if (!this.failing) this.deps.log.warn({ err: errorText(e), outage: down }, 'status report not refreshed');
         this.failing = true;
         if (down || this.body === undefined)
@@ -182,7 +185,12 @@ export class StatusBoard {
     let incidents = await status.incidents(since);
     const input = { sources, samples, startedAt: this.startedAt };
     const state = assess(input, now);
-    if (await this.syncIncidents(incidents, degradedNow(state, now), now)) incidents = await status.incidents(since);
+    const degraded = degradedNow(state, now);
+    // The samples show a database outage only once the database is back: its incidents start when it was first seen.
+    const outage = [...degraded.values()].filter((d) => d.cause === 'database_unavailable');
+    for (const d of outage) d.since = Math.min(d.since, this.outageSince ?? d.since);
+    if (outage.length === 0) this.outageSince = undefined;
+    if (await this.syncIncidents(incidents, degraded, now)) incidents = await status.incidents(since);
     const recorded = new Map(
       (await status.minutesByDay(dayOf(now) - HISTORY_DAYS)).map(({ day, minutes }) => [day, minutes] as const),
     );

@@ -54,7 +54,8 @@ export function componentCauses(live: LiveState): Record<ComponentId, StatusCaus
     rest: database ?? (serverErrors ? 'server_errors' : null),
     stream: database ?? (slow ? 'slow_delivery' : null),
     webhooks: database,
-    search: live.indexLoading ? 'index_loading' : live.embedderFailing ? 'embedder_unavailable' : null,
+    // Search reads the ranked articles from the store too.
+    search: database ?? (live.indexLoading ? 'index_loading' : live.embedderFailing ? 'embedder_unavailable' : null),
   };
 }
 

@@ -13,6 +13,8 @@ import { SqliteStore } from '../../src/store/sqlite/index.js';
 let store: SqliteStore;
 let board: StatusBoard;
 let failure: Error | undefined;
+/** What this instance's health says of its database (red for a few seconds after a failed call). */
+let databaseFailing = false;
 let now = Date.parse('2026-11-27T12:00:00Z');
 
 beforeEach(async () => {
@@ -22,6 +24,7 @@ beforeEach(async () => {
     now,
   );
   failure = undefined;
+  databaseFailing = false;
   // The store's status port, failing with `failure` while it is set.
   const status = new Proxy(store.status, {
     get: (t, prop) => {
@@ -34,7 +37,7 @@ beforeEach(async () => {
     status,
     sources: store.sources,
     metrics: createMetrics({ defaultMetrics: false }),
-    instanceState: async () => ({ seq: 0, databaseFailing: false, indexLoading: false }),
+    instanceState: async () => ({ seq: 0, databaseFailing, indexLoading: false }),
     clock: () => now,
     log: silentLog,
     tickMs: 3_600_000,
@@ -72,6 +75,29 @@ describe('a board whose store fails', () => {
     failure = undefined;
     await board.tick();
     expect(served().generated_at).toBe(new Date(now).toISOString());
+    expect(served().state).toBe('operational');
+  });
+});
+
+describe('a database outage in the incident history', () => {
+  it('opens an incident per component from when the outage was first seen, search included, ended once it is over', async () => {
+    failure = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    now += 6_000;
+    const firstSeen = now;
+    await board.tick();
+    now += 20_000;
+    await board.tick();
+    // Back: the first sample still says the database failed a moment ago (the health's red window).
+    failure = undefined;
+    databaseFailing = true;
+    now += 6_000;
+    await board.tick();
+    databaseFailing = false;
+    now += 6_000;
+    await board.tick();
+    const outage = (await store.status.incidents(0)).filter((i) => i.cause === 'database_unavailable');
+    expect(outage.map((i) => i.component).sort()).toEqual(['rest', 'search', 'stream', 'webhooks']);
+    for (const i of outage) expect(i).toMatchObject({ startedAt: firstSeen, endedAt: now });
     expect(served().state).toBe('operational');
   });
 });

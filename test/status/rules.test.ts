@@ -82,12 +82,12 @@ describe('a component is degraded while its own rule fails', () => {
     expect(componentCauses(calm)).toEqual({ rest: null, stream: null, webhooks: null, search: null });
   });
 
-  it('a failing database degrades REST, the stream and the webhooks, not search', () => {
+  it('a failing database degrades every component, search too (it reads the ranked articles from the store)', () => {
     expect(componentCauses({ ...calm, databaseFailing: true })).toEqual({
       rest: 'database_unavailable',
       stream: 'database_unavailable',
       webhooks: 'database_unavailable',
-      search: null,
+      search: 'database_unavailable',
     });
   });
 
