@@ -6,7 +6,8 @@
  * 0. Ticker matching alone (findMentions over the directory): µs per text, with the directory's size, and
  *    over a directory ten times larger (made-up names with new first words, and sharing the real ones').
  * 1. The enrich stage alone, one core: µs per text for `enrich()` (tickers from the whole directory, the model,
- *    urgency) and for the same with the lexicon's `analyse` in place of the model; the ratio.
+ *    urgency) and for the same with the lexicon's `analyse` in place of the model; the ratio. Beside it the worst
+ *    case: ms for one line of 4,000 distinct cashtags (`$AAA $BAA …`, 19,999 characters, no clause break).
  * 2. Resident memory added by loading the model: a fresh Node process importing src/enrich/learned.ts vs
  *    src/enrich/sentiment.ts alone (RSS after a GC).
  * 3. The real service (SQLite in a temp DATA_DIR, a stub embedder): one article pushed at a time on the admin
@@ -61,6 +62,23 @@ function perText(texts: string[], f: (t: string) => unknown): number {
     }
   }
   return ((performance.now() - t0) * 1000) / n;
+}
+
+/** One line of 4,000 distinct three-letter cashtags (`$AAA $BAA …`), 19,999 characters. */
+function cashtagList(): string {
+  const letter = (k: number) => String.fromCharCode(65 + (Math.floor(k) % 26));
+  return Array.from({ length: 4000 }, (_, i) => `$${letter(i)}${letter(i / 26)}${letter(i / 676)}`).join(' ');
+}
+
+/** The median of `runs` timed calls, in ms. */
+function msPerCall(f: () => unknown, runs = 9): number {
+  f();
+  const ms = Array.from({ length: runs }, () => {
+    const t0 = performance.now();
+    f();
+    return performance.now() - t0;
+  });
+  return quantile(ms, 0.5);
 }
 
 function lexiconEnrich(text: string): unknown {
@@ -118,6 +136,10 @@ async function main(): Promise<void> {
   }
   console.log(
     `1. enrich stage, one core, ${texts.length} corpus texts: model ${model.toFixed(1)} µs/text (${Math.round(1e6 / model)}/s), lexicon alone ${lexicon.toFixed(1)} µs/text; ratio ${(model / lexicon).toFixed(2)}x`,
+  );
+  const list = cashtagList();
+  console.log(
+    `   worst case, one ${list.length.toLocaleString('en-US')}-character line of 4,000 distinct cashtags: ${msPerCall(() => enrich(list)).toFixed(1)} ms (a corpus text ${(model / 1000).toFixed(3)} ms)`,
   );
 
   const withModel = rssOf('./src/enrich/learned.ts');

@@ -275,7 +275,42 @@ export function tickerText(text: string, rules: RuleScores): TickerText {
   return { toks, shared };
 }
 
-/** One company's own features (`TickerText.shared` goes with them): nearby words, its clause, its clause's scores. */
+/**
+ * A company's own features read the tokens within this many of its first mention, so their cost is bounded (a
+ * line of thousands of names has no clause break); a text of up to this many tokens plus one is read whole.
+ */
+export const TICKER_WINDOW = 64;
+
+/** The tokens within `TICKER_WINDOW` of the first target span, and the spans that reach into them. */
+function window(
+  toks: Tok[],
+  target: readonly Span[],
+  others: readonly Span[],
+): { toks: Tok[]; target: readonly Span[]; others: readonly Span[] } {
+  const first = target.reduce((a, b) => (b.start < a.start ? b : a), target[0]!);
+  const firstAt = (pos: (t: Tok) => boolean) => {
+    let lo = 0;
+    let hi = toks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (pos(toks[mid]!)) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  };
+  const from = Math.max(0, firstAt((t) => t.end > first.start) - TICKER_WINDOW);
+  const to = Math.min(toks.length, firstAt((t) => t.start >= first.end) + TICKER_WINDOW);
+  if (from === 0 && to === toks.length) return { toks, target, others };
+  const start = toks[from]!.start;
+  const end = toks[to - 1]!.end;
+  const inside = (sp: Span) => sp.start < end && sp.end > start;
+  return { toks: toks.slice(from, to), target: target.filter(inside), others: others.filter(inside) };
+}
+
+/**
+ * One company's own features (`TickerText.shared` goes with them): nearby words, its clause, its clause's scores,
+ * read within `TICKER_WINDOW` tokens of its first mention.
+ */
 export function tickerFeatures(
   t: TickerText,
   target: readonly Span[],
@@ -284,7 +319,8 @@ export function tickerFeatures(
 ): string[] {
   const out: string[] = [];
   ruleFeatures(clauseRules, 'rc:', out);
-  const m = negated(marked(t.toks, target, others));
+  const near = target.length > 0 ? window(t.toks, target, others) : { toks: t.toks, target, others };
+  const m = negated(marked(near.toks, near.target, near.others));
   if (others.length > 0) out.push('others');
   for (let i = 0; i < m.length; i++) {
     if (m[i] !== '__tgt__') continue;

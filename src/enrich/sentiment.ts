@@ -270,12 +270,18 @@ export function lexiconScores(
     whole.dove += cl.weight * cl.dove;
   }
   const clauseScores = mentions.map((m) => {
-    const cl = cls.find(
-      (c) =>
-        toks[c.from] !== undefined &&
-        toks[c.from]!.start <= m.start &&
-        (c.to >= toks.length || toks[c.to]!.start > m.start),
-    );
+    // Clauses run in order, so the first to end after the mention is found by halving (a list of thousands of
+    // names has thousands of clauses); it holds the mention when it starts at or before it.
+    const ends = (c: Clause) => c.to >= toks.length || toks[c.to]!.start > m.start;
+    let lo = 0;
+    let hi = cls.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ends(cls[mid]!)) hi = mid;
+      else lo = mid + 1;
+    }
+    const c = cls[lo];
+    const cl = c && toks[c.from] !== undefined && toks[c.from]!.start <= m.start ? c : undefined;
     return cl
       ? { general: cl.general, hawk: cl.hawk, dove: cl.dove, policy }
       : { general: 0, hawk: 0, dove: 0, policy };
