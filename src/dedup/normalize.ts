@@ -407,9 +407,10 @@ const PHRASES: [RegExp, string][] = [
     /\b(?:rejects?|rejected|dismiss(?:es|ed)?|refutes?|refuted) (reports?|claims?|speculation|rumou?rs?)\b/g,
     'denies $1',
   ],
-  // A move written as `up 2%`, `+2%` or `-2%` is a rise or a fall (`up` alone is a stop word, a sign no part of a
-  // figure): `Gold up 2%` and `Gold down 2%` are two stories. After `up to`, which is a bound, not a move.
-  [/\bup (?=[$€£]?\d)/g, 'rise '],
+  // A move written as `up 2%`, `up $20`, `+2%` or `-2%` is a rise or a fall (`up` alone is a stop word, a sign no part
+  // of a figure): `Gold up 2%` and `Gold down 2%` are two stories; `snaps up 2 startups` is no move. After `up to`, a
+  // bound.
+  [/\bup (?=[$€£]\d|\d[\d.,]*\s?(?:%|percent|bps?\b|basis|points?\b|pts\b|cents?\b))/g, 'rise '],
   [/(^|[\s(])\+(?=\d)/g, '$1rise '],
   [/(^|[\s(])[-−–](?=\d)/g, '$1fall '],
 ];

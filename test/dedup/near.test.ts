@@ -343,6 +343,10 @@ describe('near-duplicate guard: a move up is not a move down, however it is writ
   ])('%s / %s', (a, b) => {
     expect(isNearDuplicate(a, b)).toBe(false);
   });
+  it('a phrasal verb before a count (snaps up 2 startups) is no move', () => {
+    expect([...prepare('Acme snaps up 2 startups').tokens]).not.toContain('rise');
+    expect([...prepare('Gold up $20 as dollar weakens').tokens]).toContain('rise');
+  });
   it('a bound (up to) is no move', () => {
     expect(isNearDuplicate('Chevron to cut up to 20% of workforce', 'Chevron to cut 20% of workforce')).toBe(true);
   });
