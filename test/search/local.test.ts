@@ -88,9 +88,9 @@ describe('the local embedder serves calls round-robin', () => {
   it('answers a query sent during a bulk call before the bulk call ends', SLOW, async () => {
     const own = createLocalEmbedder({ maxThreads: 1, chunkSize: 2 });
     try {
-      // Both workers loaded first: the race is the query against the bulk call, not against a model load (seconds
-      // when another process takes the cores).
-      await Promise.all([own.embed(['warm the bulk worker up']), own.embed(['and the query lane'])]);
+      // Both workers loaded first (a two-text call takes the bulk worker, the one-text call beside it the query
+      // lane): the race is the query against the bulk call, not against a model load (seconds under load).
+      await Promise.all([own.embed(['warm the bulk worker up', 'with two texts']), own.embed(['and the query lane'])]);
       const done: string[] = [];
       const bulk = own
         .embed(Array.from({ length: 30 }, (_, i) => `Headline number ${i} about markets`))
