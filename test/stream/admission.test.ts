@@ -127,30 +127,30 @@ describe('connecting: keys that may not stream are accepted as WebSockets, then 
   });
 });
 
+/** The first bytes the server answers to an upgrade request with this target and these Host lines. */
+const rawUpgrade = (target: string, key: string, hostLines = 'Host: x\r\n') =>
+  new Promise<string>((resolve, reject) => {
+    let out = '';
+    const socket = netConnect(ctx.h.port, '127.0.0.1', () =>
+      socket.write(
+        `GET ${target}?api_key=${key} HTTP/1.1\r\n${hostLines}Connection: Upgrade\r\nUpgrade: websocket\r\n` +
+          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+      ),
+    );
+    socket.on('data', (d) => {
+      out += d;
+      if (out.startsWith('HTTP/1.1 101 ')) socket.destroy();
+    });
+    socket.on('close', () => resolve(out));
+    socket.on('error', reject);
+  });
+
 describe('connecting: only the stream address upgrades', () => {
   it('answers an upgrade on another path with HTTP 404', async () => {
     const { key } = await ctx.h.key('pro');
     const c = connect(ctx.h.url, { key, path: '/v1/streams' });
     await expect(c.opened).rejects.toThrow('HTTP 404');
   });
-
-  /** The first bytes the server answers to an upgrade request with this target. */
-  const rawUpgrade = (target: string, key: string) =>
-    new Promise<string>((resolve, reject) => {
-      let out = '';
-      const socket = netConnect(ctx.h.port, '127.0.0.1', () =>
-        socket.write(
-          `GET ${target}?api_key=${key} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
-            'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
-        ),
-      );
-      socket.on('data', (d) => {
-        out += d;
-        if (out.startsWith('HTTP/1.1 101 ')) socket.destroy();
-      });
-      socket.on('close', () => resolve(out));
-      socket.on('error', reject);
-    });
 
   it.each([
     ['another path', '/v1/streams', 404],
@@ -227,28 +227,11 @@ describe('connecting: a malformed WebSocket handshake is refused with a problem 
 });
 
 describe('connecting: an upgrade names one host, as every HTTP/1.1 request (RFC 9112 §3.2)', () => {
-  const upgradeWithHosts = (hostLines: string, key: string) =>
-    new Promise<string>((resolve, reject) => {
-      let out = '';
-      const socket = netConnect(ctx.h.port, '127.0.0.1', () =>
-        socket.write(
-          `GET ${streamAddress}?api_key=${key} HTTP/1.1\r\n${hostLines}Connection: Upgrade\r\nUpgrade: websocket\r\n` +
-            'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
-        ),
-      );
-      socket.on('data', (d) => {
-        out += d;
-        if (out.startsWith('HTTP/1.1 101 ')) socket.destroy();
-      });
-      socket.on('close', () => resolve(out));
-      socket.on('error', reject);
-    });
-
   it.each([
     ['no Host', ''],
     ['two Host lines', 'Host: x\r\nHost: y\r\n'],
   ])('refuses an upgrade with %s with a 400 problem', async (_what, hostLines) => {
-    const reply = await upgradeWithHosts(hostLines, (await ctx.h.key('pro')).key);
+    const reply = await rawUpgrade(streamAddress, (await ctx.h.key('pro')).key, hostLines);
     expect(reply.startsWith('HTTP/1.1 400 ')).toBe(true);
     expect(reply).toContain('Content-Type: application/problem+json');
     expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).detail).toMatch(/Host/);
