@@ -243,54 +243,55 @@ describe('fns webhooks resume refuses an endpoint whose account no longer exists
   });
 });
 
+/** An endpoint whose secret is sealed with WEBHOOK_SECRETS_KEY `key`, and `fns` run with a key of the caller's choice. */
+async function sealedEndpoint() {
+  const { dir, env } = deploymentDir();
+  const key = Buffer.alloc(32, 7).toString('base64');
+  const withKey = (k: string | undefined, ...args: string[]) =>
+    fnsWith({ dataDir: dir, env: { ...env, WEBHOOK_SECRETS_KEY: k } }, ...args);
+  const acct = await account((...a) => withKey(key, ...a), 'pro');
+  const { id } = JSON.parse(
+    (await withKey(key, 'webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--json')).stdout,
+  ) as {
+    id: string;
+  };
+  return { id, key, withKey };
+}
+
+/** `command` on a sealed endpoint without its key, then with another key: one line each, exit 2 (configuration). */
+async function expectKeyRefusals(
+  withKey: Awaited<ReturnType<typeof sealedEndpoint>>['withKey'],
+  command: string,
+  id: string,
+) {
+  expectCleanFailure(
+    await withKey(undefined, 'webhooks', command, id),
+    2,
+    `${id}: a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with`,
+  );
+  expectCleanFailure(
+    await withKey(Buffer.alloc(32, 8).toString('base64'), 'webhooks', command, id),
+    2,
+    `${id}: a webhook secret could not be opened: WEBHOOK_SECRETS_KEY is not the key it was sealed with`,
+  );
+}
+
 describe('fns webhooks send-test without the key its secrets were sealed with: one line, exit 2 (configuration)', () => {
   it('WEBHOOK_SECRETS_KEY unset, or another key: the message says so, no stack trace', async () => {
-    const { dir, env } = deploymentDir();
-    const key = Buffer.alloc(32, 7).toString('base64');
-    const withKey = (k: string | undefined, ...args: string[]) =>
-      fnsWith({ dataDir: dir, env: { ...env, WEBHOOK_SECRETS_KEY: k } }, ...args);
-    const acct = await account((...a) => withKey(key, ...a), 'pro');
-    const a = JSON.parse((await withKey(key, 'webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--json')).stdout) as {
-      id: string;
-    };
-    expectCleanFailure(
-      await withKey(undefined, 'webhooks', 'send-test', a.id),
-      2,
-      `${a.id}: a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with`,
-    );
-    expectCleanFailure(
-      await withKey(Buffer.alloc(32, 8).toString('base64'), 'webhooks', 'send-test', a.id),
-      2,
-      `${a.id}: a webhook secret could not be opened: WEBHOOK_SECRETS_KEY is not the key it was sealed with`,
-    );
+    const { id, withKey } = await sealedEndpoint();
+    await expectKeyRefusals(withKey, 'send-test', id);
   });
 });
 
 describe('fns webhooks rotate-secret without the key the secrets were sealed with: refused, nothing stored', () => {
   it('WEBHOOK_SECRETS_KEY unset, or another key: exit 2 and no secret added; with the key it rotates', async () => {
-    const { dir, env } = deploymentDir();
-    const key = Buffer.alloc(32, 7).toString('base64');
-    const withKey = (k: string | undefined, ...args: string[]) =>
-      fnsWith({ dataDir: dir, env: { ...env, WEBHOOK_SECRETS_KEY: k } }, ...args);
-    const acct = await account((...a) => withKey(key, ...a), 'pro');
-    const a = JSON.parse((await withKey(key, 'webhooks', 'add', acct, 'http://127.0.0.1:9/hook', '--json')).stdout) as {
-      id: string;
-    };
-    expectCleanFailure(
-      await withKey(undefined, 'webhooks', 'rotate-secret', a.id),
-      2,
-      `${a.id}: a webhook secret is stored encrypted: set WEBHOOK_SECRETS_KEY to the key it was sealed with`,
-    );
-    expectCleanFailure(
-      await withKey(Buffer.alloc(32, 8).toString('base64'), 'webhooks', 'rotate-secret', a.id),
-      2,
-      `${a.id}: a webhook secret could not be opened: WEBHOOK_SECRETS_KEY is not the key it was sealed with`,
-    );
+    const { id, key, withKey } = await sealedEndpoint();
+    await expectKeyRefusals(withKey, 'rotate-secret', id);
     const secrets = async () =>
       (JSON.parse((await withKey(key, 'webhooks', 'list', '--json')).stdout) as { webhooks: { secrets: number }[] })
         .webhooks[0]!.secrets;
     expect(await secrets()).toBe(1);
-    expect((await withKey(key, 'webhooks', 'rotate-secret', a.id)).code).toBe(0);
+    expect((await withKey(key, 'webhooks', 'rotate-secret', id)).code).toBe(0);
     expect(await secrets()).toBe(2);
   });
 });
