@@ -1,4 +1,5 @@
 /** Recent feed entries shared by readers with own cursors; one far behind reads the store and holds none back. */
+import { firstIndex } from '../domain/sorted.js';
 import type { FeedEntry, FeedPort } from './ports.js';
 
 /** Entries kept for the readers: between RECENT_ENTRIES and twice that many. */
@@ -28,14 +29,8 @@ export class RecentFeed {
     const first = this.entries[0];
     if (seq >= this.head()) return [];
     if (first && seq >= first.seq - 1) {
-      let lo = 0;
-      let hi = this.entries.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (this.entries[mid]!.seq <= seq) lo = mid + 1;
-        else hi = mid;
-      }
-      return this.entries.slice(lo, lo + limit);
+      const from = firstIndex(this.entries, (e) => e.seq > seq);
+      return this.entries.slice(from, from + limit);
     }
     return this.feed.feedAfter(seq, limit);
   }

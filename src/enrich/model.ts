@@ -6,6 +6,7 @@
  * Features: stemmed 1-3-grams, negation scope (`not` marks three words), direction × quantity (`loss` + `narrowed`
  * is not `sales` + `fell`), the company's clause and the lexicon's clause scores.
  */
+import { firstIndex } from '../domain/sorted.js';
 import { stem } from './resources/lexicon.js';
 
 export interface Span {
@@ -288,18 +289,8 @@ function window(
   others: readonly Span[],
 ): { toks: Tok[]; target: readonly Span[]; others: readonly Span[] } {
   const first = target.reduce((a, b) => (b.start < a.start ? b : a), target[0]!);
-  const firstAt = (pos: (t: Tok) => boolean) => {
-    let lo = 0;
-    let hi = toks.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (pos(toks[mid]!)) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
-  };
-  const from = Math.max(0, firstAt((t) => t.end > first.start) - TICKER_WINDOW);
-  const to = Math.min(toks.length, firstAt((t) => t.start >= first.end) + TICKER_WINDOW);
+  const from = Math.max(0, firstIndex(toks, (t) => t.end > first.start) - TICKER_WINDOW);
+  const to = Math.min(toks.length, firstIndex(toks, (t) => t.start >= first.end) + TICKER_WINDOW);
   if (from === 0 && to === toks.length) return { toks, target, others };
   const start = toks[from]!.start;
   const end = toks[to - 1]!.end;

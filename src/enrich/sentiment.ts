@@ -8,6 +8,7 @@
  *  - the article is `hawkish`/`dovish` when about monetary policy and the policy cues lean one way, else the sign.
  */
 import type { ArticleSentiment, TickerSentimentLabel } from '../contract/index.js';
+import { firstIndex } from '../domain/sorted.js';
 import {
   CONTRAST,
   CONCESSIVE,
@@ -272,15 +273,7 @@ export function lexiconScores(
   const clauseScores = mentions.map((m) => {
     // Clauses run in order, so the first to end after the mention is found by halving (a list of thousands of
     // names has thousands of clauses); it holds the mention when it starts at or before it.
-    const ends = (c: Clause) => c.to >= toks.length || toks[c.to]!.start > m.start;
-    let lo = 0;
-    let hi = cls.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (ends(cls[mid]!)) hi = mid;
-      else lo = mid + 1;
-    }
-    const c = cls[lo];
+    const c = cls[firstIndex(cls, (x) => x.to >= toks.length || toks[x.to]!.start > m.start)];
     const cl = c && toks[c.from] !== undefined && toks[c.from]!.start <= m.start ? c : undefined;
     return cl
       ? { general: cl.general, hawk: cl.hawk, dove: cl.dove, policy }
