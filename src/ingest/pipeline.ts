@@ -10,14 +10,12 @@ import { errorClass } from '../store/ports/errors.js';
 import { eachInSlices } from '../runtime/slices.js';
 import { articleLink, identify, OPERATOR_SOURCE } from './identity.js';
 import { parseLine } from './parse.js';
+import { LONE_SURROGATE } from './utf8.js';
 
 /** Longer external ids are stored as `sha256:<hex>`: a record stays small and indexable whatever a guid holds. */
 export const EXTERNAL_ID_MAX_LENGTH = 256;
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-
-/** A surrogate without its pair (`u` flag: a whole pair is one character, not matched). */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
 /**
  * A bounded id: as given, or its SHA-256 when longer than EXTERNAL_ID_MAX_LENGTH or holding a NUL character (a feed's

@@ -61,7 +61,7 @@ export function notUtf8Message(bytes: Uint8Array, offset = invalidUtf8Offset(byt
 }
 
 // With the u flag, a surrogate pair is one code point: only a lone (unpaired) surrogate matches.
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+export const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
 /** Path (`tickers[0].ticker`) of the first string or key holding a lone surrogate (JSON allows `"\ud800"`), or null. */
 export function loneSurrogatePath(value: unknown, path = ''): string | null {
