@@ -85,6 +85,22 @@ describe('external id: the guid, else the canonical URL, else a hash of the text
   });
 });
 
+/** Two items whose guids are `first` and `second`, ingested on PostgreSQL: each item's answer. */
+async function ingestOnPostgres(first: string, second: string): Promise<string[]> {
+  const stores = pgTestStores();
+  const store = await stores.open();
+  try {
+    const items = toSourcedItems(wire, [
+      feedItem({ guid: first, title: 'Acme beats estimates', url: null }),
+      feedItem({ guid: second, title: 'Zeta recalls cars', url: null }),
+    ]);
+    return (await store.sources.ingestItems(items, Date.now())).map((x) => x.status);
+  } finally {
+    await store.close();
+    await stores.cleanup();
+  }
+}
+
 describe('a guid holding a lone surrogate is kept as its hash: two such guids stay two items', () => {
   it('the id is sha256:… of its code units; another lone surrogate is another id', () => {
     const id = externalIdOf(feedItem({ guid: 'c\udc00' }), null, 'text');
@@ -93,19 +109,7 @@ describe('a guid holding a lone surrogate is kept as its hash: two such guids st
     expect(externalIdOf(feedItem({ guid: 'c\ud83d\udcc8' }), null, 'text')).toBe('c\ud83d\udcc8');
   });
   it.skipIf(!pgUp)('two items of one feed with such guids are both stored (PostgreSQL)', async () => {
-    const stores = pgTestStores();
-    const store = await stores.open();
-    try {
-      const items = toSourcedItems(wire, [
-        feedItem({ guid: 'c\udc00', title: 'Acme beats estimates', url: null }),
-        feedItem({ guid: 'c\udc01', title: 'Zeta recalls cars', url: null }),
-      ]);
-      const r = await store.sources.ingestItems(items, Date.now());
-      expect(r.map((x) => x.status)).toEqual(['stored', 'stored']);
-    } finally {
-      await store.close();
-      await stores.cleanup();
-    }
+    expect(await ingestOnPostgres('c\udc00', 'c\udc01')).toEqual(['stored', 'stored']);
   });
 });
 
@@ -117,19 +121,7 @@ describe("a guid holding a NUL character is kept as its hash: every store can ho
     expect(externalIdOf(feedItem({ guid: 'nul\u0000other' }), null, 'text')).not.toBe(id);
   });
   it.skipIf(!pgUp)('on PostgreSQL the items of that poll are stored (the poll failed as a whole)', async () => {
-    const stores = pgTestStores();
-    const store = await stores.open();
-    try {
-      const items = toSourcedItems(wire, [
-        feedItem({ guid: 'nul\u0000id', title: 'Acme beats estimates', url: null }),
-        feedItem({ guid: 'fine', title: 'Zeta recalls cars', url: null }),
-      ]);
-      const r = await store.sources.ingestItems(items, Date.now());
-      expect(r.map((x) => x.status)).toEqual(['stored', 'stored']);
-    } finally {
-      await store.close();
-      await stores.cleanup();
-    }
+    expect(await ingestOnPostgres('nul\u0000id', 'fine')).toEqual(['stored', 'stored']);
   });
 });
 
